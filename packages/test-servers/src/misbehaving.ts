@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+/**
+ * A deliberately misbehaving MCP server for codemux's fault tests. Each tool is one way a
+ * real server goes wrong: crash, hang, slow with progress, stdout noise, huge or error results,
+ * a counter that shows a restart. Flags change how it starts (see `parseFlags`).
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+
+interface Flags {
+  exitAtStart: boolean;
+  stderr: string | undefined;
+  noiseAtStart: boolean;
+  startDelayMs: number;
+  http: number | undefined;
+  name: string;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  return {
+    exitAtStart: argv.includes("--exit-at-start"),
+    stderr: value("--stderr"),
+    noiseAtStart: argv.includes("--noise-at-start"),
+    startDelayMs: Number(value("--start-delay-ms") ?? 0),
+    http: value("--http") === undefined ? undefined : Number(value("--http")),
+    name: value("--name") ?? "misbehaving",
+  };
+}
+
+const baseTools: Tool[] = [
+  tool("echo", "Return the text it is given.", { text: { type: "string", description: "Text to return." } }, ["text"]),
+  tool("slow", "Wait for ms milliseconds, reporting progress every step, then answer.", {
+    ms: { type: "number", description: "How long to wait." },
+    steps: { type: "number", description: "How many progress notifications to send." },
+  }, ["ms"]),
+  tool("hang", "Never answer (until cancelled).", {}),
+  tool("crash", "Exit the process in the middle of the call.", { code: { type: "number" } }),
+  tool("noise", "Print non-JSON lines on stdout, then answer.", { lines: { type: "number" } }),
+  tool("huge", "Return a text result of the given size in bytes.", { bytes: { type: "number" }, lines: { type: "boolean", description: "Numbered lines instead of one run of characters." } }, ["bytes"]),
+  tool("fail", "Return an error result (isError).", { message: { type: "string" } }),
+  tool("throw", "Answer with a JSON-RPC error.", { message: { type: "string" } }),
+  tool("counter", "Count calls since this process started; also returns the pid.", {}),
+  tool("env", "Return the value of an environment variable of this process.", { name: { type: "string" } }, ["name"]),
+  tool("add_tool", "Add a tool named `name` and send tools/list_changed.", { name: { type: "string" } }, ["name"]),
+  tool("exit_after", "Answer, then exit after ms milliseconds.", { ms: { type: "number" } }),
+  {
+    ...tool("structured", "Return a structured result matching the output schema.", { n: { type: "number" } }, ["n"]),
+    outputSchema: { type: "object", properties: { n: { type: "number" }, doubled: { type: "number" } }, required: ["n", "doubled"] },
+  },
+];
+
+function tool(name: string, description: string, properties: Record<string, object>, required: string[] = []): Tool {
+  return { name, description, inputSchema: { type: "object", properties, required } };
+}
+
+const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: value }], ...(isError ? { isError } : {}) });
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(new Error("cancelled"));
+    });
+  });
+
+function createMisbehavingServer(flags: Flags): Server {
+  const tools = [...baseTools];
+  let calls = 0;
+  const server = new Server({ name: flags.name, version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    calls += 1;
+    switch (request.params.name) {
+      case "echo":
+        return text(String(args.text));
+      case "slow": {
+        const ms = Number(args.ms ?? 1000);
+        const steps = Math.max(1, Number(args.steps ?? 5));
+        const token = request.params._meta?.progressToken;
+        for (let i = 1; i <= steps; i++) {
+          await sleep(ms / steps, extra.signal);
+          if (token !== undefined) {
+            await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+          }
+        }
+        return text(`slept ${ms} ms`);
+      }
+      case "hang":
+        await sleep(2 ** 30, extra.signal);
+        return text("unreachable");
+      case "crash":
+        process.exit(Number(args.code ?? 1));
+      case "noise":
+        for (let i = 0; i < Number(args.lines ?? 3); i++) process.stdout.write(`this is not JSON-RPC ${i}\n`);
+        return text("noisy but fine");
+      case "huge": {
+        const bytes = Number(args.bytes);
+        if (args.lines) {
+          const lines: string[] = [];
+          let size = 0;
+          for (let i = 1; size < bytes; i++) {
+            const line = `line ${i}: ${"x".repeat(60)}`;
+            lines.push(line);
+            size += line.length + 1;
+          }
+          return text(lines.join("\n"));
+        }
+        return text("x".repeat(bytes));
+      }
+      case "fail":
+        return text(String(args.message ?? "the tool failed"), true);
+      case "throw":
+        throw new Error(String(args.message ?? "the tool threw"));
+      case "counter":
+        return text(JSON.stringify({ calls, pid: process.pid }));
+      case "env":
+        return text(JSON.stringify({ value: process.env[String(args.name)] ?? null }));
+      case "add_tool":
+        tools.push(tool(String(args.name), `A tool added at run time: ${String(args.name)}.`, {}));
+        await server.sendToolListChanged();
+        return text(`added ${String(args.name)}`);
+      case "exit_after":
+        setTimeout(() => process.exit(0), Number(args.ms ?? 50));
+        return text("exiting soon");
+      case "structured": {
+        const n = Number(args.n);
+        return { content: [{ type: "text", text: JSON.stringify({ n, doubled: n * 2 }) }], structuredContent: { n, doubled: n * 2 } };
+      }
+      default:
+        if (tools.some((t) => t.name === request.params.name)) return text(`called ${request.params.name}`);
+        throw new Error(`unknown tool ${request.params.name}`);
+    }
+  });
+  return server;
+}
+
+/** Streamable HTTP with sessions; `DELETE /sessions` forgets them all, as a restarted server would. */
+async function serveHttp(flags: Flags, port: number): Promise<void> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === "/sessions" && req.method === "DELETE") {
+      for (const t of transports.values()) await t.close();
+      transports.clear();
+      res.writeHead(204).end();
+      return;
+    }
+    if (!req.url?.startsWith("/mcp")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const headerKey = process.env.MISBEHAVING_REQUIRE_HEADER;
+    if (headerKey && req.headers[headerKey.toLowerCase()] === undefined) {
+      res.writeHead(401).end("missing header");
+      return;
+    }
+    const sessionId = req.headers["mcp-session-id"];
+    let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+    if (!transport) {
+      if (typeof sessionId === "string") {
+        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
+      transport = created;
+      await createMisbehavingServer(flags).connect(created);
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
+  const address = http.address();
+  process.stdout.write(`listening ${typeof address === "object" && address ? address.port : port}\n`);
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  if (flags.stderr) process.stderr.write(`${flags.stderr}\n`);
+  if (flags.exitAtStart) process.exit(3);
+  if (flags.noiseAtStart) process.stdout.write("starting up... (not JSON)\n");
+  if (flags.startDelayMs) await sleep(flags.startDelayMs);
+  if (flags.http !== undefined) return serveHttp(flags, flags.http);
+  await createMisbehavingServer(flags).connect(new StdioServerTransport());
+}
+
+await main();
