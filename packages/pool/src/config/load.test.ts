@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../errors";
+import { parseInlineServers } from "./inline";
+import { interpolate } from "./interpolate";
+import { parseConfig } from "./load";
+
+const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseConfig(typeof value === "string" ? value : JSON.stringify(value), { file: "/home/u/codemux.json", env });
+const errorOf = (fn: () => unknown): ConfigError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+};
+
+describe("parseConfig", () => {
+  it("reads mcpServers with stdio, http and sse entries and applies defaults", () => {
+    const config = parse({
+      mcpServers: {
+        fs: { command: "npx", args: ["-y", "server-filesystem", "."], env: { X: "1" } },
+        remote: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer t" }, callTimeoutMs: 5000 },
+        legacy: { type: "sse", url: "http://localhost:8080/sse" },
+        implied: { url: "https://example.com/other" },
+      },
+    });
+    expect(config.servers.map((s) => [s.name, s.transport.type])).toEqual([["fs", "stdio"], ["remote", "http"], ["legacy", "sse"], ["implied", "http"]]);
+    expect(config.servers[0]).toMatchObject({ transport: { command: "npx", args: ["-y", "server-filesystem", "."], env: { X: "1" } }, callTimeoutMs: 60000, connectTimeoutMs: 30000 });
+    expect(config.servers[1]).toMatchObject({ callTimeoutMs: 5000, transport: { headers: { Authorization: "Bearer t" } } });
+  });
+
+  it("reads the VS Code `servers` key and skips disabled entries", () => {
+    const config = parse({ servers: { a: { type: "stdio", command: "a" }, b: { command: "b", disabled: true } } });
+    expect(config.servers.map((s) => s.name)).toEqual(["a"]);
+  });
+
+  it("replaces ${VAR} and ${VAR:-default} everywhere, and marks a server whose variable is unset", () => {
+    const config = parse(
+      {
+        mcpServers: {
+          a: { command: "${BIN}", args: ["--home=${HOME}", "${MISSING:-fallback}"], env: { TOKEN: "${TOKEN}" }, cwd: "${HOME}/x" },
+          b: { type: "http", url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${SECRET}" } },
+        },
+      },
+      { BIN: "node", HOME: "/home/u", TOKEN: "t0k", HOST: "example.com" },
+    );
+    expect(config.servers[0]!.transport).toEqual({ type: "stdio", command: "node", args: ["--home=/home/u", "fallback"], env: { TOKEN: "t0k" }, cwd: "/home/u/x" });
+    expect(config.servers[0]!.problem).toBeUndefined();
+    expect(config.servers[1]!.problem).toMatch(/SECRET is not set/);
+  });
+
+  it("names the file, line and column of a JSON syntax error", () => {
+    const error = errorOf(() => parse('{\n  "mcpServers": {\n    "a": { "command": "x", }\n  }\n}'));
+    expect(error.message).toMatch(/^Invalid config \/home\/u\/codemux\.json: JSON syntax error at line 3, column \d+/);
+    expect(error.message).not.toMatch(/\n\s+at /);
+  });
+
+  it.each([
+    [{}, /top level: expected a "mcpServers"/],
+    [{ mcpServers: [] }, /mcpServers: expected an object/],
+    [{ mcpServers: { fs: { args: ["x"] } } }, /mcpServers\.fs\.command: required/],
+    [{ mcpServers: { fs: { command: "x", args: "y" } } }, /mcpServers\.fs\.args: expected array/],
+    [{ mcpServers: { fs: { command: "x", env: { A: 1 } } } }, /mcpServers\.fs\.env\.A: expected string/],
+    [{ mcpServers: { fs: { command: "x", callTimeoutMs: -1 } } }, /mcpServers\.fs\.callTimeoutMs: /],
+    [{ mcpServers: { fs: { command: "x", tools: { allow: "a" } } } }, /mcpServers\.fs\.tools\.allow: expected array/],
+    [{ mcpServers: { r: { type: "http", url: "ftp://x" } } }, /mcpServers\.r\.url: must be an http\(s\) URL/],
+    [{ mcpServers: { r: { type: "websocket", url: "ws://x" } } }, /mcpServers\.r\.type: unknown transport "websocket"/],
+    [{ mcpServers: { "a__b": { command: "x" } } }, /mcpServers\.a__b: a server name may hold/],
+    [{ mcpServers: { "has space": { command: "x" } } }, /mcpServers\.has space: a server name/],
+  ])("rejects %j with a message naming the field", (value, pattern) => {
+    const error = errorOf(() => parse(value));
+    expect(error.message).toMatch(/^Invalid config \/home\/u\/codemux\.json: /);
+    expect(error.message).toMatch(pattern);
+  });
+
+  it("ignores keys other clients add", () => {
+    const config = parse({ mcpServers: { a: { command: "x", autoApprove: [], alwaysAllow: ["y"] } }, inputs: [] });
+    expect(config.servers).toHaveLength(1);
+  });
+});
+
+describe("interpolate", () => {
+  it("treats an empty variable like an unset one when a default is given", () => {
+    expect(interpolate("${A:-d}", { A: "" }).value).toBe("d");
+    expect(interpolate("$HOME ${A}", { A: "x" })).toEqual({ value: "$HOME x", missing: [] });
+  });
+});
+
+describe("parseInlineServers", () => {
+  it("parses stdio and http servers separated by --", () => {
+    const config = parseInlineServers(["--", "fs", "--", "npx", "-y", "server-filesystem", ".", "--", "remote", "--transport", "http", "https://x.dev/mcp", "-H", "Authorization: Bearer a:b"], {});
+    expect(config.source).toBe("inline");
+    expect(config.servers[0]).toMatchObject({ name: "fs", transport: { type: "stdio", command: "npx", args: ["-y", "server-filesystem", "."] } });
+    expect(config.servers[1]).toMatchObject({ name: "remote", transport: { type: "http", url: "https://x.dev/mcp", headers: { Authorization: "Bearer a:b" } } });
+  });
+
+  it.each([
+    [["--", "fs"], /expected "-- COMMAND ARGS\.\.\."/],
+    [["--", "r", "--transport", "ws", "x"], /--transport takes "http" or "sse"/],
+    [["--", "r", "--transport", "http", "https://x", "-H", "nocolon"], /must look like "Name: value"/],
+    [["--", "bad__name", "--", "x"], /a server name may hold/],
+  ])("rejects %j", (argv, pattern) => {
+    expect(() => parseInlineServers(argv, {})).toThrow(pattern);
+  });
+});

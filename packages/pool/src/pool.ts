@@ -1,0 +1,76 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { EventEmitter } from "node:events";
+import type { PoolConfig, ServerSpec } from "./config/types";
+import { ServerConnection, type CallOptions, type ConnectionOptions, type ServerStatus } from "./connection";
+import { ServerNotFoundError } from "./errors";
+
+export type PoolOptions = ConnectionOptions;
+
+interface PoolEvents {
+  state: [ServerStatus];
+  tools: [server: string, tools: Tool[]];
+}
+
+/** All downstream servers: connected in parallel, each failing alone, called by name. */
+export class ServerPool extends EventEmitter<PoolEvents> {
+  readonly #connections = new Map<string, ServerConnection>();
+  #started: Promise<void> | undefined;
+
+  constructor(config: PoolConfig | ServerSpec[], readonly options: PoolOptions = {}) {
+    super();
+    this.setMaxListeners(0);
+    for (const spec of Array.isArray(config) ? config : config.servers) {
+      const connection = new ServerConnection(spec, options);
+      connection.on("state", (status) => this.emit("state", status));
+      connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
+      this.#connections.set(spec.name, connection);
+    }
+  }
+
+  /** Connects every server at once; resolves when each is ready or has failed. Never rejects. */
+  start(): Promise<void> {
+    this.#started ??= Promise.all([...this.#connections.values()].map((c) => c.start())).then(() => undefined);
+    return this.#started;
+  }
+
+  /** Waits until no server is still connecting for the first time, or `timeoutMs` passes. Resolves true when settled. */
+  async settled(timeoutMs: number): Promise<boolean> {
+    const done = this.start().then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([done, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get names(): string[] {
+    return [...this.#connections.keys()];
+  }
+
+  status(): ServerStatus[] {
+    return [...this.#connections.values()].map((c) => c.status());
+  }
+
+  connection(name: string): ServerConnection {
+    const connection = this.#connections.get(name);
+    if (!connection) throw new ServerNotFoundError(name, this.names);
+    return connection;
+  }
+
+  /** Every ready server's (filtered) tools. */
+  tools(): Array<{ server: string; tools: Tool[] }> {
+    return [...this.#connections.values()].map((c) => ({ server: c.name, tools: c.tools }));
+  }
+
+  async callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult> {
+    return this.connection(server).callTool(tool, args, options);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#connections.values()].map((c) => c.close()));
+  }
+}

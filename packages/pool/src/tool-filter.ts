@@ -1,0 +1,13 @@
+import type { ToolFilter } from "./config/types";
+
+/** `*` matches any run of characters; everything else is literal. */
+function toRegExp(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+}
+
+/** Applies a server's `tools.allow` / `tools.deny` lists (deny wins). */
+export function createToolFilter(filter: ToolFilter): (toolName: string) => boolean {
+  const allow = filter.allow?.map(toRegExp);
+  const deny = filter.deny?.map(toRegExp) ?? [];
+  return (name) => (!allow || allow.some((r) => r.test(name))) && !deny.some((r) => r.test(name));
+}

@@ -1,0 +1,184 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  CallCancelledError,
+  CallTimeoutError,
+  ServerDisconnectedError,
+  ServerPool,
+  ServerUnavailableError,
+  ToolNotFoundError,
+  parseConfig,
+  type ServerSpec,
+} from "../src/index";
+
+const pools: ServerPool[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+  children.splice(0).forEach((c) => c.kill());
+});
+
+function misbehaving(name: string, extra: Partial<ServerSpec> = {}, args: string[] = [], env: Record<string, string> = {}): ServerSpec {
+  return {
+    name,
+    transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath, ...args], env },
+    callTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000,
+    tools: {},
+    ...extra,
+  };
+}
+
+async function startPool(specs: ServerSpec[], options: ConstructorParameters<typeof ServerPool>[1] = {}): Promise<ServerPool> {
+  const pool = new ServerPool(specs, { backoff: { initialMs: 50, maxMs: 200 }, ...options });
+  pools.push(pool);
+  await pool.start();
+  return pool;
+}
+
+const textOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>)[0]!.text;
+
+describe("ServerPool with real child processes", () => {
+  it("serves the healthy servers while a missing command and a server that exits at once fail with clear reasons", async () => {
+    const pool = await startPool([
+      misbehaving("good"),
+      { ...misbehaving("missing"), transport: { type: "stdio", command: "codemux-no-such-command", args: [], env: {} } },
+      misbehaving("quitter", {}, ["--exit-at-start", "--stderr", "fatal: no API key"]),
+    ]);
+    const status = Object.fromEntries(pool.status().map((s) => [s.name, s]));
+    expect(status.good).toMatchObject({ state: "ready" });
+    expect(status.good!.toolCount).toBeGreaterThan(5);
+    expect(status.missing).toMatchObject({ state: "failed", error: expect.stringContaining('command not found: "codemux-no-such-command"') });
+    expect(status.quitter).toMatchObject({ state: "failed", error: expect.stringMatching(/exited with code 3.*fatal: no API key/) });
+    expect(textOf(await pool.callTool("good", "echo", { text: "hi" }))).toBe("hi");
+    await expect(pool.callTool("quitter", "echo", { text: "x" })).rejects.toBeInstanceOf(ServerUnavailableError);
+    await expect(pool.callTool("nope", "echo")).rejects.toThrow(/No server named "nope" \(servers: good, missing, quitter\)/);
+  });
+
+  it("ends a hung call at its timeout and cancels it downstream", async () => {
+    const pool = await startPool([misbehaving("m", { callTimeoutMs: 300 })]);
+    const started = Date.now();
+    await expect(pool.callTool("m", "hang")).rejects.toBeInstanceOf(CallTimeoutError);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(textOf(await pool.callTool("m", "echo", { text: "still here" }))).toBe("still here");
+  });
+
+  it("passes progress through and lets a call that reports progress outlive the timeout", async () => {
+    const pool = await startPool([misbehaving("m", { callTimeoutMs: 400 })]);
+    const progress: number[] = [];
+    const result = await pool.callTool("m", "slow", { ms: 1200, steps: 8 }, { onprogress: (p) => progress.push(p.progress) });
+    expect(textOf(result)).toBe("slept 1200 ms");
+    // The SDK dispatches notifications a microtask late, so the last one may land after the answer.
+    expect(progress.length).toBeGreaterThanOrEqual(7);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+  });
+
+  it("cancels a call when the caller aborts", async () => {
+    const pool = await startPool([misbehaving("m")]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await expect(pool.callTool("m", "hang", {}, { signal: controller.signal })).rejects.toBeInstanceOf(CallCancelledError);
+    expect(textOf(await pool.callTool("m", "echo", { text: "ok" }))).toBe("ok");
+  });
+
+  it("fails a call in flight fast when the server crashes, then restarts the server", async () => {
+    const states: string[] = [];
+    const pool = await startPool([misbehaving("m")]);
+    pool.on("state", (s) => states.push(s.state));
+    const first = JSON.parse(textOf(await pool.callTool("m", "counter")));
+    const started = Date.now();
+    const error = await pool.callTool("m", "crash", { code: 7 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerDisconnectedError);
+    expect((error as Error).message).toMatch(/Server "m" disconnected during the call: the process exited with code 7/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    const after = JSON.parse(textOf(await pool.callTool("m", "counter")));
+    expect(after.pid).not.toBe(first.pid);
+    expect(after.calls).toBe(1);
+    expect(pool.status()[0]).toMatchObject({ state: "ready", restarts: 1 });
+    expect(states).toContain("reconnecting");
+  });
+
+  it("keeps working through stdout noise, returns a 5 MB result whole, and runs 200 calls at once", async () => {
+    const pool = await startPool([misbehaving("m", {}, ["--noise-at-start"])]);
+    expect(textOf(await pool.callTool("m", "noise", { lines: 5 }))).toBe("noisy but fine");
+    expect(textOf(await pool.callTool("m", "huge", { bytes: 5_000_000 }))).toHaveLength(5_000_000);
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => pool.callTool("m", "echo", { text: `n${i}` })));
+    expect(results.map(textOf)).toEqual(Array.from({ length: 200 }, (_, i) => `n${i}`));
+  });
+
+  it("refreshes the tool list on tools/list_changed", async () => {
+    const pool = await startPool([misbehaving("m")], { listChangedDebounceMs: 20 });
+    const changed = once(pool, "tools");
+    await pool.callTool("m", "add_tool", { name: "brand_new" });
+    const [server, tools] = (await changed) as [string, Array<{ name: string }>];
+    expect(server).toBe("m");
+    expect(tools.map((t) => t.name)).toContain("brand_new");
+  });
+
+  it("gives a stdio server PATH and its configured env but not the rest of the environment", async () => {
+    process.env.CODEMUX_TEST_SECRET = "leaked";
+    try {
+      const pool = await startPool([misbehaving("m", {}, [], { GIVEN: "yes" })]);
+      const read = async (name: string) => JSON.parse(textOf(await pool.callTool("m", "env", { name }))).value;
+      expect(await read("CODEMUX_TEST_SECRET")).toBeNull();
+      expect(await read("GIVEN")).toBe("yes");
+      expect(await read("PATH")).toBe(process.env.PATH);
+    } finally {
+      delete process.env.CODEMUX_TEST_SECRET;
+    }
+  });
+
+  it("applies tools.allow / tools.deny to the list and to calls", async () => {
+    const pool = await startPool([misbehaving("m", { tools: { allow: ["echo", "c*"], deny: ["crash"] } })]);
+    expect(pool.connection("m").tools.map((t) => t.name).sort()).toEqual(["counter", "echo"]);
+    await expect(pool.callTool("m", "crash")).rejects.toBeInstanceOf(ToolNotFoundError);
+  });
+
+  it("reports a server that does not finish connecting within connectTimeoutMs without holding up the others", async () => {
+    const pool = await startPool([misbehaving("slow", { connectTimeoutMs: 300 }, ["--start-delay-ms", "5000"]), misbehaving("fast")]);
+    const status = Object.fromEntries(pool.status().map((s) => [s.name, s]));
+    expect(status.slow).toMatchObject({ state: "failed", error: expect.stringContaining("within 300 ms") });
+    expect(status.fast!.state).toBe("ready");
+  });
+
+  it("a server with an unset variable fails alone with the variable's name", async () => {
+    const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: "x", env: { K: "${CODEMUX_UNSET_VAR}" } } } }), { env: {} });
+    const pool = await startPool(config.servers);
+    expect(pool.status()[0]).toMatchObject({ state: "failed", error: expect.stringContaining("CODEMUX_UNSET_VAR is not set") });
+  });
+});
+
+describe("ServerPool over Streamable HTTP", () => {
+  async function startHttpServer(): Promise<string> {
+    const child = spawn(process.execPath, [misbehavingServerPath, "--http", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    children.push(child);
+    const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+    const port = /listening (\d+)/.exec(chunk.toString())![1];
+    return `http://127.0.0.1:${port}`;
+  }
+
+  it("calls tools, and re-initializes once when the server has forgotten the session (404)", async () => {
+    const base = await startHttpServer();
+    const pool = await startPool([{ name: "h", transport: { type: "http", url: `${base}/mcp`, headers: { "X-Test": "1" } }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    expect(pool.status()[0]!.state).toBe("ready");
+    expect(textOf(await pool.callTool("h", "echo", { text: "one" }))).toBe("one");
+    await fetch(`${base}/sessions`, { method: "DELETE" });
+    expect(textOf(await pool.callTool("h", "echo", { text: "two" }))).toBe("two");
+  });
+
+  it("sends the configured headers", async () => {
+    process.env.MISBEHAVING_REQUIRE_HEADER = "X-Api-Key";
+    let base: string;
+    try {
+      base = await startHttpServer();
+    } finally {
+      delete process.env.MISBEHAVING_REQUIRE_HEADER;
+    }
+    const spec = (headers: Record<string, string>, name: string): ServerSpec => ({ name, transport: { type: "http", url: `${base}/mcp`, headers }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} });
+    const pool = await startPool([spec({ "X-Api-Key": "k" }, "with"), spec({}, "without")]);
+    expect(pool.status().map((s) => [s.name, s.state])).toEqual([["with", "ready"], ["without", "failed"]]);
+    expect(pool.status()[1]!.error).toMatch(/401/);
+  });
+});
