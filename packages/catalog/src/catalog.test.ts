@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { Catalog } from "./catalog";
+import { UnknownToolError } from "./errors";
+import type { ToolDefinition } from "./tool";
+
+const tool = (name: string, description = "", properties: Record<string, unknown> = {}): ToolDefinition => ({ name, description, inputSchema: { type: "object", properties } });
+
+describe("Catalog", () => {
+  it("names, signs and summarises every tool, per server", () => {
+    const catalog = new Catalog();
+    catalog.setServerTools("fs", [tool("read_text_file", "Read a file as text. Long details.", { path: { type: "string" } }), tool("delete", "Delete it.")]);
+    catalog.setServerTools("github", [tool("read_text_file", "Same name, other server.")]);
+    expect(catalog.size).toBe(3);
+    expect(catalog.servers()).toEqual(["fs", "github"]);
+    expect(catalog.get("fs__read_text_file")).toMatchObject({
+      server: "fs",
+      name: "read_text_file",
+      functionName: "readTextFile",
+      moduleSpecifier: "mcp/servers/fs/readTextFile",
+      signature: "readTextFile({ path?: string })",
+      summary: "Read a file as text.",
+    });
+    expect(catalog.get("fs__delete")!.functionName).toBe("delete_");
+    expect(catalog.get("github__read_text_file")!.server).toBe("github");
+  });
+
+  it("replaces and removes a server's tools incrementally and says so", () => {
+    const catalog = new Catalog();
+    const changes: string[] = [];
+    catalog.on("changed", (s) => changes.push(s));
+    catalog.setServerTools("a", [tool("one"), tool("two")]);
+    catalog.setServerTools("b", [tool("three")]);
+    catalog.setServerTools("a", [tool("two")]);
+    expect(catalog.entries().map((e) => e.qualifiedName)).toEqual(["a__two", "b__three"]);
+    expect(catalog.search("one")).toEqual([]);
+    catalog.removeServer("b");
+    expect(catalog.entries("b")).toEqual([]);
+    expect(changes).toEqual(["a", "b", "a", "b"]);
+  });
+
+  it("resolves names and suggests close ones for a wrong name", () => {
+    const catalog = new Catalog();
+    catalog.setServerTools("fs", [tool("read_text_file", "Read a text file"), tool("write_file", "Write a file")]);
+    expect(catalog.resolve("fs__readTextFile").name).toBe("read_text_file");
+    expect(() => catalog.resolve("fs__read_txt_file")).toThrow(UnknownToolError);
+    expect(() => catalog.resolve("fs__read_txt_file")).toThrow(/Did you mean "fs__read_text_file"/);
+  });
+
+  it("searches, optionally within one server", () => {
+    const catalog = new Catalog();
+    catalog.setServerTools("fs", [tool("read_text_file", "Read a text file")]);
+    catalog.setServerTools("web", [tool("fetch_page", "Read a web page")]);
+    expect(catalog.search("read", { limit: 5 }).map((h) => h.entry.qualifiedName).sort()).toEqual(["fs__read_text_file", "web__fetch_page"]);
+    expect(catalog.search("read", { server: "web" }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
+  });
+});

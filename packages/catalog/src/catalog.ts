@@ -1,0 +1,116 @@
+import { EventEmitter } from "node:events";
+import { UnknownToolError } from "./errors";
+import { SEPARATOR, qualifiedToolName, uniqueFunctionNames } from "./names";
+import { ToolSearchIndex, type SearchOptions } from "./search/index";
+import { signatureOf, summarize } from "./signature";
+import type { CatalogEntry, ToolDefinition } from "./tool";
+
+export interface CatalogSearchHit {
+  entry: CatalogEntry;
+  score: number;
+}
+
+interface CatalogEvents {
+  /** A server's tools were added, replaced or removed. */
+  changed: [server: string];
+}
+
+/** Every downstream tool under its codemux names, searchable, updated one server at a time. */
+export class Catalog extends EventEmitter<CatalogEvents> {
+  readonly #byName = new Map<string, CatalogEntry>();
+  readonly #byServer = new Map<string, CatalogEntry[]>();
+  readonly #index = new ToolSearchIndex();
+
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  servers(): string[] {
+    return [...this.#byServer.keys()].sort();
+  }
+
+  /** Replaces one server's tools (an empty list keeps the server known with no tools). */
+  setServerTools(server: string, tools: readonly ToolDefinition[]): void {
+    this.#drop(server);
+    const functionNames = uniqueFunctionNames(tools.map((t) => t.name));
+    const entries = tools.map((tool, i): CatalogEntry => {
+      const functionName = functionNames[i]!;
+      const qualifiedName = qualifiedToolName(server, tool.name, (name) => this.#byName.has(name));
+      const entry: CatalogEntry = {
+        qualifiedName,
+        server,
+        name: tool.name,
+        functionName,
+        moduleSpecifier: `mcp/servers/${server}/${functionName}`,
+        signature: signatureOf(functionName, tool.inputSchema ?? { type: "object" }),
+        summary: summarize(tool.description ?? tool.title),
+        tool,
+      };
+      this.#byName.set(qualifiedName, entry);
+      this.#index.add({
+        id: qualifiedName,
+        server,
+        name: tool.name,
+        ...(tool.title ?? tool.annotations?.title ? { title: tool.title ?? tool.annotations?.title } : {}),
+        ...(tool.description ? { description: tool.description } : {}),
+        parameters: parametersOf(tool),
+      });
+      return entry;
+    });
+    this.#byServer.set(server, entries);
+    this.emit("changed", server);
+  }
+
+  removeServer(server: string): void {
+    if (this.#drop(server)) this.emit("changed", server);
+  }
+
+  get(qualifiedName: string): CatalogEntry | undefined {
+    return this.#byName.get(qualifiedName);
+  }
+
+  /** Finds a tool by `server__tool` (also accepting the downstream's own tool name after the separator); throws with suggestions. */
+  resolve(name: string): CatalogEntry {
+    const direct = this.#byName.get(name);
+    if (direct) return direct;
+    const at = name.indexOf(SEPARATOR);
+    if (at > 0) {
+      const server = name.slice(0, at);
+      const tool = name.slice(at + SEPARATOR.length);
+      const match = this.#byServer.get(server)?.find((e) => e.name === tool || e.functionName === tool);
+      if (match) return match;
+    }
+    const suggestions = this.search(name.replace(SEPARATOR, " "), { limit: 3 }).map((h) => h.entry.qualifiedName);
+    throw new UnknownToolError(name, suggestions);
+  }
+
+  entries(server?: string): CatalogEntry[] {
+    if (server !== undefined) return [...(this.#byServer.get(server) ?? [])];
+    return this.servers().flatMap((s) => this.#byServer.get(s) ?? []);
+  }
+
+  search(query: string, options: SearchOptions = {}): CatalogSearchHit[] {
+    return this.#index.search(query, options).flatMap((hit) => {
+      const entry = this.#byName.get(hit.id);
+      return entry ? [{ entry, score: hit.score }] : [];
+    });
+  }
+
+  #drop(server: string): boolean {
+    const old = this.#byServer.get(server);
+    if (!old) return false;
+    for (const entry of old) {
+      this.#byName.delete(entry.qualifiedName);
+      this.#index.remove(entry.qualifiedName);
+    }
+    this.#byServer.delete(server);
+    return true;
+  }
+}
+
+function parametersOf(tool: ToolDefinition): Array<{ name: string; description?: string }> {
+  const properties = (tool.inputSchema?.properties ?? {}) as Record<string, { description?: unknown }>;
+  return Object.entries(properties).map(([name, schema]) =>
+    typeof schema?.description === "string" ? { name, description: schema.description } : { name },
+  );
+}

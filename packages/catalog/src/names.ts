@@ -1,0 +1,63 @@
+/** MCP clients reject tool names over 64 characters or outside this alphabet. */
+export const MAX_TOOL_NAME_LENGTH = 64;
+const ALLOWED = /[^A-Za-z0-9_-]/g;
+
+const RESERVED = new Set(
+  ("break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
+    "import in instanceof new null return super switch this throw true try typeof var void while with yield let static " +
+    "implements interface package private protected public await arguments eval undefined NaN Infinity")
+    .split(" "),
+);
+
+export const SEPARATOR = "__";
+
+/** Splits an identifier into lower-case words: `API-post-page` -> [api, post, page], `getHTTPStatus` -> [get, http, status]. */
+export function splitWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+}
+
+/** `read_text_file` -> `readTextFile`; a leading digit gets `_`, a reserved word a trailing `_`. */
+export function toFunctionName(toolName: string): string {
+  const words = splitWords(toolName);
+  let name = words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("") || "tool";
+  if (/^[0-9]/.test(name)) name = `_${name}`;
+  return RESERVED.has(name) ? `${name}_` : name;
+}
+
+/** Function names for one server's tools, in order, made unique by a numeric suffix. */
+export function uniqueFunctionNames(toolNames: string[]): string[] {
+  const used = new Set<string>();
+  return toolNames.map((toolName) => {
+    const base = toFunctionName(toolName);
+    let name = base;
+    for (let n = 2; used.has(name); n++) name = `${base}${n}`;
+    used.add(name);
+    return name;
+  });
+}
+
+/** `server__tool`, sanitised, within 64 characters; a name cut short ends in a hash of the full name so it stays unique. */
+export function qualifiedToolName(server: string, tool: string, taken: (name: string) => boolean = () => false): string {
+  const full = `${server}${SEPARATOR}${tool.replace(ALLOWED, "_")}`;
+  if (full.length <= MAX_TOOL_NAME_LENGTH && !taken(full)) return full;
+  for (let salt = 0; ; salt++) {
+    const suffix = `_${hash(`${server}/${tool}#${salt}`)}`;
+    const candidate = full.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) + suffix;
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+/** Short FNV-1a hash, base 36, deterministic across runs. */
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36).padStart(7, "0").slice(0, 7);
+}
