@@ -52,5 +52,6 @@ describe("Catalog", () => {
     catalog.setServerTools("web", [tool("fetch_page", "Read a web page")]);
     expect(catalog.search("read", { limit: 5 }).map((h) => h.entry.qualifiedName).sort()).toEqual(["fs__read_text_file", "web__fetch_page"]);
     expect(catalog.search("read", { server: "web" }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
+    expect(catalog.search("web__fetch_page", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
   });
 });

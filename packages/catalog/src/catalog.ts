@@ -89,11 +89,15 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     return this.servers().flatMap((s) => this.#byServer.get(s) ?? []);
   }
 
+  /** Ranked hits; a query that is exactly a tool's `server__tool` name puts that tool first. */
   search(query: string, options: SearchOptions = {}): CatalogSearchHit[] {
-    return this.#index.search(query, options).flatMap((hit) => {
+    const exact = this.#byName.get(query.trim());
+    const hits = this.#index.search(query, options).flatMap((hit) => {
       const entry = this.#byName.get(hit.id);
-      return entry ? [{ entry, score: hit.score }] : [];
+      return entry && entry !== exact ? [{ entry, score: hit.score }] : [];
     });
+    if (!exact || (options.server !== undefined && exact.server !== options.server)) return hits;
+    return [{ entry: exact, score: Number.POSITIVE_INFINITY }, ...hits].slice(0, options.limit ?? 10);
   }
 
   #drop(server: string): boolean {

@@ -1,0 +1,278 @@
+import { readFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { ToolSearchIndex, type SearchDocument } from "@codemux/catalog";
+import { bm25Baseline } from "./bm25-baseline";
+
+/** Ranks a query; returns tool ids, best first. */
+type Ranker = (query: string, limit: number) => string[];
+
+/** Top-1 / top-5 hit rates on queries that each have a set of acceptable tools. */
+export interface HitScores {
+  queries: number;
+  hitAt1: number;
+  hitAt5: number;
+  mrr: number;
+}
+
+/** Graded-relevance scores as mcpproxy-go computes them (baseline_v1.json). */
+export interface RecallScores {
+  queries: number;
+  recallAt1: number;
+  recallAt5: number;
+  mrr: number;
+}
+
+export interface SearchMiss {
+  query: string;
+  expected: string[];
+  /** codemux's top 3. */
+  got: string[];
+}
+
+export interface SearchQualityReport {
+  /** The 22 real catalogs and queries.dev.tsv. */
+  realCatalogs: { tools: number; codemux: HitScores; bm25: HitScores; misses: SearchMiss[] };
+  /** mcpproxy-go's golden set over its own 45-tool corpus. */
+  mcpproxy: { tools: number; codemux: RecallScores; bm25: RecallScores };
+}
+
+export interface SearchScaleReport {
+  tools: number;
+  buildMs: number;
+  searchP50Ms: number;
+  searchP99Ms: number;
+  heapMB: number;
+}
+
+/** Ranks beyond this count as not found, for MRR as for the hit rates. */
+const DEPTH = 10;
+
+export async function runSearchQuality(benchDir: string): Promise<SearchQualityReport> {
+  const catalogs = join(benchDir, "real-catalogs");
+  const docs = await loadRealCatalogs(catalogs);
+  const queries = parseQueries(await readFile(join(catalogs, "queries.dev.tsv"), "utf8"));
+  const codemux = codemuxRanker(docs);
+  const misses: SearchMiss[] = [];
+  const codemuxScores = hitScores(queries, codemux, (query, expected, ranked) => {
+    if (!expected.includes(ranked[0] ?? "")) misses.push({ query, expected, got: ranked.slice(0, 3) });
+  });
+
+  const proxy = await loadMcpproxy(join(benchDir, "mcpproxy-retrieval"));
+  return {
+    realCatalogs: { tools: docs.length, codemux: codemuxScores, bm25: hitScores(queries, bm25Baseline(docs)), misses },
+    mcpproxy: {
+      tools: proxy.docs.length,
+      codemux: recallScores(proxy.queries, codemuxRanker(proxy.docs)),
+      bm25: recallScores(proxy.queries, bm25Baseline(proxy.docs)),
+    },
+  };
+}
+
+function codemuxRanker(docs: readonly SearchDocument[]): Ranker {
+  const index = new ToolSearchIndex();
+  for (const doc of docs) index.add(doc);
+  return (query, limit) => index.search(query, { limit }).map((h) => h.id);
+}
+
+interface RawTool {
+  name: string;
+  title?: string;
+  description?: string;
+  annotations?: { title?: string };
+  inputSchema?: { properties?: Record<string, { description?: string }> };
+}
+
+async function loadRealCatalogs(dir: string): Promise<SearchDocument[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
+  const docs: SearchDocument[] = [];
+  for (const file of files) {
+    const server = file.slice(0, -".json".length);
+    const tools = JSON.parse(await readFile(join(dir, file), "utf8")) as RawTool[];
+    for (const tool of tools) {
+      docs.push(toDocument(server, tool.name, tool.description, tool.inputSchema?.properties, tool.title ?? tool.annotations?.title));
+    }
+  }
+  return docs;
+}
+
+function toDocument(
+  server: string,
+  name: string,
+  description: string | undefined,
+  properties: Record<string, { description?: string }> = {},
+  title?: string,
+): SearchDocument {
+  return {
+    id: `${server}__${name}`,
+    server,
+    name,
+    ...(title === undefined ? {} : { title }),
+    ...(description === undefined ? {} : { description }),
+    parameters: Object.entries(properties).map(([p, schema]) => ({
+      name: p,
+      ...(schema.description === undefined ? {} : { description: schema.description }),
+    })),
+  };
+}
+
+interface HitQuery {
+  query: string;
+  expected: string[];
+}
+
+/** One query a line: the query, a tab, then every acceptable `server__tool`, tab-separated. */
+function parseQueries(tsv: string): HitQuery[] {
+  return tsv
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith("#"))
+    .map((line) => {
+      const [query = "", ...expected] = line.split("\t");
+      return { query, expected };
+    });
+}
+
+function hitScores(
+  queries: readonly HitQuery[],
+  rank: Ranker,
+  onRanked?: (query: string, expected: string[], ranked: string[]) => void,
+): HitScores {
+  let hit1 = 0;
+  let hit5 = 0;
+  let rr = 0;
+  for (const { query, expected } of queries) {
+    const ranked = rank(query, DEPTH);
+    const first = ranked.findIndex((id) => expected.includes(id));
+    if (first === 0) hit1++;
+    if (first >= 0 && first < 5) hit5++;
+    if (first >= 0) rr += 1 / (first + 1);
+    onRanked?.(query, expected, ranked);
+  }
+  const n = queries.length || 1;
+  return { queries: queries.length, hitAt1: hit1 / n, hitAt5: hit5 / n, mrr: rr / n };
+}
+
+interface GradedQuery {
+  query: string;
+  /** Tools of grade >= 1; grade 0 marks a hard negative, which is not relevant. */
+  relevant: string[];
+}
+
+async function loadMcpproxy(dir: string): Promise<{ docs: SearchDocument[]; queries: GradedQuery[] }> {
+  const corpus = JSON.parse(await readFile(join(dir, "corpus_v2.tools.json"), "utf8")) as {
+    tools: Array<{ server: string; tool: string; description?: string; schema?: RawTool["inputSchema"] }>;
+  };
+  const golden = JSON.parse(await readFile(join(dir, "retrieval_golden_v1.json"), "utf8")) as {
+    queries: Array<{ query: string; labels: Array<{ tool_id: string; relevance: number }> }>;
+  };
+  const docs = corpus.tools.map((t) => toDocument(t.server, t.tool, t.description, t.schema?.properties));
+  const queries = golden.queries.map((q) => ({
+    query: q.query,
+    // Their ids are `server:tool`; ours `server__tool`.
+    relevant: q.labels.filter((l) => l.relevance >= 1).map((l) => l.tool_id.replace(":", "__")),
+  }));
+  return { docs, queries };
+}
+
+/**
+ * recall@k: the share of a query's relevant tools found in its top k; MRR: 1 / rank of
+ * the first relevant tool. Both averaged over queries.
+ */
+function recallScores(queries: readonly GradedQuery[], rank: Ranker): RecallScores {
+  let r1 = 0;
+  let r5 = 0;
+  let rr = 0;
+  for (const { query, relevant } of queries) {
+    const ranked = rank(query, DEPTH);
+    const found = (k: number) => relevant.filter((id) => ranked.slice(0, k).includes(id)).length / relevant.length;
+    r1 += found(1);
+    r5 += found(5);
+    const first = ranked.findIndex((id) => relevant.includes(id));
+    if (first >= 0) rr += 1 / (first + 1);
+  }
+  const n = queries.length || 1;
+  return { queries: queries.length, recallAt1: r1 / n, recallAt5: r5 / n, mrr: rr / n };
+}
+
+const VERBS = "get list create update delete search find read write move copy send fetch run start stop sync export import archive restore validate".split(" ");
+const NOUNS =
+  "file folder issue comment user team project repository branch commit message channel invoice order customer payment event log metric alert dashboard report record table row column document page image video ticket task job queue bucket secret key token cluster node pod service deployment webhook".split(
+    " ",
+  );
+const WORDS =
+  "the a of for in from to with by and all one each new existing current remote local given specific matching optional recent active public private data details status content settings results items entries list value name id".split(
+    " ",
+  );
+const PARAMS = "id name path query limit offset cursor owner repo branch message title body status since until page format force recursive".split(" ");
+
+/** Builds an index of 10,000 generated tools, then times ~500 searches over it. */
+export async function runSearchScale(): Promise<SearchScaleReport> {
+  const random = mulberry32(20261122);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const docs: SearchDocument[] = [];
+  const ids = new Set<string>();
+  while (docs.length < 10_000) {
+    const server = `server${Math.floor(docs.length / 100)}`;
+    const verb = pick(VERBS);
+    const noun = pick(NOUNS);
+    const id = `${server}__${verb}_${noun}`;
+    if (ids.has(id)) continue;
+    ids.add(id);
+    const words = Array.from({ length: 10 + Math.floor(random() * 21) }, () => pick(random() < 0.3 ? NOUNS : WORDS));
+    docs.push({
+      id,
+      server,
+      name: `${verb}_${noun}`,
+      description: `${capitalize(verb)} ${noun} ${words.join(" ")}.`,
+      parameters: Array.from({ length: 2 + Math.floor(random() * 5) }, () => ({
+        name: pick(PARAMS),
+        description: `The ${pick(WORDS)} ${pick(NOUNS)} to use`,
+      })),
+    });
+  }
+  const queries = Array.from({ length: 500 }, () =>
+    Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(random() < 0.5 ? NOUNS : VERBS)).join(" "),
+  );
+
+  const heapBefore = settledHeap();
+  const started = performance.now();
+  const index = new ToolSearchIndex();
+  for (const doc of docs) index.add(doc);
+  const buildMs = performance.now() - started;
+  const heapMB = (settledHeap() - heapBefore) / 2 ** 20;
+
+  const times: number[] = [];
+  for (const query of queries) {
+    const t = performance.now();
+    index.search(query);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0;
+  return { tools: index.size, buildMs, searchP50Ms: at(0.5), searchP99Ms: at(0.99), heapMB };
+}
+
+function capitalize(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+/** Heap in use after a full collection, so that the index's own size shows. */
+function settledHeap(): number {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+/** A small seeded PRNG, so every run builds the same tools and queries. */
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+

@@ -1,0 +1,44 @@
+import type { SearchDocument } from "./types";
+
+/** A small hand-made catalog in the shape of real MCP servers, for the ranking tests. */
+export const TEST_CATALOG: SearchDocument[] = [
+  tool("github", "create_pull_request", "Create a new pull request in a GitHub repository", ["owner", "repo", "title", "head", "base"]),
+  tool("github", "list_pull_requests", "List and filter repository pull requests", ["owner", "repo", "state"]),
+  tool("github", "merge_pull_request", "Merge a pull request", ["owner", "repo", "pull_number"]),
+  tool("github", "create_issue", "Create a new issue in a GitHub repository", ["owner", "repo", "title", "body"]),
+  tool("github", "search_repositories", "Search for GitHub repositories", ["query", "page"]),
+  tool("github", "get_file_contents", "Get the contents of a file or directory from a GitHub repository", ["owner", "repo", "path"]),
+  tool("gitlab", "create_issue", "Create a new issue in a GitLab project", ["project_id", "title"]),
+  tool("gitlab", "create_merge_request", "Create a new merge request in a GitLab project", ["project_id", "source_branch"]),
+  tool("slack", "slack_post_message", "Post a new message to a Slack channel", ["channel_id", "text"]),
+  tool("slack", "slack_list_channels", "List public channels in the workspace with pagination", ["limit", "cursor"]),
+  tool("slack", "slack_add_reaction", "Add a reaction emoji to a message", ["channel_id", "timestamp", "reaction"]),
+  tool("filesystem", "read_text_file", "Read the complete contents of a file from the file system as text.", ["path", "head", "tail"]),
+  tool("filesystem", "write_file", "Create a new file or completely overwrite an existing file with new content.", ["path", "content"]),
+  tool("filesystem", "list_directory", "Get a detailed listing of all files and directories in a specified path.", ["path"]),
+  tool("filesystem", "create_directory", "Create a new directory or ensure a directory exists.", ["path"]),
+  tool("filesystem", "move_file", "Move or rename files and directories.", ["source", "destination"]),
+  tool("git", "git_commit", "Create a new commit with staged changes in the repository.", ["path", "message"]),
+  tool("git", "git_status", "Show the working tree status including staged, unstaged, and untracked files.", ["path"]),
+  tool("git", "git_log", "View commit history with optional filtering by author or date.", ["path", "maxCount"]),
+  tool("git", "git_checkout", "Switch branches or restore working tree files.", ["path", "target"]),
+  tool("kubernetes", "kubectl_get", "Get or list Kubernetes resources by resource type, name, and namespace", ["resourceType", "name", "namespace"]),
+  tool("kubernetes", "kubectl_logs", "Get logs from Kubernetes resources like pods or deployments", ["resourceType", "name", "container"]),
+  tool("kubernetes", "port_forward", "Forward a local port to a port on a Kubernetes resource", ["resourceName", "localPort", "targetPort"]),
+  tool("postgres", "query", "Run a read-only SQL query", ["sql"]),
+  tool("notion", "API-post-page", "Notion | Create a page", ["parent", "properties"]),
+  tool("notion", "API-retrieve-a-block", "Notion | Retrieve a block", ["block_id"]),
+  tool("playwright", "browser_navigate", "Navigate to a URL", ["url"]),
+  tool("playwright", "browser_take_screenshot", "Take a screenshot of the current page.", ["filename", "fullPage"]),
+  tool("playwright", "browser_tabs", "List, create, close, or select a browser tab.", ["action", "index"]),
+  tool("sentry", "whoami", "Identify the authenticated user in Sentry.", []),
+  tool("sentry", "find_teams", "Find teams in an organization in Sentry.", ["organizationSlug"]),
+  tool("sentry", "find_projects", "Find projects in Sentry.", ["organizationSlug"]),
+  tool("stripe", "list_webhooks", "List the endpoints that receive notifications.", []),
+  tool("stripe", "list_events", "List recent events, including those from web checkouts.", []),
+  tool("sequential-thinking", "sequentialthinking", "A tool for dynamic and reflective problem-solving through thoughts.", ["thought"]),
+];
+
+function tool(server: string, name: string, description: string, parameters: string[]): SearchDocument {
+  return { id: `${server}__${name}`, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
+}

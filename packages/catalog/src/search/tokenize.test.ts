@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { compounds, tokenize } from "./tokenize";
+
+describe("tokenize", () => {
+  it("splits identifiers of every casing", () => {
+    expect(tokenize("getPullRequest")).toEqual(["get", "pull", "request"]);
+    expect(tokenize("list_directory_with_sizes")).toEqual(tokenize("list directory sizes"));
+    expect(tokenize("API-post-page")).toEqual(tokenize("api post page"));
+    expect(tokenize("HTTPServer base64")).toEqual(tokenize("http server base 64"));
+    expect(tokenize("HTTPServer")).toHaveLength(2);
+  });
+
+  it("spells out abbreviations, singular or plural", () => {
+    expect(tokenize("repo")).toEqual(tokenize("repository"));
+    expect(tokenize("PRs")).toEqual(["pull", "request"]);
+    expect(tokenize("k8s")).toEqual(tokenize("kubernetes"));
+    expect(tokenize("db config")).toEqual(tokenize("database configuration"));
+  });
+
+  it("drops stopwords and one-letter words", () => {
+    expect(tokenize("show me all of the files in a folder")).toEqual(["show", "fil", "folder"]);
+  });
+});
+
+describe("compounds", () => {
+  it("joins adjacent words, stopwords included", () => {
+    expect(compounds("who am I")).toEqual(["whoam", "whoami", "ami"]);
+    expect(compounds("file system")).toContain("filesystem");
+  });
+});

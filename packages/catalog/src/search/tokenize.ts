@@ -1,0 +1,79 @@
+import { stem } from "./stem";
+import { ABBREVIATIONS } from "./synonyms";
+
+const STOPWORDS = new Set(
+  (
+    "a an the and or nor but if then else of to in on at by for with from into onto as via per " +
+    "is are was were be been being am do does did doing done have has had having will would shall should can could may might must " +
+    "it its this that these those there here what which who whom whose when where why how " +
+    "i me my mine we us our you your he him his she her they them their " +
+    "all any each every both either neither some such no not only own same so than too very just also again further once " +
+    "about above below over under up out off between through during before after until while against " +
+    "anything everything something nothing anyone everyone someone " +
+    "please want wants need needs let lets like give tell"
+  ).split(" "),
+);
+
+/** Chunk -> terms. Tool catalogs repeat their words a lot; bounded so that odd input cannot grow it forever. */
+const cache = new Map<string, readonly string[]>();
+const CACHE_LIMIT = 50_000;
+
+/**
+ * The index terms of a text. Identifiers are split the way tool names mix them
+ * (camelCase, PascalCase, snake_case, kebab-case, `API-post-page`, letter-digit runs),
+ * abbreviations are spelled out ("repo" -> "repository", "PR" -> "pull request"),
+ * stopwords and one-letter words dropped, and each word stemmed. Documents and
+ * queries both go through here, so they meet on the same terms.
+ */
+export function tokenize(text: string): string[] {
+  const terms: string[] = [];
+  for (const chunk of text.split(/[^A-Za-z0-9]+/)) {
+    if (!chunk) continue;
+    let chunkTerms = cache.get(chunk);
+    if (!chunkTerms) {
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(chunk, (chunkTerms = termsOf(chunk)));
+    }
+    terms.push(...chunkTerms);
+  }
+  return terms;
+}
+
+function termsOf(chunk: string): string[] {
+  const terms: string[] = [];
+  for (const word of splitIdentifier(chunk)) {
+    for (const w of longForm(word) ?? [word]) {
+      if (w.length > 1 && !STOPWORDS.has(w)) terms.push(stem(w));
+    }
+  }
+  return terms;
+}
+
+/** What an abbreviation, singular or plural ("PRs", "repos"), stands for. */
+function longForm(word: string): readonly string[] | undefined {
+  return ABBREVIATIONS.get(word) ?? (word.endsWith("s") ? ABBREVIATIONS.get(word.slice(0, -1)) : undefined);
+}
+
+function splitIdentifier(chunk: string): string[] {
+  const lower = chunk.toLowerCase();
+  // "k8s", "PRs": abbreviations that case or digit splitting would break apart.
+  if (longForm(lower)) return [lower];
+  return chunk
+    .replace(/(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])/g, " ")
+    .toLowerCase()
+    .split(" ");
+}
+
+/**
+ * Runs of two and three adjacent words written as one, stemmed ("who am I" -> "whoami",
+ * "file system" -> "filesystem"): tool names often spell a phrase as one word, which
+ * word-by-word matching cannot find. Stopwords stay in, they are part of such names.
+ */
+export function compounds(text: string): string[] {
+  const words = text.split(/[^A-Za-z0-9]+/).flatMap((chunk) => (chunk ? splitIdentifier(chunk) : []));
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    for (let n = 2; n <= 3 && i + n <= words.length; n++) out.push(stem(words.slice(i, i + n).join("")));
+  }
+  return out;
+}

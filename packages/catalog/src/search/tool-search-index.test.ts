@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { TEST_CATALOG } from "./test-catalog";
+import { ToolSearchIndex } from "./tool-search-index";
+import type { SearchDocument } from "./types";
+
+function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
+  const index = new ToolSearchIndex();
+  for (const doc of docs) index.add(doc);
+  return index;
+}
+
+const ids = (index: ToolSearchIndex, query: string, limit?: number, server?: string) =>
+  index.search(query, { ...(limit === undefined ? {} : { limit }), ...(server === undefined ? {} : { server }) }).map((h) => h.id);
+const top = (index: ToolSearchIndex, query: string) => ids(index, query, 1)[0];
+
+describe("ToolSearchIndex ranking", () => {
+  const index = indexOf();
+
+  it.each([
+    // identifier splitting: snake_case, kebab-case, API-post-page
+    ["post message", "slack__slack_post_message"],
+    ["notion post page", "notion__API-post-page"],
+    // stemming: plural and -ing forms meet the name
+    ["listing channels", "slack__slack_list_channels"],
+    ["committing staged changes", "git__git_commit"],
+    // synonyms and abbreviations
+    ["new PR", "github__create_pull_request"],
+    ["make a new folder", "filesystem__create_directory"],
+    ["show k8s pod logs", "kubernetes__kubectl_logs"],
+    ["fetch a block from notion", "notion__API-retrieve-a-block"],
+    ["capture an image of the page", "playwright__browser_take_screenshot"],
+    // a typo, a prefix
+    ["screnshot", "playwright__browser_take_screenshot"],
+    ["kuberntes port", "kubernetes__port_forward"],
+    ["screensh", "playwright__browser_take_screenshot"],
+    // a server word decides between same-named tools
+    ["open an issue on gitlab", "gitlab__create_issue"],
+    ["open an issue on github", "github__create_issue"],
+    // a phrase written as one word in the tool name
+    ["who am i in sentry", "sentry__whoami"],
+    ["web hooks", "stripe__list_webhooks"],
+  ])("%s -> %s", (query, expected) => {
+    expect(top(index, query)).toBe(expected);
+  });
+
+  it("ranks the tool whose name the query covers above ones that only mention the words", () => {
+    expect(ids(index, "list directory", 2)).toEqual(["filesystem__list_directory", "filesystem__create_directory"]);
+  });
+
+  it("keeps to one server when asked", () => {
+    const hits = ids(index, "create issue", 10, "gitlab");
+    expect(hits[0]).toBe("gitlab__create_issue");
+    expect(hits.every((id) => id.startsWith("gitlab__"))).toBe(true);
+  });
+
+  it("returns nothing for a query of stopwords or unknown words", () => {
+    expect(index.search("the of and")).toEqual([]);
+    expect(index.search("zzzzzz qqqqq")).toEqual([]);
+  });
+
+  it("honours the limit and sorts by score", () => {
+    const hits = index.search("create", { limit: 3 });
+    expect(hits).toHaveLength(3);
+    expect(hits[0]!.score).toBeGreaterThanOrEqual(hits[1]!.score);
+    expect(hits[1]!.score).toBeGreaterThanOrEqual(hits[2]!.score);
+  });
+
+  it("ranks the same whatever order the tools were added in", () => {
+    const reversed = indexOf([...TEST_CATALOG].reverse());
+    for (const query of ["create issue", "file", "get", "pull request repository"]) {
+      expect(reversed.search(query, { limit: 20 })).toEqual(index.search(query, { limit: 20 }));
+    }
+  });
+
+  it("breaks score ties by id", () => {
+    const twins = indexOf([
+      { id: "b__ping", server: "b", name: "ping", parameters: [] },
+      { id: "a__ping", server: "a", name: "ping", parameters: [] },
+    ]);
+    expect(ids(twins, "ping")).toEqual(["a__ping", "b__ping"]);
+  });
+});
+
+describe("ToolSearchIndex updates", () => {
+  it("adds, replaces and removes tools one at a time", () => {
+    const index = indexOf();
+    expect(index.size).toBe(TEST_CATALOG.length);
+
+    index.add({ id: "jira__create_ticket", server: "jira", name: "create_ticket", description: "Create a Jira ticket", parameters: [] });
+    expect(index.size).toBe(TEST_CATALOG.length + 1);
+    expect(top(index, "jira ticket")).toBe("jira__create_ticket");
+
+    index.add({ id: "jira__create_ticket", server: "jira", name: "create_ticket", description: "File a bug report", parameters: [] });
+    expect(index.size).toBe(TEST_CATALOG.length + 1);
+    expect(top(index, "bug report")).toBe("jira__create_ticket");
+
+    index.remove("jira__create_ticket");
+    index.remove("jira__create_ticket");
+    expect(index.size).toBe(TEST_CATALOG.length);
+    expect(ids(index, "jira ticket bug report")).not.toContain("jira__create_ticket");
+  });
+
+  it("ranks after removals exactly as an index built without those tools", () => {
+    const index = indexOf();
+    const gone = TEST_CATALOG.filter((d) => d.server === "github");
+    for (const doc of gone) index.remove(doc.id);
+    const fresh = indexOf(TEST_CATALOG.filter((d) => d.server !== "github"));
+    for (const query of ["create issue", "pull request", "read a file", "logs"]) {
+      expect(index.search(query, { limit: 20 })).toEqual(fresh.search(query, { limit: 20 }));
+    }
+  });
+});

@@ -1,0 +1,301 @@
+import { withinOneEdit } from "./edit-distance";
+import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
+import { SYNONYMS } from "./synonyms";
+import { compounds, tokenize } from "./tokenize";
+import type { SearchDocument, SearchHit, SearchOptions } from "./types";
+
+/** BM25 term-frequency saturation. */
+const K1 = 1.2;
+/** What a match through a looser form of the query word is worth against the word itself. */
+const SYNONYM_WEIGHT = 0.75;
+const PREFIX_WEIGHT = 0.6;
+const TYPO_WEIGHT = 0.5;
+/** Shortest query word completed by prefix, and shortest one forgiven a typo. */
+const MIN_PREFIX = 3;
+const MIN_TYPO = 5;
+/** Most vocabulary terms one query word expands to by prefix. */
+const MAX_PREFIX_TERMS = 30;
+/** Score multiplier for a tool whose name words are all matched by the query. */
+const NAME_COVERAGE_BONUS = 0.5;
+/** Score share that depends on how many of the query's words a tool matches. */
+const COVERAGE_SHARE = 0.6;
+/** Score multiplier per adjacent query word pair found adjacent in the name or title. */
+const PAIR_BONUS = 0.15;
+
+interface Entry {
+  id: string;
+  server: string;
+  slot: number;
+  /** Term -> packed occurrences per field (see `addOccurrence`). */
+  terms: Map<string, number>;
+  lengths: number[];
+  nameTerms: string[];
+  pairs: string[];
+}
+
+/** The variants of one query word that occur in the index, each with its weight. */
+type Concept = Map<string, number>;
+
+/**
+ * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
+ * title, first sentence, rest of the description, parameter names and descriptions),
+ * widened by synonyms, prefixes and one-letter typos, and sharpened by how many query
+ * words a tool covers, how much of its name they cover, and adjacent word pairs.
+ *
+ * Adding or removing a tool touches only that tool's terms. Document frequencies and
+ * field length sums are running counts; what depends on them per tool (length
+ * normalisation, the weight of its name) is recomputed lazily, when the collection
+ * changed since the tool was last scored.
+ */
+export class ToolSearchIndex {
+  readonly #byId = new Map<string, Entry>();
+  /** Tools get a slot number so that postings and per-search scores are flat numbers. */
+  readonly #slots: Array<Entry | undefined> = [];
+  readonly #freeSlots: number[] = [];
+  /** Term -> slot -> packed occurrences. */
+  readonly #postings = new Map<string, Map<number, number>>();
+  /** Adjacent term pair ("pull request") -> slots whose name or title has it. */
+  readonly #pairPostings = new Map<string, Set<number>>();
+  readonly #lengthSums = new Float64Array(FIELD_COUNT);
+  /** Bumped on every change, so that per-slot statistics go stale. */
+  #generation = 0;
+  /** Per slot: length normalisation per field, and the idf sum of its name terms, as of `#statsAt`. */
+  #norms = new Float64Array(0);
+  #nameWeights = new Float64Array(0);
+  #statsAt = new Int32Array(0);
+  /** Sorted vocabulary for prefix and typo lookups; rebuilt on first use after a change. */
+  #vocabulary: string[] | undefined;
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  add(doc: SearchDocument): void {
+    this.remove(doc.id);
+    const { fields, nameTerms, pairs } = documentFields(doc);
+    const terms = new Map<string, number>();
+    fields.forEach((fieldTerms, f) => {
+      for (const term of fieldTerms) terms.set(term, addOccurrence(terms.get(term) ?? 0, f));
+    });
+    const lengths = fields.map((fieldTerms) => fieldTerms.length);
+    const slot = this.#freeSlots.pop() ?? this.#slots.length;
+    const entry: Entry = { id: doc.id, server: doc.server, slot, terms, lengths, nameTerms, pairs };
+    this.#slots[slot] = entry;
+    this.#byId.set(doc.id, entry);
+    this.#ensureCapacity(this.#slots.length);
+    this.#statsAt[slot] = -1;
+    lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) + len));
+    for (const [term, packed] of terms) {
+      let posting = this.#postings.get(term);
+      if (!posting) {
+        this.#postings.set(term, (posting = new Map()));
+        this.#vocabulary = undefined;
+      }
+      posting.set(slot, packed);
+    }
+    for (const pair of pairs) {
+      let posting = this.#pairPostings.get(pair);
+      if (!posting) this.#pairPostings.set(pair, (posting = new Set()));
+      posting.add(slot);
+    }
+    this.#generation++;
+  }
+
+  remove(id: string): void {
+    const entry = this.#byId.get(id);
+    if (!entry) return;
+    const { slot } = entry;
+    this.#byId.delete(id);
+    this.#slots[slot] = undefined;
+    this.#freeSlots.push(slot);
+    entry.lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) - len));
+    for (const term of entry.terms.keys()) {
+      const posting = this.#postings.get(term);
+      posting?.delete(slot);
+      if (posting?.size === 0) {
+        this.#postings.delete(term);
+        this.#vocabulary = undefined;
+      }
+    }
+    for (const pair of entry.pairs) {
+      const posting = this.#pairPostings.get(pair);
+      posting?.delete(slot);
+      if (posting?.size === 0) this.#pairPostings.delete(pair);
+    }
+    this.#generation++;
+  }
+
+  search(query: string, options: SearchOptions = {}): SearchHit[] {
+    const limit = options.limit ?? 10;
+    const words = tokenize(query);
+    const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
+    const concepts = [...expanded.values()].filter((c) => c.size > 0);
+    for (const compound of compounds(query)) {
+      if (this.#postings.has(compound) && !expanded.has(compound)) concepts.push(new Map([[compound, 1]]));
+    }
+    if (concepts.length === 0 || limit <= 0) return [];
+
+    const capacity = this.#slots.length;
+    const sums = new Float64Array(capacity);
+    const matched = new Uint16Array(capacity);
+    const best = new Float64Array(capacity);
+    const nameCovered = new Float64Array(capacity);
+    const touched: number[] = [];
+    const credited = new Set<string>();
+    for (const concept of concepts) {
+      const conceptTouched: number[] = [];
+      // A rare synonym must not make a common query word count for more than itself.
+      const exact = [...concept].find(([, weight]) => weight === 1)?.[0];
+      const cap = exact === undefined ? Infinity : this.#idf(exact);
+      for (const [term, weight] of concept) {
+        const idf = Math.min(this.#idf(term), cap);
+        // A term two query words share counts once towards name coverage.
+        const creditName = !credited.has(term);
+        credited.add(term);
+        this.#postings.get(term)?.forEach((packed, slot) => {
+          if (options.server !== undefined && this.#slots[slot]?.server !== options.server) return;
+          const s = weight * idf * this.#saturate(slot, packed);
+          if (best[slot] === 0) conceptTouched.push(slot);
+          if (s > (best[slot] as number)) best[slot] = s;
+          if (creditName && occurrences(packed, Field.name) > 0) nameCovered[slot] = (nameCovered[slot] as number) + idf;
+        });
+      }
+      // A tool scores a query word once, by its best-matching variant.
+      for (const slot of conceptTouched) {
+        if (matched[slot] === 0) touched.push(slot);
+        sums[slot] = (sums[slot] as number) + (best[slot] as number);
+        matched[slot] = (matched[slot] as number) + 1;
+        best[slot] = 0;
+      }
+    }
+
+    const pairHits = new Uint8Array(capacity);
+    for (let i = 1; i < words.length; i++) {
+      for (const slot of this.#pairSlots(expanded.get(words[i - 1] as string), expanded.get(words[i] as string))) {
+        pairHits[slot] = (pairHits[slot] as number) + 1;
+      }
+    }
+    const top: SearchHit[] = [];
+    for (const slot of touched) {
+      const coverage = (matched[slot] as number) / concepts.length;
+      const nameWeight = this.#nameWeights[slot] as number;
+      const nameCoverage = nameWeight > 0 ? Math.min(1, (nameCovered[slot] as number) / nameWeight) : 0;
+      const score =
+        (sums[slot] as number) *
+        (1 - COVERAGE_SHARE + COVERAGE_SHARE * coverage) *
+        (1 + NAME_COVERAGE_BONUS * nameCoverage) *
+        (1 + PAIR_BONUS) ** (pairHits[slot] as number);
+      if (top.length < limit || score >= (top[limit - 1] as SearchHit).score) {
+        insertTop(top, { id: (this.#slots[slot] as Entry).id, score }, limit);
+      }
+    }
+    return top;
+  }
+
+  /** Slots with two adjacent query words (or their synonyms: "remove relation" meets "delete_relations") adjacent. */
+  #pairSlots(first: Concept | undefined, second: Concept | undefined): Set<number> {
+    const slots = new Set<number>();
+    for (const [a, aWeight] of first ?? []) {
+      if (aWeight < SYNONYM_WEIGHT) continue;
+      for (const [b, bWeight] of second ?? []) {
+        if (bWeight < SYNONYM_WEIGHT) continue;
+        for (const slot of this.#pairPostings.get(`${a} ${b}`) ?? []) slots.add(slot);
+      }
+    }
+    return slots;
+  }
+
+  /** The index terms a query word stands for: itself, its synonyms, completions, near-misses. */
+  #expand(word: string): Concept {
+    const concept: Concept = new Map();
+    const offer = (term: string, weight: number) => {
+      if (this.#postings.has(term) && weight > (concept.get(term) ?? 0)) concept.set(term, weight);
+    };
+    offer(word, 1);
+    for (const synonym of SYNONYMS.get(word) ?? []) offer(synonym, SYNONYM_WEIGHT);
+    if (word.length >= MIN_PREFIX) {
+      for (const term of this.#completions(word)) offer(term, PREFIX_WEIGHT);
+    }
+    if (concept.size === 0 && word.length >= MIN_TYPO) {
+      for (const term of this.#sortedVocabulary()) if (withinOneEdit(word, term)) offer(term, TYPO_WEIGHT);
+    }
+    return concept;
+  }
+
+  #completions(prefix: string): string[] {
+    const vocabulary = this.#sortedVocabulary();
+    let lo = 0;
+    let hi = vocabulary.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((vocabulary[mid] as string) < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: string[] = [];
+    for (let i = lo; i < vocabulary.length && out.length < MAX_PREFIX_TERMS; i++) {
+      const term = vocabulary[i] as string;
+      if (!term.startsWith(prefix)) break;
+      if (term !== prefix) out.push(term);
+    }
+    return out;
+  }
+
+  #sortedVocabulary(): string[] {
+    this.#vocabulary ??= [...this.#postings.keys()].sort();
+    return this.#vocabulary;
+  }
+
+  #idf(term: string): number {
+    const n = this.#byId.size;
+    const df = this.#postings.get(term)?.size ?? 0;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  }
+
+  /** BM25F: field-weighted, length-normalised occurrences, then one saturation for the tool. */
+  #saturate(slot: number, packed: number): number {
+    if (this.#statsAt[slot] !== this.#generation) this.#refreshStats(slot);
+    const base = slot * FIELD_COUNT;
+    let tf = 0;
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const count = occurrences(packed, f);
+      if (count > 0) tf += ((FIELD_WEIGHTS[f] as number) * count) / (this.#norms[base + f] as number);
+    }
+    return (tf * (K1 + 1)) / (tf + K1);
+  }
+
+  #refreshStats(slot: number): void {
+    const entry = this.#slots[slot] as Entry;
+    const n = this.#byId.size;
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const b = FIELD_LENGTH_NORMS[f] as number;
+      const average = (this.#lengthSums[f] as number) / n || 1;
+      this.#norms[slot * FIELD_COUNT + f] = 1 - b + (b * (entry.lengths[f] as number)) / average;
+    }
+    // Name words weigh by how telling they are: missing "get" costs less than missing "pull_request".
+    this.#nameWeights[slot] = entry.nameTerms.reduce((sum, term) => sum + this.#idf(term), 0);
+    this.#statsAt[slot] = this.#generation;
+  }
+
+  #ensureCapacity(slots: number): void {
+    if (slots <= this.#statsAt.length) return;
+    const capacity = Math.max(64, slots * 2);
+    const grow = <T extends Float64Array | Int32Array>(old: T, make: (n: number) => T, width = 1): T => {
+      const next = make(capacity * width);
+      next.set(old);
+      return next;
+    };
+    this.#norms = grow(this.#norms, (n) => new Float64Array(n), FIELD_COUNT);
+    this.#nameWeights = grow(this.#nameWeights, (n) => new Float64Array(n));
+    this.#statsAt = grow(this.#statsAt, (n) => new Int32Array(n));
+  }
+}
+
+/** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
+function insertTop(top: SearchHit[], hit: SearchHit, limit: number): void {
+  const before = (a: SearchHit, b: SearchHit) => a.score > b.score || (a.score === b.score && a.id < b.id);
+  let i = top.length;
+  while (i > 0 && before(hit, top[i - 1] as SearchHit)) i--;
+  if (i >= limit) return;
+  top.splice(i, 0, hit);
+  if (top.length > limit) top.pop();
+}
