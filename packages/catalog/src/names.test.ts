@@ -12,6 +12,8 @@ describe("names", () => {
     ["new", "new_"],
     ["3d-render", "_3dRender"],
     ["---", "tool"],
+    ["index", "index_"],
+    ["Schemas", "schemas_"],
   ])("%s -> %s", (tool, fn) => {
     expect(toFunctionName(tool)).toBe(fn);
   });
@@ -24,6 +26,7 @@ describe("names", () => {
 
   it("makes function names unique within a server", () => {
     expect(uniqueFunctionNames(["read_file", "readFile", "read-file", "delete"])).toEqual(["readFile", "readFile2", "readFile3", "delete_"]);
+    expect(uniqueFunctionNames(["ReadFile", "readFile"])).toEqual(["readFile", "readFile2"]);
   });
 
   it("keeps qualified names within 64 characters, unique, and in the allowed alphabet", () => {

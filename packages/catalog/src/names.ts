@@ -8,6 +8,8 @@ const RESERVED = new Set(
     "implements interface package private protected public await arguments eval undefined NaN Infinity")
     .split(" "),
 );
+// A server's own modules: mcp/servers/<server>/index and .../schemas.
+const MODULE_NAMES = new Set(["index", "schemas"]);
 
 export const SEPARATOR = "__";
 
@@ -26,17 +28,17 @@ export function toFunctionName(toolName: string): string {
   const words = splitWords(toolName);
   let name = words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("") || "tool";
   if (/^[0-9]/.test(name)) name = `_${name}`;
-  return RESERVED.has(name) ? `${name}_` : name;
+  return RESERVED.has(name) || MODULE_NAMES.has(name.toLowerCase()) ? `${name}_` : name;
 }
 
-/** Function names for one server's tools, in order, made unique by a numeric suffix. */
+/** Function names for one server's tools, in order, made unique by a numeric suffix (ignoring case: `ReadFile` and `readFile` would share type names). */
 export function uniqueFunctionNames(toolNames: string[]): string[] {
   const used = new Set<string>();
   return toolNames.map((toolName) => {
     const base = toFunctionName(toolName);
     let name = base;
-    for (let n = 2; used.has(name); n++) name = `${base}${n}`;
-    used.add(name);
+    for (let n = 2; used.has(name.toLowerCase()); n++) name = `${base}${n}`;
+    used.add(name.toLowerCase());
     return name;
   });
 }

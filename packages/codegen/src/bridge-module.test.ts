@@ -1,0 +1,107 @@
+import { runInNewContext } from "node:vm";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { typeCheck } from "../test/typecheck";
+import { BRIDGE_SOURCE } from "./bridge-module";
+
+interface Bridge {
+  callTool(name: string, args: unknown): Promise<unknown>;
+  callToolRaw(name: string, args: unknown): Promise<unknown>;
+  ToolError: new (...args: never[]) => Error & { tool: string; result: unknown };
+}
+
+/**
+ * Strips the bridge's types down to ES2020 and runs it in a fresh realm that has only the language's
+ * built-ins and `__host_call`, as the sandbox does: a reference to any Node API would fail here.
+ */
+function loadBridge(hostCall: (name: string, args: unknown) => Promise<unknown>): Bridge {
+  const { outputText } = ts.transpileModule(BRIDGE_SOURCE, {
+    compilerOptions: { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS },
+  });
+  const exports = {};
+  runInNewContext(outputText, { exports, __host_call: hostCall });
+  return exports as Bridge;
+}
+
+function hostReturning(result: unknown) {
+  const calls: { name: string; args: unknown }[] = [];
+  const bridge = loadBridge(async (name, args) => {
+    calls.push({ name, args });
+    return result;
+  });
+  return { bridge, calls };
+}
+
+describe("mcp/bridge", () => {
+  it("passes the qualified name and arguments to __host_call", async () => {
+    const { bridge, calls } = hostReturning({ content: [{ type: "text", text: "ok" }] });
+    await bridge.callTool("fs__read_text_file", { path: "a.txt" });
+    expect(calls).toEqual([{ name: "fs__read_text_file", args: { path: "a.txt" } }]);
+  });
+
+  it("returns structuredContent when present, whatever the text says", async () => {
+    const { bridge } = hostReturning({ content: [{ type: "text", text: '{"other":1}' }], structuredContent: { content: "hello" } });
+    expect(await bridge.callTool("fs__read_text_file", {})).toEqual({ content: "hello" });
+  });
+
+  it("parses text content that is JSON, joining text parts with newlines", async () => {
+    const { bridge } = hostReturning({
+      content: [
+        { type: "text", text: '{"entities":' },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+        { type: "text", text: '[{"name":"a"}]}' },
+      ],
+    });
+    expect(await bridge.callTool("memory__read_graph", {})).toEqual({ entities: [{ name: "a" }] });
+    const { bridge: numbers } = hostReturning({ content: [{ type: "text", text: "42" }] });
+    expect(await numbers.callTool("x__n", {})).toBe(42);
+  });
+
+  it("returns text that is not JSON as the joined text", async () => {
+    const { bridge } = hostReturning({ content: [{ type: "text", text: "line one" }, { type: "text", text: "line two" }] });
+    expect(await bridge.callTool("everything__echo", {})).toBe("line one\nline two");
+  });
+
+  it("returns the content array when there is no text part", async () => {
+    const content = [{ type: "image", data: "AAAA", mimeType: "image/png" }];
+    const { bridge } = hostReturning({ content });
+    expect(await bridge.callTool("everything__get_tiny_image", {})).toEqual(content);
+  });
+
+  it("throws a ToolError carrying the server's message when isError is set", async () => {
+    const result = { content: [{ type: "text", text: "ENOENT: no such file" }], isError: true };
+    const { bridge } = hostReturning(result);
+    const error = await bridge.callTool("fs__read_text_file", { path: "nope" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(bridge.ToolError);
+    expect(error).toMatchObject({ name: "ToolError", tool: "fs__read_text_file", result, message: "fs__read_text_file: ENOENT: no such file" });
+  });
+
+  it("gives a ToolError a message even when the server sent none", async () => {
+    const { bridge } = hostReturning({ content: [], isError: true });
+    await expect(bridge.callTool("x__y", {})).rejects.toThrow("x__y: the tool reported an error without a message");
+  });
+
+  it("callToolRaw resolves with the raw result, errors included", async () => {
+    const result = { content: [{ type: "text", text: "bad" }], isError: true };
+    const { bridge } = hostReturning(result);
+    expect(await bridge.callToolRaw("x__y", {})).toEqual(result);
+  });
+
+  it("passes on a rejection from the host (such as failed argument validation)", async () => {
+    const bridge = loadBridge(async () => {
+      throw new Error("path: Required");
+    });
+    await expect(bridge.callTool("fs__read_text_file", {})).rejects.toThrow("path: Required");
+  });
+
+  it("type-checks as a module and exports the result types", () => {
+    const use = `import { callTool, callToolRaw, ToolError, type CallToolResult, type ContentBlock } from "mcp/bridge";
+const raw: Promise<CallToolResult> = callToolRaw("a__b", {});
+const value: Promise<unknown> = callTool("a__b", {});
+const blocks: ContentBlock[] = [{ type: "text", text: "x" }];
+const isToolError = (e: unknown): string | undefined => (e instanceof ToolError ? e.tool : undefined);
+export { raw, value, blocks, isToolError };
+`;
+    expect(typeCheck({ "mcp/bridge": BRIDGE_SOURCE, use })).toEqual([]);
+  });
+});

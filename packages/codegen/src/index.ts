@@ -1,0 +1,11 @@
+export { BRIDGE_SOURCE } from "./bridge-module";
+export type { CodegenTool } from "./codegen-tool";
+export { CodegenError, InvalidFunctionNameError, InvalidServerNameError, UnsafePathError, WriteError } from "./errors";
+export { BRIDGE_SPECIFIER, ModuleTree } from "./module-tree";
+export { SERVER_NAME_PATTERN } from "./names";
+export { schemaToTypeScript } from "./schema-to-typescript";
+export type { SchemaToTypeScriptOptions } from "./schema-to-typescript";
+export { renderToolModule } from "./tool-module";
+export { writeModuleTree } from "./write-module-tree";
+export type { WriteModuleTreeResult } from "./write-module-tree";
+export { generateZodSource } from "./zod-source";

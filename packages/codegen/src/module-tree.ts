@@ -1,0 +1,88 @@
+import { BRIDGE_SOURCE } from "./bridge-module";
+import type { CodegenTool } from "./codegen-tool";
+import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";
+import { isIdentifier, isReservedWord, SERVER_NAME_PATTERN } from "./names";
+import { renderServerIndexModule } from "./server-index-module";
+import { renderToolModule, toolTypeNames } from "./tool-module";
+
+export const BRIDGE_SPECIFIER = "mcp/bridge";
+const SERVERS_PREFIX = "mcp/servers/";
+
+/** File names inside a server's folder that belong to the server itself, not to a tool. */
+const SERVER_FILE_NAMES = new Set(["index", "schemas"]);
+
+interface ServerModules {
+  tools: readonly CodegenTool[];
+  index: string;
+  modules: Map<string, string>;
+}
+
+/** The wrapper modules of every server, in memory and keyed by specifier, regenerated per server. */
+export class ModuleTree {
+  private readonly servers = new Map<string, ServerModules>();
+
+  /** Generates one server's modules, replacing any it had. Throws before changing anything if a name is unusable. */
+  setServer(server: string, tools: readonly CodegenTool[]): void {
+    if (!SERVER_NAME_PATTERN.test(server)) throw new InvalidServerNameError(server);
+    checkFunctionNames(server, tools);
+    const modules = new Map(tools.map((tool) => [tool.functionName, renderToolModule(tool)]));
+    this.servers.set(server, { tools: [...tools], index: renderServerIndexModule(server, tools), modules });
+  }
+
+  removeServer(server: string): void {
+    this.servers.delete(server);
+  }
+
+  /** Server names, sorted. */
+  serverNames(): string[] {
+    return [...this.servers.keys()].sort();
+  }
+
+  /** The tools a server's modules were generated from. */
+  tools(server: string): readonly CodegenTool[] | undefined {
+    return this.servers.get(server)?.tools;
+  }
+
+  /**
+   * The TypeScript source of one module: `mcp/bridge`, `mcp/servers/<server>` (also `.../index`) or
+   * `mcp/servers/<server>/<function>`. A trailing `.ts` or `/` is ignored.
+   */
+  get(specifier: string): string | undefined {
+    const normalized = specifier.replace(/\/+$/, "").replace(/\.ts$/, "");
+    if (normalized === BRIDGE_SPECIFIER) return BRIDGE_SOURCE;
+    if (!normalized.startsWith(SERVERS_PREFIX)) return undefined;
+    const [server = "", name, ...rest] = normalized.slice(SERVERS_PREFIX.length).split("/");
+    const modules = this.servers.get(server);
+    if (modules === undefined || rest.length > 0) return undefined;
+    if (name === undefined || name === "index") return modules.index;
+    return modules.modules.get(name);
+  }
+
+  /** Module specifiers equal to `prefix` or under it (by whole path segments), sorted; all of them without one. */
+  list(prefix = ""): string[] {
+    const base = prefix.replace(/\/+$/, "");
+    const all = [BRIDGE_SPECIFIER];
+    for (const [server, modules] of this.servers) {
+      all.push(`${SERVERS_PREFIX}${server}`);
+      for (const name of modules.modules.keys()) all.push(`${SERVERS_PREFIX}${server}/${name}`);
+    }
+    return all.filter((specifier) => base === "" || specifier === base || specifier.startsWith(`${base}/`)).sort();
+  }
+}
+
+function checkFunctionNames(server: string, tools: readonly CodegenTool[]): void {
+  const seen = new Set<string>();
+  const typeNames = new Set<string>();
+  for (const { functionName } of tools) {
+    if (!isIdentifier(functionName)) throw new InvalidFunctionNameError(server, functionName, "is not a JavaScript identifier");
+    if (isReservedWord(functionName)) throw new InvalidFunctionNameError(server, functionName, "is a reserved word");
+    if (SERVER_FILE_NAMES.has(functionName.toLowerCase())) {
+      throw new InvalidFunctionNameError(server, functionName, `would collide with the server's ${functionName.toLowerCase()} module`);
+    }
+    if (seen.has(functionName)) throw new InvalidFunctionNameError(server, functionName, "is used by two tools");
+    const { input } = toolTypeNames(functionName);
+    if (typeNames.has(input)) throw new InvalidFunctionNameError(server, functionName, `gives the type name ${input} that another tool's function already gives`);
+    seen.add(functionName);
+    typeNames.add(input);
+  }
+}
