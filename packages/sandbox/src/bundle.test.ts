@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { bundleSnippet } from "./bundle.js";
+
+const modules: Record<string, string> = {
+  "mcp/math/index.ts": 'import { base } from "./base.ts";\nexport const add = (a: number): number => a + base;',
+  "mcp/math/base.ts": "export const base: number = 40;",
+};
+const resolve = (specifier: string) => modules[specifier];
+
+describe("bundleSnippet", () => {
+  it("strips types and inlines virtual modules, relative imports included", async () => {
+    const bundle = await bundleSnippet({ code: 'import { add } from "mcp/math/index.ts";\nexport default add(2) as number;', filename: "snippet.ts", modules: resolve });
+    expect(bundle.ok).toBe(true);
+    if (!bundle.ok) return;
+    expect(bundle.code).toContain("var base = 40;");
+    expect(bundle.code).not.toContain(": number");
+    expect(JSON.parse(bundle.map).sources).toEqual(["codemux-sandbox:mcp/math/base.ts", "codemux-sandbox:mcp/math/index.ts", "snippet.ts"]);
+  });
+
+  it("reports a syntax error at its line and column", async () => {
+    const bundle = await bundleSnippet({ code: "const a = 1;\nconst b = ;\n", filename: "snippet.ts" });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "syntax", line: 2, column: 11 } });
+    expect(bundle.ok || bundle.error.message).toMatch(/^snippet\.ts:2:11: /);
+  });
+
+  it("refuses a missing module at the line of its import", async () => {
+    const bundle = await bundleSnippet({ code: '\n\nimport { x } from "mcp/nope";\nexport default x;', filename: "task.ts", modules: resolve });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "import", line: 3 } });
+    expect(bundle.ok || bundle.error.message).toMatch(/^task\.ts:3:\d+: Cannot import "mcp\/nope"/);
+  });
+
+  it("refuses dynamic import() even of a module that exists", async () => {
+    const bundle = await bundleSnippet({ code: 'const m = await import("mcp/math/index.ts");\nexport default m;', filename: "snippet.ts", modules: resolve });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "import", line: 1 } });
+  });
+
+  it("refuses require() of anything", async () => {
+    const bundle = await bundleSnippet({ code: 'const fs = require("fs");\nexport default fs;', filename: "snippet.ts", modules: resolve });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "import", line: 1 } });
+  });
+
+  it("reads nothing from disk, even a file that exists", async () => {
+    const bundle = await bundleSnippet({ code: 'import pkg from "./package.json";\nexport default pkg;', filename: "snippet.ts" });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "import" } });
+  });
+});

@@ -1,0 +1,34 @@
+import type { RuntimeLimits, RuntimeOptions, RuntimeOutcome } from "./runtime.js";
+
+/** Data every sandbox worker starts with. */
+export interface WorkerData {
+  /** Int32 slot the main thread sets to a run id to cancel that run, even while it is busy. */
+  abortFlag: SharedArrayBuffer;
+  runtimeModule?: string;
+  runtimeOptions: RuntimeOptions;
+}
+
+export interface CallRequest {
+  callId: number;
+  name: string;
+  json: string | undefined;
+}
+
+export type CallAnswer = { callId: number; ok: true; json: string | undefined } | { callId: number; ok: false; message: string };
+
+// Calls and answers travel in batches: a Promise.all of a hundred calls costs two messages, not two hundred.
+export type ToWorker =
+  | { type: "run"; runId: number; code: string; filename: string; deadline: number; limits: RuntimeLimits; maxOutputBytes: number }
+  | { type: "answers"; runId: number; answers: CallAnswer[] }
+  | { type: "abort"; runId: number };
+
+export interface CapturedOutput {
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+}
+
+export type FromWorker =
+  | { type: "calls"; runId: number; calls: CallRequest[] }
+  | { type: "done"; runId: number; outcome: RuntimeOutcome; output: CapturedOutput };

@@ -1,0 +1,81 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeHost, RuntimeOutcome, SandboxRuntime } from "../runtime.js";
+import { createQuickJSRuntime } from "./quickjs-runtime.js";
+
+const MEMORY_LIMIT = 32 * 1024 * 1024;
+let runtime: SandboxRuntime;
+beforeAll(async () => {
+  runtime = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT });
+});
+
+function host(overrides: Partial<RuntimeHost> = {}): RuntimeHost & { output: string[] } {
+  const output: string[] = [];
+  const controller = new AbortController();
+  return {
+    output,
+    call: async (_name, json) => json,
+    write: (_stream, text) => {
+      output.push(text);
+      return 1_000_000;
+    },
+    isAborted: () => controller.signal.aborted,
+    signal: controller.signal,
+    ...overrides,
+  };
+}
+
+function run(code: string, options: { timeoutMs?: number; host?: RuntimeHost } = {}): Promise<RuntimeOutcome> {
+  return runtime.run(
+    {
+      code,
+      filename: "bundle.js",
+      deadline: Date.now() + (options.timeoutMs ?? 2_000),
+      limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+    },
+    options.host ?? host(),
+  );
+}
+
+// A leaked QuickJS object aborts the WASM instance at dispose and costs a worker, so every
+// way a run can end must release everything: `retire` stays unset.
+describe("QuickJS runtime: every ending releases the engine cleanly", () => {
+  const endings: Array<[string, string, { timeoutMs?: number }, string | undefined]> = [
+    ["a result", "export default [1, 'two'];", {}, undefined],
+    ["a throw", "throw new Error('x');", {}, "runtime"],
+    ["a rejected top-level await", "await Promise.reject(new TypeError('no'));", {}, "runtime"],
+    ["an endless loop", "while (true) {}", { timeoutMs: 100 }, "timeout"],
+    ["a deadline already past", "export default 1;", { timeoutMs: -1 }, "timeout"],
+    ["a pending timer at the deadline", "await new Promise((r) => setTimeout(r, 60_000));", { timeoutMs: 100 }, "timeout"],
+    ["a throwing timer", "setTimeout(() => { throw new Error('late'); }, 1);\nawait new Promise((r) => setTimeout(r, 50));", {}, "runtime"],
+    ["a memory bomb", "const a: unknown[] = [];\nwhile (true) a.push(new Uint8Array(1 << 20));", {}, "memory"],
+    ["deep recursion", "const f = (n: number): number => f(n + 1) + 1;\nf(0);", {}, "stack_overflow"],
+    ["a non-serialisable result", "export default 1n;", {}, "result"],
+  ];
+  for (const [label, code, options, kind] of endings) {
+    it(`ends on ${label}`, async () => {
+      const outcome = await run(code.replace(/: (number|unknown\[\])/g, ""), options);
+      expect(outcome.retire).toBeUndefined();
+      if (kind === undefined) expect(outcome).toMatchObject({ ok: true, resultJson: '[1,"two"]' });
+      else expect(outcome).toMatchObject({ ok: false, error: { kind } });
+    });
+  }
+
+  it("ends on a host call still in flight at the deadline", async () => {
+    const outcome = await run("await __host_call('slow', 1);", { timeoutMs: 100, host: host({ call: () => new Promise(() => undefined) }) });
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "timeout" } });
+    expect(outcome.retire).toBeUndefined();
+  });
+
+  it("ends on cancellation while the guest spins", async () => {
+    // In a worker the main thread flips a shared flag; here the guest holds the only thread, so time stands in for it.
+    const cancelAt = Date.now() + 50;
+    const outcome = await run("while (true) {}", { timeoutMs: 5_000, host: host({ isAborted: () => Date.now() > cancelAt }) });
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "aborted" } });
+    expect(outcome.retire).toBeUndefined();
+  });
+
+  it("hands host call answers back as parsed JSON", async () => {
+    const outcome = await run("export default await __host_call('echo', { a: [1, 2] });");
+    expect(outcome).toMatchObject({ ok: true, resultJson: '{"a":[1,2]}' });
+  });
+});

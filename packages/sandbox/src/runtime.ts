@@ -1,0 +1,58 @@
+import type { SandboxErrorKind } from "./types.js";
+
+/** Settings a runtime is created with, once per worker. */
+export interface RuntimeOptions {
+  /** Memory of one run; the engine may also cap its whole instance from it. */
+  memoryLimitBytes: number;
+}
+
+/** Limits a runtime enforces on one run. */
+export interface RuntimeLimits {
+  memoryLimitBytes: number;
+  maxResultBytes: number;
+}
+
+/** One bundled ES module to evaluate. */
+export interface RuntimeRequest {
+  /** Bundle source; its `export default` is the result. */
+  code: string;
+  /** Name the runtime gives the bundle in stack frames. */
+  filename: string;
+  /** Epoch milliseconds after which the run must stop. */
+  deadline: number;
+  limits: RuntimeLimits;
+}
+
+/** What the worker offers the guest, whatever the engine. */
+export interface RuntimeHost {
+  /** Forwards `__host_call`; arguments and answer are JSON text (undefined for `undefined`). */
+  call(name: string, argsJson: string | undefined): Promise<string | undefined>;
+  /** Appends console output; returns how many bytes the stream still accepts. */
+  write(stream: "stdout" | "stderr", text: string): number;
+  /** True once the caller cancelled; safe to poll from an interrupt handler. */
+  isAborted(): boolean;
+  /** Aborted together with `isAborted()` becoming true, for runs waiting on events. */
+  signal: AbortSignal;
+}
+
+export interface RuntimeError {
+  kind: SandboxErrorKind;
+  /** Error name in the guest, e.g. "TypeError". */
+  name?: string;
+  message: string;
+  /** Guest stack with positions in the bundle. */
+  stack?: string;
+}
+
+export type RuntimeOutcome = (
+  | { ok: true; /** JSON of the default export; undefined when it is undefined. */ resultJson: string | undefined }
+  | { ok: false; error: RuntimeError }
+) & {
+  /** The engine is no longer trustworthy; the worker is replaced after answering. */
+  retire?: boolean;
+};
+
+/** A JavaScript engine that evaluates one bundle at a time inside a worker thread. */
+export interface SandboxRuntime {
+  run(request: RuntimeRequest, host: RuntimeHost): Promise<RuntimeOutcome>;
+}

@@ -1,0 +1,87 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { OutputBuffer } from "./output-buffer.js";
+import type { CallAnswer, CallRequest, FromWorker, ToWorker, WorkerData } from "./protocol.js";
+import { createQuickJSRuntime } from "./quickjs/quickjs-runtime.js";
+import type { RuntimeHost, RuntimeOptions, RuntimeOutcome, SandboxRuntime } from "./runtime.js";
+
+const port = parentPort;
+if (!port) throw new Error("The sandbox worker must run in a worker thread.");
+const data = workerData as WorkerData;
+const abortFlag = new Int32Array(data.abortFlag);
+const runtime: Promise<SandboxRuntime> = data.runtimeModule
+  ? loadRuntime(data.runtimeModule, data.runtimeOptions)
+  : createQuickJSRuntime(data.runtimeOptions);
+const calls = new Map<number, (answer: CallAnswer) => void>();
+const aborts = new Map<number, AbortController>();
+let callSeq = 0;
+
+const send = (message: FromWorker) => port.postMessage(message);
+
+port.on("message", (message: ToWorker) => {
+  switch (message.type) {
+    case "run":
+      void run(message);
+      break;
+    case "answers":
+      for (const answer of message.answers) calls.get(answer.callId)?.(answer);
+      break;
+    case "abort":
+      aborts.get(message.runId)?.abort();
+      break;
+  }
+});
+
+async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
+  const { runId } = request;
+  const controller = new AbortController();
+  aborts.set(runId, controller);
+  let outbox: CallRequest[] = [];
+  const output = { stdout: new OutputBuffer(request.maxOutputBytes), stderr: new OutputBuffer(request.maxOutputBytes) };
+  const host: RuntimeHost = {
+    call(name, json) {
+      const callId = ++callSeq;
+      return new Promise((resolve, reject) => {
+        calls.set(callId, (answer) => {
+          calls.delete(callId);
+          if (answer.ok) resolve(answer.json);
+          else reject(new Error(answer.message));
+        });
+        if (outbox.length === 0) {
+          // Every call the guest makes before it yields leaves in one message.
+          queueMicrotask(() => {
+            send({ type: "calls", runId, calls: outbox });
+            outbox = [];
+          });
+        }
+        outbox.push({ callId, name, json });
+      });
+    },
+    write: (stream, text) => output[stream].write(text),
+    isAborted: () => controller.signal.aborted || Atomics.load(abortFlag, 0) === runId,
+    signal: controller.signal,
+  };
+  let outcome: RuntimeOutcome;
+  try {
+    outcome = await (await runtime).run(request, host);
+  } catch (error) {
+    outcome = { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${String(error)}` } };
+  }
+  aborts.delete(runId);
+  send({
+    type: "done",
+    runId,
+    outcome,
+    output: {
+      stdout: output.stdout.text(),
+      stderr: output.stderr.text(),
+      stdoutTruncated: output.stdout.truncated,
+      stderrTruncated: output.stderr.truncated,
+    },
+  });
+}
+
+async function loadRuntime(specifier: string, options: RuntimeOptions): Promise<SandboxRuntime> {
+  const module = (await import(specifier)) as { createRuntime?: (options: RuntimeOptions) => SandboxRuntime | Promise<SandboxRuntime> };
+  if (typeof module.createRuntime !== "function") throw new Error(`${specifier} does not export createRuntime().`);
+  return module.createRuntime(options);
+}

@@ -1,0 +1,63 @@
+import { Sandbox } from "@codemux/sandbox";
+import { describe, expect, it } from "vitest";
+
+const faultyRuntime = new URL("./fixtures/faulty-runtime.mjs", import.meta.url);
+
+describe("worker threads", () => {
+  it("keeps the main thread and other runs going while a snippet spins", async () => {
+    const sandbox = new Sandbox({ workers: 2 });
+    try {
+      await sandbox.execute({ code: "export default 0;" });
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 10);
+      const runaway = sandbox.execute({ code: "while (true) {}", timeoutMs: 1_000 });
+      const other = await sandbox.execute({ code: "export default 'still served';" });
+      const ticksWhenOtherFinished = ticks;
+      const stopped = await runaway;
+      clearInterval(ticker);
+      expect(other).toMatchObject({ ok: true, result: "still served" });
+      expect(stopped.error).toMatchObject({ kind: "timeout" });
+      expect(ticksWhenOtherFinished).toBeLessThan(ticks);
+      expect(ticks).toBeGreaterThan(20);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("interrupts a spinning snippet when the caller aborts", async () => {
+    const sandbox = new Sandbox({ workers: 1 });
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      const result = await sandbox.execute({ code: "while (true) {}", timeoutMs: 30_000, signal: controller.signal });
+      expect(result.error).toMatchObject({ kind: "aborted" });
+      expect(result.durationMs).toBeLessThan(30_000);
+      expect(await sandbox.execute({ code: "export default 1;" })).toMatchObject({ ok: true, result: 1 });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("replaces a worker that dies during a run", async () => {
+    const sandbox = new Sandbox({ workers: 1, runtimeModule: faultyRuntime });
+    try {
+      const crashed = await sandbox.execute({ code: "__crash_worker__;" });
+      expect(crashed).toMatchObject({ ok: false, error: { kind: "worker_crashed" } });
+      expect(await sandbox.execute({ code: "export default 1;" })).toMatchObject({ ok: true, result: "fine" });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("terminates and replaces a worker that stops answering", async () => {
+    const sandbox = new Sandbox({ workers: 1, runtimeModule: faultyRuntime });
+    try {
+      const hung = await sandbox.execute({ code: "__hang_worker__;", timeoutMs: 200 });
+      expect(hung).toMatchObject({ ok: false, error: { kind: "timeout" } });
+      expect(hung.error?.message).toContain("its worker was stopped");
+      expect(await sandbox.execute({ code: "export default 1;" })).toMatchObject({ ok: true, result: "fine" });
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
