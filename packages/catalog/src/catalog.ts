@@ -3,6 +3,7 @@ import { UnknownToolError } from "./errors";
 import { SEPARATOR, qualifiedToolName, uniqueFunctionNames } from "./names";
 import { ToolSearchIndex, type SearchOptions } from "./search/index";
 import { signatureOf, summarize } from "./signature";
+import { closestNames } from "./suggest";
 import type { CatalogEntry, ToolDefinition } from "./tool";
 
 export interface CatalogSearchHit {
@@ -80,7 +81,8 @@ export class Catalog extends EventEmitter<CatalogEvents> {
       const match = this.#byServer.get(server)?.find((e) => e.name === tool || e.functionName === tool);
       if (match) return match;
     }
-    const suggestions = this.search(name.replace(SEPARATOR, " "), { limit: 3 }).map((h) => h.entry.qualifiedName);
+    const close = closestNames(name, this.#byName.keys());
+    const suggestions = close.length ? close : this.search(name.replace(SEPARATOR, " "), { limit: 3 }).map((h) => h.entry.qualifiedName);
     throw new UnknownToolError(name, suggestions);
   }
 

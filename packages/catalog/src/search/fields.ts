@@ -1,3 +1,4 @@
+import { isVerb } from "./actions";
 import { tokenize } from "./tokenize";
 import type { SearchDocument } from "./types";
 
@@ -28,6 +29,8 @@ export interface DocumentFields {
   nameTerms: string[];
   /** Distinct adjacent term pairs of name and title, as "a b". */
   pairs: string[];
+  /** What the tool does: the verbs of its name and those its first sentence opens with ("Get or list ..."). */
+  actions: string[];
 }
 
 export function documentFields(doc: SearchDocument): DocumentFields {
@@ -40,6 +43,10 @@ export function documentFields(doc: SearchDocument): DocumentFields {
   const title = tokenize(doc.title ?? "").filter(notServer);
   const [first, rest] = splitSummary(doc.description ?? "");
   const summary = tokenize(first);
+  // "Notion | Append block children": the server name may open the sentence.
+  const prose = summary.filter(notServer);
+  const firstNonVerb = prose.findIndex((t) => !isVerb(t));
+  const opening = prose.slice(0, firstNonVerb < 0 ? prose.length : firstNonVerb);
   const fields = [
     server,
     name,
@@ -53,7 +60,8 @@ export function documentFields(doc: SearchDocument): DocumentFields {
   for (const seq of [name, title]) {
     for (let i = 1; i < seq.length; i++) pairs.add(`${seq[i - 1]} ${seq[i]}`);
   }
-  return { fields, nameTerms: [...new Set(name)], pairs: [...pairs] };
+  const actions = new Set([...name.filter(isVerb), ...opening]);
+  return { fields, nameTerms: [...new Set(name)], pairs: [...pairs], actions: [...actions] };
 }
 
 /** The first sentence (or line) of a description, and the rest. */

@@ -70,10 +70,15 @@ function splitIdentifier(chunk: string): string[] {
  * word-by-word matching cannot find. Stopwords stay in, they are part of such names.
  */
 export function compounds(text: string): string[] {
-  const words = text.split(/[^A-Za-z0-9]+/).flatMap((chunk) => (chunk ? splitIdentifier(chunk) : []));
+  const words = rawWords(text);
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
     for (let n = 2; n <= 3 && i + n <= words.length; n++) out.push(stem(words.slice(i, i + n).join("")));
   }
   return out;
+}
+
+/** The words of a text in order, identifiers split, lower-cased, neither stemmed nor filtered. */
+export function rawWords(text: string): string[] {
+  return text.split(/[^A-Za-z0-9]+/).flatMap((chunk) => (chunk ? splitIdentifier(chunk) : []));
 }

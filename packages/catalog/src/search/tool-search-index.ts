@@ -21,6 +21,8 @@ const NAME_COVERAGE_BONUS = 0.5;
 const COVERAGE_SHARE = 0.6;
 /** Score multiplier per adjacent query word pair found adjacent in the name or title. */
 const PAIR_BONUS = 0.15;
+/** Score multiplier for the tools of a server that the query names ("... in gitlab"). */
+const SERVER_BONUS = 0.5;
 
 interface Entry {
   id: string;
@@ -140,6 +142,7 @@ export class ToolSearchIndex {
     const matched = new Uint16Array(capacity);
     const best = new Float64Array(capacity);
     const nameCovered = new Float64Array(capacity);
+    const serverNamed = new Float64Array(capacity);
     const touched: number[] = [];
     const credited = new Set<string>();
     for (const concept of concepts) {
@@ -147,6 +150,7 @@ export class ToolSearchIndex {
       // A rare synonym must not make a common query word count for more than itself.
       const exact = [...concept].find(([, weight]) => weight === 1)?.[0];
       const cap = exact === undefined ? Infinity : this.#idf(exact);
+      const serverShare = exact === undefined ? 0 : this.#serverShare(exact);
       for (const [term, weight] of concept) {
         const idf = Math.min(this.#idf(term), cap);
         // A term two query words share counts once towards name coverage.
@@ -158,6 +162,7 @@ export class ToolSearchIndex {
           if (best[slot] === 0) conceptTouched.push(slot);
           if (s > (best[slot] as number)) best[slot] = s;
           if (creditName && occurrences(packed, Field.name) > 0) nameCovered[slot] = (nameCovered[slot] as number) + idf;
+          if (term === exact && occurrences(packed, Field.server) > 0 && serverShare > (serverNamed[slot] as number)) serverNamed[slot] = serverShare;
         });
       }
       // A tool scores a query word once, by its best-matching variant.
@@ -184,7 +189,8 @@ export class ToolSearchIndex {
         (sums[slot] as number) *
         (1 - COVERAGE_SHARE + COVERAGE_SHARE * coverage) *
         (1 + NAME_COVERAGE_BONUS * nameCoverage) *
-        (1 + PAIR_BONUS) ** (pairHits[slot] as number);
+        (1 + PAIR_BONUS) ** (pairHits[slot] as number) *
+        (1 + SERVER_BONUS * (serverNamed[slot] as number));
       if (top.length < limit || score >= (top[limit - 1] as SearchHit).score) {
         insertTop(top, { id: (this.#slots[slot] as Entry).id, score }, limit);
       }
@@ -238,6 +244,19 @@ export class ToolSearchIndex {
       if (term !== prefix) out.push(term);
     }
     return out;
+  }
+
+  /**
+   * How surely a query word names a server: the share of the tools it occurs in where it
+   * is in the server name. "gitlab" or "sentry" mean their server; "search" (brave-search)
+   * or "map" (google-maps) are mostly ordinary words.
+   */
+  #serverShare(term: string): number {
+    const posting = this.#postings.get(term);
+    if (!posting) return 0;
+    let inServer = 0;
+    for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
+    return inServer / posting.size;
   }
 
   #sortedVocabulary(): string[] {
