@@ -1,0 +1,137 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { BadRequestError } from "../errors";
+import { estimateTokens, type KeptResult, type ResultStore } from "../results";
+
+const PREVIEW_LINES = 40;
+const PREVIEW_CHARS = 2000;
+const MAX_PAGE_CHARS = 24_000;
+
+/** The text of a result's text parts (and structuredContent when there is no text). */
+function resultText(result: CallToolResult): string {
+  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
+  if (texts.length) return texts.join("\n");
+  return result.structuredContent ? JSON.stringify(result.structuredContent, null, 1) : "";
+}
+
+/** A result over `limitBytes` is kept and replaced by a preview with its size and a handle for read_result. */
+export function limitResult(tool: string, result: CallToolResult, store: ResultStore, limitBytes: number): CallToolResult {
+  const size = Buffer.byteLength(JSON.stringify(result));
+  if (size <= limitBytes) return result;
+  const text = resultText(result);
+  if (!text) return result;
+  const kept = store.keep(tool, text);
+  const preview = previewOf(text);
+  return {
+    content: [
+      {
+        type: "text",
+        text: [
+          `The result of ${tool} is ${formatBytes(kept.bytes)} (~${estimateTokens(text).toLocaleString("en-US")} tokens, ${kept.lines.toLocaleString("en-US")} lines), too large to show whole. It is kept as "${kept.handle}" for ${Math.round((kept.expiresAt - kept.createdAt) / 60_000)} minutes.`,
+          `Read it with read_result {"handle":"${kept.handle}","op":"grep","pattern":"..."} (ops: stat, head, tail, slice, grep), or process the data inside execute_code, where tools return the full value.`,
+          `--- preview: ${preview.description} ---`,
+          preview.text,
+        ].join("\n"),
+      },
+    ],
+    ...(result.isError ? { isError: true } : {}),
+  };
+}
+
+function previewOf(text: string): { text: string; description: string } {
+  const lines = text.split("\n");
+  let out = lines.slice(0, PREVIEW_LINES).join("\n");
+  if (out.length > PREVIEW_CHARS) out = out.slice(0, PREVIEW_CHARS);
+  const shownLines = out.split("\n").length;
+  return { text: out, description: shownLines >= lines.length ? `first ${out.length} characters` : `first ${shownLines} lines` };
+}
+
+export interface ReadResultRequest {
+  handle: string;
+  op: "stat" | "head" | "tail" | "slice" | "grep";
+  lines?: number;
+  from?: number;
+  to?: number;
+  pattern?: string;
+  context?: number;
+}
+
+export function readResult(store: ResultStore, request: ReadResultRequest): string {
+  const kept = store.get(request.handle);
+  const lines = kept.text.split("\n");
+  switch (request.op) {
+    case "stat":
+      return stat(kept);
+    case "head":
+      return page(lines, 1, request.lines ?? 50);
+    case "tail": {
+      const count = request.lines ?? 50;
+      return page(lines, Math.max(1, lines.length - count + 1), lines.length);
+    }
+    case "slice": {
+      if (request.from === undefined) throw new BadRequestError('slice needs "from" (first line, 1-based) and optionally "to".');
+      return page(lines, request.from, request.to ?? request.from + 49);
+    }
+    case "grep":
+      return grep(lines, request.pattern, request.context ?? 0);
+  }
+}
+
+function stat(kept: KeptResult): string {
+  return JSON.stringify({ handle: kept.handle, tool: kept.tool, bytes: kept.bytes, lines: kept.lines, estimatedTokens: estimateTokens(kept.text), expiresAt: new Date(kept.expiresAt).toISOString() });
+}
+
+/** Lines `from`..`to` (1-based, inclusive), numbered, cut at a page size the model can take. */
+function page(lines: string[], from: number, to: number): string {
+  const out: string[] = [];
+  let chars = 0;
+  const last = Math.min(to, lines.length);
+  for (let n = from; n <= last; n++) {
+    const line = `${n}: ${lines[n - 1]}`;
+    if (chars + line.length > MAX_PAGE_CHARS) {
+      out.push(`[page cut at ${MAX_PAGE_CHARS} characters; continue with slice from ${n}]`);
+      break;
+    }
+    out.push(line);
+    chars += line.length + 1;
+  }
+  if (from > lines.length) return `The result has ${lines.length} lines; line ${from} is past the end.`;
+  return out.join("\n");
+}
+
+function grep(lines: string[], pattern: string | undefined, context: number): string {
+  if (!pattern) throw new BadRequestError('grep needs "pattern" (a regular expression).');
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, "i");
+  } catch (error) {
+    throw new BadRequestError(`"pattern" is not a valid regular expression: ${(error as Error).message}`);
+  }
+  const show = new Set<number>();
+  let matches = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!regex.test(lines[i]!)) continue;
+    matches++;
+    for (let j = Math.max(0, i - context); j <= Math.min(lines.length - 1, i + context); j++) show.add(j);
+  }
+  if (matches === 0) return `No line matches /${pattern}/i in ${lines.length} lines.`;
+  const out = [`${matches} matching line${matches === 1 ? "" : "s"} of ${lines.length}:`];
+  let previous = -2;
+  let chars = 0;
+  for (const i of [...show].sort((a, b) => a - b)) {
+    if (i !== previous + 1 && previous >= 0) out.push("--");
+    const line = `${i + 1}: ${lines[i]}`;
+    if (chars + line.length > MAX_PAGE_CHARS) {
+      out.push(`[cut at ${MAX_PAGE_CHARS} characters; narrow the pattern or use slice]`);
+      break;
+    }
+    out.push(line);
+    chars += line.length + 1;
+    previous = i;
+  }
+  return out.join("\n");
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${Math.round(bytes / 1024)} KB`;
+}

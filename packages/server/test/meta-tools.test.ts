@@ -1,0 +1,222 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { config, connect, misbehaving, node, referenceServer, textOf, type Harness } from "./helpers";
+
+let h: Harness;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-server-"));
+  await writeFile(join(dir, "hello.txt"), "hello from disk\nsecond line\n");
+  h = await connect({
+    config: config({
+      fs: node(referenceServer("@modelcontextprotocol/server-filesystem"), dir),
+      memory: { ...node(referenceServer("@modelcontextprotocol/server-memory")), env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
+      everything: node(referenceServer("@modelcontextprotocol/server-everything"), "stdio"),
+      bad: misbehaving(),
+    }),
+    largeResultBytes: 64 * 1024,
+  });
+  await h.core.ready();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("the upfront list", () => {
+  it("is the meta-tools only, whatever the catalog holds", async () => {
+    const { tools } = await h.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["search_tools", "list_modules", "read_module", "execute_code", "call_tool", "read_result"]);
+    expect(h.core.catalog.size).toBeGreaterThan(30);
+    // ~4 characters a token: well under the 1,000-token budget (the bench counts with a real tokenizer).
+    expect(JSON.stringify(tools).length / 4).toBeLessThan(1000);
+  });
+});
+
+describe("search_tools", () => {
+  it("finds a reference server's tool with its name, module and signature", async () => {
+    const text = await h.text("search_tools", { query: "read a text file", limit: 3 });
+    expect(text).toContain("fs__read_text_file  mcp/servers/fs/readTextFile");
+    expect(text).toMatch(/readTextFile\(\{ path: string/);
+  });
+
+  it("filters by server, and shows schemas with detail full", async () => {
+    const text = await h.text("search_tools", { query: "entities", server: "memory", detail: "full", limit: 2 });
+    expect(text.split("\n").filter((l) => /^\S+__/.test(l)).every((l) => l.startsWith("memory__"))).toBe(true);
+    expect(text).toContain("input schema: {");
+  });
+
+  it("answers bad arguments with a clear error", async () => {
+    const empty = await h.call("search_tools", { query: "  " });
+    expect(empty.isError).toBe(true);
+    expect(textOf(empty)).toMatch(/"query" must not be empty/);
+    const badServer = await h.call("search_tools", { query: "x", server: "nope" });
+    expect(textOf(badServer)).toMatch(/No server named "nope"\. Servers: bad, everything, fs, memory/);
+    expect(textOf(await h.call("search_tools", { query: "x", limit: 500 }))).toMatch(/"limit" must be between 1 and 50/);
+  });
+});
+
+describe("call_tool", () => {
+  it("calls a downstream tool and passes its result through", async () => {
+    expect(await h.text("call_tool", { name: "fs__read_text_file", args: { path: join(dir, "hello.txt") } })).toContain("hello from disk");
+    expect(await h.text("call_tool", { name: "everything__echo", args_json: JSON.stringify({ message: "hi" }) })).toContain("hi");
+  });
+
+  it("refuses schema-invalid arguments before the call, naming the field", async () => {
+    const before = JSON.parse(await h.text("call_tool", { name: "bad__counter" })).calls;
+    const result = await h.call("call_tool", { name: "bad__echo", args: { text: 42 } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe("Invalid arguments for bad__echo: text: must be string");
+    const missing = await h.call("call_tool", { name: "fs__read_text_file", args: {} });
+    expect(textOf(missing)).toMatch(/path: required/);
+    const after = JSON.parse(await h.text("call_tool", { name: "bad__counter" })).calls;
+    expect(after).toBe(before + 1);
+  });
+
+  it("suggests names for an unknown tool and explains non-object arguments", async () => {
+    expect(textOf(await h.call("call_tool", { name: "fs__read_txt_file" }))).toMatch(/No tool named "fs__read_txt_file"\. Did you mean "fs__read_text_file"/);
+    expect(textOf(await h.call("call_tool", { name: "bad__echo", args_json: "{nope" }))).toMatch(/"args_json" is not valid JSON/);
+    expect(textOf(await h.call("call_tool", { name: "bad__echo", args: [1] }))).toMatch(/expected an object of named arguments/);
+  });
+
+  it("returns a tool's error result as an error result", async () => {
+    const result = await h.call("call_tool", { name: "bad__fail", args: { message: "disk full" } });
+    expect(result).toMatchObject({ isError: true, content: [{ text: "disk full" }] });
+  });
+
+  it("passes progress to the client", async () => {
+    const progress: number[] = [];
+    const result = await h.client.callTool({ name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300, steps: 3 } } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(textOf(result as CallToolResult)).toBe("slept 300 ms");
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("cancels the downstream call when the client cancels", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await expect(h.client.callTool({ name: "call_tool", arguments: { name: "bad__hang" } }, undefined, { signal: controller.signal })).rejects.toThrow();
+    expect(await h.text("call_tool", { name: "bad__echo", args: { text: "alive" } })).toBe("alive");
+  });
+});
+
+describe("large results", () => {
+  it("keeps a result over the limit and pages through it with read_result", async () => {
+    const result = await h.call("call_tool", { name: "bad__huge", args: { bytes: 300_000, lines: true } });
+    const text = textOf(result);
+    expect(text.length).toBeLessThan(4000);
+    expect(text).toMatch(/is 29\d KB \(~7\d,\d{3} tokens, 4,\d{3} lines\), too large to show whole/);
+    const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;
+    expect(JSON.parse(await h.text("read_result", { handle, op: "stat" }))).toMatchObject({ handle, tool: "bad__huge", lines: expect.any(Number) });
+    expect(await h.text("read_result", { handle, op: "head", lines: 2 })).toMatch(/^1: line 1: x+\n2: line 2: x+$/);
+    expect(await h.text("read_result", { handle, op: "slice", from: 100, to: 101 })).toMatch(/^100: line 100: x+\n101: line 101: x+$/);
+    expect(await h.text("read_result", { handle, op: "tail", lines: 1 })).toMatch(/^\d+: line \d+: x+$/);
+    const grep = await h.text("read_result", { handle, op: "grep", pattern: "^line 77:", context: 1 });
+    expect(grep).toMatch(/^1 matching line of \d+:\n76: line 76: x+\n77: line 77: x+\n78: line 78: x+$/);
+    expect(textOf(await h.call("read_result", { handle: "res_nope", op: "stat" }))).toMatch(/No kept result "res_nope"/);
+  });
+
+  it("leaves results under the limit alone", async () => {
+    expect(await h.text("call_tool", { name: "bad__huge", args: { bytes: 1000 } })).toBe("x".repeat(1000));
+  });
+});
+
+describe("modules", () => {
+  it("lists servers, then a server's modules with signatures", async () => {
+    const top = await h.text("list_modules");
+    expect(top).toContain("mcp/servers/fs  (");
+    const fs = await h.text("list_modules", { path: "mcp/servers/fs" });
+    expect(fs).toContain("mcp/servers/fs/readTextFile  readTextFile({ path: string");
+  });
+
+  it("reads a typed module and refuses absolute and climbing paths", async () => {
+    const source = await h.text("read_module", { specifier: "mcp/servers/fs/readTextFile" });
+    expect(source).toContain("export interface ReadTextFileInput");
+    expect(source).toContain("export async function readTextFile(");
+    for (const specifier of ["/etc/passwd", "mcp/../../etc/passwd", "..\\secrets", "C:\\Windows\\win.ini"]) {
+      const result = await h.call("read_module", { specifier });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/absolute path|climbs with "\.\."/);
+    }
+    expect(textOf(await h.call("read_module", { specifier: "mcp/servers/fs/nothing" }))).toMatch(/No module "mcp\/servers\/fs\/nothing"/);
+  });
+});
+
+describe("execute_code", () => {
+  const run = async (code: string, extra: Record<string, unknown> = {}) => {
+    const result = await h.call("execute_code", { code, ...extra });
+    return { result, body: JSON.parse(textOf(result)) };
+  };
+
+  it("reads a 180 KB file, filters it and writes the result inside one call; the answer stays small", async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `${String(i).padStart(5, "0")} ${i % 10 === 0 ? "ERROR" : "info "} ${"event payload ".repeat(3)}`);
+    await writeFile(join(dir, "big.log"), lines.join("\n"));
+    expect((await readFile(join(dir, "big.log"))).length).toBeGreaterThan(150_000);
+    const { result, body } = await run(`
+      import { readTextFile } from "mcp/servers/fs/readTextFile";
+      import { writeFile } from "mcp/servers/fs/writeFile";
+      const { content } = await readTextFile({ path: ${JSON.stringify(join(dir, "big.log"))} });
+      const errors = content.split("\\n").filter((line: string) => line.includes("ERROR"));
+      await writeFile({ path: ${JSON.stringify(join(dir, "errors.log"))}, content: errors.join("\\n") });
+      export default { total: content.split("\\n").length, errors: errors.length };
+    `);
+    expect(body).toMatchObject({ result: { total: 3000, errors: 300 }, toolCalls: 2 });
+    expect(textOf(result).length).toBeLessThan(3000);
+    expect((await readFile(join(dir, "errors.log"), "utf8")).split("\n")).toHaveLength(300);
+  });
+
+  it("runs calls awaited together concurrently", async () => {
+    const { body } = await run(`
+      import { slow } from "mcp/servers/bad/slow";
+      const results = await Promise.all(Array.from({ length: 10 }, () => slow({ ms: 400, steps: 1 })));
+      export default results.length;
+    `);
+    expect(body.result).toBe(10);
+    // One after another would take 4,000 ms.
+    expect(body.durationMs).toBeLessThan(4000);
+  });
+
+  it("reports a thrown error with its line in the snippet as written", async () => {
+    const { result, body } = await run(["const a: number = 1;", "", "if (a === 1) {", "  throw new Error('boom on four');", "}"].join("\n"));
+    expect(result.isError).toBe(true);
+    expect(body.error).toMatchObject({ kind: "runtime", line: 4 });
+    expect(body.error.message).toContain("boom on four");
+  });
+
+  it("refuses schema-invalid arguments inside a snippet, naming the field, and surfaces tool errors", async () => {
+    const { body } = await run(`
+      import { callTool } from "mcp/bridge";
+      const out: string[] = [];
+      try { await callTool("bad__echo", { text: 5 }); } catch (e) { out.push((e as Error).message); }
+      try { await callTool("bad__fail", { message: "nope" }); } catch (e) { out.push((e as Error).message); }
+      try { await callTool("nosuch__tool", {}); } catch (e) { out.push((e as Error).message); }
+      export default out;
+    `);
+    expect(body.result[0]).toContain("Invalid arguments for bad__echo: text: must be string");
+    expect(body.result[1]).toContain("nope");
+    expect(body.result[2]).toContain('No tool named "nosuch__tool"');
+  });
+
+  it("returns values: structured content, parsed JSON and text", async () => {
+    const { body } = await run(`
+      import { structured } from "mcp/servers/bad/structured";
+      import { counter } from "mcp/servers/bad/counter";
+      import { echo } from "mcp/servers/bad/echo";
+      const s = await structured({ n: 21 });
+      const c = await counter({}) as { calls: number };
+      export default { doubled: s.doubled, callsIsNumber: typeof c.calls === "number", text: await echo({ text: "plain" }) };
+    `);
+    expect(body.result).toEqual({ doubled: 42, callsIsNumber: true, text: "plain" });
+  });
+
+  it("keeps the proxy answering while a runaway snippet runs", async () => {
+    const runaway = h.call("execute_code", { code: "while (true) {}", timeoutMs: 1500 });
+    const started = Date.now();
+    expect(await h.text("call_tool", { name: "bad__echo", args: { text: "meanwhile" } })).toBe("meanwhile");
+    expect(Date.now() - started).toBeLessThan(1000);
+    const body = JSON.parse(textOf(await runaway));
+    expect(body.error.kind).toBe("timeout");
+  });
+});
