@@ -1,0 +1,167 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+
+const cli = resolve(import.meta.dirname, "../dist/index.js");
+const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
+const run = promisify(execFile);
+
+let dir: string;
+let home: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-cli-"));
+  home = await mkdtemp(join(tmpdir(), "codemux-home-"));
+  await writeFile(join(dir, "notes.txt"), "alpha\nbeta\ngamma\n");
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
+
+async function codemux(args: string[], options: { input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+async function client(args: string[]): Promise<Client> {
+  const c = new Client({ name: "cli-test", version: "1.0.0" });
+  clients.push(c);
+  await c.connect(new StdioClientTransport({ command: process.execPath, args: [cli, ...args], cwd: dir, env: env(), stderr: "pipe" }));
+  return c;
+}
+
+const textOf = (r: unknown) => (r as CallToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+describe("codemux serve", () => {
+  it("serves the built-in default (filesystem on the current directory, memory) to an SDK client", async () => {
+    const c = await client([]);
+    expect((await c.listTools()).tools.map((t) => t.name)).toContain("execute_code");
+    expect(textOf(await c.callTool({ name: "search_tools", arguments: { query: "list a directory", limit: 3 } }))).toContain("fs__list_directory");
+    expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "fs__read_text_file", args: { path: "notes.txt" } } }))).toBe("alpha\nbeta\ngamma\n");
+    const graph = await c.callTool({ name: "call_tool", arguments: { name: "memory__create_entities", args: { entities: [{ name: "codemux", entityType: "project", observations: ["a proxy"] }] } } });
+    expect(graph.isError).toBeFalsy();
+    const run = JSON.parse(textOf(await c.callTool({
+      name: "execute_code",
+      arguments: { code: 'import { readTextFile } from "mcp/servers/fs/readTextFile";\nconst { content } = await readTextFile({ path: "notes.txt" });\nexport default content.trim().split("\\n").map((l: string) => l.toUpperCase());' },
+    })));
+    expect(run).toMatchObject({ result: ["ALPHA", "BETA", "GAMMA"], toolCalls: 1 });
+  });
+
+  it("serves the healthy servers when others are missing or exit at once", async () => {
+    const config = join(dir, "mixed.json");
+    await writeFile(config, JSON.stringify({
+      mcpServers: {
+        good: { command: process.execPath, args: [misbehavingServerPath] },
+        missing: { command: "codemux-definitely-not-installed" },
+        quitter: { command: process.execPath, args: [misbehavingServerPath, "--exit-at-start", "--stderr", "boom: missing token"] },
+      },
+    }));
+    const c = await client(["--config", config]);
+    expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "good__echo", args: { text: "ok" } } }))).toBe("ok");
+    const failed = await c.callTool({ name: "call_tool", arguments: { name: "quitter__echo", args: { text: "x" } } });
+    expect(failed.isError).toBe(true);
+    const listing = await codemux(["list", "--config", config]);
+    expect(listing.code).toBe(1);
+    expect(listing.stdout).toMatch(/good\s+ready/);
+    expect(listing.stdout).toMatch(/missing\s+failed\s+0 tools\s+command not found: "codemux-definitely-not-installed"/);
+    expect(listing.stdout).toMatch(/quitter\s+failed.*exited with code 3.*boom: missing token/);
+  });
+
+  it("takes servers inline after --", async () => {
+    const c = await client(["serve", "--", "m", "--", process.execPath, misbehavingServerPath]);
+    expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
+  });
+
+  it("lists every downstream tool in passthrough mode", async () => {
+    const c = await client(["--mode", "passthrough", "--", "m", "--", process.execPath, misbehavingServerPath]);
+    const names = (await c.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("m__echo");
+    expect(names).not.toContain("search_tools");
+    expect(textOf(await c.callTool({ name: "m__echo", arguments: { text: "direct" } }))).toBe("direct");
+  });
+
+  it("keeps serving after malformed JSON-RPC on stdin", async () => {
+    const messages = [
+      "this is not json",
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"broken": ',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    ];
+    const { stdout } = await codemux(["--", "m", "--", process.execPath, misbehavingServerPath], { input: `${messages.join("\n")}\n` });
+    const replies = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id?: number; result?: { tools?: unknown[] } });
+    expect(replies.find((r) => r.id === 2)?.result?.tools).toHaveLength(6);
+  });
+});
+
+describe("codemux config errors", () => {
+  it.each([
+    ["syntax.json", '{\n  "mcpServers": {\n    "a": { "command": "x" },,\n  }\n}', /syntax\.json: JSON syntax error at line 3, column \d+/],
+    ["field.json", JSON.stringify({ mcpServers: { fs: { command: "x", args: "not-a-list" } } }), /field\.json: mcpServers\.fs\.args: expected array/],
+    ["empty.json", "{}", /empty\.json: top level: expected a "mcpServers"/],
+  ])("%s fails with where, not a stack trace", async (file, content, pattern) => {
+    await writeFile(join(dir, file), content);
+    const result = await codemux(["list", "--config", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(pattern);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("says when the config file does not exist", async () => {
+    const result = await codemux(["--config", "nope.json"]);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringContaining("nope.json: the file does not exist") });
+  });
+});
+
+describe("codemux commands", () => {
+  it("search, call and list print what a user needs", async () => {
+    const search = await codemux(["search", "read", "a", "file", "--limit", "2"]);
+    expect(search.stdout).toContain("fs__read_");
+    const call = await codemux(["call", "fs__read_text_file", '{"path":"notes.txt","head":1}']);
+    expect(call).toMatchObject({ code: 0, stdout: "alpha\n" });
+    const bad = await codemux(["call", "fs__read_text_file", "{oops"]);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("not valid JSON") });
+    const json = JSON.parse((await codemux(["list", "--json"])).stdout) as Array<{ name: string; state: string }>;
+    expect(json.map((s) => [s.name, s.state])).toEqual([["fs", "ready"], ["memory", "ready"]]);
+  });
+
+  it("exec runs a snippet from stdin and reports errors with their line", async () => {
+    const ok = await codemux(["exec", "-"], { input: "const n: number = 21;\nexport default n * 2;\n" });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ result: 42 });
+    const bad = await codemux(["exec", "-"], { input: "const a = 1;\nthrow new Error('line two');\n" });
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).error).toMatchObject({ kind: "runtime", line: 2 });
+  });
+
+  it("codegen writes modules that type-check with tsc", async () => {
+    const out = join(dir, "generated");
+    const result = await codemux(["codegen", "--out", out]);
+    expect(result.stdout).toMatch(/^Wrote \d+ files for \d+ tools of 2 servers/);
+    expect(await readdir(join(out, "servers"))).toEqual(["fs", "memory"]);
+    expect(await readFile(join(out, "servers/fs/readTextFile.ts"), "utf8")).toContain("export async function readTextFile(");
+    await run(process.execPath, [tsc, "--noEmit", "-p", out]);
+  });
+
+  it("--help explains the commands and the config", async () => {
+    const { stdout, code } = await codemux(["--help"]);
+    expect(code).toBe(0);
+    for (const word of ["serve", "list", "search", "call", "exec", "codegen", "--config", "$CODEMUX_CONFIG", "built-in"]) expect(stdout).toContain(word);
+  });
+});
