@@ -97,7 +97,7 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "m__echo", arguments: { text: "direct" } }))).toBe("direct");
   });
 
-  it("keeps serving after malformed JSON-RPC on stdin", async () => {
+  it("answers malformed JSON-RPC on stdin with errors and keeps serving", async () => {
     const messages = [
       "this is not json",
       '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
@@ -106,7 +106,8 @@ describe("codemux serve", () => {
       '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
     ];
     const { stdout } = await codemux(["--", "m", "--", process.execPath, misbehavingServerPath], { input: `${messages.join("\n")}\n` });
-    const replies = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id?: number; result?: { tools?: unknown[] } });
+    const replies = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id?: number | null; result?: { tools?: unknown[] }; error?: { code: number } });
+    expect(replies.filter((r) => r.error).map((r) => r.error!.code)).toEqual([-32700, -32700]);
     expect(replies.find((r) => r.id === 2)?.result?.tools).toHaveLength(6);
   });
 });

@@ -21,6 +21,8 @@ export {
   ServerUnavailableError,
   ToolNotFoundError,
 } from "./errors";
+export { LineSplitter } from "./line-splitter";
+export type { LineSplitterOptions } from "./line-splitter";
 export { silentLogger } from "./logger";
 export type { Logger } from "./logger";
 export { ServerPool } from "./pool";

@@ -5,6 +5,7 @@ import spawn from "cross-spawn";
 import type { StdioTransportSpec } from "./config/types";
 import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
+import { LineSplitter } from "./line-splitter";
 import { StderrRing } from "./stderr-ring";
 
 export interface ExitInfo {
@@ -35,12 +36,20 @@ export class ChildProcessTransport implements Transport {
   readonly stderr: StderrRing;
   exit: ExitInfo | undefined;
   #child: ChildProcess | undefined;
-  #chunks: Buffer[] = [];
-  #pendingBytes = 0;
+  readonly #lines: LineSplitter;
   #closed = false;
 
   constructor(readonly spec: StdioTransportSpec, readonly options: ChildProcessTransportOptions = {}) {
     this.stderr = options.stderr ?? new StderrRing();
+    const max = options.maxMessageBytes ?? 256 * 1024 * 1024;
+    this.#lines = new LineSplitter({
+      maxLineBytes: max,
+      onLine: (line) => this.#line(line),
+      onOversize: () => {
+        this.onerror?.(new PoolError("MESSAGE_TOO_LARGE", `a message from the server exceeded ${max} bytes`));
+        void this.close();
+      },
+    });
   }
 
   get pid(): number | undefined {
@@ -69,7 +78,7 @@ export class ChildProcessTransport implements Transport {
         this.exit = { code, signal };
       });
       child.once("close", () => this.#finish());
-      child.stdout?.on("data", (chunk: Buffer) => this.#read(chunk));
+      child.stdout?.on("data", (chunk: Buffer) => this.#lines.push(chunk));
       child.stderr?.setEncoding("utf8");
       child.stderr?.on("data", (chunk: string) => this.stderr.push(chunk));
       child.stdin?.on("error", () => {
@@ -104,31 +113,8 @@ export class ChildProcessTransport implements Transport {
   #finish(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#chunks = [];
+    this.#lines.clear();
     this.onclose?.();
-  }
-
-  #read(chunk: Buffer): void {
-    let start = 0;
-    let newline = chunk.indexOf(10);
-    while (newline !== -1) {
-      const piece = chunk.subarray(start, newline);
-      const line = this.#chunks.length ? Buffer.concat([...this.#chunks, piece]).toString("utf8") : piece.toString("utf8");
-      this.#chunks = [];
-      this.#pendingBytes = 0;
-      this.#line(line.endsWith("\r") ? line.slice(0, -1) : line);
-      start = newline + 1;
-      newline = chunk.indexOf(10, start);
-    }
-    if (start < chunk.length) {
-      this.#chunks.push(chunk.subarray(start));
-      this.#pendingBytes += chunk.length - start;
-      const max = this.options.maxMessageBytes ?? 256 * 1024 * 1024;
-      if (this.#pendingBytes > max) {
-        this.onerror?.(new PoolError("MESSAGE_TOO_LARGE", `a message from the server exceeded ${max} bytes`));
-        void this.close();
-      }
-    }
   }
 
   #line(line: string): void {

@@ -18,5 +18,7 @@ export { ResultStore, estimateTokens } from "./results";
 export type { KeptResult, ResultStoreOptions } from "./results";
 export { createSessionServer, errorResult, executionResult } from "./session";
 export { serveStdio } from "./stdio";
+export { StdioServerTransport } from "./stdio-transport";
+export type { StdioServerTransportOptions } from "./stdio-transport";
 export { ArgumentValidator } from "./validation";
 export { VERSION } from "./version";

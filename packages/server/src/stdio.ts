@@ -1,17 +1,13 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Codemux } from "./core";
 import { createSessionServer } from "./session";
+import { StdioServerTransport } from "./stdio-transport";
 
 /** Serves one MCP session over this process's stdin/stdout; resolves when the client disconnects. */
 export async function serveStdio(core: Codemux, streams: { stdin?: NodeJS.ReadableStream; stdout?: NodeJS.WritableStream } = {}): Promise<void> {
   const server = createSessionServer(core);
-  const transport = new StdioServerTransport(
-    (streams.stdin ?? process.stdin) as ConstructorParameters<typeof StdioServerTransport>[0],
-    (streams.stdout ?? process.stdout) as ConstructorParameters<typeof StdioServerTransport>[1],
-  );
+  const transport = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    (streams.stdin ?? process.stdin).once("end", () => resolve());
   });
   server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
   await server.connect(transport);

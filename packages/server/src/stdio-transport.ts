@@ -1,0 +1,88 @@
+import { LineSplitter } from "@codemux/pool";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+export interface StdioServerTransportOptions {
+  /** A longer request is refused with an error and skipped; the session goes on. */
+  maxMessageBytes?: number;
+}
+
+/**
+ * The stdio transport codemux serves on. Unlike the SDK's, it answers what it cannot use
+ * (invalid JSON with -32700, a message that is not JSON-RPC with -32600, an oversized request
+ * with -32600) instead of dropping it silently or closing the session.
+ */
+export class StdioServerTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #lines: LineSplitter;
+  readonly #maxBytes: number;
+  #closed = false;
+
+  constructor(
+    readonly stdin: NodeJS.ReadableStream = process.stdin,
+    readonly stdout: NodeJS.WritableStream = process.stdout,
+    options: StdioServerTransportOptions = {},
+  ) {
+    this.#maxBytes = options.maxMessageBytes ?? 32 * 1024 * 1024;
+    this.#lines = new LineSplitter({
+      maxLineBytes: this.#maxBytes,
+      onLine: (line) => this.#line(line),
+      onOversize: (bytes) => this.#reject(null, ErrorCode.InvalidRequest, `Request too large: more than ${bytes} bytes (the limit is ${this.#maxBytes}).`),
+    });
+  }
+
+  readonly #onData = (chunk: Buffer | string) => this.#lines.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  readonly #onEnd = () => void this.close();
+  readonly #onError = (error: Error) => this.onerror?.(error);
+
+  async start(): Promise<void> {
+    this.stdin.on("data", this.#onData);
+    this.stdin.on("end", this.#onEnd);
+    this.stdin.on("error", this.#onError);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
+      else this.stdout.once("drain", () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.stdin.off("data", this.#onData);
+    this.stdin.off("end", this.#onEnd);
+    this.stdin.off("error", this.#onError);
+    this.#lines.clear();
+    this.onclose?.();
+  }
+
+  #line(line: string): void {
+    if (!line.trim()) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      this.#reject(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
+      return;
+    }
+    const message = JSONRPCMessageSchema.safeParse(value);
+    if (message.success) {
+      this.onmessage?.(message.data);
+      return;
+    }
+    const id = (value as { id?: unknown } | null)?.id;
+    // Only a request (it has an id) gets an answer; a broken notification is dropped, as JSON-RPC says.
+    if (typeof value === "object" && value !== null && "method" in value && id === undefined) return;
+    this.#reject(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message.");
+  }
+
+  #reject(id: string | number | null, code: number, message: string): void {
+    this.onerror?.(new Error(message));
+    void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
+  }
+}
