@@ -2,8 +2,8 @@ import { ConfigError } from "@codemux/pool";
 import { Codemux, VERSION, executionResult, resolveConfig, serveStdio, type Mode } from "@codemux/server";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
-import { defaultConfig } from "./default-config";
+import { join, resolve } from "node:path";
+import { codemuxHome, defaultConfig } from "./default-config";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { serverTable, terminalStatus } from "./status";
 
@@ -18,6 +18,7 @@ interface GlobalOptions {
   config?: string;
   mode: Mode;
   logLevel?: LogLevel;
+  cache: boolean;
 }
 
 export interface RunContext {
@@ -50,6 +51,7 @@ export function buildProgram(context: RunContext): Command {
     .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers)"))
     .addOption(new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed").choices(["code", "passthrough"]).default("code"))
     .addOption(new Option("--log-level <level>", "stderr logging").choices([...LOG_LEVELS]))
+    .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
     .addHelpText("after", examples)
     .showHelpAfterError("(run codemux --help for usage)")
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })
@@ -58,7 +60,12 @@ export function buildProgram(context: RunContext): Command {
   const start = async (command: Command, defaultLevel: LogLevel): Promise<Codemux> => {
     const options = command.optsWithGlobals<GlobalOptions>();
     const config = await resolveConfig({ ...(options.config ? { configPath: options.config } : {}), inline: context.inline, fallback: () => defaultConfig() });
-    const core = new Codemux({ config, mode: options.mode, logger: stderrLogger(options.logLevel ?? defaultLevel) });
+    const core = new Codemux({
+      config,
+      mode: options.mode,
+      logger: stderrLogger(options.logLevel ?? defaultLevel),
+      ...(options.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
+    });
     core.start();
     return core;
   };

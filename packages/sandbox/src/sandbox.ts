@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { bundleSnippet } from "./bundle.js";
 import {
   DEFAULT_FILENAME,
@@ -107,6 +108,8 @@ export class Sandbox {
       return worker === "aborted" ? cancelled() : late("while waiting for a free worker");
     }
     const calls = new AbortController();
+    // Every call of the run listens on this one signal; a snippet may have hundreds in flight.
+    setMaxListeners(0, calls.signal);
     const abortCalls = () => calls.abort(request.signal?.reason);
     request.signal?.addEventListener("abort", abortCalls, { once: true });
     try {

@@ -4,6 +4,7 @@ import { ServerPool, silentLogger, type Logger, type PoolConfig, type PoolOption
 import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
+import { CatalogCache } from "./catalog-cache";
 import { ToolInvoker } from "./invoker";
 import { formatSearch, type SearchRequest } from "./meta-tools/search";
 import { ResultStore } from "./results";
@@ -22,6 +23,8 @@ export interface CodemuxOptions {
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
   resultTtlMs?: number;
+  /** Where the last good catalog of this config is kept, so a restart answers at once; off when absent. */
+  cacheDir?: string;
 }
 
 export interface ExecuteOptions {
@@ -50,6 +53,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly largeResultBytes: number;
   readonly #startupWaitMs: number;
   readonly #sandboxOptions: SandboxOptions | undefined;
+  readonly #cache: CatalogCache | undefined;
+  /** Servers whose tools so far come from the disk cache, not from the server. */
+  readonly #cached = new Set<string>();
+  #saveTimer: NodeJS.Timeout | undefined;
   #sandbox: Sandbox | undefined;
 
   constructor(readonly options: CodemuxOptions) {
@@ -63,16 +70,32 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.results = new ResultStore(options.resultTtlMs ? { ttlMs: options.resultTtlMs } : {});
     this.pool = new ServerPool(options.config, { logger: this.logger, ...options.pool });
     this.invoker = new ToolInvoker(this.pool, this.catalog);
-    this.pool.on("tools", (server, tools) => this.#setServerTools(server, tools));
+    this.#cache = options.cacheDir ? new CatalogCache(options.cacheDir, options.config) : undefined;
+    this.pool.on("tools", (server, tools) => {
+      this.#cached.delete(server);
+      this.#setServerTools(server, tools);
+      this.#scheduleSave();
+    });
   }
 
-  /** Connects every server in the background; `ready()` waits for them. */
+  /** Connects every server in the background (after loading the cached catalog, if any); `ready()` waits for them. */
   start(): void {
+    const names = new Set(this.pool.names);
+    for (const [server, tools] of this.#cache?.load() ?? []) {
+      if (!names.has(server) || this.catalog.entries(server).length > 0) continue;
+      this.#cached.add(server);
+      this.#setServerTools(server, tools);
+    }
     void this.pool.start();
   }
 
-  /** Waits (bounded) until every server has connected or failed; true when all settled in time. */
-  ready(timeoutMs = this.#startupWaitMs): Promise<boolean> {
+  /**
+   * Waits (bounded) until every server has connected or failed; true when all settled in time.
+   * Servers known from the cache do not hold answers up: their tools are there already.
+   */
+  async ready(timeoutMs = this.#startupWaitMs): Promise<boolean> {
+    const waiting = this.pool.status().some((s) => s.state === "connecting" && !this.#cached.has(s.name));
+    if (!waiting) return true;
     return this.pool.settled(timeoutMs);
   }
 
@@ -82,8 +105,13 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
 
   /** Servers still connecting, for a note under answers given before they are all there. */
   pendingNote(): string[] {
-    const pending = this.pool.status().filter((s) => s.state === "connecting").map((s) => s.name);
-    return pending.length ? [`(still connecting: ${pending.join(", ")}; their tools are not listed yet)`] : [];
+    const connecting = this.pool.status().filter((s) => s.state === "connecting").map((s) => s.name);
+    const missing = connecting.filter((s) => !this.#cached.has(s));
+    const cached = connecting.filter((s) => this.#cached.has(s));
+    return [
+      ...(missing.length ? [`(still connecting: ${missing.join(", ")}; their tools are not listed yet)`] : []),
+      ...(cached.length ? [`(still connecting: ${cached.join(", ")}; their tools are listed from the last run)`] : []),
+    ];
   }
 
   async searchTools(request: SearchRequest): Promise<string> {
@@ -129,8 +157,29 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   async close(): Promise<void> {
+    if (this.#saveTimer) {
+      clearTimeout(this.#saveTimer);
+      this.#save();
+    }
     await Promise.all([this.pool.close(), this.#sandbox?.close()]);
     this.results.clear();
+  }
+
+  #scheduleSave(): void {
+    if (!this.#cache) return;
+    clearTimeout(this.#saveTimer);
+    this.#saveTimer = setTimeout(() => this.#save(), 500);
+    this.#saveTimer.unref();
+  }
+
+  #save(): void {
+    this.#saveTimer = undefined;
+    const servers = new Map(this.catalog.servers().map((s) => [s, this.catalog.entries(s).map((e) => e.tool as Tool)]));
+    try {
+      this.#cache?.save(servers);
+    } catch (error) {
+      this.logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
+    }
   }
 
   #setServerTools(server: string, tools: Tool[]): void {

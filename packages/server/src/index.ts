@@ -1,3 +1,4 @@
+export { CatalogCache } from "./catalog-cache";
 export { resolveConfig } from "./config";
 export type { ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";

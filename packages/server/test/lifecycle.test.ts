@@ -1,0 +1,120 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ResultStore } from "../src/index";
+import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
+
+const harnesses: Harness[] = [];
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+});
+const open = async (...args: Parameters<typeof connect>) => {
+  const h = await connect(...args);
+  harnesses.push(h);
+  return h;
+};
+
+describe("startup", () => {
+  it("a search that arrives while servers connect waits for them instead of answering from a half-empty catalog", async () => {
+    const h = await open({ config: config({ slow: misbehaving("--start-delay-ms", "800") }) });
+    const text = await h.text("search_tools", { query: "return the text it is given", limit: 1 });
+    expect(text).toContain("slow__echo");
+  });
+
+  it("bounds that wait, and says which servers are still connecting", async () => {
+    const h = await open({ config: config({ slow: misbehaving("--start-delay-ms", "5000") }), startupWaitMs: 200 });
+    const text = await h.text("search_tools", { query: "echo" });
+    expect(text).toContain("still connecting: slow; their tools are not listed yet");
+  });
+
+  it("answers at once from the last good catalog on disk after a restart, then refreshes behind", async () => {
+    const cacheDir = await mkdtemp(join(tmpdir(), "codemux-cache-"));
+    const servers = config({ m: misbehaving("--start-delay-ms", "1500") });
+    const first = await open({ config: servers, cacheDir });
+    await first.core.ready();
+    await first.close();
+    harnesses.pop();
+
+    const second = await open({ config: servers, cacheDir, startupWaitMs: 10_000 });
+    const started = Date.now();
+    const text = await second.text("search_tools", { query: "return the text it is given", limit: 1 });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(text).toContain("m__echo");
+    expect(text).toContain("their tools are listed from the last run");
+    // The call waits for the real server.
+    expect(await second.text("call_tool", { name: "m__echo", args: { text: "live" } })).toBe("live");
+  });
+
+  it("does not use another config's cache", async () => {
+    const cacheDir = await mkdtemp(join(tmpdir(), "codemux-cache-"));
+    const first = await open({ config: config({ m: misbehaving() }), cacheDir });
+    await first.core.ready();
+    await first.close();
+    harnesses.pop();
+    const other = await open({ config: config({ m: misbehaving("--start-delay-ms", "3000") }), cacheDir, startupWaitMs: 100 });
+    expect(await other.text("search_tools", { query: "echo" })).toContain("their tools are not listed yet");
+  });
+});
+
+describe("tool list changes", () => {
+  it("refreshes the catalog and the wrapper modules when a server's tools change", async () => {
+    const h = await open({ config: config({ m: misbehaving() }), pool: { listChangedDebounceMs: 10 } });
+    await h.text("call_tool", { name: "m__add_tool", args: { name: "freshly_added" } });
+    await expect.poll(() => h.core.catalog.get("m__freshly_added"), { timeout: 3000 }).toBeDefined();
+    expect(await h.text("read_module", { specifier: "mcp/servers/m/freshlyAdded" })).toContain("export async function freshlyAdded(");
+    expect(await h.text("call_tool", { name: "m__freshly_added" })).toBe("called freshly_added");
+  });
+
+  it("tells a passthrough client that its tool list changed", async () => {
+    const h = await open({ config: config({ m: misbehaving() }), mode: "passthrough", pool: { listChangedDebounceMs: 10 } });
+    await h.core.ready();
+    let notified = 0;
+    h.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      notified++;
+    });
+    await h.client.callTool({ name: "m__add_tool", arguments: { name: "another" } });
+    await expect.poll(() => notified, { timeout: 3000 }).toBeGreaterThan(0);
+    expect((await h.client.listTools()).tools.map((t) => t.name)).toContain("m__another");
+  });
+});
+
+describe("execute_code and the downstream", () => {
+  it("passes inner calls' progress to the client", async () => {
+    const h = await open({ config: config({ m: misbehaving() }) });
+    const messages: string[] = [];
+    const result = (await h.client.callTool(
+      { name: "execute_code", arguments: { code: 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 400, steps: 4 });' } },
+      undefined,
+      { onprogress: (p) => messages.push(p.message ?? "") },
+    )) as CallToolResult;
+    expect(JSON.parse(textOf(result)).result).toBe("slept 400 ms");
+    expect(messages.length).toBeGreaterThanOrEqual(3);
+    expect(messages[0]).toMatch(/^m__slow: 1\/4$/);
+  });
+
+  it("fails a call in flight when the server crashes, and the server is back for the next snippet", async () => {
+    const h = await open({ config: config({ m: misbehaving() }) });
+    const crashed = JSON.parse(await h.text("execute_code", { code: 'import { crash } from "mcp/servers/m/crash";\ntry { await crash({}); } catch (e) { console.log((e as Error).message); }\nexport default "survived";' }));
+    expect(crashed.result).toBe("survived");
+    expect(crashed.stdout).toMatch(/Server "m" disconnected during the call: the process exited with code 1/);
+    const again = JSON.parse(await h.text("execute_code", { code: 'import { counter } from "mcp/servers/m/counter";\nexport default await counter({});' }));
+    expect(again.result.calls).toBe(1);
+  });
+});
+
+describe("ResultStore", () => {
+  it("expires kept results and forgets the oldest past its size cap", () => {
+    let now = 0;
+    const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now });
+    const a = store.keep("t", "123456");
+    const b = store.keep("t", "abcdef");
+    expect(() => store.get(a.handle)).toThrow(/expired or never existed/);
+    expect(store.get(b.handle).text).toBe("abcdef");
+    now = 1001;
+    expect(() => store.get(b.handle)).toThrow(/expired/);
+    expect(store.size).toBe(0);
+  });
+});
