@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ResultNotFoundError } from "./errors";
 
 export interface KeptResult {
   handle: string;
   tool: string;
-  text: string;
   bytes: number;
   lines: number;
   createdAt: number;
@@ -16,24 +18,31 @@ export interface ResultStoreOptions {
   ttlMs?: number;
   /** Total bytes kept; the oldest results go first past this. */
   maxBytes?: number;
+  /** Where results are written; a private temporary folder by default. */
+  dir?: string;
   now?: () => number;
 }
 
 /**
  * Keeps tool results too large to put in the model's context, so that read_result can page
- * through them. Bounded in time and total size; expired results are deleted.
+ * through them. They are written to files (only their metadata stays in memory, so the proxy's
+ * memory stays flat however much it keeps), bounded in time and total size, and deleted when
+ * they expire and when the store is cleared.
  */
 export class ResultStore {
   readonly #results = new Map<string, KeptResult>();
   readonly #ttlMs: number;
   readonly #maxBytes: number;
   readonly #now: () => number;
+  readonly #dirOption: string | undefined;
+  #dir: string | undefined;
   #bytes = 0;
 
   constructor(options: ResultStoreOptions = {}) {
     this.#ttlMs = options.ttlMs ?? 30 * 60_000;
-    this.#maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+    this.#maxBytes = options.maxBytes ?? 1024 * 1024 * 1024;
     this.#now = options.now ?? Date.now;
+    this.#dirOption = options.dir;
   }
 
   get size(): number {
@@ -47,12 +56,12 @@ export class ResultStore {
     const kept: KeptResult = {
       handle: `res_${randomBytes(6).toString("hex")}`,
       tool,
-      text,
       bytes: Buffer.byteLength(text),
       lines: countLines(text),
       createdAt: now,
       expiresAt: now + this.#ttlMs,
     };
+    writeFileSync(this.#path(kept.handle), text, { mode: 0o600 });
     this.#results.set(kept.handle, kept);
     this.#bytes += kept.bytes;
     for (const [handle, old] of this.#results) {
@@ -69,9 +78,26 @@ export class ResultStore {
     return kept;
   }
 
+  /** The kept text; the handle is checked first, so it cannot name a file of its own. */
+  read(handle: string): string {
+    const kept = this.get(handle);
+    return readFileSync(this.#path(kept.handle), "utf8");
+  }
+
   clear(): void {
     this.#results.clear();
     this.#bytes = 0;
+    if (this.#dir && !this.#dirOption) rmSync(this.#dir, { recursive: true, force: true });
+    else for (const handle of this.#results.keys()) this.#unlink(handle);
+    this.#dir = undefined;
+  }
+
+  #path(handle: string): string {
+    if (!this.#dir) {
+      if (this.#dirOption) mkdirSync(this.#dirOption, { recursive: true, mode: 0o700 });
+      this.#dir = this.#dirOption ?? mkdtempSync(join(tmpdir(), "codemux-results-"));
+    }
+    return join(this.#dir, `${handle}.txt`);
   }
 
   #expire(): void {
@@ -82,6 +108,15 @@ export class ResultStore {
   #delete(handle: string, kept: KeptResult): void {
     this.#results.delete(handle);
     this.#bytes -= kept.bytes;
+    this.#unlink(handle);
+  }
+
+  #unlink(handle: string): void {
+    try {
+      unlinkSync(this.#path(handle));
+    } catch {
+      // Already gone: nothing to free.
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -106,15 +106,25 @@ describe("execute_code and the downstream", () => {
 });
 
 describe("ResultStore", () => {
-  it("expires kept results and forgets the oldest past its size cap", () => {
+  it("keeps results in files, expires them, forgets the oldest past its size cap, and deletes the files", async () => {
     let now = 0;
-    const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now });
+    const dir = await mkdtemp(join(tmpdir(), "codemux-results-test-"));
+    const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, dir });
     const a = store.keep("t", "123456");
     const b = store.keep("t", "abcdef");
     expect(() => store.get(a.handle)).toThrow(/expired or never existed/);
-    expect(store.get(b.handle).text).toBe("abcdef");
+    expect(store.read(b.handle)).toBe("abcdef");
+    expect(await readdir(dir)).toEqual([`${b.handle}.txt`]);
     now = 1001;
-    expect(() => store.get(b.handle)).toThrow(/expired/);
+    expect(() => store.read(b.handle)).toThrow(/expired/);
     expect(store.size).toBe(0);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("refuses handles that are not its own, such as paths", () => {
+    const store = new ResultStore();
+    store.keep("t", "x");
+    for (const handle of ["../../etc/passwd", "/etc/passwd", "res_../../x"]) expect(() => store.read(handle)).toThrow(/No kept result/);
+    store.clear();
   });
 });

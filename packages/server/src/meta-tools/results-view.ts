@@ -57,10 +57,11 @@ export interface ReadResultRequest {
 
 export function readResult(store: ResultStore, request: ReadResultRequest): string {
   const kept = store.get(request.handle);
-  const lines = kept.text.split("\n");
+  const text = store.read(kept.handle);
+  const lines = text.split("\n");
   switch (request.op) {
     case "stat":
-      return stat(kept);
+      return stat(kept, text);
     case "head":
       return page(lines, 1, request.lines ?? 50);
     case "tail": {
@@ -76,8 +77,8 @@ export function readResult(store: ResultStore, request: ReadResultRequest): stri
   }
 }
 
-function stat(kept: KeptResult): string {
-  return JSON.stringify({ handle: kept.handle, tool: kept.tool, bytes: kept.bytes, lines: kept.lines, estimatedTokens: estimateTokens(kept.text), expiresAt: new Date(kept.expiresAt).toISOString() });
+function stat(kept: KeptResult, text: string): string {
+  return JSON.stringify({ handle: kept.handle, tool: kept.tool, bytes: kept.bytes, lines: kept.lines, estimatedTokens: estimateTokens(text), expiresAt: new Date(kept.expiresAt).toISOString() });
 }
 
 /** Lines `from`..`to` (1-based, inclusive), numbered, cut at a page size the model can take. */
