@@ -1,4 +1,4 @@
-import { isVerb } from "./actions";
+import { leadingVerbs, verbsOf } from "./actions";
 import { tokenize } from "./tokenize";
 import type { SearchDocument } from "./types";
 
@@ -22,11 +22,15 @@ export const FIELD_WEIGHTS: readonly number[] = [1.5, 3, 2, 1.5, 0.5, 0.6, 0.25]
  */
 export const FIELD_LENGTH_NORMS: readonly number[] = [0, 0.3, 0.3, 0.5, 0.75, 0.5, 0.75];
 
+const PROSE = { prose: true } as const;
+
 export interface DocumentFields {
   /** Terms per field, in the order of `Field`. */
   fields: string[][];
   /** Distinct tool-name terms that do not repeat the server name. */
   nameTerms: string[];
+  /** Distinct terms of the description's first sentence. */
+  summaryTerms: string[];
   /** Distinct adjacent term pairs of name and title, as "a b". */
   pairs: string[];
   /** What the tool does: the verbs of its name and those its first sentence opens with ("Get or list ..."). */
@@ -40,28 +44,25 @@ export function documentFields(doc: SearchDocument): DocumentFields {
   // about what the tool does, and the server field already carries them.
   const notServer = (t: string) => !serverTerms.has(t);
   const name = tokenize(doc.name).filter(notServer);
-  const title = tokenize(doc.title ?? "").filter(notServer);
+  const title = tokenize(doc.title ?? "", PROSE).filter(notServer);
   const [first, rest] = splitSummary(doc.description ?? "");
-  const summary = tokenize(first);
-  // "Notion | Append block children": the server name may open the sentence.
-  const prose = summary.filter(notServer);
-  const firstNonVerb = prose.findIndex((t) => !isVerb(t));
-  const opening = prose.slice(0, firstNonVerb < 0 ? prose.length : firstNonVerb);
+  const summary = tokenize(first, PROSE);
   const fields = [
     server,
     name,
     title,
     summary,
-    tokenize(rest),
+    tokenize(rest, PROSE),
     doc.parameters.flatMap((p) => tokenize(p.name)),
-    doc.parameters.flatMap((p) => tokenize(p.description ?? "")),
+    doc.parameters.flatMap((p) => tokenize(p.description ?? "", PROSE)),
   ];
   const pairs = new Set<string>();
   for (const seq of [name, title]) {
     for (let i = 1; i < seq.length; i++) pairs.add(`${seq[i - 1]} ${seq[i]}`);
   }
-  const actions = new Set([...name.filter(isVerb), ...opening]);
-  return { fields, nameTerms: [...new Set(name)], pairs: [...pairs], actions: [...actions] };
+  // "Notion | Append block children": the server name may open the sentence.
+  const actions = new Set([...verbsOf(name), ...leadingVerbs(summary.filter(notServer))]);
+  return { fields, nameTerms: [...new Set(name)], summaryTerms: [...new Set(summary)], pairs: [...pairs], actions: [...actions] };
 }
 
 /** The first sentence (or line) of a description, and the rest. */

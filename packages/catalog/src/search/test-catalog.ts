@@ -7,8 +7,15 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("github", "merge_pull_request", "Merge a pull request", ["owner", "repo", "pull_number"]),
   tool("github", "create_issue", "Create a new issue in a GitHub repository", ["owner", "repo", "title", "body"]),
   tool("github", "search_repositories", "Search for GitHub repositories", ["query", "page"]),
+  tool("github", "list_commits", "Get list of commits of a branch in a GitHub repository", ["owner", "repo", "sha"]),
   tool("github", "get_file_contents", "Get the contents of a file or directory from a GitHub repository", ["owner", "repo", "path"]),
   tool("gitlab", "create_issue", "Create a new issue in a GitLab project", ["project_id", "title"]),
+  tool("gitlab", "create_repository", "Create a new GitLab project", ["name: Repository name", "visibility: Repository visibility level"]),
+  tool("gitlab", "create_branch", "Create a new branch in a GitLab project", [
+    "project_id: Project ID or URL-encoded path",
+    "branch: Name for the new branch",
+    "ref: Source branch/commit for new branch",
+  ]),
   tool("gitlab", "create_merge_request", "Create a new merge request in a GitLab project", ["project_id", "source_branch"]),
   tool("slack", "slack_post_message", "Post a new message to a Slack channel", ["channel_id", "text"]),
   tool("slack", "slack_list_channels", "List public channels in the workspace with pagination", ["limit", "cursor"]),
@@ -22,14 +29,21 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("git", "git_status", "Show the working tree status including staged, unstaged, and untracked files.", ["path"]),
   tool("git", "git_log", "View commit history with optional filtering by author or date.", ["path", "maxCount"]),
   tool("git", "git_checkout", "Switch branches or restore working tree files.", ["path", "target"]),
-  tool("kubernetes", "kubectl_get", "Get or list Kubernetes resources by resource type, name, and namespace", ["resourceType", "name", "namespace"]),
+  tool("git", "git_rebase", "Rebase commits onto another branch.", ["path", "upstream"]),
+  tool("kubernetes", "kubectl_get", "Get or list Kubernetes resources by resource type, name, and namespace", [
+    "resourceType: Type of resource to get (e.g., pods, deployments, services)",
+    "name",
+    "namespace",
+  ]),
   tool("kubernetes", "kubectl_logs", "Get logs from Kubernetes resources like pods or deployments", ["resourceType", "name", "container"]),
+  tool("kubernetes", "exec_in_pod", "Execute a command in a Kubernetes pod or container and return the output.", ["name", "namespace", "command"]),
   tool("kubernetes", "port_forward", "Forward a local port to a port on a Kubernetes resource", ["resourceName", "localPort", "targetPort"]),
   tool("postgres", "query", "Run a read-only SQL query", ["sql"]),
   tool("notion", "API-post-page", "Notion | Create a page", ["parent", "properties"]),
   tool("notion", "API-retrieve-a-block", "Notion | Retrieve a block", ["block_id"]),
   tool("playwright", "browser_navigate", "Navigate to a URL", ["url"]),
   tool("playwright", "browser_take_screenshot", "Take a screenshot of the current page.", ["filename", "fullPage"]),
+  tool("chrome-devtools", "select_page", "Select a page as a context for future tool calls.", ["pageIdx"]),
   tool("playwright", "browser_tabs", "List, create, close, or select a browser tab.", ["action", "index"]),
   tool("sentry", "whoami", "Identify the authenticated user in Sentry.", []),
   tool("sentry", "find_teams", "Find teams in an organization in Sentry.", ["organizationSlug"]),
@@ -39,6 +53,16 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("sequential-thinking", "sequentialthinking", "A tool for dynamic and reflective problem-solving through thoughts.", ["thought"]),
 ];
 
+/** `parameters` are names, or "name: description". */
 function tool(server: string, name: string, description: string, parameters: string[]): SearchDocument {
-  return { id: `${server}__${name}`, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
+  return {
+    id: `${server}__${name}`,
+    server,
+    name,
+    description,
+    parameters: parameters.map((p) => {
+      const [paramName = "", paramDescription] = p.split(": ");
+      return paramDescription === undefined ? { name: paramName } : { name: paramName, description: paramDescription };
+    }),
+  };
 }

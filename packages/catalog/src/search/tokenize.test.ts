@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compounds, tokenize } from "./tokenize";
+import { compounds, rawWords, tokenize } from "./tokenize";
 
 describe("tokenize", () => {
   it("splits identifiers of every casing", () => {
@@ -8,6 +8,12 @@ describe("tokenize", () => {
     expect(tokenize("API-post-page")).toEqual(tokenize("api post page"));
     expect(tokenize("HTTPServer base64")).toEqual(tokenize("http server base 64"));
     expect(tokenize("HTTPServer")).toHaveLength(2);
+  });
+
+  it("keeps capitalised names whole in prose and splits them in identifiers", () => {
+    expect(tokenize("a GitHub repo and a DaemonSet", { prose: true })).toEqual(["github", "repository", "daemonset"]);
+    expect(tokenize("GitHub")).toEqual(["git", "hub"]);
+    expect(tokenize("CreateIssue")).toEqual(["creat", "issu"]);
   });
 
   it("spells out abbreviations, singular or plural", () => {
@@ -19,6 +25,12 @@ describe("tokenize", () => {
 
   it("drops stopwords and one-letter words", () => {
     expect(tokenize("show me all of the files in a folder")).toEqual(["show", "fil", "folder"]);
+  });
+});
+
+describe("rawWords", () => {
+  it("splits identifiers but neither stems nor drops words", () => {
+    expect(rawWords("who am I in getPullRequest")).toEqual(["who", "am", "i", "in", "get", "pull", "request"]);
   });
 });
 

@@ -7,12 +7,23 @@ const STOPWORDS = new Set(
     "is are was were be been being am do does did doing done have has had having will would shall should can could may might must " +
     "it its this that these those there here what which who whom whose when where why how " +
     "i me my mine we us our you your he him his she her they them their " +
-    "all any each every both either neither some such no not only own same so than too very just also again further once " +
+    "all any each every both either neither some such no not only own same other another so than too very just also again further once " +
     "about above below over under up out off between through during before after until while against " +
     "anything everything something nothing anyone everyone someone " +
     "please want wants need needs let lets like give tell"
   ).split(" "),
 );
+
+export interface TokenizeOptions {
+  /**
+   * The text is prose (a description, a query), where a capitalised word of capitalised
+   * parts is a name ("GitHub", "DevTools", "DaemonSet") and stays one word; in an
+   * identifier ("CreateIssue") such parts are words of their own.
+   */
+  prose?: boolean;
+}
+
+const BRAND = /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/;
 
 /** Chunk -> terms. Tool catalogs repeat their words a lot; bounded so that odd input cannot grow it forever. */
 const cache = new Map<string, readonly string[]>();
@@ -25,14 +36,16 @@ const CACHE_LIMIT = 50_000;
  * stopwords and one-letter words dropped, and each word stemmed. Documents and
  * queries both go through here, so they meet on the same terms.
  */
-export function tokenize(text: string): string[] {
+export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
+  const prose = options.prose === true;
   const terms: string[] = [];
   for (const chunk of text.split(/[^A-Za-z0-9]+/)) {
     if (!chunk) continue;
-    let chunkTerms = cache.get(chunk);
+    const key = prose ? `\u0000${chunk}` : chunk;
+    let chunkTerms = cache.get(key);
     if (!chunkTerms) {
       if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(chunk, (chunkTerms = termsOf(chunk)));
+      cache.set(key, (chunkTerms = termsOf(prose && BRAND.test(chunk) ? chunk.toLowerCase() : chunk)));
     }
     terms.push(...chunkTerms);
   }

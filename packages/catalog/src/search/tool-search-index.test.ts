@@ -43,6 +43,40 @@ describe("ToolSearchIndex ranking", () => {
     expect(top(index, query)).toBe(expected);
   });
 
+  it("prefers the tools of a server the query names", () => {
+    expect(top(index, "select rows from a postgres table")).toBe("postgres__query");
+  });
+
+  it("passes over tools whose verbs contradict the query's verb", () => {
+    // exec_in_pod names the pods; kubectl_get lists them.
+    expect(top(index, "list pods in a namespace")).toBe("kubernetes__kubectl_get");
+  });
+
+  it("breaks ties between name matches by how much of the first sentence the query covers", () => {
+    expect(top(index, "create a new gitlab project")).toBe("gitlab__create_repository");
+    const pair = indexOf([
+      { id: "gitlab__create_repository", server: "gitlab", name: "create_repository", description: "Create a new project.", parameters: [] },
+      {
+        id: "gitlab__create_branch",
+        server: "gitlab",
+        name: "create_branch",
+        description: "Create a new branch in a project. A new project starts with one branch; the new branch starts from it.",
+        parameters: [],
+      },
+    ]);
+    expect(top(pair, "create a new project")).toBe("gitlab__create_repository");
+  });
+
+  it("ignores words that only say 'some other one'", () => {
+    expect(top(index, "switch to another branch")).toBe("git__git_checkout");
+  });
+
+  it("reads a brand name in prose as one word, not as its parts", () => {
+    expect(top(index, "commit history on GitHub")).toBe("github__list_commits");
+    // "GitHub" in GitHub's descriptions must not make them about git.
+    expect(ids(index, "commits of a git repository", 4)).toContain("git__git_log");
+  });
+
   it("ranks the tool whose name the query covers above ones that only mention the words", () => {
     expect(ids(index, "list directory", 2)).toEqual(["filesystem__list_directory", "filesystem__create_directory"]);
   });

@@ -1,6 +1,8 @@
+import { verbKind } from "./actions";
 import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
 import { SYNONYMS } from "./synonyms";
+import { queryAction } from "./query-action";
 import { compounds, tokenize } from "./tokenize";
 import type { SearchDocument, SearchHit, SearchOptions } from "./types";
 
@@ -22,7 +24,11 @@ const COVERAGE_SHARE = 0.6;
 /** Score multiplier per adjacent query word pair found adjacent in the name or title. */
 const PAIR_BONUS = 0.15;
 /** Score multiplier for the tools of a server that the query names ("... in gitlab"). */
-const SERVER_BONUS = 0.5;
+const SERVER_BONUS = 1;
+/** Score multiplier for a tool whose first sentence the query covers: the tie-break between tools that all match the name. */
+const SUMMARY_COVERAGE_BONUS = 0.3;
+/** Score share taken from a tool whose verbs all contradict the query's verb ("list" vs "delete_"). */
+const CONTRADICTION_PENALTY = 0.3;
 
 interface Entry {
   id: string;
@@ -32,7 +38,11 @@ interface Entry {
   terms: Map<string, number>;
   lengths: number[];
   nameTerms: string[];
+  summaryTerms: string[];
   pairs: string[];
+  actions: string[];
+  /** The kinds of change (see `verbKind`) of `actions`. */
+  kinds: Set<string>;
 }
 
 /** The variants of one query word that occur in the index, each with its weight. */
@@ -42,7 +52,9 @@ type Concept = Map<string, number>;
  * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
  * title, first sentence, rest of the description, parameter names and descriptions),
  * widened by synonyms, prefixes and one-letter typos, and sharpened by how many query
- * words a tool covers, how much of its name they cover, and adjacent word pairs.
+ * words a tool covers, how much of its name and first sentence they cover, adjacent
+ * word pairs, a server the query names, and whether the tool's verbs contradict the
+ * query's ("list ..." is not answered by `delete_*`).
  *
  * Adding or removing a tool touches only that tool's terms. Document frequencies and
  * field length sums are running counts; what depends on them per tool (length
@@ -61,9 +73,10 @@ export class ToolSearchIndex {
   readonly #lengthSums = new Float64Array(FIELD_COUNT);
   /** Bumped on every change, so that per-slot statistics go stale. */
   #generation = 0;
-  /** Per slot: length normalisation per field, and the idf sum of its name terms, as of `#statsAt`. */
+  /** Per slot: length normalisation per field, and the idf sums of its name and first-sentence terms, as of `#statsAt`. */
   #norms = new Float64Array(0);
   #nameWeights = new Float64Array(0);
+  #summaryWeights = new Float64Array(0);
   #statsAt = new Int32Array(0);
   /** Sorted vocabulary for prefix and typo lookups; rebuilt on first use after a change. */
   #vocabulary: string[] | undefined;
@@ -74,14 +87,15 @@ export class ToolSearchIndex {
 
   add(doc: SearchDocument): void {
     this.remove(doc.id);
-    const { fields, nameTerms, pairs } = documentFields(doc);
+    const { fields, nameTerms, summaryTerms, pairs, actions } = documentFields(doc);
     const terms = new Map<string, number>();
     fields.forEach((fieldTerms, f) => {
       for (const term of fieldTerms) terms.set(term, addOccurrence(terms.get(term) ?? 0, f));
     });
     const lengths = fields.map((fieldTerms) => fieldTerms.length);
     const slot = this.#freeSlots.pop() ?? this.#slots.length;
-    const entry: Entry = { id: doc.id, server: doc.server, slot, terms, lengths, nameTerms, pairs };
+    const kinds = new Set(actions.flatMap((a) => verbKind(a) ?? []));
+    const entry: Entry = { id: doc.id, server: doc.server, slot, terms, lengths, nameTerms, summaryTerms, pairs, actions, kinds };
     this.#slots[slot] = entry;
     this.#byId.set(doc.id, entry);
     this.#ensureCapacity(this.#slots.length);
@@ -129,7 +143,8 @@ export class ToolSearchIndex {
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = options.limit ?? 10;
-    const words = tokenize(query);
+    const words = tokenize(query, { prose: true });
+    const verb = queryAction(query);
     const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
     const concepts = [...expanded.values()].filter((c) => c.size > 0);
     for (const compound of compounds(query)) {
@@ -142,6 +157,7 @@ export class ToolSearchIndex {
     const matched = new Uint16Array(capacity);
     const best = new Float64Array(capacity);
     const nameCovered = new Float64Array(capacity);
+    const summaryCovered = new Float64Array(capacity);
     const serverNamed = new Float64Array(capacity);
     const touched: number[] = [];
     const credited = new Set<string>();
@@ -162,6 +178,7 @@ export class ToolSearchIndex {
           if (best[slot] === 0) conceptTouched.push(slot);
           if (s > (best[slot] as number)) best[slot] = s;
           if (creditName && occurrences(packed, Field.name) > 0) nameCovered[slot] = (nameCovered[slot] as number) + idf;
+          if (creditName && occurrences(packed, Field.summary) > 0) summaryCovered[slot] = (summaryCovered[slot] as number) + idf;
           if (term === exact && occurrences(packed, Field.server) > 0 && serverShare > (serverNamed[slot] as number)) serverNamed[slot] = serverShare;
         });
       }
@@ -180,22 +197,41 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
+    const action = verb === undefined ? undefined : new Set([verb, ...(SYNONYMS.get(verb) ?? [])]);
+    const actionKind = verb === undefined ? undefined : verbKind(verb);
     const top: SearchHit[] = [];
     for (const slot of touched) {
       const coverage = (matched[slot] as number) / concepts.length;
       const nameWeight = this.#nameWeights[slot] as number;
       const nameCoverage = nameWeight > 0 ? Math.min(1, (nameCovered[slot] as number) / nameWeight) : 0;
-      const score =
+      const summaryWeight = this.#summaryWeights[slot] as number;
+      const summaryCoverage = summaryWeight > 0 ? Math.min(1, (summaryCovered[slot] as number) / summaryWeight) : 0;
+      let score =
         (sums[slot] as number) *
         (1 - COVERAGE_SHARE + COVERAGE_SHARE * coverage) *
         (1 + NAME_COVERAGE_BONUS * nameCoverage) *
+        (1 + SUMMARY_COVERAGE_BONUS * summaryCoverage) *
         (1 + PAIR_BONUS) ** (pairHits[slot] as number) *
         (1 + SERVER_BONUS * (serverNamed[slot] as number));
+      // Agreement only ever lowers a score, so a tool that cannot make the top is not looked at.
+      if (top.length === limit && score < (top[limit - 1] as SearchHit).score) continue;
+      const entry = this.#slots[slot] as Entry;
+      score *= this.#agreement(entry, action, actionKind);
       if (top.length < limit || score >= (top[limit - 1] as SearchHit).score) {
-        insertTop(top, { id: (this.#slots[slot] as Entry).id, score }, limit);
+        insertTop(top, { id: entry.id, score }, limit);
       }
     }
     return top;
+  }
+
+  /**
+   * A tool none of whose verbs makes the kind of change the query's verb asks for
+   * ("list pods" against `delete_pod` or `exec_in_pod`) loses, unless one of them is the
+   * query's verb or a synonym; a tool with no verb in its name or opening words keeps its score.
+   */
+  #agreement(entry: Entry, action: Set<string> | undefined, actionKind: string | undefined): number {
+    if (action === undefined || actionKind === undefined || entry.actions.length === 0 || entry.kinds.has(actionKind)) return 1;
+    return entry.actions.some((a) => action.has(a)) ? 1 : 1 - CONTRADICTION_PENALTY;
   }
 
   /** Slots with two adjacent query words (or their synonyms: "remove relation" meets "delete_relations") adjacent. */
@@ -248,15 +284,15 @@ export class ToolSearchIndex {
 
   /**
    * How surely a query word names a server: the share of the tools it occurs in where it
-   * is in the server name. "gitlab" or "sentry" mean their server; "search" (brave-search)
-   * or "map" (google-maps) are mostly ordinary words.
+   * is in the server name, squared. "gitlab" or "sentry" mean their server; "search"
+   * (brave-search) or "map" (google-maps) are mostly ordinary words and count for little.
    */
   #serverShare(term: string): number {
     const posting = this.#postings.get(term);
     if (!posting) return 0;
     let inServer = 0;
     for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
-    return inServer / posting.size;
+    return (inServer / posting.size) ** 2;
   }
 
   #sortedVocabulary(): string[] {
@@ -290,8 +326,9 @@ export class ToolSearchIndex {
       const average = (this.#lengthSums[f] as number) / n || 1;
       this.#norms[slot * FIELD_COUNT + f] = 1 - b + (b * (entry.lengths[f] as number)) / average;
     }
-    // Name words weigh by how telling they are: missing "get" costs less than missing "pull_request".
+    // Words weigh by how telling they are: missing "get" costs less than missing "pull_request".
     this.#nameWeights[slot] = entry.nameTerms.reduce((sum, term) => sum + this.#idf(term), 0);
+    this.#summaryWeights[slot] = entry.summaryTerms.reduce((sum, term) => sum + this.#idf(term), 0);
     this.#statsAt[slot] = this.#generation;
   }
 
@@ -305,6 +342,7 @@ export class ToolSearchIndex {
     };
     this.#norms = grow(this.#norms, (n) => new Float64Array(n), FIELD_COUNT);
     this.#nameWeights = grow(this.#nameWeights, (n) => new Float64Array(n));
+    this.#summaryWeights = grow(this.#summaryWeights, (n) => new Float64Array(n));
     this.#statsAt = grow(this.#statsAt, (n) => new Int32Array(n));
   }
 }
