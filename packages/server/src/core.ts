@@ -86,7 +86,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.#cached.add(server);
       this.#setServerTools(server, tools);
     }
-    void this.pool.start();
+    const started = this.pool.start();
+    // Start a sandbox worker (QuickJS, esbuild) ahead of the first execute_code, which would otherwise wait for it.
+    if (this.mode === "code") void started.then(() => this.sandbox.execute({ code: "export default 0" })).catch(() => undefined);
   }
 
   /**

@@ -1,0 +1,57 @@
+import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { config, connect, misbehaving, node, referenceServer, type Harness } from "./helpers";
+
+const SECRET = "codemux-secret-7f3a9";
+let h: Harness;
+let root: string;
+let secretFile: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "codemux-hostile-"));
+  await mkdir(join(root, "allowed"));
+  secretFile = join(root, "secret.txt");
+  await writeFile(secretFile, SECRET);
+  process.env.CODEMUX_HOSTILE_SECRET = SECRET;
+  h = await connect({ config: config({ fs: node(referenceServer("@modelcontextprotocol/server-filesystem"), join(root, "allowed")), m: misbehaving() }) });
+  await h.core.ready();
+});
+afterAll(async () => {
+  delete process.env.CODEMUX_HOSTILE_SECRET;
+  await h.close();
+});
+
+const attempts: Array<[string, string]> = [
+  ["a host file by absolute path", `import s from ${JSON.stringify("SECRET_FILE")};\nexport default s;`],
+  ["a host file through a climbing mcp path", `import s from "mcp/servers/fs/../../../../../../SECRET_FILE";\nexport default s;`],
+  ["a node builtin", `import { readFileSync } from "node:fs";\nexport default readFileSync(${JSON.stringify("SECRET_FILE")}, "utf8");`],
+  ["a dynamic import of a builtin", `const m = "node:" + "fs";\nexport default (await import(m)).readFileSync(${JSON.stringify("SECRET_FILE")}, "utf8");`],
+  ["process and the environment", "export default (globalThis as any).process?.env?.CODEMUX_HOSTILE_SECRET ?? (0, eval)('process').env.CODEMUX_HOSTILE_SECRET;"],
+  ["the constructor escape", "export default (function () {}).constructor('return process')().env.CODEMUX_HOSTILE_SECRET;"],
+  ["the network", "export default await (await fetch('http://127.0.0.1:1/')).text();"],
+  ["the bridge with a name outside the catalog", 'export default await (globalThis as any).__host_call("nonexistent__read_file", { path: "SECRET_FILE" });'],
+  ["the bridge with a server's tool but a path outside its roots", `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: ${JSON.stringify("SECRET_FILE")} });`],
+  ["the bridge with a traversal path", `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: "ALLOWED/../secret.txt" });`],
+  ["the bridge with arguments of the wrong shape", 'import { callTool } from "mcp/bridge";\nexport default await callTool("m__env", "CODEMUX_HOSTILE_SECRET" as any);'],
+];
+
+describe("escape attempts through execute_code", () => {
+  it.each(attempts)("%s is contained with a clean error", async (_name, template) => {
+    const code = template.replaceAll("SECRET_FILE", secretFile).replaceAll("ALLOWED", join(root, "allowed"));
+    const result = await h.call("execute_code", { code, timeoutMs: 5000 });
+    const text = (result.content[0] as { text: string }).text;
+    expect(result.isError).toBe(true);
+    expect(text).not.toContain(SECRET);
+    const body = JSON.parse(text) as { error: { kind: string; message: string } };
+    expect(body.error.message.length).toBeGreaterThan(0);
+    expect(body.error.message).not.toMatch(/\n\s+at .*\.js:\d+/);
+    expect(await h.text("call_tool", { name: "m__echo", args: { text: "still serving" } })).toBe("still serving");
+  });
+
+  it("the env tool of a downstream does not see codemux's environment either", async () => {
+    const body = JSON.parse(await h.text("execute_code", { code: 'import { env } from "mcp/servers/m/env";\nexport default await env({ name: "CODEMUX_HOSTILE_SECRET" });' }));
+    expect(body.result).toEqual({ value: null });
+  });
+});
