@@ -7,6 +7,8 @@ describe("verbKind", () => {
     expect(verbKind(tokenize("list")[0]!)).toBe(verbKind(tokenize("get")[0]!));
     expect(verbKind(tokenize("remove")[0]!)).toBe(verbKind(tokenize("drop")[0]!));
     expect(verbKind(tokenize("list")[0]!)).not.toBe(verbKind(tokenize("delete")[0]!));
+    // "leave a comment" adds one.
+    expect(verbKind(tokenize("leave")[0]!)).toBe(verbKind(tokenize("create")[0]!));
     expect(verbKind(tokenize("run")[0]!)).toBeUndefined();
     expect(verbKind(tokenize("pods")[0]!)).toBeUndefined();
   });

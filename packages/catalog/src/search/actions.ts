@@ -8,7 +8,7 @@ import { ABBREVIATIONS } from "./synonyms";
  */
 const KINDS: Readonly<Record<string, string>> = {
   read: "get list show display view find search lookup locate discover fetch retrieve read load download pull query describe inspect browse",
-  create: "create new add make insert append post write save upload push initialize generate",
+  create: "create new add make insert append post write save upload push initialize generate leave",
   update: "update modify change edit patch alter amend set rename replace upgrade",
   delete: "delete remove drop erase destroy purge discard clean clear uninstall",
   start: "start begin launch enable connect",
