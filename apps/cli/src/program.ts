@@ -72,7 +72,7 @@ export function buildProgram(context: RunContext): Command {
   const once = async <T>(command: Command, work: (core: Codemux) => Promise<T>): Promise<T> => {
     const core = await start(command, "warn");
     try {
-      await core.ready();
+      await core.settled();
       return await work(core);
     } finally {
       await core.close();

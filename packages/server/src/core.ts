@@ -101,6 +101,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     return this.pool.settled(timeoutMs);
   }
 
+  /** Waits (bounded) until every server has connected or failed, cached or not: for one-shot commands that want live servers. */
+  settled(timeoutMs = this.#startupWaitMs): Promise<boolean> {
+    return this.pool.settled(timeoutMs);
+  }
+
   status(): ServerStatus[] {
     return this.pool.status();
   }
