@@ -57,7 +57,7 @@ export async function runLatency(): Promise<LatencyReport> {
       let text = "0";
       for (let i = 0; i < 20; i++) text = String(await echo({ text: String(Number(text) + 1) }));
       export default text;`);
-    if (chain.body.result !== 20) throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
+    if (chain.body.result !== "20") throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
     const [roundTripsMs] = await timed(async () => {
       let text = "0";
       for (let i = 0; i < 20; i++) text = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: String(Number(text) + 1) } } }));

@@ -99,11 +99,11 @@ export class PooledWorker {
     }
   }
 
-  /** Answers settled in the same turn of the event loop go back in one message. */
+  /** Answers settled together (before the next task) go back in one message; a microtask, not setImmediate, keeps chained calls fast. */
   #answer(runId: number, answer: CallAnswer): void {
     if (this.#active?.runId !== runId) return;
     if (this.#answers.length === 0) {
-      setImmediate(() => {
+      queueMicrotask(() => {
         const answers = this.#answers;
         this.#answers = [];
         if (this.#active?.runId === runId) this.#post({ type: "answers", runId, answers });

@@ -239,11 +239,11 @@ class QuickJSRun {
     }
   }
 
-  /** Answers that arrive together settle together before the guest runs again, not one loop turn each. */
+  /** Answers that arrive together settle together before the guest runs again (one microtask later, not one loop turn). */
   #wakeSoon(): void {
     if (this.#wakePending) return;
     this.#wakePending = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.#wakePending = false;
       this.#wake?.();
     });
