@@ -27,6 +27,9 @@ export function terminalStatus(core: Codemux, launch: { command: string; args: s
     `  ${JSON.stringify({ mcpServers: { codemux: entry } })}`,
     "or VS Code (.vscode/mcp.json, \"servers\"):",
     `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...entry } } })}`,
+    ...(source === "built-in default"
+      ? ["(Without --config, codemux serves the built-in default: a filesystem server on the directory it starts in, and a memory server.)"]
+      : []),
     "",
     "Serving MCP on stdin/stdout; press Ctrl+C to stop.",
   ].join("\n");

@@ -1,6 +1,10 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CallCancelledError,
@@ -13,6 +17,7 @@ import {
   type ServerSpec,
 } from "../src/index";
 
+const require = createRequire(import.meta.url);
 const pools: ServerPool[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
@@ -147,6 +152,22 @@ describe("ServerPool with real child processes", () => {
     const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: "x", env: { K: "${CODEMUX_UNSET_VAR}" } } } }), { env: {} });
     const pool = await startPool(config.servers);
     expect(pool.status()[0]).toMatchObject({ state: "failed", error: expect.stringContaining("CODEMUX_UNSET_VAR is not set") });
+  });
+});
+
+describe("ServerPool over legacy SSE", () => {
+  it("connects to the reference server's SSE transport and calls a tool", async () => {
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen(0, "127.0.0.1", resolve));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise((resolve) => free.close(resolve));
+    const everything = join(dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
+    const child = spawn(process.execPath, [everything, "sse"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    children.push(child);
+    await new Promise<void>((resolve) => child.stderr!.on("data", (d: Buffer) => d.toString().includes("running on port") && resolve()));
+    const pool = await startPool([{ name: "legacy", transport: { type: "sse", url: `http://127.0.0.1:${port}/sse`, headers: { "X-Test": "1" } }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    expect(pool.status()[0]).toMatchObject({ state: "ready", transport: "sse" });
+    expect(textOf(await pool.callTool("legacy", "echo", { message: "over sse" }))).toContain("over sse");
   });
 });
 
