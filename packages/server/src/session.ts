@@ -123,7 +123,7 @@ async function executeCode(core: Codemux, args: Args, context: RequestContext): 
     // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
     ...(context.progress ? { onprogress: ({ tool, progress }) => context.progress?.({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) } : {}),
   });
-  return executionResult(run);
+  return limitResult("execute_code", executionResult(run), core.results, core.largeResultBytes);
 }
 
 /** The snippet's outcome as compact JSON: result, output, time and calls; an error names its kind and position. */

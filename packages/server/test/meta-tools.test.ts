@@ -118,6 +118,15 @@ describe("large results", () => {
     expect(textOf(await h.call("read_result", { handle: "res_nope", op: "stat" }))).toMatch(/No kept result "res_nope"/);
   });
 
+  it("shows a huge single line clipped, around the match for grep", async () => {
+    const text = textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 200_000 } }));
+    const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;
+    const head = await h.text("read_result", { handle, op: "head" });
+    expect(head).toMatch(/^1: x{1000}… \[line of 200000 characters\]$/);
+    const grep = await h.text("read_result", { handle, op: "grep", pattern: "x$" });
+    expect(grep).toMatch(/\n1: …x{1000}$/);
+  });
+
   it("leaves results under the limit alone", async () => {
     expect(await h.text("call_tool", { name: "bad__huge", args: { bytes: 1000 } })).toBe("x".repeat(1000));
   });
@@ -209,6 +218,14 @@ describe("execute_code", () => {
       export default { doubled: s.doubled, callsIsNumber: typeof c.calls === "number", text: await echo({ text: "plain" }) };
     `);
     expect(body.result).toEqual({ doubled: 42, callsIsNumber: true, text: "plain" });
+  });
+
+  it("keeps a large answer out of the context and makes it readable with read_result", async () => {
+    const result = await h.call("execute_code", { code: 'export default Array.from({ length: 5000 }, (_, i) => ({ row: i, text: "some data " + i }));' });
+    const text = textOf(result);
+    expect(text).toMatch(/^The result of execute_code is \d+ KB/);
+    const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;
+    expect(await h.text("read_result", { handle, op: "grep", pattern: '"row": 4321,', context: 1 })).toContain('"text": "some data 4321"');
   });
 
   it("keeps the proxy answering while a runaway snippet runs", async () => {

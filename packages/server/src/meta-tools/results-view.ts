@@ -6,11 +6,30 @@ const PREVIEW_LINES = 40;
 const PREVIEW_CHARS = 2000;
 const MAX_PAGE_CHARS = 24_000;
 
-/** The text of a result's text parts (and structuredContent when there is no text). */
+const MAX_LINE_CHARS = 1000;
+
+/** The text of a result's text parts (and structuredContent when there is no text), in lines worth paging. */
 function resultText(result: CallToolResult): string {
   const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
-  if (texts.length) return texts.join("\n");
+  if (texts.length) return pageable(texts.join("\n"));
   return result.structuredContent ? JSON.stringify(result.structuredContent, null, 1) : "";
+}
+
+/** JSON on one long line is laid out one value a line, so that slice and grep find something to show. */
+function pageable(text: string): string {
+  if (text.length < MAX_LINE_CHARS || text.indexOf("\n") !== -1) return text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 1);
+  } catch {
+    return text;
+  }
+}
+
+/** One line as shown: cut to MAX_LINE_CHARS, around `at` (a match) when given. */
+function clip(line: string, at = 0): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  const start = Math.max(0, Math.min(at - MAX_LINE_CHARS / 2, line.length - MAX_LINE_CHARS));
+  return `${start > 0 ? "…" : ""}${line.slice(start, start + MAX_LINE_CHARS)}${start + MAX_LINE_CHARS < line.length ? `… [line of ${line.length} characters]` : ""}`;
 }
 
 /** A result over `limitBytes` is kept and replaced by a preview with its size and a handle for read_result. */
@@ -87,7 +106,7 @@ function page(lines: string[], from: number, to: number): string {
   let chars = 0;
   const last = Math.min(to, lines.length);
   for (let n = from; n <= last; n++) {
-    const line = `${n}: ${lines[n - 1]}`;
+    const line = `${n}: ${clip(lines[n - 1] as string)}`;
     if (chars + line.length > MAX_PAGE_CHARS) {
       out.push(`[page cut at ${MAX_PAGE_CHARS} characters; continue with slice from ${n}]`);
       break;
@@ -109,8 +128,11 @@ function grep(lines: string[], pattern: string | undefined, context: number): st
   }
   const show = new Set<number>();
   let matches = 0;
+  const where = new Map<number, number>();
   for (let i = 0; i < lines.length; i++) {
-    if (!regex.test(lines[i]!)) continue;
+    const found = regex.exec(lines[i]!);
+    if (!found) continue;
+    where.set(i, found.index);
     matches++;
     for (let j = Math.max(0, i - context); j <= Math.min(lines.length - 1, i + context); j++) show.add(j);
   }
@@ -120,7 +142,7 @@ function grep(lines: string[], pattern: string | undefined, context: number): st
   let chars = 0;
   for (const i of [...show].sort((a, b) => a - b)) {
     if (i !== previous + 1 && previous >= 0) out.push("--");
-    const line = `${i + 1}: ${lines[i]}`;
+    const line = `${i + 1}: ${clip(lines[i] as string, where.get(i) ?? 0)}`;
     if (chars + line.length > MAX_PAGE_CHARS) {
       out.push(`[cut at ${MAX_PAGE_CHARS} characters; narrow the pattern or use slice]`);
       break;
