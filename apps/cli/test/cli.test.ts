@@ -77,6 +77,8 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "good__echo", args: { text: "ok" } } }))).toBe("ok");
     const failed = await c.callTool({ name: "call_tool", arguments: { name: "quitter__echo", args: { text: "x" } } });
     expect(failed.isError).toBe(true);
+    expect(textOf(failed)).toBe('Server "quitter" is unavailable: the process exited with code 3; stderr: boom: missing token');
+    expect(textOf(await c.callTool({ name: "search_tools", arguments: { query: "echo", server: "missing" } }))).toMatch(/Server "missing" is unavailable: command not found/);
     const listing = await codemux(["list", "--config", config]);
     expect(listing.code).toBe(1);
     expect(listing.stdout).toMatch(/good\s+ready/);

@@ -1,6 +1,6 @@
 import { Catalog, type CatalogEntry, type ToolDefinition } from "@codemux/catalog";
 import { ModuleTree, writeModuleTree, type CodegenTool } from "@codemux/codegen";
-import { ServerPool, silentLogger, type Logger, type PoolConfig, type PoolOptions, type ServerStatus } from "@codemux/pool";
+import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type ServerStatus } from "@codemux/pool";
 import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
@@ -123,6 +123,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
 
   async searchTools(request: SearchRequest): Promise<string> {
     await this.ready();
+    const down = request.server === undefined ? undefined : this.pool.status().find((s) => s.name === request.server && s.state !== "ready");
+    if (down && this.catalog.entries(down.name).length === 0) throw new ServerUnavailableError(down.name, down.error ?? `it is ${down.state}`);
     return formatSearch(this.catalog, request, this.pendingNote());
   }
 

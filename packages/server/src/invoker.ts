@@ -1,5 +1,5 @@
-import type { Catalog, CatalogEntry } from "@codemux/catalog";
-import type { CallOptions, ServerPool } from "@codemux/pool";
+import { SEPARATOR, UnknownToolError, type Catalog, type CatalogEntry } from "@codemux/catalog";
+import { ServerUnavailableError, type CallOptions, type ServerPool } from "@codemux/pool";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ArgumentValidator } from "./validation";
 
@@ -15,12 +15,22 @@ export class ToolInvoker {
 
   constructor(readonly pool: ServerPool, readonly catalog: Catalog) {}
 
+  /** The catalog entry of `server__tool`; for a server that is down and has no tools listed, why it is down. */
   resolve(name: string): CatalogEntry {
-    return this.catalog.resolve(name);
+    try {
+      return this.catalog.resolve(name);
+    } catch (error) {
+      const server = name.slice(0, Math.max(0, name.indexOf(SEPARATOR)));
+      const status = this.pool.status().find((s) => s.name === server);
+      if (error instanceof UnknownToolError && status && status.state !== "ready") {
+        throw new ServerUnavailableError(server, status.error ?? `it is ${status.state}`, { cause: error });
+      }
+      throw error;
+    }
   }
 
   async call(name: string, args: unknown, options: InvokeOptions = {}): Promise<CallToolResult> {
-    const entry = this.catalog.resolve(name);
+    const entry = this.resolve(name);
     const input = args ?? {};
     this.#validator.validate(entry.qualifiedName, entry.tool.inputSchema, input);
     return this.pool.callTool(entry.server, entry.name, input as Record<string, unknown>, options);

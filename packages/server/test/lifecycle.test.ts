@@ -4,7 +4,9 @@ import { mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ResultStore } from "../src/index";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ResultStore, createSessionServer } from "../src/index";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];
@@ -56,6 +58,24 @@ describe("startup", () => {
     harnesses.pop();
     const other = await open({ config: config({ m: misbehaving("--start-delay-ms", "3000") }), cacheDir, startupWaitMs: 100 });
     expect(await other.text("search_tools", { query: "echo" })).toContain("their tools are not listed yet");
+  });
+});
+
+describe("sessions", () => {
+  it("serves several client sessions from one pool and catalog", async () => {
+    const h = await open({ config: config({ m: misbehaving() }) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createSessionServer(h.core).connect(serverSide);
+    const second = new Client({ name: "second", version: "1.0.0" });
+    await second.connect(clientSide);
+    const [a, b] = await Promise.all([
+      h.text("call_tool", { name: "m__counter" }),
+      second.callTool({ name: "call_tool", arguments: { name: "m__counter" } }).then((r) => textOf(r as CallToolResult)),
+    ]);
+    // One downstream process answered both sessions.
+    expect(JSON.parse(a).pid).toBe(JSON.parse(b).pid);
+    expect([JSON.parse(a).calls, JSON.parse(b).calls].sort()).toEqual([1, 2]);
+    await second.close();
   });
 });
 
