@@ -8,6 +8,7 @@ const tokens = (value: unknown) => Math.round(JSON.stringify(value).length / 4);
 
 export function serverTable(core: Codemux): string {
   const rows = core.status().map((s) => [s.name, s.state, `${s.toolCount} tools`, s.error ?? ""]);
+  if (rows.length === 0) return "  (no servers configured)";
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => `  ${r.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell)).join("  ").trimEnd()}`).join("\n");
 }

@@ -66,6 +66,7 @@ describe("parseConfig", () => {
     [{ mcpServers: { fs: { command: "x", tools: { allow: "a" } } } }, /mcpServers\.fs\.tools\.allow: expected array/],
     [{ mcpServers: { r: { type: "http", url: "ftp://x" } } }, /mcpServers\.r\.url: must be an http\(s\) URL/],
     [{ mcpServers: { r: { type: "websocket", url: "ws://x" } } }, /mcpServers\.r\.type: unknown transport "websocket"/],
+    [{ mcpServers: { r: { type: "http" } } }, /mcpServers\.r\.url: required$/],
     [{ mcpServers: { "a__b": { command: "x" } } }, /mcpServers\.a__b: a server name may hold/],
     [{ mcpServers: { "has space": { command: "x" } } }, /mcpServers\.has space: a server name/],
   ])("rejects %j with a message naming the field", (value, pattern) => {

@@ -17,7 +17,8 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : (error as Error).message;
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "the file does not exist" : code === "EISDIR" ? "it is a directory, not a file" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw new ConfigError(`Cannot read config ${file}: ${reason}.`, { file, cause: error });
   }
   return parseConfig(text, { file, env });
@@ -103,7 +104,8 @@ function toSpec(name: string, raw: unknown, env: NodeJS.ProcessEnv, fail: Fail):
 function firstIssue(error: z.ZodError): [string, string] {
   const issue = error.issues[0];
   if (!issue) return ["", "invalid entry"];
-  return [issue.path.map(String).join("."), issue.message.replace(/^Invalid input: /, "")];
+  const message = issue.message.replace(/^Invalid input: /, "");
+  return [issue.path.map(String).join("."), /received undefined$/.test(message) ? "required" : message];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
