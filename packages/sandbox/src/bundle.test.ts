@@ -17,6 +17,12 @@ describe("bundleSnippet", () => {
     expect(JSON.parse(bundle.map).sources).toEqual(["codemux-sandbox:mcp/math/base.ts", "codemux-sandbox:mcp/math/index.ts", "snippet.ts"]);
   });
 
+  it("reports an import of a name the module does not export as an import error, in the module's own name", async () => {
+    const bundle = await bundleSnippet({ code: 'import { nope } from "mcp/math/index.ts";\nexport default nope;', filename: "snippet.ts", modules: resolve });
+    expect(bundle).toMatchObject({ ok: false, error: { kind: "import", line: 1, column: 10 } });
+    expect(bundle.ok || bundle.error.message).toBe('snippet.ts:1:10: No matching export in "mcp/math/index.ts" for import "nope"');
+  });
+
   it("reports a syntax error at its line and column", async () => {
     const bundle = await bundleSnippet({ code: "const a = 1;\nconst b = ;\n", filename: "snippet.ts" });
     expect(bundle).toMatchObject({ ok: false, error: { kind: "syntax", line: 2, column: 11 } });

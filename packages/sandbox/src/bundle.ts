@@ -72,13 +72,14 @@ function virtualModules(input: BundleInput): Plugin {
 }
 
 function describeBuildError(message: Message, filename: string): SandboxErrorInfo {
-  const kind = message.pluginName === PLUGIN_NAME || message.text.startsWith("Could not resolve") ? "import" : "syntax";
+  const kind = message.pluginName === PLUGIN_NAME || /^(Could not resolve|No matching export)/.test(message.text) ? "import" : "syntax";
+  const text = message.text.replaceAll(`"${VIRTUAL_NAMESPACE}:`, '"');
   const location = message.location;
-  if (!location) return { kind, message: `${filename}: ${message.text}` };
+  if (!location) return { kind, message: `${filename}: ${text}` };
   const file = stripNamespace(location.file);
   const line = location.line;
   const column = location.column + 1;
-  const info: SandboxErrorInfo = { kind, message: `${file}:${line}:${column}: ${message.text}` };
+  const info: SandboxErrorInfo = { kind, message: `${file}:${line}:${column}: ${text}` };
   return file === filename ? { ...info, line, column } : info;
 }
 
