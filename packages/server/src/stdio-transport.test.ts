@@ -17,6 +17,27 @@ async function exchange(input: string[], maxMessageBytes?: number) {
 }
 
 describe("StdioServerTransport", () => {
+  it("answers requests still in flight when stdin ends, then closes", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const transport = new StdioServerTransport(stdin, stdout);
+    let closed = false;
+    transport.onclose = () => {
+      closed = true;
+    };
+    transport.onmessage = (m) => {
+      // A slow handler: the answer comes after stdin has ended.
+      if ("id" in m) setTimeout(() => void transport.send({ jsonrpc: "2.0", id: m.id, result: {} }), 50);
+    };
+    await transport.start();
+    stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toBe(false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(closed).toBe(true);
+    expect(JSON.parse(stdout.read().toString())).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+  });
+
   it("answers invalid JSON with a parse error and keeps reading", async () => {
     const { received, replies } = await exchange(['{"broken": \n', '{"jsonrpc":"2.0","id":7,"method":"ping"}\n']);
     expect(replies).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } }]);

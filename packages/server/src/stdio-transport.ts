@@ -5,6 +5,8 @@ import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcont
 export interface StdioServerTransportOptions {
   /** A longer request is refused with an error and skipped; the session goes on. */
   maxMessageBytes?: number;
+  /** After stdin ends, how long requests still in flight may take to be answered before the session closes. */
+  drainTimeoutMs?: number;
 }
 
 /**
@@ -19,6 +21,11 @@ export class StdioServerTransport implements Transport {
 
   readonly #lines: LineSplitter;
   readonly #maxBytes: number;
+  readonly #drainTimeoutMs: number;
+  /** Requests received and not answered yet: when stdin ends, they are answered before the session closes. */
+  readonly #pending = new Set<string | number>();
+  #inputEnded = false;
+  #drainTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
@@ -27,6 +34,7 @@ export class StdioServerTransport implements Transport {
     options: StdioServerTransportOptions = {},
   ) {
     this.#maxBytes = options.maxMessageBytes ?? 32 * 1024 * 1024;
+    this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
     this.#lines = new LineSplitter({
       maxLineBytes: this.#maxBytes,
       onLine: (line) => this.#line(line),
@@ -35,7 +43,15 @@ export class StdioServerTransport implements Transport {
   }
 
   readonly #onData = (chunk: Buffer | string) => this.#lines.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  readonly #onEnd = () => void this.close();
+  readonly #onEnd = () => {
+    this.#inputEnded = true;
+    if (this.#pending.size === 0) {
+      void this.close();
+      return;
+    }
+    this.#drainTimer = setTimeout(() => void this.close(), this.#drainTimeoutMs);
+    this.#drainTimer.unref();
+  };
   readonly #onError = (error: Error) => this.onerror?.(error);
 
   async start(): Promise<void> {
@@ -44,16 +60,21 @@ export class StdioServerTransport implements Transport {
     this.stdin.on("error", this.#onError);
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
+  async send(message: JSONRPCMessage): Promise<void> {
+    await new Promise<void>((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.stdout.once("drain", () => resolve());
     });
+    if (!("method" in message) && "id" in message && message.id !== null) {
+      this.#pending.delete(message.id);
+      if (this.#inputEnded && this.#pending.size === 0) void this.close();
+    }
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#drainTimer);
     this.stdin.off("data", this.#onData);
     this.stdin.off("end", this.#onEnd);
     this.stdin.off("error", this.#onError);
@@ -72,6 +93,7 @@ export class StdioServerTransport implements Transport {
     }
     const message = JSONRPCMessageSchema.safeParse(value);
     if (message.success) {
+      if ("method" in message.data && "id" in message.data) this.#pending.add(message.data.id);
       this.onmessage?.(message.data);
       return;
     }
