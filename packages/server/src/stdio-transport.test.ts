@@ -27,7 +27,8 @@ describe("StdioServerTransport", () => {
     };
     transport.onmessage = (m) => {
       // A slow handler: the answer comes after stdin has ended.
-      if ("id" in m) setTimeout(() => void transport.send({ jsonrpc: "2.0", id: m.id, result: {} }), 50);
+      const id = "id" in m ? m.id : undefined;
+      if (id !== undefined) setTimeout(() => void transport.send({ jsonrpc: "2.0", id, result: {} }), 50);
     };
     await transport.start();
     stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');

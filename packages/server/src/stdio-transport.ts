@@ -65,8 +65,9 @@ export class StdioServerTransport implements Transport {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.stdout.once("drain", () => resolve());
     });
-    if (!("method" in message) && "id" in message && message.id !== null) {
-      this.#pending.delete(message.id);
+    const id = "method" in message ? undefined : (message as { id?: unknown }).id;
+    if (typeof id === "string" || typeof id === "number") {
+      this.#pending.delete(id);
       if (this.#inputEnded && this.#pending.size === 0) void this.close();
     }
   }
