@@ -193,6 +193,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       return new DownstreamError(this.name, tool, error.message.replace(/^MCP error -?\d+: /, ""), error.code, { cause: error });
     }
     if (this.#state !== "ready") return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error });
+    const network = networkFailure(error);
+    if (network) return new ServerUnavailableError(this.name, `cannot reach it (${network}); it is tried again on the next call`, { cause: error });
     return new DownstreamError(this.name, tool, error instanceof Error ? error.message : String(error), undefined, { cause: error });
   }
 
@@ -333,6 +335,13 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
     cursor = page.nextCursor;
   } while (cursor);
   return tools;
+}
+
+/** fetch() reports "fetch failed" and keeps the reason (ECONNREFUSED, ENOTFOUND...) in its cause. */
+function networkFailure(error: unknown): string | undefined {
+  if (!(error instanceof TypeError) || !/fetch failed/i.test(error.message)) return undefined;
+  const cause = error.cause as { code?: string; message?: string } | undefined;
+  return cause?.message ?? cause?.code ?? "network error";
 }
 
 function withTail(message: string, tail: string[]): string {

@@ -189,6 +189,23 @@ describe("ServerPool over Streamable HTTP", () => {
     expect(textOf(await pool.callTool("h", "echo", { text: "two" }))).toBe("two");
   });
 
+  it("says a server that went away cannot be reached, and calls it again once it is back on the same port", async () => {
+    const base = await startHttpServer();
+    const pool = await startPool([{ name: "h", transport: { type: "http", url: `${base}/mcp`, headers: {} }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    expect(textOf(await pool.callTool("h", "echo", { text: "one" }))).toBe("one");
+    const first = children.pop()!;
+    first.kill();
+    await once(first, "exit");
+    const error = await pool.callTool("h", "echo", { text: "two" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerUnavailableError);
+    expect((error as Error).message).toMatch(/Server "h" is unavailable: cannot reach it \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/);
+    const port = new URL(base).port;
+    const again = spawn(process.execPath, [misbehavingServerPath, "--http", port], { stdio: ["ignore", "pipe", "inherit"] });
+    children.push(again);
+    await once(again.stdout!, "data");
+    expect(textOf(await pool.callTool("h", "echo", { text: "three" }))).toBe("three");
+  });
+
   it("sends the configured headers", async () => {
     process.env.MISBEHAVING_REQUIRE_HEADER = "X-Api-Key";
     let base: string;
