@@ -2,6 +2,7 @@ import { ConfigError } from "@codemux/pool";
 import { Codemux, VERSION, executionResult, resolveConfig, serveStdio, type Mode } from "@codemux/server";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { codemuxHome, defaultConfig } from "./default-config";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
@@ -60,10 +61,16 @@ export function buildProgram(context: RunContext): Command {
   const start = async (command: Command, defaultLevel: LogLevel): Promise<Codemux> => {
     const options = command.optsWithGlobals<GlobalOptions>();
     const config = await resolveConfig({ ...(options.config ? { configPath: options.config } : {}), inline: context.inline, fallback: () => defaultConfig() });
+    const logger = stderrLogger(options.logLevel ?? defaultLevel);
+    const cwd = resolve(process.cwd());
+    // Clients often start servers in / or the home folder; the default filesystem server would then expose all of it.
+    if (config.source === "built-in default" && (cwd === resolve("/") || cwd === resolve(homedir()))) {
+      logger.warn(`the built-in filesystem server serves ${cwd} and everything under it; start codemux in a project folder or give --config`);
+    }
     const core = new Codemux({
       config,
       mode: options.mode,
-      logger: stderrLogger(options.logLevel ?? defaultLevel),
+      logger,
       ...(options.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     });
     core.start();

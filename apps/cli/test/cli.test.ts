@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -125,6 +126,14 @@ describe("codemux config errors", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(pattern);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("warns when the built-in default would serve the whole home folder", async () => {
+    const child = spawn(process.execPath, [cli, "list"], { cwd: home, env: env() });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    await once(child, "close");
+    expect(stderr).toContain(`the built-in filesystem server serves ${home} and everything under it`);
   });
 
   it("says when the config file does not exist", async () => {
