@@ -58,7 +58,7 @@ export function buildProgram(context: RunContext): Command {
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })
     .exitOverride();
 
-  const start = async (command: Command, defaultLevel: LogLevel): Promise<Codemux> => {
+  const start = async (command: Command, defaultLevel: LogLevel, serving = false): Promise<Codemux> => {
     const options = command.optsWithGlobals<GlobalOptions>();
     const config = await resolveConfig({ ...(options.config ? { configPath: options.config } : {}), inline: context.inline, fallback: () => defaultConfig() });
     const logger = stderrLogger(options.logLevel ?? defaultLevel);
@@ -73,7 +73,7 @@ export function buildProgram(context: RunContext): Command {
       logger,
       ...(options.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     });
-    core.start();
+    core.start({ warmSandbox: serving });
     return core;
   };
   const once = async <T>(command: Command, work: (core: Codemux) => Promise<T>): Promise<T> => {
@@ -91,7 +91,7 @@ export function buildProgram(context: RunContext): Command {
     .description("serve MCP over stdio (the default command); servers may follow after --")
     .action(async (_options, command: Command) => {
       const options = command.optsWithGlobals<GlobalOptions>();
-      const core = await start(command, "info");
+      const core = await start(command, "info", true);
       const stop = () => void core.close().finally(() => process.exit(0));
       process.once("SIGINT", stop).once("SIGTERM", stop);
       if (process.stdin.isTTY) {

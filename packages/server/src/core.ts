@@ -40,7 +40,7 @@ interface CodemuxEvents {
 
 /**
  * The shared heart of codemux: one pool, catalog, module tree and sandbox that serve any
- * number of client sessions (`createServer()` makes the MCP server of one session).
+ * number of client sessions (`createSessionServer(core)` makes the MCP server of one session).
  */
 export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly pool: ServerPool;
@@ -78,8 +78,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     });
   }
 
-  /** Connects every server in the background (after loading the cached catalog, if any); `ready()` waits for them. */
-  start(): void {
+  /**
+   * Connects every server in the background (after loading the cached catalog, if any); `ready()` waits for them.
+   * `warmSandbox` starts a sandbox worker (QuickJS, esbuild) once they are up, so the first execute_code does not wait for it.
+   */
+  start(options: { warmSandbox?: boolean } = {}): void {
     const names = new Set(this.pool.names);
     for (const [server, tools] of this.#cache?.load() ?? []) {
       if (!names.has(server) || this.catalog.entries(server).length > 0) continue;
@@ -87,8 +90,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.#setServerTools(server, tools);
     }
     const started = this.pool.start();
-    // Start a sandbox worker (QuickJS, esbuild) ahead of the first execute_code, which would otherwise wait for it.
-    if (this.mode === "code") void started.then(() => this.sandbox.execute({ code: "export default 0" })).catch(() => undefined);
+    if (options.warmSandbox && this.mode === "code") void started.then(() => this.sandbox.execute({ code: "export default 0" })).catch(() => undefined);
   }
 
   /**
