@@ -9,6 +9,11 @@ describe("verbKind", () => {
     expect(verbKind(tokenize("list")[0]!)).not.toBe(verbKind(tokenize("delete")[0]!));
     // "leave a comment" adds one.
     expect(verbKind(tokenize("leave")[0]!)).toBe(verbKind(tokenize("create")[0]!));
+    // an issue is marked or resolved by changing it; a trace or a video starts when recorded.
+    expect(verbKind(tokenize("mark")[0]!)).toBe(verbKind(tokenize("update")[0]!));
+    expect(verbKind(tokenize("resolve")[0]!)).toBe(verbKind(tokenize("update")[0]!));
+    expect(verbKind(tokenize("record")[0]!)).toBe(verbKind(tokenize("start")[0]!));
+    expect(verbKind(tokenize("forget")[0]!)).toBe(verbKind(tokenize("delete")[0]!));
     expect(verbKind(tokenize("run")[0]!)).toBeUndefined();
     expect(verbKind(tokenize("pods")[0]!)).toBeUndefined();
   });

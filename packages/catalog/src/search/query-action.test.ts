@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { queryAction } from "./query-action";
+import { asksToRead, queryAction } from "./query-action";
 import { stem } from "./stem";
 
 describe("queryAction", () => {
@@ -19,5 +19,22 @@ describe("queryAction", () => {
     "",
   ])("finds no action in %j", (query) => {
     expect(queryAction(query)).toBeUndefined();
+  });
+});
+
+describe("asksToRead", () => {
+  it.each(["who changed this line", "details of one commit", "notion page content in markdown", "indexes"])("%j asks to read", (query) => {
+    expect(asksToRead(query)).toBe(true);
+  });
+
+  it.each([
+    // a known verb, or an unknown one followed by its object or a particle
+    "list pods",
+    "file a bug report",
+    "link two entities",
+    "comment on a page",
+    "",
+  ])("%j does not", (query) => {
+    expect(asksToRead(query)).toBe(false);
   });
 });

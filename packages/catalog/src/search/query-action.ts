@@ -10,3 +10,21 @@ export function queryAction(query: string): string | undefined {
   if (QUESTION_WORDS.has(words[0] ?? "")) return undefined;
   return leadingVerbs(tokenize(query, { prose: true }).slice(0, 2))[0];
 }
+
+/** Words after which the word before them is a verb: "link two", "file a", "comment on". */
+const OBJECT_OPENERS = new Set(
+  "a an the this that these those my our your their its some every each one two three four five six seven eight nine ten on to away up out off down back over about".split(" "),
+);
+
+/**
+ * Whether a query without a leading verb asks to read: a question ("who changed this
+ * line") or a noun phrase ("details of one commit"), not an unknown verb ("link two
+ * entities", "file a bug").
+ */
+export function asksToRead(query: string): boolean {
+  const words = rawWords(query);
+  if (words.length === 0 || queryAction(query) !== undefined) return false;
+  if (QUESTION_WORDS.has(words[0] as string)) return true;
+  const next = words[1];
+  return next === undefined || !(OBJECT_OPENERS.has(next) || /^[0-9]+$/.test(next));
+}

@@ -1,5 +1,7 @@
 import type { SearchDocument } from "./types";
 
+const NOTION_ERRORS = " Error Responses: 403: The integration lacks the read/update content capability required for this page.";
+
 /** A small hand-made catalog in the shape of real MCP servers, for the ranking tests. */
 export const TEST_CATALOG: SearchDocument[] = [
   tool("github", "create_pull_request", "Create a new pull request in a GitHub repository", ["owner", "repo", "title", "head", "base"]),
@@ -8,6 +10,9 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("github", "create_issue", "Create a new issue in a GitHub repository", ["owner", "repo", "title", "body"]),
   tool("github", "search_repositories", "Search for GitHub repositories", ["query", "page"]),
   tool("github", "list_commits", "Get list of commits of a branch in a GitHub repository", ["owner", "repo", "sha"]),
+  tool("github", "update_pull_request_branch", "Update a pull request branch with the latest changes from the base branch", ["owner", "repo", "pull_number"]),
+  tool("github", "get_issue", "Get details of a specific issue in a GitHub repository.", ["owner", "repo", "issue_number"]),
+  tool("github", "update_issue", "Update an existing issue in a GitHub repository", ["owner", "repo", "issue_number", "state"]),
   tool("github", "get_file_contents", "Get the contents of a file or directory from a GitHub repository", ["owner", "repo", "path"]),
   tool("gitlab", "create_issue", "Create a new issue in a GitLab project", ["project_id", "title"]),
   tool("gitlab", "create_repository", "Create a new GitLab project", ["name: Repository name", "visibility: Repository visibility level"]),
@@ -30,6 +35,9 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("git", "git_log", "View commit history with optional filtering by author or date.", ["path", "maxCount"]),
   tool("git", "git_checkout", "Switch branches or restore working tree files.", ["path", "target"]),
   tool("git", "git_rebase", "Rebase commits onto another branch.", ["path", "upstream"]),
+  tool("git", "git_pull", "Pull changes from a remote repository. Fetches and integrates changes into the current branch.", ["path", "remote"]),
+  tool("git", "git_init", "Initialize a new Git repository at the specified path.", ["path"]),
+  tool("git", "git_worktree", "Manage worktrees: list, add, remove or move them.", ["path", "mode", "worktreePath"]),
   tool("kubernetes", "kubectl_get", "Get or list Kubernetes resources by resource type, name, and namespace", [
     "resourceType: Type of resource to get (e.g., pods, deployments, services)",
     "name",
@@ -41,6 +49,14 @@ export const TEST_CATALOG: SearchDocument[] = [
   tool("postgres", "query", "Run a read-only SQL query", ["sql"]),
   tool("notion", "API-post-page", "Notion | Create a page", ["parent", "properties"]),
   tool("notion", "API-retrieve-a-block", "Notion | Retrieve a block", ["block_id"]),
+  tool("notion", "API-retrieve-page-markdown", `Notion | Retrieve a page as Markdown${NOTION_ERRORS}`, ["page_id"]),
+  tool("notion", "API-update-page-markdown", `Notion | Update a page's content as Markdown${NOTION_ERRORS}`, ["page_id", "replace_content"]),
+  tool("mongodb", "find", "Run a find query against a MongoDB collection", ["database", "collection", "filter"]),
+  tool("mongodb", "export", "Export a query or aggregation results in the specified EJSON format.", ["database", "collection"]),
+  tool("mongodb", "collection-schema", "Describe the schema for a collection", ["database", "collection"]),
+  tool("mongodb", "collection-storage-size", "Gets the size of the collection", ["database", "collection"]),
+  tool("google-maps", "maps_geocode", "Convert an address into geographic coordinates", ["address"]),
+  tool("google-maps", "maps_search_places", "Search for places using Google Places API", ["query", "location"]),
   tool("playwright", "browser_navigate", "Navigate to a URL", ["url"]),
   tool("playwright", "browser_take_screenshot", "Take a screenshot of the current page.", ["filename", "fullPage"]),
   tool("chrome-devtools", "select_page", "Select a page as a context for future tool calls.", ["pageIdx"]),

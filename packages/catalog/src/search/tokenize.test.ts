@@ -3,7 +3,7 @@ import { compounds, rawWords, tokenize } from "./tokenize";
 
 describe("tokenize", () => {
   it("splits identifiers of every casing", () => {
-    expect(tokenize("getPullRequest")).toEqual(["get", "pull", "request"]);
+    expect(tokenize("getPullRequest")).toEqual(tokenize("get pull request"));
     expect(tokenize("list_directory_with_sizes")).toEqual(tokenize("list directory sizes"));
     expect(tokenize("API-post-page")).toEqual(tokenize("api post page"));
     expect(tokenize("HTTPServer base64")).toEqual(tokenize("http server base 64"));
@@ -18,9 +18,14 @@ describe("tokenize", () => {
 
   it("spells out abbreviations, singular or plural", () => {
     expect(tokenize("repo")).toEqual(tokenize("repository"));
-    expect(tokenize("PRs")).toEqual(["pull", "request"]);
+    expect(tokenize("PRs")).toEqual(tokenize("pull requests"));
     expect(tokenize("k8s")).toEqual(tokenize("kubernetes"));
     expect(tokenize("db config")).toEqual(tokenize("database configuration"));
+  });
+
+  it("makes the verb that opens a spelled-out phrase part of the noun", () => {
+    expect(tokenize("pull_request")).toEqual(["pullrequest", "request"]);
+    expect(tokenize("pull the latest changes", { prose: true })[0]).toBe("pull");
   });
 
   it("drops stopwords and one-letter words", () => {
@@ -38,5 +43,10 @@ describe("compounds", () => {
   it("joins adjacent words, stopwords included", () => {
     expect(compounds("who am I")).toEqual(["whoam", "whoami", "ami"]);
     expect(compounds("file system")).toContain("filesystem");
+    expect(new Set(compounds("who am I")).size).toBe(compounds("who am I").length);
+  });
+
+  it("also joins the words' stems", () => {
+    expect(compounds("add a working tree")).toContain(tokenize("worktree")[0]);
   });
 });

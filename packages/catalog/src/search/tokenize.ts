@@ -49,6 +49,20 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     }
     terms.push(...chunkTerms);
   }
+  return joinPhrases(terms);
+}
+
+/** Stemmed first word -> second word, of the two-word phrases abbreviations stand for. */
+const PHRASES: ReadonlyMap<string, string> = new Map(
+  [...ABBREVIATIONS.values()].filter((words) => words.length === 2).map((words) => [stem(words[0] as string), stem(words[1] as string)]),
+);
+
+/** "pull request": the first word of such a phrase is part of a noun, not the verb "pull" of `git_pull`. */
+function joinPhrases(terms: string[]): string[] {
+  for (let i = 0; i + 1 < terms.length; i++) {
+    const first = terms[i] as string;
+    if (PHRASES.get(first) === terms[i + 1]) terms[i] = `${first}${terms[i + 1]}`;
+  }
   return terms;
 }
 
@@ -79,16 +93,22 @@ function splitIdentifier(chunk: string): string[] {
 
 /**
  * Runs of two and three adjacent words written as one, stemmed ("who am I" -> "whoami",
- * "file system" -> "filesystem"): tool names often spell a phrase as one word, which
- * word-by-word matching cannot find. Stopwords stay in, they are part of such names.
+ * "file system" -> "filesystem", "working tree" -> "worktree"): tool names often spell a
+ * phrase as one word, which word-by-word matching cannot find. Stopwords stay in, they
+ * are part of such names.
  */
 export function compounds(text: string): string[] {
   const words = rawWords(text);
-  const out: string[] = [];
+  const out = new Set<string>();
   for (let i = 0; i < words.length; i++) {
-    for (let n = 2; n <= 3 && i + n <= words.length; n++) out.push(stem(words.slice(i, i + n).join("")));
+    for (let n = 2; n <= 3 && i + n <= words.length; n++) {
+      const run = words.slice(i, i + n);
+      out.add(stem(run.join("")));
+      // "working tree" -> "worktree": names join the stems of words as often as the words.
+      out.add(run.map(stem).join(""));
+    }
   }
-  return out;
+  return [...out];
 }
 
 /** The words of a text in order, identifiers split, lower-cased, neither stemmed nor filtered. */

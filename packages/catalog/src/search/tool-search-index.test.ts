@@ -67,6 +67,33 @@ describe("ToolSearchIndex ranking", () => {
     expect(top(pair, "create a new project")).toBe("gitlab__create_repository");
   });
 
+  it("reads the verb of a spelled-out phrase as part of the noun", () => {
+    // "pull" of `git_pull`, not the "pull" of "pull request".
+    expect(top(index, "pull the latest changes")).toBe("git__git_pull");
+  });
+
+  it("matches a name that joins the stems of two query words", () => {
+    expect(top(index, "add a second working tree for the repo")).toBe("git__git_worktree");
+  });
+
+  it("knows that marking an issue changes it", () => {
+    expect(top(index, "mark a github issue as closed")).toBe("github__update_issue");
+  });
+
+  it("reads a query without a verb as asking to read", () => {
+    expect(top(index, "notion page content in markdown form")).toBe("notion__API-retrieve-page-markdown");
+    // an unknown verb with its object is not such a query
+    expect(top(index, "file a new issue on github")).toBe("github__create_issue");
+  });
+
+  it.each([
+    ["how big is the collection", "mongodb__collection-storage-size"],
+    ["dump mongo query output to a file", "mongodb__export"],
+    ["latitude and longitude of an address", "google-maps__maps_geocode"],
+  ])("knows everyday words for sizes, dumps and coordinates: %s", (query, expected) => {
+    expect(top(index, query)).toBe(expected);
+  });
+
   it("ignores words that only say 'some other one'", () => {
     expect(top(index, "switch to another branch")).toBe("git__git_checkout");
   });

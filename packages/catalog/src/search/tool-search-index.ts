@@ -2,7 +2,7 @@ import { verbKind } from "./actions";
 import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
 import { SYNONYMS } from "./synonyms";
-import { queryAction } from "./query-action";
+import { asksToRead, queryAction } from "./query-action";
 import { compounds, tokenize } from "./tokenize";
 import type { SearchDocument, SearchHit, SearchOptions } from "./types";
 
@@ -197,8 +197,7 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
-    const action = verb === undefined ? undefined : new Set([verb, ...(SYNONYMS.get(verb) ?? [])]);
-    const actionKind = verb === undefined ? undefined : verbKind(verb);
+    const intent = intentOf(query, verb, words);
     const top: SearchHit[] = [];
     for (const slot of touched) {
       const coverage = (matched[slot] as number) / concepts.length;
@@ -216,22 +215,12 @@ export class ToolSearchIndex {
       // Agreement only ever lowers a score, so a tool that cannot make the top is not looked at.
       if (top.length === limit && score < (top[limit - 1] as SearchHit).score) continue;
       const entry = this.#slots[slot] as Entry;
-      score *= this.#agreement(entry, action, actionKind);
+      score *= agreement(entry, intent);
       if (top.length < limit || score >= (top[limit - 1] as SearchHit).score) {
         insertTop(top, { id: entry.id, score }, limit);
       }
     }
     return top;
-  }
-
-  /**
-   * A tool none of whose verbs makes the kind of change the query's verb asks for
-   * ("list pods" against `delete_pod` or `exec_in_pod`) loses, unless one of them is the
-   * query's verb or a synonym; a tool with no verb in its name or opening words keeps its score.
-   */
-  #agreement(entry: Entry, action: Set<string> | undefined, actionKind: string | undefined): number {
-    if (action === undefined || actionKind === undefined || entry.actions.length === 0 || entry.kinds.has(actionKind)) return 1;
-    return entry.actions.some((a) => action.has(a)) ? 1 : 1 - CONTRADICTION_PENALTY;
   }
 
   /** Slots with two adjacent query words (or their synonyms: "remove relation" meets "delete_relations") adjacent. */
@@ -345,6 +334,36 @@ export class ToolSearchIndex {
     this.#summaryWeights = grow(this.#summaryWeights, (n) => new Float64Array(n));
     this.#statsAt = grow(this.#statsAt, (n) => new Int32Array(n));
   }
+}
+
+/** What a query asks a tool to do: the kind of change, and the verbs that name it. */
+interface Intent {
+  kind: string;
+  verbs: Set<string>;
+  /** Only implied, by a question or a noun phrase: a verb that names no kind of change does not contradict it. */
+  implied: boolean;
+}
+
+function intentOf(query: string, verb: string | undefined, words: string[]): Intent | undefined {
+  if (verb !== undefined) {
+    const kind = verbKind(verb);
+    return kind === undefined ? undefined : { kind, verbs: new Set([verb, ...(SYNONYMS.get(verb) ?? [])]), implied: false };
+  }
+  if (!asksToRead(query)) return undefined;
+  // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
+  return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
+}
+
+/**
+ * A tool none of whose verbs makes the kind of change the query asks for ("list pods"
+ * against `delete_pod` or `exec_in_pod`, "notion page content" against
+ * `update-page-markdown`) loses, unless one of them is the query's verb or a synonym; a
+ * tool with no verb in its name or opening words keeps its score.
+ */
+function agreement(entry: Entry, intent: Intent | undefined): number {
+  if (intent === undefined || entry.actions.length === 0 || entry.kinds.has(intent.kind)) return 1;
+  if (intent.implied && entry.kinds.size === 0) return 1;
+  return entry.actions.some((a) => intent.verbs.has(a)) ? 1 : 1 - CONTRADICTION_PENALTY;
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
