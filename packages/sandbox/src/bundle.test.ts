@@ -12,7 +12,7 @@ describe("bundleSnippet", () => {
     const bundle = await bundleSnippet({ code: 'import { add } from "mcp/math/index.ts";\nexport default add(2) as number;', filename: "snippet.ts", modules: resolve });
     expect(bundle.ok).toBe(true);
     if (!bundle.ok) return;
-    expect(bundle.code).toContain("var base = 40;");
+    expect(bundle.code).toContain("var base=40;");
     expect(bundle.code).not.toContain(": number");
     expect(JSON.parse(bundle.map).sources).toEqual(["codemux-sandbox:mcp/math/base.ts", "codemux-sandbox:mcp/math/index.ts", "snippet.ts"]);
   });

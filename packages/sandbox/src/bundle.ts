@@ -1,4 +1,4 @@
-import { build, type Message, type Plugin } from "esbuild";
+import { build, stop, type Message, type Plugin } from "esbuild";
 import { resolveSpecifier } from "./module-path.js";
 import type { ModuleResolver, SandboxErrorInfo } from "./types.js";
 
@@ -12,10 +12,28 @@ export interface BundleInput {
   modules?: ModuleResolver;
 }
 
+/**
+ * esbuild reports each error with the whole line it is on, so a long line packed with errors
+ * (`export default ------...1`) makes its answer grow with the square of the line: a 100 KB line
+ * is gigabytes, which takes the host process down. A line of n characters holds at most n/2 errors
+ * of n characters each; the sum over all lines must stay under this many characters. 200 M allows
+ * one line of about 20,000 characters (a pasted data literal); at that size a line packed with errors
+ * costs esbuild about 0.5 GB for 2 s (measured); esbuild's logLimit does not bound what the API returns.
+ */
+const MAX_ERROR_TEXT = 200 * 1024 * 1024;
+
+/** esbuild's long-lived service died (a Go stack overflow on deeply nested code); builds fail with this until it is restarted. */
+const SERVICE_DIED = /The service (was stopped|is no longer running)/;
+/** Counts service restarts, so that builds failing together restart it once. */
+let serviceGeneration = 0;
+
 export type BundleOutcome = { ok: true; code: string; map: string } | { ok: false; error: SandboxErrorInfo };
 
 /** Bundles a snippet and its virtual imports into one ES module with an external source map. */
 export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> {
+  const tooLong = checkLineLengths(input.code, input.filename);
+  if (tooLong) return { ok: false, error: tooLong };
+  const generation = serviceGeneration;
   try {
     const output = await build({
       // The entry comes in on stdin: one plugin round trip fewer than a virtual entry point.
@@ -28,6 +46,9 @@ export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> 
       supported: { "top-level-await": true },
       sourcemap: "external",
       sourcesContent: false,
+      // Printed code is indented by nesting depth, which grows with its square (20 000 nested blocks
+      // printed half a gigabyte); without whitespace it grows with the snippet. The source map keeps positions.
+      minifyWhitespace: true,
       outfile: "bundle.js",
       logLevel: "silent",
       // An empty tsconfig keeps esbuild from looking for one on disk.
@@ -40,9 +61,37 @@ export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> 
     return { ok: true, code: code.text, map: map.text };
   } catch (error) {
     const first = (error as { errors?: Message[] }).errors?.[0];
+    if (!first && SERVICE_DIED.test(String(error))) {
+      // Without a restart every later build fails the same way; stop() makes the next build start a new service.
+      if (generation === serviceGeneration) {
+        serviceGeneration++;
+        await stop();
+      }
+      const message = `${input.filename}: The bundler failed on this snippet (is it nested too deeply?) and was restarted.`;
+      return { ok: false, error: { kind: "syntax", message } };
+    }
     if (!first) return { ok: false, error: { kind: "internal", message: `Bundling failed: ${String(error)}` } };
     return { ok: false, error: describeBuildError(first, input.filename) };
   }
+}
+
+/** Refuses a snippet whose lines could make esbuild's error report too large (see MAX_ERROR_TEXT). */
+function checkLineLengths(code: string, filename: string): SandboxErrorInfo | undefined {
+  let total = 0;
+  let longest = { line: 0, length: -1 };
+  let line = 0;
+  for (let start = 0; start <= code.length; ) {
+    line++;
+    const newline = code.indexOf("\n", start);
+    const end = newline === -1 ? code.length : newline;
+    const length = end - start;
+    total += (length * length) / 2;
+    if (length > longest.length) longest = { line, length };
+    start = end + 1;
+  }
+  if (total <= MAX_ERROR_TEXT) return undefined;
+  const message = `${filename}:${longest.line}:1: The snippet's lines are too long to bundle safely (line ${longest.line} has ${longest.length} characters). Break long lines, or build large data in several statements.`;
+  return { kind: "syntax", message, line: longest.line, column: 1 };
 }
 
 function virtualModules(input: BundleInput): Plugin {

@@ -216,3 +216,30 @@ describe("hostile snippets: the bridge and isolation between runs", () => {
     expect(result).toMatchObject({ ok: true, result: ["__host_call"] });
   });
 });
+
+describe("hostile snippets: the bundler", () => {
+  it("restarts esbuild after nesting deep enough to crash it, so later runs still bundle", async () => {
+    const result = await run(`export default ${"(\n".repeat(1_000_000)}1${")\n".repeat(1_000_000)};`);
+    expectContained(result, "syntax");
+    expect(result.error?.message).toContain("restarted");
+  }, 30_000);
+
+  it("refuses a long line packed with errors before esbuild answers with the line once per error", async () => {
+    const result = await run(`export default ${"-".repeat(30_000)}1;`);
+    expectContained(result, "syntax");
+    expect(result.error?.message).toContain("too long to bundle safely");
+  }, 60_000);
+
+  it("still takes a long line of data a model pasted into its snippet", async () => {
+    const data = JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: i, name: `item ${i}` })));
+    expect(data.length).toBeGreaterThan(8_000);
+    const result = await run(`const rows = ${data};\nexport default rows.length;`);
+    expect(result).toMatchObject({ ok: true, result: 400 });
+  });
+
+  it("does not print deeply nested code indented by its depth", async () => {
+    const result = await run(`${"{\n".repeat(20_000)}${"}\n".repeat(20_000)}export default 1;`);
+    expect(result.ok).toBe(false);
+    expect(result.error?.kind).not.toBe("internal");
+  }, 60_000);
+});
