@@ -5,11 +5,14 @@ import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandb
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
 import { CatalogCache } from "./catalog-cache";
+import { BadRequestError } from "./errors";
 import { ToolInvoker } from "./invoker";
 import { formatSearch, type SearchRequest } from "./meta-tools/search";
 import { ResultStore } from "./results";
 
 export type Mode = "code" | "passthrough";
+
+const MAX_QUERY_CHARS = 1000;
 
 export interface CodemuxOptions {
   config: PoolConfig;
@@ -124,6 +127,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   async searchTools(request: SearchRequest): Promise<string> {
+    // Ranking a query costs time on the shared event loop in proportion to its length.
+    if (request.query.length > MAX_QUERY_CHARS) throw new BadRequestError(`"query" is ${request.query.length} characters long; describe the task in at most ${MAX_QUERY_CHARS}.`);
     await this.ready();
     const down = request.server === undefined ? undefined : this.pool.status().find((s) => s.name === request.server && s.state !== "ready");
     if (down && this.catalog.entries(down.name).length === 0) throw new ServerUnavailableError(down.name, down.error ?? `it is ${down.state}`);

@@ -1,7 +1,11 @@
 import { SEPARATOR, UnknownToolError, type Catalog, type CatalogEntry } from "@codemux/catalog";
 import { ServerUnavailableError, type CallOptions, type ServerPool } from "@codemux/pool";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { BadRequestError } from "./errors";
 import { ArgumentValidator } from "./validation";
+
+/** Longer than any `server__tool` name; a longer one is refused before the catalog spends time suggesting names for it. */
+const MAX_TOOL_NAME_CHARS = 512;
 
 export interface InvokeOptions extends CallOptions {}
 
@@ -17,6 +21,9 @@ export class ToolInvoker {
 
   /** The catalog entry of `server__tool`; for a server that is down and has no tools listed, why it is down. */
   resolve(name: string): CatalogEntry {
+    if (name.length > MAX_TOOL_NAME_CHARS) {
+      throw new BadRequestError(`No tool has a name of ${name.length} characters; names look like "server__tool" and search_tools finds them.`);
+    }
     try {
       return this.catalog.resolve(name);
     } catch (error) {

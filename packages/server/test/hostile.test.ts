@@ -55,3 +55,37 @@ describe("escape attempts through execute_code", () => {
     expect(body.result).toEqual({ value: null });
   });
 });
+
+describe("requests that would block the shared event loop", () => {
+  const keptHandle = async (args: Record<string, unknown>) => {
+    const preview = await h.text("call_tool", { name: "m__huge", args });
+    return /"(res_[0-9a-f]+)"/.exec(preview)?.[1] as string;
+  };
+
+  it("stops a read_result grep whose pattern backtracks catastrophically", async () => {
+    const handle = await keptHandle({ bytes: 100_000, lines: true });
+    const result = await h.call("read_result", { handle, op: "grep", pattern: "^line 1: x{23}(x|xx)+y" });
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toMatch(/took longer than \d+ ms/);
+    expect(await h.text("call_tool", { name: "m__echo", args: { text: "still serving" } })).toBe("still serving");
+  }, 30_000);
+
+  it("caps read_result grep context, however large the request", async () => {
+    const handle = await keptHandle({ bytes: 2_000_000, lines: true });
+    const started = performance.now();
+    const text = await h.text("read_result", { handle, op: "grep", pattern: "line", context: 1_000_000_000 });
+    expect(text).toMatch(/^\d+ matching lines/);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  }, 60_000);
+
+  it("refuses a tool name far longer than any before looking for close names", async () => {
+    const body = JSON.parse(await h.text("execute_code", { code: 'export default await __host_call("a b ".repeat(500_000), {}).catch((e) => String(e));' })) as { result: string };
+    expect(body.result).toContain("No tool has a name of 2000000 characters");
+  });
+
+  it("refuses a search query far longer than a description of a task", async () => {
+    const result = await h.call("search_tools", { query: "read file ".repeat(1_000) });
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toContain("at most 1000");
+  });
+});

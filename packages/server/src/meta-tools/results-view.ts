@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { runInNewContext } from "node:vm";
 import { BadRequestError } from "../errors";
 import { estimateTokens, type KeptResult, type ResultStore } from "../results";
 
@@ -7,6 +8,9 @@ const PREVIEW_CHARS = 2000;
 const MAX_PAGE_CHARS = 24_000;
 
 const MAX_LINE_CHARS = 1000;
+const MAX_CONTEXT = 20;
+/** A pattern that backtracks catastrophically (`(x+x+)+y`) would block the event loop of every session. */
+const GREP_TIMEOUT_MS = 1000;
 
 /** The text of a result's text parts (and structuredContent when there is no text), in lines worth paging. */
 function resultText(result: CallToolResult): string {
@@ -118,21 +122,19 @@ function page(lines: string[], from: number, to: number): string {
   return out.join("\n");
 }
 
-function grep(lines: string[], pattern: string | undefined, context: number): string {
+function grep(lines: string[], pattern: string | undefined, requestedContext: number): string {
   if (!pattern) throw new BadRequestError('grep needs "pattern" (a regular expression).');
-  let regex: RegExp;
   try {
-    regex = new RegExp(pattern, "i");
+    new RegExp(pattern, "i");
   } catch (error) {
     throw new BadRequestError(`"pattern" is not a valid regular expression: ${(error as Error).message}`);
   }
+  const context = Math.min(requestedContext, MAX_CONTEXT);
   const show = new Set<number>();
   let matches = 0;
   const where = new Map<number, number>();
-  for (let i = 0; i < lines.length; i++) {
-    const found = regex.exec(lines[i]!);
-    if (!found) continue;
-    where.set(i, found.index);
+  for (const [i, index] of matchIndexes(lines, pattern)) {
+    where.set(i, index);
     matches++;
     for (let j = Math.max(0, i - context); j <= Math.min(lines.length - 1, i + context); j++) show.add(j);
   }
@@ -152,6 +154,19 @@ function grep(lines: string[], pattern: string | undefined, context: number): st
     previous = i;
   }
   return out.join("\n");
+}
+
+/** `[line, match index]` of every matching line; matching runs under a time limit (vm interrupts a regular expression, the main loop cannot). */
+function matchIndexes(lines: string[], pattern: string): Array<[number, number]> {
+  const source = "const re = new RegExp(pattern, 'i'); const out = []; for (let i = 0; i < lines.length; i++) { const m = re.exec(lines[i]); if (m) out.push([i, m.index]); } out";
+  try {
+    return runInNewContext(source, { pattern, lines }, { timeout: GREP_TIMEOUT_MS }) as Array<[number, number]>;
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
+      throw new BadRequestError(`The pattern /${pattern}/ took longer than ${GREP_TIMEOUT_MS} ms to match (it backtracks too much); use a simpler pattern.`);
+    }
+    throw error;
+  }
 }
 
 function formatBytes(bytes: number): string {
