@@ -36,13 +36,17 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
   const controller = new AbortController();
   aborts.set(runId, controller);
   let outbox: CallRequest[] = [];
+  // Calls still unanswered when the run ends (it timed out, or was aborted) are never answered: drop them then.
+  const pending = new Set<number>();
   const output = { stdout: new OutputBuffer(request.maxOutputBytes), stderr: new OutputBuffer(request.maxOutputBytes) };
   const host: RuntimeHost = {
     call(name, json) {
       const callId = ++callSeq;
+      pending.add(callId);
       return new Promise((resolve, reject) => {
         calls.set(callId, (answer) => {
           calls.delete(callId);
+          pending.delete(callId);
           if (answer.ok) resolve(answer.json);
           else reject(new Error(answer.message));
         });
@@ -67,6 +71,7 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
     outcome = { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${String(error)}` } };
   }
   aborts.delete(runId);
+  for (const callId of pending) calls.delete(callId);
   send({
     type: "done",
     runId,

@@ -39,6 +39,16 @@ describe("StdioServerTransport", () => {
     expect(JSON.parse(stdout.read().toString())).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   });
 
+  it("waits for a slow reader with one listener, however many answers are queued", async () => {
+    const stdout = new PassThrough({ highWaterMark: 16 });
+    const transport = new StdioServerTransport(new PassThrough(), stdout);
+    const sends = Array.from({ length: 50 }, (_, i) => transport.send({ jsonrpc: "2.0", id: i, result: {} }));
+    expect(stdout.listenerCount("drain")).toBe(1);
+    stdout.resume();
+    await Promise.all(sends);
+    expect(stdout.listenerCount("drain")).toBe(0);
+  });
+
   it("answers invalid JSON with a parse error and keeps reading", async () => {
     const { received, replies } = await exchange(['{"broken": \n', '{"jsonrpc":"2.0","id":7,"method":"ping"}\n']);
     expect(replies).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } }]);

@@ -25,6 +25,7 @@ export class StdioServerTransport implements Transport {
   /** Requests received and not answered yet: when stdin ends, they are answered before the session closes. */
   readonly #pending = new Set<string | number>();
   #inputEnded = false;
+  #drained: Promise<void> | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -61,10 +62,14 @@ export class StdioServerTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    await new Promise<void>((resolve) => {
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.stdout.once("drain", () => resolve());
-    });
+    if (!this.stdout.write(`${JSON.stringify(message)}\n`)) {
+      // One listener however many answers wait behind a slow reader.
+      this.#drained ??= new Promise<void>((resolve) => this.stdout.once("drain", () => {
+        this.#drained = undefined;
+        resolve();
+      }));
+      await this.#drained;
+    }
     const id = "method" in message ? undefined : (message as { id?: unknown }).id;
     if (typeof id === "string" || typeof id === "number") {
       this.#pending.delete(id);
