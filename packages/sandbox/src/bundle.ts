@@ -1,4 +1,4 @@
-import { build, stop, type Message, type Plugin } from "esbuild";
+import { build, stop, transform, type Message, type Plugin } from "esbuild";
 import { resolveSpecifier } from "./module-path.js";
 import type { ModuleResolver, SandboxErrorInfo } from "./types.js";
 
@@ -33,6 +33,8 @@ export type BundleOutcome = { ok: true; code: string; map: string } | { ok: fals
 export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> {
   const tooLong = checkLineLengths(input.code, input.filename);
   if (tooLong) return { ok: false, error: tooLong };
+  const unavailable = await checkUnusedImports(input);
+  if (unavailable) return { ok: false, error: unavailable };
   const generation = serviceGeneration;
   try {
     const output = await build({
@@ -73,6 +75,35 @@ export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> 
     if (!first) return { ok: false, error: { kind: "internal", message: `Bundling failed: ${String(error)}` } };
     return { ok: false, error: describeBuildError(first, input.filename) };
   }
+}
+
+/**
+ * TypeScript drops an import whose bindings go unused before it is resolved, so `import fs from "node:fs"`
+ * alone would pass silently. Keeping every import (verbatimModuleSyntax) and checking each specifier makes
+ * it the same clear error as a used one; `import type` and imports of known modules pass.
+ */
+async function checkUnusedImports(input: BundleInput): Promise<SandboxErrorInfo | undefined> {
+  if (!/\bimport\b/.test(input.code)) return undefined;
+  let code: string;
+  try {
+    code = (await transform(input.code, { loader: "ts", format: "esm", logLevel: "silent", tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } } })).code;
+  } catch {
+    // A syntax error: the build reports it with its position.
+    return undefined;
+  }
+  // esbuild prints every import as a statement of its own, with the specifier in double quotes.
+  for (const [, specifier] of code.matchAll(/^import\s(?:[^"]*?\sfrom\s*)?"((?:[^"\\]|\\.)*)"/gm)) {
+    const name = JSON.parse(`"${specifier}"`) as string;
+    const resolved = resolveSpecifier(name, input.filename);
+    const reason = !resolved.ok ? resolved.reason : typeof input.modules?.(resolved.path) !== "string" ? "no such module is available to the sandbox" : undefined;
+    if (!reason) continue;
+    const at = Math.max(0, Math.max(input.code.indexOf(`"${name}"`), input.code.indexOf(`'${name}'`)));
+    const before = input.code.slice(0, at);
+    const line = before.split("\n").length;
+    const column = at - before.lastIndexOf("\n");
+    return { kind: "import", message: `${input.filename}:${line}:${column}: Cannot import "${name}": ${reason}.`, line, column };
+  }
+  return undefined;
 }
 
 /** Refuses a snippet whose lines could make esbuild's error report too large (see MAX_ERROR_TEXT). */

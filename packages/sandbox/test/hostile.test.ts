@@ -224,6 +224,25 @@ describe("hostile snippets: the bundler", () => {
     expect(result.error?.message).toContain("restarted");
   }, 30_000);
 
+  it("refuses an import of a builtin or a host file even when its binding is never used", async () => {
+    for (const [code, specifier] of [
+      ['import fs from "node:fs";\nexport default 1;', "node:fs"],
+      ["const a = 1;\nimport * as secret from '/etc/passwd';\nexport default a;", "/etc/passwd"],
+      ['import { x } from "mcp/nowhere";\nexport default 2;', "mcp/nowhere"],
+    ] as const) {
+      const result = await run(code);
+      expectContained(result, "import");
+      expect(result.error?.message).toContain(`Cannot import "${specifier}"`);
+      expect(result.error?.line).toBe(code.split("\n").findIndex((l) => l.includes(specifier)) + 1);
+    }
+  });
+
+  it("still accepts an import used only as a type, from a module that exists", async () => {
+    const modules = (specifier: string) => (specifier === "mcp/types" ? "export interface Thing { name: string }\nexport const kind = 'thing';" : undefined);
+    const result = await run('import { Thing } from "mcp/types";\nimport type { Thing as Same } from "mcp/types";\nconst t: Thing & Same = { name: "ok" };\nexport default t.name;', { modules });
+    expect(result).toMatchObject({ ok: true, result: "ok" });
+  });
+
   it("refuses a long line packed with errors before esbuild answers with the line once per error", async () => {
     const result = await run(`export default ${"-".repeat(30_000)}1;`);
     expectContained(result, "syntax");
