@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
-import { ConfigError, UsageError, buildProgram, type RunContext } from "./program";
+import { ConfigError } from "@codemux/pool";
+import { UsageError, buildProgram, type RunContext } from "./program";
 
 /** The one place codemux exits: a failure is one sentence on stderr and a non-zero code, never a stack trace. */
 async function main(argv: string[]): Promise<number> {

@@ -1,4 +1,3 @@
-import { ConfigError } from "@codemux/pool";
 import { Codemux, VERSION, executionResult, resolveConfig, serveStdio, type Mode } from "@codemux/server";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFile } from "node:fs/promises";
@@ -198,4 +197,3 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export { ConfigError };

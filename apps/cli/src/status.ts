@@ -1,7 +1,4 @@
-import type { Codemux } from "@codemux/server";
-import { callToolDefinition, executeCodeDefinition, listModulesDefinition, readModuleDefinition, readResultDefinition, searchToolsDefinition } from "@codemux/server";
-
-const META = [searchToolsDefinition, listModulesDefinition, readModuleDefinition, executeCodeDefinition, callToolDefinition, readResultDefinition];
+import { META_TOOLS, type Codemux } from "@codemux/server";
 
 /** A rough count (4 characters a token); `pnpm bench` measures with a real tokenizer. */
 const tokens = (value: unknown) => Math.round(JSON.stringify(value).length / 4);
@@ -16,7 +13,7 @@ export function serverTable(core: Codemux): string {
 /** What a person who started codemux in a terminal needs: what is connected, what it saves, how to add it to a client. */
 export function terminalStatus(core: Codemux, launch: { command: string; args: string[] }, source: string): string {
   const direct = tokens(core.passthroughTools());
-  const upfront = tokens(META);
+  const upfront = tokens(META_TOOLS);
   const saved = direct > upfront ? ` instead of ~${direct.toLocaleString("en-US")} (${Math.round((1 - upfront / direct) * 100)}% less)` : "";
   const entry = { command: launch.command, args: launch.args };
   return [

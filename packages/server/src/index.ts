@@ -6,6 +6,7 @@ export type { CodemuxOptions, ExecuteOptions, Mode } from "./core";
 export { BadRequestError, CodemuxError, InvalidArgumentsError, ResultNotFoundError } from "./errors";
 export { ToolInvoker } from "./invoker";
 export {
+  META_TOOLS,
   callToolDefinition,
   executeCodeDefinition,
   listModulesDefinition,

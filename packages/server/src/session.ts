@@ -5,19 +5,10 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { Codemux } from "./core";
 import { BadRequestError, CodemuxError } from "./errors";
 import { enumArg, integerArg, stringArg } from "./meta-tools/arguments";
-import {
-  callToolDefinition,
-  executeCodeDefinition,
-  listModulesDefinition,
-  readModuleDefinition,
-  readResultDefinition,
-  searchToolsDefinition,
-} from "./meta-tools/definitions";
+import { META_TOOLS } from "./meta-tools/definitions";
 import { listModules, readModule } from "./meta-tools/modules";
 import { limitResult, readResult } from "./meta-tools/results-view";
 import { VERSION } from "./version";
-
-const META_TOOLS = [searchToolsDefinition, listModulesDefinition, readModuleDefinition, executeCodeDefinition, callToolDefinition, readResultDefinition];
 
 const INSTRUCTIONS =
   "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.";
@@ -36,7 +27,7 @@ export function createSessionServer(core: Codemux): Server {
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    if (core.mode === "code") return { tools: META_TOOLS };
+    if (core.mode === "code") return { tools: [...META_TOOLS] };
     await core.ready();
     return { tools: core.passthroughTools() };
   });

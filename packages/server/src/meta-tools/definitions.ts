@@ -77,3 +77,13 @@ export const readResultDefinition: Tool = {
   },
   annotations: { readOnlyHint: true },
 };
+
+/** The upfront tool list of mode `code`, in the order clients show it. */
+export const META_TOOLS: readonly Tool[] = [
+  searchToolsDefinition,
+  listModulesDefinition,
+  readModuleDefinition,
+  executeCodeDefinition,
+  callToolDefinition,
+  readResultDefinition,
+];
