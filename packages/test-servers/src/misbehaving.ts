@@ -48,6 +48,7 @@ const baseTools: Tool[] = [
   tool("fail", "Return an error result (isError).", { message: { type: "string" } }),
   tool("throw", "Answer with a JSON-RPC error.", { message: { type: "string" } }),
   tool("counter", "Count calls since this process started; also returns the pid.", {}),
+  tool("cancellations", "Report the cancellations this server received: how many, and the request ids of calls still running when cancelled.", {}),
   tool("env", "Return the value of an environment variable of this process.", { name: { type: "string" } }, ["name"]),
   tool("add_tool", "Add a tool named `name` and send tools/list_changed.", { name: { type: "string" } }, ["name"]),
   tool("exit_after", "Answer, then exit after ms milliseconds.", { ms: { type: "number" } }),
@@ -60,6 +61,9 @@ const baseTools: Tool[] = [
 function tool(name: string, description: string, properties: Record<string, object>, required: string[] = []): Tool {
   return { name, description, inputSchema: { type: "object", properties, required } };
 }
+
+/** Every notifications/cancelled that arrived, also those for calls already answered (a proxy should send none of those). */
+const cancelNotices = { count: 0 };
 
 const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: value }], ...(isError ? { isError } : {}) });
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -74,11 +78,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 function createMisbehavingServer(flags: Flags): Server {
   const tools = [...baseTools];
   let calls = 0;
+  // What a cancellation test needs to see: that notifications/cancelled reached the server, for which calls.
+  const cancelled: Array<string | number> = [];
   const server = new Server({ name: flags.name, version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     calls += 1;
+    extra.signal.addEventListener("abort", () => cancelled.push(extra.requestId), { once: true });
     switch (request.params.name) {
       case "echo":
         return text(String(args.text));
@@ -122,6 +129,8 @@ function createMisbehavingServer(flags: Flags): Server {
         throw new Error(String(args.message ?? "the tool threw"));
       case "counter":
         return text(JSON.stringify({ calls, pid: process.pid }));
+      case "cancellations":
+        return text(JSON.stringify({ count: cancelled.length, requestIds: cancelled, notices: cancelNotices.count }));
       case "env":
         return text(JSON.stringify({ value: process.env[String(args.name)] ?? null }));
       case "add_tool":
@@ -190,7 +199,13 @@ async function main(): Promise<void> {
   if (flags.noiseAtStart) process.stdout.write("starting up... (not JSON)\n");
   if (flags.startDelayMs) await sleep(flags.startDelayMs);
   if (flags.http !== undefined) return serveHttp(flags, flags.http);
-  await createMisbehavingServer(flags).connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  await createMisbehavingServer(flags).connect(transport);
+  const receive = transport.onmessage;
+  transport.onmessage = (message) => {
+    if ("method" in message && message.method === "notifications/cancelled") cancelNotices.count++;
+    receive?.(message);
+  };
 }
 
 await main();
