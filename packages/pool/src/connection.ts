@@ -1,6 +1,4 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CallToolResultSchema,
   ErrorCode,
@@ -14,6 +12,13 @@ import { EventEmitter } from "node:events";
 import { backoffDelay, type BackoffOptions } from "./backoff";
 import type { ServerSpec } from "./config/types";
 import {
+  DEFAULT_BACKOFF,
+  DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
+  DEFAULT_REFRESH_INTERVAL_MS,
+  DEFAULT_RETRY_DELAYS_MS,
+  STABLE_AFTER_MS,
+} from "./defaults";
+import {
   CallCancelledError,
   CallTimeoutError,
   DownstreamError,
@@ -22,26 +27,41 @@ import {
   ServerUnavailableError,
   ToolNotFoundError,
 } from "./errors";
-import { silentLogger, type Logger } from "./logger";
+import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
+import { redactingLogger, silentLogger, type Logger } from "./logger";
+import { redactSecrets } from "./redact";
+import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
-import { ChildProcessTransport } from "./stdio-transport";
-import { createToolFilter } from "./tool-filter";
-import { createTransport, type TransportFactory } from "./transports";
+import { createToolFilter, toolFilterReason } from "./tool-filter";
+import { createTransport, describeTransport, type TransportFactory } from "./transports";
 
-export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "closed";
+/** `skipped`: never started, because starting it would be unsafe (it is codemux itself); `error` says why. */
+export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "skipped" | "closed";
 
 export interface ServerStatus {
   name: string;
   state: ServerState;
   transport: "stdio" | "http" | "sse";
+  /** The command line or URL, with secrets masked; env and header values never appear. */
+  endpoint: string;
   toolCount: number;
-  /** Why the server is not ready (set in "failed" and "reconnecting"). */
+  /** Why the server is not ready: set in every state but "ready" (secrets masked). */
   error?: string;
-  /** The last lines the server wrote to stderr (stdio only). */
+  /** What the config parser noticed about this entry (unknown keys, with a did-you-mean). */
+  warnings?: string[];
+  /** The last lines the server wrote to stderr (stdio only; secrets masked). */
   stderrTail: string[];
   /** How many times the connection was re-established after the first. */
   restarts: number;
   serverInfo?: { name: string; version: string };
+  /** When the tool list was last fetched (ISO 8601). */
+  lastRefreshAt?: string;
+}
+
+/** Hints from the tool's annotations that make a retry after the request was sent safe. */
+export interface RetryHints {
+  readOnlyHint?: boolean;
+  idempotentHint?: boolean;
 }
 
 export interface CallOptions {
@@ -49,6 +69,8 @@ export interface CallOptions {
   onprogress?: (progress: Progress) => void;
   /** Overrides the server's `callTimeoutMs`. */
   timeoutMs?: number;
+  /** The tool's annotations: with `readOnlyHint` or `idempotentHint` a call is retried on any transient failure. */
+  annotations?: RetryHints;
 }
 
 export interface ConnectionOptions {
@@ -58,6 +80,12 @@ export interface ConnectionOptions {
   backoff?: BackoffOptions;
   /** Quiet period before a `tools/list_changed` triggers a refresh. */
   listChangedDebounceMs?: number;
+  /** Default re-list interval for servers that do not send `tools/list_changed` (0 = off; a server's `refreshIntervalMs` wins). */
+  refreshIntervalMs?: number;
+  /** Delays before each retry of a transiently failed call; its length is the number of retries. `[]` turns retries off. */
+  retryDelaysMs?: readonly number[];
+  /** The environment codemux runs in (proxy variables, what stdio servers inherit, the nesting marker); `process.env` by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 interface ConnectionEvents {
@@ -65,19 +93,26 @@ interface ConnectionEvents {
   tools: [Tool[]];
 }
 
-const STABLE_AFTER_MS = 30_000;
+type Failure = { message: string; transient: boolean };
 
 /** One downstream server: its connection, state, tools, restarts and calls. */
 export class ServerConnection extends EventEmitter<ConnectionEvents> {
   readonly stderr = new StderrRing();
   #state: ServerState = "connecting";
+  #stateSince = Date.now();
   #error: string | undefined;
+  #transientFailure = false;
   #client: Client | undefined;
-  #transport: ReturnType<TransportFactory> | undefined;
+  #pending: Client | undefined;
+  #transport: unknown;
   #tools: Tool[] = [];
   #attempt: Promise<void> | undefined;
+  #started = false;
   #retryTimer: NodeJS.Timeout | undefined;
   #refreshTimer: NodeJS.Timeout | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #sawListChanged = false;
+  #lastRefreshAt: number | undefined;
   #failures = 0;
   #restarts = 0;
   #everReady = false;
@@ -87,8 +122,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   constructor(readonly spec: ServerSpec, readonly options: ConnectionOptions = {}) {
     super();
+    this.setMaxListeners(0);
     this.#allowed = createToolFilter(spec.tools);
-    this.#logger = options.logger ?? silentLogger;
+    this.#logger = redactingLogger(options.logger ?? silentLogger);
   }
 
   get name(): string {
@@ -106,26 +142,51 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   status(): ServerStatus {
     const info = this.#client?.getServerVersion();
+    const error = this.#state === "ready" ? undefined : this.#reason();
     return {
       name: this.name,
       state: this.#state,
       transport: this.spec.transport.type,
+      endpoint: describeTransport(this.spec.transport),
       toolCount: this.#tools.length,
-      ...(this.#error ? { error: this.#error } : {}),
-      stderrTail: this.stderr.tail(10),
+      ...(error ? { error: redactSecrets(error) } : {}),
+      ...(this.spec.warnings?.length ? { warnings: this.spec.warnings } : {}),
+      stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
       ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
+      ...(this.#lastRefreshAt ? { lastRefreshAt: new Date(this.#lastRefreshAt).toISOString() } : {}),
     };
   }
 
-  /** Connects (once); resolves when ready or failed, never rejects. */
+  /** Connects (once); resolves when ready, failed or skipped, never rejects. */
   start(): Promise<void> {
+    this.#started = true;
     return this.#connect();
+  }
+
+  /** Resolves true once the server is ready, failed or skipped (starting it if nobody has), false when `timeoutMs` passes first. */
+  async waitSettled(timeoutMs: number): Promise<boolean> {
+    const settled = () => this.#state !== "connecting" && this.#state !== "reconnecting";
+    if (settled()) return true;
+    if (!this.#started) void this.start();
+    return new Promise<boolean>((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.off("state", onState);
+        resolve(value);
+      };
+      const onState = () => {
+        if (settled()) done(true);
+      };
+      const timer = setTimeout(() => done(false), Math.max(0, timeoutMs));
+      this.on("state", onState);
+    });
   }
 
   /** Resolves with a ready client, connecting now if the server is down. */
   async ensureReady(): Promise<Client> {
     if (this.#state === "closed") throw new ServerUnavailableError(this.name, "codemux is shutting down");
+    if (this.#state === "skipped") throw new ServerUnavailableError(this.name, `it was not started: ${this.#error ?? "skipped"}`);
     if (this.#state !== "ready") {
       if (this.#retryTimer) {
         clearTimeout(this.#retryTimer);
@@ -133,19 +194,62 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
       await this.#connect();
     }
-    if (this.#state !== "ready" || !this.#client) throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`);
+    if (this.#state !== "ready" || !this.#client) {
+      throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, { data: { sent: false, transient: this.#transientFailure } });
+    }
     return this.#client;
   }
 
+  /**
+   * Calls a tool. A failure before the request reached the server (refused connection, HTTP 502/503,
+   * a process still restarting) is retried; after it was sent, only tools annotated read-only or idempotent are.
+   */
   async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
-    if (!this.#allowed(tool)) throw new ToolNotFoundError(this.name, tool, "the tool is not allowed by this server's tools.allow/deny");
+    if (!this.#allowed(tool)) throw new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true });
+    const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
+    const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    for (let retries = 0; ; retries++) {
+      try {
+        const result = await this.#callOnce(tool, args, options);
+        if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
+        return result;
+      } catch (error) {
+        const delay = delays[retries];
+        if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
+        this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+        await abortableSleep(delay, options.signal).catch((reason: unknown) => {
+          throw new CallCancelledError(this.name, tool, { cause: reason });
+        });
+      }
+    }
+  }
+
+  /** Lists the tools again (on `tools/list_changed`, on the refresh interval, or when a caller wants fresh data). */
+  async refreshTools(): Promise<Tool[]> {
+    const client = this.#client;
+    if (!client || this.#state !== "ready") return this.#tools;
+    this.#setTools(await listAllTools(client, this.spec.connectTimeoutMs));
+    return this.#tools;
+  }
+
+  /** Ends the connection in any state; a server still starting is stopped too (its whole process group). */
+  async close(): Promise<void> {
+    this.#setState("closed");
+    this.#stopTimers();
+    const clients = [this.#client, this.#pending];
+    this.#client = undefined;
+    this.#pending = undefined;
+    await Promise.all(clients.map((c) => c?.close().catch(() => undefined)));
+  }
+
+  async #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     if (options.signal?.aborted) throw new CallCancelledError(this.name, tool);
     const client = await this.ensureReady();
     try {
       return await this.#request(client, tool, args, options);
     } catch (error) {
       // A Streamable HTTP server that restarted no longer knows our session: start a new one and retry once.
-      if (error instanceof StreamableHTTPError && error.code === 404) {
+      if (httpStatusOf(error) === 404 && this.spec.transport.type === "http") {
         this.#logger.info(`[${this.name}] session expired (HTTP 404); re-initializing`);
         await this.#drop("the session expired");
         const fresh = await this.ensureReady();
@@ -155,23 +259,6 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
       throw this.#translate(error, tool, options);
     }
-  }
-
-  /** Lists the tools again (on `tools/list_changed`, or when a caller wants fresh data). */
-  async refreshTools(): Promise<Tool[]> {
-    const client = this.#client;
-    if (!client || this.#state !== "ready") return this.#tools;
-    this.#setTools(await listAllTools(client, this.spec.connectTimeoutMs));
-    return this.#tools;
-  }
-
-  async close(): Promise<void> {
-    this.#setState("closed");
-    clearTimeout(this.#retryTimer);
-    clearTimeout(this.#refreshTimer);
-    const client = this.#client;
-    this.#client = undefined;
-    await client?.close().catch(() => undefined);
   }
 
   #request(client: Client, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
@@ -184,17 +271,30 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     }) as Promise<CallToolResult>;
   }
 
+  /** A PoolError for the caller; `data.sent` says whether the request may have reached the server, `data.transient` whether trying again may help. */
   #translate(error: unknown, tool: string, options: CallOptions): Error {
-    if (error instanceof PoolError) return error;
     if (options.signal?.aborted) return new CallCancelledError(this.name, tool, { cause: error });
+    if (PoolError.isInstance(error)) {
+      if (error.code === "NOT_CONNECTED") return new ServerUnavailableError(this.name, "the server process is not running; it is restarted on the next call", { cause: error, data: { sent: false, transient: true } });
+      return error;
+    }
     if (error instanceof McpError) {
       if (error.code === ErrorCode.RequestTimeout) return new CallTimeoutError(this.name, tool, options.timeoutMs ?? this.spec.callTimeoutMs, { cause: error });
-      if (error.code === ErrorCode.ConnectionClosed) return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error });
+      if (error.code === ErrorCode.ConnectionClosed) return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
       return new DownstreamError(this.name, tool, error.message.replace(/^MCP error -?\d+: /, ""), error.code, { cause: error });
     }
-    if (this.#state !== "ready") return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error });
-    const network = networkFailure(error);
-    if (network) return new ServerUnavailableError(this.name, `cannot reach it (${network}); it is tried again on the next call`, { cause: error });
+    const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
+    const network = networkCause(error);
+    if (network) {
+      const notSent = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT_FAILED", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(network.code ?? "") || isTlsCode(network.code);
+      return new ServerUnavailableError(this.name, `${describeNetworkFailure(error, url)}; it is tried again on the next call`, { cause: error, data: { sent: !notSent, transient: !isTlsCode(network.code) } });
+    }
+    const status = httpStatusOf(error);
+    if (status !== undefined) {
+      const data = { httpStatus: status, sent: !(status === 502 || status === 503 || status === 429), transient: [429, 502, 503, 504].includes(status) };
+      return new DownstreamError(this.name, tool, describeHttpError(error, url) ?? `HTTP ${status}`, undefined, { cause: error, data });
+    }
+    if (this.#state !== "ready") return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
     return new DownstreamError(this.name, tool, error instanceof Error ? error.message : String(error), undefined, { cause: error });
   }
 
@@ -206,14 +306,24 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   async #attemptConnect(): Promise<void> {
-    if (this.#state === "closed") return;
+    if (this.#state === "closed" || this.#state === "skipped") return;
     if (this.spec.problem) {
-      this.#fail(this.spec.problem, false);
+      this.#fail({ message: this.spec.problem, transient: false }, false);
       return;
+    }
+    if (this.spec.transport.type === "stdio") {
+      const unsafe = selfSpawnReason(this.spec.transport, this.options.env ?? process.env);
+      if (unsafe) {
+        this.#error = unsafe;
+        this.#setState("skipped");
+        this.#logger.warn(`[${this.name}] not started: ${unsafe}.`);
+        return;
+      }
     }
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
     const client = new Client(this.options.clientInfo ?? { name: "codemux", version: "0.1.0" }, { capabilities: {} });
-    const transport = (this.options.createTransport ?? createTransport)(this.spec.transport, { server: this.name, stderr: this.stderr, logger: this.#logger });
+    this.#pending = client;
+    let transport: unknown;
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -221,7 +331,15 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       });
       const tools = await Promise.race([
         (async () => {
-          await client.connect(transport, { timeout: this.spec.connectTimeoutMs });
+          const made = await (this.options.createTransport ?? createTransport)(this.spec.transport, {
+            server: this.name,
+            stderr: this.stderr,
+            logger: this.#logger,
+            ...(this.options.env ? { env: this.options.env } : {}),
+          });
+          transport = made;
+          if (this.#pending !== client) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
+          await client.connect(made, { timeout: this.spec.connectTimeoutMs });
           return listAllTools(client, this.spec.connectTimeoutMs);
         })(),
         timeout,
@@ -230,66 +348,100 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         await client.close().catch(() => undefined);
         return;
       }
+      this.#pending = undefined;
       this.#client = client;
       this.#transport = transport;
       client.onclose = () => {
         if (this.#client === client) void this.#onDropped();
       };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.#scheduleRefresh());
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        this.#sawListChanged = true;
+        this.#scheduleRefresh();
+      });
       if (this.#everReady) this.#restarts += 1;
       this.#everReady = true;
       this.#readySince = Date.now();
       this.#error = undefined;
+      this.#transientFailure = false;
       this.#setTools(tools);
       this.#setState("ready");
+      this.#startSweep(client);
       this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
     } catch (error) {
+      if (this.#pending === client) this.#pending = undefined;
       await client.close().catch(() => undefined);
+      // A transport made after close() began (the race lost) is closed here too.
+      await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
+      if ((this.#state as ServerState) === "closed") return;
       this.#fail(this.#describeFailure(error, transport), true);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  #describeFailure(error: unknown, transport: ReturnType<TransportFactory>): string {
-    if (error instanceof PoolError && error.code === "CONNECT_TIMEOUT") return withTail(error.message, this.stderr.tail(5));
-    if (error instanceof StreamableHTTPError || error instanceof SseError) {
-      return `HTTP ${error.code ?? "error"}: ${error.message.replace(/^(Streamable HTTP|SSE) error: /, "")}`;
+  #describeFailure(error: unknown, transport: unknown): Failure {
+    const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
+    if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
+      return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
     }
+    const http = describeHttpError(error, url);
+    if (http) return { message: http, transient: [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
+    const network = describeNetworkFailure(error, url);
+    if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
+    if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED")) return { message: withTail(error.message, this.stderr.tail(5)), transient: false };
+    const exited = exitOf(transport);
+    if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
-    if (transport instanceof ChildProcessTransport && transport.exit) return this.#exitReason(transport);
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return this.#exitReason(transport);
-    return withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5));
+    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5)), transient: false };
   }
 
   #exitReason(transport = this.#transport): string {
-    const exit = transport instanceof ChildProcessTransport ? transport.exit : undefined;
+    const exit = exitOf(transport);
     const how = exit ? (exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`) : "the connection closed";
     return withTail(how, this.stderr.tail(5));
   }
 
+  /** Why the server is not ready, for status(): every state but "ready" has one. */
+  #reason(): string {
+    const seconds = Math.round((Date.now() - this.#stateSince) / 1000);
+    const endpoint = describeTransport(this.spec.transport);
+    switch (this.#state) {
+      case "connecting":
+        return withConfigNote(withTail(`starting: no answer to initialize from ${endpoint} yet (${seconds} s so far)`, this.stderr.tail(3)), this.spec.warnings);
+      case "reconnecting":
+        return `reconnecting after: ${this.#error ?? "the connection dropped"}`;
+      case "closed":
+        return "closed (codemux is shutting down)";
+      default:
+        return this.#error ?? `it is ${this.#state}`;
+    }
+  }
+
   async #onDropped(): Promise<void> {
     if (this.#state === "closed") return;
+    this.#stopTimers();
     const reason = this.#exitReason();
     this.#logger.warn(`[${this.name}] disconnected: ${reason}`);
     if (Date.now() - this.#readySince > STABLE_AFTER_MS) this.#failures = 0;
     this.#client = undefined;
-    this.#fail(reason, true);
+    this.#fail({ message: reason, transient: true }, true);
   }
 
   async #drop(reason: string): Promise<void> {
     const client = this.#client;
     this.#client = undefined;
+    this.#stopTimers();
     this.#error = reason;
     this.#setState("reconnecting");
     await client?.close().catch(() => undefined);
   }
 
   /** Marks the server down; when `retry`, schedules a restart with backoff until the attempts run out. */
-  #fail(reason: string, retry: boolean): void {
-    this.#error = reason;
+  #fail(failure: Failure, retry: boolean): void {
+    this.#error = failure.message;
+    this.#transientFailure = failure.transient;
     this.#failures += 1;
-    const maxAttempts = this.options.backoff?.maxAttempts ?? 5;
+    const maxAttempts = this.options.backoff?.maxAttempts ?? DEFAULT_BACKOFF.maxAttempts;
     if (retry && this.#everReady && this.#failures <= maxAttempts) {
       const delay = backoffDelay(this.#failures, this.options.backoff);
       this.#setState("reconnecting");
@@ -302,24 +454,58 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       return;
     }
     this.#setState("failed");
-    this.#logger.warn(`[${this.name}] failed: ${reason}`);
+    this.#logger.warn(`[${this.name}] failed: ${failure.message}`);
   }
 
   #scheduleRefresh(): void {
     clearTimeout(this.#refreshTimer);
     this.#refreshTimer = setTimeout(() => {
       this.refreshTools().catch((error: unknown) => this.#logger.warn(`[${this.name}] could not refresh tools: ${(error as Error).message}`));
-    }, this.options.listChangedDebounceMs ?? 100);
+    }, this.options.listChangedDebounceMs ?? DEFAULT_LIST_CHANGED_DEBOUNCE_MS);
     this.#refreshTimer.unref();
+  }
+
+  /** Re-lists the tools on an interval, unless the server has shown that it sends `tools/list_changed`. */
+  #startSweep(client: Client): void {
+    const every = this.spec.refreshIntervalMs ?? this.options.refreshIntervalMs ?? DEFAULT_REFRESH_INTERVAL_MS;
+    clearInterval(this.#sweepTimer);
+    if (every <= 0) return;
+    this.#sweepTimer = setInterval(() => {
+      if (this.#client !== client || this.#state !== "ready") return;
+      if (this.#sawListChanged && client.getServerCapabilities()?.tools?.listChanged) return;
+      const before = JSON.stringify(this.#tools);
+      listAllTools(client, this.spec.connectTimeoutMs)
+        .then((tools) => {
+          if (this.#client !== client) return;
+          const filtered = tools.filter((t) => this.#allowed(t.name));
+          this.#lastRefreshAt = Date.now();
+          if (JSON.stringify(filtered) !== before) {
+            this.#logger.info(`[${this.name}] tool list changed on re-listing: ${filtered.length} tools`);
+            this.#setTools(tools);
+          }
+        })
+        .catch((error: unknown) => this.#logger.debug(`[${this.name}] could not re-list tools: ${(error as Error).message}`));
+    }, every);
+    this.#sweepTimer.unref();
+  }
+
+  #stopTimers(): void {
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#refreshTimer);
+    clearInterval(this.#sweepTimer);
+    this.#retryTimer = undefined;
+    this.#sweepTimer = undefined;
   }
 
   #setTools(tools: Tool[]): void {
     this.#tools = tools.filter((t) => this.#allowed(t.name));
+    this.#lastRefreshAt = Date.now();
     this.emit("tools", this.#tools);
   }
 
   #setState(state: ServerState): void {
     if (this.#state === "closed") return;
+    if (this.#state !== state) this.#stateSince = Date.now();
     this.#state = state;
     this.emit("state", this.status());
   }
@@ -337,13 +523,35 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
   return tools;
 }
 
-/** fetch() reports "fetch failed" and keeps the reason (ECONNREFUSED, ENOTFOUND...) in its cause. */
-function networkFailure(error: unknown): string | undefined {
-  if (!(error instanceof TypeError) || !/fetch failed/i.test(error.message)) return undefined;
-  const cause = error.cause as { code?: string; message?: string } | undefined;
-  return cause?.message ?? cause?.code ?? "network error";
+/** Safe to try again: a transient failure before the request reached the server, or any transient failure of a read-only or idempotent tool. */
+function retryable(error: unknown, safeAfterSend: boolean): boolean {
+  if (!PoolError.isInstance(error) || error.data?.transient !== true) return false;
+  return error.data.sent === false || safeAfterSend;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function exitOf(transport: unknown): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+  return typeof transport === "object" && transport !== null && "exit" in transport ? (transport as { exit?: { code: number | null; signal: NodeJS.Signals | null } }).exit : undefined;
 }
 
 function withTail(message: string, tail: string[]): string {
   return tail.length ? `${message}; stderr: ${tail.join(" | ")}` : message;
+}
+
+function withConfigNote(message: string, warnings: string[] | undefined): string {
+  return warnings?.length ? `${message} (config: ${warnings.join(" ")})` : message;
 }

@@ -1,10 +1,46 @@
-/** Base of every error @codemux/pool raises; `code` is stable for callers to branch on. */
+import { redactSecrets } from "./redact";
+
+/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
+export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+
+export type PoolErrorCode =
+  | "CONFIG_INVALID"
+  | "SERVER_NOT_FOUND"
+  | "SERVER_UNAVAILABLE"
+  | "SERVER_DISCONNECTED"
+  | "CALL_TIMEOUT"
+  | "CALL_CANCELLED"
+  | "TOOL_NOT_FOUND"
+  | "DOWNSTREAM_ERROR"
+  | "CONNECT_TIMEOUT"
+  | "COMMAND_NOT_FOUND"
+  | "SPAWN_FAILED"
+  | "NOT_CONNECTED"
+  | "MESSAGE_TOO_LARGE"
+  | "HTTP_ERROR"
+  | "NETWORK_ERROR";
+
+interface PoolErrorOptions {
+  cause?: unknown;
+  data?: Record<string, unknown>;
+}
+
+/** Base of every error @codemux/pool raises; `code` is stable for callers to branch on. Messages never hold URL secrets. */
 export class PoolError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly [ERROR_BRAND] = "pool";
+  readonly code: PoolErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: PoolErrorCode, message: string, options: PoolErrorOptions = {}) {
+    super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.data = options.data;
+  }
+
+  /** True for a PoolError from any installed copy of this package (where `instanceof` fails across copies). */
+  static isInstance(value: unknown): value is PoolError {
+    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "pool";
   }
 }
 
@@ -12,52 +48,85 @@ export class PoolError extends Error {
 export class ConfigError extends PoolError {
   readonly file: string | undefined;
   constructor(message: string, options: { file?: string; cause?: unknown } = {}) {
-    super("CONFIG_INVALID", message, options);
+    super("CONFIG_INVALID", message, { cause: options.cause, data: options.file === undefined ? undefined : { file: options.file } });
     this.file = options.file;
+  }
+
+  static override isInstance(value: unknown): value is ConfigError {
+    return PoolError.isInstance(value) && value.code === "CONFIG_INVALID";
   }
 }
 
 export class ServerNotFoundError extends PoolError {
   constructor(readonly server: string, known: string[]) {
-    super("SERVER_NOT_FOUND", `No server named "${server}"${known.length ? ` (servers: ${known.join(", ")})` : " (no servers are configured)"}.`);
+    super("SERVER_NOT_FOUND", `No server named "${server}"${known.length ? ` (servers: ${known.join(", ")})` : " (no servers are configured)"}.`, { data: { server, known } });
+  }
+
+  static override isInstance(value: unknown): value is ServerNotFoundError {
+    return PoolError.isInstance(value) && value.code === "SERVER_NOT_FOUND";
   }
 }
 
 /** The server is not connected and could not be (re)connected in time. */
 export class ServerUnavailableError extends PoolError {
-  constructor(readonly server: string, reason: string, options?: { cause?: unknown }) {
-    super("SERVER_UNAVAILABLE", `Server "${server}" is unavailable: ${reason}`, options);
+  constructor(readonly server: string, reason: string, options: PoolErrorOptions = {}) {
+    super("SERVER_UNAVAILABLE", `Server "${server}" is unavailable: ${reason}`, { ...options, data: { server, ...options.data } });
+  }
+
+  static override isInstance(value: unknown): value is ServerUnavailableError {
+    return PoolError.isInstance(value) && value.code === "SERVER_UNAVAILABLE";
   }
 }
 
 /** The connection closed (the process exited, the stream dropped) while a call was in flight. */
 export class ServerDisconnectedError extends PoolError {
-  constructor(readonly server: string, reason: string, options?: { cause?: unknown }) {
-    super("SERVER_DISCONNECTED", `Server "${server}" disconnected during the call: ${reason}`, options);
+  constructor(readonly server: string, reason: string, options: PoolErrorOptions = {}) {
+    super("SERVER_DISCONNECTED", `Server "${server}" disconnected during the call: ${reason}`, { ...options, data: { server, ...options.data } });
+  }
+
+  static override isInstance(value: unknown): value is ServerDisconnectedError {
+    return PoolError.isInstance(value) && value.code === "SERVER_DISCONNECTED";
   }
 }
 
 export class CallTimeoutError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, readonly timeoutMs: number, options?: { cause?: unknown }) {
-    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, options);
+  constructor(readonly server: string, readonly tool: string, readonly timeoutMs: number, options: PoolErrorOptions = {}) {
+    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, { ...options, data: { server, tool, timeoutMs } });
+  }
+
+  static override isInstance(value: unknown): value is CallTimeoutError {
+    return PoolError.isInstance(value) && value.code === "CALL_TIMEOUT";
   }
 }
 
 export class CallCancelledError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, options?: { cause?: unknown }) {
-    super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, options);
+  constructor(readonly server: string, readonly tool: string, options: PoolErrorOptions = {}) {
+    super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, { ...options, data: { server, tool } });
+  }
+
+  static override isInstance(value: unknown): value is CallCancelledError {
+    return PoolError.isInstance(value) && value.code === "CALL_CANCELLED";
   }
 }
 
+/** The tool does not exist on the server, or the config hides it (`data.denied` is true then). */
 export class ToolNotFoundError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, reason = "it has no such tool") {
-    super("TOOL_NOT_FOUND", `Server "${server}" cannot call "${tool}": ${reason}.`);
+  constructor(readonly server: string, readonly tool: string, reason = "it has no such tool", options: { denied?: boolean } = {}) {
+    super("TOOL_NOT_FOUND", `Server "${server}" cannot call "${tool}": ${reason}.`, { data: { server, tool, denied: options.denied ?? false } });
+  }
+
+  static override isInstance(value: unknown): value is ToolNotFoundError {
+    return PoolError.isInstance(value) && value.code === "TOOL_NOT_FOUND";
   }
 }
 
-/** The downstream answered the call with a JSON-RPC error. */
+/** The downstream answered the call with a JSON-RPC error (or an HTTP error). */
 export class DownstreamError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, message: string, readonly rpcCode?: number, options?: { cause?: unknown }) {
-    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, options);
+  constructor(readonly server: string, readonly tool: string, message: string, readonly rpcCode?: number, options: PoolErrorOptions = {}) {
+    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, { ...options, data: { server, tool, ...(rpcCode === undefined ? {} : { rpcCode }) } });
+  }
+
+  static override isInstance(value: unknown): value is DownstreamError {
+    return PoolError.isInstance(value) && value.code === "DOWNSTREAM_ERROR";
   }
 }

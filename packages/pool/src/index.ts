@@ -1,15 +1,26 @@
-export { backoffDelay } from "./backoff";
-export type { BackoffOptions } from "./backoff";
+/**
+ * @codemux/pool: downstream MCP connections (config, transports, health, restarts, calls).
+ * This entry loads no `child_process`: stdio servers load `@codemux/pool/stdio` on first use.
+ * @example
+ * import { ServerPool, loadConfigFile } from "@codemux/pool";
+ * const pool = new ServerPool(await loadConfigFile("codemux.json"));
+ * await pool.start();
+ */
 export { parseInlineServers } from "./config/inline";
 export { interpolate } from "./config/interpolate";
+export type { InterpolationContext, InterpolationResult } from "./config/interpolate";
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
-export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from "./config/types";
 export type { HttpTransportSpec, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
-export { ServerConnection } from "./connection";
-export type { CallOptions, ConnectionOptions, ServerState, ServerStatus } from "./connection";
-export { childEnvironment, inheritedVariableNames } from "./environment";
+export type { CallOptions, ConnectionOptions, RetryHints, ServerConnection, ServerState, ServerStatus } from "./connection";
+export {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REFRESH_INTERVAL_MS,
+  DEFAULT_RETRY_DELAYS_MS,
+  DEPTH_VARIABLE,
+} from "./defaults";
 export {
   CallCancelledError,
   CallTimeoutError,
@@ -21,15 +32,15 @@ export {
   ServerUnavailableError,
   ToolNotFoundError,
 } from "./errors";
+export type { PoolErrorCode } from "./errors";
+// The server's stdio transport splits lines with it.
 export { LineSplitter } from "./line-splitter";
 export type { LineSplitterOptions } from "./line-splitter";
 export { silentLogger } from "./logger";
 export type { Logger } from "./logger";
 export { ServerPool } from "./pool";
 export type { PoolOptions } from "./pool";
-export { StderrRing } from "./stderr-ring";
-export { ChildProcessTransport } from "./stdio-transport";
-export type { ChildProcessTransportOptions, ExitInfo } from "./stdio-transport";
-export { createToolFilter } from "./tool-filter";
-export { createTransport, describeTransport } from "./transports";
+export { maskUrl, redactSecrets } from "./redact";
+export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
+export { describeTransport } from "./transports";
 export type { TransportContext, TransportFactory } from "./transports";

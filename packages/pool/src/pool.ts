@@ -11,7 +11,13 @@ interface PoolEvents {
   tools: [server: string, tools: Tool[]];
 }
 
-/** All downstream servers: connected in parallel, each failing alone, called by name. */
+/**
+ * All downstream servers: connected in parallel, each failing alone, called by name.
+ * @example
+ * const pool = new ServerPool(await loadConfigFile("codemux.json"), { logger });
+ * void pool.start();
+ * if (await pool.waitFor("fs", 5_000)) await pool.callTool("fs", "read_text_file", { path: "README.md" });
+ */
 export class ServerPool extends EventEmitter<PoolEvents> {
   readonly #connections = new Map<string, ServerConnection>();
   #started: Promise<void> | undefined;
@@ -27,7 +33,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     }
   }
 
-  /** Connects every server at once; resolves when each is ready or has failed. Never rejects. */
+  /** Connects every server at once; resolves when each is ready, failed or skipped. Never rejects. */
   start(): Promise<void> {
     this.#started ??= Promise.all([...this.#connections.values()].map((c) => c.start())).then(() => undefined);
     return this.#started;
@@ -45,6 +51,14 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Waits for one server only: true once it is ready, failed or skipped (starting it if needed),
+   * false when `timeoutMs` passes first. Other servers, however slow, do not hold it up.
+   */
+  waitFor(server: string, timeoutMs: number): Promise<boolean> {
+    return this.connection(server).waitSettled(timeoutMs);
   }
 
   get names(): string[] {
@@ -66,10 +80,12 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     return [...this.#connections.values()].map((c) => ({ server: c.name, tools: c.tools }));
   }
 
+  /** Calls one server's tool; it waits for that server alone (see `CallOptions.annotations` for retries). */
   async callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult> {
     return this.connection(server).callTool(tool, args, options);
   }
 
+  /** Closes every server in every state, ending stdio servers' whole process groups. */
   async close(): Promise<void> {
     await Promise.all([...this.#connections.values()].map((c) => c.close()));
   }

@@ -3,9 +3,12 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ChildProcess } from "node:child_process";
 import spawn from "cross-spawn";
 import type { StdioTransportSpec } from "./config/types";
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, STDIN_CLOSE_GRACE_MS } from "./defaults";
 import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
 import { LineSplitter } from "./line-splitter";
+import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups } from "./process-groups";
+import { childMarker } from "./self";
 import { StderrRing } from "./stderr-ring";
 
 export interface ExitInfo {
@@ -19,13 +22,17 @@ export interface ChildProcessTransportOptions {
   onNoise?: (line: string) => void;
   /** Largest single message accepted; a bigger one closes the connection. */
   maxMessageBytes?: number;
+  /** The environment codemux runs in: the source of the inherited allow-list and of the nesting marker. */
   parentEnv?: NodeJS.ProcessEnv;
+  /** Time between SIGTERM and SIGKILL for the server's process group. */
+  killGraceMs?: number;
 }
 
 /**
  * The stdio client transport of codemux. Unlike the SDK's, it keeps the exit code and the
  * stderr tail for error messages, skips non-JSON stdout lines instead of reporting errors,
- * passes only an allow-listed environment, and splits lines without re-copying big messages.
+ * passes only an allow-listed environment, splits lines without re-copying big messages, and
+ * runs the server in its own process group so that closing ends its wrappers and children too.
  * cross-spawn resolves `npx` to `npx.cmd` on Windows.
  */
 export class ChildProcessTransport implements Transport {
@@ -38,10 +45,11 @@ export class ChildProcessTransport implements Transport {
   #child: ChildProcess | undefined;
   readonly #lines: LineSplitter;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(readonly spec: StdioTransportSpec, readonly options: ChildProcessTransportOptions = {}) {
     this.stderr = options.stderr ?? new StderrRing();
-    const max = options.maxMessageBytes ?? 256 * 1024 * 1024;
+    const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#lines = new LineSplitter({
       maxLineBytes: max,
       onLine: (line) => this.#line(line),
@@ -58,11 +66,14 @@ export class ChildProcessTransport implements Transport {
 
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
+      const parent = this.options.parentEnv ?? process.env;
       const child = spawn(this.spec.command, this.spec.args, {
-        env: childEnvironment(this.spec.env, this.options.parentEnv),
+        env: { ...childEnvironment(this.spec.env, parent), ...childMarker(parent) },
         cwd: this.spec.cwd,
         stdio: ["pipe", "pipe", "pipe"],
         windowsHide: true,
+        // A group of its own (not unref'd: codemux still owns it) so that close() reaches grandchildren.
+        detached: usesProcessGroups,
       });
       this.#child = child;
       child.once("error", (error: NodeJS.ErrnoException) => {
@@ -73,11 +84,19 @@ export class ChildProcessTransport implements Transport {
         this.onerror?.(wrapped);
         this.#finish();
       });
-      child.once("spawn", () => resolve());
+      child.once("spawn", () => {
+        if (child.pid !== undefined) trackGroup(child.pid);
+        resolve();
+      });
       child.once("exit", (code, signal) => {
         this.exit = { code, signal };
+        // The server is gone: what it left in its group (a wrapper's child) goes too.
+        if (child.pid !== undefined && usesProcessGroups) signalGroup(child.pid, "SIGTERM");
       });
-      child.once("close", () => this.#finish());
+      child.once("close", () => {
+        if (child.pid !== undefined && !groupAlive(child.pid)) untrackGroup(child.pid);
+        this.#finish();
+      });
       child.stdout?.on("data", (chunk: Buffer) => this.#lines.push(chunk));
       child.stderr?.setEncoding("utf8");
       child.stderr?.on("data", (chunk: string) => this.stderr.push(chunk));
@@ -89,24 +108,40 @@ export class ChildProcessTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
-    if (!stdin || this.#closed) throw new PoolError("NOT_CONNECTED", "the server process is not running");
+    if (!stdin || this.#closed || this.exit) throw new PoolError("NOT_CONNECTED", "the server process is not running");
     const line = `${JSON.stringify(message)}\n`;
     if (!stdin.write(line)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
   }
 
-  async close(): Promise<void> {
+  /** Closes stdin, then SIGTERMs and finally SIGKILLs the server's whole process group; resolves when nothing of it is left. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const child = this.#child;
-    if (!child || this.#closed) return;
-    const exited = new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
+    if (!child) return;
+    const pid = child.pid;
+    const grace = this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const closed = new Promise<void>((resolve) => {
+      if (this.#closed) resolve();
       else child.once("close", () => resolve());
     });
-    const wait = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+    const within = (ms: number) => Promise.race([closed.then(() => true), sleep(ms).then(() => false)]);
     child.stdin?.end();
-    if (!(await wait(1000))) {
-      child.kill("SIGTERM");
-      if (!(await wait(1000))) child.kill("SIGKILL");
+    if (!(await within(STDIN_CLOSE_GRACE_MS))) {
+      signalGroup(child, "SIGTERM");
+      if (!(await within(grace))) signalGroup(child, "SIGKILL");
     }
+    // The leader may be gone while a grandchild that let go of the pipes lives on in the group.
+    if (pid !== undefined && usesProcessGroups && groupAlive(pid)) {
+      signalGroup(pid, "SIGTERM");
+      for (let waited = 0; groupAlive(pid) && waited < grace; waited += 25) await sleep(25);
+      if (groupAlive(pid)) signalGroup(pid, "SIGKILL");
+    }
+    if (pid !== undefined) untrackGroup(pid);
     this.#finish();
   }
 

@@ -11,3 +11,9 @@ export function createToolFilter(filter: ToolFilter): (toolName: string) => bool
   const deny = filter.deny?.map(toRegExp) ?? [];
   return (name) => (!allow || allow.some((r) => r.test(name))) && !deny.some((r) => r.test(name));
 }
+
+/** Why the filter hides `toolName`, for the error a call to it gets. */
+export function toolFilterReason(filter: ToolFilter, toolName: string): string {
+  if (filter.deny?.map(toRegExp).some((r) => r.test(toolName))) return "it is denied by the config's tools.deny";
+  return "it is not in the config's tools.allow";
+}

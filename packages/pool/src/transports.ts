@@ -3,46 +3,57 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { HttpTransportSpec, TransportSpec } from "./config/types";
 import type { Logger } from "./logger";
+import { proxyFor } from "./proxy";
+import { maskUrl, redactSecrets } from "./redact";
 import type { StderrRing } from "./stderr-ring";
-import { ChildProcessTransport } from "./stdio-transport";
 
 export interface TransportContext {
   server: string;
   stderr: StderrRing;
   logger: Logger;
+  /** codemux's environment: proxy variables, and what stdio servers inherit. */
+  env?: NodeJS.ProcessEnv;
 }
 
-/** Makes a fresh transport for each connection attempt; tests pass their own (e.g. in-memory pairs). */
-export type TransportFactory = (spec: TransportSpec, context: TransportContext) => Transport;
+type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
-export const createTransport: TransportFactory = (spec, context) => {
-  switch (spec.type) {
-    case "stdio":
-      return new ChildProcessTransport(spec, {
-        stderr: context.stderr,
-        onNoise: (line) => context.logger.debug(`[${context.server}] ignored non-JSON stdout: ${line.slice(0, 200)}`),
-      });
-    case "http":
-      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
-    case "sse":
-      return new SSEClientTransport(new URL(spec.url), {
-        requestInit: { headers: spec.headers },
-        // The SSE stream is opened by EventSource, which does not take requestInit headers.
-        eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...headersOf(init), ...spec.headers } }) },
-      });
+/** Makes a fresh transport for each connection attempt; tests pass their own (e.g. in-memory pairs). */
+export type TransportFactory = (spec: TransportSpec, context: TransportContext) => Transport | Promise<Transport>;
+
+/**
+ * The default transports: stdio servers as child processes (loaded on first use, so that the root
+ * entry never loads `child_process`), Streamable HTTP and SSE through the proxy the environment names.
+ */
+export const createTransport: TransportFactory = async (spec, context) => {
+  if (spec.type === "stdio") {
+    const { createStdioTransport } = await import("./stdio");
+    return createStdioTransport(spec, context);
   }
+  const fetch = await fetchFor(spec, context);
+  if (spec.type === "http") return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch });
+  return new SSEClientTransport(new URL(spec.url), {
+    requestInit: { headers: spec.headers },
+    fetch,
+    // The SSE stream is opened by EventSource, which does not take requestInit headers.
+    eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...headersOf(init), ...spec.headers } }) },
+  });
 };
+
+async function fetchFor(spec: HttpTransportSpec, context: TransportContext): Promise<FetchLike> {
+  const proxy = proxyFor(spec.url, spec.proxy, context.env ?? process.env);
+  if (!proxy) return (url, init) => globalThis.fetch(url, init);
+  context.logger.info(`[${context.server}] connecting via proxy ${maskUrl(proxy)}`);
+  const { createProxyFetch } = await import("./proxy-fetch");
+  return createProxyFetch(proxy);
+}
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {
   return Object.fromEntries(new Headers(init?.headers).entries());
 }
 
+/** One line naming the server's endpoint, safe to print: secrets in URLs and flags are masked; env and header values never appear. */
 export function describeTransport(spec: TransportSpec): string {
-  return spec.type === "stdio" ? [spec.command, ...spec.args].join(" ") : `${spec.type} ${redactUrl(spec as HttpTransportSpec)}`;
-}
-
-function redactUrl(spec: HttpTransportSpec): string {
-  const url = new URL(spec.url);
-  if (url.password) url.password = "***";
-  return url.toString();
+  if (spec.type === "stdio") return redactSecrets([spec.command, ...spec.args].join(" "));
+  const headers = Object.keys(spec.headers);
+  return `${spec.type} ${maskUrl(spec.url)}${headers.length ? ` (headers: ${headers.join(", ")})` : ""}`;
 }

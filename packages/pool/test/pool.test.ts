@@ -37,7 +37,7 @@ function misbehaving(name: string, extra: Partial<ServerSpec> = {}, args: string
 }
 
 async function startPool(specs: ServerSpec[], options: ConstructorParameters<typeof ServerPool>[1] = {}): Promise<ServerPool> {
-  const pool = new ServerPool(specs, { backoff: { initialMs: 50, maxMs: 200 }, ...options });
+  const pool = new ServerPool(specs, { backoff: { initialMs: 50, maxMs: 200 }, retryDelaysMs: [20, 40], ...options });
   pools.push(pool);
   await pool.start();
   return pool;
@@ -137,8 +137,11 @@ describe("ServerPool with real child processes", () => {
 
   it("applies tools.allow / tools.deny to the list and to calls", async () => {
     const pool = await startPool([misbehaving("m", { tools: { allow: ["echo", "c*"], deny: ["crash"] } })]);
-    expect(pool.connection("m").tools.map((t) => t.name).sort()).toEqual(["counter", "echo"]);
-    await expect(pool.callTool("m", "crash")).rejects.toBeInstanceOf(ToolNotFoundError);
+    expect(pool.connection("m").tools.map((t) => t.name).sort()).toEqual(["cancellations", "counter", "echo"]);
+    const denied = await pool.callTool("m", "crash").catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(ToolNotFoundError);
+    expect((denied as Error).message).toBe('Server "m" cannot call "crash": it is denied by the config\'s tools.deny.');
+    await expect(pool.callTool("m", "huge", { bytes: 1 })).rejects.toThrow(/it is not in the config's tools\.allow/);
   });
 
   it("reports a server that does not finish connecting within connectTimeoutMs without holding up the others", async () => {
@@ -198,7 +201,7 @@ describe("ServerPool over Streamable HTTP", () => {
     await once(first, "exit");
     const error = await pool.callTool("h", "echo", { text: "two" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerUnavailableError);
-    expect((error as Error).message).toMatch(/Server "h" is unavailable: cannot reach it \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/);
+    expect((error as Error).message).toMatch(/^Server "h" is unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp: connection refused \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/);
     const port = new URL(base).port;
     const again = spawn(process.execPath, [misbehavingServerPath, "--http", port], { stdio: ["ignore", "pipe", "inherit"] });
     children.push(again);

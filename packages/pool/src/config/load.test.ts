@@ -84,7 +84,7 @@ describe("parseConfig", () => {
 describe("interpolate", () => {
   it("treats an empty variable like an unset one when a default is given", () => {
     expect(interpolate("${A:-d}", { A: "" }).value).toBe("d");
-    expect(interpolate("$HOME ${A}", { A: "x" })).toEqual({ value: "$HOME x", missing: [] });
+    expect(interpolate("$HOME ${A}", { A: "x" })).toEqual({ value: "$HOME x", missing: [], unsupported: [] });
   });
 });
 

@@ -1,18 +1,27 @@
-import { readFile } from "node:fs/promises";
 import type { z } from "zod";
 import { ConfigError } from "../errors";
-import { interpolate } from "./interpolate";
-import { SERVER_NAME_PATTERN, serverEntrySchema } from "./schema";
+import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
+import { FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, serverEntrySchema } from "./schema";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
+import { closestKey } from "./suggest";
 
 export interface ParseConfigOptions {
-  /** Shown in error messages. */
+  /** Shown in error messages; its folder is `${workspaceFolder}` unless `workspaceFolder` is given. */
   file?: string;
   env?: NodeJS.ProcessEnv;
+  /** `${workspaceFolder}`: the config file's folder by default, else the working directory. */
+  workspaceFolder?: string;
+  /** `${userHome}`: `HOME` / `USERPROFILE` of `env` by default. */
+  home?: string;
 }
 
-/** Reads and validates a config file in the format MCP clients use (`mcpServers` or `servers`). */
+/**
+ * Reads and validates a config file in the format MCP clients use (`mcpServers` or `servers`).
+ * @example const config = await loadConfigFile("./codemux.json"); config.warnings?.forEach((w) => console.error(w));
+ */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<PoolConfig> {
+  // Imported here so that the root entry loads no file-system module until a file is read.
+  const { readFile } = await import("node:fs/promises");
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -24,9 +33,15 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
   return parseConfig(text, { file, env });
 }
 
+/** Validates config text; throws a ConfigError naming the file, entry and field, and lists softer mistakes in `warnings`. */
 export function parseConfig(text: string, options: ParseConfigOptions = {}): PoolConfig {
   const file = options.file ?? "config";
   const env = options.env ?? process.env;
+  const context: InterpolationContext = {
+    home: options.home ?? env.HOME ?? env.USERPROFILE,
+    workspaceFolder: options.workspaceFolder ?? folderOf(options.file) ?? processCwd(),
+    pathSeparator: typeof process !== "undefined" && process.platform === "win32" ? "\\" : "/",
+  };
   const fail = (where: string, message: string): never => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
   };
@@ -44,48 +59,71 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
   if (!isObject(entries)) return fail(key, "expected an object whose keys are server names");
 
   const servers: ServerSpec[] = [];
+  const warnings: string[] = [];
   for (const [name, raw] of Object.entries(entries)) {
     const where = `${key}.${name}`;
     if (!SERVER_NAME_PATTERN.test(name)) {
       fail(where, "a server name may hold letters, digits, \"-\" and single \"_\" (not \"__\", not at either end)");
     }
     if (isObject(raw) && raw.disabled === true) continue;
-    servers.push(toSpec(name, raw, env, (field, message) => fail(field ? `${where}.${field}` : where, message)));
+    const spec = toSpec(name, raw, { env, context, fail: (field, message) => fail(field ? `${where}.${field}` : where, message) });
+    const entryWarnings = unknownKeyWarnings(`${file}: ${where}`, raw as Record<string, unknown>, spec);
+    if (entryWarnings.length) {
+      spec.warnings = entryWarnings;
+      warnings.push(...entryWarnings);
+    }
+    servers.push(spec);
   }
-  return { source: file, servers };
+  return { source: file, servers, warnings };
 }
 
 type Fail = (field: string, message: string) => never;
 
-function toSpec(name: string, raw: unknown, env: NodeJS.ProcessEnv, fail: Fail): ServerSpec {
+interface SpecContext {
+  env: NodeJS.ProcessEnv;
+  context: InterpolationContext;
+  fail: Fail;
+}
+
+function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext): ServerSpec {
   if (!isObject(raw)) return fail("", "expected an object with \"command\" (stdio) or \"url\" (HTTP)");
   if (typeof raw.type === "string" && !["stdio", "http", "streamable-http", "streamableHttp", "sse"].includes(raw.type)) {
     return fail("type", `unknown transport "${raw.type}" (use "stdio", "http" or "sse")`);
   }
-  const isHttp = raw.type !== undefined && raw.type !== "stdio" ? true : raw.command === undefined && raw.url !== undefined;
-  if (!isHttp && raw.command === undefined) return fail("command", "required (or give \"url\" for an HTTP server)");
-  const parsed = serverEntrySchema.options[isHttp ? 1 : 0].safeParse(raw);
+  // Windsurf writes `serverUrl`, Gemini CLI `httpUrl`: both name the Streamable HTTP endpoint.
+  const alias = raw.url === undefined && raw.command === undefined ? (typeof raw.serverUrl === "string" ? raw.serverUrl : typeof raw.httpUrl === "string" ? raw.httpUrl : undefined) : undefined;
+  const source = alias === undefined ? raw : { ...raw, url: alias };
+  const isHttp = source.type !== undefined && source.type !== "stdio" ? true : source.command === undefined && source.url !== undefined;
+  if (!isHttp && source.command === undefined) return fail("command", "required (or give \"url\" for an HTTP server)");
+  const parsed = serverEntrySchema.options[isHttp ? 1 : 0].safeParse(source);
   if (!parsed.success) return fail(...firstIssue(parsed.error));
   const entry = parsed.data as Record<string, unknown>;
 
   const missing = new Set<string>();
-  const sub = (value: string) => {
-    const result = interpolate(value, env);
+  const sub = (value: string, field: string) => {
+    const result = interpolate(value, env, context);
+    if (result.unsupported.length) fail(field, unsupportedReason(result.unsupported[0]!));
     result.missing.forEach((m) => missing.add(m));
     return result.value;
   };
-  const subMap = (map: unknown) => Object.fromEntries(Object.entries((map ?? {}) as Record<string, string>).map(([k, v]) => [k, sub(v)]));
+  const subMap = (map: unknown, field: string) =>
+    Object.fromEntries(Object.entries((map ?? {}) as Record<string, string>).map(([k, v]) => [k, sub(v, `${field}.${k}`)]));
 
   let transport: TransportSpec;
   if (isHttp) {
-    transport = { type: entry.type === "sse" ? "sse" : "http", url: sub(entry.url as string), headers: subMap(entry.headers) };
+    transport = {
+      type: entry.type === "sse" ? "sse" : "http",
+      url: sub(entry.url as string, "url"),
+      headers: subMap(entry.headers, "headers"),
+      ...(entry.proxy === undefined ? {} : { proxy: entry.proxy === false ? false : sub(entry.proxy as string, "proxy") }),
+    };
   } else {
     transport = {
       type: "stdio",
-      command: sub(entry.command as string),
-      args: ((entry.args ?? []) as string[]).map(sub),
-      env: subMap(entry.env),
-      ...(entry.cwd ? { cwd: sub(entry.cwd as string) } : {}),
+      command: sub(entry.command as string, "command"),
+      args: ((entry.args ?? []) as string[]).map((a, i) => sub(a, `args.${i}`)),
+      env: subMap(entry.env, "env"),
+      ...(entry.cwd ? { cwd: sub(entry.cwd as string, "cwd") } : {}),
     };
   }
   const spec: ServerSpec = {
@@ -94,11 +132,47 @@ function toSpec(name: string, raw: unknown, env: NodeJS.ProcessEnv, fail: Fail):
     callTimeoutMs: (entry.callTimeoutMs as number | undefined) ?? DEFAULT_CALL_TIMEOUT_MS,
     connectTimeoutMs: (entry.connectTimeoutMs as number | undefined) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     tools: (entry.tools as ServerSpec["tools"] | undefined) ?? {},
+    ...(entry.refreshIntervalMs === undefined ? {} : { refreshIntervalMs: entry.refreshIntervalMs as number }),
   };
   if (missing.size > 0) {
     spec.problem = `environment variable${missing.size > 1 ? "s" : ""} ${[...missing].join(", ")} ${missing.size > 1 ? "are" : "is"} not set (write \${NAME:-default} for a default)`;
   }
   return spec;
+}
+
+/** One sentence per key that neither codemux nor another known client reads, with the nearest key codemux reads. */
+function unknownKeyWarnings(where: string, raw: Record<string, unknown>, spec: ServerSpec): string[] {
+  const known = spec.transport.type === "stdio" ? STDIO_KEYS : HTTP_KEYS;
+  const warnings: string[] = [];
+  for (const key of Object.keys(raw)) {
+    if (known.includes(key) || FOREIGN_KEYS.has(key)) continue;
+    if (STDIO_KEYS.includes(key) || HTTP_KEYS.includes(key)) {
+      warnings.push(`${where}: "${key}" is ignored in ${spec.transport.type === "stdio" ? "a stdio entry (it has \"command\")" : "an HTTP entry (it has \"url\")"}.`);
+      continue;
+    }
+    const suggestion = closestKey(key, [...STDIO_KEYS, ...HTTP_KEYS].filter((k, i, all) => all.indexOf(k) === i));
+    let sentence = `${where}: unknown key "${key}" is ignored${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`;
+    if (suggestion === "args" && spec.transport.type === "stdio" && spec.transport.args.length === 0) {
+      sentence += `; without "args" the server runs "${spec.transport.command}" with no arguments, which may start something that never answers`;
+    } else if (suggestion === "disabled") {
+      sentence += "; the server is started";
+    }
+    warnings.push(`${sentence}.`);
+  }
+  return warnings;
+}
+
+function folderOf(file: string | undefined): string | undefined {
+  if (!file || !/[\\/]/.test(file)) return undefined;
+  const index = Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\"));
+  const folder = file.slice(0, index) || "/";
+  if (/^(?:[A-Za-z]:)?[\\/]/.test(folder)) return folder;
+  const cwd = processCwd();
+  return cwd ? `${cwd}/${folder}`.replace(/\/\.(?=\/|$)/g, "") : folder;
+}
+
+function processCwd(): string | undefined {
+  return typeof process !== "undefined" && typeof process.cwd === "function" ? process.cwd() : undefined;
 }
 
 function firstIssue(error: z.ZodError): [string, string] {

@@ -9,6 +9,7 @@ const commonFields = {
   disabled: z.boolean().optional(),
   callTimeoutMs: positiveMs.optional(),
   connectTimeoutMs: positiveMs.optional(),
+  refreshIntervalMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
   tools: z
     .object({
       allow: z.array(z.string().min(1)).optional(),
@@ -34,10 +35,26 @@ export const httpEntrySchema = z.object({
   type: z.enum(["http", "streamable-http", "streamableHttp", "sse"]).optional(),
   url: z.string().url("must be an http(s) URL").refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL"),
   headers: stringMap.optional(),
+  proxy: z.union([z.string().refine((u) => /^https?:\/\/[^/]/i.test(u), "must be an http(s) proxy URL or false"), z.literal(false)]).optional(),
 });
 
-/** One entry of `mcpServers` / `servers`, as the MCP clients write it (unknown keys are ignored). */
+/** One entry of `mcpServers` / `servers`, as the MCP clients write it (unknown keys are warned about, not refused). */
 export const serverEntrySchema = z.union([stdioEntrySchema, httpEntrySchema]);
 
 export type StdioEntry = z.infer<typeof stdioEntrySchema>;
 export type HttpEntry = z.infer<typeof httpEntrySchema>;
+
+/** The keys codemux reads, per kind of entry. */
+export const STDIO_KEYS = ["type", "command", "args", "env", "cwd", ...Object.keys(commonFields)];
+export const HTTP_KEYS = ["type", "url", "headers", "proxy", ...Object.keys(commonFields)];
+
+/**
+ * Keys other MCP clients (Claude Desktop and Code, Cursor, VS Code, Windsurf, Cline/Roo, Gemini CLI, Zed, goose...)
+ * or codemux's own front ends write in an entry: accepted quietly, not read.
+ */
+export const FOREIGN_KEYS = new Set([
+  "lazy", "transport", "transportType", "description", "name", "title", "icon", "version", "enabled", "autoStart",
+  "alwaysAllow", "autoApprove", "disabledTools", "timeout", "networkTimeout", "initTimeout", "envFile", "envs",
+  "trust", "includeTools", "excludeTools", "oauth", "authProviderType", "dev", "gallery", "serverUrl", "httpUrl",
+  "requestInit", "startup_timeout_sec", "tool_timeout_sec", "source", "settings", "notes", "tags", "$schema",
+]);

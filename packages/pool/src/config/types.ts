@@ -1,3 +1,7 @@
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from "../defaults";
+
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS };
+
 export interface StdioTransportSpec {
   type: "stdio";
   command: string;
@@ -11,6 +15,8 @@ export interface HttpTransportSpec {
   type: "http" | "sse";
   url: string;
   headers: Record<string, string>;
+  /** An HTTP proxy URL for this server, or `false` for none; unset follows HTTPS_PROXY / HTTP_PROXY / NO_PROXY. */
+  proxy?: string | false;
 }
 
 export type TransportSpec = StdioTransportSpec | HttpTransportSpec;
@@ -27,15 +33,18 @@ export interface ServerSpec {
   callTimeoutMs: number;
   connectTimeoutMs: number;
   tools: ToolFilter;
+  /** Re-list the tools this often when the server does not send `tools/list_changed` (0 = never; unset = the pool's default). */
+  refreshIntervalMs?: number;
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
+  /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */
+  warnings?: string[];
 }
 
 export interface PoolConfig {
   /** Where the config came from: a file path, "inline" or "built-in default". */
   source: string;
   servers: ServerSpec[];
+  /** Mistakes that do not stop the config (unknown keys, with a did-you-mean), one sentence each, for the CLI to print. */
+  warnings?: string[];
 }
-
-export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;

@@ -1,0 +1,25 @@
+/**
+ * Node-only parts of @codemux/pool: the child-process transport, the environment stdio servers
+ * get, and the process-group registry. The root entry loads this on its first stdio server.
+ * @example
+ * import { ChildProcessTransport } from "@codemux/pool/stdio";
+ * const transport = new ChildProcessTransport({ type: "stdio", command: "npx", args: ["-y", "server"], env: {} });
+ */
+import type { StdioTransportSpec } from "./config/types";
+import { ChildProcessTransport } from "./stdio-transport";
+import type { TransportContext } from "./transports";
+
+export { loadConfigFile } from "./config/load";
+export { childEnvironment, inheritedVariableNames } from "./environment";
+export { killAllGroupsNow } from "./process-groups";
+export { ChildProcessTransport } from "./stdio-transport";
+export type { ChildProcessTransportOptions, ExitInfo } from "./stdio-transport";
+
+/** The default stdio transport of the pool. */
+export function createStdioTransport(spec: StdioTransportSpec, context: TransportContext): ChildProcessTransport {
+  return new ChildProcessTransport(spec, {
+    stderr: context.stderr,
+    onNoise: (line) => context.logger.debug(`[${context.server}] ignored non-JSON stdout: ${line.slice(0, 200)}`),
+    ...(context.env ? { parentEnv: context.env } : {}),
+  });
+}
