@@ -31,9 +31,19 @@ export interface SearchMiss {
   got: string[];
 }
 
+export interface SplitReport {
+  codemux: HitScores;
+  bm25: HitScores;
+}
+
 export interface SearchQualityReport {
   /** The 22 real catalogs and queries.dev.tsv. */
   realCatalogs: { tools: number; codemux: HitScores; bm25: HitScores; misses: SearchMiss[] };
+  /**
+   * The project's own splits over the same catalogs (apps/bench/data): `dev` may be tuned
+   * on, `heldOut` never is; both were written before the ranking they measure.
+   */
+  splits: { dev: SplitReport & { misses: SearchMiss[] }; heldOut: SplitReport };
   /** mcpproxy-go's golden set over its own 45-tool corpus. */
   mcpproxy: { tools: number; codemux: RecallScores; bm25: RecallScores };
 }
@@ -59,9 +69,23 @@ export async function runSearchQuality(benchDir: string): Promise<SearchQualityR
     if (!expected.includes(ranked[0] ?? "")) misses.push({ query, expected, got: ranked.slice(0, 3) });
   });
 
+  const bm25 = bm25Baseline(docs);
+  const devQueries = await loadSplit("dev-queries.json");
+  const devMisses: SearchMiss[] = [];
+  const dev = {
+    codemux: hitScores(devQueries, codemux, (query, expected, ranked) => {
+      if (!expected.includes(ranked[0] ?? "")) devMisses.push({ query, expected, got: ranked.slice(0, 3) });
+    }),
+    bm25: hitScores(devQueries, bm25),
+    misses: devMisses,
+  };
+  const heldOutQueries = await loadSplit("held-out-queries.json");
+  const heldOut = { codemux: hitScores(heldOutQueries, codemux), bm25: hitScores(heldOutQueries, bm25) };
+
   const proxy = await loadMcpproxy(join(benchDir, "mcpproxy-retrieval"));
   return {
-    realCatalogs: { tools: docs.length, codemux: codemuxScores, bm25: hitScores(queries, bm25Baseline(docs)), misses },
+    realCatalogs: { tools: docs.length, codemux: codemuxScores, bm25: hitScores(queries, bm25), misses },
+    splits: { dev, heldOut },
     mcpproxy: {
       tools: proxy.docs.length,
       codemux: recallScores(proxy.queries, codemuxRanker(proxy.docs)),
@@ -120,6 +144,12 @@ function toDocument(
 interface HitQuery {
   query: string;
   expected: string[];
+}
+
+/** One of the project's own query splits, shipped in apps/bench/data. */
+async function loadSplit(file: string): Promise<HitQuery[]> {
+  const url = new URL(`../data/${file}`, import.meta.url);
+  return (JSON.parse(await readFile(url, "utf8")) as { queries: HitQuery[] }).queries;
 }
 
 /** One query a line: the query, a tab, then every acceptable `server__tool`, tab-separated. */

@@ -1,2 +1,2 @@
-export type { SearchDocument, SearchHit, SearchOptions } from "./types";
+export type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./types";
 export { ToolSearchIndex } from "./tool-search-index";

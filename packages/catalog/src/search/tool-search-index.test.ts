@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_SERVERS_CATALOG } from "./default-servers-catalog";
 import { TEST_CATALOG } from "./test-catalog";
-import { ToolSearchIndex } from "./tool-search-index";
+import { ToolSearchIndex, replacementName, saysDeprecated } from "./tool-search-index";
 import type { SearchDocument } from "./types";
 
 function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
@@ -171,3 +172,103 @@ describe("ToolSearchIndex updates", () => {
     }
   });
 });
+
+describe("ToolSearchIndex on the built-in default servers", () => {
+  const index = indexOf(DEFAULT_SERVERS_CATALOG);
+
+  it("ranks a tool whose description says deprecated below its replacement", () => {
+    const hits = ids(index, "read a file", 5);
+    expect(hits[0]).toBe("filesystem__read_text_file");
+    expect(hits.indexOf("filesystem__read_file")).toBeGreaterThan(hits.indexOf("filesystem__read_text_file"));
+  });
+
+  it("still finds a deprecated tool by its own name", () => {
+    expect(ids(index, "read_file", 5)).toContain("filesystem__read_file");
+  });
+});
+
+describe("replacementName", () => {
+  it.each([
+    ["Read a file as text. DEPRECATED: Use read_text_file instead.", "read_text_file"],
+    ["Deprecated, replaced by `search_v2`.", "search_v2"],
+    ["Lists pods.", undefined],
+  ])("%s -> %s", (description, expected) => {
+    expect(replacementName(description)).toBe(expected);
+  });
+});
+
+describe("saysDeprecated", () => {
+  it.each([
+    ["Read a file as text. DEPRECATED: Use read_text_file instead.", true],
+    ["This tool is deprecated; use search_v2.", true],
+    ["Deprecated. Lists pods.", true],
+    ["Create a page (deprecated)", true],
+    ["List the deprecated APIs of a cluster", false],
+    ["Read a file as text.", false],
+  ])("%s -> %s", (description, expected) => {
+    expect(saysDeprecated(description)).toBe(expected);
+  });
+});
+
+describe("ToolSearchIndex beyond the words a tool uses", () => {
+  const maps = indexOf([
+    doc("google-maps", "maps_elevation", "Get elevation data for locations on the earth", ["locations"]),
+    doc("google-maps", "maps_search_places", "Search for places using Google Places API", ["query", "location"]),
+    doc("google-maps", "maps_directions", "Get directions between two points", ["origin", "destination"]),
+    doc("dbhub", "search_objects", "Search and list database objects (schemas, tables, columns, procedures, functions, indexes) at a detail level", ["detail_level"]),
+    doc("git", "git_cherry_pick", "Cherry-pick commits from other branches.", ["commits"]),
+    doc("git", "git_commit", "Create a new commit with staged changes in the repository.", ["message"]),
+  ]);
+
+  it("expands a query word to its dictionary synonyms", () => {
+    expect(top(maps, "altitude of a spot")).toBe("google-maps__maps_elevation");
+  });
+
+  it("does not read a dictionary word as the start of a longer one", () => {
+    const sea = indexOf([
+      doc("maps", "search_places", "Search for places", ["query"]),
+      doc("tides", "ocean_tides", "Tide tables for a coast", ["station"]),
+    ]);
+    // "sea" is a word (ocean), not the start of "search"; "sear" is a start.
+    expect(top(sea, "sea")).toBe("tides__ocean_tides");
+    expect(top(sea, "sear")).toBe("maps__search_places");
+  });
+
+  it("splits a joined word into words of the index", () => {
+    expect(top(maps, "cherrypick a commit")).toBe("git__git_cherry_pick");
+  });
+});
+
+describe("ToolSearchIndex document kinds", () => {
+  const kinds = [
+    ...TEST_CATALOG,
+    { ...doc("filesystem", "file:///README.md", "The project's readme file, in markdown", []), kind: "resource" as const },
+    { ...doc("github", "review-pull-request", "Review a pull request and leave comments", ["pr"]), kind: "prompt" as const },
+    { ...doc("skills", "create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
+  ];
+  const index = indexOf(kinds);
+
+  it("marks each hit with its kind, tool unless the document says otherwise", () => {
+    const hits = index.search("review a pull request", { limit: 20 });
+    expect(hits.find((h) => h.id === "github__review-pull-request")?.kind).toBe("prompt");
+    expect(hits.find((h) => h.id === "github__create_pull_request")?.kind).toBe("tool");
+  });
+
+  it("returns only the kinds asked for", () => {
+    expect(index.search("readme file", { kinds: ["resource"] }).map((h) => h.id)).toEqual(["filesystem__file:///README.md"]);
+    const tools = index.search("create issue from an error", { kinds: ["tool"], limit: 20 });
+    expect(tools.length).toBeGreaterThan(0);
+    expect(tools.every((h) => h.kind === "tool")).toBe(true);
+  });
+
+  it("ranks tools exactly as before when other kinds share the index", () => {
+    const toolsOnly = indexOf();
+    for (const query of ["create issue", "review a pull request", "read a file", "list channels", "error logs"]) {
+      expect(index.search(query, { limit: 10, kinds: ["tool"] })).toEqual(toolsOnly.search(query, { limit: 10 }));
+    }
+  });
+});
+
+function doc(server: string, name: string, description: string, parameters: string[]): SearchDocument {
+  return { id: `${server}__${name}`, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
+}

@@ -1,20 +1,28 @@
 import { verbKind } from "./actions";
 import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
+import { canBeVerb, isWord, relatedTerms } from "./lexicon/lexicon";
 import { SYNONYMS } from "./synonyms";
 import { asksToRead, queryAction } from "./query-action";
-import { compounds, tokenize } from "./tokenize";
-import type { SearchDocument, SearchHit, SearchOptions } from "./types";
+import { stem } from "./stem";
+import { compounds, rawWords, tokenize } from "./tokenize";
+import type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./types";
 
 /** BM25 term-frequency saturation. */
 const K1 = 1.2;
 /** What a match through a looser form of the query word is worth against the word itself. */
 const SYNONYM_WEIGHT = 0.75;
 const PREFIX_WEIGHT = 0.6;
+/** The share of `PREFIX_WEIGHT` left to completions of a query word that is a dictionary word itself. */
+const WORD_PREFIX_SHARE = 0.5;
 const TYPO_WEIGHT = 0.5;
+/** A word WordNet gives the same sense; broader words count less again (see `relatedTerms`). */
+const LEXICON_WEIGHT = 0.5;
 /** Shortest query word completed by prefix, and shortest one forgiven a typo. */
 const MIN_PREFIX = 3;
 const MIN_TYPO = 5;
+/** Shortest part a joined query word is split into. */
+const MIN_SPLIT = 3;
 /** Most vocabulary terms one query word expands to by prefix. */
 const MAX_PREFIX_TERMS = 30;
 /** Score multiplier for a tool whose name words are all matched by the query. */
@@ -29,9 +37,16 @@ const SERVER_BONUS = 1;
 const SUMMARY_COVERAGE_BONUS = 0.3;
 /** Score share taken from a tool whose verbs all contradict the query's verb ("list" vs "delete_"). */
 const CONTRADICTION_PENALTY = 0.3;
+/** The share of it a tool pays for not naming a query verb of no known kind. */
+const UNKNOWN_VERB_SHARE = 1;
+/** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
+const DEPRECATED_FACTOR = 0.5;
 
 interface Entry {
   id: string;
+  /** The tool's own name, for finding it as another tool's replacement. */
+  name: string;
+  kind: SearchKind;
   server: string;
   slot: number;
   /** Term -> packed occurrences per field (see `addOccurrence`). */
@@ -43,6 +58,10 @@ interface Entry {
   actions: string[];
   /** The kinds of change (see `verbKind`) of `actions`. */
   kinds: Set<string>;
+  /** The description says the tool is deprecated: it ranks below its replacement. */
+  deprecated: boolean;
+  /** The name of the tool a deprecated tool's description points to instead. */
+  replacedBy: string | undefined;
 }
 
 /** The variants of one query word that occur in the index, each with its weight. */
@@ -63,6 +82,8 @@ type Concept = Map<string, number>;
  */
 export class ToolSearchIndex {
   readonly #byId = new Map<string, Entry>();
+  /** "server\u0000name" -> entry. */
+  readonly #byName = new Map<string, Entry>();
   /** Tools get a slot number so that postings and per-search scores are flat numbers. */
   readonly #slots: Array<Entry | undefined> = [];
   readonly #freeSlots: number[] = [];
@@ -70,7 +91,14 @@ export class ToolSearchIndex {
   readonly #postings = new Map<string, Map<number, number>>();
   /** Adjacent term pair ("pull request") -> slots whose name or title has it. */
   readonly #pairPostings = new Map<string, Set<number>>();
+  /**
+   * Collection statistics count tools only (term -> number of tools, field length sums,
+   * tool count), so that resources, prompts and skills sharing the index do not move
+   * the scores of tools; other kinds are scored against the tools' statistics.
+   */
   readonly #lengthSums = new Float64Array(FIELD_COUNT);
+  readonly #toolFrequency = new Map<string, number>();
+  #tools = 0;
   /** Bumped on every change, so that per-slot statistics go stale. */
   #generation = 0;
   /** Per slot: length normalisation per field, and the idf sums of its name and first-sentence terms, as of `#statsAt`. */
@@ -95,12 +123,28 @@ export class ToolSearchIndex {
     const lengths = fields.map((fieldTerms) => fieldTerms.length);
     const slot = this.#freeSlots.pop() ?? this.#slots.length;
     const kinds = new Set(actions.flatMap((a) => verbKind(a) ?? []));
-    const entry: Entry = { id: doc.id, server: doc.server, slot, terms, lengths, nameTerms, summaryTerms, pairs, actions, kinds };
+    const entry: Entry = {
+      id: doc.id,
+      name: doc.name,
+      kind: doc.kind ?? "tool",
+      server: doc.server,
+      slot,
+      terms,
+      lengths,
+      nameTerms,
+      summaryTerms,
+      pairs,
+      actions,
+      kinds,
+      deprecated: saysDeprecated(doc.description ?? ""),
+      replacedBy: replacementName(doc.description ?? ""),
+    };
     this.#slots[slot] = entry;
     this.#byId.set(doc.id, entry);
+    this.#byName.set(`${doc.server}\u0000${doc.name}`, entry);
     this.#ensureCapacity(this.#slots.length);
     this.#statsAt[slot] = -1;
-    lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) + len));
+    if (entry.kind === "tool") this.#count(entry, 1);
     for (const [term, packed] of terms) {
       let posting = this.#postings.get(term);
       if (!posting) {
@@ -122,9 +166,10 @@ export class ToolSearchIndex {
     if (!entry) return;
     const { slot } = entry;
     this.#byId.delete(id);
+    if (this.#byName.get(`${entry.server}\u0000${entry.name}`) === entry) this.#byName.delete(`${entry.server}\u0000${entry.name}`);
     this.#slots[slot] = undefined;
     this.#freeSlots.push(slot);
-    entry.lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) - len));
+    if (entry.kind === "tool") this.#count(entry, -1);
     for (const term of entry.terms.keys()) {
       const posting = this.#postings.get(term);
       posting?.delete(slot);
@@ -143,7 +188,7 @@ export class ToolSearchIndex {
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = options.limit ?? 10;
-    const words = tokenize(query, { prose: true });
+    const words = tokenize(query, { prose: true }).flatMap((w) => this.#split(w) ?? [w]);
     const verb = queryAction(query);
     const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
     const concepts = [...expanded.values()].filter((c) => c.size > 0);
@@ -152,6 +197,7 @@ export class ToolSearchIndex {
     }
     if (concepts.length === 0 || limit <= 0) return [];
 
+    const filtered = options.server !== undefined || options.kinds !== undefined;
     const capacity = this.#slots.length;
     const sums = new Float64Array(capacity);
     const matched = new Uint16Array(capacity);
@@ -161,6 +207,7 @@ export class ToolSearchIndex {
     const serverNamed = new Float64Array(capacity);
     const touched: number[] = [];
     const credited = new Set<string>();
+    let conceptsMatched = 0;
     for (const concept of concepts) {
       const conceptTouched: number[] = [];
       // A rare synonym must not make a common query word count for more than itself.
@@ -173,7 +220,7 @@ export class ToolSearchIndex {
         const creditName = !credited.has(term);
         credited.add(term);
         this.#postings.get(term)?.forEach((packed, slot) => {
-          if (options.server !== undefined && this.#slots[slot]?.server !== options.server) return;
+          if (filtered && !this.#wanted(slot, options)) return;
           const s = weight * idf * this.#saturate(slot, packed);
           if (best[slot] === 0) conceptTouched.push(slot);
           if (s > (best[slot] as number)) best[slot] = s;
@@ -183,6 +230,8 @@ export class ToolSearchIndex {
         });
       }
       // A tool scores a query word once, by its best-matching variant.
+      // A word that only documents left out by the options have must not water down coverage.
+      if (conceptTouched.length > 0) conceptsMatched++;
       for (const slot of conceptTouched) {
         if (matched[slot] === 0) touched.push(slot);
         sums[slot] = (sums[slot] as number) + (best[slot] as number);
@@ -199,8 +248,9 @@ export class ToolSearchIndex {
     }
     const intent = intentOf(query, verb, words);
     const top: SearchHit[] = [];
+    const inherited: Array<[Entry, number]> = [];
     for (const slot of touched) {
-      const coverage = (matched[slot] as number) / concepts.length;
+      const coverage = (matched[slot] as number) / conceptsMatched;
       const nameWeight = this.#nameWeights[slot] as number;
       const nameCoverage = nameWeight > 0 ? Math.min(1, (nameCovered[slot] as number) / nameWeight) : 0;
       const summaryWeight = this.#summaryWeights[slot] as number;
@@ -216,11 +266,35 @@ export class ToolSearchIndex {
       if (top.length === limit && score < (top[limit - 1] as SearchHit).score) continue;
       const entry = this.#slots[slot] as Entry;
       score *= agreement(entry, intent);
+      if (entry.deprecated) {
+        const replacement = this.#replacementOf(entry);
+        if (replacement && (!filtered || this.#wanted(replacement.slot, options))) inherited.push([replacement, score]);
+        score *= DEPRECATED_FACTOR;
+      }
       if (top.length < limit || score >= (top[limit - 1] as SearchHit).score) {
-        insertTop(top, { id: entry.id, score }, limit);
+        insertTop(top, { id: entry.id, kind: entry.kind, score }, limit);
       }
     }
+    // A replacement answers whatever its deprecated tool answers, at least as well.
+    for (const [replacement, score] of inherited) {
+      const at = top.findIndex((hit) => hit.id === replacement.id);
+      if (at >= 0 && (top[at] as SearchHit).score >= score) continue;
+      if (at >= 0) top.splice(at, 1);
+      insertTop(top, { id: replacement.id, kind: replacement.kind, score }, limit);
+    }
     return top;
+  }
+
+  /** The tool of the same server that a deprecated tool's description names ("Use read_text_file instead"). */
+  #replacementOf(entry: Entry): Entry | undefined {
+    if (entry.replacedBy === undefined) return undefined;
+    const replacement = this.#byName.get(`${entry.server}\u0000${entry.replacedBy}`);
+    return replacement === entry ? undefined : replacement;
+  }
+
+  #wanted(slot: number, options: SearchOptions): boolean {
+    const entry = this.#slots[slot] as Entry;
+    return (options.server === undefined || entry.server === options.server) && (options.kinds === undefined || options.kinds.includes(entry.kind));
   }
 
   /** Slots with two adjacent query words (or their synonyms: "remove relation" meets "delete_relations") adjacent. */
@@ -236,6 +310,24 @@ export class ToolSearchIndex {
     return slots;
   }
 
+  /**
+   * A word the index does not know, split into two that it does ("cherrypick" -> cherry,
+   * pick), choosing the split whose rarer half is most telling; undefined when none fits.
+   */
+  #split(word: string): [string, string] | undefined {
+    if (word.length < 2 * MIN_SPLIT || this.#postings.has(word)) return undefined;
+    let best: [string, string] | undefined;
+    let bestIdf = 0;
+    for (let i = MIN_SPLIT; i <= word.length - MIN_SPLIT; i++) {
+      const a = stem(word.slice(0, i));
+      const b = stem(word.slice(i));
+      if (!this.#postings.has(a) || !this.#postings.has(b)) continue;
+      const idf = Math.min(this.#idf(a), this.#idf(b));
+      if (idf > bestIdf) [best, bestIdf] = [[a, b], idf];
+    }
+    return best;
+  }
+
   /** The index terms a query word stands for: itself, its synonyms, completions, near-misses. */
   #expand(word: string): Concept {
     const concept: Concept = new Map();
@@ -244,8 +336,11 @@ export class ToolSearchIndex {
     };
     offer(word, 1);
     for (const synonym of SYNONYMS.get(word) ?? []) offer(synonym, SYNONYM_WEIGHT);
+    for (const [term, strength] of relatedTerms(word) ?? []) offer(term, LEXICON_WEIGHT * strength);
     if (word.length >= MIN_PREFIX) {
-      for (const term of this.#completions(word)) offer(term, PREFIX_WEIGHT);
+      // "sea" is a word of its own, not the start of "search"; "screensh" is a start.
+      const weight = isWord(word) ? PREFIX_WEIGHT * WORD_PREFIX_SHARE : PREFIX_WEIGHT;
+      for (const term of this.#completions(word)) offer(term, weight);
     }
     if (concept.size === 0 && word.length >= MIN_TYPO) {
       for (const term of this.#sortedVocabulary()) if (withinOneEdit(word, term)) offer(term, TYPO_WEIGHT);
@@ -289,9 +384,20 @@ export class ToolSearchIndex {
     return this.#vocabulary;
   }
 
+  /** Adds a tool to the collection statistics (`sign` 1) or takes it out (-1). */
+  #count(entry: Entry, sign: 1 | -1): void {
+    this.#tools += sign;
+    entry.lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) + sign * len));
+    for (const term of entry.terms.keys()) {
+      const df = (this.#toolFrequency.get(term) ?? 0) + sign;
+      if (df === 0) this.#toolFrequency.delete(term);
+      else this.#toolFrequency.set(term, df);
+    }
+  }
+
   #idf(term: string): number {
-    const n = this.#byId.size;
-    const df = this.#postings.get(term)?.size ?? 0;
+    const n = this.#tools;
+    const df = this.#toolFrequency.get(term) ?? 0;
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
 
@@ -309,7 +415,7 @@ export class ToolSearchIndex {
 
   #refreshStats(slot: number): void {
     const entry = this.#slots[slot] as Entry;
-    const n = this.#byId.size;
+    const n = this.#tools;
     for (let f = 0; f < FIELD_COUNT; f++) {
       const b = FIELD_LENGTH_NORMS[f] as number;
       const average = (this.#lengthSums[f] as number) / n || 1;
@@ -336,7 +442,7 @@ export class ToolSearchIndex {
   }
 }
 
-/** What a query asks a tool to do: the kind of change, and the verbs that name it. */
+/** What a query asks a tool to do: the kind of change ("" for a verb of no known kind), and the verbs that name it. */
 interface Intent {
   kind: string;
   verbs: Set<string>;
@@ -349,9 +455,20 @@ function intentOf(query: string, verb: string | undefined, words: string[]): Int
     const kind = verbKind(verb);
     return kind === undefined ? undefined : { kind, verbs: new Set([verb, ...(SYNONYMS.get(verb) ?? [])]), implied: false };
   }
-  if (!asksToRead(query)) return undefined;
+  if (!asksToRead(query)) return unknownVerbIntent(query, words[0]);
   // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
   return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
+}
+
+/**
+ * A query that opens with a verb of no known kind and its object ("link two entities"):
+ * a tool that makes a known kind of change and names neither that verb nor a dictionary
+ * synonym of it (`delete_entities`, against `create_relations`) loses a little.
+ */
+function unknownVerbIntent(query: string, first: string | undefined): Intent | undefined {
+  const raw = rawWords(query)[0];
+  if (first === undefined || raw === undefined || !canBeVerb(raw)) return undefined;
+  return { kind: "", verbs: new Set([first, ...(SYNONYMS.get(first) ?? []), ...(relatedTerms(first)?.keys() ?? [])]), implied: false };
 }
 
 /**
@@ -362,8 +479,26 @@ function intentOf(query: string, verb: string | undefined, words: string[]): Int
  */
 function agreement(entry: Entry, intent: Intent | undefined): number {
   if (intent === undefined || entry.actions.length === 0 || entry.kinds.has(intent.kind)) return 1;
+  if (intent.kind === "") {
+    if (entry.kinds.size === 0 || entry.nameTerms.some((t) => intent.verbs.has(t))) return 1;
+    return 1 - CONTRADICTION_PENALTY * UNKNOWN_VERB_SHARE;
+  }
   if (intent.implied && entry.kinds.size === 0) return 1;
   return entry.actions.some((a) => intent.verbs.has(a)) ? 1 : 1 - CONTRADICTION_PENALTY;
+}
+
+/**
+ * Whether a description marks its tool deprecated: "DEPRECATED: use X", "This tool is
+ * deprecated", "(deprecated)", not a tool that merely lists deprecated things.
+ */
+export function saysDeprecated(description: string): boolean {
+  return /(?:^|[.!:(\[]\s*|\b(?:is|now|been)\s+)deprecated\b|\bdeprecated\s*[:.;)\]]/i.test(description.trim());
+}
+
+/** The tool name a deprecation notice points to: "Use read_text_file instead", "replaced by `search_v2`". */
+export function replacementName(description: string): string | undefined {
+  const match = /\b(?:use|replaced by|superseded by|in favou?r of)\s+[`'"]?([A-Za-z0-9_.:-]*[A-Za-z0-9])[`'"]?(?:\s+instead)?/i.exec(description);
+  return match?.[1];
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */

@@ -1,7 +1,12 @@
-/** One tool as the search index sees it. */
+/** What a search document describes: tools by default; resources, prompts and saved skills share the index. */
+export type SearchKind = "tool" | "resource" | "prompt" | "skill";
+
+/** One tool (or resource, prompt, skill) as the search index sees it. */
 export interface SearchDocument {
-  /** Unique id, the fully qualified `server__tool` name. */
+  /** Unique id across kinds, the fully qualified `server__tool` name for a tool. */
   id: string;
+  /** "tool" unless set. */
+  kind?: SearchKind;
   server: string;
   name: string;
   title?: string;
@@ -14,9 +19,12 @@ export interface SearchOptions {
   limit?: number;
   /** Only tools of this server. */
   server?: string;
+  /** Only documents of these kinds; every kind unless set. */
+  kinds?: readonly SearchKind[];
 }
 
 export interface SearchHit {
   id: string;
+  kind: SearchKind;
   score: number;
 }
