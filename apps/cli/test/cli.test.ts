@@ -4,15 +4,17 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 
 const cli = resolve(import.meta.dirname, "../dist/index.js");
 const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
 const run = promisify(execFile);
+const require = createRequire(import.meta.url);
 
 let dir: string;
 let home: string;
@@ -128,12 +130,15 @@ describe("codemux config errors", () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("warns when the built-in default would serve the whole home folder", async () => {
+  it("refuses to let the built-in default serve the whole home folder unless asked", async () => {
     const child = spawn(process.execPath, [cli, "list"], { cwd: home, env: env() });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d));
-    await once(child, "close");
-    expect(stderr).toContain(`the built-in filesystem server serves ${home} and everything under it`);
+    const [code] = await once(child, "close");
+    expect(code).toBe(2);
+    expect(stderr).toContain(`The built-in filesystem server would serve ${home} and everything under it. Give a project folder with --root DIR`);
+    const rooted = await codemux(["list", "--root", dir]);
+    expect(rooted.code).toBe(0);
   });
 
   it("says when the config file does not exist", async () => {
@@ -146,8 +151,10 @@ describe("codemux commands", () => {
   it("search, call and list print what a user needs", async () => {
     const search = await codemux(["search", "read", "a", "file", "--limit", "2"]);
     expect(search.stdout).toContain("fs__read_");
+    // The value a snippet gets: the filesystem server declares an output schema, so its structured content.
     const call = await codemux(["call", "fs__read_text_file", '{"path":"notes.txt","head":1}']);
-    expect(call).toMatchObject({ code: 0, stdout: "alpha\n" });
+    expect(call).toMatchObject({ code: 0 });
+    expect(JSON.parse(call.stdout)).toEqual({ content: "alpha" });
     const bad = await codemux(["call", "fs__read_text_file", "{oops"]);
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("not valid JSON") });
     const json = JSON.parse((await codemux(["list", "--json"])).stdout) as Array<{ name: string; state: string }>;
@@ -168,7 +175,26 @@ describe("codemux commands", () => {
     expect(result.stdout).toMatch(/^Wrote \d+ files for \d+ tools of 2 servers/);
     expect(await readdir(join(out, "servers"))).toEqual(["fs", "memory"]);
     expect(await readFile(join(out, "servers/fs/readTextFile.ts"), "utf8")).toContain("export async function readTextFile(");
+    // The written tree names its zod in package.json; link the workspace's one as `npm install` would fetch it.
+    await mkdir(join(out, "node_modules"), { recursive: true });
+    await symlink(dirname(require.resolve("zod/package.json")), join(out, "node_modules", "zod"), "dir");
     await run(process.execPath, [tsc, "--noEmit", "-p", out]);
+    expect(await readFile(join(out, "tsconfig.json"), "utf8")).not.toContain(dir);
+  });
+
+  it("says which command was meant for a typo, and exits 2 on usage errors", async () => {
+    const typo = await codemux(["lst"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('unknown command "lst", did you mean `list`?');
+    expect((await codemux(["search"])).code).toBe(2);
+    expect((await codemux(["--mode", "nope"])).code).toBe(2);
+  });
+
+  it("serve --help shows its options and the inline server syntax", async () => {
+    const { stdout, code } = await codemux(["serve", "--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("codemux serve -- fs -- npx -y @modelcontextprotocol/server-filesystem .");
+    expect(stdout).toContain("--transport http|sse URL");
   });
 
   it("--help explains the commands and the config", async () => {

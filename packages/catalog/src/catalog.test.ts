@@ -3,7 +3,7 @@ import { Catalog } from "./catalog";
 import { UnknownToolError } from "./errors";
 import type { ToolDefinition } from "./tool";
 
-const tool = (name: string, description = "", properties: Record<string, unknown> = {}): ToolDefinition => ({ name, description, inputSchema: { type: "object", properties } });
+const tool = (name: string, description = "", properties: Record<string, object> = {}): ToolDefinition => ({ name, description, inputSchema: { type: "object", properties } });
 
 describe("Catalog", () => {
   it("names, signs and summarises every tool, per server", () => {

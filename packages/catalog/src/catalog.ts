@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { UnknownToolError } from "./errors";
-import { SEPARATOR, qualifiedToolName, uniqueFunctionNames } from "./names";
+import { SEPARATOR, qualifiedToolName, splitQualifiedName, toolModuleSpecifier, uniqueFunctionNames } from "./names";
 import { ToolSearchIndex, type SearchOptions } from "./search/index";
 import { signatureOf, summarize } from "./signature";
 import { closestNames } from "./suggest";
@@ -42,7 +42,7 @@ export class Catalog extends EventEmitter<CatalogEvents> {
         server,
         name: tool.name,
         functionName,
-        moduleSpecifier: `mcp/servers/${server}/${functionName}`,
+        moduleSpecifier: toolModuleSpecifier(server, functionName),
         signature: signatureOf(functionName, tool.inputSchema ?? { type: "object" }),
         summary: summarize(tool.description ?? tool.title),
         tool,
@@ -74,11 +74,9 @@ export class Catalog extends EventEmitter<CatalogEvents> {
   resolve(name: string): CatalogEntry {
     const direct = this.#byName.get(name);
     if (direct) return direct;
-    const at = name.indexOf(SEPARATOR);
-    if (at > 0) {
-      const server = name.slice(0, at);
-      const tool = name.slice(at + SEPARATOR.length);
-      const match = this.#byServer.get(server)?.find((e) => e.name === tool || e.functionName === tool);
+    const split = splitQualifiedName(name);
+    if (split) {
+      const match = this.#byServer.get(split.server)?.find((e) => e.name === split.tool || e.functionName === split.tool);
       if (match) return match;
     }
     const close = closestNames(name, this.#byName.keys());

@@ -1,8 +1,26 @@
 export { Catalog } from "./catalog";
 export type { CatalogSearchHit } from "./catalog";
-export { CatalogError, UnknownToolError } from "./errors";
-export { MAX_TOOL_NAME_LENGTH, SEPARATOR, qualifiedToolName, splitWords, toFunctionName, uniqueFunctionNames } from "./names";
+export { CatalogError, ERROR_BRAND, UnknownToolError } from "./errors";
+export type { CatalogErrorCode } from "./errors";
+export {
+  BRIDGE_SPECIFIER,
+  MAX_TOOL_NAME_LENGTH,
+  MODULE_ROOT,
+  SEPARATOR,
+  SERVERS_PREFIX,
+  SERVER_MODULE_NAMES,
+  SERVER_NAME_PATTERN,
+  isReservedWord,
+  qualifiedToolName,
+  serverModuleSpecifier,
+  splitQualifiedName,
+  splitWords,
+  toFunctionName,
+  toolModuleSpecifier,
+  uniqueFunctionNames,
+} from "./names";
 export { ToolSearchIndex } from "./search/index";
 export type { SearchDocument, SearchHit, SearchOptions } from "./search/index";
 export { signatureOf, summarize } from "./signature";
-export type { CatalogEntry, ToolDefinition } from "./tool";
+export { closestNames } from "./suggest";
+export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

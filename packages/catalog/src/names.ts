@@ -1,17 +1,56 @@
+/**
+ * The naming contract of codemux, in one place: server names, `server__tool` names, function
+ * names and module specifiers. The pool, codegen, the server and the CLI import it from here.
+ */
+
 /** MCP clients reject tool names over 64 characters or outside this alphabet. */
 export const MAX_TOOL_NAME_LENGTH = 64;
 const ALLOWED = /[^A-Za-z0-9_-]/g;
 
+/** A server name: letters, digits, "-" and single "_" (never "__", which separates server and tool). */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*[A-Za-z0-9]$|^[A-Za-z0-9]$/;
+
+/** Between server and tool in a qualified name: `fs__read_text_file`. */
+export const SEPARATOR = "__";
+
+/** Words that cannot name a function in a strict-mode ES module, and globals a wrapper must not shadow. */
 const RESERVED = new Set(
   ("break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
     "import in instanceof new null return super switch this throw true try typeof var void while with yield let static " +
     "implements interface package private protected public await arguments eval undefined NaN Infinity")
     .split(" "),
 );
-// A server's own modules: mcp/servers/<server>/index and .../schemas.
-const MODULE_NAMES = new Set(["index", "schemas"]);
 
-export const SEPARATOR = "__";
+/** File names inside a server's module folder that belong to the server itself: mcp/servers/<server>/index and .../schemas. */
+export const SERVER_MODULE_NAMES: ReadonlySet<string> = new Set(["index", "schemas"]);
+
+/** Every module a snippet can import starts with this. */
+export const MODULE_ROOT = "mcp";
+/** The module of `callTool` / `callToolRaw` by qualified name. */
+export const BRIDGE_SPECIFIER = "mcp/bridge";
+/** Prefix of every server's modules. */
+export const SERVERS_PREFIX = "mcp/servers/";
+
+/** `mcp/servers/<server>`: every tool of one server. */
+export function serverModuleSpecifier(server: string): string {
+  return `${SERVERS_PREFIX}${server}`;
+}
+
+/** `mcp/servers/<server>/<functionName>`: one tool's wrapper. */
+export function toolModuleSpecifier(server: string, functionName: string): string {
+  return `${SERVERS_PREFIX}${server}/${functionName}`;
+}
+
+/** True for a word that cannot name a generated function. */
+export function isReservedWord(name: string): boolean {
+  return RESERVED.has(name);
+}
+
+/** Splits `server__tool` at the first separator; undefined when there is none. */
+export function splitQualifiedName(name: string): { server: string; tool: string } | undefined {
+  const at = name.indexOf(SEPARATOR);
+  return at > 0 ? { server: name.slice(0, at), tool: name.slice(at + SEPARATOR.length) } : undefined;
+}
 
 /** Splits an identifier into lower-case words: `API-post-page` -> [api, post, page], `getHTTPStatus` -> [get, http, status]. */
 export function splitWords(name: string): string[] {
@@ -28,7 +67,7 @@ export function toFunctionName(toolName: string): string {
   const words = splitWords(toolName);
   let name = words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join("") || "tool";
   if (/^[0-9]/.test(name)) name = `_${name}`;
-  return RESERVED.has(name) || MODULE_NAMES.has(name.toLowerCase()) ? `${name}_` : name;
+  return RESERVED.has(name) || SERVER_MODULE_NAMES.has(name.toLowerCase()) ? `${name}_` : name;
 }
 
 /** Function names for one server's tools, in order, made unique by a numeric suffix (ignoring case: `ReadFile` and `readFile` would share type names). */

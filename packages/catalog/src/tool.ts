@@ -1,11 +1,24 @@
-/** The parts of an MCP tool definition the catalog uses (structurally the SDK's `Tool`). */
+/** MCP tool annotations: hints about what a tool does, from its server (untrusted, advisory). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * An MCP tool definition as it flows through codemux: the pool lists it, the catalog names it,
+ * codegen renders it, the server passes it on. Structurally the SDK's `Tool`.
+ */
 export interface ToolDefinition {
   name: string;
   title?: string;
   description?: string;
-  inputSchema: { type: "object"; properties?: Record<string, unknown>; required?: string[]; [key: string]: unknown };
-  outputSchema?: { type: "object"; [key: string]: unknown };
-  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; [key: string]: unknown };
+  inputSchema: { type: "object"; properties?: Record<string, object>; required?: string[]; [key: string]: unknown };
+  outputSchema?: { type: "object"; properties?: Record<string, object>; required?: string[]; [key: string]: unknown };
+  annotations?: ToolAnnotations;
   [key: string]: unknown;
 }
 

@@ -1,8 +1,10 @@
+import { HOST_CALL } from "../test/tools";
 import { runInNewContext } from "node:vm";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { typeCheck } from "../test/typecheck";
-import { BRIDGE_SOURCE } from "./bridge-module";
+import { renderBridgeModule } from "./bridge-module";
+import { toolResultValue } from "./result-value";
 
 interface Bridge {
   callTool(name: string, args: unknown): Promise<unknown>;
@@ -14,12 +16,12 @@ interface Bridge {
  * Strips the bridge's types down to ES2020 and runs it in a fresh realm that has only the language's
  * built-ins and `__host_call`, as the sandbox does: a reference to any Node API would fail here.
  */
-function loadBridge(hostCall: (name: string, args: unknown) => Promise<unknown>): Bridge {
-  const { outputText } = ts.transpileModule(BRIDGE_SOURCE, {
+function loadBridge(hostCall: (name: string, args: unknown) => Promise<unknown>, warnings: unknown[][] = []): Bridge {
+  const { outputText } = ts.transpileModule(renderBridgeModule(HOST_CALL), {
     compilerOptions: { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS },
   });
   const exports = {};
-  runInNewContext(outputText, { exports, __host_call: hostCall });
+  runInNewContext(outputText, { exports, __host_call: hostCall, console: { warn: (...values: unknown[]) => warnings.push(values) } });
   return exports as Bridge;
 }
 
@@ -102,6 +104,31 @@ const blocks: ContentBlock[] = [{ type: "text", text: "x" }];
 const isToolError = (e: unknown): string | undefined => (e instanceof ToolError ? e.tool : undefined);
 export { raw, value, blocks, isToolError };
 `;
-    expect(typeCheck({ "mcp/bridge": BRIDGE_SOURCE, use })).toEqual([]);
+    expect(typeCheck({ "mcp/bridge": renderBridgeModule(HOST_CALL), use })).toEqual([]);
+  });
+
+  it("gives the same value as the host's toolResultValue for every shape of result", async () => {
+    const cases = [
+      { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { b: 2 } },
+      { content: [{ type: "text", text: '{"a":' }, { type: "text", text: "1}" }] },
+      { content: [{ type: "text", text: "plain words" }] },
+      { content: [{ type: "text", text: "42" }] },
+      { content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] },
+      { content: [] },
+      { content: [{ type: "text", text: "null" }], structuredContent: null },
+    ];
+    for (const result of cases) {
+      const { bridge } = hostReturning(result);
+      expect(await bridge.callTool("x__y", {})).toEqual(toolResultValue(result));
+    }
+  });
+
+  it("says on stderr when the value leaves out an image beside the text, and callToolRaw still has it", async () => {
+    const warnings: unknown[][] = [];
+    const result = { content: [{ type: "text", text: "a chart" }, { type: "image", data: "AAAA", mimeType: "image/png" }] };
+    const bridge = loadBridge(async () => result, warnings);
+    expect(await bridge.callTool("charts__draw", {})).toBe("a chart");
+    expect(String(warnings[0]?.[0])).toContain("charts__draw also returned image content");
+    expect(await bridge.callToolRaw("charts__draw", {})).toEqual(result);
   });
 });

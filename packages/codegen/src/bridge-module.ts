@@ -1,12 +1,21 @@
+import { stringLiteral } from "./names";
+
 /**
  * Source of the `mcp/bridge` module. Models read it, and once its types are stripped it runs inside the
- * sandbox, so it is plain ES2020 with no Node APIs: its only way out is the host's `__host_call`.
+ * sandbox, so it is plain ES2020 with no Node APIs: its only way out is the sandbox's host-call global,
+ * whose name the sandbox owns and the caller passes in. `callTool` mirrors `toolResultValue`.
  */
-export const BRIDGE_SOURCE = `/**
+export function renderBridgeModule(hostCallGlobal: string): string {
+  if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(hostCallGlobal)) throw new TypeError(`The host-call global must be an identifier, not ${stringLiteral(hostCallGlobal)}.`);
+  return BRIDGE_TEMPLATE.replaceAll("__HOST_CALL__", hostCallGlobal);
+}
+
+const BRIDGE_TEMPLATE = `/**
  * The bridge between snippets and MCP tools. Every wrapper module calls \`callTool\`.
  * The host validates the arguments against the tool's JSON Schema, makes the call and returns the raw result.
  */
-declare function __host_call(name: string, args: unknown): Promise<unknown>;
+declare function __HOST_CALL__(name: string, args: unknown): Promise<unknown>;
+declare const console: { warn(...values: unknown[]): void };
 
 export interface TextContent { type: "text"; text: string }
 export interface ImageContent { type: "image"; data: string; mimeType: string }
@@ -36,17 +45,20 @@ export class ToolError extends Error {
 
 /** Calls a tool by its qualified name (\`server__tool\`) and resolves with the raw result, errors included. */
 export async function callToolRaw(name: string, args: unknown): Promise<CallToolResult> {
-  return (await __host_call(name, args)) as CallToolResult;
+  return (await __HOST_CALL__(name, args)) as CallToolResult;
 }
 
 /**
  * Calls a tool and resolves with its value: \`structuredContent\` if present, else the text content
  * (parts joined by "\\n") parsed as JSON when it is JSON, else that text; with no text part, the content array.
- * Throws a ToolError when the result has \`isError\`.
+ * Throws a ToolError when the result has \`isError\`. Parts the value leaves out (an image beside the
+ * text) are named on stderr; \`callToolRaw\` returns every part.
  */
 export async function callTool(name: string, args: unknown): Promise<unknown> {
   const result = await callToolRaw(name, args);
   if (result.isError) throw new ToolError(name, result);
+  const others = Array.isArray(result.content) ? result.content.filter((part) => part && part.type !== "text").map((part) => part.type) : [];
+  if (others.length > 0) console.warn(\`\${name} also returned \${others.join(", ")} content; callToolRaw("\${name}", args) from "mcp/bridge" returns every part.\`);
   if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
   const text = joinText(result);
   if (text === undefined) return result.content;

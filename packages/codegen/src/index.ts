@@ -1,11 +1,13 @@
-export { BRIDGE_SOURCE } from "./bridge-module";
+export { renderBridgeModule } from "./bridge-module";
+export { codegenToolOf, codegenTools } from "./codegen-tool";
 export type { CodegenTool } from "./codegen-tool";
 export { CodegenError, InvalidFunctionNameError, InvalidServerNameError, UnsafePathError, WriteError } from "./errors";
-export { BRIDGE_SPECIFIER, ModuleTree } from "./module-tree";
-export { SERVER_NAME_PATTERN } from "./names";
+export type { CodegenErrorCode } from "./errors";
+export { ModuleTree } from "./module-tree";
+export type { ModuleTreeOptions } from "./module-tree";
+export { joinedText, otherContentKinds, toolResultValue } from "./result-value";
+export type { ToolResultLike } from "./result-value";
 export { schemaToTypeScript } from "./schema-to-typescript";
 export type { SchemaToTypeScriptOptions } from "./schema-to-typescript";
 export { renderToolModule } from "./tool-module";
-export { writeModuleTree } from "./write-module-tree";
-export type { WriteModuleTreeResult } from "./write-module-tree";
 export { generateZodSource } from "./zod-source";

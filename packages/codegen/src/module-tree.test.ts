@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HOST_CALL } from "../test/tools";
 import { typeCheck } from "../test/typecheck";
 import type { CodegenTool } from "./codegen-tool";
 import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";
@@ -16,7 +17,7 @@ function tool(server: string, name: string, functionName: string): CodegenTool {
 }
 
 function fsTree(): ModuleTree {
-  const tree = new ModuleTree();
+  const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
   tree.setServer("fs", [tool("fs", "read_text_file", "readTextFile"), tool("fs", "write_file", "writeFile")]);
   tree.setServer("fs2", [tool("fs2", "list", "list")]);
   tree.setServer("empty", []);
@@ -68,7 +69,7 @@ describe("ModuleTree", () => {
   });
 
   it("rejects server names that cannot be a path segment", () => {
-    const tree = new ModuleTree();
+    const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
     for (const server of ["", "../x", "a/b", "a__b", "a.b", "-a"]) {
       expect(() => tree.setServer(server, [])).toThrow(InvalidServerNameError);
     }

@@ -1,15 +1,15 @@
-import { BRIDGE_SOURCE } from "./bridge-module";
+import { BRIDGE_SPECIFIER, SERVER_MODULE_NAMES, SERVER_NAME_PATTERN, SERVERS_PREFIX, isReservedWord, serverModuleSpecifier, toolModuleSpecifier } from "@codemux/catalog";
+import { renderBridgeModule } from "./bridge-module";
 import type { CodegenTool } from "./codegen-tool";
 import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";
-import { isIdentifier, isReservedWord, SERVER_NAME_PATTERN } from "./names";
+import { isIdentifier } from "./names";
 import { renderServerIndexModule } from "./server-index-module";
 import { renderToolModule, toolTypeNames } from "./tool-module";
 
-export const BRIDGE_SPECIFIER = "mcp/bridge";
-const SERVERS_PREFIX = "mcp/servers/";
-
-/** File names inside a server's folder that belong to the server itself, not to a tool. */
-const SERVER_FILE_NAMES = new Set(["index", "schemas"]);
+export interface ModuleTreeOptions {
+  /** The global function the sandbox gives snippets for tool calls (the sandbox's `HOST_CALL_GLOBAL`). */
+  hostCallGlobal: string;
+}
 
 interface ServerModules {
   tools: readonly CodegenTool[];
@@ -20,6 +20,11 @@ interface ServerModules {
 /** The wrapper modules of every server, in memory and keyed by specifier, regenerated per server. */
 export class ModuleTree {
   private readonly servers = new Map<string, ServerModules>();
+  readonly #bridge: string;
+
+  constructor(options: ModuleTreeOptions) {
+    this.#bridge = renderBridgeModule(options.hostCallGlobal);
+  }
 
   /** Generates one server's modules, replacing any it had. Throws before changing anything if a name is unusable. */
   setServer(server: string, tools: readonly CodegenTool[]): void {
@@ -49,7 +54,7 @@ export class ModuleTree {
    */
   get(specifier: string): string | undefined {
     const normalized = specifier.replace(/\/+$/, "").replace(/\.ts$/, "");
-    if (normalized === BRIDGE_SPECIFIER) return BRIDGE_SOURCE;
+    if (normalized === BRIDGE_SPECIFIER) return this.#bridge;
     if (!normalized.startsWith(SERVERS_PREFIX)) return undefined;
     const [server = "", name, ...rest] = normalized.slice(SERVERS_PREFIX.length).split("/");
     const modules = this.servers.get(server);
@@ -63,8 +68,8 @@ export class ModuleTree {
     const base = prefix.replace(/\/+$/, "");
     const all = [BRIDGE_SPECIFIER];
     for (const [server, modules] of this.servers) {
-      all.push(`${SERVERS_PREFIX}${server}`);
-      for (const name of modules.modules.keys()) all.push(`${SERVERS_PREFIX}${server}/${name}`);
+      all.push(serverModuleSpecifier(server));
+      for (const name of modules.modules.keys()) all.push(toolModuleSpecifier(server, name));
     }
     return all.filter((specifier) => base === "" || specifier === base || specifier.startsWith(`${base}/`)).sort();
   }
@@ -76,7 +81,7 @@ function checkFunctionNames(server: string, tools: readonly CodegenTool[]): void
   for (const { functionName } of tools) {
     if (!isIdentifier(functionName)) throw new InvalidFunctionNameError(server, functionName, "is not a JavaScript identifier");
     if (isReservedWord(functionName)) throw new InvalidFunctionNameError(server, functionName, "is a reserved word");
-    if (SERVER_FILE_NAMES.has(functionName.toLowerCase())) {
+    if (SERVER_MODULE_NAMES.has(functionName.toLowerCase())) {
       throw new InvalidFunctionNameError(server, functionName, `would collide with the server's ${functionName.toLowerCase()} module`);
     }
     if (seen.has(functionName)) throw new InvalidFunctionNameError(server, functionName, "is used by two tools");

@@ -1,23 +1,7 @@
-/** Same rule as the pool's server names: letters, digits, "-" and single "_", no "__". */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*[A-Za-z0-9]$|^[A-Za-z0-9]$/;
-
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** Words that cannot name a function in a strict-mode ES module. */
-const RESERVED_WORDS = new Set([
-  "arguments", "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default",
-  "delete", "do", "else", "enum", "eval", "export", "extends", "false", "finally", "for", "function",
-  "if", "implements", "import", "in", "instanceof", "interface", "let", "new", "null", "package",
-  "private", "protected", "public", "return", "static", "super", "switch", "this", "throw", "true",
-  "try", "typeof", "var", "void", "while", "with", "yield",
-]);
 
 export function isIdentifier(name: string): boolean {
   return IDENTIFIER.test(name);
-}
-
-export function isReservedWord(name: string): boolean {
-  return RESERVED_WORDS.has(name);
 }
 
 /** `readTextFile` -> `ReadTextFile`; the input is already an identifier. */

@@ -1,13 +1,14 @@
+import { serverModuleSpecifier, toolModuleSpecifier } from "@codemux/catalog";
 import type { CodegenTool } from "./codegen-tool";
 import { stringLiteral } from "./names";
 import { toolTypeNames } from "./tool-module";
 
 /** The `mcp/servers/<server>` module: every tool's function and types, re-exported from their own modules. */
 export function renderServerIndexModule(server: string, tools: readonly CodegenTool[]): string {
-  const header = `/** Tools of server "${server}". Each is also its own module: "mcp/servers/${server}/<function>". */\n`;
+  const header = `/** Tools of server "${server}". Each is also its own module: "${serverModuleSpecifier(server)}/<function>". */\n`;
   const lines = tools.map((tool) => {
     const names = toolTypeNames(tool.functionName);
-    const from = stringLiteral(`mcp/servers/${server}/${tool.functionName}`);
+    const from = stringLiteral(toolModuleSpecifier(server, tool.functionName));
     return `export { ${tool.functionName}, type ${names.input}, type ${names.output} } from ${from};\n`;
   });
   // With no tools the file still has to be a module for `import ... from "mcp/servers/<server>"` to check.

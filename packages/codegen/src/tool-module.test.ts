@@ -1,6 +1,7 @@
+import { HOST_CALL } from "../test/tools";
 import { describe, expect, it } from "vitest";
 import { typeCheck } from "../test/typecheck";
-import { BRIDGE_SOURCE } from "./bridge-module";
+import { renderBridgeModule } from "./bridge-module";
 import type { CodegenTool } from "./codegen-tool";
 import { renderToolModule } from "./tool-module";
 
@@ -80,7 +81,7 @@ export async function readTextFile(input: ReadTextFileInput): Promise<ReadTextFi
 
   it("produces modules that type-check against the bridge and can be called as documented", () => {
     const modules = {
-      "mcp/bridge": BRIDGE_SOURCE,
+      "mcp/bridge": renderBridgeModule(HOST_CALL),
       "mcp/fs/readTextFile": renderToolModule(readTextFile),
       "mcp/x/callTool": renderToolModule({ ...readTextFile, functionName: "callTool" }),
       "mcp/m/readGraph": renderToolModule({ ...readTextFile, functionName: "readGraph", inputSchema: { type: "object" } }),

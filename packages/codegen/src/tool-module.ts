@@ -1,3 +1,4 @@
+import { BRIDGE_SPECIFIER } from "@codemux/catalog";
 import type { CodegenTool } from "./codegen-tool";
 import { jsDoc } from "./jsdoc";
 import { pascalCase, stringLiteral } from "./names";
@@ -23,7 +24,7 @@ export function renderToolModule(tool: CodegenTool): string {
   if (tool.outputSchema !== undefined) types.declare(tool.outputSchema, { name: names.output, empty: "record" });
   const output = tool.outputSchema === undefined ? `export type ${names.output} = unknown;\n\n` : "";
   const parameter = acceptsNoArguments(tool.inputSchema) ? `input: ${names.input} = {}` : `input: ${names.input}`;
-  const importLine = call === "callTool" ? `import { callTool } from "mcp/bridge";` : `import { callTool as bridgeCallTool } from "mcp/bridge";`;
+  const importLine = `import { ${call === "callTool" ? "callTool" : "callTool as bridgeCallTool"} } from ${stringLiteral(BRIDGE_SPECIFIER)};`;
   return (
     `${importLine}\n\n${types.source()}\n${output}` +
     jsDoc(toolDocLines(tool)) +

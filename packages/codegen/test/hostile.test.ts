@@ -3,6 +3,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { generateZodSource, ModuleTree, type CodegenTool } from "../src/index";
+import { HOST_CALL } from "./tools";
 import { evaluateZod, typeCheck } from "./typecheck";
 
 const NASTY = "*/ /* `tick` ${globalThis.x} \"dq\" 'sq' \\ back\nnew line\r\ncrlf \u2028ls\u2029ps \u0000nul é 漢字 🎉 */";
@@ -53,7 +54,7 @@ const hostile: CodegenTool[] = [
 ];
 
 describe("hostile tool names, descriptions and schemas", () => {
-  const tree = new ModuleTree();
+  const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
   tree.setServer("evil", hostile);
   const modules = Object.fromEntries(tree.list().map((specifier) => [specifier, tree.get(specifier) as string]));
 

@@ -1,8 +1,7 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { mkdir, symlink } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import ts from "typescript";
 
@@ -50,9 +49,13 @@ function formatDiagnostic(diagnostic: ts.Diagnostic): string {
   return `${diagnostic.file.fileName.replace(VIRTUAL_ROOT, "")}(${line + 1},${character + 1}): ${message}`;
 }
 
-/** Runs the workspace's `tsc -p dir` (the command a user runs on a written tree); resolves with its output. */
+/** Runs the workspace's `tsc -p dir` (the command a user runs on a written tree, after installing its zod: linked here); resolves with its output. */
 export async function runTsc(dir: string): Promise<{ ok: boolean; output: string }> {
   const tsc = require.resolve("typescript/bin/tsc");
+  await mkdir(join(dir, "node_modules"), { recursive: true });
+  await symlink(dirname(require.resolve("zod/package.json")), join(dir, "node_modules", "zod"), "dir").catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EEXIST") throw error;
+  });
   try {
     const { stdout } = await promisify(execFile)(process.execPath, [tsc, "-p", dir], { maxBuffer: 16 * 1024 * 1024 });
     return { ok: true, output: stdout };
@@ -60,17 +63,6 @@ export async function runTsc(dir: string): Promise<{ ok: boolean; output: string
     const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
     return { ok: false, output: `${stdout}${stderr}` };
   }
-}
-
-/** The repository root: the nearest folder above this file with pnpm-workspace.yaml. */
-export function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error("pnpm-workspace.yaml not found above the codegen tests");
-    dir = parent;
-  }
-  return dir;
 }
 
 /** Evaluates a generated zod expression (TypeScript, as json-schema-to-zod writes it) against the real zod. */

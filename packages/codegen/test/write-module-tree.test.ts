@@ -2,8 +2,9 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ModuleTree, UnsafePathError, writeModuleTree } from "../src/index";
-import { codegenTools, readToolList } from "./tools";
+import { ModuleTree, UnsafePathError } from "../src/index";
+import { writeModuleTree } from "../src/node";
+import { HOST_CALL, codegenTools, readToolList } from "./tools";
 import { runTsc } from "./typecheck";
 
 /** Tool lists recorded from the reference servers over the real SDK client (see fixtures/README.md). */
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 function referenceTree(): ModuleTree {
-  const tree = new ModuleTree();
+  const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
   for (const [server, file] of Object.entries(FIXTURES)) {
     tree.setServer(server, codegenTools(server, readToolList(new URL(`./fixtures/${file}.json`, import.meta.url))));
   }
@@ -37,15 +38,18 @@ describe("writeModuleTree", () => {
     expect(fsFiles).toContain("readTextFile.ts");
     expect(fsFiles).toContain("index.ts");
     expect(fsFiles).toContain("schemas.ts");
-    // bridge, tsconfig, README, and per server its tool modules plus index.ts and schemas.ts.
+    // bridge, tsconfig, package.json, README, and per server its tool modules plus index.ts and schemas.ts.
     const tools = Object.keys(FIXTURES).reduce((n, server) => n + (tree.tools(server)?.length ?? 0), 0);
-    expect(files).toBe(3 + tools + 2 * Object.keys(FIXTURES).length);
+    expect(files).toBe(4 + tools + 2 * Object.keys(FIXTURES).length);
 
     expect(await readFile(join(outDir, "servers", "fs", "readTextFile.ts"), "utf8")).toBe(tree.get("mcp/servers/fs/readTextFile"));
     expect(await readFile(join(outDir, "bridge.ts"), "utf8")).toBe(tree.get("mcp/bridge"));
     expect(await readFile(join(outDir, "servers", "fs", "schemas.ts"), "utf8")).toMatch(/^import \{ z \} from "zod";\n[\s\S]*export const readTextFileInput = z\.object\(/);
     const tsconfig = JSON.parse(await readFile(join(outDir, "tsconfig.json"), "utf8"));
-    expect(tsconfig.compilerOptions).toMatchObject({ strict: true, noEmit: true, paths: { "mcp/*": ["./*"], zod: [expect.any(String)] } });
+    expect(tsconfig.compilerOptions).toMatchObject({ strict: true, noEmit: true, paths: { "mcp/*": ["./*"] } });
+    // Nothing in the written config names this machine: the tree can be committed or moved.
+    expect(await readFile(join(outDir, "tsconfig.json"), "utf8")).not.toContain(tmpdir());
+    expect(JSON.parse(await readFile(join(outDir, "package.json"), "utf8")).dependencies.zod).toMatch(/^\^4\./);
 
     const tsc = await runTsc(outDir);
     expect(tsc.output).toBe("");
@@ -53,7 +57,7 @@ describe("writeModuleTree", () => {
   });
 
   it("fails tsc when a module is broken, so the check above means something", async () => {
-    const tree = new ModuleTree();
+    const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
     tree.setServer("fs", codegenTools("fs", readToolList(new URL("./fixtures/filesystem.json", import.meta.url))));
     const outDir = await tempDir();
     await writeModuleTree(tree, outDir);
@@ -73,7 +77,7 @@ describe("writeModuleTree", () => {
       }
     }
     const dir = await tempDir();
-    await expect(writeModuleTree(new EscapingTree(), join(dir, "a", "out"))).rejects.toBeInstanceOf(UnsafePathError);
+    await expect(writeModuleTree(new EscapingTree({ hostCallGlobal: HOST_CALL }), join(dir, "a", "out"))).rejects.toBeInstanceOf(UnsafePathError);
     expect(await readdir(dir)).toEqual([]);
   });
 });

@@ -1,38 +1,70 @@
-import { Catalog, type CatalogEntry, type ToolDefinition } from "@codemux/catalog";
-import { ModuleTree, writeModuleTree, type CodegenTool } from "@codemux/codegen";
+import { Catalog, type ToolDefinition } from "@codemux/catalog";
+import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type ServerStatus } from "@codemux/pool";
 import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+const HOST_CALL_GLOBAL = "__host_call";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { CatalogCache } from "./catalog-cache";
+import {
+  CACHE_SAVE_DELAY_MS,
+  DEFAULT_DISCOVERY_WAIT_MS,
+  DEFAULT_LARGE_RESULT_BYTES,
+  DEFAULT_RESULT_TTL_MS,
+  DEFAULT_STARTUP_WAIT_MS,
+} from "./defaults";
 import { BadRequestError } from "./errors";
-import { ToolInvoker } from "./invoker";
-import { formatSearch, type SearchRequest } from "./meta-tools/search";
+import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
+import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { ResultStore } from "./results";
+import { FileStore } from "./stores/file-store";
+import type { Store } from "./stores/store";
+import { codeSurface } from "./surfaces/code";
+import { passthroughSurface } from "./surfaces/passthrough";
+import type { Surface, SurfaceFactory } from "./surfaces/surface";
+import type { ToolPool } from "./tool-pool";
 
-export type Mode = "code" | "passthrough";
-
-const MAX_QUERY_CHARS = 1000;
+/** Runs snippets; `Sandbox` from @codemux/sandbox is the real one. Never throws for a problem of the snippet. */
+export type CodeExecutor = Pick<Sandbox, "execute" | "close">;
 
 export interface CodemuxOptions {
   config: PoolConfig;
-  /** `code` (default): the meta-tools. `passthrough`: every downstream tool under its `server__tool` name. */
-  mode?: Mode;
+  /** The surface clients see, by name: `code` (default, the meta-tools), `passthrough` (every downstream tool), or one added in `surfaces`. */
+  mode?: string;
   logger?: Logger;
-  pool?: PoolOptions;
+  /** The downstream servers; a `ServerPool` of `config` when absent. */
+  pool?: ToolPool;
+  /** Options of the default `ServerPool`. */
+  poolOptions?: PoolOptions;
+  /** Runs snippets; a `Sandbox` (with `sandbox` options) when absent, started on first use. */
+  executor?: CodeExecutor;
   sandbox?: SandboxOptions;
-  /** How long a request waits for servers that are still connecting at startup. */
+  /** Where large results are kept; files in a private temporary folder when absent. */
+  resultStore?: Store;
+  /** Where the last good catalog is kept, so a restart answers at once; `cacheDir` makes a file store; off when both are absent. */
+  cacheStore?: Store;
+  cacheDir?: string;
+  /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
+  middleware?: ToolCallMiddleware[];
+  /** Extra modes, by name. */
+  surfaces?: Record<string, SurfaceFactory>;
+  /** Milliseconds since the epoch; `Date.now` when absent. */
+  clock?: () => number;
+  /** How long a call waits for the server it needs while that server is still connecting. */
   startupWaitMs?: number;
+  /** How long after start a search waits for servers with nothing cached. */
+  discoveryWaitMs?: number;
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
   resultTtlMs?: number;
-  /** Where the last good catalog of this config is kept, so a restart answers at once; off when absent. */
-  cacheDir?: string;
 }
 
 export interface ExecuteOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  session?: SessionInfo;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
 }
 
@@ -41,39 +73,71 @@ interface CodemuxEvents {
   toolsChanged: [];
 }
 
+const BUILT_IN_SURFACES: Record<string, SurfaceFactory> = { code: codeSurface, passthrough: passthroughSurface };
+
 /**
- * The shared heart of codemux: one pool, catalog, module tree and sandbox that serve any
- * number of client sessions (`createSessionServer(core)` makes the MCP server of one session).
+ * The shared heart of codemux: one pool, catalog, module tree, call pipeline and sandbox that serve
+ * any number of client sessions. A session's MCP server is `createSessionServer(core)`; the CLI and
+ * other front ends call `core.surface(mode).callTool(...)`, the same answers the model gets.
+ *
+ * @example
+ * const core = new Codemux({ config: await loadConfigFile("codemux.json") });
+ * core.start();
+ * const code = core.surface("code");
+ * const answer = await code.callTool("search_tools", { query: "read a file" }, { core, session: core.session(), origin: "cli" });
+ * await core.close();
  */
 export class Codemux extends EventEmitter<CodemuxEvents> {
-  readonly pool: ServerPool;
+  readonly pool: ToolPool;
   readonly catalog = new Catalog();
-  readonly modules = new ModuleTree();
-  readonly invoker: ToolInvoker;
+  readonly modules = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
+  readonly pipeline: ToolCallPipeline;
   readonly results: ResultStore;
-  readonly mode: Mode;
+  readonly mode: string;
   readonly logger: Logger;
   readonly largeResultBytes: number;
+  readonly clock: () => number;
   readonly #startupWaitMs: number;
-  readonly #sandboxOptions: SandboxOptions | undefined;
+  readonly #discoveryWaitMs: number;
+  readonly #surfaceFactories: Record<string, SurfaceFactory>;
+  readonly #surfaces = new Map<string, Surface>();
   readonly #cache: CatalogCache | undefined;
   /** Servers whose tools so far come from the disk cache, not from the server. */
   readonly #cached = new Set<string>();
+  #cacheLoaded: Promise<void> = Promise.resolve();
+  #startedAt: number | undefined;
   #saveTimer: NodeJS.Timeout | undefined;
-  #sandbox: Sandbox | undefined;
+  #executor: CodeExecutor | undefined;
+  readonly #executorOption: CodeExecutor | undefined;
+  readonly #sandboxOptions: SandboxOptions | undefined;
 
   constructor(readonly options: CodemuxOptions) {
     super();
     this.setMaxListeners(0);
-    this.mode = options.mode ?? "code";
     this.logger = options.logger ?? silentLogger;
-    this.largeResultBytes = options.largeResultBytes ?? 64 * 1024;
-    this.#startupWaitMs = options.startupWaitMs ?? 15_000;
+    this.clock = options.clock ?? Date.now;
+    this.largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
+    this.#startupWaitMs = options.startupWaitMs ?? DEFAULT_STARTUP_WAIT_MS;
+    this.#discoveryWaitMs = options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS;
+    this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
+    this.mode = options.mode ?? "code";
+    if (!this.#surfaceFactories[this.mode]) throw new BadRequestError(`Unknown mode "${this.mode}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
+    this.#executorOption = options.executor;
     this.#sandboxOptions = options.sandbox;
-    this.results = new ResultStore(options.resultTtlMs ? { ttlMs: options.resultTtlMs } : {});
-    this.pool = new ServerPool(options.config, { logger: this.logger, ...options.pool });
-    this.invoker = new ToolInvoker(this.pool, this.catalog);
-    this.#cache = options.cacheDir ? new CatalogCache(options.cacheDir, options.config) : undefined;
+    this.results = new ResultStore({
+      ttlMs: options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+      now: this.clock,
+      ...(options.resultStore ? { store: options.resultStore } : {}),
+    });
+    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, ...options.poolOptions });
+    this.pipeline = new ToolCallPipeline({
+      pool: this.pool,
+      catalog: this.catalog,
+      middleware: options.middleware ?? [],
+      waitForServer: (server) => this.#waitForServer(server),
+    });
+    const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
+    this.#cache = cacheStore ? new CatalogCache(cacheStore, options.config) : undefined;
     this.pool.on("tools", (server, tools) => {
       this.#cached.delete(server);
       this.#setServerTools(server, tools);
@@ -82,33 +146,57 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /**
-   * Connects every server in the background (after loading the cached catalog, if any); `ready()` waits for them.
-   * `warmSandbox` starts a sandbox worker (QuickJS, esbuild) once they are up, so the first execute_code does not wait for it.
+   * Loads the cached catalog, then connects every server in the background. Requests wait only for
+   * the server they need; `ready()` waits for all. `warmSandbox` starts a sandbox worker once the
+   * servers are up, so the first execute_code does not wait for it.
    */
   start(options: { warmSandbox?: boolean } = {}): void {
-    const names = new Set(this.pool.names);
-    for (const [server, tools] of this.#cache?.load() ?? []) {
-      if (!names.has(server) || this.catalog.entries(server).length > 0) continue;
-      this.#cached.add(server);
-      this.#setServerTools(server, tools);
-    }
-    const started = this.pool.start();
-    if (options.warmSandbox && this.mode === "code") void started.then(() => this.sandbox.execute({ code: "export default 0" })).catch(() => undefined);
+    if (this.#startedAt !== undefined) return;
+    this.#startedAt = this.clock();
+    this.#cacheLoaded = this.#loadCache();
+    const started = this.#cacheLoaded.then(() => this.pool.start());
+    if (options.warmSandbox && this.mode === "code") void started.then(() => this.executor.execute({ code: "export default 0" })).catch(() => undefined);
   }
 
-  /**
-   * Waits (bounded) until every server has connected or failed; true when all settled in time.
-   * Servers known from the cache do not hold answers up: their tools are there already.
-   */
+  /** A new client session (over stdio, the one local user). */
+  session(principal = "local"): SessionInfo {
+    return { id: randomUUID(), principal };
+  }
+
+  /** The surface of a mode, made once per core. */
+  surface(name: string = this.mode): Surface {
+    let surface = this.#surfaces.get(name);
+    if (!surface) {
+      const factory = this.#surfaceFactories[name];
+      if (!factory) throw new BadRequestError(`Unknown mode "${name}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
+      surface = factory(this);
+      this.#surfaces.set(name, surface);
+    }
+    return surface;
+  }
+
+  /** Waits (bounded) until every server has connected or failed; servers known from the cache do not hold it up. True when all settled in time. */
   async ready(timeoutMs = this.#startupWaitMs): Promise<boolean> {
-    const waiting = this.pool.status().some((s) => s.state === "connecting" && !this.#cached.has(s.name));
-    if (!waiting) return true;
-    return this.pool.settled(timeoutMs);
+    await this.#cacheLoaded;
+    const waiting = this.pool.status().filter((s) => s.state === "connecting" && !this.#cached.has(s.name));
+    if (waiting.length === 0) return true;
+    return this.#waitUntil(() => this.pool.status().every((s) => s.state !== "connecting" || this.#cached.has(s.name)), timeoutMs);
   }
 
   /** Waits (bounded) until every server has connected or failed, cached or not: for one-shot commands that want live servers. */
-  settled(timeoutMs = this.#startupWaitMs): Promise<boolean> {
-    return this.pool.settled(timeoutMs);
+  async settled(timeoutMs = this.#startupWaitMs): Promise<boolean> {
+    await this.#cacheLoaded;
+    return this.#waitUntil(() => this.pool.status().every((s) => s.state !== "connecting"), timeoutMs);
+  }
+
+  /**
+   * For answers over the whole catalog (search, module lists): waits for servers with nothing cached
+   * only during the first seconds after start, so a hung server never holds a search up for long.
+   */
+  async discovered(): Promise<void> {
+    await this.#cacheLoaded;
+    const left = (this.#startedAt ?? this.clock()) + this.#discoveryWaitMs - this.clock();
+    if (left > 0) await this.ready(left);
   }
 
   status(): ServerStatus[] {
@@ -126,96 +214,125 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     ];
   }
 
+  /** Ranked hits as text, as search_tools answers. */
   async searchTools(request: SearchRequest): Promise<string> {
-    // Ranking a query costs time on the shared event loop in proportion to its length.
-    if (request.query.length > MAX_QUERY_CHARS) throw new BadRequestError(`"query" is ${request.query.length} characters long; describe the task in at most ${MAX_QUERY_CHARS}.`);
-    await this.ready();
-    const down = request.server === undefined ? undefined : this.pool.status().find((s) => s.name === request.server && s.state !== "ready");
-    if (down && this.catalog.entries(down.name).length === 0) throw new ServerUnavailableError(down.name, down.error ?? `it is ${down.state}`);
-    return formatSearch(this.catalog, request, this.pendingNote());
+    const query = checkQuery(request.query);
+    await this.discovered();
+    if (request.server !== undefined && this.catalog.entries(request.server).length === 0) {
+      const down = unavailable(this.pool, request.server);
+      if (down) throw new ServerUnavailableError(down.server, down.reason);
+      throw new BadRequestError(`No server named "${request.server.slice(0, 100)}". Servers: ${this.catalog.servers().join(", ") || "none"}.`);
+    }
+    const hits = this.catalog.search(query, { limit: request.limit ?? 10, ...(request.server ? { server: request.server } : {}) });
+    const lines = hits.length
+      ? formatHits(hits.map((h) => h.entry), request.detail ?? "summary")
+      : [`No tools match "${query}". Try other words, or list_modules to browse ${this.catalog.size} tools of ${this.catalog.servers().length} servers.`];
+    return [...lines, ...this.pendingNote()].join("\n");
   }
 
-  async callTool(name: string, args: unknown, options: { signal?: AbortSignal; onprogress?: (p: Progress) => void; timeoutMs?: number } = {}): Promise<CallToolResult> {
-    await this.ready();
-    return this.invoker.call(name, args, options);
+  /** One downstream call through the pipeline (resolution, middleware, validation, the pool). */
+  callTool(request: CallRequest): Promise<CallToolResult> {
+    return this.pipeline.call(request);
   }
 
-  /** Runs a snippet; its tool calls take the same path as call_tool. */
+  /** Runs a snippet; its tool calls take the same pipeline as call_tool, with origin `execute_code`. */
   async executeCode(code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
-    await this.ready();
-    return this.sandbox.execute({
+    await this.#cacheLoaded;
+    await Promise.all(importedServers(code).map((server) => this.#waitForServer(server)));
+    const session = options.session ?? this.session();
+    return this.executor.execute({
       code,
       modules: (specifier) => this.modules.get(specifier),
       onCall: (name, args, context) =>
-        this.invoker.call(name, args, {
+        this.pipeline.call({
+          name,
+          arguments: args,
+          origin: "execute_code",
+          session,
           signal: context.signal,
-          ...(options.onprogress ? { onprogress: (progress: Progress) => options.onprogress?.({ tool: name, progress }) } : {}),
+          ...(options.onprogress ? { progress: (progress: Progress) => options.onprogress?.({ tool: name, progress }) } : {}),
         }),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 
-  /** Writes the wrapper modules to disk (`codemux codegen --out DIR`); the tree type-checks with tsc. */
-  async writeModules(outDir: string): Promise<{ files: number }> {
-    await this.ready();
-    return writeModuleTree(this.modules, outDir);
+  get executor(): CodeExecutor {
+    this.#executor ??= this.#executorOption ?? new Sandbox(this.#sandboxOptions);
+    return this.#executor;
   }
 
-  get sandbox(): Sandbox {
-    this.#sandbox ??= new Sandbox(this.#sandboxOptions);
-    return this.#sandbox;
-  }
-
-  /** Every downstream tool as passthrough mode lists it. */
-  passthroughTools(): Tool[] {
-    return this.catalog.entries().map((entry) => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }) as Tool);
-  }
-
+  /** Stops every server and the sandbox, and deletes the kept results. */
   async close(): Promise<void> {
     if (this.#saveTimer) {
       clearTimeout(this.#saveTimer);
-      this.#save();
+      await this.#save();
     }
-    await Promise.all([this.pool.close(), this.#sandbox?.close()]);
-    this.results.clear();
+    await Promise.all([this.pool.close(), this.#executor?.close()]);
+    await this.results.clear();
+  }
+
+  async #loadCache(): Promise<void> {
+    if (!this.#cache) return;
+    const names = new Set(this.pool.names);
+    for (const [server, tools] of await this.#cache.load()) {
+      if (!names.has(server) || this.catalog.entries(server).length > 0) continue;
+      this.#cached.add(server);
+      this.#setServerTools(server, tools);
+    }
+  }
+
+  /** Waits (bounded) while one server is connecting for the first time with nothing cached; at once otherwise. */
+  async #waitForServer(server: string): Promise<void> {
+    await this.#cacheLoaded;
+    const connecting = () => this.pool.status().some((s) => s.name === server && s.state === "connecting") && !this.#cached.has(server);
+    if (connecting()) await this.#waitUntil(() => !connecting(), this.#startupWaitMs);
+  }
+
+  /** Resolves true once `done()` holds (checked on every server state change), or false after `timeoutMs`. */
+  #waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (done()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (value: boolean) => {
+        clearTimeout(timer);
+        this.pool.off("state", onState);
+        resolve(value);
+      };
+      const onState = () => {
+        if (done()) finish(true);
+      };
+      const timer = setTimeout(() => finish(false), Math.max(0, timeoutMs));
+      this.pool.on("state", onState);
+    });
   }
 
   #scheduleSave(): void {
     if (!this.#cache) return;
     clearTimeout(this.#saveTimer);
-    this.#saveTimer = setTimeout(() => this.#save(), 500);
+    this.#saveTimer = setTimeout(() => void this.#save(), CACHE_SAVE_DELAY_MS);
     this.#saveTimer.unref();
   }
 
-  #save(): void {
+  async #save(): Promise<void> {
     this.#saveTimer = undefined;
-    const servers = new Map(this.catalog.servers().map((s) => [s, this.catalog.entries(s).map((e) => e.tool as Tool)]));
+    const servers = new Map(this.catalog.servers().map((s) => [s, this.catalog.entries(s).map((e) => e.tool)]));
     try {
-      this.#cache?.save(servers);
+      await this.#cache?.save(servers);
     } catch (error) {
       this.logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
     }
   }
 
-  #setServerTools(server: string, tools: Tool[]): void {
-    this.catalog.setServerTools(server, tools as ToolDefinition[]);
-    this.modules.setServer(server, this.catalog.entries(server).map(toCodegenTool));
+  #setServerTools(server: string, tools: ToolDefinition[]): void {
+    this.catalog.setServerTools(server, tools);
+    this.modules.setServer(server, this.catalog.entries(server).map(codegenToolOf));
     this.emit("toolsChanged");
   }
 }
 
-function toCodegenTool(entry: CatalogEntry): CodegenTool {
-  const { tool } = entry;
-  return {
-    server: entry.server,
-    name: entry.name,
-    qualifiedName: entry.qualifiedName,
-    functionName: entry.functionName,
-    inputSchema: tool.inputSchema as Record<string, unknown>,
-    ...(tool.title ? { title: tool.title } : {}),
-    ...(tool.description ? { description: tool.description } : {}),
-    ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
-    ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-  };
+/** Servers a snippet imports (`mcp/servers/<name>`), so it waits only for those; linear in the code's length. */
+function importedServers(code: string): string[] {
+  const servers = new Set<string>();
+  for (const match of code.slice(0, 1_000_000).matchAll(/mcp\/servers\/([A-Za-z0-9_-]{1,100})/g)) servers.add(match[1] as string);
+  return [...servers].slice(0, 100);
 }

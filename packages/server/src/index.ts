@@ -1,26 +1,47 @@
-export { CatalogCache } from "./catalog-cache";
+export { CatalogCache, CATALOG_CACHE_VERSION } from "./catalog-cache";
 export { resolveConfig } from "./config";
 export type { ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";
-export type { CodemuxOptions, ExecuteOptions, Mode } from "./core";
-export { BadRequestError, CodemuxError, InvalidArgumentsError, ResultNotFoundError } from "./errors";
-export { ToolInvoker } from "./invoker";
+export type { CodeExecutor, CodemuxOptions, ExecuteOptions } from "./core";
 export {
-  META_TOOLS,
-  callToolDefinition,
-  executeCodeDefinition,
-  listModulesDefinition,
-  readModuleDefinition,
-  readResultDefinition,
-  searchToolsDefinition,
-} from "./meta-tools/definitions";
-export { normalizeSpecifier } from "./meta-tools/modules";
-export type { SearchDetail, SearchRequest } from "./meta-tools/search";
-export { ResultStore, estimateTokens } from "./results";
+  BadRequestError,
+  CodemuxError,
+  ERROR_BRAND,
+  InvalidArgumentsError,
+  ResultNotFoundError,
+  StoreError,
+  UnknownMetaToolError,
+  isCodemuxError,
+} from "./errors";
+export type { ServerErrorCode } from "./errors";
+export { callTool as callToolMetaTool } from "./meta-tools/call-tool";
+export { executeCode as executeCodeMetaTool } from "./meta-tools/execute-code";
+export { readInput } from "./meta-tools/input";
+export type { InputProperty, InputSchema } from "./meta-tools/input";
+export { limitResult } from "./meta-tools/limit-result";
+export { listModules as listModulesMetaTool, normalizeSpecifier, readModule as readModuleMetaTool } from "./meta-tools/modules";
+export { readResult as readResultMetaTool } from "./meta-tools/read-result";
+export { MetaToolRegistry, defineMetaTool } from "./meta-tools/registry";
+export type { MetaTool, MetaToolContext } from "./meta-tools/registry";
+export { searchTools as searchToolsMetaTool } from "./meta-tools/search-tools";
+export type { SearchDetail, SearchRequest } from "./meta-tools/search-tools";
+export { composeMiddleware } from "./pipeline/compose";
+export type { CallContext, CallOrigin, CallRequest, NextCall, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+export { ToolCallPipeline } from "./pipeline/pipeline";
+export type { ToolCallPipelineOptions } from "./pipeline/pipeline";
+export { errorResult, executionResult, textResult } from "./render";
+export { ResultStore } from "./results";
 export type { KeptResult, ResultStoreOptions } from "./results";
-export { createSessionServer, errorResult, executionResult } from "./session";
-export { serveStdio } from "./stdio";
-export { StdioServerTransport } from "./stdio-transport";
-export type { StdioServerTransportOptions } from "./stdio-transport";
+export { createSessionServer } from "./session";
+export type { SessionServerOptions } from "./session";
+export { FileStore } from "./stores/file-store";
+export type { FileStoreOptions } from "./stores/file-store";
+export { MemoryStore } from "./stores/memory-store";
+export type { Store, StoreEntry, StoreWriteOptions } from "./stores/store";
+export { CODE_META_TOOLS, codeSurface } from "./surfaces/code";
+export { passthroughSurface } from "./surfaces/passthrough";
+export type { Surface, SurfaceFactory } from "./surfaces/surface";
+export { estimateTokens } from "./tokens";
+export type { ToolPool } from "./tool-pool";
 export { ArgumentValidator } from "./validation";
 export { VERSION } from "./version";

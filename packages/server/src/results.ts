@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { DEFAULT_RESULT_STORE_BYTES, DEFAULT_RESULT_TTL_MS } from "./defaults";
 import { ResultNotFoundError } from "./errors";
+import { FileStore } from "./stores/file-store";
+import type { Store } from "./stores/store";
 
 export interface KeptResult {
   handle: string;
@@ -11,6 +11,8 @@ export interface KeptResult {
   lines: number;
   createdAt: number;
   expiresAt: number;
+  /** The session that made it; no other session can read it. */
+  owner: string;
 }
 
 export interface ResultStoreOptions {
@@ -18,31 +20,30 @@ export interface ResultStoreOptions {
   ttlMs?: number;
   /** Total bytes kept; the oldest results go first past this. */
   maxBytes?: number;
-  /** Where results are written; a private temporary folder by default. */
-  dir?: string;
+  /** Where the text goes; files in a private temporary folder by default. */
+  store?: Store;
   now?: () => number;
 }
 
 /**
  * Keeps tool results too large to put in the model's context, so that read_result can page
- * through them. They are written to files (only their metadata stays in memory, so the proxy's
- * memory stays flat however much it keeps), bounded in time and total size, and deleted when
- * they expire and when the store is cleared.
+ * through them. The text goes to a Store (files by default: only metadata stays in memory, so the
+ * proxy's memory stays flat however much it keeps), bounded in time and total size, deleted when it
+ * expires and when the store is cleared. A handle belongs to the session that made it.
  */
 export class ResultStore {
   readonly #results = new Map<string, KeptResult>();
   readonly #ttlMs: number;
   readonly #maxBytes: number;
   readonly #now: () => number;
-  readonly #dirOption: string | undefined;
-  #dir: string | undefined;
+  readonly #store: Store;
   #bytes = 0;
 
   constructor(options: ResultStoreOptions = {}) {
-    this.#ttlMs = options.ttlMs ?? 30 * 60_000;
-    this.#maxBytes = options.maxBytes ?? 1024 * 1024 * 1024;
+    this.#ttlMs = options.ttlMs ?? DEFAULT_RESULT_TTL_MS;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_RESULT_STORE_BYTES;
     this.#now = options.now ?? Date.now;
-    this.#dirOption = options.dir;
+    this.#store = options.store ?? new FileStore({ now: this.#now });
   }
 
   get size(): number {
@@ -50,54 +51,40 @@ export class ResultStore {
     return this.#results.size;
   }
 
-  keep(tool: string, text: string): KeptResult {
+  async keep(tool: string, text: string, owner: string): Promise<KeptResult> {
     this.#expire();
-    const now = this.#now();
-    const kept: KeptResult = {
-      handle: `res_${randomBytes(6).toString("hex")}`,
-      tool,
-      bytes: Buffer.byteLength(text),
-      lines: countLines(text),
-      createdAt: now,
-      expiresAt: now + this.#ttlMs,
-    };
-    writeFileSync(this.#path(kept.handle), text, { mode: 0o600 });
-    this.#results.set(kept.handle, kept);
+    const handle = `res_${randomBytes(6).toString("hex")}`;
+    const entry = await this.#store.write(handle, text, { ttlMs: this.#ttlMs, owner });
+    const kept: KeptResult = { handle, tool, bytes: entry.bytes, lines: countLines(text), createdAt: entry.createdAt, expiresAt: entry.expiresAt ?? entry.createdAt + this.#ttlMs, owner };
+    this.#results.set(handle, kept);
     this.#bytes += kept.bytes;
-    for (const [handle, old] of this.#results) {
-      if (this.#bytes <= this.#maxBytes || handle === kept.handle) break;
-      this.#delete(handle, old);
+    for (const [old, result] of this.#results) {
+      if (this.#bytes <= this.#maxBytes || old === handle) break;
+      this.#delete(old, result);
     }
     return kept;
   }
 
-  get(handle: string): KeptResult {
+  /** The kept result's facts; another session's handle is "not found", exactly like an unknown one. */
+  get(handle: string, owner: string): KeptResult {
     this.#expire();
     const kept = this.#results.get(handle);
-    if (!kept) throw new ResultNotFoundError(handle);
+    if (!kept || kept.owner !== owner) throw new ResultNotFoundError(handle);
     return kept;
   }
 
   /** The kept text; the handle is checked first, so it cannot name a file of its own. */
-  read(handle: string): string {
-    const kept = this.get(handle);
-    return readFileSync(this.#path(kept.handle), "utf8");
+  async read(handle: string, owner: string): Promise<string> {
+    const kept = this.get(handle, owner);
+    const text = await this.#store.read(kept.handle, { owner });
+    if (text === undefined) throw new ResultNotFoundError(handle);
+    return text;
   }
 
-  clear(): void {
+  async clear(): Promise<void> {
     this.#results.clear();
     this.#bytes = 0;
-    if (this.#dir && !this.#dirOption) rmSync(this.#dir, { recursive: true, force: true });
-    else for (const handle of this.#results.keys()) this.#unlink(handle);
-    this.#dir = undefined;
-  }
-
-  #path(handle: string): string {
-    if (!this.#dir) {
-      if (this.#dirOption) mkdirSync(this.#dirOption, { recursive: true, mode: 0o700 });
-      this.#dir = this.#dirOption ?? mkdtempSync(join(tmpdir(), "codemux-results-"));
-    }
-    return join(this.#dir, `${handle}.txt`);
+    await this.#store.clear();
   }
 
   #expire(): void {
@@ -108,15 +95,7 @@ export class ResultStore {
   #delete(handle: string, kept: KeptResult): void {
     this.#results.delete(handle);
     this.#bytes -= kept.bytes;
-    this.#unlink(handle);
-  }
-
-  #unlink(handle: string): void {
-    try {
-      unlinkSync(this.#path(handle));
-    } catch {
-      // Already gone: nothing to free.
-    }
+    void this.#store.delete(handle);
   }
 }
 
@@ -125,9 +104,4 @@ function countLines(text: string): number {
   let lines = 1;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
   return text.endsWith("\n") ? lines - 1 : lines;
-}
-
-/** A rough token estimate (4 characters a token) for sizes shown to the model. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }

@@ -2,8 +2,23 @@ import type { Codemux } from "./core";
 import { createSessionServer } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
 
-/** Serves one MCP session over this process's stdin/stdout; resolves when the client disconnects. */
-export async function serveStdio(core: Codemux, streams: { stdin?: NodeJS.ReadableStream; stdout?: NodeJS.WritableStream } = {}): Promise<void> {
+export interface ServeStdioOptions {
+  stdin?: NodeJS.ReadableStream;
+  stdout?: NodeJS.WritableStream;
+  /** Ends the session (a signal to stop, such as SIGTERM). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Serves one MCP session over this process's stdin/stdout; resolves when the client disconnects or `signal` aborts.
+ *
+ * @example
+ * const core = new Codemux({ config });
+ * core.start();
+ * await serveStdio(core);
+ * await core.close();
+ */
+export async function serveStdio(core: Codemux, streams: ServeStdioOptions = {}): Promise<void> {
   const server = createSessionServer(core);
   const transport = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
   const closed = new Promise<void>((resolve) => {
@@ -11,6 +26,8 @@ export async function serveStdio(core: Codemux, streams: { stdin?: NodeJS.Readab
   });
   server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
   await server.connect(transport);
+  if (streams.signal?.aborted) await transport.close();
+  streams.signal?.addEventListener("abort", () => void transport.close(), { once: true });
   await closed;
   await server.close().catch(() => undefined);
 }

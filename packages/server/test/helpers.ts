@@ -33,7 +33,7 @@ export interface Harness {
 
 /** A Codemux core with a real SDK client connected to one session, over an in-memory transport pair. */
 export async function connect(options: CodemuxOptions): Promise<Harness> {
-  const core = new Codemux({ pool: { backoff: { initialMs: 50, maxMs: 200 } }, ...options });
+  const core = new Codemux({ poolOptions: { backoff: { initialMs: 50, maxMs: 200 } }, ...options });
   core.start();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSessionServer(core).connect(serverSide);

@@ -1,12 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { mkdtemp, readdir } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { ResultStore, createSessionServer } from "../src/index";
+import { FileStore, ResultStore, createSessionServer } from "../src/index";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];
@@ -27,7 +27,7 @@ describe("startup", () => {
   });
 
   it("bounds that wait, and says which servers are still connecting", async () => {
-    const h = await open({ config: config({ slow: misbehaving("--start-delay-ms", "5000") }), startupWaitMs: 200 });
+    const h = await open({ config: config({ slow: misbehaving("--start-delay-ms", "5000") }), discoveryWaitMs: 200 });
     const text = await h.text("search_tools", { query: "echo" });
     expect(text).toContain("still connecting: slow; their tools are not listed yet");
   });
@@ -81,7 +81,7 @@ describe("sessions", () => {
 
 describe("tool list changes", () => {
   it("refreshes the catalog and the wrapper modules when a server's tools change", async () => {
-    const h = await open({ config: config({ m: misbehaving() }), pool: { listChangedDebounceMs: 10 } });
+    const h = await open({ config: config({ m: misbehaving() }), poolOptions: { listChangedDebounceMs: 10 } });
     await h.text("call_tool", { name: "m__add_tool", args: { name: "freshly_added" } });
     await expect.poll(() => h.core.catalog.get("m__freshly_added"), { timeout: 3000 }).toBeDefined();
     expect(await h.text("read_module", { specifier: "mcp/servers/m/freshlyAdded" })).toContain("export async function freshlyAdded(");
@@ -89,7 +89,7 @@ describe("tool list changes", () => {
   });
 
   it("tells a passthrough client that its tool list changed", async () => {
-    const h = await open({ config: config({ m: misbehaving() }), mode: "passthrough", pool: { listChangedDebounceMs: 10 } });
+    const h = await open({ config: config({ m: misbehaving() }), mode: "passthrough", poolOptions: { listChangedDebounceMs: 10 } });
     await h.core.ready();
     let notified = 0;
     h.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -129,22 +129,26 @@ describe("ResultStore", () => {
   it("keeps results in files, expires them, forgets the oldest past its size cap, and deletes the files", async () => {
     let now = 0;
     const dir = await mkdtemp(join(tmpdir(), "codemux-results-test-"));
-    const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, dir });
-    const a = store.keep("t", "123456");
-    const b = store.keep("t", "abcdef");
-    expect(() => store.get(a.handle)).toThrow(/expired or never existed/);
-    expect(store.read(b.handle)).toBe("abcdef");
-    expect(await readdir(dir)).toEqual([`${b.handle}.txt`]);
+    const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, store: new FileStore({ dir, now: () => now }) });
+    const a = await store.keep("t", "123456", "s1");
+    const b = await store.keep("t", "abcdef", "s1");
+    expect(() => store.get(a.handle, "s1")).toThrow(/expired or never existed/);
+    expect(await store.read(b.handle, "s1")).toBe("abcdef");
+    await expect.poll(() => readdir(dir)).toEqual([b.handle]);
     now = 1001;
-    expect(() => store.read(b.handle)).toThrow(/expired/);
+    await expect(store.read(b.handle, "s1")).rejects.toThrow(/expired/);
     expect(store.size).toBe(0);
-    expect(await readdir(dir)).toEqual([]);
+    await expect.poll(() => readdir(dir)).toEqual([]);
+    await rm(dir, { recursive: true, force: true });
   });
 
-  it("refuses handles that are not its own, such as paths", () => {
+  it("refuses handles that are not its own, such as paths, and another session's handles", async () => {
     const store = new ResultStore();
-    store.keep("t", "x");
-    for (const handle of ["../../etc/passwd", "/etc/passwd", "res_../../x"]) expect(() => store.read(handle)).toThrow(/No kept result/);
-    store.clear();
+    const kept = await store.keep("t", "x", "session-a");
+    for (const handle of ["../../etc/passwd", "/etc/passwd", "res_../../x"]) await expect(store.read(handle, "session-a")).rejects.toThrow(/No kept result/);
+    // Another session gets exactly the answer an unknown handle gets: nothing tells it the handle exists.
+    await expect(store.read(kept.handle, "session-b")).rejects.toThrow(`No kept result "${kept.handle}": it expired or never existed`);
+    expect(await store.read(kept.handle, "session-a")).toBe("x");
+    await store.clear();
   });
 });

@@ -79,7 +79,7 @@ describe("call_tool", () => {
   it("suggests names for an unknown tool and explains non-object arguments", async () => {
     expect(textOf(await h.call("call_tool", { name: "fs__read_txt_file" }))).toMatch(/No tool named "fs__read_txt_file"\. Did you mean "fs__read_text_file"/);
     expect(textOf(await h.call("call_tool", { name: "bad__echo", args_json: "{nope" }))).toMatch(/"args_json" is not valid JSON/);
-    expect(textOf(await h.call("call_tool", { name: "bad__echo", args: [1] }))).toMatch(/expected an object of named arguments/);
+    expect(textOf(await h.call("call_tool", { name: "bad__echo", args: [1] }))).toMatch(/"args" must be an object of named values, not a list/);
   });
 
   it("returns a tool's error result as an error result", async () => {
@@ -122,7 +122,7 @@ describe("large results", () => {
     const text = textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 200_000 } }));
     const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;
     const head = await h.text("read_result", { handle, op: "head" });
-    expect(head).toMatch(/^1: x{1000}… \[line of 200000 characters\]$/);
+    expect(head).toMatch(/^1: x{1000}… \[line of 200000 characters; op "read" pages within it\]$/);
     const grep = await h.text("read_result", { handle, op: "grep", pattern: "x$" });
     expect(grep).toMatch(/\n1: …x{1000}$/);
   });

@@ -1,42 +1,98 @@
-import type { Catalog } from "@codemux/catalog";
-import type { ModuleTree } from "@codemux/codegen";
+import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/catalog";
+import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
+import { textResult } from "../render";
+import { defineMetaTool } from "./registry";
+
+/** read_module answers this many modules at once, at most. */
+const MAX_SPECIFIERS = 5;
+const SCHEMA_SUFFIX = ".schema";
+
+export const listModules = defineMetaTool<{ path?: string }>({
+  name: "list_modules",
+  description: "List importable modules: servers at the top, a server's tool modules with signatures under path (\"mcp/servers/github\").",
+  inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300 } } },
+  annotations: { readOnlyHint: true },
+  run: async ({ path }, { core }) => {
+    await core.discovered();
+    return textResult(listModuleText(core, path) + notes(core));
+  },
+});
+
+export const readModule = defineMetaTool<{ specifier?: string; specifiers?: string[] }>({
+  name: "read_module",
+  description: "Show a module's TypeScript: typed input, output and docs (\"mcp/servers/github/createIssue\", or a server__tool name).",
+  inputSchema: {
+    type: "object",
+    properties: {
+      specifier: { type: "string", maxLength: 300 },
+      specifiers: { type: "array", items: { type: "string", maxLength: 300 }, maxItems: MAX_SPECIFIERS, description: `Several at once (at most ${MAX_SPECIFIERS}).` },
+    },
+  },
+  annotations: { readOnlyHint: true },
+  run: async ({ specifier, specifiers }, { core }) => {
+    const wanted = [...(specifier !== undefined ? [specifier] : []), ...(specifiers ?? [])];
+    if (wanted.length === 0) throw new BadRequestError('"specifier" is required: a module path such as "mcp/servers/fs/readTextFile".');
+    if (wanted.length > MAX_SPECIFIERS) throw new BadRequestError(`read_module reads at most ${MAX_SPECIFIERS} modules at once.`);
+    await core.discovered();
+    if (wanted.length === 1) return textResult(readModuleText(core, wanted[0] as string));
+    return textResult(wanted.map((s) => `// ${s}\n${readModuleText(core, s)}`).join("\n\n"));
+  },
+});
 
 /** Accepts `mcp/servers/fs/readTextFile` (and the same without `mcp/`); refuses absolute paths and `..`. */
 export function normalizeSpecifier(input: string): string {
   const text = input.trim().replace(/\.(d\.)?ts$/, "");
   if (!text) throw new BadRequestError("The module path is empty; list_modules shows what exists.");
   if (text.startsWith("/") || text.startsWith("\\") || /^[A-Za-z]:/.test(text) || text.includes("\0")) {
-    throw new BadRequestError(`"${input}" is an absolute path; modules are named like "mcp/servers/fs/readTextFile".`);
+    throw new BadRequestError(`"${input.slice(0, 300)}" is an absolute path; modules are named like "mcp/servers/fs/readTextFile".`);
   }
   const parts = text.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
-  if (parts.some((p) => p === "..")) throw new BadRequestError(`"${input}" climbs with ".."; modules are named like "mcp/servers/fs/readTextFile".`);
-  if (parts[0] !== "mcp") parts.unshift("mcp");
+  if (parts.some((p) => p === "..")) throw new BadRequestError(`"${input.slice(0, 300)}" climbs with ".."; modules are named like "mcp/servers/fs/readTextFile".`);
+  if (parts[0] !== MODULE_ROOT) parts.unshift(MODULE_ROOT);
   return parts.join("/");
 }
 
-export function listModules(catalog: Catalog, modules: ModuleTree, path: string | undefined): string {
-  const specifier = path ? normalizeSpecifier(path) : "mcp";
-  if (specifier === "mcp" || specifier === "mcp/servers") {
+function listModuleText(core: Codemux, path: string | undefined): string {
+  const { catalog, modules } = core;
+  const specifier = path ? normalizeSpecifier(path) : MODULE_ROOT;
+  if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
     const servers = catalog.servers();
-    if (servers.length === 0) return "No servers are connected yet.";
-    return [
-      ...servers.map((s) => `mcp/servers/${s}  (${catalog.entries(s).length} tools)`),
-      "mcp/bridge  (callTool / callToolRaw by server__tool name)",
-    ].join("\n");
+    const down = core.status().filter((s) => s.state !== "ready" && !servers.includes(s.name));
+    const lines = [
+      ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
+      ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.state}: ${s.error ?? "no tools yet"})`),
+    ];
+    if (lines.length === 0) return "No servers are connected yet.";
+    return [...lines, `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`].join("\n");
   }
-  const server = /^mcp\/servers\/([^/]+)$/.exec(specifier)?.[1];
+  const server = specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length) : undefined;
   if (server && catalog.servers().includes(server)) {
-    return catalog.entries(server).map((e) => `${e.moduleSpecifier}  ${e.signature}`).join("\n") || `mcp/servers/${server} has no tools.`;
+    return catalog.entries(server).map((e) => `${e.moduleSpecifier}  ${e.signature}`).join("\n") || `${specifier} has no tools.`;
   }
   const found = modules.list(specifier);
   if (found.length > 0) return found.join("\n");
-  throw new BadRequestError(`No modules under "${specifier}". Servers: ${catalog.servers().map((s) => `mcp/servers/${s}`).join(", ") || "none"}.`);
+  throw new BadRequestError(`No modules under "${specifier}". Servers: ${catalog.servers().map(serverModuleSpecifier).join(", ") || "none"}.`);
 }
 
-export function readModule(modules: ModuleTree, specifier: string): string {
-  const normalized = normalizeSpecifier(specifier);
-  const source = modules.get(normalized);
-  if (source === undefined) throw new BadRequestError(`No module "${normalized}". search_tools or list_modules shows module paths.`);
-  return source;
+function readModuleText(core: Codemux, input: string): string {
+  // A server__tool name, as search_tools and call_tool use, names that tool's module.
+  if (input.includes(SEPARATOR) && !input.includes("/")) return core.modules.get(core.catalog.resolve(input.trim()).moduleSpecifier) ?? "";
+  const normalized = normalizeSpecifier(input);
+  if (normalized.endsWith(SCHEMA_SUFFIX)) {
+    const entry = core.catalog.entries().find((e) => e.moduleSpecifier === normalized.slice(0, -SCHEMA_SUFFIX.length));
+    if (entry) return JSON.stringify(entry.tool.inputSchema, null, 2);
+  }
+  const source = core.modules.get(normalized);
+  if (source !== undefined) return source;
+  // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
+  const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
+  const candidates = server && core.catalog.servers().includes(server) ? core.modules.list(serverModuleSpecifier(server)) : core.catalog.servers().map(serverModuleSpecifier);
+  const close = normalized.length > 200 ? [] : closestNames(normalized, candidates);
+  throw new BadRequestError(`No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`);
+}
+
+function notes(core: Codemux): string {
+  const pending = core.pendingNote();
+  return pending.length ? `\n${pending.join("\n")}` : "";
 }

@@ -1,0 +1,84 @@
+import { ConfigError, type Logger } from "@codemux/pool";
+import { Codemux, resolveConfig } from "@codemux/server";
+import type { Command } from "commander";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { codemuxHome, defaultConfig } from "./default-config";
+import { stderrLogger, type LogLevel } from "./logger";
+
+/** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
+export class UsageError extends Error {
+  constructor(message: string, readonly exitCode = 2) {
+    super(message);
+  }
+}
+
+/** The options every command shares. */
+export interface GlobalOptions {
+  config?: string;
+  mode: string;
+  logLevel?: LogLevel;
+  cache: boolean;
+  root?: string;
+  allowBroadRoot?: boolean;
+}
+
+export interface RunContext {
+  /** Servers given after the first `--`. */
+  inline: string[];
+  stdout: NodeJS.WritableStream;
+  /** Exit code of a command that finished with a result (non-zero when a tool reported an error). */
+  exitCode: number;
+}
+
+/** Makes the core a command runs on: the config (file, inline, or the built-in default), the logger, the cache. */
+export async function startCore(command: Command, context: RunContext, options: { defaultLevel: LogLevel; serving?: boolean }): Promise<{ core: Codemux; logger: Logger }> {
+  const opts = command.optsWithGlobals<GlobalOptions>();
+  const logger = stderrLogger(opts.logLevel ?? options.defaultLevel);
+  const config = await resolveConfig({
+    ...(opts.config ? { configPath: opts.config } : {}),
+    inline: context.inline,
+    fallback: () => defaultConfig(builtInRoot(opts)),
+  });
+  for (const warning of (config as { warnings?: string[] }).warnings ?? []) logger.warn(warning);
+  const core = new Codemux({
+    config,
+    mode: opts.mode,
+    logger,
+    ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
+    // A one-shot command prints the whole result: a handle would die with the process.
+    ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
+  });
+  core.start({ warmSandbox: options.serving === true });
+  return { core, logger };
+}
+
+/**
+ * The folder the built-in filesystem server may read and write: `--root`, else the current folder.
+ * Clients often start servers in / or the home folder, which would expose all of it: refused unless asked for.
+ */
+export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">, cwd = process.cwd()): string {
+  const root = resolve(cwd, opts.root ?? ".");
+  if (!opts.allowBroadRoot && (root === resolve("/") || root === resolve(homedir()))) {
+    throw new UsageError(
+      `The built-in filesystem server would serve ${root} and everything under it. Give a project folder with --root DIR (or start codemux there), a config with --config, or --allow-broad-root if you mean it.`,
+    );
+  }
+  return root;
+}
+
+/** Runs a one-shot command on a core with live servers, and always closes it. */
+export async function withCore<T>(command: Command, context: RunContext, work: (core: Codemux) => Promise<T>): Promise<T> {
+  const { core } = await startCore(command, context, { defaultLevel: "warn" });
+  try {
+    await core.settled();
+    return await work(core);
+  } finally {
+    await core.close();
+  }
+}
+
+/** A config error is the user's to fix: exit 2 with its sentence. */
+export function isUsageFailure(error: unknown): error is Error {
+  return error instanceof UsageError || error instanceof ConfigError;
+}

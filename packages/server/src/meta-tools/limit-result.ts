@@ -1,0 +1,139 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Codemux } from "../core";
+import { MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
+import { estimateTokens } from "../tokens";
+
+/**
+ * A result over the core's `largeResultBytes` is kept (for the session that asked) and replaced by a
+ * preview with its size, its estimated tokens and a handle for read_result. Happens where the
+ * model-facing answer is made, after the call pipeline.
+ */
+export async function limitResult(core: Codemux, options: { tool: string; result: CallToolResult; owner: string }): Promise<CallToolResult> {
+  const { tool, result, owner } = options;
+  if (approximateBytes(result) <= core.largeResultBytes) return result;
+  const text = resultText(result);
+  if (!text) return result;
+  const kept = await core.results.keep(tool, text, owner);
+  const preview = previewOf(text);
+  return {
+    content: [
+      {
+        type: "text",
+        text: [
+          `The result of ${tool} is ${formatBytes(kept.bytes)} (~${estimateTokens(text).toLocaleString("en-US")} tokens, ${kept.lines.toLocaleString("en-US")} lines), too large to show whole. It is kept as "${kept.handle}" for ${Math.round((kept.expiresAt - kept.createdAt) / 60_000)} minutes.`,
+          `Read it with read_result {"handle":"${kept.handle}","op":"grep","pattern":"..."} (ops: stat, head, tail, slice, grep, read), or process the data inside execute_code, where tools return the full value.`,
+          `--- preview: ${preview.description} (~${estimateTokens(preview.text).toLocaleString("en-US")} tokens) ---`,
+          preview.text,
+        ].join("\n"),
+      },
+    ],
+    ...(result.isError ? { isError: true } : {}),
+  };
+}
+
+/** The size of a result's JSON without building it: text and data lengths, plus structured content measured once. */
+function approximateBytes(result: CallToolResult): number {
+  let bytes = 0;
+  for (const part of result.content ?? []) {
+    if (part.type === "text") bytes += part.text.length;
+    else if ("data" in part && typeof part.data === "string") bytes += part.data.length;
+    else if (part.type === "resource") bytes += "text" in part.resource ? part.resource.text.length : part.resource.blob.length;
+    bytes += 40;
+  }
+  if (result.structuredContent !== undefined && bytes <= MAX_RELAYOUT_BYTES) bytes += safeStringify(result.structuredContent)?.length ?? MAX_RELAYOUT_BYTES;
+  return bytes;
+}
+
+/** The text parts of a result (and structuredContent when there is no text), in lines worth paging. */
+function resultText(result: CallToolResult): string {
+  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
+  if (texts.length) return pageable(texts.join("\n"));
+  if (result.structuredContent === undefined) return "";
+  return layoutJson(result.structuredContent) ?? safeStringify(result.structuredContent) ?? "";
+}
+
+/** JSON on one long line is laid out a value a line, so that slice and grep find something to show; within bounds, else kept as it is. */
+function pageable(text: string): string {
+  if (text.length < MAX_LINE_CHARS || text.length > MAX_RELAYOUT_BYTES || text.indexOf("\n") !== -1) return text;
+  const first = text.trimStart()[0];
+  if (first !== "{" && first !== "[") return text;
+  try {
+    return layoutJson(JSON.parse(text)) ?? text;
+  } catch {
+    return text;
+  }
+}
+
+/** Indentation stops growing past this depth, so deep nesting cannot multiply the size. */
+const MAX_INDENT = 16;
+
+/**
+ * A JSON value laid out one member a line, iteratively (a value nested thousands deep does not
+ * overflow the stack) and linearly: indentation is capped, and the work stops (undefined) once the
+ * output passes four times the relayout budget.
+ */
+export function layoutJson(value: unknown): string | undefined {
+  const out: string[] = [];
+  let size = 0;
+  type Frame = { kind: "value"; value: unknown; depth: number; prefix: string; suffix: string } | { kind: "close"; text: string; depth: number; suffix: string };
+  const stack: Frame[] = [{ kind: "value", value, depth: 0, prefix: "", suffix: "" }];
+  const push = (depth: number, text: string): boolean => {
+    const line = " ".repeat(Math.min(depth, MAX_INDENT)) + text;
+    size += line.length + 1;
+    out.push(line);
+    return size <= 4 * MAX_RELAYOUT_BYTES;
+  };
+  while (stack.length > 0) {
+    const frame = stack.pop() as Frame;
+    if (frame.kind === "close") {
+      if (!push(frame.depth, frame.text + frame.suffix)) return undefined;
+      continue;
+    }
+    const { value: v, depth, prefix, suffix } = frame;
+    const isArray = Array.isArray(v);
+    if (typeof v !== "object" || v === null) {
+      const scalar = JSON.stringify(v) ?? "null";
+      if (!push(depth, prefix + scalar + suffix)) return undefined;
+      continue;
+    }
+    const members: Array<[string, unknown]> = isArray ? (v as unknown[]).map((item) => ["", item]) : Object.entries(v as object).map(([k, item]) => [`${JSON.stringify(k)}: `, item]);
+    if (members.length === 0) {
+      if (!push(depth, `${prefix}${isArray ? "[]" : "{}"}${suffix}`)) return undefined;
+      continue;
+    }
+    if (!push(depth, prefix + (isArray ? "[" : "{"))) return undefined;
+    stack.push({ kind: "close", text: isArray ? "]" : "}", depth, suffix });
+    for (let i = members.length - 1; i >= 0; i--) {
+      const [key, item] = members[i] as [string, unknown];
+      stack.push({ kind: "value", value: item, depth: depth + 1, prefix: key, suffix: i < members.length - 1 ? "," : "" });
+    }
+  }
+  return out.join("\n");
+}
+
+function safeStringify(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function previewOf(text: string): { text: string; description: string } {
+  let end = 0;
+  let lines = 0;
+  while (lines < PREVIEW_LINES && end < text.length && end < PREVIEW_CHARS) {
+    const next = text.indexOf("\n", end);
+    end = next === -1 ? text.length : next + 1;
+    lines++;
+  }
+  const shown = text.slice(0, Math.min(end, PREVIEW_CHARS)).replace(/\n$/, "");
+  const whole = shown.length >= text.length - 1;
+  const shownLines = shown.split("\n").length;
+  return { text: shown, description: whole ? `all ${shown.length} characters` : end > PREVIEW_CHARS ? `first ${shown.length} characters` : `first ${shownLines} lines` };
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${Math.round(bytes / 1024)} KB`;
+}

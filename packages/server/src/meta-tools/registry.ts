@@ -1,0 +1,75 @@
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Codemux } from "../core";
+import { UnknownMetaToolError } from "../errors";
+import type { CallOrigin, SessionInfo } from "../pipeline/context";
+import { errorResult } from "../render";
+import { readInput, type InputSchema } from "./input";
+
+/** What a meta-tool's handler gets besides its input: the core, who asks, and the request's signal and progress sink. */
+export interface MetaToolContext {
+  core: Codemux;
+  session: SessionInfo;
+  /** The surface the request came through: `call_tool` for MCP clients, `cli`, `rest`... */
+  origin: CallOrigin;
+  signal?: AbortSignal;
+  progress?: (progress: Progress) => void;
+}
+
+/** A meta-tool, defined once: the definition the model sees (its input schema is also what reads the input), and its handler. */
+export interface MetaTool<Input = Record<string, unknown>> {
+  readonly definition: Tool & { inputSchema: InputSchema };
+  run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
+}
+
+/**
+ * Defines a meta-tool. `Input` is the shape `inputSchema` describes after defaults are applied.
+ *
+ * @example
+ * const echo = defineMetaTool<{ text: string }>({
+ *   name: "echo",
+ *   description: "Say it back.",
+ *   inputSchema: { type: "object", properties: { text: { type: "string", maxLength: 100 } }, required: ["text"] },
+ *   run: async ({ text }) => ({ content: [{ type: "text", text }] }),
+ * });
+ */
+export function defineMetaTool<Input>(spec: Tool & { inputSchema: InputSchema; run(input: Input, ctx: MetaToolContext): Promise<CallToolResult> }): MetaTool<Input> {
+  const { run, ...definition } = spec;
+  return { definition, run };
+}
+
+/** Meta-tools by name: the one place a surface looks them up, reads their input and turns failures into error results. */
+export class MetaToolRegistry {
+  readonly #tools = new Map<string, MetaTool>();
+
+  constructor(tools: Iterable<MetaTool<never>> = []) {
+    for (const tool of tools) this.add(tool);
+  }
+
+  add<Input>(tool: MetaTool<Input>): void {
+    this.#tools.set(tool.definition.name, tool as unknown as MetaTool);
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  get names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** The definitions, in the order they were added (the order clients show). */
+  definitions(): Tool[] {
+    return [...this.#tools.values()].map((t) => t.definition);
+  }
+
+  /** Reads the input by the tool's schema and runs it; every failure comes back as an error result, never a throw. */
+  async call(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<CallToolResult> {
+    try {
+      const tool = this.#tools.get(name);
+      if (!tool) throw new UnknownMetaToolError(name, this.names);
+      return await tool.run(readInput(tool.definition.inputSchema, args), ctx);
+    } catch (error) {
+      return errorResult(error, ctx.core.logger);
+    }
+  }
+}

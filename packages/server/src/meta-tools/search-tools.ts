@@ -1,0 +1,52 @@
+import type { CatalogEntry } from "@codemux/catalog";
+import { MAX_QUERY_CHARS } from "../defaults";
+import { BadRequestError } from "../errors";
+import { textResult } from "../render";
+import { defineMetaTool } from "./registry";
+
+export type SearchDetail = "name" | "summary" | "full";
+
+export interface SearchRequest {
+  query: string;
+  limit?: number;
+  server?: string;
+  detail?: SearchDetail;
+}
+
+// These descriptions are the whole upfront cost of codemux in the model's context: every word earns its place.
+export const searchTools = defineMetaTool<Required<Omit<SearchRequest, "server">> & { server?: string }>({
+  name: "search_tools",
+  description:
+    "Find tools of the connected MCP servers by describing the task in a few words (\"create github issue\", \"read file\"). Matches names, descriptions and parameters, with synonyms and typos. Returns server__tool names, module paths and signatures.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "What you want to do.", maxLength: MAX_QUERY_CHARS },
+      limit: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+      server: { type: "string", description: "Only this server's tools." },
+      detail: { type: "string", enum: ["name", "summary", "full"], default: "summary", description: "full adds input schemas." },
+    },
+    required: ["query"],
+  },
+  annotations: { readOnlyHint: true },
+  run: async (input, { core }) => textResult(await core.searchTools(input)),
+});
+
+/** Ranked hits as compact lines: `server__tool  module`, then the signature and, with summary, a short description. */
+export function formatHits(entries: readonly CatalogEntry[], detail: SearchDetail): string[] {
+  return entries.flatMap((entry) => {
+    const lines = [`${entry.qualifiedName}  ${entry.moduleSpecifier}`, `  ${entry.signature}`];
+    if (detail !== "name" && entry.summary) lines.push(`  ${entry.summary}`);
+    if (detail === "full") lines.push(`  input schema: ${JSON.stringify(entry.tool.inputSchema)}`);
+    return lines;
+  });
+}
+
+/** The query as the ranker takes it, or a sentence saying why not. */
+export function checkQuery(query: string): string {
+  // Ranking a query costs time on the shared event loop in proportion to its length.
+  if (query.length > MAX_QUERY_CHARS) throw new BadRequestError(`"query" is ${query.length} characters long; describe the task in at most ${MAX_QUERY_CHARS}.`);
+  const trimmed = query.trim();
+  if (!trimmed) throw new BadRequestError('"query" must not be empty: describe what you want to do in a few words.');
+  return trimmed;
+}

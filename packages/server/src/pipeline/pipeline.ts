@@ -1,0 +1,102 @@
+import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry } from "@codemux/catalog";
+import { ServerUnavailableError } from "@codemux/pool";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_TOOL_NAME_CHARS } from "../defaults";
+import { BadRequestError } from "../errors";
+import type { ToolPool } from "../tool-pool";
+import { ArgumentValidator } from "../validation";
+import { composeMiddleware } from "./compose";
+import type { CallContext, CallRequest, NextCall, ToolCallMiddleware } from "./context";
+
+export interface ToolCallPipelineOptions {
+  pool: ToolPool;
+  catalog: Catalog;
+  /** Runs in order around every call, after the built-in steps' name resolution and before argument validation. */
+  middleware?: readonly ToolCallMiddleware[];
+  /** Waits (bounded) for the server a call needs while it is still connecting; resolves at once otherwise. */
+  waitForServer?: (server: string) => Promise<void>;
+}
+
+/**
+ * The one path every downstream call takes, from call_tool, execute_code, passthrough and any later
+ * surface: resolve the name (bounded, with "server is down" for a down server's tools), then the
+ * middleware chain, then the built-in argument validation, then the pool (timeouts, cancellation,
+ * progress, reconnects). Result limiting is not here: it belongs to the surface that makes the answer.
+ */
+export class ToolCallPipeline {
+  readonly #pool: ToolPool;
+  readonly #catalog: Catalog;
+  readonly #waitForServer: (server: string) => Promise<void>;
+  readonly #validator = new ArgumentValidator();
+  #chain: NextCall;
+  #middleware: ToolCallMiddleware[];
+
+  constructor(options: ToolCallPipelineOptions) {
+    this.#pool = options.pool;
+    this.#catalog = options.catalog;
+    this.#waitForServer = options.waitForServer ?? (async () => undefined);
+    this.#middleware = [...(options.middleware ?? [])];
+    this.#chain = this.#compose();
+  }
+
+  /** Adds a middleware at the end of the chain (closest to the server), for every call from now on. */
+  use(middleware: ToolCallMiddleware): void {
+    this.#middleware.push(middleware);
+    this.#chain = this.#compose();
+  }
+
+  /** Resolves `server__tool`; for a server that is down and has no tools listed, says why it is down. */
+  async resolve(name: string): Promise<CatalogEntry> {
+    if (name.length > MAX_TOOL_NAME_CHARS) {
+      throw new BadRequestError(`No tool has a name of ${name.length} characters; names look like "server__tool" and search_tools finds them.`);
+    }
+    const server = splitQualifiedName(name)?.server;
+    if (server !== undefined && this.#catalog.entries(server).length === 0) await this.#waitForServer(server);
+    try {
+      return this.#catalog.resolve(name);
+    } catch (error) {
+      const down = server === undefined ? undefined : unavailable(this.#pool, server);
+      if (UnknownToolError.isInstance(error) && down) throw new ServerUnavailableError(down.server, down.reason, { cause: error });
+      throw error;
+    }
+  }
+
+  /** One downstream call, start to end. */
+  async call(request: CallRequest): Promise<CallToolResult> {
+    const entry = await this.resolve(request.name);
+    const input = request.arguments ?? {};
+    const ctx: CallContext = {
+      entry,
+      annotations: entry.tool.annotations ?? {},
+      arguments: input as Record<string, unknown>,
+      origin: request.origin,
+      session: request.session,
+      signal: request.signal,
+      progress: request.progress,
+      timeoutMs: request.timeoutMs,
+      state: new Map(),
+    };
+    return this.#chain(ctx);
+  }
+
+  #compose(): NextCall {
+    const validate: ToolCallMiddleware = (ctx, next) => {
+      this.#validator.validate(ctx.entry.qualifiedName, ctx.entry.tool.inputSchema, ctx.arguments);
+      return next(ctx);
+    };
+    return composeMiddleware([...this.#middleware, validate], (ctx) =>
+      this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, {
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        ...(ctx.progress ? { onprogress: ctx.progress } : {}),
+        ...(ctx.timeoutMs !== undefined ? { timeoutMs: ctx.timeoutMs } : {}),
+      }),
+    );
+  }
+}
+
+/** Why a server's tools cannot be used now, or undefined when it is ready: the one place this is worked out. */
+export function unavailable(pool: ToolPool, server: string): { server: string; reason: string } | undefined {
+  const status = pool.status().find((s) => s.name === server);
+  if (!status || status.state === "ready") return undefined;
+  return { server, reason: status.error ?? `it is ${status.state}` };
+}

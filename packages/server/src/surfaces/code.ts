@@ -1,0 +1,28 @@
+import { callTool } from "../meta-tools/call-tool";
+import { executeCode } from "../meta-tools/execute-code";
+import { listModules, readModule } from "../meta-tools/modules";
+import { readResult } from "../meta-tools/read-result";
+import { MetaToolRegistry } from "../meta-tools/registry";
+import { searchTools } from "../meta-tools/search-tools";
+import type { Surface, SurfaceFactory } from "./surface";
+
+/** The meta-tools of mode `code`, in the order clients show them. */
+export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult] as const;
+
+/** Mode `code` (the default): a few meta-tools instead of every downstream tool. */
+export const codeSurface: SurfaceFactory = (core): Surface => {
+  const registry = new MetaToolRegistry(CODE_META_TOOLS);
+  return {
+    name: "code",
+    listChanges: false,
+    instructions: () => {
+      const servers = core.catalog.servers();
+      return [
+        "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
+        servers.length ? `Servers: ${servers.join(", ")}.` : "",
+      ].join(" ").trim();
+    },
+    listTools: async () => registry.definitions(),
+    callTool: (name, args, ctx) => registry.call(name, args, ctx),
+  };
+};

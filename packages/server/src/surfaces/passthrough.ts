@@ -1,0 +1,42 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { limitResult } from "../meta-tools/limit-result";
+import { readResult } from "../meta-tools/read-result";
+import { MetaToolRegistry } from "../meta-tools/registry";
+import { errorResult } from "../render";
+import type { Surface, SurfaceFactory } from "./surface";
+
+/**
+ * Mode `passthrough`: every downstream tool under its `server__tool` name, plus read_result, so the
+ * handle in a large result's preview can be read back.
+ */
+export const passthroughSurface: SurfaceFactory = (core): Surface => {
+  const meta = new MetaToolRegistry([readResult]);
+  return {
+    name: "passthrough",
+    listChanges: true,
+    instructions: () => undefined,
+    listTools: async () => {
+      await core.discovered();
+      const downstream = core.catalog.entries().map(
+        (entry): Tool => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
+      );
+      return [...downstream, ...meta.definitions()];
+    },
+    callTool: async (name, args, ctx) => {
+      if (meta.has(name) && !core.catalog.get(name)) return meta.call(name, args, ctx);
+      try {
+        const result = await core.callTool({
+          name,
+          arguments: args,
+          origin: "passthrough",
+          session: ctx.session,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+          ...(ctx.progress ? { progress: ctx.progress } : {}),
+        });
+        return await limitResult(core, { tool: name, result, owner: ctx.session.id });
+      } catch (error) {
+        return errorResult(error, core.logger);
+      }
+    },
+  };
+};

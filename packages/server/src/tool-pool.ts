@@ -1,0 +1,19 @@
+import type { CallOptions, ServerStatus } from "@codemux/pool";
+import type { ToolDefinition } from "@codemux/catalog";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * What the core needs of its downstream servers. `ServerPool` from @codemux/pool is the real one;
+ * a test or an embedder may pass any object of this shape.
+ */
+export interface ToolPool {
+  readonly names: string[];
+  status(): ServerStatus[];
+  /** Connects every server; resolves when each is ready or failed. Never rejects. */
+  start(): Promise<void>;
+  callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+  on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
+  on(event: "state", listener: (status: ServerStatus) => void): unknown;
+  off(event: "state", listener: (status: ServerStatus) => void): unknown;
+  close(): Promise<void>;
+}
