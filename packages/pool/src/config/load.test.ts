@@ -105,3 +105,56 @@ describe("parseInlineServers", () => {
     expect(() => parseInlineServers(argv, {})).toThrow(pattern);
   });
 });
+
+describe("config warnings", () => {
+  it("warns about unknown keys with a did-you-mean, and says what an ignored `arg` means", () => {
+    const config = parse({
+      mcpServers: {
+        fs: { command: "npx", arg: ["-y", "server-filesystem"] },
+        off: { command: "x", disabeld: true },
+        slow: { command: "x", callTimeoutMS: 5000 },
+        web: { url: "https://x.dev/mcp", command2: "y", headrs: { A: "b" } },
+      },
+    });
+    expect(config.warnings).toEqual([
+      '/home/u/codemux.json: mcpServers.fs: unknown key "arg" is ignored (did you mean "args"?); without "args" the server runs "npx" with no arguments, which may start something that never answers.',
+      '/home/u/codemux.json: mcpServers.off: unknown key "disabeld" is ignored (did you mean "disabled"?); the server is started.',
+      '/home/u/codemux.json: mcpServers.slow: unknown key "callTimeoutMS" is ignored (did you mean "callTimeoutMs"?).',
+      '/home/u/codemux.json: mcpServers.web: unknown key "command2" is ignored (did you mean "command"?).',
+      '/home/u/codemux.json: mcpServers.web: unknown key "headrs" is ignored (did you mean "headers"?).',
+    ]);
+    expect(config.servers[0]!.warnings).toHaveLength(1);
+  });
+
+  it("accepts other clients' keys quietly", () => {
+    const entry = {
+      command: "x", type: "stdio", description: "d", alwaysAllow: [], autoApprove: [], timeout: 5, envFile: ".env", trust: true,
+      includeTools: [], excludeTools: [], disabledTools: [], oauth: {}, transport: "stdio", lazy: true,
+    };
+    expect(parse({ mcpServers: { a: entry } }).warnings).toEqual([]);
+  });
+
+  it("reads Windsurf's serverUrl and the proxy and refresh keys", () => {
+    const config = parse({ mcpServers: { w: { serverUrl: "https://x.dev/mcp", proxy: false, refreshIntervalMs: 0 }, p: { url: "https://y.dev/mcp", proxy: "http://corp:3128" } } });
+    expect(config.servers[0]).toMatchObject({ transport: { type: "http", url: "https://x.dev/mcp", proxy: false }, refreshIntervalMs: 0 });
+    expect(config.servers[1]!.transport).toMatchObject({ proxy: "http://corp:3128" });
+    expect(() => parse({ mcpServers: { p: { url: "https://y.dev/mcp", proxy: "socks5://x" } } })).toThrow(/mcpServers\.p\.proxy: must be an http\(s\) proxy URL or false/);
+  });
+});
+
+describe("client variables", () => {
+  it("expands ${env:NAME}, ${userHome} and ${workspaceFolder} (the config's folder)", () => {
+    const config = parse({ mcpServers: { a: { command: "${userHome}/bin/s", args: ["${workspaceFolder}/data", "${env:TOKEN}", "${workspaceFolderBasename}"], env: { T: "${env:TOKEN}" } } } }, { TOKEN: "t0k", HOME: "/home/u" });
+    expect(config.servers[0]!.transport).toMatchObject({ command: "/home/u/bin/s", args: ["/home/u/data", "t0k", "u"], env: { T: "t0k" } });
+    expect(parse({ mcpServers: { a: { command: "x", env: { T: "${env:NOPE}" } } } }).servers[0]!.problem).toMatch(/NOPE is not set/);
+  });
+
+  it.each([
+    [{ command: "x", env: { TOKEN: "${input:github_token}" } }, /mcpServers\.a\.env\.TOKEN: \$\{input:github_token\} is an input prompt of VS Code, which codemux cannot show/],
+    [{ command: "x", args: ["--x", "${command:pickFile}"] }, /mcpServers\.a\.args\.1: \$\{command:pickFile\} asks the editor \(command\)/],
+    [{ url: "https://x.dev/${config:server.path}" }, /mcpServers\.a\.url: \$\{config:server\.path\} asks the editor/],
+    [{ command: "${workspaceFolder:api}/s" }, /mcpServers\.a\.command: \$\{workspaceFolder:api\} is not a variable codemux knows/],
+  ])("refuses %j by name instead of passing it on", (entry, pattern) => {
+    expect(() => parse({ mcpServers: { a: entry } })).toThrow(pattern);
+  });
+});
