@@ -21,8 +21,7 @@ import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { ResultStore } from "./results";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
-import { codeSurface } from "./surfaces/code";
-import { passthroughSurface } from "./surfaces/passthrough";
+import { BUILT_IN_SURFACES } from "./surfaces/index";
 import type { Surface, SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
 
@@ -72,8 +71,6 @@ interface CodemuxEvents {
   /** The set of tools changed (a server connected, dropped or changed its list). */
   toolsChanged: [];
 }
-
-const BUILT_IN_SURFACES: Record<string, SurfaceFactory> = { code: codeSurface, passthrough: passthroughSurface };
 
 /**
  * The shared heart of codemux: one pool, catalog, module tree, call pipeline and sandbox that serve

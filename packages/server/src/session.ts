@@ -2,7 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Progress, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
-import type { SessionInfo } from "./pipeline/context";
+import type { ClientPeer, SessionInfo } from "./pipeline/context";
 import { VERSION } from "./version";
 
 export interface SessionServerOptions {
@@ -22,12 +22,12 @@ export interface SessionServerOptions {
  */
 export function createSessionServer(core: Codemux, options: SessionServerOptions = {}): Server {
   const surface = core.surface(options.mode);
-  const session = options.session ?? core.session();
   const instructions = surface.instructions();
   const server = new Server(
     { name: "codemux", version: VERSION },
     { capabilities: { tools: { listChanged: true } }, ...(instructions ? { instructions } : {}) },
   );
+  const session: SessionInfo = { ...(options.session ?? core.session()), peer: clientPeer(server) };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
 
@@ -59,4 +59,14 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
     };
   }
   return server;
+}
+
+/** Requests to this session's client, through the SDK server (which checks the client declared each capability). */
+function clientPeer(server: Server): ClientPeer {
+  return {
+    capabilities: () => server.getClientCapabilities(),
+    elicit: (params, options) => server.elicitInput(params, options?.signal ? { signal: options.signal } : undefined),
+    createMessage: (params, options) => server.createMessage(params, options?.signal ? { signal: options.signal } : undefined),
+    listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
+  };
 }

@@ -1,8 +1,28 @@
 import type { CatalogEntry, ToolAnnotations } from "@codemux/catalog";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+  ListRootsResult,
+  Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 
 /** Where a downstream call came from. Later surfaces (REST, jobs, dispatch) add their own. */
 export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" | "job" | "dispatch" | "cli" | (string & {});
+
+/**
+ * The client on the other end of a session, for requests that go to it (asking the user, sampling the
+ * client's model, its roots). Each method rejects when the client did not declare the capability.
+ */
+export interface ClientPeer {
+  capabilities(): ClientCapabilities | undefined;
+  elicit(params: ElicitRequest["params"], options?: { signal?: AbortSignal }): Promise<ElicitResult>;
+  createMessage(params: CreateMessageRequest["params"], options?: { signal?: AbortSignal }): Promise<CreateMessageResult>;
+  listRoots(options?: { signal?: AbortSignal }): Promise<ListRootsResult>;
+}
 
 /** Who is asking: one client connection, and the principal it authenticated as ("local" over stdio). */
 export interface SessionInfo {
@@ -10,6 +30,8 @@ export interface SessionInfo {
   id: string;
   /** The authenticated identity (a token's name over HTTP); the same for every session of one user. */
   principal: string;
+  /** The connected client, when the session is an MCP connection (not the CLI or REST). */
+  peer?: ClientPeer;
 }
 
 /** What every middleware of the call pipeline sees and may change (arguments) on its way to the server. */
