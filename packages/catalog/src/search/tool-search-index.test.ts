@@ -182,6 +182,11 @@ describe("ToolSearchIndex on the built-in default servers", () => {
     expect(hits.indexOf("filesystem__read_file")).toBeGreaterThan(hits.indexOf("filesystem__read_text_file"));
   });
 
+  it("passes over tools that name neither a query's unknown verb nor its synonyms", () => {
+    // "link" is no verb of the list; WordNet relates it to "relate", which `create_relations` names.
+    expect(top(index, "link two entities")).toBe("memory__create_relations");
+  });
+
   it("still finds a deprecated tool by its own name", () => {
     expect(ids(index, "read_file", 5)).toContain("filesystem__read_file");
   });
@@ -232,6 +237,16 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
     // "sea" is a word (ocean), not the start of "search"; "sear" is a start.
     expect(top(sea, "sea")).toBe("tides__ocean_tides");
     expect(top(sea, "sear")).toBe("maps__search_places");
+  });
+
+  it("reads a phrasal verb by what it means, not by its words", () => {
+    const git = indexOf([
+      ...TEST_CATALOG,
+      doc("github", "search_code", "Search for code across GitHub repositories", ["q"]),
+      doc("playwright", "browser_run_code", "Run a Playwright code snippet", ["code"]),
+    ]);
+    // "look for" is search; "for" alone is a stopword and "look" no verb of the list.
+    expect(top(git, "look for code snippets in public repositories")).toBe("github__search_code");
   });
 
   it("splits a joined word into words of the index", () => {

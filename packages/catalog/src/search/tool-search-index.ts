@@ -1,7 +1,7 @@
 import { verbKind } from "./actions";
 import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
-import { canBeVerb, isWord, relatedTerms } from "./lexicon/lexicon";
+import { canBeVerb, isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
 import { SYNONYMS } from "./synonyms";
 import { asksToRead, queryAction } from "./query-action";
 import { stem } from "./stem";
@@ -16,6 +16,8 @@ const PREFIX_WEIGHT = 0.6;
 /** The share of `PREFIX_WEIGHT` left to completions of a query word that is a dictionary word itself. */
 const WORD_PREFIX_SHARE = 0.5;
 const TYPO_WEIGHT = 0.5;
+/** What a phrasal verb's one-word meaning ("throw away": discard) is worth: as much as a synonym. */
+const PHRASE_WEIGHT = 0.75;
 /** A word WordNet gives the same sense; broader words count less again (see `relatedTerms`). */
 const LEXICON_WEIGHT = 0.5;
 /** Shortest query word completed by prefix, and shortest one forgiven a typo. */
@@ -40,7 +42,7 @@ const CONTRADICTION_PENALTY = 0.3;
 /** The share of it a tool pays for not naming a query verb of no known kind. */
 const UNKNOWN_VERB_SHARE = 1;
 /** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
-const DEPRECATED_FACTOR = 0.5;
+const DEPRECATED_FACTOR = 0.7;
 
 interface Entry {
   id: string;
@@ -191,7 +193,9 @@ export class ToolSearchIndex {
     const words = tokenize(query, { prose: true }).flatMap((w) => this.#split(w) ?? [w]);
     const verb = queryAction(query);
     const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
-    const concepts = [...expanded.values()].filter((c) => c.size > 0);
+    const raw = rawWords(query);
+    const phrases = this.#phrases(raw, expanded);
+    const concepts = [...expanded.values(), ...phrases.extra].filter((c) => c.size > 0);
     for (const compound of compounds(query)) {
       if (this.#postings.has(compound) && !expanded.has(compound)) concepts.push(new Map([[compound, 1]]));
     }
@@ -246,7 +250,7 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
-    const intent = intentOf(query, verb, words);
+    const intent = phrases.opening ? phraseIntent(phrases.opening, words[0]) : intentOf(query, verb, words);
     const top: SearchHit[] = [];
     const inherited: Array<[Entry, number]> = [];
     for (const slot of touched) {
@@ -326,6 +330,30 @@ export class ToolSearchIndex {
       if (idf > bestIdf) [best, bestIdf] = [[a, b], idf];
     }
     return best;
+  }
+
+  /**
+   * The phrasal verbs of a query ("throw away", "look for"): what they mean joins the
+   * concept of their first word, or is a concept of its own when that word is a stopword.
+   * Returns those extra concepts and what a phrase that opens the query means.
+   */
+  #phrases(raw: readonly string[], expanded: Map<string, Concept>): { extra: Concept[]; opening: ReadonlyMap<string, number> | undefined } {
+    const extra: Concept[] = [];
+    let opening: ReadonlyMap<string, number> | undefined;
+    for (let i = 0; i < raw.length - 1; i++) {
+      const phrase = phraseAt(raw, i);
+      if (!phrase) continue;
+      if (i === 0) opening = phrase.related;
+      const head = tokenize(raw[i] as string)[0];
+      let concept = head === undefined ? undefined : expanded.get(head);
+      if (!concept) extra.push((concept = new Map()));
+      for (const [term, strength] of phrase.related) {
+        const weight = PHRASE_WEIGHT * strength;
+        if (this.#postings.has(term) && weight > (concept.get(term) ?? 0)) concept.set(term, weight);
+      }
+      i += phrase.length - 1;
+    }
+    return { extra, opening };
   }
 
   /** The index terms a query word stands for: itself, its synonyms, completions, near-misses. */
@@ -458,6 +486,20 @@ function intentOf(query: string, verb: string | undefined, words: string[]): Int
   if (!asksToRead(query)) return unknownVerbIntent(query, words[0]);
   // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
   return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
+}
+
+/**
+ * The intent of a query that opens with a phrasal verb: the kind of change of the first
+ * of its meanings that has one ("throw away": discard, delete), else a verb of no known
+ * kind that tools must name ("pull out": extract).
+ */
+function phraseIntent(related: ReadonlyMap<string, number>, head: string | undefined): Intent {
+  const verbs = new Set([...related.keys(), ...(head === undefined ? [] : [head])]);
+  for (const term of related.keys()) {
+    const kind = verbKind(term);
+    if (kind !== undefined) return { kind, verbs, implied: false };
+  }
+  return { kind: "", verbs, implied: false };
 }
 
 /**

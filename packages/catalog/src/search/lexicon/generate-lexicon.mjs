@@ -44,7 +44,9 @@ for (const [file, pos] of Object.entries(POS)) {
     if (!line || line.startsWith(" ")) continue;
     const parts = line.trim().split(" ");
     const lemma = parts[0].replaceAll("_", " ");
-    if (!usable(lemma)) continue;
+    // Phrasal verbs ("look for", "throw away") are rare in the tagged texts but common in requests.
+    const phrasalVerb = pos === "v" && lemma.includes(" ") && /^[a-z]+(?: [a-z]+)*$/.test(lemma) && lemma.split(" ").length <= MAX_PHRASE_WORDS;
+    if (!phrasalVerb && !usable(lemma)) continue;
     const synsetCount = Number(parts[2]);
     const pointerCount = Number(parts[3]);
     const offsets = parts.slice(4 + pointerCount + 2, 4 + pointerCount + 2 + synsetCount);
