@@ -94,11 +94,34 @@ describe("call_tool", () => {
     expect(progress.length).toBeGreaterThanOrEqual(2);
   });
 
-  it("cancels the downstream call when the client cancels", async () => {
+  it("cancels the downstream call when the client cancels, and the server sees the cancellation", async () => {
+    const cancellations = async () => JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number; notices: number };
+    const before = await cancellations();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     await expect(h.client.callTool({ name: "call_tool", arguments: { name: "bad__hang" } }, undefined, { signal: controller.signal })).rejects.toThrow();
+    // The client's own rejection proves nothing: the downstream must have been told, and only about that call.
+    await expect.poll(async () => (await cancellations()).count, { timeout: 3000 }).toBe(before.count + 1);
+    expect((await cancellations()).notices).toBe(before.notices + 1);
     expect(await h.text("call_tool", { name: "bad__echo", args: { text: "alive" } })).toBe("alive");
+  });
+
+  it("cancels a snippet's call in flight at the server when the client cancels execute_code", async () => {
+    const cancellations = async () => JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number };
+    const before = await cancellations();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const code = 'import { hang } from "mcp/servers/bad/hang";\nexport default await hang({});';
+    await expect(h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, { signal: controller.signal })).rejects.toThrow();
+    await expect.poll(async () => (await cancellations()).count, { timeout: 3000 }).toBe(before.count + 1);
+  });
+
+  it("sends no cancellation for calls that already finished when a snippet ends", async () => {
+    const notices = async () => (JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { notices: number }).notices;
+    const before = await notices();
+    const code = 'import { echo } from "mcp/servers/bad/echo";\nconst all = await Promise.all([1, 2, 3, 4, 5].map((i) => echo({ text: String(i) })));\nfor (let i = 0; i < 5; i++) await echo({ text: "again" });\nexport default all.length;';
+    expect(JSON.parse(await h.text("execute_code", { code })).result).toBe(5);
+    expect(await notices()).toBe(before);
   });
 });
 
