@@ -3,16 +3,42 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { EventEmitter } from "node:events";
+import type { PoolConfig } from "@codemux/pool";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { FileStore, ResultStore, createSessionServer } from "../src/index";
+import { FileStore, ResultStore, createSessionServer, type ToolPool } from "../src/index";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];
 afterEach(async () => {
   await Promise.all(harnesses.splice(0).map((h) => h.close()));
 });
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "codemux-cache-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A pool whose servers stay "connecting" for ever: what a server that never answers initialize looks like. */
+function stalledPool(poolConfig: PoolConfig): ToolPool {
+  const events = new EventEmitter();
+  return {
+    names: poolConfig.servers.map((s) => s.name),
+    status: () => poolConfig.servers.map((s) => ({ name: s.name, state: "connecting" as const, transport: "stdio" as const, toolCount: 0, stderrTail: [], restarts: 0 })),
+    start: () => new Promise<void>(() => undefined),
+    callTool: () => new Promise(() => undefined),
+    on: (event: string, listener: (...args: never[]) => void) => events.on(event, listener),
+    off: (event: string, listener: (...args: never[]) => void) => events.off(event, listener),
+    close: async () => undefined,
+  } as ToolPool;
+}
+
 const open = async (...args: Parameters<typeof connect>) => {
   const h = await connect(...args);
   harnesses.push(h);
@@ -33,7 +59,7 @@ describe("startup", () => {
   });
 
   it("answers at once from the last good catalog on disk after a restart, then refreshes behind", async () => {
-    const cacheDir = await mkdtemp(join(tmpdir(), "codemux-cache-"));
+    const cacheDir = await tempDir();
     const servers = config({ m: misbehaving("--start-delay-ms", "1500") });
     const first = await open({ config: servers, cacheDir });
     await first.core.ready();
@@ -51,13 +77,39 @@ describe("startup", () => {
   });
 
   it("does not use another config's cache", async () => {
-    const cacheDir = await mkdtemp(join(tmpdir(), "codemux-cache-"));
+    const cacheDir = await tempDir();
     const first = await open({ config: config({ m: misbehaving() }), cacheDir });
     await first.core.ready();
     await first.close();
     harnesses.pop();
-    const other = await open({ config: config({ m: misbehaving("--start-delay-ms", "3000") }), cacheDir, startupWaitMs: 100 });
+    const other = await open({ config: config({ m: misbehaving("--start-delay-ms", "3000") }), cacheDir, discoveryWaitMs: 100 });
     expect(await other.text("search_tools", { query: "echo" })).toContain("their tools are not listed yet");
+  });
+});
+
+describe("a server that never finishes starting", () => {
+  // Each of these would run into the test's own timeout if it waited for the hung server (startupWaitMs is a minute).
+  it("does not hold up calls to a healthy server, nor searches and module lists after the first seconds", async () => {
+    const h = await open({ config: config({ hung: misbehaving("--start-delay-ms", "120000"), ok: misbehaving() }), startupWaitMs: 60_000, discoveryWaitMs: 500 });
+    expect(await h.text("call_tool", { name: "ok__echo", args: { text: "not held up" } })).toBe("not held up");
+    const search = await h.text("search_tools", { query: "return the text it is given", limit: 1 });
+    expect(search).toContain("ok__echo");
+    expect(search).toContain("still connecting: hung");
+    expect(await h.text("list_modules")).toMatch(/mcp\/servers\/hung  \(connecting: /);
+    const run = JSON.parse(await h.text("execute_code", { code: 'import { echo } from "mcp/servers/ok/echo";\nexport default await echo({ text: "snippet" });' }));
+    expect(run.result).toBe("snippet");
+  });
+
+  it("answers searches at once from the cache while it hangs", async () => {
+    const cacheDir = await tempDir();
+    const first = await open({ config: config({ m: misbehaving() }), cacheDir });
+    await first.core.ready();
+    await first.close();
+    harnesses.pop();
+    // Same config key (the cache is keyed by the servers' specs), so the hung start below is the same server to the cache.
+    const hung = config({ m: misbehaving() });
+    const h = await open({ config: hung, cacheDir, startupWaitMs: 60_000, pool: stalledPool(hung) });
+    expect(await h.text("search_tools", { query: "return the text it is given", limit: 1 })).toContain("m__echo");
   });
 });
 
@@ -128,7 +180,7 @@ describe("execute_code and the downstream", () => {
 describe("ResultStore", () => {
   it("keeps results in files, expires them, forgets the oldest past its size cap, and deletes the files", async () => {
     let now = 0;
-    const dir = await mkdtemp(join(tmpdir(), "codemux-results-test-"));
+    const dir = await tempDir();
     const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, store: new FileStore({ dir, now: () => now }) });
     const a = await store.keep("t", "123456", "s1");
     const b = await store.keep("t", "abcdef", "s1");
@@ -139,7 +191,6 @@ describe("ResultStore", () => {
     await expect(store.read(b.handle, "s1")).rejects.toThrow(/expired/);
     expect(store.size).toBe(0);
     await expect.poll(() => readdir(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it("refuses handles that are not its own, such as paths, and another session's handles", async () => {
