@@ -260,3 +260,23 @@ describe("execute_code", () => {
     expect(body.error.kind).toBe("timeout");
   });
 });
+
+describe("the upfront list's descriptions", () => {
+  it("describe every parameter of every meta-tool", async () => {
+    const { tools } = await h.client.listTools();
+    for (const tool of tools) {
+      for (const [name, schema] of Object.entries((tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>)) {
+        expect(schema.description, `${tool.name}.${name}`).toMatch(/\w/);
+      }
+    }
+  });
+
+  it("name the connected servers in the instructions", () => {
+    expect(h.client.getInstructions()).toMatch(/Servers: .*fs/);
+  });
+
+  it("mark each search hit's intent from its annotations", async () => {
+    const text = await h.text("search_tools", { query: "read a text file", limit: 1 });
+    expect(text.split("\n")[0]).toMatch(/^fs__read_text_file  mcp\/servers\/fs\/readTextFile  \(read-only\)$/);
+  });
+});

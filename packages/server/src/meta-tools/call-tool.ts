@@ -8,9 +8,9 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string" },
+      name: { type: "string", description: "server__tool, as search_tools shows it." },
       args: { type: "object", description: "The tool's arguments." },
-      args_json: { type: "string" },
+      args_json: { type: "string", description: "The arguments as a JSON string, if you cannot send an object." },
     },
     required: ["name"],
   },

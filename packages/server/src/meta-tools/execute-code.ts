@@ -10,8 +10,8 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number }>({
   inputSchema: {
     type: "object",
     properties: {
-      code: { type: "string" },
-      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS },
+      code: { type: "string", description: "TypeScript ES module; its export default is the result." },
+      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS, description: "Time limit of the whole run." },
     },
     required: ["code"],
   },

@@ -11,7 +11,7 @@ const SCHEMA_SUFFIX = ".schema";
 export const listModules = defineMetaTool<{ path?: string }>({
   name: "list_modules",
   description: "List importable modules: servers at the top, a server's tool modules with signatures under path (\"mcp/servers/github\").",
-  inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300 } } },
+  inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300, description: "A server's modules, e.g. \"mcp/servers/fs\"; all servers when absent." } } },
   annotations: { readOnlyHint: true },
   run: async ({ path }, { core }) => {
     await core.discovered();
@@ -25,7 +25,7 @@ export const readModule = defineMetaTool<{ specifier?: string; specifiers?: stri
   inputSchema: {
     type: "object",
     properties: {
-      specifier: { type: "string", maxLength: 300 },
+      specifier: { type: "string", maxLength: 300, description: "Module path or server__tool name." },
       specifiers: { type: "array", items: { type: "string", maxLength: 300 }, maxItems: MAX_SPECIFIERS, description: `Several at once (at most ${MAX_SPECIFIERS}).` },
     },
   },

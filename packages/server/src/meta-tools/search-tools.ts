@@ -22,7 +22,7 @@ export const searchTools = defineMetaTool<Required<Omit<SearchRequest, "server">
     type: "object",
     properties: {
       query: { type: "string", description: "What you want to do.", maxLength: MAX_QUERY_CHARS },
-      limit: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+      limit: { type: "integer", minimum: 1, maximum: 50, default: 10, description: "Most hits to return." },
       server: { type: "string", description: "Only this server's tools." },
       detail: { type: "string", enum: ["name", "summary", "full"], default: "summary", description: "full adds input schemas." },
     },
@@ -35,7 +35,8 @@ export const searchTools = defineMetaTool<Required<Omit<SearchRequest, "server">
 /** Ranked hits as compact lines: `server__tool  module`, then the signature and, with summary, a short description. */
 export function formatHits(entries: readonly CatalogEntry[], detail: SearchDetail): string[] {
   return entries.flatMap((entry) => {
-    const lines = [`${entry.qualifiedName}  ${entry.moduleSpecifier}`, `  ${entry.signature}`];
+    const intent = intentOf(entry.tool.annotations);
+    const lines = [`${entry.qualifiedName}  ${entry.moduleSpecifier}${intent ? `  (${intent})` : ""}`, `  ${entry.signature}`];
     if (detail !== "name" && entry.summary) lines.push(`  ${entry.summary}`);
     if (detail === "full") lines.push(`  input schema: ${JSON.stringify(entry.tool.inputSchema)}`);
     return lines;
@@ -49,4 +50,14 @@ export function checkQuery(query: string): string {
   const trimmed = query.trim();
   if (!trimmed) throw new BadRequestError('"query" must not be empty: describe what you want to do in a few words.');
   return trimmed;
+}
+
+/** What a tool does to data, from its server's annotations (hints, not guarantees): read-only, writes, or destructive. */
+export function intentOf(annotations: { readOnlyHint?: boolean; destructiveHint?: boolean } | undefined): "read-only" | "writes" | "destructive" | undefined {
+  if (!annotations) return undefined;
+  if (annotations.readOnlyHint === true) return "read-only";
+  // The MCP default for a tool that is not read-only is destructive unless it says otherwise.
+  if (annotations.destructiveHint === false) return "writes";
+  if (annotations.readOnlyHint === false || annotations.destructiveHint === true) return "destructive";
+  return undefined;
 }

@@ -16,7 +16,8 @@ export const codeSurface: SurfaceFactory = (core): Surface => {
     name: "code",
     listChanges: false,
     instructions: () => {
-      const servers = core.catalog.servers();
+      // Known at once from the config: the client asks for these at initialize, before servers have connected.
+      const servers = core.pool.names;
       return [
         "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
