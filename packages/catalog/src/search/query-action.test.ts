@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asksToRead, queryAction } from "./query-action";
+import { asksToRead, queryAction, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
 
 describe("queryAction", () => {
@@ -36,5 +36,24 @@ describe("asksToRead", () => {
     "",
   ])("%j does not", (query) => {
     expect(asksToRead(query)).toBe(false);
+  });
+});
+
+describe("withoutPreamble", () => {
+  it.each([
+    ["I want to persist a note", "persist a note"],
+    ["I'd like to delete a branch", "delete a branch"],
+    ["can you please list the pods", "list the pods"],
+    ["How do I delete a branch?", "delete a branch?"],
+    ["help me find a file", "find a file"],
+    ["how many documents are there", "how many documents are there"],
+    ["list pods", "list pods"],
+  ])("%j -> %j", (query, request) => {
+    expect(withoutPreamble(query)).toBe(request);
+  });
+
+  it("lets a request's verb decide after the preamble", () => {
+    expect(queryAction("how do I delete a branch")).toBe(stem("delete"));
+    expect(asksToRead("I want to link two entities")).toBe(false);
   });
 });

@@ -4,8 +4,22 @@ import { rawWords, tokenize } from "./tokenize";
 /** Words that open a question: "who changed this line" asks about a change, it does not ask for one. */
 const QUESTION_WORDS = new Set("who what which where when why how whose is are was does do did can".split(" "));
 
+/**
+ * How people open a request before its verb: "I want to", "can you", "help me", "how do
+ * I". "How do I delete a branch" asks to delete, not a question about deleting.
+ */
+const PREAMBLE =
+  /^\s*(?:(?:please|kindly|hey|hi|ok|okay|so|now)[\s,]+)*(?:(?:i|we)\s*(?:'d|would)?\s*(?:want|need|wish|like|have|'m trying|am trying|are trying|'re trying|'m looking|am looking)\s+to|(?:can|could|would|will)\s+you(?:\s+please)?|help\s+me(?:\s+to)?|let\s+me|let's|how\s+(?:do|can|could|should|would)\s+(?:i|we|you)|how\s+to|is\s+(?:there\s+a\s+way|it\s+possible)\s+to)\b[\s,]*/i;
+
+/** The request without its preamble ("I want to persist ..." -> "persist ..."). */
+export function withoutPreamble(query: string): string {
+  const request = query.replace(PREAMBLE, "");
+  return request.trim() === "" ? query : request;
+}
+
 /** The verb a query opens with, stemmed ("delete old branches" -> "delet"), if it opens with one. */
 export function queryAction(query: string): string | undefined {
+  query = withoutPreamble(query);
   const words = rawWords(query);
   if (QUESTION_WORDS.has(words[0] ?? "")) return undefined;
   return leadingVerbs(tokenize(query, { prose: true }).slice(0, 2))[0];
@@ -22,6 +36,7 @@ const OBJECT_OPENERS = new Set(
  * entities", "file a bug").
  */
 export function asksToRead(query: string): boolean {
+  query = withoutPreamble(query);
   const words = rawWords(query);
   if (words.length === 0 || queryAction(query) !== undefined) return false;
   if (QUESTION_WORDS.has(words[0] as string)) return true;

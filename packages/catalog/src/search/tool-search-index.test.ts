@@ -77,6 +77,21 @@ describe("ToolSearchIndex ranking", () => {
     expect(top(index, "add a second working tree for the repo")).toBe("git__git_worktree");
   });
 
+  it("holds creating against a request to change less than reading", () => {
+    const files = indexOf([
+      ...TEST_CATALOG.filter((d) => d.server !== "filesystem"),
+      doc("fs", "write_file", "Create a new file or completely overwrite an existing file with new content.", ["path"]),
+      doc("fs", "get_file_info", "Retrieve detailed metadata about an existing file.", ["path"]),
+    ]);
+    const hits = ids(files, "modify an existing file", 5);
+    expect(hits.indexOf("fs__write_file")).toBeLessThan(hits.indexOf("fs__get_file_info"));
+  });
+
+  it("reads the verb after a request's preamble", () => {
+    // "how do I" opens a request to delete, not a question about deleting.
+    expect(top(index, "how do I list the pods in a namespace")).toBe("kubernetes__kubectl_get");
+  });
+
   it("knows that marking an issue changes it", () => {
     expect(top(index, "mark a github issue as closed")).toBe("github__update_issue");
   });

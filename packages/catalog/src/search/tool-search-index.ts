@@ -3,7 +3,7 @@ import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
 import { canBeVerb, isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
 import { SYNONYMS } from "./synonyms";
-import { asksToRead, queryAction } from "./query-action";
+import { asksToRead, queryAction, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
 import { compounds, rawWords, tokenize } from "./tokenize";
 import type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./types";
@@ -39,6 +39,8 @@ const SERVER_BONUS = 1;
 const SUMMARY_COVERAGE_BONUS = 0.3;
 /** Score share taken from a tool whose verbs all contradict the query's verb ("list" vs "delete_"). */
 const CONTRADICTION_PENALTY = 0.3;
+/** The share of it between creating and changing. */
+const WRITE_NEIGHBOUR_SHARE = 0.5;
 /** The share of it a tool pays for not naming a query verb of no known kind. */
 const UNKNOWN_VERB_SHARE = 1;
 /** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
@@ -194,7 +196,8 @@ export class ToolSearchIndex {
     const verb = queryAction(query);
     const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
     const raw = rawWords(query);
-    const phrases = this.#phrases(raw, expanded);
+    const request = withoutPreamble(query);
+    const phrases = this.#phrases(raw, expanded, raw.length - rawWords(request).length);
     const concepts = [...expanded.values(), ...phrases.extra].filter((c) => c.size > 0);
     for (const compound of compounds(query)) {
       if (this.#postings.has(compound) && !expanded.has(compound)) concepts.push(new Map([[compound, 1]]));
@@ -250,7 +253,8 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
-    const intent = phrases.opening ? phraseIntent(phrases.opening, words[0]) : intentOf(query, verb, words);
+    const first = tokenize(request, { prose: true })[0];
+    const intent = phrases.opening ? phraseIntent(phrases.opening, first) : intentOf(request, verb, words);
     const top: SearchHit[] = [];
     const inherited: Array<[Entry, number]> = [];
     for (const slot of touched) {
@@ -337,13 +341,17 @@ export class ToolSearchIndex {
    * concept of their first word, or is a concept of its own when that word is a stopword.
    * Returns those extra concepts and what a phrase that opens the query means.
    */
-  #phrases(raw: readonly string[], expanded: Map<string, Concept>): { extra: Concept[]; opening: ReadonlyMap<string, number> | undefined } {
+  #phrases(
+    raw: readonly string[],
+    expanded: Map<string, Concept>,
+    start: number,
+  ): { extra: Concept[]; opening: ReadonlyMap<string, number> | undefined } {
     const extra: Concept[] = [];
     let opening: ReadonlyMap<string, number> | undefined;
     for (let i = 0; i < raw.length - 1; i++) {
       const phrase = phraseAt(raw, i);
       if (!phrase) continue;
-      if (i === 0) opening = phrase.related;
+      if (i === start) opening = phrase.related;
       const head = tokenize(raw[i] as string)[0];
       let concept = head === undefined ? undefined : expanded.get(head);
       if (!concept) extra.push((concept = new Map()));
@@ -483,7 +491,7 @@ function intentOf(query: string, verb: string | undefined, words: string[]): Int
     const kind = verbKind(verb);
     return kind === undefined ? undefined : { kind, verbs: new Set([verb, ...(SYNONYMS.get(verb) ?? [])]), implied: false };
   }
-  if (!asksToRead(query)) return unknownVerbIntent(query, words[0]);
+  if (!asksToRead(query)) return unknownVerbIntent(query, tokenize(query, { prose: true })[0]);
   // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
   return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
 }
@@ -526,8 +534,13 @@ function agreement(entry: Entry, intent: Intent | undefined): number {
     return 1 - CONTRADICTION_PENALTY * UNKNOWN_VERB_SHARE;
   }
   if (intent.implied && entry.kinds.size === 0) return 1;
-  return entry.actions.some((a) => intent.verbs.has(a)) ? 1 : 1 - CONTRADICTION_PENALTY;
+  if (entry.actions.some((a) => intent.verbs.has(a))) return 1;
+  // Creating and changing both write ("create or overwrite a file"); they are neighbours, not opposites.
+  const writes = WRITES.has(intent.kind) && entry.kinds.size > 0 && [...entry.kinds].every((k) => WRITES.has(k));
+  return 1 - CONTRADICTION_PENALTY * (writes ? WRITE_NEIGHBOUR_SHARE : 1);
 }
+
+const WRITES = new Set(["create", "update"]);
 
 /**
  * Whether a description marks its tool deprecated: "DEPRECATED: use X", "This tool is
