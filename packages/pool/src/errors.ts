@@ -91,7 +91,7 @@ export class ServerDisconnectedError extends PoolError {
 
 export class CallTimeoutError extends PoolError {
   constructor(readonly server: string, readonly tool: string, readonly timeoutMs: number, options: PoolErrorOptions = {}) {
-    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, { ...options, data: { server, tool, timeoutMs } });
+    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, { ...options, data: { server, tool, timeoutMs, ...options.data } });
   }
 
   static override isInstance(value: unknown): value is CallTimeoutError {
@@ -101,7 +101,7 @@ export class CallTimeoutError extends PoolError {
 
 export class CallCancelledError extends PoolError {
   constructor(readonly server: string, readonly tool: string, options: PoolErrorOptions = {}) {
-    super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, { ...options, data: { server, tool } });
+    super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, { ...options, data: { server, tool, ...options.data } });
   }
 
   static override isInstance(value: unknown): value is CallCancelledError {
@@ -123,7 +123,7 @@ export class ToolNotFoundError extends PoolError {
 /** The downstream answered the call with a JSON-RPC error (or an HTTP error). */
 export class DownstreamError extends PoolError {
   constructor(readonly server: string, readonly tool: string, message: string, readonly rpcCode?: number, options: PoolErrorOptions = {}) {
-    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, { ...options, data: { server, tool, ...(rpcCode === undefined ? {} : { rpcCode }) } });
+    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, { ...options, data: { server, tool, ...(rpcCode === undefined ? {} : { rpcCode }), ...options.data } });
   }
 
   static override isInstance(value: unknown): value is DownstreamError {

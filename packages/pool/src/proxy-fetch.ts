@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
@@ -16,6 +16,8 @@ export function createProxyFetch(proxyUrl: string, tls: { ca?: string | Buffer }
   const proxyAuth = proxy.username ? `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}` : undefined;
   const proxyPort = Number(proxy.port || (proxy.protocol === "https:" ? 443 : 80));
   const connectProxy = proxy.protocol === "https:" ? httpsRequest : httpRequest;
+  // Plain requests reuse connections to the proxy; each HTTPS request opens its own tunnel.
+  const agent = proxy.protocol === "https:" ? undefined : new Agent({ keepAlive: true });
 
   return async (input, init) => {
     const request = new Request(input, init);
@@ -36,7 +38,7 @@ export function createProxyFetch(proxyUrl: string, tls: { ca?: string | Buffer }
         req.end(body);
       };
       if (target.protocol === "http:") {
-        send({ host: proxy.hostname, port: proxyPort, method: request.method, path: target.href, headers: { ...headers, ...(proxyAuth ? { "proxy-authorization": proxyAuth } : {}) } }, false);
+        send({ host: proxy.hostname, port: proxyPort, method: request.method, path: target.href, ...(agent ? { agent } : {}), headers: { ...headers, ...(proxyAuth ? { "proxy-authorization": proxyAuth } : {}) } }, false);
         return;
       }
       const port = target.port || "443";

@@ -1,0 +1,31 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
+import type { ServerSpec } from "../src/index";
+
+export const textOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>)[0]!.text;
+
+/** Starts the misbehaving server over Streamable HTTP; returns its base URL. */
+export async function startHttpServer(children: ChildProcess[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const child = spawn(process.execPath, [misbehavingServerPath, "--http", "0"], { stdio: ["ignore", "pipe", "inherit"], env });
+  children.push(child);
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}`;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export function httpSpec(name: string, url: string, extra: Partial<ServerSpec> = {}, headers: Record<string, string> = {}): ServerSpec {
+  return { name, transport: { type: "http", url, headers }, callTimeoutMs: 10_000, connectTimeoutMs: 10_000, tools: {}, ...extra };
+}
+
+export function stdioSpec(name: string, args: string[] = [], extra: Partial<ServerSpec> = {}): ServerSpec {
+  return { name, transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath, ...args], env: {} }, callTimeoutMs: 10_000, connectTimeoutMs: 10_000, tools: {}, ...extra };
+}

@@ -1,0 +1,30 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ServerPool } from "../src/index";
+import { stdioSpec, textOf } from "./helpers";
+
+const pools: ServerPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe("a server that never finishes initializing", () => {
+  it("holds up neither calls to a healthy server nor waiting for it; waitFor reports each server alone", async () => {
+    const pool = new ServerPool([stdioSpec("hung", ["--start-delay-ms", "600000"], { connectTimeoutMs: 600_000 }), stdioSpec("good")]);
+    pools.push(pool);
+    void pool.start();
+    expect(await pool.waitFor("good", 20_000)).toBe(true);
+    expect(textOf(await pool.callTool("good", "echo", { text: "not held up" }))).toBe("not held up");
+    expect(await pool.waitFor("hung", 50)).toBe(false);
+    const [hung, good] = pool.status();
+    expect(good!.state).toBe("ready");
+    expect(hung).toMatchObject({ state: "connecting", error: expect.stringContaining("no answer to initialize") });
+  });
+
+  it("waitFor starts a server nobody started, and resolves true once it has failed", async () => {
+    const pool = new ServerPool([stdioSpec("quitter", ["--exit-at-start"])]);
+    pools.push(pool);
+    expect(await pool.waitFor("quitter", 20_000)).toBe(true);
+    expect(pool.status()[0]).toMatchObject({ state: "failed", error: expect.stringContaining("exited with code 3") });
+    expect(() => pool.waitFor("nope", 10)).toThrow(/No server named "nope"/);
+  });
+});
