@@ -17,6 +17,7 @@ import {
 import { BadRequestError } from "./errors";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
 import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { ResultStore } from "./results";
 import { FileStore } from "./stores/file-store";
@@ -24,6 +25,9 @@ import type { Store } from "./stores/store";
 import { BUILT_IN_SURFACES } from "./surfaces/index";
 import type { Surface, SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
+
+/** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
+export type ModuleSource = (specifier: string) => string | undefined;
 
 /** Runs snippets; `Sandbox` from @codemux/sandbox is the real one. Never throws for a problem of the snippet. */
 export type CodeExecutor = Pick<Sandbox, "execute" | "close">;
@@ -45,10 +49,16 @@ export interface CodemuxOptions {
   /** Where the last good catalog is kept, so a restart answers at once; `cacheDir` makes a file store; off when both are absent. */
   cacheStore?: Store;
   cacheDir?: string;
+  /** Skip reading the cached catalog (it is still written): `--refresh-cache`. */
+  refreshCache?: boolean;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
   /** Extra modes, by name. */
   surfaces?: Record<string, SurfaceFactory>;
+  /** More modules snippets may import (saved skills, ...), asked after the tool wrappers; each answers a specifier with TypeScript source or undefined. */
+  moduleSources?: ModuleSource[];
+  /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
+  dataDir?: string;
   /** Milliseconds since the epoch; `Date.now` when absent. */
   clock?: () => number;
   /** How long a call waits for the server it needs while that server is still connecting. */
@@ -94,6 +104,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly logger: Logger;
   readonly largeResultBytes: number;
   readonly clock: () => number;
+  readonly dataDir: string | undefined;
+  /** Module sources after the wrappers; add to it to make more modules importable. */
+  readonly moduleSources: ModuleSource[];
   readonly #startupWaitMs: number;
   readonly #discoveryWaitMs: number;
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
@@ -114,6 +127,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     this.largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
+    this.dataDir = options.dataDir;
+    this.moduleSources = [...(options.moduleSources ?? [])];
     this.#startupWaitMs = options.startupWaitMs ?? DEFAULT_STARTUP_WAIT_MS;
     this.#discoveryWaitMs = options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS;
     this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
@@ -130,7 +145,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.pipeline = new ToolCallPipeline({
       pool: this.pool,
       catalog: this.catalog,
-      middleware: options.middleware ?? [],
+      middleware: [logCalls(this.logger), ...(options.middleware ?? [])],
       waitForServer: (server) => this.#waitForServer(server),
     });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
@@ -239,7 +254,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     const session = options.session ?? this.session();
     return this.executor.execute({
       code,
-      modules: (specifier) => this.modules.get(specifier),
+      modules: (specifier) => this.module(specifier),
       onCall: (name, args, context) =>
         this.pipeline.call({
           name,
@@ -252,6 +267,17 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+  }
+
+  /** The source of a module a snippet may import: a tool wrapper, the bridge, or one of `moduleSources`. */
+  module(specifier: string): string | undefined {
+    const wrapper = this.modules.get(specifier);
+    if (wrapper !== undefined) return wrapper;
+    for (const source of this.moduleSources) {
+      const found = source(specifier);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
 
   get executor(): CodeExecutor {
@@ -270,7 +296,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   async #loadCache(): Promise<void> {
-    if (!this.#cache) return;
+    if (!this.#cache || this.options.refreshCache) return;
     const names = new Set(this.pool.names);
     for (const [server, tools] of await this.#cache.load()) {
       if (!names.has(server) || this.catalog.entries(server).length > 0) continue;

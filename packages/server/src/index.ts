@@ -2,7 +2,7 @@ export { CatalogCache, CATALOG_CACHE_VERSION } from "./catalog-cache";
 export { resolveConfig } from "./config";
 export type { ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";
-export type { CodeExecutor, CodemuxOptions, ExecuteOptions } from "./core";
+export type { CodeExecutor, CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
 export {
   BadRequestError,
   CodemuxError,
@@ -39,6 +39,8 @@ export type { FileStoreOptions } from "./stores/file-store";
 export { MemoryStore } from "./stores/memory-store";
 export type { Store, StoreEntry, StoreWriteOptions } from "./stores/store";
 export { CODE_META_TOOLS, codeSurface } from "./surfaces/code";
+export { DISPATCH_TOOL_NAME, dispatchSurface, dispatchTool } from "./surfaces/dispatch";
+export type { DispatchRequest } from "./surfaces/dispatch";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { passthroughSurface } from "./surfaces/passthrough";
 export type { Surface, SurfaceFactory } from "./surfaces/surface";

@@ -30,11 +30,11 @@ function stalledPool(poolConfig: PoolConfig): ToolPool {
   const events = new EventEmitter();
   return {
     names: poolConfig.servers.map((s) => s.name),
-    status: () => poolConfig.servers.map((s) => ({ name: s.name, state: "connecting" as const, transport: "stdio" as const, toolCount: 0, stderrTail: [], restarts: 0 })),
+    status: () => poolConfig.servers.map((s) => ({ name: s.name, state: "connecting" as const, transport: "stdio" as const, endpoint: "stalled", toolCount: 0, stderrTail: [], restarts: 0 })),
     start: () => new Promise<void>(() => undefined),
     callTool: () => new Promise(() => undefined),
-    on: (event: string, listener: (...args: never[]) => void) => events.on(event, listener),
-    off: (event: string, listener: (...args: never[]) => void) => events.off(event, listener),
+    on: (event: string, listener: (...args: unknown[]) => void) => events.on(event, listener),
+    off: (event: string, listener: (...args: unknown[]) => void) => events.off(event, listener),
     close: async () => undefined,
   } as ToolPool;
 }

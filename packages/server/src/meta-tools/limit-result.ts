@@ -10,7 +10,7 @@ import { estimateTokens } from "../tokens";
  */
 export async function limitResult(core: Codemux, options: { tool: string; result: CallToolResult; owner: string }): Promise<CallToolResult> {
   const { tool, result, owner } = options;
-  if (approximateBytes(result) <= core.largeResultBytes) return result;
+  if (approximateBytes(result) <= core.largeResultBytes) return withSize(result);
   const text = resultText(result);
   if (!text) return result;
   const kept = await core.results.keep(tool, text, owner);
@@ -29,6 +29,18 @@ export async function limitResult(core: Codemux, options: { tool: string; result
     ],
     ...(result.isError ? { isError: true } : {}),
   };
+}
+
+/** Keys of `_meta` on inline results: their size and estimated tokens, beside the content, which stays as the tool gave it. */
+export const META_BYTES = "codemux/bytes";
+export const META_ESTIMATED_TOKENS = "codemux/estimatedTokens";
+
+/** An inline result with its size (UTF-8 bytes of its text and structured content) and estimated tokens in `_meta`. */
+export function withSize(result: CallToolResult): CallToolResult {
+  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
+  if (result.structuredContent !== undefined) texts.push(safeStringify(result.structuredContent) ?? "");
+  const text = texts.join("\n");
+  return { ...result, _meta: { ...result._meta, [META_BYTES]: Buffer.byteLength(text, "utf8"), [META_ESTIMATED_TOKENS]: estimateTokens(text) } };
 }
 
 /** The size of a result's JSON without building it: text and data lengths, plus structured content measured once. */

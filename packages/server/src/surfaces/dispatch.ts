@@ -3,7 +3,6 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "../core";
 import { MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
-import { callTool } from "../meta-tools/call-tool";
 import { executeCode } from "../meta-tools/execute-code";
 import { layoutJson, limitResult } from "../meta-tools/limit-result";
 import { readResult } from "../meta-tools/read-result";
@@ -102,7 +101,7 @@ export const dispatchTool = defineMetaTool<DispatchRequest>({
 });
 
 /** The meta-tools dispatch delegates to: the same input reading, bounds and answers as mode `code`. */
-const delegates = new MetaToolRegistry([searchTools, executeCode, callTool, readResult]);
+const delegates = new MetaToolRegistry([searchTools, executeCode, readResult]);
 
 /**
  * Mode `dispatch`: one tool, `codemux`, whose `action` searches, lists, calls, runs a snippet or reads
@@ -114,7 +113,8 @@ export const dispatchSurface: SurfaceFactory = (core): Surface => {
     name: "dispatch",
     listChanges: false,
     instructions: () => {
-      const servers = core.catalog.servers();
+      // Known at once from the config: the client asks for these at initialize, before servers have connected.
+      const servers = core.pool.names;
       return [
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
@@ -142,11 +142,9 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise
     case "exec":
       return delegates.call("execute_code", pick(request, ["code", "timeoutMs"]), ctx);
     case "read":
-      return delegates.call("read_result", pick(request, ALLOWED_READ_FIELDS), ctx);
+      return delegates.call("read_result", pick(request, ACTION_FIELDS.read), ctx);
   }
 }
-
-const ALLOWED_READ_FIELDS = ACTION_FIELDS.read;
 
 function pick(request: DispatchRequest, fields: readonly string[]): Record<string, unknown> {
   const source = request as unknown as Record<string, unknown>;
@@ -295,18 +293,18 @@ async function keepResult(core: Codemux, tool: string, result: CallToolResult, o
   });
 }
 
-/** What a kept call result holds: the structured value when there is one (laid out for paging), else its text parts. */
+/** What a kept call result holds: its text parts, as the client would have read them (as limitResult keeps them), else the structured value laid out for paging. */
 function keptTextOf(result: CallToolResult): string {
-  if (result.structuredContent !== undefined) {
-    const json = JSON.stringify(result.structuredContent);
-    return json.length > MAX_RELAYOUT_BYTES ? json : (layoutJson(result.structuredContent) ?? json);
-  }
-  return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
+  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
+  if (texts.length > 0 || result.structuredContent === undefined) return texts.join("\n");
+  const json = JSON.stringify(result.structuredContent);
+  return json.length > MAX_RELAYOUT_BYTES ? json : (layoutJson(result.structuredContent) ?? json);
 }
 
-/** A JSON answer with its own size in tokens, as execute_code answers. */
+/** A JSON answer with its own size in tokens, as execute_code answers (unless the body gives the tokens of what it describes). */
 function jsonResult(body: Record<string, unknown>): CallToolResult {
   const json = JSON.stringify(body);
+  if ("estimatedTokens" in body) return textResult(json);
   const estimate = estimateTokens(json);
   return textResult(`${json.slice(0, -1)},"estimatedTokens":${estimate + Math.ceil(`,"estimatedTokens":${estimate}`.length / 4)}}`);
 }

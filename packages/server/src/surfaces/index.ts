@@ -1,4 +1,5 @@
 import { codeSurface } from "./code";
+import { dispatchSurface } from "./dispatch";
 import { passthroughSurface } from "./passthrough";
 import type { SurfaceFactory } from "./surface";
 
@@ -6,4 +7,5 @@ import type { SurfaceFactory } from "./surface";
 export const BUILT_IN_SURFACES: Readonly<Record<string, SurfaceFactory>> = {
   code: codeSurface,
   passthrough: passthroughSurface,
+  dispatch: dispatchSurface,
 };
