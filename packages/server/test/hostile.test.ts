@@ -80,7 +80,9 @@ describe("requests that would block the shared event loop", () => {
 
   it("refuses a tool name far longer than any before looking for close names", async () => {
     const body = JSON.parse(await h.text("execute_code", { code: 'export default await __host_call("a b ".repeat(500_000), {}).catch((e) => String(e));' })) as { result: string };
-    expect(body.result).toContain("No tool has a name of 2000000 characters");
+    // The sandbox refuses it at its boundary; call_tool refuses it in the pipeline, before the catalog looks for close names.
+    expect(body.result).toContain("the name is longer than 512 characters");
+    expect(await h.text("call_tool", { name: "a b ".repeat(500_000) })).toContain("No tool has a name of 2000000 characters");
   });
 
   it("refuses a search query far longer than a description of a task", async () => {
