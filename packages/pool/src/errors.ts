@@ -16,9 +16,7 @@ export type PoolErrorCode =
   | "COMMAND_NOT_FOUND"
   | "SPAWN_FAILED"
   | "NOT_CONNECTED"
-  | "MESSAGE_TOO_LARGE"
-  | "HTTP_ERROR"
-  | "NETWORK_ERROR";
+  | "MESSAGE_TOO_LARGE";
 
 interface PoolErrorOptions {
   cause?: unknown;

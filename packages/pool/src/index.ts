@@ -39,7 +39,7 @@ export type { LineSplitterOptions } from "./line-splitter";
 export { silentLogger } from "./logger";
 export type { Logger } from "./logger";
 export { ServerPool } from "./pool";
-export type { PoolOptions } from "./pool";
+export type { PoolOptions, PoolUpdate } from "./pool";
 export { maskUrl, redactSecrets } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { describeTransport } from "./transports";

@@ -9,6 +9,15 @@ export type PoolOptions = ConnectionOptions;
 interface PoolEvents {
   state: [ServerStatus];
   tools: [server: string, tools: Tool[]];
+  /** A server left the pool (`update` without it). */
+  removed: [server: string];
+}
+
+/** What `update` did, by server name. */
+export interface PoolUpdate {
+  added: string[];
+  removed: string[];
+  changed: string[];
 }
 
 /**
@@ -25,12 +34,40 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   constructor(config: PoolConfig | ServerSpec[], readonly options: PoolOptions = {}) {
     super();
     this.setMaxListeners(0);
-    for (const spec of Array.isArray(config) ? config : config.servers) {
-      const connection = new ServerConnection(spec, options);
-      connection.on("state", (status) => this.emit("state", status));
-      connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
-      this.#connections.set(spec.name, connection);
+    for (const spec of Array.isArray(config) ? config : config.servers) this.#add(spec);
+  }
+
+  /**
+   * Applies a new list of servers (a reloaded config): servers no longer listed are closed, new ones
+   * connected, and ones whose spec changed in any way restarted; unchanged servers keep their connection.
+   */
+  async update(specs: readonly ServerSpec[]): Promise<PoolUpdate> {
+    const next = new Map(specs.map((spec) => [spec.name, spec]));
+    const removed = this.names.filter((name) => !next.has(name));
+    const changed = this.names.filter((name) => next.has(name) && JSON.stringify(next.get(name)) !== JSON.stringify(this.#connections.get(name)?.spec));
+    const added = [...next.keys()].filter((name) => !this.#connections.has(name));
+    await Promise.all(
+      [...removed, ...changed].map(async (name) => {
+        const connection = this.#connections.get(name) as ServerConnection;
+        this.#connections.delete(name);
+        connection.removeAllListeners();
+        await connection.close();
+      }),
+    );
+    for (const name of removed) this.emit("removed", name);
+    for (const name of [...changed, ...added]) {
+      const connection = this.#add(next.get(name) as ServerSpec);
+      if (this.#started) void connection.start();
     }
+    return { added, removed, changed };
+  }
+
+  #add(spec: ServerSpec): ServerConnection {
+    const connection = new ServerConnection(spec, this.options);
+    connection.on("state", (status) => this.emit("state", status));
+    connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
+    this.#connections.set(spec.name, connection);
+    return connection;
   }
 
   /** Connects every server at once; resolves when each is ready, failed or skipped. Never rejects. */

@@ -16,5 +16,6 @@ describe("redactSecrets", () => {
     for (let i = 1; i <= 6; i++) expect(masked).not.toContain(`SECRET${i}`);
     expect(masked).toBe("cannot reach https://x.dev/mcp?api_key=***. token=***&x=1 --api-key *** --token=*** Authorization: Bearer ***, http://***:***@h/p");
     expect(redactSecrets("npx -y @modelcontextprotocol/server-filesystem /tmp")).toBe("npx -y @modelcontextprotocol/server-filesystem /tmp");
+    expect(redactSecrets("npx -y server-github ghp_0123456789abcdefghijABCDEFGHIJ")).toBe("npx -y server-github ***");
   });
 });

@@ -6,6 +6,8 @@ const URL_IN_TEXT = /\b(?:https?|wss?):\/\/[^\s"'<>`]+/gi;
 const PARAM_IN_TEXT = /([?&;]|\b)((?:[A-Za-z0-9]+[-_])*(?:api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|token|secret|password|passwd|sig|signature)(?:[-_][A-Za-z0-9]+)*)=([^&\s"'<>;]+)/gi;
 // `--token=x`, `--api-key x` in a command line.
 const FLAG_IN_TEXT = /(--?(?:[A-Za-z0-9]+-)*(?:api-?key|apikey|token|secret|password|passwd|access-token|auth)(?:-[A-Za-z0-9]+)*)(=|\s+)(?!-)(\S+)/gi;
+// Tokens recognizable by their shape wherever they appear (GitHub, OpenAI-style, Slack, AWS access keys).
+const KNOWN_TOKEN = /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g;
 const BEARER = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{6,}/g;
 
 export function isSecretParameter(name: string): boolean {
@@ -52,5 +54,6 @@ export function redactSecrets(text: string): string {
     })
     .replace(PARAM_IN_TEXT, (match, sep: string, name: string, value: string) => (value.startsWith(MASK) ? match : `${sep}${name}=${MASK}`))
     .replace(FLAG_IN_TEXT, (match, flag: string, sep: string, value: string) => (value.startsWith(MASK) ? match : `${flag}${sep}${MASK}`))
-    .replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`);
+    .replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`)
+    .replace(KNOWN_TOKEN, MASK);
 }

@@ -1,9 +1,11 @@
+import { STDERR_LINE_LENGTH, STDERR_LINES } from "./defaults";
+
 /** Keeps the last lines a server wrote to stderr, for diagnostics, in bounded memory. */
 export class StderrRing {
   readonly #lines: string[] = [];
   #partial = "";
 
-  constructor(readonly maxLines = 50, readonly maxLineLength = 500) {}
+  constructor(readonly maxLines = STDERR_LINES, readonly maxLineLength = STDERR_LINE_LENGTH) {}
 
   push(chunk: string): void {
     const parts = (this.#partial + chunk).split(/\r?\n/);
