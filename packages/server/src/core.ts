@@ -1,6 +1,6 @@
 import { Catalog, type ToolDefinition } from "@codemux/catalog";
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
-import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type ServerStatus } from "@codemux/pool";
+import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
 import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 const HOST_CALL_GLOBAL = "__host_call";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
@@ -120,6 +120,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   #executor: CodeExecutor | undefined;
   readonly #executorOption: CodeExecutor | undefined;
   readonly #sandboxOptions: SandboxOptions | undefined;
+  #config: PoolConfig;
 
   constructor(readonly options: CodemuxOptions) {
     super();
@@ -155,6 +156,30 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.#setServerTools(server, tools);
       this.#scheduleSave();
     });
+    this.pool.on("removed", (server) => {
+      this.#cached.delete(server);
+      this.catalog.removeServer(server);
+      this.modules.removeServer(server);
+      this.emit("toolsChanged");
+    });
+    this.#config = options.config;
+  }
+
+  /** The config being served (the last one `reload` applied). */
+  get config(): PoolConfig {
+    return this.#config;
+  }
+
+  /**
+   * Applies a changed config while serving: servers added, removed or changed are started, stopped
+   * or restarted; unchanged servers keep their connection; clients are told their tool list changed.
+   */
+  async reload(config: PoolConfig): Promise<PoolUpdate> {
+    if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
+    const update = await this.pool.update(config.servers);
+    this.#config = config;
+    if (update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
+    return update;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { CallOptions, ServerStatus } from "@codemux/pool";
+import type { CallOptions, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
 import type { ToolDefinition } from "@codemux/catalog";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -14,6 +14,9 @@ export interface ToolPool {
   callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
   on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
   on(event: "state", listener: (status: ServerStatus) => void): unknown;
+  on(event: "removed", listener: (server: string) => void): unknown;
   off(event: "state", listener: (status: ServerStatus) => void): unknown;
   close(): Promise<void>;
+  /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */
+  update?(specs: readonly ServerSpec[]): Promise<PoolUpdate>;
 }

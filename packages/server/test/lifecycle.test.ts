@@ -113,6 +113,27 @@ describe("a server that never finishes starting", () => {
   });
 });
 
+describe("reload", () => {
+  it("applies a changed config: new servers start, removed ones stop, unchanged ones keep their process; clients hear of it", async () => {
+    const h = await open({ config: config({ a: misbehaving() }), mode: "passthrough" });
+    await h.core.ready();
+    const pid = JSON.parse(await h.text("a__counter")).pid as number;
+    let notified = 0;
+    h.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      notified++;
+    });
+    const update = await h.core.reload(config({ a: misbehaving(), b: misbehaving("--name", "b") }));
+    expect(update).toEqual({ added: ["b"], removed: [], changed: [] });
+    await h.core.ready();
+    expect(JSON.parse(await h.text("a__counter")).pid).toBe(pid);
+    expect(await h.text("b__echo", { text: "new" })).toBe("new");
+    expect(await h.core.reload(config({ b: misbehaving("--name", "b") }))).toEqual({ added: [], removed: ["a"], changed: [] });
+    expect(h.core.catalog.servers()).toEqual(["b"]);
+    expect(textOf(await h.call("a__counter"))).toMatch(/No tool named "a__counter"/);
+    await expect.poll(() => notified, { timeout: 3000 }).toBeGreaterThan(0);
+  });
+});
+
 describe("sessions", () => {
   it("serves several client sessions from one pool and catalog", async () => {
     const h = await open({ config: config({ m: misbehaving() }) });

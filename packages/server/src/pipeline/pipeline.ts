@@ -89,6 +89,8 @@ export class ToolCallPipeline {
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         ...(ctx.progress ? { onprogress: ctx.progress } : {}),
         ...(ctx.timeoutMs !== undefined ? { timeoutMs: ctx.timeoutMs } : {}),
+        // The pool retries transient failures of read-only and idempotent tools only.
+        annotations: ctx.annotations,
       }),
     );
   }
