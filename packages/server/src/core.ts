@@ -15,6 +15,8 @@ import {
   DEFAULT_STARTUP_WAIT_MS,
 } from "./defaults";
 import { BadRequestError } from "./errors";
+import type { JobRunner } from "./jobs";
+import type { MetaTool } from "./meta-tools/registry";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
 import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
 import { logCalls } from "./pipeline/log-calls";
@@ -55,6 +57,10 @@ export interface CodemuxOptions {
   middleware?: ToolCallMiddleware[];
   /** Extra modes, by name. */
   surfaces?: Record<string, SurfaceFactory>;
+  /** More meta-tools for mode `code` (jobs, skills...), after the built-in ones. */
+  metaTools?: MetaTool<never>[];
+  /** Runs `background: true` requests; without it they are refused. */
+  jobs?: JobRunner;
   /** More modules snippets may import (saved skills, ...), asked after the tool wrappers; each answers a specifier with TypeScript source or undefined. */
   moduleSources?: ModuleSource[];
   /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
@@ -105,6 +111,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly largeResultBytes: number;
   readonly clock: () => number;
   readonly dataDir: string | undefined;
+  /** Meta-tools added to mode `code` (see `CodemuxOptions.metaTools`). */
+  readonly extraMetaTools: readonly MetaTool<never>[];
+  readonly jobs: JobRunner | undefined;
   /** Module sources after the wrappers; add to it to make more modules importable. */
   readonly moduleSources: ModuleSource[];
   readonly #startupWaitMs: number;
@@ -129,6 +138,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.clock = options.clock ?? Date.now;
     this.largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
     this.dataDir = options.dataDir;
+    this.extraMetaTools = options.metaTools ?? [];
+    this.jobs = options.jobs;
     this.moduleSources = [...(options.moduleSources ?? [])];
     this.#startupWaitMs = options.startupWaitMs ?? DEFAULT_STARTUP_WAIT_MS;
     this.#discoveryWaitMs = options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS;

@@ -30,10 +30,14 @@ export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, Sessio
 export { ToolCallPipeline } from "./pipeline/pipeline";
 export type { ToolCallPipelineOptions } from "./pipeline/pipeline";
 export { errorResult, executionResult, textResult } from "./render";
+export type { BackgroundWork, JobRunner } from "./jobs";
 export { ResultStore } from "./results";
 export type { KeptResult, ResultStoreOptions } from "./results";
 export { createSessionServer } from "./session";
 export type { SessionServerOptions } from "./session";
+export { PROJECT_SKILLS_DIR, SkillLibrary, attachSkills, checkSkillName, typeCheckSkill } from "./skills/index";
+export type { ListedSkill, Skill, SkillCheckResult, SkillLibraryOptions } from "./skills/index";
+export { deleteSkill as deleteSkillMetaTool, saveSkill as saveSkillMetaTool } from "./meta-tools/skills";
 export { FileStore } from "./stores/file-store";
 export type { FileStoreOptions } from "./stores/file-store";
 export { MemoryStore } from "./stores/memory-store";

@@ -1,8 +1,9 @@
 import { BadRequestError } from "../errors";
+import { inBackground } from "./background";
 import { limitResult } from "./limit-result";
 import { defineMetaTool } from "./registry";
 
-export const callTool = defineMetaTool<{ name: string; args?: Record<string, unknown>; args_json?: string }>({
+export const callTool = defineMetaTool<{ name: string; args?: Record<string, unknown>; args_json?: string; background?: boolean }>({
   name: "call_tool",
   description: "Call one tool by its server__tool name. Prefer execute_code to chain calls.",
   inputSchema: {
@@ -11,19 +12,20 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
       name: { type: "string", description: "server__tool, as search_tools shows it." },
       args: { type: "object", description: "The tool's arguments." },
       args_json: { type: "string", description: "The arguments as a JSON string, if you cannot send an object." },
+      background: { type: "boolean", description: "Answer at once with a job id; job_output collects the result." },
     },
     required: ["name"],
   },
-  run: async ({ name, args, args_json }, ctx) => {
-    const result = await ctx.core.callTool({
-      name,
-      arguments: args ?? (args_json !== undefined ? parseArgsJson(args_json) : {}),
-      origin: "call_tool",
-      session: ctx.session,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.progress ? { progress: ctx.progress } : {}),
-    });
-    return limitResult(ctx.core, { tool: name, result, owner: ctx.session.id });
+  run: async ({ name, args, args_json, background }, ctx) => {
+    const input = args ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
+    const call = async (signal: AbortSignal | undefined, progress: typeof ctx.progress, origin: string) =>
+      limitResult(ctx.core, {
+        tool: name,
+        owner: ctx.session.id,
+        result: await ctx.core.callTool({ name, arguments: input, origin, session: ctx.session, ...(signal ? { signal } : {}), ...(progress ? { progress } : {}) }),
+      });
+    if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress }) => call(signal, progress, "job") });
+    return call(ctx.signal, ctx.progress, "call_tool");
   },
 });
 

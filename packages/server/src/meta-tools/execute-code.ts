@@ -1,9 +1,10 @@
 import { DEFAULT_EXECUTE_TIMEOUT_MS, MAX_EXECUTE_TIMEOUT_MS } from "../defaults";
 import { executionResult } from "../render";
+import { inBackground } from "./background";
 import { limitResult } from "./limit-result";
 import { defineMetaTool } from "./registry";
 
-export const executeCode = defineMetaTool<{ code: string; timeoutMs: number }>({
+export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; background?: boolean }>({
   name: "execute_code",
   description:
     "Run a TypeScript module in a sandbox to chain tools without passing data through you. Import tools as async functions (import { readTextFile } from \"mcp/servers/fs/readTextFile\"); each returns the tool's value (structured result, parsed JSON or text) and throws on tool errors. Returns export default (as JSON), console output and errors. No network, files or process: tools are the only way out; Promise.all runs calls concurrently.",
@@ -12,20 +13,26 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number }>({
     properties: {
       code: { type: "string", description: "TypeScript ES module; its export default is the result." },
       timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS, description: "Time limit of the whole run." },
+      background: { type: "boolean", description: "Answer at once with a job id; job_output collects the result." },
     },
     required: ["code"],
   },
-  run: async ({ code, timeoutMs }, ctx) => {
-    let step = 0;
-    const run = await ctx.core.executeCode(code, {
-      timeoutMs,
-      session: ctx.session,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
-      ...(ctx.progress
-        ? { onprogress: ({ tool, progress }) => ctx.progress?.({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) }
-        : {}),
-    });
-    return limitResult(ctx.core, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
+  run: async ({ code, timeoutMs, background }, ctx) => {
+    const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress) => {
+      let step = 0;
+      const run = await ctx.core.executeCode(code, {
+        timeoutMs,
+        session: ctx.session,
+        ...(signal ? { signal } : {}),
+        // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
+        ...(report ? { onprogress: ({ tool, progress }) => report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) } : {}),
+      });
+      return limitResult(ctx.core, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
+    };
+    if (background) {
+      const description = code.trimStart().split("\n", 1)[0]?.slice(0, 120) ?? "snippet";
+      return inBackground(ctx, { kind: "execute_code", description, request: { code, timeoutMs }, run: ({ signal, progress }) => execute(signal, progress) });
+    }
+    return execute(ctx.signal, ctx.progress);
   },
 });

@@ -1,7 +1,10 @@
 import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/catalog";
 import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
+import type { SessionInfo } from "../pipeline/context";
 import { textResult } from "../render";
+import { attachSkills } from "../skills/attach";
+import { SKILLS_PREFIX } from "../skills/names";
 import { defineMetaTool } from "./registry";
 
 /** read_module answers this many modules at once, at most. */
@@ -13,9 +16,9 @@ export const listModules = defineMetaTool<{ path?: string }>({
   description: "List importable modules: servers at the top, a server's tool modules with signatures under path (\"mcp/servers/github\").",
   inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300, description: "A server's modules, e.g. \"mcp/servers/fs\"; all servers when absent." } } },
   annotations: { readOnlyHint: true },
-  run: async ({ path }, { core }) => {
+  run: async ({ path }, { core, session }) => {
     await core.discovered();
-    return textResult(listModuleText(core, path) + notes(core));
+    return textResult(listModuleText(core, path, session) + notes(core));
   },
 });
 
@@ -30,13 +33,13 @@ export const readModule = defineMetaTool<{ specifier?: string; specifiers?: stri
     },
   },
   annotations: { readOnlyHint: true },
-  run: async ({ specifier, specifiers }, { core }) => {
+  run: async ({ specifier, specifiers }, { core, session }) => {
     const wanted = [...(specifier !== undefined ? [specifier] : []), ...(specifiers ?? [])];
     if (wanted.length === 0) throw new BadRequestError('"specifier" is required: a module path such as "mcp/servers/fs/readTextFile".');
     if (wanted.length > MAX_SPECIFIERS) throw new BadRequestError(`read_module reads at most ${MAX_SPECIFIERS} modules at once.`);
     await core.discovered();
-    if (wanted.length === 1) return textResult(readModuleText(core, wanted[0] as string));
-    return textResult(wanted.map((s) => `// ${s}\n${readModuleText(core, s)}`).join("\n\n"));
+    if (wanted.length === 1) return textResult(readModuleText(core, wanted[0] as string, session));
+    return textResult(wanted.map((s) => `// ${s}\n${readModuleText(core, s, session)}`).join("\n\n"));
   },
 });
 
@@ -53,9 +56,16 @@ export function normalizeSpecifier(input: string): string {
   return parts.join("/");
 }
 
-function listModuleText(core: Codemux, path: string | undefined): string {
+function listModuleText(core: Codemux, path: string | undefined, session: SessionInfo): string {
   const { catalog, modules } = core;
   const specifier = path ? normalizeSpecifier(path) : MODULE_ROOT;
+  const skills = attachSkills(core).list(session.principal);
+  if (`${specifier}/` === SKILLS_PREFIX) {
+    if (skills.length === 0) return "No skills yet: save_skill saves a snippet that worked as mcp/skills/<name>.";
+    return skills
+      .map((s) => `${SKILLS_PREFIX}${s.name}  ${s.signature}${s.origin === "project" ? "  (project)" : ""}${s.problems.length ? `  [check it: ${s.problems.join("; ")}]` : ""}\n  ${s.description.split("\n")[0]?.slice(0, 200) ?? ""}`)
+      .join("\n");
+  }
   if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
     const servers = catalog.servers();
     const down = core.status().filter((s) => s.state !== "ready" && !servers.includes(s.name));
@@ -63,6 +73,7 @@ function listModuleText(core: Codemux, path: string | undefined): string {
       ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
       ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.state}: ${s.error ?? "no tools yet"})`),
     ];
+    if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`);
     if (lines.length === 0) return "No servers are connected yet.";
     return [...lines, `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`].join("\n");
   }
@@ -75,7 +86,7 @@ function listModuleText(core: Codemux, path: string | undefined): string {
   throw new BadRequestError(`No modules under "${specifier}". Servers: ${catalog.servers().map(serverModuleSpecifier).join(", ") || "none"}.`);
 }
 
-function readModuleText(core: Codemux, input: string): string {
+function readModuleText(core: Codemux, input: string, session: SessionInfo): string {
   // A server__tool name, as search_tools and call_tool use, names that tool's module.
   if (input.includes(SEPARATOR) && !input.includes("/")) return core.modules.get(core.catalog.resolve(input.trim()).moduleSpecifier) ?? "";
   const normalized = normalizeSpecifier(input);
@@ -83,7 +94,7 @@ function readModuleText(core: Codemux, input: string): string {
     const entry = core.catalog.entries().find((e) => e.moduleSpecifier === normalized.slice(0, -SCHEMA_SUFFIX.length));
     if (entry) return JSON.stringify(entry.tool.inputSchema, null, 2);
   }
-  const source = core.modules.get(normalized);
+  const source = core.modules.get(normalized) ?? attachSkills(core).moduleSource(normalized, session);
   if (source !== undefined) return source;
   // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
   const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;

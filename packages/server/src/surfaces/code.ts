@@ -4,14 +4,18 @@ import { listModules, readModule } from "../meta-tools/modules";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
+import { deleteSkill, saveSkill } from "../meta-tools/skills";
+import { attachSkills } from "../skills/attach";
 import type { Surface, SurfaceFactory } from "./surface";
 
 /** The meta-tools of mode `code`, in the order clients show them. */
-export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult] as const;
+export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult, saveSkill, deleteSkill] as const;
 
 /** Mode `code` (the default): a few meta-tools instead of every downstream tool. */
 export const codeSurface: SurfaceFactory = (core): Surface => {
-  const registry = new MetaToolRegistry(CODE_META_TOOLS);
+  // Saved skills are importable and searchable from the first request.
+  attachSkills(core);
+  const registry = new MetaToolRegistry([...CODE_META_TOOLS, ...core.extraMetaTools]);
   return {
     name: "code",
     listChanges: false,

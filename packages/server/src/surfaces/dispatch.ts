@@ -9,6 +9,7 @@ import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry, defineMetaTool, type MetaToolContext } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
 import { errorResult, textResult } from "../render";
+import { attachSkills } from "../skills/attach";
 import { estimateTokens } from "../tokens";
 import type { Surface, SurfaceFactory } from "./surface";
 
@@ -108,6 +109,8 @@ const delegates = new MetaToolRegistry([searchTools, executeCode, readResult]);
  * a kept result, for clients with a strict tool budget.
  */
 export const dispatchSurface: SurfaceFactory = (core): Surface => {
+  // Saved skills are importable (exec) and searchable from the first request.
+  attachSkills(core);
   const registry = new MetaToolRegistry([dispatchTool]);
   return {
     name: "dispatch",

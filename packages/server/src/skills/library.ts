@@ -1,0 +1,313 @@
+import { SEPARATOR, SERVERS_PREFIX, summarize, type CatalogDocument } from "@codemux/catalog";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Codemux } from "../core";
+import { BadRequestError, StoreError } from "../errors";
+import type { SessionInfo } from "../pipeline/context";
+import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
+import { typeCheckSkill, type SkillImport } from "./typecheck";
+
+/** A saved snippet, importable as `mcp/skills/<name>`. */
+export interface Skill {
+  name: string;
+  description: string;
+  code: string;
+  /** `name(input: { ... }): Promise<...>`, as the type checker saw it when saved. */
+  signature: string;
+  savedAt: string;
+  /** The tools it imports (`server__tool`), each with a hash of its schemas when the skill was saved. */
+  tools: Record<string, string>;
+  /** `saved` by a principal (in the data folder), or from the `project` folder a team commits. */
+  origin: "saved" | "project";
+}
+
+/** A skill as listed: with what changed among its tools since it was saved. */
+export interface ListedSkill extends Skill {
+  problems: string[];
+}
+
+export interface SkillLibraryOptions {
+  /** codemux's data folder: skills go to `<dataDir>/skills/<principal>/`. Kept in memory only (lost at exit) when absent. */
+  dataDir?: string;
+  /** A folder of skills a team commits (`.codemux/skills`): read here, never written; a principal's own skill of the same name wins. */
+  projectDir?: string;
+}
+
+/** The metadata file beside each skill's `.ts`. */
+interface SkillMeta {
+  name: string;
+  principal: string;
+  description: string;
+  signature: string;
+  savedAt: string;
+  tools: Record<string, string>;
+}
+
+/** Principals' folders read at start, at most. */
+const MAX_PRINCIPALS = 1_000;
+/** The server name skills carry in search documents: `search_tools` with server "skills" finds only them. */
+const SKILLS_SERVER = "skills";
+/** Modules one type check may pull in (the skill's imports and theirs). */
+const MAX_CHECKED_MODULES = 300;
+
+/**
+ * Skills: snippets that worked, saved as modules `mcp/skills/<name>` that later snippets import like
+ * tools. Each principal has its own (files under the data folder), plus the project's. A skill is
+ * type-checked against the current tool modules when saved; its tools' schemas are remembered, so a
+ * listing says when one disappeared or changed.
+ */
+export class SkillLibrary {
+  readonly #core: Codemux;
+  readonly #dir: string | undefined;
+  readonly #projectDir: string | undefined;
+  readonly #saved = new Map<string, Map<string, Skill>>();
+  readonly #project = new Map<string, Skill>();
+
+  constructor(core: Codemux, options: SkillLibraryOptions = {}) {
+    this.#core = core;
+    this.#dir = options.dataDir === undefined ? undefined : join(options.dataDir, "skills");
+    this.#projectDir = options.projectDir;
+    this.#load();
+  }
+
+  /** Answers `mcp/skills/<name>` with the skill's source for the session's principal (the local one when no session is given). */
+  readonly moduleSource = (specifier: string, session?: SessionInfo): string | undefined => {
+    const name = skillNameOf(specifier);
+    return name === undefined ? undefined : this.get(session?.principal ?? "local", name)?.code;
+  };
+
+  /** The principal's skills and the project's it does not override, by name. */
+  list(principal: string): ListedSkill[] {
+    const own = this.#saved.get(principal) ?? new Map<string, Skill>();
+    const all = [...own.values(), ...[...this.#project.values()].filter((s) => !own.has(s.name))];
+    return all.sort((a, b) => a.name.localeCompare(b.name)).map((skill) => ({ ...skill, problems: this.problems(skill) }));
+  }
+
+  get(principal: string, name: string): Skill | undefined {
+    return this.#saved.get(principal)?.get(name) ?? this.#project.get(name);
+  }
+
+  /** Checks, type-checks against the current tool modules, and saves (replacing the principal's skill of that name). */
+  async save(principal: string, request: { name: string; code: string; description: string }): Promise<Skill> {
+    const name = checkSkillName(request.name);
+    const bytes = Buffer.byteLength(request.code, "utf8");
+    if (bytes > MAX_SKILL_CODE_BYTES) throw new BadRequestError(`The skill's code is ${bytes} bytes; a skill may have at most ${MAX_SKILL_CODE_BYTES}. Keep the reusable part.`);
+    const description = request.description.trim();
+    if (!description) throw new BadRequestError('"description" must say what the skill does: search_tools finds skills by it.');
+    if (description.length > MAX_SKILL_DESCRIPTION_CHARS) throw new BadRequestError(`"description" may have at most ${MAX_SKILL_DESCRIPTION_CHARS} characters.`);
+    const own = this.#saved.get(principal);
+    if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS) throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with delete_skill first.`);
+
+    const specifier = skillSpecifier(name);
+    const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, principal, name) });
+    if (!result.ok) throw new BadRequestError(`Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`);
+    const skill: Skill = {
+      name,
+      description,
+      code: request.code,
+      signature: result.signature,
+      savedAt: new Date(this.#core.clock()).toISOString(),
+      tools: this.#toolsOf(result.imports),
+      origin: "saved",
+    };
+    if (this.#dir !== undefined) await this.#write(principal, skill);
+    const skills = own ?? new Map<string, Skill>();
+    skills.set(name, skill);
+    this.#saved.set(principal, skills);
+    this.#index(principal, skill);
+    return skill;
+  }
+
+  /** Deletes the principal's skill; a project skill is the team's, deleted from its folder. */
+  async delete(principal: string, name: string): Promise<void> {
+    checkSkillName(name);
+    const own = this.#saved.get(principal);
+    if (!own?.has(name)) {
+      if (this.#project.has(name)) throw new BadRequestError(`Skill "${name}" comes from the project folder (${this.#projectDir}); remove ${name}.ts there to delete it.`);
+      throw new BadRequestError(`No skill named "${name}". ${this.#names(principal)}`);
+    }
+    if (this.#dir !== undefined) {
+      const dir = join(this.#dir, principalFolder(principal));
+      try {
+        await rm(join(dir, `${name}.ts`), { force: true });
+        await rm(join(dir, `${name}.json`), { force: true });
+      } catch (error) {
+        throw new StoreError(`delete skill "${name}"`, { cause: error });
+      }
+    }
+    own.delete(name);
+    this.#core.catalog.removeDocument("skill", documentId(principal, name));
+    const project = this.#project.get(name);
+    if (project) this.#index(undefined, project);
+  }
+
+  /** What changed among a skill's tools since it was saved: gone, or a different schema. A server still connecting is not judged. */
+  problems(skill: Skill): string[] {
+    const problems: string[] = [];
+    const connecting = new Set(this.#core.status().filter((s) => s.state === "connecting").map((s) => s.name));
+    for (const [qualifiedName, hash] of Object.entries(skill.tools)) {
+      const entry = this.#core.catalog.get(qualifiedName);
+      const server = qualifiedName.split(SEPARATOR)[0] ?? "";
+      if (!entry) {
+        if (!connecting.has(server)) problems.push(`${qualifiedName} is gone`);
+      } else if (schemaHash(entry.tool) !== hash) {
+        problems.push(`${qualifiedName} changed its schema`);
+      }
+    }
+    return problems;
+  }
+
+  #names(principal: string): string {
+    const names = this.list(principal).map((s) => s.name);
+    return names.length ? `Skills: ${names.join(", ")}.` : "There are no skills yet; save_skill saves one.";
+  }
+
+  /** The sources of every `mcp/...` module the code imports, transitively, as a snippet would resolve them. */
+  #importedModules(code: string, principal: string, name: string): Record<string, string> {
+    const modules: Record<string, string> = {};
+    const pending = importSpecifiers(code);
+    while (pending.length > 0 && Object.keys(modules).length < MAX_CHECKED_MODULES) {
+      const specifier = (pending.pop() as string).replace(/\.ts$/, "");
+      if (specifier in modules || !specifier.startsWith("mcp/")) continue;
+      const other = skillNameOf(specifier);
+      // A skill that imports itself, or one that is not there, is the type checker's to report ("cannot find module").
+      const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#core.module(specifier);
+      if (source === undefined) continue;
+      modules[specifier] = source;
+      pending.push(...importSpecifiers(source));
+    }
+    return modules;
+  }
+
+  /** `server__tool` names of the tool modules imported (directly, or by name from a server's index), with their schemas' hashes. */
+  #toolsOf(imports: SkillImport[]): Record<string, string> {
+    const tools: Record<string, string> = {};
+    for (const { specifier, names } of imports) {
+      if (!specifier.startsWith(SERVERS_PREFIX)) continue;
+      const [server = "", fn] = specifier.slice(SERVERS_PREFIX.length).split("/");
+      const wanted = fn !== undefined && fn !== "index" ? [fn] : names;
+      for (const entry of this.#core.catalog.entries(server)) if (wanted.includes(entry.functionName)) tools[entry.qualifiedName] = schemaHash(entry.tool);
+    }
+    return tools;
+  }
+
+  async #write(principal: string, skill: Skill): Promise<void> {
+    const dir = join(this.#dir as string, principalFolder(principal));
+    const meta: SkillMeta = { name: skill.name, principal, description: skill.description, signature: skill.signature, savedAt: skill.savedAt, tools: skill.tools };
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // Code first, then the metadata that makes it a skill: a crash between leaves no half skill.
+      for (const [file, text] of [[`${skill.name}.ts`, skill.code], [`${skill.name}.json`, JSON.stringify(meta, null, 2)]] as const) {
+        const temporary = join(dir, `.${file}.${process.pid}.tmp`);
+        await writeFile(temporary, text, { mode: 0o600 });
+        await rename(temporary, join(dir, file));
+      }
+    } catch (error) {
+      throw new StoreError(`save skill "${skill.name}"`, { cause: error });
+    }
+  }
+
+  /** Reads every principal's skills and the project's at start (bounded counts and sizes), so search and imports find them at once. */
+  #load(): void {
+    if (this.#projectDir !== undefined && existsSync(this.#projectDir)) {
+      for (const skill of readFolder(this.#projectDir, "project")) {
+        this.#project.set(skill.skill.name, skill.skill);
+        this.#index(undefined, skill.skill);
+      }
+    }
+    if (this.#dir === undefined || !existsSync(this.#dir)) return;
+    for (const folder of readdirSync(this.#dir, { withFileTypes: true }).filter((d) => d.isDirectory()).slice(0, MAX_PRINCIPALS)) {
+      for (const { skill, principal } of readFolder(join(this.#dir, folder.name), "saved")) {
+        if (principal === undefined || principalFolder(principal) !== folder.name) continue;
+        const skills = this.#saved.get(principal) ?? new Map<string, Skill>();
+        skills.set(skill.name, skill);
+        this.#saved.set(principal, skills);
+        this.#index(principal, skill);
+      }
+    }
+  }
+
+  /** Makes a skill findable by search_tools, marked as a skill, for its owner (everyone, for project skills). */
+  #index(principal: string | undefined, skill: Skill): void {
+    const document: CatalogDocument = {
+      id: documentId(principal, skill.name),
+      kind: "skill",
+      ...(principal !== undefined ? { owner: principal } : {}),
+      qualifiedName: `skill:${skill.name}`,
+      server: SKILLS_SERVER,
+      name: skill.name,
+      functionName: skill.name,
+      moduleSpecifier: skillSpecifier(skill.name),
+      signature: skill.signature,
+      summary: summarize(skill.description),
+      tool: { name: skill.name, description: skill.description, inputSchema: { type: "object" } },
+    };
+    // A principal's own skill hides the project's of the same name from that principal's searches.
+    this.#core.catalog.setDocument(document);
+  }
+}
+
+/** The principal's folder name: the principal itself when it is a plain short name, else a hash of it (never a path). */
+function principalFolder(principal: string): string {
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(principal) && !principal.startsWith("h-")) return principal;
+  return `h-${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;
+}
+
+function documentId(principal: string | undefined, name: string): string {
+  return principal === undefined ? `project/${name}` : `${principalFolder(principal)}/${name}`;
+}
+
+function schemaHash(tool: { inputSchema: unknown; outputSchema?: unknown }): string {
+  return createHash("sha256").update(JSON.stringify({ input: tool.inputSchema, output: tool.outputSchema ?? null })).digest("hex").slice(0, 16);
+}
+
+/** Module specifiers a source imports or re-exports (static and dynamic); linear in its length. */
+function importSpecifiers(source: string): string[] {
+  const found: string[] = [];
+  for (const match of source.slice(0, 2 * MAX_SKILL_CODE_BYTES).matchAll(/\b(?:from|import)\s*\(?\s*["']([^"'\n]{1,300})["']/g)) found.push(match[1] as string);
+  return found;
+}
+
+/** The skills of one folder: `<name>.ts`, with `<name>.json` (saved skills) or a leading doc comment as the description (project skills). */
+function readFolder(dir: string, origin: Skill["origin"]): Array<{ skill: Skill; principal?: string }> {
+  const out: Array<{ skill: Skill; principal?: string }> = [];
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith(".ts") && SKILL_NAME_PATTERN.test(f.slice(0, -3)));
+  } catch {
+    return out;
+  }
+  for (const file of files.sort().slice(0, MAX_SKILLS)) {
+    const name = file.slice(0, -3);
+    try {
+      if (statSync(join(dir, file)).size > MAX_SKILL_CODE_BYTES) continue;
+      const code = readFileSync(join(dir, file), "utf8");
+      const metaPath = join(dir, `${name}.json`);
+      const meta = existsSync(metaPath) && statSync(metaPath).size <= MAX_SKILL_CODE_BYTES ? (JSON.parse(readFileSync(metaPath, "utf8")) as Partial<SkillMeta>) : undefined;
+      if (origin === "saved" && meta?.principal === undefined) continue;
+      out.push({
+        skill: {
+          name,
+          description: typeof meta?.description === "string" ? meta.description : (leadingComment(code) ?? name),
+          code,
+          signature: typeof meta?.signature === "string" ? meta.signature : `${name}(…)`,
+          savedAt: typeof meta?.savedAt === "string" ? meta.savedAt : new Date(statSync(join(dir, file)).mtimeMs).toISOString(),
+          tools: meta?.tools && typeof meta.tools === "object" ? meta.tools : {},
+          origin,
+        },
+        ...(typeof meta?.principal === "string" ? { principal: meta.principal } : {}),
+      });
+    } catch {
+      // A file that cannot be read or parsed is not a skill; the others still load.
+    }
+  }
+  return out;
+}
+
+/** The text of a source's first `/** ... *\/` comment, for a project skill without metadata. */
+function leadingComment(code: string): string | undefined {
+  const match = /^\s*\/\*\*([\s\S]{0,2000}?)\*\//.exec(code);
+  return match?.[1]?.replace(/^\s*\* ?/gm, "").trim() || undefined;
+}
