@@ -202,6 +202,11 @@ describe("ToolSearchIndex on the built-in default servers", () => {
     expect(top(index, "link two entities")).toBe("memory__create_relations");
   });
 
+  it("reads two words the everyday vocabulary writes as one by that word's meaning", () => {
+    // "look up" is lookup (find, search), before WordNet's "consult".
+    expect(top(index, "look up nodes about a topic")).toBe("memory__search_nodes");
+  });
+
   it("still finds a deprecated tool by its own name", () => {
     expect(ids(index, "read_file", 5)).toContain("filesystem__read_file");
   });

@@ -349,7 +349,7 @@ export class ToolSearchIndex {
     const extra: Concept[] = [];
     let opening: ReadonlyMap<string, number> | undefined;
     for (let i = 0; i < raw.length - 1; i++) {
-      const phrase = phraseAt(raw, i);
+      const phrase = joinedPhrase(raw, i) ?? phraseAt(raw, i);
       if (!phrase) continue;
       if (i === start) opening = phrase.related;
       const head = tokenize(raw[i] as string)[0];
@@ -494,6 +494,17 @@ function intentOf(query: string, verb: string | undefined, words: string[]): Int
   if (!asksToRead(query)) return unknownVerbIntent(query, tokenize(query, { prose: true })[0]);
   // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
   return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
+}
+
+/**
+ * Two words that the everyday vocabulary writes as one: "look up" (lookup: find, search),
+ * "sign in" (signin: login), "set up" (setup: install).
+ */
+function joinedPhrase(raw: readonly string[], at: number): { length: number; related: ReadonlyMap<string, number> } | undefined {
+  const joined = stem(`${raw[at]}${raw[at + 1]}`);
+  const synonyms = SYNONYMS.get(joined);
+  if (!synonyms) return undefined;
+  return { length: 2, related: new Map([joined, ...synonyms].map((term) => [term, 1])) };
 }
 
 /**
