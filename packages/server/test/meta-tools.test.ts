@@ -101,7 +101,7 @@ describe("call_tool", () => {
     setTimeout(() => controller.abort(), 100);
     await expect(h.client.callTool({ name: "call_tool", arguments: { name: "bad__hang" } }, undefined, { signal: controller.signal })).rejects.toThrow();
     // The client's own rejection proves nothing: the downstream must have been told, and only about that call.
-    await expect.poll(async () => (await cancellations()).count, { timeout: 3000 }).toBe(before.count + 1);
+    await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
     expect((await cancellations()).notices).toBe(before.notices + 1);
     expect(await h.text("call_tool", { name: "bad__echo", args: { text: "alive" } })).toBe("alive");
   });
@@ -113,7 +113,7 @@ describe("call_tool", () => {
     setTimeout(() => controller.abort(), 300);
     const code = 'import { hang } from "mcp/servers/bad/hang";\nexport default await hang({});';
     await expect(h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, { signal: controller.signal })).rejects.toThrow();
-    await expect.poll(async () => (await cancellations()).count, { timeout: 3000 }).toBe(before.count + 1);
+    await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
   });
 
   it("sends no cancellation for calls that already finished when a snippet ends", async () => {
