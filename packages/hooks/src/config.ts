@@ -1,0 +1,311 @@
+import { ConfigError, type Logger } from "@codemux/pool";
+import { access } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { z } from "zod";
+import { defaultDataDir, PluginHost } from "./host";
+import { middlewareOf, type PluginMiddleware } from "./middleware";
+import { auditPlugin } from "./plugins/audit";
+import { cachePlugin } from "./plugins/cache";
+import { guardPlugin } from "./plugins/guard";
+import { pinPlugin, type SeenTool } from "./plugins/pin";
+import { rateLimitPlugin } from "./plugins/rate-limit";
+import { redactPlugin } from "./plugins/redact";
+import { summarizePlugin } from "./plugins/summarize";
+import { stderrLogger } from "./logger";
+import type { Observability, Plugin, ResultKeeper } from "./types";
+
+const ms = z.number().int().positive().max(24 * 3_600_000);
+const globs = z.array(z.string().min(1).max(300)).max(1000);
+const common = {
+  enabled: z.boolean().optional(),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  failClosed: z.boolean().optional(),
+  timeoutMs: ms.optional(),
+};
+
+const patternSchema = z
+  .object({
+    name: z.string().min(1).max(60).regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, - and _"),
+    regex: z.string().min(1).max(1000),
+    flags: z.string().regex(/^[imsu]*$/, "may hold only i, m, s and u").optional(),
+    group: z.number().int().min(1).max(9).optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    try {
+      new RegExp(p.regex, p.flags);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", path: ["regex"], message: `not a valid regular expression (${(error as Error).message})` });
+    }
+  });
+
+const BUILT_INS = {
+  audit: z.object({ ...common, file: z.string().min(1).optional(), maxBytes: z.number().int().min(1024).optional(), files: z.number().int().min(1).max(100).optional(), includeArguments: z.boolean().optional() }).strict(),
+  cache: z
+    .object({ ...common, ttlMs: ms.optional(), maxBytes: z.number().int().positive().optional(), maxEntryBytes: z.number().int().positive().optional(), readOnly: z.boolean().optional(), tools: globs.optional(), exclude: globs.optional(), perPrincipal: z.boolean().optional() })
+    .strict(),
+  "rate-limit": z
+    .object({
+      ...common,
+      limits: z
+        .array(
+          z
+            .object({
+              by: z.array(z.enum(["principal", "server", "tool"])).max(3),
+              calls: z.number().int().positive(),
+              perMs: ms,
+              burst: z.number().int().positive().optional(),
+              tools: globs.optional(),
+            })
+            .strict(),
+        )
+        .max(100)
+        .optional(),
+    })
+    .strict(),
+  redact: z.object({ ...common, builtIns: z.union([z.boolean(), z.array(z.string())]).optional(), patterns: z.array(patternSchema).max(100).optional(), maxScanChars: z.number().int().positive().optional() }).strict(),
+  guard: z.object({ ...common, destructive: z.boolean().optional(), confirm: globs.optional(), deny: globs.optional(), allow: globs.optional(), answerTimeoutMs: ms.optional() }).strict(),
+  pin: z.object({ ...common, file: z.string().min(1).optional(), quarantineNewServers: z.boolean().optional() }).strict(),
+  summarize: z
+    .object({
+      ...common,
+      minChars: z.number().int().positive().optional(),
+      maxInputChars: z.number().int().positive().optional(),
+      maxTokens: z.number().int().positive().max(100_000).optional(),
+      samplingTimeoutMs: ms.optional(),
+      tools: globs.optional(),
+      origins: z.array(z.string().min(1)).optional(),
+      keepMaxChars: z.number().int().positive().optional(),
+      keepTtlMs: ms.optional(),
+    })
+    .strict(),
+} as const;
+
+type BuiltInName = keyof typeof BUILT_INS;
+export const BUILT_IN_PLUGINS = Object.keys(BUILT_INS) as BuiltInName[];
+
+const moduleSchema = z.object({ ...common, module: z.string().min(1), options: z.record(z.string(), z.unknown()).optional() }).strict();
+
+export interface LoadPluginsOptions {
+  /** The parsed JSON of the config file (its `plugins` section is read; none means no plugins). */
+  config: unknown;
+  /** The config file, named in error messages; its folder is `configDir` unless given. */
+  configFile?: string;
+  /** Folder that `module` paths and relative files are resolved from. */
+  configDir?: string;
+  logger?: Logger;
+  /** codemux's own folder (`$CODEMUX_HOME` or `~/.codemux`): audit logs and pins go there by default. */
+  dataDir?: string;
+  clock?: () => number;
+  /** codemux's result store (`core.results`), so summarize answers with read_result handles. */
+  results?: ResultKeeper;
+  observability?: Observability;
+}
+
+/** Plugins loaded from the config, started and ready to go into the call pipeline. */
+export interface LoadedPlugins {
+  plugins: readonly Plugin[];
+  /** One `ToolCallMiddleware` for `CodemuxOptions.middleware`; passes calls straight on when there are no plugins. */
+  middleware: PluginMiddleware;
+  host: PluginHost;
+  /** Metrics and request-log hooks, attachable once HTTP serving starts. */
+  observe(observability: Observability | undefined): void;
+  /** Tell the plugins the catalog changed (pin records every definition on first sight, not only on first call). */
+  toolsChanged(tools: readonly SeenTool[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Reads the `plugins` section of a config file, validates it (a `ConfigError` naming the field),
+ * loads local modules relative to the config's folder, and starts every plugin.
+ *
+ * @example
+ * const plugins = await loadPlugins({ config: JSON.parse(text), configFile: "./codemux.json", logger });
+ * const core = new Codemux({ config, middleware: [plugins.middleware] });
+ */
+export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPlugins> {
+  const file = options.configFile ?? "config";
+  const configDir = options.configDir ?? (options.configFile ? dirname(resolve(options.configFile)) : process.cwd());
+  const fail = (where: string, message: string): never => {
+    throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
+  };
+  const section = isObject(options.config) ? options.config.plugins : undefined;
+  const plugins: Plugin[] = [];
+  if (section !== undefined && section !== null) {
+    if (!isObject(section)) fail("plugins", 'expected an object whose keys are plugin names, e.g. { "audit": {}, "cache": { "ttlMs": 60000 } }');
+    const entries = Object.entries(section as Record<string, unknown>);
+    const redactEntry = (section as Record<string, unknown>).redact;
+    let redact: ReturnType<typeof redactPlugin> | undefined;
+    for (const [name, raw] of entries) {
+      const where = `plugins.${name}`;
+      if (raw === false) continue;
+      const value = raw === true ? {} : raw;
+      if (!isObject(value)) fail(where, "expected an object of options (or true to use the defaults, false to turn it off)");
+      const record = value as Record<string, unknown>;
+      if (record.enabled === false) continue;
+      if (name in BUILT_INS && record.module === undefined) {
+        const parsed = BUILT_INS[name as BuiltInName].safeParse(record);
+        if (!parsed.success) fail(...issueOf(where, parsed.error));
+        const opts = parsed.data as Record<string, unknown>;
+        const plugin = name === "redact" && redact ? redact : builtIn(name as BuiltInName, opts, () => {
+          if (redact) return redact;
+          if (isObject(redactEntry) && redactEntry.enabled !== false) {
+            const r = BUILT_INS.redact.safeParse(redactEntry);
+            if (r.success) redact = builtIn("redact", r.data, () => undefined) as ReturnType<typeof redactPlugin>;
+          }
+          return redact;
+        });
+        if (name === "redact") redact ??= plugin as ReturnType<typeof redactPlugin>;
+        plugins.push(withOverrides(plugin, opts));
+        continue;
+      }
+      if (record.module === undefined) {
+        const close = closest(name, BUILT_IN_PLUGINS);
+        fail(where, `not a built-in plugin${close ? ` (did you mean "${close}"?)` : ""}; built-ins are ${BUILT_IN_PLUGINS.join(", ")}, and a plugin of your own needs "module": "./my-plugin.js"`);
+      }
+      const parsed = moduleSchema.safeParse(record);
+      if (!parsed.success) fail(...issueOf(where, parsed.error));
+      const entry = parsed.data!;
+      const plugin = await loadModule({ name, module: entry.module, options: entry.options ?? {}, configDir, fail: (message) => fail(`${where}.module`, message) });
+      plugins.push(withOverrides(plugin, entry));
+    }
+  }
+  const host = new PluginHost(plugins, {
+    logger: options.logger ?? stderrLogger,
+    dataDir: options.dataDir ?? defaultDataDir(),
+    configDir,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.results ? { results: options.results } : {}),
+    ...(options.observability ? { observability: options.observability } : {}),
+  });
+  try {
+    await host.start();
+  } catch (error) {
+    throw new ConfigError(`Invalid config ${file}: plugins: ${(error as Error).message}`, { file, cause: error });
+  }
+  const seers = plugins.filter((p): p is Plugin & { see(tools: readonly SeenTool[]): Promise<void> } => typeof (p as { see?: unknown }).see === "function");
+  return {
+    plugins: host.plugins,
+    middleware: middlewareOf(host),
+    host,
+    observe: (observability) => host.observe(observability),
+    toolsChanged: async (tools) => {
+      for (const plugin of seers) await plugin.see(tools);
+    },
+    close: () => host.close(),
+  };
+}
+
+function builtIn(name: BuiltInName, opts: Record<string, unknown>, redactor: () => ReturnType<typeof redactPlugin> | undefined): Plugin {
+  switch (name) {
+    case "audit": {
+      const shared = redactor()?.redactor;
+      return auditPlugin({ ...opts, ...(shared ? { redactor: shared } : {}) });
+    }
+    case "cache":
+      return cachePlugin(opts);
+    case "rate-limit":
+      return rateLimitPlugin(opts);
+    case "redact": {
+      const patterns = (opts.patterns as Array<{ name: string; regex: string; flags?: string; group?: number }> | undefined)?.map((p) => ({
+        name: p.name,
+        regex: new RegExp(p.regex, `${p.flags ?? ""}g`),
+        ...(p.group ? { group: p.group } : {}),
+      }));
+      return redactPlugin({ ...opts, ...(patterns ? { patterns } : {}) } as Parameters<typeof redactPlugin>[0]);
+    }
+    case "guard":
+      return guardPlugin(opts);
+    case "pin":
+      return pinPlugin(opts);
+    case "summarize":
+      return summarizePlugin(opts);
+  }
+}
+
+/** The config's priority, failClosed and timeoutMs over the plugin's own, without copying the plugin (its methods keep their `this`). */
+function withOverrides(plugin: Plugin, opts: { priority?: unknown; failClosed?: unknown; timeoutMs?: unknown }): Plugin {
+  if (opts.priority === undefined && opts.failClosed === undefined && opts.timeoutMs === undefined) return plugin;
+  return Object.create(plugin, {
+    ...(typeof opts.priority === "number" ? { priority: { value: opts.priority, enumerable: true } } : {}),
+    ...(typeof opts.failClosed === "boolean" ? { failClosed: { value: opts.failClosed, enumerable: true } } : {}),
+    ...(typeof opts.timeoutMs === "number" ? { timeoutMs: { value: opts.timeoutMs, enumerable: true } } : {}),
+  }) as Plugin;
+}
+
+/** A module's plugin: its default export (or `plugin`, or `createPlugin`), a plugin object or a factory given the options. */
+async function loadModule(options: { name: string; module: string; options: Record<string, unknown>; configDir: string; fail: (message: string) => never }): Promise<Plugin> {
+  const { name, module, fail } = options;
+  if (!/^(?:\.{1,2}[\\/]|[\\/]|[A-Za-z]:[\\/])/.test(module)) fail(`"${module}" must be a path to a file (start it with ./), not a package name`);
+  const path = isAbsolute(module) ? module : resolve(options.configDir, module);
+  try {
+    await access(path);
+  } catch {
+    fail(`cannot load "${module}" (no file at ${path})`);
+  }
+  let exported: Record<string, unknown>;
+  try {
+    exported = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    return fail(`cannot load "${module}" (${(error as Error).message.split("\n")[0]!.slice(0, 300)})`);
+  }
+  const candidate = exported.default ?? exported.plugin ?? exported.createPlugin;
+  let plugin: unknown = candidate;
+  if (typeof candidate === "function") {
+    try {
+      plugin = await (candidate as (o: unknown) => unknown)(options.options);
+    } catch (error) {
+      return fail(`"${module}" threw while making its plugin (${(error as Error).message.slice(0, 300)})`);
+    }
+  }
+  if (!isObject(plugin)) return fail(`"${module}" must export a plugin object, or a function of the options that returns one, as its default export`);
+  const p = plugin as Record<string, unknown>;
+  for (const hook of ["init", "close", "beforeCall", "afterCall", "onError"]) {
+    if (p[hook] !== undefined && typeof p[hook] !== "function") fail(`the plugin of "${module}" has a "${hook}" that is not a function`);
+  }
+  if (p.name === undefined) return Object.assign(Object.create(plugin) as Plugin, { name });
+  if (typeof p.name !== "string" || !p.name) fail(`the plugin of "${module}" needs a "name" string`);
+  return plugin as unknown as Plugin;
+}
+
+function issueOf(where: string, error: z.ZodError): [string, string] {
+  const issue = error.issues[0];
+  if (!issue) return [where, "invalid entry"];
+  const path = [where, ...issue.path.map(String)].join(".");
+  let message = issue.message.replace(/^Invalid input: /, "");
+  if (/received undefined$/.test(message)) message = "required";
+  if (issue.code === "unrecognized_keys") return [where, `unknown option ${issue.keys.map((k) => `"${k}"`).join(", ")}`];
+  return [path, message];
+}
+
+function closest(name: string, options: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const option of options) {
+    const d = distance(name.toLowerCase(), option);
+    if (d < bestDistance) {
+      best = option;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

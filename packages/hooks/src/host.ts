@@ -1,0 +1,101 @@
+import type { Logger } from "@codemux/pool";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { PluginChain, orderPlugins } from "./chain";
+import { stderrLogger } from "./logger";
+import type { Observability, Plugin, PluginMetrics, ResultKeeper } from "./types";
+
+export interface PluginHostOptions {
+  /** stderr by default; never stdout. */
+  logger?: Logger;
+  /** Default home of audit logs and pin files: `$CODEMUX_HOME`, else `~/.codemux`. */
+  dataDir?: string;
+  /** Folder relative option paths are read from; the working directory by default. */
+  configDir?: string;
+  clock?: () => number;
+  observability?: Observability;
+  /** Where summarize keeps full results for read_result (codemux's `core.results`). */
+  results?: ResultKeeper;
+}
+
+/** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.CODEMUX_HOME || join(homedir(), ".codemux");
+}
+
+/**
+ * Owns a set of plugins: starts them once (in priority order), runs them around calls, closes
+ * them. The call pipeline middleware and wrapWithProxy both run on one of these.
+ */
+export class PluginHost {
+  readonly chain: PluginChain;
+  readonly logger: Logger;
+  readonly #plugins: readonly Plugin[];
+  readonly #options: PluginHostOptions;
+  #observability: Observability | undefined;
+  #started: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(plugins: readonly Plugin[], options: PluginHostOptions = {}) {
+    this.logger = options.logger ?? stderrLogger;
+    this.#options = options;
+    this.#observability = options.observability;
+    this.chain = new PluginChain(plugins, { logger: this.logger, ...(options.clock ? { clock: options.clock } : {}), observability: () => this.#observability });
+    this.#plugins = orderPlugins(plugins);
+  }
+
+  get plugins(): readonly Plugin[] {
+    return this.#plugins;
+  }
+
+  /** Attaches (or replaces) the metrics and request-log hooks, e.g. once HTTP serving starts. */
+  observe(observability: Observability | undefined): void {
+    this.#observability = observability;
+  }
+
+  /** Runs every plugin's `init` once, in priority order; a failing init stops start-up with the plugin's name. */
+  start(): Promise<void> {
+    this.#started ??= this.#init();
+    return this.#started;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#started?.catch(() => undefined);
+    for (const plugin of [...this.#plugins].reverse()) {
+      try {
+        await plugin.close?.();
+      } catch (error) {
+        this.logger.warn(`plugin "${plugin.name}" close failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  async #init(): Promise<void> {
+    const metrics: PluginMetrics = {
+      increment: (name, labels, value) => {
+        try {
+          this.#observability?.metrics?.increment(name, labels, value);
+        } catch {
+          // Metrics are best-effort.
+        }
+      },
+    };
+    for (const plugin of this.#plugins) {
+      if (!plugin.init) continue;
+      try {
+        await plugin.init({
+          logger: this.logger,
+          dataDir: this.#options.dataDir ?? defaultDataDir(),
+          configDir: this.#options.configDir ?? process.cwd(),
+          clock: this.#options.clock ?? Date.now,
+          metrics,
+          ...(this.#options.results ? { results: this.#options.results } : {}),
+        });
+      } catch (error) {
+        throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
+  }
+}

@@ -1,0 +1,48 @@
+export { canonicalJson, digestOf } from "./canonical";
+export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_META, orderPlugins } from "./chain";
+export type { ChainInput, ChainOptions } from "./chain";
+export { BUILT_IN_PLUGINS, loadPlugins } from "./config";
+export type { LoadPluginsOptions, LoadedPlugins } from "./config";
+export { ERROR_BRAND, HooksError, PinFileError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
+export type { HooksErrorCode } from "./errors";
+export { globMatcher } from "./glob";
+export { PluginHost, defaultDataDir } from "./host";
+export type { PluginHostOptions } from "./host";
+export { stderrLogger } from "./logger";
+export { middlewareOf, pluginMiddleware } from "./middleware";
+export type { PluginMiddleware } from "./middleware";
+export { approvePins, hashDefinition, listPending, readPinFile } from "./pin-store";
+export type { ApproveResult, PendingPin, PinFile, PinRecord } from "./pin-store";
+export { auditPlugin } from "./plugins/audit";
+export type { AuditLine, AuditOptions } from "./plugins/audit";
+export { CACHE_META, cachePlugin } from "./plugins/cache";
+export type { CacheOptions } from "./plugins/cache";
+export { guardPlugin } from "./plugins/guard";
+export type { GuardOptions } from "./plugins/guard";
+export { pinPlugin } from "./plugins/pin";
+export type { PinOptions, SeenTool } from "./plugins/pin";
+export { rateLimitPlugin } from "./plugins/rate-limit";
+export type { RateLimitDimension, RateLimitOptions, RateLimitRule } from "./plugins/rate-limit";
+export { REDACTED_META, redactPlugin, redactResult } from "./plugins/redact";
+export type { RedactOptions } from "./plugins/redact";
+export { FULL_RESULT_ARGUMENT, SUMMARIZED_META, summarizePlugin } from "./plugins/summarize";
+export type { SummarizeOptions } from "./plugins/summarize";
+export { BUILT_IN_SECRET_PATTERNS, DEFAULT_MAX_SCAN_CHARS, Redactor } from "./redactor";
+export type { RedactorOptions, SecretPattern } from "./redactor";
+export { RotatingFile } from "./rotating-file";
+export type { RotatingFileOptions } from "./rotating-file";
+export type {
+  BeforeCallResult,
+  CallRecord,
+  CallSession,
+  Observability,
+  Plugin,
+  PluginCall,
+  PluginInitContext,
+  PluginMetrics,
+  ResultKeeper,
+  ToolHints,
+  ToolInfo,
+} from "./types";
+export { wrapWithProxy } from "./wrap";
+export type { WrapOptions } from "./wrap";

@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { canonicalJson, sha256 } from "./canonical";
+import { PinFileError } from "./errors";
+import type { ToolInfo } from "./types";
+
+/** A definition seen but not yet approved: changed since it was pinned, or of a quarantined new server. */
+export interface PendingPin {
+  hash: string;
+  fields: Record<string, string>;
+  seenAt: string;
+  reason: "changed" | "new server";
+}
+
+export interface PinRecord {
+  server: string;
+  /** The approved definition's hash; absent while a new server's tool waits for its first approval. */
+  hash?: string;
+  fields?: Record<string, string>;
+  firstSeen: string;
+  approvedAt?: string;
+  pending?: PendingPin;
+}
+
+export interface PinFile {
+  version: 1;
+  tools: Record<string, PinRecord>;
+}
+
+/** The hash of a tool's definition (everything but `_meta`), and one per field to say what changed. */
+export function hashDefinition(definition: ToolInfo): { hash: string; fields: Record<string, string> } {
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(definition)) {
+    if (key === "_meta" || value === undefined) continue;
+    fields[key] = sha256(canonicalJson(value, 10_000_000) ?? "(too large)").slice(0, 16);
+  }
+  return { hash: sha256(canonicalJson(fields) ?? ""), fields };
+}
+
+/** The fields whose hashes differ, e.g. ["description", "inputSchema"]. */
+export function changedFields(before: Record<string, string> | undefined, after: Record<string, string>): string[] {
+  if (!before) return Object.keys(after);
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((k) => before[k] !== after[k]).sort();
+}
+
+export async function readPinFile(file: string): Promise<PinFile> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { version: 1, tools: {} };
+    throw new PinFileError(`Cannot read the pin file ${file} (${(error as Error).message}); check its permissions.`, { cause: error });
+  }
+  try {
+    const data = JSON.parse(text) as PinFile;
+    if (data?.version !== 1 || typeof data.tools !== "object" || data.tools === null) throw new Error("not a version 1 pin file");
+    return data;
+  } catch (error) {
+    throw new PinFileError(`The pin file ${file} is damaged (${(error as Error).message}); move it away and codemux pins every tool afresh on first sight.`, { cause: error });
+  }
+}
+
+/** Writes atomically (a temporary file renamed over it), readable only by the user. */
+export async function writePinFile(file: string, data: PinFile): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+  await rename(temporary, file);
+}
+
+export interface ApproveResult {
+  approved: string[];
+  /** Tools still waiting, when nothing matched. */
+  pending: string[];
+}
+
+/**
+ * Approves the pending definitions of `SERVER` (all its tools) or `SERVER__TOOL` in the pin file:
+ * what `codemux approve` does. A running codemux reads the file again before refusing a call.
+ */
+export async function approvePins(file: string, target: string, now: () => number = Date.now): Promise<ApproveResult> {
+  const data = await readPinFile(file);
+  const approved: string[] = [];
+  for (const [name, record] of Object.entries(data.tools)) {
+    if (!record.pending || (name !== target && record.server !== target)) continue;
+    record.hash = record.pending.hash;
+    record.fields = record.pending.fields;
+    record.approvedAt = new Date(now()).toISOString();
+    delete record.pending;
+    approved.push(name);
+  }
+  if (approved.length) await writePinFile(file, data);
+  return { approved: approved.sort(), pending: listPending(data) };
+}
+
+/** Names of tools waiting for approval, with why. */
+export function listPending(data: PinFile): string[] {
+  return Object.entries(data.tools)
+    .filter(([, r]) => r.pending)
+    .map(([name, r]) => `${name} (${r.pending!.reason === "changed" ? `changed: ${changedFields(r.fields, r.pending!.fields).join(", ")}` : "new server"})`)
+    .sort();
+}

@@ -1,0 +1,109 @@
+import { isAbsolute, join, resolve } from "node:path";
+import { digestOf, resultSize } from "../canonical";
+import { SHORT_CIRCUIT_META } from "../chain";
+import { HooksError } from "../errors";
+import { Redactor } from "../redactor";
+import { RotatingFile } from "../rotating-file";
+import type { Plugin, PluginCall } from "../types";
+
+export interface AuditOptions {
+  /** The log file; `audit/audit.jsonl` under the data dir by default; relative to the config's folder. */
+  file?: string;
+  /** Rotate past this size (bytes); default 10 MiB. */
+  maxBytes?: number;
+  /** Files kept, the current one included; default 5. */
+  files?: number;
+  /** Write the arguments (secrets masked) as well as their digest; default false. */
+  includeArguments?: boolean;
+  /** Masks secrets in arguments and error messages; the redact plugin's when it is on, else the built-in patterns. */
+  redactor?: Redactor;
+}
+
+/** One line of the audit log. */
+export interface AuditLine {
+  time: string;
+  id: string;
+  principal: string;
+  session: string;
+  origin: string;
+  server: string;
+  tool: string;
+  /** First 16 hex digits of the SHA-256 of the arguments' canonical JSON. */
+  argsDigest: string;
+  arguments?: unknown;
+  durationMs: number;
+  /** ok, tool_error (the tool answered isError), error (it threw), refused (a plugin refused), short_circuit (a plugin answered, e.g. a cache hit). */
+  outcome: "ok" | "tool_error" | "error" | "refused" | "short_circuit";
+  /** The plugin that refused or answered. */
+  by?: string;
+  error?: string;
+  resultBytes: number;
+}
+
+const STATE = "audit:arguments";
+
+/**
+ * `audit`: one JSON line per call to a size-rotated file. Highest priority, so it sees refusals
+ * and cache hits of every other plugin; never blocks a call (lines are written in the background).
+ */
+export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Promise<void>; readonly file: string | undefined } {
+  let writer: RotatingFile | undefined;
+  let clock: () => number = Date.now;
+  const redactor = options.redactor ?? new Redactor();
+
+  const write = (call: PluginCall, outcome: AuditLine["outcome"], extra: { by?: string; error?: string; resultBytes?: number }) => {
+    const args = (call.state.get(STATE) as Record<string, unknown> | undefined) ?? call.arguments;
+    const line: AuditLine = {
+      time: new Date(clock()).toISOString(),
+      id: call.id,
+      principal: call.principal,
+      session: call.session.id,
+      origin: call.origin,
+      server: call.server,
+      tool: call.tool,
+      argsDigest: digestOf(args),
+      ...(options.includeArguments ? { arguments: redactor.value(args, { keys: true }).value } : {}),
+      durationMs: Math.max(0, clock() - call.startedAt),
+      outcome,
+      ...(extra.by ? { by: extra.by } : {}),
+      ...(extra.error ? { error: redactor.text(extra.error.slice(0, 300)).text } : {}),
+      resultBytes: extra.resultBytes ?? 0,
+    };
+    writer?.append(JSON.stringify(line));
+  };
+
+  return {
+    name: "audit",
+    priority: 1000,
+    get file() {
+      return writer?.path(0);
+    },
+    init(ctx) {
+      clock = ctx.clock;
+      const file = options.file ? (isAbsolute(options.file) ? options.file : resolve(ctx.configDir, options.file)) : join(ctx.dataDir, "audit", "audit.jsonl");
+      writer = new RotatingFile({ file, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, files: options.files ?? 5 });
+      writer.onError = (error) => ctx.logger.warn(`audit: cannot write ${file} (${(error as Error).message}); audit lines are being lost until it is writable.`);
+    },
+    beforeCall(call) {
+      call.state.set(STATE, call.arguments);
+    },
+    afterCall(call, result) {
+      const by = result._meta?.[SHORT_CIRCUIT_META];
+      write(call, typeof by === "string" ? "short_circuit" : result.isError ? "tool_error" : "ok", { ...(typeof by === "string" ? { by } : {}), resultBytes: resultSize(result) });
+    },
+    onError(call, error) {
+      const refused = HooksError.isInstance(error) && error.code !== "PLUGIN_FAILED";
+      const plugin = HooksError.isInstance(error) ? error.data?.plugin : undefined;
+      write(call, refused ? "refused" : "error", {
+        ...(typeof plugin === "string" ? { by: plugin } : {}),
+        error: error instanceof Error ? error.message : String(error),
+      });
+    },
+    async flush() {
+      await writer?.flush();
+    },
+    async close() {
+      await writer?.flush();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { canonicalJson } from "../canonical";
+import { globMatcher } from "../glob";
+import type { Plugin, PluginMetrics } from "../types";
+
+export interface CacheOptions {
+  /** How long a result stays; default 60 000 ms. */
+  ttlMs?: number;
+  /** Total size of kept results (characters of their JSON); least recently used go first; default 16 MiB. */
+  maxBytes?: number;
+  /** A larger result is not kept; default 1 MiB. */
+  maxEntryBytes?: number;
+  /** Cache tools whose server marks them `readOnlyHint: true`; default true. */
+  readOnly?: boolean;
+  /** Also cache these `server__tool` globs, whatever their hints. */
+  tools?: string[];
+  /** Never cache these, even read-only ones. */
+  exclude?: string[];
+  /** One cache per principal instead of one for all; default false (every principal reaches the same servers). */
+  perPrincipal?: boolean;
+}
+
+/** Arguments longer than this (canonical JSON) are not worth a key. */
+const MAX_KEY_CHARS = 64 * 1024;
+const KEY = "cache:key";
+export const CACHE_META = "codemux/cache";
+
+interface Entry {
+  json: string;
+  expiresAt: number;
+}
+
+/**
+ * `cache`: answers repeated calls of read-only (or listed) tools from memory for a TTL, keyed by
+ * the tool and its arguments' canonical JSON (sorted keys), bounded in bytes with LRU eviction.
+ * Error results and thrown errors are never kept.
+ */
+export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly size: number; readonly bytes: number; clear(): void } {
+  const ttlMs = options.ttlMs ?? 60_000;
+  const maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
+  const maxEntryBytes = Math.min(options.maxEntryBytes ?? 1024 * 1024, maxBytes);
+  const listed = globMatcher(options.tools);
+  const excluded = globMatcher(options.exclude);
+  const entries = new Map<string, Entry>();
+  let bytes = 0;
+  let clock: () => number = Date.now;
+  let metrics: PluginMetrics | undefined;
+
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    bytes -= entry.json.length;
+  };
+
+  return {
+    name: "cache",
+    priority: 100,
+    get size() {
+      return entries.size;
+    },
+    get bytes() {
+      return bytes;
+    },
+    clear() {
+      entries.clear();
+      bytes = 0;
+    },
+    init(ctx) {
+      clock = ctx.clock;
+      metrics = ctx.metrics;
+    },
+    beforeCall(call) {
+      if (excluded(call.name)) return;
+      if (!listed(call.name) && !(options.readOnly !== false && call.annotations.readOnlyHint === true)) return;
+      const args = canonicalJson(call.arguments, MAX_KEY_CHARS);
+      if (args === undefined) return;
+      const key = `${options.perPrincipal ? `${call.principal}\u0000` : ""}${call.name}\u0000${args}`;
+      const entry = entries.get(key);
+      if (entry && entry.expiresAt > clock()) {
+        // Least recently used goes first: a hit moves to the end.
+        entries.delete(key);
+        entries.set(key, entry);
+        call.logField("cache", "hit");
+        metrics?.increment("codemux_cache_hits_total", { server: call.server });
+        const result = JSON.parse(entry.json) as CallToolResult;
+        return { action: "respond", result: { ...result, _meta: { ...result._meta, [CACHE_META]: "hit" } } };
+      }
+      if (entry) drop(key);
+      call.state.set(KEY, key);
+      metrics?.increment("codemux_cache_misses_total", { server: call.server });
+    },
+    afterCall(call, result) {
+      const key = call.state.get(KEY);
+      if (typeof key !== "string" || result.isError) return;
+      const json = JSON.stringify(result);
+      if (json.length > maxEntryBytes) return;
+      drop(key);
+      entries.set(key, { json, expiresAt: clock() + ttlMs });
+      bytes += json.length;
+      for (const oldest of entries.keys()) {
+        if (bytes <= maxBytes) break;
+        drop(oldest);
+      }
+    },
+  };
+}

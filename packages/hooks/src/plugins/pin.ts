@@ -1,0 +1,131 @@
+import { isAbsolute, join, resolve } from "node:path";
+import { PluginRefusedError } from "../errors";
+import { changedFields, hashDefinition, readPinFile, writePinFile, type PinFile, type PinRecord } from "../pin-store";
+import type { Plugin, PluginMetrics, ToolInfo } from "../types";
+import type { Logger } from "@codemux/pool";
+
+export interface PinOptions {
+  /** The pin file; `pins.json` under the data dir by default; relative to the config's folder. */
+  file?: string;
+  /** Tools of a server never seen before are quarantined until `codemux approve SERVER`; default false (trusted on first sight). */
+  quarantineNewServers?: boolean;
+}
+
+/** A tool as the catalog lists it (a codemux `CatalogEntry` fits). */
+export interface SeenTool {
+  qualifiedName: string;
+  server: string;
+  tool: ToolInfo;
+}
+
+type Verdict = { ok: true } | { ok: false; reason: string };
+
+/**
+ * `pin`: the hash of every tool's definition is recorded on first sight (on its first call, or
+ * when the host reports the catalog with `see`); a later change quarantines the tool until
+ * `codemux approve SERVER[__TOOL]`. Fail-closed.
+ */
+export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: readonly SeenTool[]): Promise<void>; readonly file: string | undefined } {
+  let file: string | undefined;
+  let pins: PinFile = { version: 1, tools: {} };
+  let clock: () => number = Date.now;
+  let logger: Logger | undefined;
+  let metrics: PluginMetrics | undefined;
+  let saving: Promise<void> = Promise.resolve();
+
+  const now = () => new Date(clock()).toISOString();
+  const trusted = (server: string) => Object.values(pins.tools).some((r) => r.server === server && r.hash !== undefined);
+
+  /** Writes the records of these tools over the file's current content (another process may have approved some). */
+  const save = (names: string[]) => {
+    const records = Object.fromEntries(names.map((n) => [n, pins.tools[n]]));
+    saving = saving.then(async () => {
+      if (!file) return;
+      try {
+        const disk = await readPinFile(file);
+        for (const [name, record] of Object.entries(records)) if (record) disk.tools[name] = record;
+        await writePinFile(file, disk);
+        pins = disk;
+      } catch (error) {
+        logger?.warn(`pin: ${(error as Error).message}`);
+      }
+    });
+    return saving;
+  };
+
+  /** Records the definition; the verdict for a call of it. */
+  const judge = (name: string, server: string, definition: ToolInfo, dirty: string[]): Verdict => {
+    const { hash, fields } = hashDefinition(definition);
+    const record: PinRecord | undefined = pins.tools[name];
+    if (!record) {
+      if (options.quarantineNewServers && !trusted(server)) {
+        pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server" } };
+        dirty.push(name);
+        return { ok: false, reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If you trust the server, approve it with: codemux approve ${server}` };
+      }
+      pins.tools[name] = { server, hash, fields, firstSeen: now() };
+      dirty.push(name);
+      return { ok: true };
+    }
+    if (record.hash === hash) {
+      if (record.pending) {
+        delete record.pending;
+        dirty.push(name);
+      }
+      return { ok: true };
+    }
+    if (record.pending?.hash !== hash) {
+      record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed" };
+      dirty.push(name);
+    }
+    if (record.hash === undefined) {
+      return { ok: false, reason: `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}` };
+    }
+    const changed = changedFields(record.fields, fields);
+    return {
+      ok: false,
+      reason: `${name} is quarantined: its definition changed since codemux pinned it (${changed.join(", ") || "definition"} changed), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve ${name}`,
+    };
+  };
+
+  return {
+    name: "pin",
+    priority: 850,
+    failClosed: true,
+    get file() {
+      return file;
+    },
+    async init(ctx) {
+      clock = ctx.clock;
+      logger = ctx.logger;
+      metrics = ctx.metrics;
+      file = options.file ? (isAbsolute(options.file) ? options.file : resolve(ctx.configDir, options.file)) : join(ctx.dataDir, "pins.json");
+      pins = await readPinFile(file);
+    },
+    async see(tools) {
+      const dirty: string[] = [];
+      for (const t of tools) judge(t.qualifiedName, t.server, t.tool, dirty);
+      if (dirty.length) await save(dirty);
+    },
+    async beforeCall(call) {
+      if (!call.definition) return;
+      const dirty: string[] = [];
+      let verdict = judge(call.name, call.server, call.definition, dirty);
+      if (!verdict.ok && file) {
+        // The user may have approved it since (codemux approve writes the file): read it again first.
+        await saving;
+        pins = await readPinFile(file);
+        dirty.length = 0;
+        verdict = judge(call.name, call.server, call.definition, dirty);
+      }
+      if (dirty.length) await save(dirty);
+      if (verdict.ok) return;
+      call.logField("quarantined", true);
+      metrics?.increment("codemux_quarantined_calls_total", { server: call.server });
+      return { action: "abort", error: new PluginRefusedError("pin", verdict.reason, { code: "QUARANTINED" }) };
+    },
+    async close() {
+      await saving;
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import type { ClientPeer } from "@codemux/server";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { HooksError } from "./errors";
+import { PluginHost, type PluginHostOptions } from "./host";
+import type { Plugin, ToolInfo } from "./types";
+
+export interface WrapOptions extends PluginHostOptions {
+  plugins: Plugin[];
+  /** The server part of `server__tool` that plugins see (globs, audit lines, pins); the server's own name by default. */
+  name?: string;
+}
+
+interface RawRequest {
+  method: string;
+  params?: { name?: unknown; arguments?: unknown; task?: unknown; [key: string]: unknown };
+  [key: string]: unknown;
+}
+interface RawExtra {
+  signal?: AbortSignal;
+  sessionId?: string;
+  authInfo?: { clientId?: string };
+  [key: string]: unknown;
+}
+type RawHandler = (request: RawRequest, extra: RawExtra) => Promise<unknown>;
+
+const WRAPPED: unique symbol = Symbol.for("codemux.hooks.wrapped");
+
+/**
+ * Runs `plugins` around every tool call of an existing SDK server, `McpServer` or low-level
+ * `Server`, for tools registered before or after wrapping; nothing else about the server changes
+ * (resources, prompts, capabilities, transport). Returns the same server once the plugins started;
+ * closing the server closes them.
+ *
+ * @example
+ * const server = new McpServer({ name: "billing", version: "1.0.0" });
+ * server.registerTool("invoice", { inputSchema: { id: z.string() } }, handler);
+ * await wrapWithProxy(server, { plugins: [auditPlugin({ file: "audit.jsonl" }), cachePlugin()] });
+ * await server.connect(new StdioServerTransport());
+ */
+export async function wrapWithProxy<S extends McpServer | Server>(server: S, options: WrapOptions): Promise<S> {
+  const low = lowLevel(server);
+  const marked = low as unknown as { [WRAPPED]?: boolean };
+  if (marked[WRAPPED]) throw new Error("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
+  const handlers = (low as unknown as { _requestHandlers?: unknown })._requestHandlers;
+  if (!(handlers instanceof Map)) {
+    throw new Error("wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them; use SDK 1.x (tested with 1.32).");
+  }
+  const host = new PluginHost(options.plugins, options);
+  await host.start();
+  marked[WRAPPED] = true;
+
+  const serverName = sanitize(options.name ?? (low as unknown as { _serverInfo?: { name?: string } })._serverInfo?.name ?? "server");
+  const sessionId = randomUUID();
+  const peer = peerOf(low);
+  const definitions = new Map<string, ToolInfo>();
+  let listed = false;
+
+  const definitionOf = async (tool: string, extra: RawExtra): Promise<ToolInfo | undefined> => {
+    if (!definitions.has(tool) || !listed) {
+      const list = (handlers as Map<string, RawHandler>).get("tools/list");
+      if (list) {
+        try {
+          const answer = (await list({ method: "tools/list", params: {} }, extra)) as { tools?: ToolInfo[] };
+          definitions.clear();
+          for (const t of answer.tools ?? []) definitions.set(t.name, t);
+          listed = true;
+        } catch {
+          // Without a definition the call still runs; plugins see `{}` annotations.
+        }
+      }
+    }
+    return definitions.get(tool);
+  };
+  const forget = () => {
+    listed = false;
+  };
+
+  const wrap = (raw: RawHandler): RawHandler => async (request, extra) => {
+    const params = request.params ?? {};
+    // Task-augmented calls answer with a task, not a result: they pass as they are.
+    if (params.task !== undefined || host.chain.empty) return raw(request, extra);
+    const tool = String(params.name);
+    const definition = await definitionOf(tool, extra);
+    try {
+      return await host.chain.run(
+        {
+          name: `${serverName}__${tool}`,
+          server: serverName,
+          tool,
+          definition,
+          annotations: definition?.annotations ?? {},
+          arguments: isObject(params.arguments) ? params.arguments : {},
+          origin: "call_tool",
+          session: { id: extra.sessionId ?? sessionId, principal: extra.authInfo?.clientId ?? "local", peer },
+          signal: extra.signal,
+          state: new Map(),
+        },
+        async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as CallToolResult,
+      );
+    } catch (error) {
+      // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
+      if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies CallToolResult;
+      throw error;
+    }
+  };
+
+  const map = handlers as Map<string, RawHandler>;
+  const set = map.set.bind(map);
+  // McpServer installs its tools/call handler on the first registerTool, maybe after wrapping: catch it there.
+  map.set = (method: string, handler: RawHandler) => set(method, method === "tools/call" ? wrap(handler) : handler);
+  const existing = map.get("tools/call");
+  if (existing) set("tools/call", wrap(existing));
+
+  for (const target of [low, server] as Array<{ sendToolListChanged?: () => unknown }>) {
+    const send = target.sendToolListChanged?.bind(target);
+    if (send) target.sendToolListChanged = () => (forget(), send());
+  }
+  // Registering a tool changes the list even before a client is connected (no notification then).
+  const mcp = server as unknown as { registerTool?: (...args: unknown[]) => unknown; tool?: (...args: unknown[]) => unknown };
+  for (const method of ["registerTool", "tool"] as const) {
+    const original = mcp[method]?.bind(server);
+    if (original && low !== (server as unknown)) mcp[method] = (...args: unknown[]) => (forget(), original(...args));
+  }
+  const close = low.close.bind(low);
+  low.close = async () => {
+    await close();
+    await host.close();
+  };
+  return server;
+}
+
+function lowLevel(server: McpServer | Server): Server {
+  const inner = (server as { server?: unknown }).server;
+  if (inner && typeof (inner as Server).setRequestHandler === "function" && typeof (server as McpServer).registerTool === "function") return inner as Server;
+  return server as Server;
+}
+
+function peerOf(server: Server): ClientPeer {
+  return {
+    capabilities: () => server.getClientCapabilities(),
+    elicit: (params, options) => server.elicitInput(params, options?.signal ? { signal: options.signal } : undefined),
+    createMessage: (params, options) => server.createMessage(params, options?.signal ? { signal: options.signal } : undefined),
+    listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
+  };
+}
+
+function sanitize(name: string): string {
+  return name.replace(/[^A-Za-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "server";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

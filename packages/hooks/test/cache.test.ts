@@ -1,0 +1,82 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CACHE_META, cachePlugin } from "../src/index";
+import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./helpers";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const count = (text: string) => JSON.parse(text).calls as number;
+
+describe("cache", () => {
+  it("answers a listed tool's repeated call from memory, keyed by canonical arguments", async () => {
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__counter", "s__echo"] })] });
+    const first = await harness.call("s__counter");
+    const second = await harness.call("s__counter");
+    expect(textOf(second)).toBe(textOf(first));
+    expect(second._meta?.[CACHE_META]).toBe("hit");
+    expect(first._meta?.[CACHE_META]).toBeUndefined();
+
+    const a = await harness.client.callTool({ name: "s__echo", arguments: { text: "a" } });
+    const b = await harness.client.callTool({ name: "s__echo", arguments: { text: "b" } });
+    expect(textOf(b as never)).toBe("b");
+    expect((a as { _meta?: Record<string, unknown> })._meta?.[CACHE_META]).toBeUndefined();
+  });
+
+  it("treats argument objects with keys in another order as the same call", async () => {
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__huge"] })] });
+    await harness.call("s__huge", { bytes: 10, lines: false });
+    const again = await harness.call("s__huge", { lines: false, bytes: 10 });
+    expect(again._meta?.[CACHE_META]).toBe("hit");
+  });
+
+  it("never keeps an error result or a thrown error", async () => {
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__fail", "s__throw"] })] });
+    await harness.call("s__fail", { message: "nope" });
+    const again = await harness.call("s__fail", { message: "nope" });
+    expect(again.isError).toBe(true);
+    expect(again._meta?.[CACHE_META]).toBeUndefined();
+    await harness.call("s__throw", { message: "boom" });
+    const thrown = await harness.call("s__throw", { message: "boom" });
+    expect(thrown._meta?.[CACHE_META]).toBeUndefined();
+  });
+
+  it("caches tools their server marks read-only (filesystem read_text_file) and not its writers", async () => {
+    const root = tempDir();
+    const file = join(root, "a.txt");
+    writeFileSync(file, "first");
+    harness = await connect({ servers: { fs: filesystem(root) }, plugins: [cachePlugin()] });
+    expect(textOf(await harness.call("fs__read_text_file", { path: file }))).toBe("first");
+    writeFileSync(file, "second");
+    const cached = await harness.call("fs__read_text_file", { path: file });
+    expect(textOf(cached)).toBe("first");
+    expect(cached._meta?.[CACHE_META]).toBe("hit");
+    await harness.call("fs__write_file", { path: file, content: "third" });
+    const write = await harness.call("fs__write_file", { path: file, content: "third" });
+    expect(write._meta?.[CACHE_META]).toBeUndefined();
+  });
+
+  it("forgets an entry after its TTL", async () => {
+    let now = 1_000_000;
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__counter"], ttlMs: 1000 })], host: { clock: () => now } });
+    const first = count(textOf(await harness.call("s__counter")));
+    now += 999;
+    expect(count(textOf(await harness.call("s__counter")))).toBe(first);
+    now += 2;
+    expect(count(textOf(await harness.call("s__counter")))).toBe(first + 1);
+  });
+
+  it("stays within its byte bound, dropping the least recently used", async () => {
+    const cache = cachePlugin({ tools: ["s__huge"], maxBytes: 5000 });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cache] });
+    for (const bytes of [1000, 1100, 1200, 1300, 1400, 1500]) await harness.call("s__huge", { bytes });
+    expect(cache.bytes).toBeLessThanOrEqual(5000);
+    expect(cache.size).toBeLessThan(6);
+    expect((await harness.call("s__huge", { bytes: 1500 }))._meta?.[CACHE_META]).toBe("hit");
+    expect((await harness.call("s__huge", { bytes: 1000 }))._meta?.[CACHE_META]).toBeUndefined();
+  });
+});
