@@ -1,0 +1,78 @@
+import type { IncomingMessage } from "node:http";
+import { HttpError } from "./errors";
+
+/**
+ * Reads a request body up to `maxBytes`: a declared Content-Length over the cap is refused before
+ * anything is read, and an undeclared (chunked) body is cut off as soon as it passes the cap. The
+ * time it may take is bounded by the server's `requestTimeout`.
+ */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return new Promise<Buffer>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        // Stop reading: the rest of the body is never buffered; the answer closes the connection.
+        req.pause();
+        reject(tooLarge(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(new HttpError("bad_request", 400, `The request body could not be read (${error.message.slice(0, 100)}).`));
+    };
+    const onAborted = () => {
+      cleanup();
+      reject(new HttpError("bad_request", 400, "The client closed the connection before sending the whole body."));
+    };
+    const cleanup = () => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("aborted", onAborted);
+    };
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("aborted", onAborted);
+  });
+}
+
+function tooLarge(maxBytes: number): HttpError {
+  return new HttpError("too_large", 413, `The request body is larger than ${maxBytes} bytes; send less, or raise --max-body-bytes on the server.`, {
+    data: { limit: maxBytes },
+    headers: { connection: "close" },
+  });
+}
+
+/** True when the Content-Type is JSON (`application/json`, with or without parameters). */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false;
+  const type = header.split(";")[0]?.trim().toLowerCase();
+  return type === "application/json" || (type !== undefined && type.startsWith("application/") && type.endsWith("+json"));
+}
+
+/** Reads a JSON body: 415 for another content type, 413 past the cap, 400 for text that is not JSON (never a silent `{}`). */
+export async function readJson(req: IncomingMessage, maxBytes: number, options: { allowEmpty?: boolean } = {}): Promise<unknown> {
+  const type = req.headers["content-type"];
+  const declared = req.headers["content-length"];
+  const empty = declared === "0" || (declared === undefined && req.headers["transfer-encoding"] === undefined);
+  if (empty && options.allowEmpty) return undefined;
+  if (!isJsonContentType(type)) {
+    throw new HttpError("unsupported_media_type", 415, `Send the body as JSON with "Content-Type: application/json" (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`);
+  }
+  const body = await readBody(req, maxBytes);
+  if (body.length === 0) {
+    if (options.allowEmpty) return undefined;
+    throw new HttpError("invalid_json", 400, "The request body is empty; send a JSON value.");
+  }
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch (error) {
+    throw new HttpError("invalid_json", 400, `The request body is not valid JSON: ${(error as Error).message.slice(0, 200)}.`);
+  }
+}

@@ -1,0 +1,32 @@
+import type { Codemux, SessionInfo } from "@codemux/server";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { LogRecord } from "./log";
+import type { Metrics } from "./metrics";
+import type { ResolvedOptions } from "./options";
+import type { SessionTable } from "./sessions";
+
+/** One request as the routes see it, after the Host, Origin and auth checks. */
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  requestId: string;
+  /** The token's name, or "anonymous" when serving without auth. */
+  principal: string;
+  /** The token when it came as `?apikey=` (legacy SSE puts it in the message endpoint it hands out). */
+  queryToken: string | undefined;
+  /** Fields added to this request's log line (session id, tool). */
+  log: LogRecord;
+}
+
+/** What the routes share: the core, the options, the sessions and the metrics. */
+export interface Gateway {
+  core: Codemux;
+  options: ResolvedOptions;
+  sessions: SessionTable;
+  metrics: Metrics;
+  /** The one session a principal's REST and stateless calls run as, so their result handles are theirs alone. */
+  principalSession(principal: string): SessionInfo;
+  /** Reports a problem of the gateway itself (not a request log line). */
+  warn(message: string, fields?: LogRecord): void;
+}

@@ -1,0 +1,69 @@
+/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
+export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+
+export type HttpErrorCode =
+  | "bad_request"
+  | "invalid_json"
+  | "unauthorized"
+  | "forbidden"
+  | "invalid_host"
+  | "invalid_origin"
+  | "not_found"
+  | "method_not_allowed"
+  | "unsupported_media_type"
+  | "too_large"
+  | "capacity"
+  | "invalid_arguments"
+  | "unknown_tool"
+  | "server_unavailable"
+  | "timeout"
+  | "downstream_error"
+  | "tool_error"
+  | "exec_error"
+  | "busy"
+  | "not_implemented"
+  | "internal"
+  | "unsafe_bind"
+  | "invalid_tokens";
+
+/** Base of every error @codemux/http raises; `code` is stable, `status` is the HTTP status it answers with. */
+export class HttpError extends Error {
+  readonly [ERROR_BRAND] = "http";
+  readonly code: HttpErrorCode;
+  readonly status: number;
+  readonly data: Record<string, unknown> | undefined;
+  /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: HttpErrorCode, status: number, message: string, options: { cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+    this.data = options.data;
+    this.headers = options.headers ?? {};
+  }
+
+  /** True for an error of this package from any installed copy of it. */
+  static isInstance(value: unknown): value is HttpError {
+    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "http";
+  }
+}
+
+/** Serving on a non-loopback address without any token: refused unless `insecureNoAuth`. */
+export class UnsafeBindError extends HttpError {
+  constructor(address: string) {
+    super(
+      "unsafe_bind",
+      500,
+      `Refusing to serve ${address} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
+    );
+  }
+}
+
+/** A token list that cannot be used (a bad file, an empty or duplicate token). */
+export class TokenConfigError extends HttpError {
+  constructor(message: string) {
+    super("invalid_tokens", 500, message);
+  }
+}

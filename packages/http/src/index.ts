@@ -1,0 +1,21 @@
+/**
+ * @codemux/http: codemux over HTTP. Streamable HTTP (and legacy SSE) for many MCP clients, a REST
+ * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
+ */
+export { DEFAULT_HOST, DEFAULT_PORT, isLoopback, parseListen } from "./address";
+export { ERROR_BRAND, HttpError, TokenConfigError, UnsafeBindError } from "./errors";
+export type { HttpErrorCode } from "./errors";
+export { maskTarget, stderrSink } from "./log";
+export type { LogRecord, LogSink } from "./log";
+export { Counter, Gauge, Histogram, Metrics, callMetricsMiddleware } from "./metrics";
+export type { Labels } from "./metrics";
+export { DEFAULTS } from "./options";
+export type { HttpServeOptions, ReloadSummary } from "./options";
+export { openApiDocument } from "./openapi";
+export { resultValue } from "./rest";
+export { CodemuxHttpServer } from "./server";
+export type { LogFieldsHook } from "./server";
+export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";
+export type { TokenSpec } from "./tokens";
+export { watchConfig } from "./watch";
+export type { ConfigWatcher, Reloadable, WatchConfigOptions } from "./watch";

@@ -1,0 +1,98 @@
+import { createSessionServer } from "@codemux/server";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { readJson } from "./body";
+import type { Gateway, RequestContext } from "./context";
+import { HttpError } from "./errors";
+import { sendRpcError } from "./respond";
+import type { HttpSession } from "./sessions";
+
+const SESSION_NOT_FOUND = -32001;
+
+function sessionHeader(ctx: RequestContext): string | undefined {
+  const value = ctx.req.headers["mcp-session-id"];
+  return typeof value === "string" && value.length > 0 && value.length <= 200 ? value : undefined;
+}
+
+function isInitialize(body: unknown): boolean {
+  return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+}
+
+/** `/mcp`: Streamable HTTP, one SDK server per client session over the shared core. */
+export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<void> {
+  if (gateway.options.stateless) return handleStateless(gateway, ctx);
+  const method = ctx.req.method ?? "GET";
+  if (!["POST", "GET", "DELETE"].includes(method)) {
+    throw new HttpError("method_not_allowed", 405, "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
+  }
+  const id = sessionHeader(ctx);
+  const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
+  if (id === undefined) {
+    if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
+    sendRpcError(ctx.res, 400, -32000, "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one.");
+    return;
+  }
+  ctx.log.session = id.slice(0, 8);
+  const session = gateway.sessions.get(id, ctx.principal);
+  if (!session || session.kind !== "streamable") {
+    // Unknown, expired, or another principal's: the same 404, so a client re-initializes and nothing leaks.
+    sendRpcError(ctx.res, 404, SESSION_NOT_FOUND, "Session not found");
+    return;
+  }
+  const end = gateway.sessions.begin(session);
+  ctx.res.once("close", end);
+  await (session.transport as StreamableHTTPServerTransport).handleRequest(ctx.req, ctx.res, body);
+}
+
+async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
+  if (!gateway.sessions.reserve()) {
+    const max = gateway.options.maxSessions;
+    gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
+    sendRpcError(ctx.res, 503, -32000, `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.`, { "retry-after": "5" });
+    return;
+  }
+  const id = randomUUID();
+  ctx.log.session = id.slice(0, 8);
+  let added = false;
+  const server = createSessionServer(gateway.core, { session: { id, principal: ctx.principal }, ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => id,
+    keepAliveMs: gateway.options.keepAliveMs,
+    onsessioninitialized: () => {
+      added = true;
+      gateway.sessions.add(session);
+    },
+  });
+  const session: HttpSession = { id, kind: "streamable", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
+  // Set before connect: the SDK chains it with its own close handling.
+  transport.onclose = () => gateway.sessions.delete(id);
+  server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
+  await server.connect(transport);
+  const end = gateway.sessions.begin(session);
+  ctx.res.once("close", end);
+  try {
+    await transport.handleRequest(ctx.req, ctx.res, body);
+  } finally {
+    if (!added) {
+      gateway.sessions.release();
+      await transport.close().catch(() => undefined);
+    }
+  }
+}
+
+/** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
+async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<void> {
+  if (ctx.req.method !== "POST") {
+    throw new HttpError("method_not_allowed", 405, "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", { headers: { allow: "POST" } });
+  }
+  const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
+  const server = createSessionServer(gateway.core, { session: gateway.principalSession(ctx.principal), ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  ctx.res.once("close", () => {
+    void transport.close().catch(() => undefined);
+    void server.close().catch(() => undefined);
+  });
+  await server.connect(transport);
+  await transport.handleRequest(ctx.req, ctx.res, body);
+}

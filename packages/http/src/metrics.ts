@@ -1,0 +1,155 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolCallMiddleware } from "@codemux/server";
+
+export type Labels = Record<string, string>;
+
+/** A metric stops taking new label sets past this, so a plugin labelling by user input cannot grow memory without bound. */
+const MAX_SERIES = 1000;
+export const DEFAULT_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+function key(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${escapeLabel(labels[k] as string)}"`)
+    .join(",");
+}
+
+function escapeLabel(value: string): string {
+  return value.slice(0, 200).replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+function braces(labelText: string): string {
+  return labelText ? `{${labelText}}` : "";
+}
+
+export class Counter {
+  readonly #values = new Map<string, number>();
+  constructor(readonly name: string, readonly help: string) {}
+
+  inc(labels: Labels = {}, value = 1): void {
+    const k = key(labels);
+    if (!this.#values.has(k) && this.#values.size >= MAX_SERIES) return;
+    this.#values.set(k, (this.#values.get(k) ?? 0) + value);
+  }
+
+  get(labels: Labels = {}): number {
+    return this.#values.get(key(labels)) ?? 0;
+  }
+
+  render(): string[] {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.#values].map(([k, v]) => `${this.name}${braces(k)} ${v}`)];
+  }
+}
+
+export class Gauge {
+  readonly #values = new Map<string, number>();
+  /** Read at scrape time, for values that live elsewhere (sessions open, servers by state). */
+  #collect: (() => Array<[Labels, number]>) | undefined;
+  constructor(readonly name: string, readonly help: string, collect?: () => Array<[Labels, number]>) {
+    this.#collect = collect;
+  }
+
+  set(labels: Labels, value: number): void {
+    const k = key(labels);
+    if (!this.#values.has(k) && this.#values.size >= MAX_SERIES) return;
+    this.#values.set(k, value);
+  }
+
+  render(): string[] {
+    const values = this.#collect ? this.#collect().map(([labels, v]) => [key(labels), v] as const) : [...this.#values];
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, ...values.map(([k, v]) => `${this.name}${braces(k)} ${v}`)];
+  }
+}
+
+export class Histogram {
+  readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(readonly name: string, readonly help: string, readonly buckets: readonly number[] = DEFAULT_BUCKETS_S) {}
+
+  observe(labels: Labels, value: number): void {
+    const k = key(labels);
+    let series = this.#series.get(k);
+    if (!series) {
+      if (this.#series.size >= MAX_SERIES) return;
+      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.#series.set(k, series);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) series.counts[i] = (series.counts[i] ?? 0) + 1;
+    series.sum += value;
+    series.count++;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [k, s] of this.#series) {
+      const sep = k ? `${k},` : "";
+      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`, `${this.name}_sum${braces(k)} ${s.sum}`, `${this.name}_count${braces(k)} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
+type Metric = Counter | Gauge | Histogram;
+
+/**
+ * The metrics `/metrics` serves in Prometheus text format. Plugins add their own with
+ * `metrics.counter(name, help)`, `gauge` and `histogram`; asking twice for one name returns the same metric.
+ *
+ * @example
+ * const cacheHits = http.metrics.counter("myplugin_cache_hits_total", "Answers served from my cache.");
+ * core.pipeline.use(async (ctx, next) => { cacheHits.inc({ server: ctx.entry.server }); return next(ctx); });
+ */
+export class Metrics {
+  readonly #metrics = new Map<string, Metric>();
+
+  counter(name: string, help: string): Counter {
+    return this.#get(name, () => new Counter(name, help), Counter);
+  }
+
+  gauge(name: string, help: string, collect?: () => Array<[Labels, number]>): Gauge {
+    return this.#get(name, () => new Gauge(name, help, collect), Gauge);
+  }
+
+  histogram(name: string, help: string, buckets?: readonly number[]): Histogram {
+    return this.#get(name, () => new Histogram(name, help, buckets), Histogram);
+  }
+
+  /** The Prometheus text exposition (format 0.0.4). */
+  render(): string {
+    return `${[...this.#metrics.values()].flatMap((m) => m.render()).join("\n")}\n`;
+  }
+
+  #get<T extends Metric>(name: string, make: () => T, kind: new (...args: never[]) => T): T {
+    if (!NAME.test(name)) throw new RangeError(`"${name.slice(0, 100)}" is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).`);
+    const existing = this.#metrics.get(name);
+    if (existing) {
+      if (!(existing instanceof kind)) throw new RangeError(`Metric "${name}" already exists as another type.`);
+      return existing;
+    }
+    const metric = make();
+    this.#metrics.set(name, metric);
+    return metric;
+  }
+}
+
+/** The call-pipeline middleware that counts every downstream call, its errors and its latency, per server and origin. */
+export function callMetricsMiddleware(metrics: Metrics): ToolCallMiddleware {
+  const calls = metrics.counter("codemux_tool_calls_total", "Downstream tool calls, by server and origin.");
+  const errors = metrics.counter("codemux_tool_errors_total", "Downstream tool calls that failed or returned isError, by server and origin.");
+  const latency = metrics.histogram("codemux_tool_call_duration_seconds", "Downstream tool call latency, by server.");
+  return async (ctx, next) => {
+    const started = performance.now();
+    const labels = { server: ctx.entry.server, origin: String(ctx.origin).slice(0, 40) };
+    calls.inc(labels);
+    let result: CallToolResult | undefined;
+    try {
+      result = await next(ctx);
+      return result;
+    } finally {
+      if (!result || result.isError) errors.inc(labels);
+      latency.observe({ server: ctx.entry.server }, (performance.now() - started) / 1000);
+    }
+  };
+}

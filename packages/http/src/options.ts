@@ -1,0 +1,132 @@
+import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
+import type { LogRecord, LogSink } from "./log";
+import type { TokenSpec } from "./tokens";
+
+/** What a reload changed, as `Codemux.reload` reports it. */
+export interface ReloadSummary {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface HttpServeOptions {
+  /** Address to bind; 127.0.0.1 by default. A non-loopback address needs a token (or `insecureNoAuth`). */
+  host?: string;
+  /** Port; 3920 by default, 0 for any free port. */
+  port?: number;
+  /** Accepted tokens; their names are the principals. No tokens: no auth (loopback only, unless `insecureNoAuth`). */
+  tokens?: TokenSpec[];
+  /** Serve a non-loopback address without tokens (an authenticating proxy in front). */
+  insecureNoAuth?: boolean;
+  /** Accept `?apikey=TOKEN` (seed 002's clients); true by default. Headers are preferred. */
+  allowQueryToken?: boolean;
+  /** No MCP sessions: a fresh transport per POST (behind a load balancer); GET answers 405. */
+  stateless?: boolean;
+  /** Legacy HTTP+SSE at /sse and /messages; true by default. */
+  legacySse?: boolean;
+  /** The REST gateway at /v1; true by default. */
+  rest?: boolean;
+  /** Seed 002's paths (/retrieve_tools, /call, /tools, /health...) at the root. */
+  compatRoutes?: boolean;
+  /** Origins allowed to call from a browser; turns CORS on for them ("*" for any). Off when empty. */
+  corsOrigins?: string[];
+  /** Extra Host header names accepted (a reverse proxy's public name); "*" turns the Host check off. */
+  allowedHosts?: string[];
+  /** The mode MCP sessions serve (`code`, `passthrough`...); the core's when absent. */
+  mode?: string;
+  /** Open MCP sessions at most (Streamable HTTP and SSE together); 100 by default. */
+  maxSessions?: number;
+  /** A session with no request for this long is closed; 30 minutes by default. */
+  sessionIdleMs?: number;
+  /** Request bodies larger than this are refused with 413; 4 MiB by default. */
+  maxBodyBytes?: number;
+  /** Time to send the request headers; 10 s by default (slow-header clients are cut off). */
+  headersTimeoutMs?: number;
+  /** Time to send the whole request (headers and body); 30 s by default. Responses and streams are not limited. */
+  requestTimeoutMs?: number;
+  /** SSE comment lines every this many ms keep idle streams open through proxies; 15 s by default, 0 off. */
+  keepAliveMs?: number;
+  /** Shutdown waits this long for requests in flight before closing them; 10 s by default. */
+  shutdownGraceMs?: number;
+  /** Open connections at most; 1024 by default. */
+  maxConnections?: number;
+  /** Where request log lines go; JSON lines on stderr by default. */
+  log?: LogSink;
+  /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
+  reload?: () => Promise<ReloadSummary>;
+}
+
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  tokens: TokenSpec[];
+  insecureNoAuth: boolean;
+  allowQueryToken: boolean;
+  stateless: boolean;
+  legacySse: boolean;
+  rest: boolean;
+  compatRoutes: boolean;
+  corsOrigins: string[];
+  allowedHosts: string[];
+  anyHost: boolean;
+  mode: string | undefined;
+  maxSessions: number;
+  sessionIdleMs: number;
+  maxBodyBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveMs: number;
+  shutdownGraceMs: number;
+  maxConnections: number;
+  log: LogSink;
+  reload: (() => Promise<ReloadSummary>) | undefined;
+}
+
+export const DEFAULTS = {
+  maxSessions: 100,
+  sessionIdleMs: 30 * 60_000,
+  maxBodyBytes: 4 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveMs: 15_000,
+  shutdownGraceMs: 10_000,
+  maxConnections: 1024,
+} as const;
+
+function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
+  const n = value ?? fallback;
+  if (!Number.isFinite(n) || n < min) throw new RangeError(`${name} must be a number of at least ${min} (got ${String(value)}).`);
+  return n;
+}
+
+export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
+  const host = options.host ?? DEFAULT_HOST;
+  const extraHosts = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
+  return {
+    host,
+    port: options.port ?? DEFAULT_PORT,
+    tokens: options.tokens ?? [],
+    insecureNoAuth: options.insecureNoAuth ?? false,
+    allowQueryToken: options.allowQueryToken ?? true,
+    stateless: options.stateless ?? false,
+    legacySse: options.legacySse ?? true,
+    rest: options.rest ?? true,
+    compatRoutes: options.compatRoutes ?? false,
+    corsOrigins: options.corsOrigins ?? [],
+    allowedHosts: [...defaultAllowedHosts(host), ...extraHosts.filter((h) => h !== "*")],
+    anyHost: extraHosts.includes("*"),
+    mode: options.mode,
+    maxSessions: positive("maxSessions", options.maxSessions, DEFAULTS.maxSessions),
+    sessionIdleMs: positive("sessionIdleMs", options.sessionIdleMs, DEFAULTS.sessionIdleMs, 100),
+    maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes, DEFAULTS.maxBodyBytes, 1024),
+    headersTimeoutMs: positive("headersTimeoutMs", options.headersTimeoutMs, DEFAULTS.headersTimeoutMs, 100),
+    requestTimeoutMs: positive("requestTimeoutMs", options.requestTimeoutMs, DEFAULTS.requestTimeoutMs, 100),
+    keepAliveMs: positive("keepAliveMs", options.keepAliveMs, DEFAULTS.keepAliveMs, 0),
+    shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, 0),
+    maxConnections: positive("maxConnections", options.maxConnections, DEFAULTS.maxConnections),
+    log,
+    reload: options.reload,
+  };
+}
+
+export type { LogRecord };

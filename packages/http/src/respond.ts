@@ -1,0 +1,44 @@
+import type { ServerResponse } from "node:http";
+import { HttpError } from "./errors";
+
+/** Headers every answer carries: no caching of tool output, and no buffering by a proxy in front (SSE must flow). */
+export const COMMON_HEADERS: Record<string, string> = {
+  "cache-control": "no-store",
+  "x-accel-buffering": "no",
+  "x-content-type-options": "nosniff",
+};
+
+/** Writes a JSON answer (compact) unless the response has started already. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) });
+  res.end(text);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  res.writeHead(status, { "content-type": contentType, "content-length": String(Buffer.byteLength(text)) });
+  res.end(text);
+}
+
+/** The REST error shape `{ error: { code, message } }` with the error's status and headers. */
+export function sendError(res: ServerResponse, error: HttpError): void {
+  sendJson(res, error.status, { error: { code: error.code, message: error.message, ...(error.data ?? {}) } }, error.headers);
+}
+
+/** The MCP endpoints answer errors as JSON-RPC (clients parse that), with the HTTP status the spec names. */
+export function sendRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
+}
+
+/** A JSON-RPC error code for an HttpError on an MCP route: parse errors are -32700, the rest -32000 (server error). */
+export function rpcCodeOf(error: HttpError): number {
+  return error.code === "invalid_json" ? -32700 : error.code === "bad_request" ? -32600 : -32000;
+}

@@ -1,0 +1,366 @@
+import type { Codemux, SessionInfo } from "@codemux/server";
+import { VERSION } from "@codemux/server";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { authority, hostOfHeader, isLoopback, isWildcard } from "./address";
+import { handleCompat } from "./compat";
+import type { Gateway, RequestContext } from "./context";
+import { HttpError, UnsafeBindError } from "./errors";
+import { maskTarget, requestIdOf, stderrSink, type LogRecord } from "./log";
+import { handleMcp } from "./mcp";
+import { Metrics, callMetricsMiddleware } from "./metrics";
+import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
+import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText } from "./respond";
+import { handleRest } from "./rest";
+import { toHttpError } from "./rest-errors";
+import { SessionTable } from "./sessions";
+import { openSseSession, postSseMessage } from "./sse";
+import { TokenSet } from "./tokens";
+
+const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
+const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
+const ANONYMOUS = "anonymous";
+
+/** Adds fields to every request's log line (a plugin's tenant, a trace id). Must be cheap and must not throw. */
+export type LogFieldsHook = (req: IncomingMessage, record: LogRecord) => LogRecord | undefined;
+
+/**
+ * codemux over HTTP: Streamable HTTP at /mcp (and legacy SSE at /sse + /messages) for many MCP
+ * clients, a REST gateway at /v1, /healthz, /readyz and /metrics, all over one shared core.
+ * Every request passes the Host and Origin checks, then auth, before anything else reads it.
+ *
+ * @example
+ * const core = new Codemux({ config: await loadConfigFile("codemux.json") });
+ * core.start();
+ * const http = new CodemuxHttpServer(core, { port: 3920, tokens: [{ name: "laptop", token: process.env.CODEMUX_TOKEN! }] });
+ * await http.listen();
+ * console.error(`serving ${http.url}/mcp`);
+ * process.once("SIGTERM", async () => { await http.close(); await core.close(); });
+ */
+export class CodemuxHttpServer {
+  readonly options: ResolvedOptions;
+  readonly metrics = new Metrics();
+  readonly sessions: SessionTable;
+  readonly #core: Codemux;
+  readonly #tokens: TokenSet;
+  readonly #server: Server;
+  readonly #gateway: Gateway;
+  readonly #principalSessions = new Map<string, SessionInfo>();
+  readonly #logHooks: LogFieldsHook[] = [];
+  /** Requests being answered, except open streams: shutdown waits for these. */
+  readonly #inFlight = new Set<ServerResponse>();
+  readonly #startedAt = Date.now();
+  #closing = false;
+  #listening = false;
+
+  constructor(core: Codemux, options: HttpServeOptions = {}) {
+    this.options = resolveOptions(options, options.log ?? stderrSink);
+    this.#core = core;
+    this.#tokens = new TokenSet(this.options.tokens);
+    if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth) throw new UnsafeBindError(authority(this.options.host, this.options.port));
+    this.sessions = new SessionTable({ maxSessions: this.options.maxSessions, idleMs: this.options.sessionIdleMs });
+    this.#gateway = {
+      core,
+      options: this.options,
+      sessions: this.sessions,
+      metrics: this.metrics,
+      principalSession: (principal) => this.#principalSession(principal),
+      warn: (message, fields) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields }),
+    };
+    this.#registerMetrics();
+    core.pipeline.use(callMetricsMiddleware(this.metrics));
+    const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
+    this.#server = createServer(
+      {
+        headersTimeout,
+        requestTimeout: this.options.requestTimeoutMs,
+        // Node checks the two timeouts above only this often (30 s by default): slow clients must not outlive them by much.
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 2))),
+        keepAliveTimeout: 5000,
+        maxHeaderSize: 16 * 1024,
+      },
+      (req, res) => void this.#handle(req, res),
+    );
+    this.#server.maxConnections = this.options.maxConnections;
+    this.#server.maxRequestsPerSocket = 10_000;
+  }
+
+  /** Adds fields to every request log line, for plugins (see README, "Hooks"). */
+  addLogFields(hook: LogFieldsHook): void {
+    this.#logHooks.push(hook);
+  }
+
+  /** Binds the address; resolves once listening. A busy port rejects with the system error (EADDRINUSE). */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error) => reject(error);
+      this.#server.once("error", onError);
+      this.#server.listen(this.options.port, this.options.host, () => {
+        this.#server.off("error", onError);
+        resolve();
+      });
+    });
+    this.#listening = true;
+    if (this.#tokens.size === 0) this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo | null)?.port ?? this.options.port;
+  }
+
+  /** The base URL clients use (loopback for a wildcard bind). */
+  get url(): string {
+    const host = isWildcard(this.options.host) ? "127.0.0.1" : this.options.host;
+    return `http://${authority(host, this.port)}`;
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, let requests in flight finish (up to `shutdownGraceMs`),
+   * then close every session and connection. The core is the caller's to close.
+   */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
+    this.#server.closeIdleConnections();
+    await this.#drain(this.options.shutdownGraceMs);
+    await this.sessions.closeAll();
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  #drain(graceMs: number): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(finish, graceMs);
+      const check = setInterval(() => {
+        if (this.#inFlight.size === 0) finish();
+      }, 25);
+      function finish() {
+        clearTimeout(timer);
+        clearInterval(check);
+        resolve();
+      }
+    });
+  }
+
+  #principalSession(principal: string): SessionInfo {
+    let session = this.#principalSessions.get(principal);
+    if (!session) {
+      // Random per process: a handle of one principal can never be guessed as another's owner.
+      session = { id: `rest-${randomUUID()}`, principal };
+      this.#principalSessions.set(principal, session);
+    }
+    return session;
+  }
+
+  #registerMetrics(): void {
+    const { metrics } = this;
+    metrics.gauge("codemux_sessions", "Open MCP sessions, by transport.", () => [
+      [{ transport: "streamable" }, this.sessions.count("streamable")],
+      [{ transport: "sse" }, this.sessions.count("sse")],
+    ]);
+    metrics.gauge("codemux_servers", "Downstream servers, by state.", () => {
+      const counts = new Map<string, number>();
+      for (const s of this.#core.status()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+      return [...counts].map(([state, n]) => [{ state }, n]);
+    });
+    metrics.gauge("codemux_tools", "Tools in the catalog.", () => [[{}, this.#core.catalog.size]]);
+    metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [[{}, this.#inFlight.size]]);
+    metrics.gauge("process_resident_memory_bytes", "Resident memory of this process.", () => [[{}, process.memoryUsage().rss]]);
+    metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
+    metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
+    metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const requestId = requestIdOf(req.headers["x-request-id"]);
+    const log: LogRecord = {};
+    let principal: string | undefined;
+    let route = "other";
+    res.setHeader("x-request-id", requestId);
+    for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    res.once("close", () => {
+      this.#inFlight.delete(res);
+      const ms = performance.now() - started;
+      const status = res.headersSent ? res.statusCode : 499;
+      this.metrics.counter("codemux_http_requests_total", "").inc({ route, status: String(status) });
+      this.metrics.histogram("codemux_http_request_duration_seconds", "").observe({ route }, ms / 1000);
+      let record: LogRecord = {
+        time: new Date().toISOString(),
+        level: status >= 500 ? "error" : "info",
+        msg: "request",
+        requestId,
+        method: req.method,
+        path: maskTarget(req.url ?? ""),
+        status,
+        ms: Math.round(ms * 10) / 10,
+        ...(principal ? { principal } : {}),
+        ...log,
+      };
+      for (const hook of this.#logHooks) {
+        try {
+          record = { ...record, ...hook(req, record) };
+        } catch {
+          // A plugin's hook must never cost a log line.
+        }
+      }
+      this.options.log(record);
+    });
+    let mcpRoute = false;
+    try {
+      if (this.#closing) throw new HttpError("capacity", 503, "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      const url = parseUrl(req.url);
+      const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+      route = routeName(path, this.options);
+      mcpRoute = route === "mcp" || route === "sse" || route === "messages";
+      const stream = req.method === "GET" && (route === "mcp" || route === "sse");
+      if (!stream) this.#inFlight.add(res);
+      if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
+        sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
+        return;
+      }
+      this.#checkHost(req);
+      const origin = this.#checkOrigin(req);
+      if (origin) this.#cors(res, origin);
+      if (req.method === "OPTIONS") {
+        res.writeHead(204).end();
+        return;
+      }
+      if (route === "other") throw notFound(path);
+      const auth = this.#authenticate(req, url);
+      principal = auth.principal;
+      const ctx: RequestContext = { req, res, url, requestId, principal, queryToken: auth.queryToken, log };
+      await this.#route(ctx, path, route);
+    } catch (error) {
+      const failure = toHttpError(error);
+      if (failure.status >= 500 && failure.code === "internal") {
+        this.options.log({ time: new Date().toISOString(), level: "error", msg: "internal error", requestId, error: error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error) });
+      }
+      if (mcpRoute) sendRpcError(res, failure.status, rpcCodeOf(failure), failure.message, failure.headers);
+      else sendError(res, failure);
+    }
+  }
+
+  async #route(ctx: RequestContext, path: string, route: string): Promise<void> {
+    switch (route) {
+      case "mcp":
+        return handleMcp(this.#gateway, ctx);
+      case "sse":
+        return openSseSession(this.#gateway, ctx);
+      case "messages":
+        return postSseMessage(this.#gateway, ctx);
+      case "readyz":
+        return this.#ready(ctx);
+      case "metrics":
+        only(ctx, "GET");
+        sendText(ctx.res, 200, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+        return;
+      case "rest":
+        if (!(await handleRest(this.#gateway, ctx, path))) throw notFound(path);
+        return;
+      case "compat":
+        if (!(await handleCompat(this.#gateway, ctx, path))) throw notFound(path);
+        return;
+    }
+    throw notFound(path);
+  }
+
+  async #ready(ctx: RequestContext): Promise<void> {
+    only(ctx, "GET");
+    const ready = await this.#core.ready(0);
+    const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    sendJson(ctx.res, ready ? 200 : 503, { status: ready ? "ready" : "starting", tools: this.#core.catalog.size, sessions: this.sessions.size, servers });
+  }
+
+  /** DNS-rebinding protection: the Host header must name this server (loopback names, the bound address, or an allowed host). */
+  #checkHost(req: IncomingMessage): void {
+    if (this.options.anyHost) return;
+    const header = req.headers.host;
+    const host = header ? hostOfHeader(header) : undefined;
+    if (host && this.options.allowedHosts.includes(host)) return;
+    throw new HttpError("invalid_host", 403, `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`);
+  }
+
+  /** A browser's Origin must be this server itself, a loopback page on a loopback bind, or a configured CORS origin; returns it when CORS applies. */
+  #checkOrigin(req: IncomingMessage): string | undefined {
+    const origin = req.headers.origin;
+    if (origin === undefined) return undefined;
+    const cors = this.options.corsOrigins;
+    if (cors.includes("*") || cors.includes(origin)) return origin;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed && (parsed.protocol === "http:" || parsed.protocol === "https:")) {
+      const host = parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+      if (parsed.host === req.headers.host) return undefined;
+      if (isLoopback(host) && isLoopback(this.options.host)) return undefined;
+    }
+    throw new HttpError("invalid_origin", 403, `Origin "${origin.slice(0, 100)}" may not call this server; list it with --cors ORIGIN to allow a web app.`);
+  }
+
+  #cors(res: ServerResponse, origin: string): void {
+    res.setHeader("access-control-allow-origin", origin);
+    res.setHeader("vary", "Origin");
+    res.setHeader("access-control-allow-methods", "GET, POST, DELETE, OPTIONS");
+    res.setHeader("access-control-allow-headers", CORS_ALLOW_HEADERS);
+    res.setHeader("access-control-expose-headers", CORS_EXPOSE_HEADERS);
+    res.setHeader("access-control-max-age", "600");
+  }
+
+  #authenticate(req: IncomingMessage, url: URL): { principal: string; queryToken: string | undefined } {
+    if (this.#tokens.size === 0) return { principal: ANONYMOUS, queryToken: undefined };
+    const authorization = req.headers.authorization;
+    const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    const header = req.headers["x-api-key"];
+    const queryToken = this.options.allowQueryToken ? (url.searchParams.get("apikey") ?? undefined) : undefined;
+    const fromHeader = bearer ?? (typeof header === "string" ? header.trim() : undefined);
+    const presented = fromHeader ?? queryToken;
+    const principal = presented === undefined ? undefined : this.#tokens.verify(presented);
+    if (principal === undefined) {
+      this.metrics.counter("codemux_auth_failures_total", "").inc();
+      throw new HttpError("unauthorized", 401, "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
+        headers: { "www-authenticate": 'Bearer realm="codemux"' },
+      });
+    }
+    return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
+  }
+}
+
+function only(ctx: RequestContext, method: string): void {
+  if (ctx.req.method !== method) throw new HttpError("method_not_allowed", 405, `Use ${method} on this path.`, { headers: { allow: method } });
+}
+
+function parseUrl(target: string | undefined): URL {
+  try {
+    return new URL(target ?? "/", "http://codemux.invalid");
+  } catch {
+    throw new HttpError("bad_request", 400, "The request target is not a valid path.");
+  }
+}
+
+const COMPAT_PATHS = ["/retrieve_tools", "/describe_tools", "/call", "/exec", "/tools", "/restart", "/reinit"];
+
+function routeName(path: string, options: ResolvedOptions): string {
+  if (path === "/mcp") return "mcp";
+  if (options.legacySse && path === "/sse") return "sse";
+  if (options.legacySse && path === "/messages") return "messages";
+  if (path === "/readyz") return "readyz";
+  if (path === "/metrics") return "metrics";
+  if (options.rest && (path === "/v1" || path.startsWith("/v1/"))) return "rest";
+  if (options.compatRoutes && (COMPAT_PATHS.includes(path) || path.startsWith("/tools/") || path.startsWith("/call/"))) return "compat";
+  return "other";
+}
+
+function notFound(path: string): HttpError {
+  return new HttpError(
+    "not_found",
+    404,
+    `Nothing at ${path.slice(0, 100)}. codemux serves MCP at /mcp (Streamable HTTP) and /sse (legacy SSE), REST at /v1 (GET /v1/openapi.json describes it), and /healthz, /readyz, /metrics.`,
+  );
+}

@@ -1,0 +1,57 @@
+import { createSessionServer } from "@codemux/server";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { readJson } from "./body";
+import type { Gateway, RequestContext } from "./context";
+import { HttpError } from "./errors";
+import { sendRpcError } from "./respond";
+import type { HttpSession } from "./sessions";
+
+/** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
+export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
+  if (ctx.req.method !== "GET") throw new HttpError("method_not_allowed", 405, "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
+  if (!gateway.sessions.reserve()) {
+    gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
+    throw new HttpError("capacity", 503, `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, { headers: { "retry-after": "5" } });
+  }
+  // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
+  const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
+  const transport = new SSEServerTransport(endpoint, ctx.res);
+  const id = transport.sessionId;
+  ctx.log.session = id.slice(0, 8);
+  const server = createSessionServer(gateway.core, { session: { id, principal: ctx.principal }, ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const session: HttpSession = { id, kind: "sse", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
+  gateway.sessions.add(session);
+  const end = gateway.sessions.begin(session);
+  const keepAlive =
+    gateway.options.keepAliveMs > 0
+      ? setInterval(() => {
+          if (!ctx.res.writableEnded) ctx.res.write(": keep-alive\n\n");
+        }, gateway.options.keepAliveMs)
+      : undefined;
+  keepAlive?.unref();
+  transport.onclose = () => gateway.sessions.delete(id);
+  ctx.res.once("close", () => {
+    clearInterval(keepAlive);
+    end();
+    gateway.sessions.delete(id);
+    void server.close().catch(() => undefined);
+  });
+  server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
+  await server.connect(transport);
+}
+
+/** `POST /messages?sessionId=`: one message of a legacy SSE session, from the principal that opened it. */
+export async function postSseMessage(gateway: Gateway, ctx: RequestContext): Promise<void> {
+  if (ctx.req.method !== "POST") throw new HttpError("method_not_allowed", 405, "Use POST on /messages.", { headers: { allow: "POST" } });
+  const id = ctx.url.searchParams.get("sessionId") ?? "";
+  ctx.log.session = id.slice(0, 8);
+  const session = id ? gateway.sessions.get(id, ctx.principal) : undefined;
+  if (!session || session.kind !== "sse") {
+    sendRpcError(ctx.res, 404, -32001, "Session not found: open a new stream with GET /sse.");
+    return;
+  }
+  const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
+  const end = gateway.sessions.begin(session);
+  ctx.res.once("close", end);
+  await (session.transport as SSEServerTransport).handlePostMessage(ctx.req, ctx.res, body);
+}

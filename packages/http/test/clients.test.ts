@@ -1,0 +1,134 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKENS, bearer, raw, serve, type Served } from "./helpers";
+
+const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+async function streamable(s: Served, token: string, path = "/mcp"): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}${path}`), { requestInit: { headers: bearer(token) } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** Lists, searches, calls and runs code: what every client must be able to do. */
+async function exercise(client: Client): Promise<void> {
+  const tools = await client.listTools();
+  expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["search_tools", "execute_code", "call_tool", "read_result"]));
+  expect(textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text" } }))).toContain("m__echo");
+  expect(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "over http" } } }))).toBe("over http");
+  const run = await client.callTool({
+    name: "execute_code",
+    arguments: { code: 'import { echo } from "mcp/servers/m/echo";\nexport default (await echo({ text: "a" })) + (await echo({ text: "b" }));' },
+  });
+  expect(JSON.parse(textOf(run))).toMatchObject({ result: "ab", toolCalls: 2 });
+}
+
+describe("MCP clients over HTTP", () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("the SDK's Streamable HTTP client connects, lists, calls and runs code", async () => {
+    const { client, transport } = await streamable(s, TOKENS.alice);
+    expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    await exercise(client);
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it("the SDK's legacy SSE client connects, lists, calls and runs code", async () => {
+    const client = new Client({ name: "legacy", version: "1.0.0" });
+    const transport = new SSEClientTransport(new URL(`${s.url}/sse`), {
+      requestInit: { headers: bearer(TOKENS.bob) },
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...bearer(TOKENS.bob) } }) },
+    });
+    await client.connect(transport);
+    await exercise(client);
+    await client.close();
+  });
+
+  it("the legacy SSE client works with ?apikey= alone (the message endpoint carries it)", async () => {
+    const client = new Client({ name: "legacy-query", version: "1.0.0" });
+    await client.connect(new SSEClientTransport(new URL(`${s.url}/sse?apikey=${TOKENS.alice}`)));
+    expect(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "q" } } }))).toBe("q");
+    await client.close();
+    expect(s.logs.map((l) => JSON.stringify(l)).join("\n")).not.toContain(TOKENS.alice);
+  });
+
+  it("two clients at once get their own sessions and their own answers", async () => {
+    const [a, b] = await Promise.all([streamable(s, TOKENS.alice), streamable(s, TOKENS.bob)]);
+    expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
+    const calls = (c: Client, tag: string) =>
+      Promise.all(Array.from({ length: 10 }, (_, i) => c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `${tag}${i}` } } }).then(textOf)));
+    const [fromA, fromB] = await Promise.all([calls(a.client, "a"), calls(b.client, "b")]);
+    expect(fromA).toEqual(Array.from({ length: 10 }, (_, i) => `a${i}`));
+    expect(fromB).toEqual(Array.from({ length: 10 }, (_, i) => `b${i}`));
+    await Promise.all([a.client.close(), b.client.close()]);
+  });
+
+  it("progress reaches the session that asked, and a cancelled call is cancelled downstream", async () => {
+    const { client } = await streamable(s, TOKENS.alice);
+    const progress: number[] = [];
+    const result = await client.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 300, steps: 3 } } }, CallToolResultSchema, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect(textOf(result)).toBe("slept 300 ms");
+    // The last notification may race the answer on the request's stream; the ones before it must arrive, in order.
+    expect(progress.slice(0, 2)).toEqual([1, 2]);
+    const controller = new AbortController();
+    const hanging = client.callTool({ name: "call_tool", arguments: { name: "m__hang", args: {} } }, CallToolResultSchema, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    await expect(hanging).rejects.toThrow();
+    let report: { count: number } = { count: 0 };
+    for (let i = 0; i < 50 && report.count === 0; i++) {
+      report = JSON.parse(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__cancellations", args: {} } })));
+      if (report.count === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(report.count).toBeGreaterThan(0);
+    await client.close();
+  });
+
+  it("a second GET stream on one session is refused with 409", async () => {
+    const { client, transport } = await streamable(s, TOKENS.alice);
+    // The SDK client opened the standalone GET stream after initialize; wait until it is there.
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await raw(`${s.url}/mcp`, { headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-session-id": transport.sessionId as string, "mcp-protocol-version": "2025-06-18" } });
+    expect(second.status).toBe(409);
+    expect(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "still" } } }))).toBe("still");
+    await client.close();
+  });
+});
+
+describe("stateless", () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve({ stateless: true });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("serves each POST on a fresh transport, answers GET with 405 Allow: POST, and keeps handles per principal", async () => {
+    const { client } = await streamable(s, TOKENS.alice);
+    await exercise(client);
+    const get = await raw(`${s.url}/mcp`, { headers: { ...bearer(TOKENS.alice), accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+    const big = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__huge", args: { bytes: 100_000, lines: true } } }));
+    const handle = /"(res_[0-9a-f]{12})"/.exec(big)?.[1];
+    expect(handle).toBeDefined();
+    // Another request, another transport: the principal's handle is still theirs.
+    expect(textOf(await client.callTool({ name: "read_result", arguments: { handle, op: "head", lines: 1 } }))).toContain("line 1:");
+    expect((await raw(`${s.url}/v1/results/${handle}`, { headers: bearer(TOKENS.bob) })).status).toBe(404);
+    await client.close();
+  });
+});

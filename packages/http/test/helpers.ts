@@ -1,0 +1,75 @@
+import { request } from "node:http";
+import { parseConfig, type PoolConfig } from "@codemux/pool";
+import { Codemux } from "@codemux/server";
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { CodemuxHttpServer, type HttpServeOptions, type LogRecord } from "../src/index";
+
+export const TOKENS = { alice: "alice-token-0123456789", bob: "bob-token-9876543210" };
+
+export function config(servers: Record<string, unknown>): PoolConfig {
+  return parseConfig(JSON.stringify({ mcpServers: servers }), { file: "test", env: process.env });
+}
+
+export const misbehaving = (...args: string[]) => ({ command: process.execPath, args: [misbehavingServerPath, ...args] });
+
+export interface Served {
+  core: Codemux;
+  http: CodemuxHttpServer;
+  url: string;
+  logs: LogRecord[];
+  close(): Promise<void>;
+}
+
+/** A core with the misbehaving server as "m", served over HTTP on a free loopback port. */
+export async function serve(options: HttpServeOptions = {}, servers: Record<string, unknown> = { m: misbehaving() }): Promise<Served> {
+  const core = new Codemux({ config: config(servers), poolOptions: { backoff: { initialMs: 50, maxMs: 200 } } });
+  core.start();
+  await core.ready();
+  const logs: LogRecord[] = [];
+  const http = new CodemuxHttpServer(core, {
+    port: 0,
+    tokens: [
+      { name: "alice", token: TOKENS.alice },
+      { name: "bob", token: TOKENS.bob },
+    ],
+    log: (record) => logs.push(record),
+    ...options,
+  });
+  await http.listen();
+  return {
+    core,
+    http,
+    url: http.url,
+    logs,
+    close: async () => {
+      await http.close();
+      await core.close();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request through node:http, where every header (Host included) is ours to set. */
+export function raw(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { TokenSet, parseTokenArg, parseTokenFile } from "../src/index";
+
+describe("tokens", () => {
+  it("reads name:token lines, bare tokens, comments and JSON", () => {
+    expect(parseTokenFile("# team\nlaptop:abcdefgh12345\n\nci:zyxwvuts98765\nbare-token-1234\n")).toEqual([
+      { name: "laptop", token: "abcdefgh12345" },
+      { name: "ci", token: "zyxwvuts98765" },
+      { name: "token5", token: "bare-token-1234" },
+    ]);
+    expect(parseTokenFile('[{"name":"a","token":"t1t1t1t1t1"}]')).toEqual([{ name: "a", token: "t1t1t1t1t1" }]);
+    expect(parseTokenFile('{"a":"t1t1t1t1t1","b":"t2t2t2t2t2"}')).toEqual([
+      { name: "a", token: "t1t1t1t1t1" },
+      { name: "b", token: "t2t2t2t2t2" },
+    ]);
+    expect(() => parseTokenFile("[oops")).toThrow(/does not parse/);
+    expect(parseTokenArg("secret-without-name")).toEqual({ name: "default", token: "secret-without-name" });
+    expect(parseTokenArg("ci:abc:def:123")).toEqual({ name: "ci", token: "abc:def:123" });
+  });
+
+  it("verifies by name, refuses the rest, and refuses weak or duplicate tokens at start", () => {
+    const set = new TokenSet([
+      { name: "alice", token: "alice-token-0123" },
+      { name: "bob", token: "bob-token-4567" },
+    ]);
+    expect(set.verify("alice-token-0123")).toBe("alice");
+    expect(set.verify("bob-token-4567")).toBe("bob");
+    expect(set.verify("alice-token-012")).toBeUndefined();
+    expect(set.verify("")).toBeUndefined();
+    expect(set.verify("x".repeat(100_000))).toBeUndefined();
+    expect(() => new TokenSet([{ name: "a", token: "short" }])).toThrow(/8 to 4096/);
+    expect(() => new TokenSet([{ name: "a", token: "same-token-1" }, { name: "b", token: "same-token-1" }])).toThrow(/same as another/);
+    expect(() => new TokenSet([{ name: "a", token: "token-one-1" }, { name: "a", token: "token-two-2" }])).toThrow(/Two tokens are named "a"/);
+    expect(() => new TokenSet([{ name: "bad name", token: "token-one-1" }])).toThrow(/must be 1-64/);
+  });
+});
