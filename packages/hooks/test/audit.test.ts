@@ -1,0 +1,80 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { auditPlugin, cachePlugin, guardPlugin, redactPlugin, type AuditLine } from "../src/index";
+import { connect, misbehaving, tempDir, type Harness } from "./helpers";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const linesOf = (file: string): AuditLine[] => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as AuditLine);
+
+describe("audit", () => {
+  it("writes one JSON line per call with who, where from, what, how long, how it ended and how big", async () => {
+    const dir = tempDir();
+    const audit = auditPlugin({ file: join(dir, "audit.jsonl") });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit, cachePlugin({ tools: ["s__echo"] }), guardPlugin({ deny: ["s__crash"] })] });
+    await harness.call("s__echo", { text: "hello" });
+    await harness.call("s__echo", { text: "hello" });
+    await harness.call("s__fail", { message: "bad" });
+    await harness.call("s__throw", { message: "boom" });
+    await harness.call("s__crash", {});
+    await audit.flush();
+    const lines = linesOf(join(dir, "audit.jsonl"));
+    expect(lines.map((l) => [l.tool, l.outcome, l.by])).toEqual([
+      ["echo", "ok", undefined],
+      ["echo", "short_circuit", "cache"],
+      ["fail", "tool_error", undefined],
+      ["throw", "error", undefined],
+      ["crash", "refused", "guard"],
+    ]);
+    const first = lines[0]!;
+    expect(first).toMatchObject({ principal: "local", origin: "passthrough", server: "s", resultBytes: 5 });
+    expect(first.argsDigest).toMatch(/^[0-9a-f]{16}$/);
+    expect(lines[1]!.argsDigest).toBe(first.argsDigest);
+    expect(first.arguments).toBeUndefined();
+    expect(Number.isNaN(Date.parse(first.time))).toBe(false);
+    expect(typeof first.durationMs).toBe("number");
+    expect(lines[3]!.error).toContain("boom");
+  });
+
+  it("writes the arguments when asked, with secrets masked by key and by pattern (the redact plugin's own patterns)", async () => {
+    const dir = tempDir();
+    const audit = auditPlugin({ file: join(dir, "audit.jsonl"), includeArguments: true, redactor: redactPlugin({ patterns: [{ name: "ticket", regex: /TICKET-\d+/g }] }).redactor });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit] });
+    await harness.call("s__echo", { text: "token ghp_0123456789abcdefghijABCDEFGHIJ0123456789 for TICKET-42" });
+    await harness.call("s__env", { name: "PATH", apiKey: "plain-looking" } as never);
+    await audit.flush();
+    const [echo, env] = linesOf(join(dir, "audit.jsonl"));
+    expect(echo!.arguments).toEqual({ text: "token [REDACTED:github-token] for [REDACTED:ticket]" });
+    expect(JSON.stringify(env!.arguments)).not.toContain("plain-looking");
+  });
+
+  it("rotates by size and keeps the configured number of files", async () => {
+    const dir = tempDir();
+    const audit = auditPlugin({ file: join(dir, "audit.jsonl"), maxBytes: 1024, files: 3 });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit] });
+    for (let i = 0; i < 30; i++) await harness.call("s__echo", { text: `call ${i}` });
+    await audit.flush();
+    expect(readdirSync(dir).sort()).toEqual(["audit.1.jsonl", "audit.2.jsonl", "audit.jsonl"]);
+    for (const file of readdirSync(dir)) {
+      const text = readFileSync(join(dir, file), "utf8");
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1024);
+      for (const line of text.trim().split("\n")) expect(() => JSON.parse(line)).not.toThrow();
+    }
+    const newest = linesOf(join(dir, "audit.jsonl"));
+    expect(newest.at(-1)!.argsDigest).toBeDefined();
+  });
+
+  it("defaults to audit/audit.jsonl under the data dir", async () => {
+    const audit = auditPlugin();
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit] });
+    await harness.call("s__echo", { text: "x" });
+    await audit.flush();
+    expect(audit.file).toBe(join(harness.dataDir, "audit", "audit.jsonl"));
+    expect(linesOf(audit.file!)).toHaveLength(1);
+  });
+});
