@@ -304,6 +304,17 @@ describe("ToolSearchIndex document kinds", () => {
   });
 });
 
+describe("ToolSearchIndex document kinds, removed", () => {
+  it("ranks tools exactly as before once the other kinds are gone again", () => {
+    const index = indexOf([
+      ...TEST_CATALOG,
+      { ...doc("skills", "create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
+    ]);
+    index.remove("skills__create-issue-from-error");
+    expect(index.search("create issue from an error", { limit: 10 })).toEqual(indexOf().search("create issue from an error", { limit: 10 }));
+  });
+});
+
 function doc(server: string, name: string, description: string, parameters: string[]): SearchDocument {
   return { id: `${server}__${name}`, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
 }

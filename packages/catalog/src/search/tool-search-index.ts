@@ -96,12 +96,14 @@ export class ToolSearchIndex {
   /** Adjacent term pair ("pull request") -> slots whose name or title has it. */
   readonly #pairPostings = new Map<string, Set<number>>();
   /**
-   * Collection statistics count tools only (term -> number of tools, field length sums,
-   * tool count), so that resources, prompts and skills sharing the index do not move
-   * the scores of tools; other kinds are scored against the tools' statistics.
+   * Collection statistics count tools only (tool count, field length sums, and document
+   * frequencies as postings less the documents of other kinds), so that resources,
+   * prompts and skills sharing the index do not move the scores of tools; other kinds
+   * are scored against the tools' statistics.
    */
   readonly #lengthSums = new Float64Array(FIELD_COUNT);
-  readonly #toolFrequency = new Map<string, number>();
+  /** Term -> documents of kinds other than tool that have it. */
+  readonly #otherFrequency = new Map<string, number>();
   #tools = 0;
   /** Bumped on every change, so that per-slot statistics go stale. */
   #generation = 0;
@@ -148,7 +150,7 @@ export class ToolSearchIndex {
     this.#byName.set(`${doc.server}\u0000${doc.name}`, entry);
     this.#ensureCapacity(this.#slots.length);
     this.#statsAt[slot] = -1;
-    if (entry.kind === "tool") this.#count(entry, 1);
+    this.#count(entry, 1);
     for (const [term, packed] of terms) {
       let posting = this.#postings.get(term);
       if (!posting) {
@@ -173,7 +175,7 @@ export class ToolSearchIndex {
     if (this.#byName.get(`${entry.server}\u0000${entry.name}`) === entry) this.#byName.delete(`${entry.server}\u0000${entry.name}`);
     this.#slots[slot] = undefined;
     this.#freeSlots.push(slot);
-    if (entry.kind === "tool") this.#count(entry, -1);
+    this.#count(entry, -1);
     for (const term of entry.terms.keys()) {
       const posting = this.#postings.get(term);
       posting?.delete(slot);
@@ -420,20 +422,23 @@ export class ToolSearchIndex {
     return this.#vocabulary;
   }
 
-  /** Adds a tool to the collection statistics (`sign` 1) or takes it out (-1). */
+  /** Adds a document to the collection statistics (`sign` 1) or takes it out (-1): a tool to the tools', another kind to what they leave out. */
   #count(entry: Entry, sign: 1 | -1): void {
-    this.#tools += sign;
-    entry.lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) + sign * len));
+    if (entry.kind === "tool") {
+      this.#tools += sign;
+      entry.lengths.forEach((len, f) => (this.#lengthSums[f] = (this.#lengthSums[f] as number) + sign * len));
+      return;
+    }
     for (const term of entry.terms.keys()) {
-      const df = (this.#toolFrequency.get(term) ?? 0) + sign;
-      if (df === 0) this.#toolFrequency.delete(term);
-      else this.#toolFrequency.set(term, df);
+      const others = (this.#otherFrequency.get(term) ?? 0) + sign;
+      if (others === 0) this.#otherFrequency.delete(term);
+      else this.#otherFrequency.set(term, others);
     }
   }
 
   #idf(term: string): number {
     const n = this.#tools;
-    const df = this.#toolFrequency.get(term) ?? 0;
+    const df = (this.#postings.get(term)?.size ?? 0) - (this.#otherFrequency.get(term) ?? 0);
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
 
