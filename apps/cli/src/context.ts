@@ -1,10 +1,10 @@
-import { ConfigError, type Logger } from "@codemux/pool";
+import { ConfigError, markSelf, type Logger } from "@codemux/pool";
 import { Codemux, resolveConfig } from "@codemux/server";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { codemuxHome, defaultConfig } from "./default-config";
-import { stderrLogger, type LogLevel } from "./logger";
+import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 
 /** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
 export class UsageError extends Error {
@@ -19,6 +19,7 @@ export interface GlobalOptions {
   mode: string;
   logLevel?: LogLevel;
   cache: boolean;
+  refreshCache?: boolean;
   root?: string;
   allowBroadRoot?: boolean;
 }
@@ -34,23 +35,36 @@ export interface RunContext {
 /** Makes the core a command runs on: the config (file, inline, or the built-in default), the logger, the cache. */
 export async function startCore(command: Command, context: RunContext, options: { defaultLevel: LogLevel; serving?: boolean }): Promise<{ core: Codemux; logger: Logger }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
-  const logger = stderrLogger(opts.logLevel ?? options.defaultLevel);
+  const logger = stderrLogger(opts.logLevel ?? envLogLevel() ?? options.defaultLevel);
+  // A config that lists codemux itself (a client's own file) must not make it start itself.
+  markSelf(process.argv[1]);
   const config = await resolveConfig({
     ...(opts.config ? { configPath: opts.config } : {}),
     inline: context.inline,
     fallback: () => defaultConfig(builtInRoot(opts)),
   });
-  for (const warning of (config as { warnings?: string[] }).warnings ?? []) logger.warn(warning);
+  for (const warning of config.warnings ?? []) logger.warn(warning);
   const core = new Codemux({
     config,
     mode: opts.mode,
     logger,
+    dataDir: codemuxHome(),
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
+    // Client configs can set environment variables where they cannot add flags.
+    ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     // A one-shot command prints the whole result: a handle would die with the process.
     ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
   });
   core.start({ warmSandbox: options.serving === true });
   return { core, logger };
+}
+
+/** `CODEMUX_LOG_LEVEL`, for client configs that can set environment variables but not flags. */
+function envLogLevel(): LogLevel | undefined {
+  const level = process.env.CODEMUX_LOG_LEVEL?.toLowerCase();
+  if (level === undefined || level === "") return undefined;
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  throw new UsageError(`CODEMUX_LOG_LEVEL is "${level}"; use one of ${LOG_LEVELS.join(", ")}.`);
 }
 
 /**

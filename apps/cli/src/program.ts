@@ -5,13 +5,17 @@ import { registerCodegen } from "./commands/codegen";
 import { registerExec } from "./commands/exec";
 import { registerList } from "./commands/list";
 import { registerSearch } from "./commands/search";
+import { registerRestart } from "./commands/restart";
 import { registerServe } from "./commands/serve";
+import { registerStatus } from "./commands/status";
+import { registerStop } from "./commands/stop";
 import type { RunContext } from "./context";
 import { LOG_LEVELS } from "./logger";
 
 const examples = `
 Config: --config FILE, else $CODEMUX_CONFIG, else ./codemux.json, else the built-in
 default (a filesystem server on --root, the current directory by default, and a memory server).
+Environment: CODEMUX_CONFIG, CODEMUX_LOG_LEVEL, CODEMUX_REFRESH_CACHE=1, CODEMUX_HOME (default ~/.codemux).
 
 Examples:
   codemux                                          serve over stdio (add this to your MCP client)
@@ -35,11 +39,15 @@ export function buildProgram(context: RunContext): Command {
     .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
     .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
+    .option("--refresh-cache", "ignore the cached catalog at start (still write it); or CODEMUX_REFRESH_CACHE=1")
     .addHelpText("after", examples)
     .showHelpAfterError("(run codemux --help for usage)")
     .showSuggestionAfterError(true)
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })
     .exitOverride();
   for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen]) register(program, context);
+  registerStatus(program, context);
+  registerStop(program, context);
+  registerRestart(program, context);
   return program;
 }

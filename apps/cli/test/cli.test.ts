@@ -31,9 +31,9 @@ afterEach(async () => {
 
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
-async function codemux(args: string[], options: { input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function codemux(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env() });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { ...env(), ...options.env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -113,7 +113,7 @@ describe("codemux serve", () => {
     const { stdout } = await codemux(["--", "m", "--", process.execPath, misbehavingServerPath], { input: `${messages.join("\n")}\n` });
     const replies = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id?: number | null; result?: { tools?: unknown[] }; error?: { code: number } });
     expect(replies.filter((r) => r.error).map((r) => r.error!.code)).toEqual([-32700, -32700]);
-    expect(replies.find((r) => r.id === 2)?.result?.tools).toHaveLength(6);
+    expect((replies.find((r) => r.id === 2)?.result?.tools as Array<{ name: string }>).map((t) => t.name)).toContain("execute_code");
   });
 });
 
@@ -180,6 +180,27 @@ describe("codemux commands", () => {
     await symlink(dirname(require.resolve("zod/package.json")), join(out, "node_modules", "zod"), "dir");
     await run(process.execPath, [tsc, "--noEmit", "-p", out]);
     expect(await readFile(join(out, "tsconfig.json"), "utf8")).not.toContain(dir);
+  });
+
+  it("skips a config entry that is codemux itself, with one warning, and never starts itself", async () => {
+    const file = join(dir, "client-config.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { codemux: { command: process.execPath, args: [cli, "--config", file] }, m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+    const result = await codemux(["list", "--config", file]);
+    expect(result.stdout).toMatch(/m\s+ready/);
+    expect(result.stderr.match(/codemux itself/g)).toHaveLength(1);
+  });
+
+  it("warns about unknown keys in the config with a suggestion", async () => {
+    const file = join(dir, "typo-config.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath], callTimeoutMS: 5 } } }));
+    const result = await codemux(["list", "--config", file]);
+    expect(result.stderr).toMatch(/callTimeoutMS.*did you mean "callTimeoutMs"/);
+  });
+
+  it("logs every call at debug level, set from CODEMUX_LOG_LEVEL", async () => {
+    const result = await codemux(["call", "fs__list_directory", '{"path":"."}'], { env: { CODEMUX_LOG_LEVEL: "debug" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/call fs__list_directory \(cli\) ok in \d+ ms/);
   });
 
   it("says which command was meant for a typo, and exits 2 on usage errors", async () => {

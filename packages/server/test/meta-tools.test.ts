@@ -29,7 +29,7 @@ afterAll(async () => {
 describe("the upfront list", () => {
   it("is the meta-tools only, whatever the catalog holds", async () => {
     const { tools } = await h.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["search_tools", "list_modules", "read_module", "execute_code", "call_tool", "read_result"]);
+    expect(tools.map((t) => t.name)).toEqual(["search_tools", "list_modules", "read_module", "execute_code", "call_tool", "read_result", "save_skill", "delete_skill"]);
     expect(h.core.catalog.size).toBeGreaterThan(30);
     // ~4 characters a token: well under the 1,000-token budget (the bench counts with a real tokenizer).
     expect(JSON.stringify(tools).length / 4).toBeLessThan(1000);

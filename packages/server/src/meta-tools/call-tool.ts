@@ -25,7 +25,8 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
         result: await ctx.core.callTool({ name, arguments: input, origin, session: ctx.session, ...(signal ? { signal } : {}), ...(progress ? { progress } : {}) }),
       });
     if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress }) => call(signal, progress, "job") });
-    return call(ctx.signal, ctx.progress, "call_tool");
+    // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.
+    return call(ctx.signal, ctx.progress, ctx.origin);
   },
 });
 
