@@ -151,6 +151,10 @@ describe("downstream HTTP through a proxy", () => {
       const pool = await startPool([httpSpec("tls", `https://127.0.0.1:${tlsPort}/mcp`)], { env: { ...process.env, HTTPS_PROXY: proxy.url } });
       expect(textOf(await pool.callTool("tls", "echo", { text: "tunnelled" }))).toBe("tunnelled");
       expect(proxy.seen).toContain(`CONNECT 127.0.0.1:${tlsPort}`);
+      // Tunnels are kept alive: more calls open no new ones.
+      const tunnels = proxy.seen.length;
+      for (const text of ["a", "b", "c"]) expect(textOf(await pool.callTool("tls", "echo", { text }))).toBe(text);
+      expect(proxy.seen.length).toBe(tunnels);
       const own = await startProxy();
       const pool2 = await startPool([{ ...httpSpec("own", `https://127.0.0.1:${tlsPort}/mcp`), transport: { type: "http", url: `https://127.0.0.1:${tlsPort}/mcp`, headers: {}, proxy: own.url } }], { env: { ...process.env, HTTPS_PROXY: "http://127.0.0.1:1" } });
       expect(textOf(await pool2.callTool("own", "echo", { text: "mine" }))).toBe("mine");
@@ -159,6 +163,15 @@ describe("downstream HTTP through a proxy", () => {
       if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
     }
+  });
+
+  it("says so when the proxy refuses the tunnel", async () => {
+    const refusing = createHttpServer();
+    refusing.on("connect", (_req: IncomingMessage, socket: Socket) => socket.end("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"));
+    const port = await listen(refusing);
+    const pool = await startPool([httpSpec("blocked", "https://mcp.example.invalid/mcp")], { env: { HTTPS_PROXY: `http://user:SECRETPW@127.0.0.1:${port}` } });
+    const error = pool.status()[0]!.error!;
+    expect(error).toBe(`cannot reach https://mcp.example.invalid/mcp: proxy refused (the proxy 127.0.0.1:${port} refused the tunnel to mcp.example.invalid:443: HTTP 407 Proxy Authentication Required (PROXY_CONNECT_FAILED))`);
   });
 });
 
