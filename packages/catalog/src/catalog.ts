@@ -1,14 +1,32 @@
 import { EventEmitter } from "node:events";
 import { UnknownToolError } from "./errors";
 import { SEPARATOR, qualifiedToolName, splitQualifiedName, toolModuleSpecifier, uniqueFunctionNames } from "./names";
-import { ToolSearchIndex, type SearchOptions } from "./search/index";
+import { ToolSearchIndex, type SearchKind, type SearchOptions } from "./search/index";
 import { signatureOf, summarize } from "./signature";
 import { closestNames } from "./suggest";
 import type { CatalogEntry, ToolDefinition } from "./tool";
 
 export interface CatalogSearchHit {
-  entry: CatalogEntry;
+  /** A tool, or a document of another kind (its `kind` says which). */
+  entry: CatalogEntry | CatalogDocument;
   score: number;
+}
+
+/**
+ * Something found by search that is not a downstream tool (a saved skill): presented like a tool
+ * (name, module, signature, summary) but never resolved, listed or called as one.
+ */
+export interface CatalogDocument extends CatalogEntry {
+  /** Unique among documents; what `removeDocument` takes. */
+  id: string;
+  kind: Exclude<SearchKind, "tool">;
+  /** Whose it is (a principal): found only by that owner's searches when a search names its owner; everyone's when unset. */
+  owner?: string;
+}
+
+export interface CatalogSearchOptions extends SearchOptions {
+  /** Who searches: documents owned by someone else are left out. */
+  owner?: string;
 }
 
 interface CatalogEvents {
@@ -20,6 +38,7 @@ interface CatalogEvents {
 export class Catalog extends EventEmitter<CatalogEvents> {
   readonly #byName = new Map<string, CatalogEntry>();
   readonly #byServer = new Map<string, CatalogEntry[]>();
+  readonly #documents = new Map<string, CatalogDocument>();
   readonly #index = new ToolSearchIndex();
 
   get size(): number {
@@ -62,6 +81,29 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     this.emit("changed", server);
   }
 
+  /** Adds or replaces a searchable document of another kind than tool (a skill); its server name is what `server` filters on. */
+  setDocument(document: CatalogDocument): void {
+    const id = `${document.kind}:${document.id}`;
+    this.#documents.set(id, document);
+    this.#index.add({
+      id,
+      kind: document.kind,
+      server: document.server,
+      name: document.name,
+      ...(document.tool.description ? { description: document.tool.description } : {}),
+      parameters: parametersOf(document.tool),
+    });
+  }
+
+  removeDocument(kind: CatalogDocument["kind"], id: string): void {
+    if (this.#documents.delete(`${kind}:${id}`)) this.#index.remove(`${kind}:${id}`);
+  }
+
+  /** Documents of other kinds than tool, of one kind when given. */
+  documents(kind?: CatalogDocument["kind"]): CatalogDocument[] {
+    return [...this.#documents.values()].filter((d) => kind === undefined || d.kind === kind);
+  }
+
   removeServer(server: string): void {
     if (this.#drop(server)) this.emit("changed", server);
   }
@@ -80,7 +122,7 @@ export class Catalog extends EventEmitter<CatalogEvents> {
       if (match) return match;
     }
     const close = closestNames(name, this.#byName.keys());
-    const suggestions = close.length ? close : this.search(name.replace(SEPARATOR, " "), { limit: 3 }).map((h) => h.entry.qualifiedName);
+    const suggestions = close.length ? close : this.search(name.replace(SEPARATOR, " "), { limit: 3, kinds: ["tool"] }).map((h) => h.entry.qualifiedName);
     throw new UnknownToolError(name, suggestions);
   }
 
@@ -89,15 +131,21 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     return this.servers().flatMap((s) => this.#byServer.get(s) ?? []);
   }
 
-  /** Ranked hits; a query that is exactly a tool's `server__tool` name puts that tool first. */
-  search(query: string, options: SearchOptions = {}): CatalogSearchHit[] {
+  /** Ranked hits (tools, and documents of other kinds unless `kinds` leaves them out); a query that is exactly a tool's `server__tool` name puts that tool first. */
+  search(query: string, options: CatalogSearchOptions = {}): CatalogSearchHit[] {
+    const { owner, ...indexOptions } = options;
+    const limit = options.limit ?? 10;
+    // Documents of other owners are dropped after ranking: ask for enough more that the limit still fills.
+    const hidden = owner === undefined ? 0 : this.documents().filter((d) => d.owner !== undefined && d.owner !== owner).length;
     const exact = this.#byName.get(query.trim());
-    const hits = this.#index.search(query, options).flatMap((hit) => {
-      const entry = this.#byName.get(hit.id);
-      return entry && entry !== exact ? [{ entry, score: hit.score }] : [];
-    });
-    if (!exact || (options.server !== undefined && exact.server !== options.server)) return hits;
-    return [{ entry: exact, score: Number.POSITIVE_INFINITY }, ...hits].slice(0, options.limit ?? 10);
+    const hits = this.#index.search(query, { ...indexOptions, limit: limit + hidden }).flatMap((hit): CatalogSearchHit[] => {
+      const entry = this.#byName.get(hit.id) ?? this.#documents.get(hit.id);
+      if (!entry || entry === exact) return [];
+      if (owner !== undefined && "owner" in entry && entry.owner !== undefined && entry.owner !== owner) return [];
+      return [{ entry, score: hit.score }];
+    }).slice(0, limit);
+    if (!exact || (options.server !== undefined && exact.server !== options.server) || (options.kinds !== undefined && !options.kinds.includes("tool"))) return hits;
+    return [{ entry: exact, score: Number.POSITIVE_INFINITY }, ...hits].slice(0, limit);
   }
 
   #drop(server: string): boolean {

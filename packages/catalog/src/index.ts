@@ -1,5 +1,5 @@
 export { Catalog } from "./catalog";
-export type { CatalogSearchHit } from "./catalog";
+export type { CatalogDocument, CatalogSearchHit, CatalogSearchOptions } from "./catalog";
 export { CatalogError, ERROR_BRAND, UnknownToolError } from "./errors";
 export type { CatalogErrorCode } from "./errors";
 export {

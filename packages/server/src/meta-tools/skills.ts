@@ -6,13 +6,13 @@ import { defineMetaTool } from "./registry";
 export const saveSkill = defineMetaTool<{ name: string; code: string; description: string }>({
   name: "save_skill",
   description:
-    "Save a snippet that worked as module mcp/skills/<name>, for later snippets to import. It must export async function <name>(input: {...}): Promise<...>; it is type-checked against the tool modules.",
+    "Save code that worked as module mcp/skills/<name> for later snippets to import. It must export async function <name>(input: {...}): Promise<...>; saving type-checks it.",
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string", maxLength: 64, description: "An identifier, also the function's name." },
-      code: { type: "string", maxLength: MAX_SKILL_CODE_BYTES },
-      description: { type: "string", maxLength: 1000, description: "What it does; search_tools finds it by this." },
+      name: { type: "string", maxLength: 64, description: "Identifier; also the function's name." },
+      code: { type: "string", maxLength: MAX_SKILL_CODE_BYTES, description: "The TypeScript module." },
+      description: { type: "string", maxLength: 1000, description: "What it does; search finds it by this." },
     },
     required: ["name", "code", "description"],
   },
@@ -24,8 +24,8 @@ export const saveSkill = defineMetaTool<{ name: string; code: string; descriptio
 
 export const deleteSkill = defineMetaTool<{ name: string }>({
   name: "delete_skill",
-  description: "Delete one of your saved skills.",
-  inputSchema: { type: "object", properties: { name: { type: "string", maxLength: 64 } }, required: ["name"] },
+  description: "Delete a saved skill.",
+  inputSchema: { type: "object", properties: { name: { type: "string", maxLength: 64, description: "The skill's name." } }, required: ["name"] },
   annotations: { destructiveHint: true, idempotentHint: true },
   run: async ({ name }, { core, session }) => {
     await attachSkills(core).delete(session.principal, name);
