@@ -1,6 +1,6 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
@@ -93,7 +93,9 @@ async function main(): Promise<void> {
     latency,
     sandbox,
   };
-  const out = join(repoRoot(), "apps/bench/results.json");
+  // An ignored path: a bench run must not rewrite a tracked file.
+  const out = join(repoRoot(), "apps/bench/results/latest.json");
+  await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
   log(`\nWrote ${out} in ${round((performance.now() - started) / 1000, 1)} s.`);
 }

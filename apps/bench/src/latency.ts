@@ -1,6 +1,6 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectCodemux, connectCommand, textOf } from "./client";
@@ -103,5 +103,6 @@ export async function runLatency(): Promise<LatencyReport> {
     };
   } finally {
     await client.close();
+    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 import { replayServerPath } from "@codemux/test-servers";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
-import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { connectCodemux, connectCommand, textOf } from "./client";
@@ -86,5 +86,6 @@ export async function runTokens(benchDir: string): Promise<TokensReport> {
     };
   } finally {
     await client.close();
+    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -4,12 +4,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 const cli = resolve(import.meta.dirname, "../dist/index.js");
 const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
@@ -24,6 +24,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "codemux-cli-"));
   home = await mkdtemp(join(tmpdir(), "codemux-home-"));
   await writeFile(join(dir, "notes.txt"), "alpha\nbeta\ngamma\n");
+});
+afterAll(async () => {
+  await Promise.all([dir, home].map((d) => rm(d, { recursive: true, force: true })));
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +21,7 @@ beforeAll(async () => {
 afterAll(async () => {
   delete process.env.CODEMUX_HOSTILE_SECRET;
   await h.close();
+  await rm(root, { recursive: true, force: true });
 });
 
 const attempts: Array<[string, string]> = [

@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -35,5 +35,6 @@ describe("test servers", () => {
     expect((await client.listTools()).tools).toEqual([expect.objectContaining({ name: "do_it" })]);
     const result = await client.callTool({ name: "do_it", arguments: { x: 1 } });
     expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual({ tool: "do_it", arguments: { x: 1 } });
+    await rm(dir, { recursive: true, force: true });
   });
 });
