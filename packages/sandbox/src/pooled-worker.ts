@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { WORKER_GRACE_MS } from "./defaults.js";
+import { MAX_ERROR_MESSAGE_LENGTH, WORKER_GRACE_MS } from "./defaults.js";
 import type { CallAnswer, CapturedOutput, FromWorker, ToWorker, WorkerData } from "./protocol.js";
 import type { RuntimeOptions, RuntimeOutcome } from "./runtime.js";
 
@@ -16,6 +16,7 @@ export type WorkerReply =
 interface ActiveRun {
   runId: number;
   onCall: CallHandler;
+  onTaken?: (chars: number) => void;
   finish: (reply: WorkerReply) => void;
 }
 
@@ -27,9 +28,13 @@ export class PooledWorker {
   #active: ActiveRun | undefined;
   #answers: CallAnswer[] = [];
   #dead = false;
+  /** The worker said its next run would not wait for an engine; false from the start of a run until it says so again. */
+  #ready = false;
+  readonly #onReady: () => void;
 
-  constructor(options: { url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; onDeath: (worker: PooledWorker) => void }) {
+  constructor(options: { url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; onDeath: (worker: PooledWorker) => void; onReady: () => void }) {
     this.#onDeath = options.onDeath;
+    this.#onReady = options.onReady;
     const workerData: WorkerData = {
       abortFlag: this.#abortFlag.buffer as SharedArrayBuffer,
       runtimeModule: options.runtimeModule,
@@ -47,8 +52,12 @@ export class PooledWorker {
     return this.#dead;
   }
 
+  get ready(): boolean {
+    return this.#ready && !this.#dead;
+  }
+
   /** Runs a job; the reply comes by `hardDeadline` plus a grace period whatever the guest does. */
-  run(job: RunJob, options: { onCall: CallHandler; hardDeadline: number; signal?: AbortSignal }): Promise<WorkerReply> {
+  run(job: RunJob, options: { onCall: CallHandler; onTaken?: (chars: number) => void; hardDeadline: number; signal?: AbortSignal }): Promise<WorkerReply> {
     return new Promise((resolve) => {
       let graceTimer: ReturnType<typeof setTimeout> | undefined;
       const watchdog = setTimeout(() => this.#kill("timeout"), Math.max(0, options.hardDeadline - Date.now()) + WORKER_GRACE_MS);
@@ -61,6 +70,7 @@ export class PooledWorker {
       this.#active = {
         runId: job.runId,
         onCall: options.onCall,
+        onTaken: options.onTaken,
         finish: (reply) => {
           clearTimeout(watchdog);
           clearTimeout(graceTimer);
@@ -71,6 +81,7 @@ export class PooledWorker {
         },
       };
       this.#worker.ref();
+      this.#ready = false;
       this.#post(job);
       if (options.signal?.aborted) onAbort();
       else options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -84,6 +95,11 @@ export class PooledWorker {
   }
 
   #onMessage(message: FromWorker): void {
+    if (message.type === "ready") {
+      this.#ready = !this.#active;
+      if (this.#ready) this.#onReady();
+      return;
+    }
     const active = this.#active;
     if (!active || message.runId !== active.runId) return;
     if (message.type === "done") {
@@ -91,10 +107,11 @@ export class PooledWorker {
       active.finish({ type: "done", outcome: message.outcome, output: message.output });
       return;
     }
+    if (message.taken > 0) active.onTaken?.(message.taken);
     for (const { callId, name, json } of message.calls) {
       active.onCall(name, json).then(
         (answer) => this.#answer(active.runId, { callId, ok: true, json: answer }),
-        (error: unknown) => this.#answer(active.runId, { callId, ok: false, message: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => this.#answer(active.runId, { callId, ok: false, message: errorMessage(error) }),
       );
     }
   }
@@ -136,4 +153,10 @@ export class PooledWorker {
     active?.finish({ type: "crashed", message });
     if (!wasDead) this.#onDeath(this);
   }
+}
+
+/** A host call's failure as the guest sees it; a downstream error text of any size is cut. */
+function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > MAX_ERROR_MESSAGE_LENGTH ? `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…` : message;
 }

@@ -30,5 +30,8 @@ export interface CapturedOutput {
 }
 
 export type FromWorker =
-  | { type: "calls"; runId: number; calls: CallRequest[] }
-  | { type: "done"; runId: number; outcome: RuntimeOutcome; output: CapturedOutput };
+  /** `taken`: characters of answer JSON handed to the guest since the last message, so the host can stop counting them. */
+  | { type: "calls"; runId: number; calls: CallRequest[]; taken: number }
+  | { type: "done"; runId: number; outcome: RuntimeOutcome; output: CapturedOutput }
+  /** The next run can start without waiting for the engine; sent at start-up and after each run. */
+  | { type: "ready" };

@@ -10,6 +10,10 @@ export interface RuntimeOptions {
 export interface RuntimeLimits {
   memoryLimitBytes: number;
   maxResultBytes: number;
+  /** Nesting of the result; a runtime that cannot check it may ignore it. */
+  maxResultDepth?: number;
+  /** JSON of one host call's arguments; larger calls reject in the guest. */
+  maxCallArgsBytes?: number;
 }
 
 /** One bundled ES module to evaluate. */
@@ -55,4 +59,6 @@ export type RuntimeOutcome = (
 /** A JavaScript engine that evaluates one bundle at a time inside a worker thread. */
 export interface SandboxRuntime {
   run(request: RuntimeRequest, host: RuntimeHost): Promise<RuntimeOutcome>;
+  /** Resolves when the next run can start without waiting (an engine prepared in the background); optional. */
+  ready?(): Promise<void>;
 }

@@ -1,20 +1,27 @@
-import { setMaxListeners } from "node:events";
 import { bundleSnippet } from "./bundle.js";
 import {
   DEFAULT_FILENAME,
   DEFAULT_HARD_TIMEOUT_MS,
+  DEFAULT_MAX_CALL_ARGS_BYTES,
+  DEFAULT_MAX_CODE_BYTES,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_QUEUE,
   DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_RESULT_DEPTH,
+  DEFAULT_MAX_RUN_PENDING_BYTES,
+  DEFAULT_MAX_TOTAL_PENDING_BYTES,
   DEFAULT_MEMORY_LIMIT_BYTES,
   DEFAULT_TIMEOUT_MS,
   defaultWorkerCount,
+  defaultWorkerUrl,
+  MAX_ERROR_MESSAGE_LENGTH,
 } from "./defaults.js";
-import { toErrorInfo } from "./error-info.js";
-import { SandboxClosedError, SandboxOptionsError } from "./errors.js";
+import { type ErrorContext, toErrorInfo } from "./error-info.js";
+import { SandboxOptionsError } from "./errors.js";
+import { formatBytes } from "./output-buffer.js";
 import type { PooledWorker, WorkerReply } from "./pooled-worker.js";
 import { BundlePositions } from "./source-map.js";
-import type { ExecuteRequest, ExecuteResult, SandboxErrorInfo, SandboxOptions } from "./types.js";
+import type { CodeExecutor, ExecuteRequest, ExecuteResult, SandboxErrorInfo, SandboxOptions } from "./types.js";
 import { WorkerPool } from "./worker-pool.js";
 
 /** Name of the bundle inside the engine; stack frames naming it are mapped back through the source map. */
@@ -31,18 +38,41 @@ interface Limits {
   hardTimeoutMs: number;
   maxOutputBytes: number;
   maxResultBytes: number;
+  maxResultDepth: number;
+  maxCodeBytes: number;
+  maxRunPendingBytes: number;
+  maxTotalPendingBytes: number;
+  maxCallArgsBytes: number;
+}
+
+/** What one run holds: its calls' own signals, the answer bytes waiting for its guest, and why it was stopped. */
+interface RunState {
+  calls: number;
+  pendingCalls: Set<AbortController>;
+  pendingBytes: number;
+  /** Set when the host stops the run itself (a budget); replaces whatever the worker answers. */
+  failure: SandboxErrorInfo | undefined;
+  stop: AbortController;
 }
 
 /**
- * Bundles TypeScript snippets with esbuild and runs each in a fresh QuickJS (WebAssembly) runtime
+ * Bundles TypeScript snippets with esbuild and runs each in a fresh QuickJS (WebAssembly) instance
  * on a pool of worker threads, so a runaway snippet never blocks the caller's event loop.
+ *
+ * @example
+ * const sandbox = new Sandbox();
+ * const run = await sandbox.execute({ code: "export default 6 * 7;" });
+ * // run.ok === true, run.result === 42; on failure run.error.kind says why
+ * await sandbox.close();
  */
-export class Sandbox {
+export class Sandbox implements CodeExecutor {
   readonly #limits: Limits;
   readonly #pool: WorkerPool;
   #admitted = 0;
   #runSeq = 0;
   #closed = false;
+  /** Answer bytes held for all runs, against maxTotalPendingBytes. */
+  #pendingBytes = 0;
 
   constructor(options: SandboxOptions = {}) {
     this.#limits = {
@@ -52,27 +82,33 @@ export class Sandbox {
       hardTimeoutMs: positiveInteger("hardTimeoutMs", options.hardTimeoutMs ?? DEFAULT_HARD_TIMEOUT_MS),
       maxOutputBytes: positiveInteger("maxOutputBytes", options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
       maxResultBytes: positiveInteger("maxResultBytes", options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES),
+      maxResultDepth: positiveInteger("maxResultDepth", options.maxResultDepth ?? DEFAULT_MAX_RESULT_DEPTH),
+      maxCodeBytes: positiveInteger("maxCodeBytes", options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES),
+      maxRunPendingBytes: positiveInteger("maxRunPendingBytes", options.maxRunPendingBytes ?? DEFAULT_MAX_RUN_PENDING_BYTES),
+      maxTotalPendingBytes: positiveInteger("maxTotalPendingBytes", options.maxTotalPendingBytes ?? DEFAULT_MAX_TOTAL_PENDING_BYTES),
+      maxCallArgsBytes: positiveInteger("maxCallArgsBytes", options.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES),
     };
+    const workerUrl = options.workerUrl ?? defaultWorkerUrl();
     this.#pool = new WorkerPool({
       size: this.#limits.workers,
-      url: new URL("./worker.js", import.meta.url),
+      url: typeof workerUrl === "string" ? new URL(workerUrl) : workerUrl,
       runtimeModule: options.runtimeModule?.toString(),
       runtimeOptions: { memoryLimitBytes: this.#limits.memoryLimitBytes },
     });
   }
 
-  /** Runs one snippet. Problems of the snippet come back as `ok: false`; only misuse throws. */
+  /** Runs one snippet. Never throws: every problem, misuse included, is `ok: false` with an error kind. */
   async execute(request: ExecuteRequest): Promise<ExecuteResult> {
-    if (this.#closed) throw new SandboxClosedError();
-    const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!(timeoutMs > 0)) throw new SandboxOptionsError(`timeoutMs must be a positive number of milliseconds, not ${timeoutMs}.`);
     const started = performance.now();
-    const counter = { calls: 0 };
+    const state: RunState = { calls: 0, pendingCalls: new Set(), pendingBytes: 0, failure: undefined, stop: new AbortController() };
     const finish = (outcome: Outcome): ExecuteResult => ({
       ...outcome,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
-      calls: counter.calls,
+      calls: state.calls,
     });
+    if (this.#closed) return finish(failure({ kind: "closed", message: "The sandbox is closed; create a new Sandbox to run more code." }));
+    const invalid = invalidRequest(request);
+    if (invalid) return finish(failure({ kind: "invalid_request", message: invalid }));
     const capacity = this.#limits.workers + this.#limits.maxQueue;
     if (this.#admitted >= capacity) {
       const message = `The sandbox is busy: ${this.#limits.workers} running and ${this.#limits.maxQueue} waiting. Try again shortly.`;
@@ -80,25 +116,34 @@ export class Sandbox {
     }
     this.#admitted++;
     try {
-      const effectiveTimeout = Math.min(timeoutMs, this.#limits.hardTimeoutMs);
-      return finish(await this.#run(request, Date.now() + effectiveTimeout, effectiveTimeout, counter));
+      const effectiveTimeout = Math.min(request.timeoutMs ?? DEFAULT_TIMEOUT_MS, this.#limits.hardTimeoutMs);
+      return finish(await this.#run(request, { deadline: Date.now() + effectiveTimeout, timeoutMs: effectiveTimeout, state }));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return finish(failure({ kind: "internal", message: `The sandbox failed: ${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}` }));
     } finally {
       this.#admitted--;
+      // Answers the guest never took are no longer held.
+      this.#pendingBytes -= state.pendingBytes;
+      state.pendingBytes = 0;
+      for (const call of state.pendingCalls) call.abort(new Error("The sandbox run ended."));
+      state.pendingCalls.clear();
     }
   }
 
-  /** Stops every worker; later `execute` calls throw. */
+  /** Stops every worker; runs in progress and later `execute` calls answer with kind "closed". */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#pool.close();
   }
 
-  async #run(request: ExecuteRequest, deadline: number, timeoutMs: number, counter: { calls: number }): Promise<Outcome> {
+  async #run(request: ExecuteRequest, run: { deadline: number; timeoutMs: number; state: RunState }): Promise<Outcome> {
+    const { deadline, timeoutMs, state } = run;
     const filename = request.filename ?? DEFAULT_FILENAME;
     const cancelled = () => failure({ kind: "aborted", message: `${filename}: The run was cancelled.` });
     const late = (what: string) => failure({ kind: "timeout", message: `${filename}: The run passed its ${timeoutMs} ms deadline ${what}.` });
     if (request.signal?.aborted) return cancelled();
-    const bundle = await bundleSnippet({ code: request.code, filename, modules: request.modules });
+    const bundle = await bundleSnippet({ code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline });
     if (!bundle.ok) return failure(bundle.error);
     if (request.signal?.aborted) return cancelled();
     const ticket = this.#pool.acquire();
@@ -107,11 +152,8 @@ export class Sandbox {
       ticket.cancel();
       return worker === "aborted" ? cancelled() : late("while waiting for a free worker");
     }
-    const calls = new AbortController();
-    // Every call of the run listens on this one signal; a snippet may have hundreds in flight.
-    setMaxListeners(0, calls.signal);
-    const abortCalls = () => calls.abort(request.signal?.reason);
-    request.signal?.addEventListener("abort", abortCalls, { once: true });
+    const stopRun = () => state.stop.abort(request.signal?.reason);
+    request.signal?.addEventListener("abort", stopRun, { once: true });
     try {
       const reply = await worker.run(
         {
@@ -120,59 +162,107 @@ export class Sandbox {
           code: bundle.code,
           filename: BUNDLE_FILE,
           deadline,
-          limits: { memoryLimitBytes: this.#limits.memoryLimitBytes, maxResultBytes: this.#limits.maxResultBytes },
+          limits: {
+            memoryLimitBytes: this.#limits.memoryLimitBytes,
+            maxResultBytes: this.#limits.maxResultBytes,
+            maxResultDepth: this.#limits.maxResultDepth,
+            maxCallArgsBytes: this.#limits.maxCallArgsBytes,
+          },
           maxOutputBytes: this.#limits.maxOutputBytes,
         },
         {
           hardDeadline: deadline,
-          signal: request.signal,
+          signal: state.stop.signal,
           onCall: (name, json) => {
-            counter.calls++;
-            return this.#hostCall(request, name, json, calls.signal);
+            state.calls++;
+            return this.#hostCall(request, { name, json, state, filename });
           },
+          onTaken: (chars) => this.#release(state, chars),
         },
       );
       let positions: BundlePositions | undefined;
-      return this.#outcome(reply, {
+      return this.#outcome(reply, state, {
         filename,
+        code: request.code,
         timeoutMs,
         memoryLimitBytes: this.#limits.memoryLimitBytes,
         positions: () => (positions ??= new BundlePositions({ map: bundle.map, bundleFile: BUNDLE_FILE })),
       });
     } finally {
-      request.signal?.removeEventListener("abort", abortCalls);
-      calls.abort(new Error("The sandbox run ended."));
+      request.signal?.removeEventListener("abort", stopRun);
       this.#pool.release(worker);
     }
   }
 
-  async #hostCall(request: ExecuteRequest, name: string, json: string | undefined, signal: AbortSignal): Promise<string | undefined> {
-    if (!request.onCall) throw new Error(`No host functions are available in this sandbox (called "${name}").`);
+  /** One guest call: its own signal, aborted only if it is still pending when the run ends. */
+  async #hostCall(request: ExecuteRequest, call: { name: string; json: string | undefined; state: RunState; filename: string }): Promise<string | undefined> {
+    const { name, json, state } = call;
+    if (!request.onCall) throw new Error(`No host functions are available in this sandbox (called ${JSON.stringify(name)}).`);
     const args: unknown = json === undefined ? undefined : JSON.parse(json);
-    const result = await request.onCall(name, args, { signal });
+    const controller = new AbortController();
+    state.pendingCalls.add(controller);
+    let result: unknown;
+    try {
+      result = await request.onCall(name, args, { signal: controller.signal });
+    } finally {
+      // Detached once settled: a listener the callee left on the signal never fires.
+      state.pendingCalls.delete(controller);
+    }
     let answer: string | undefined;
     try {
       answer = JSON.stringify(result);
     } catch (error) {
-      throw new Error(`The result of host call "${name}" has no JSON form: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`The result of host call ${JSON.stringify(name)} has no JSON form: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (answer !== undefined && answer.length > this.#limits.maxResultBytes) {
-      throw new Error(`The result of host call "${name}" is larger than the ${this.#limits.maxResultBytes}-byte limit.`);
+    if (answer === undefined) return undefined;
+    if (answer.length > this.#limits.maxResultBytes) {
+      throw new Error(`The result of host call ${JSON.stringify(name)} is larger than the ${formatBytes(this.#limits.maxResultBytes)} limit.`);
     }
+    this.#hold(state, answer.length, call.filename);
     return answer;
   }
 
-  #outcome(reply: WorkerReply, context: Parameters<typeof toErrorInfo>[1]): Outcome {
+  /** Counts an answer against the run's and the sandbox's budgets; past either, the run is stopped. */
+  #hold(state: RunState, chars: number, filename: string): void {
+    if (state.failure) throw new Error("The run was stopped.");
+    const run = state.pendingBytes + chars;
+    const total = this.#pendingBytes + chars;
+    if (run > this.#limits.maxRunPendingBytes || total > this.#limits.maxTotalPendingBytes) {
+      const which =
+        run > this.#limits.maxRunPendingBytes
+          ? `this run's ${formatBytes(this.#limits.maxRunPendingBytes)} budget`
+          : `the sandbox's ${formatBytes(this.#limits.maxTotalPendingBytes)} budget for all runs`;
+      state.failure = {
+        kind: "budget",
+        message: `${filename}: The answers of host calls waiting for this snippet passed ${which}. Await fewer large calls at once (for example in batches), or ask the tools for less.`,
+      };
+      state.stop.abort(new Error("budget"));
+      throw new Error("The run was stopped: too many answer bytes in flight.");
+    }
+    state.pendingBytes = run;
+    this.#pendingBytes = total;
+  }
+
+  #release(state: RunState, chars: number): void {
+    const released = Math.min(chars, state.pendingBytes);
+    state.pendingBytes -= released;
+    this.#pendingBytes -= released;
+  }
+
+  #outcome(reply: WorkerReply, state: RunState, context: ErrorContext): Outcome {
     const where = context.filename;
+    const output = reply.type === "done" ? reply.output : EMPTY_OUTPUT;
+    if (state.failure) return { ok: false, ...output, error: state.failure };
     switch (reply.type) {
       case "crashed":
+        if (this.#closed) return failure({ kind: "closed", message: `${where}: The sandbox was closed during the run.` });
         return failure({ kind: "worker_crashed", message: `${where}: ${reply.message} The run was lost; a fresh worker takes its place.` });
       case "killed":
         return reply.reason === "aborted"
           ? failure({ kind: "aborted", message: `${where}: The run was cancelled.` })
           : failure({ kind: "timeout", message: `${where}: The snippet ran past its ${context.timeoutMs} ms deadline and its worker was stopped.` });
       case "done": {
-        const { outcome, output } = reply;
+        const { outcome } = reply;
         if (!outcome.ok) return { ok: false, ...output, error: toErrorInfo(outcome.error, context) };
         if (outcome.resultJson === undefined) return { ok: true, ...output };
         return { ok: true, ...output, result: JSON.parse(outcome.resultJson) as unknown };
@@ -183,6 +273,20 @@ export class Sandbox {
 
 function failure(error: SandboxErrorInfo): Outcome {
   return { ok: false, ...EMPTY_OUTPUT, error };
+}
+
+/** Why a request cannot be run, or undefined. */
+function invalidRequest(request: ExecuteRequest): string | undefined {
+  if (typeof request !== "object" || request === null) return "The request must be an object with a `code` string.";
+  if (typeof request.code !== "string") return "The request's `code` must be a string of TypeScript.";
+  const timeoutMs = request.timeoutMs;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) {
+    return `timeoutMs must be a positive number of milliseconds, not ${String(timeoutMs).slice(0, 40)}.`;
+  }
+  if (request.filename !== undefined && (typeof request.filename !== "string" || request.filename.length > 256 || request.filename === "")) {
+    return "The request's `filename` must be a short non-empty string.";
+  }
+  return undefined;
 }
 
 /** Resolves with the worker, or with why the wait ended first. */

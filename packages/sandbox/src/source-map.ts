@@ -1,5 +1,6 @@
 import { SourceMap, type SourceMapPayload } from "node:module";
 import { stripNamespace } from "./bundle.js";
+import { MAX_ERROR_STACK_LENGTH, MAX_FRAME_LINE_LENGTH, MAX_STACK_FRAMES } from "./defaults.js";
 
 export interface SourcePosition {
   file: string;
@@ -9,8 +10,8 @@ export interface SourcePosition {
   column: number;
 }
 
-const MAX_FRAMES = 20;
-const FRAME_POSITION = /([^\s()]+):(\d+):(\d+)/;
+/** Frames read from a stack; a runaway recursion has thousands and the first ones say everything. */
+const MAX_FRAMES_READ = 200;
 
 /** Maps positions in a bundle back to the modules as written, through esbuild's source map. */
 export class BundlePositions {
@@ -41,20 +42,57 @@ export class BundlePositions {
     };
   }
 
-  /** Rewrites `at f (bundle.js:L:C)` frames to source positions; frames of code that is not the snippet's are dropped. */
+  /**
+   * Rewrites `at f (bundle.js:L:C)` frames to source positions; frames of code that is not the
+   * snippet's are dropped. The stack is the guest's text: it is cut first and read without a
+   * regular expression, in one pass.
+   */
   frames(stack: string): { stack: string; positions: SourcePosition[] } {
     const positions: SourcePosition[] = [];
     const lines: string[] = [];
-    for (const frame of stack.split("\n")) {
-      const match = FRAME_POSITION.exec(frame);
-      if (!match || match[1] !== this.#bundleFile) continue;
-      const position = this.original(Number(match[2]), Number(match[3]));
+    let mapped = 0;
+    const text = stack.length > MAX_ERROR_STACK_LENGTH ? stack.slice(0, MAX_ERROR_STACK_LENGTH) : stack;
+    let start = 0;
+    for (let read = 0; start < text.length && read < MAX_FRAMES_READ; read++) {
+      const newline = text.indexOf("\n", start);
+      const end = newline === -1 ? text.length : newline;
+      const frame = text.slice(start, Math.min(end, start + MAX_FRAME_LINE_LENGTH));
+      start = end + 1;
+      const found = findPosition(frame, this.#bundleFile);
+      if (!found) continue;
+      const position = this.original(found.line, found.column);
       if (!position) continue;
+      mapped++;
       positions.push(position);
-      lines.push(frame.replace(FRAME_POSITION, `${position.file}:${position.line}:${position.column}`));
+      if (lines.length < MAX_STACK_FRAMES) {
+        lines.push(`${frame.slice(0, found.start)}${position.file}:${position.line}:${position.column}${frame.slice(found.end)}`);
+      }
     }
-    // A runaway recursion yields thousands of identical frames; the first few say everything.
-    const shown = lines.length > MAX_FRAMES ? [...lines.slice(0, MAX_FRAMES), `    ... ${lines.length - MAX_FRAMES} more frames`] : lines;
-    return { stack: shown.join("\n"), positions };
+    if (mapped > lines.length) lines.push(`    ... ${mapped - lines.length} more frames`);
+    return { stack: lines.join("\n"), positions };
   }
+}
+
+/** Finds `FILE:LINE:COLUMN` in one frame line by searching for the file name; linear in the line. */
+function findPosition(frame: string, file: string): { line: number; column: number; start: number; end: number } | undefined {
+  const needle = `${file}:`;
+  for (let at = frame.indexOf(needle); at !== -1; at = frame.indexOf(needle, at + 1)) {
+    // The name must stand alone: start of line, a space or an opening parenthesis before it.
+    const before = at === 0 ? " " : frame[at - 1];
+    if (before !== " " && before !== "(") continue;
+    let index = at + needle.length;
+    const line = digits(frame, index);
+    if (!line || frame[line.end] !== ":") continue;
+    index = line.end + 1;
+    const column = digits(frame, index);
+    if (!column) continue;
+    return { line: line.value, column: column.value, start: at, end: column.end };
+  }
+  return undefined;
+}
+
+function digits(text: string, start: number): { value: number; end: number } | undefined {
+  let end = start;
+  while (end < text.length && end - start < 9 && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
+  return end === start ? undefined : { value: Number(text.slice(start, end)), end };
 }

@@ -19,10 +19,22 @@ export interface SandboxOptions {
    * default the built-in QuickJS runtime.
    */
   runtimeModule?: string | URL;
+  /** The worker entry file; default `worker.js` next to this package's `index.js`. Set it when a bundler moves files. */
+  workerUrl?: string | URL;
+  /** Nesting depth of the result; default 256. Deeper results are an error of kind "result". */
+  maxResultDepth?: number;
+  /** Largest snippet in UTF-8 bytes; default 1 MiB. Larger ones are an error of kind "budget". */
+  maxCodeBytes?: number;
+  /** JSON of host call answers one run holds before its guest takes them; default 64 MiB. Beyond it the run fails with kind "budget". */
+  maxRunPendingBytes?: number;
+  /** The same summed over all runs of this sandbox; default 256 MiB. The run whose answer crosses it fails with kind "budget". */
+  maxTotalPendingBytes?: number;
+  /** JSON of one host call's arguments; default 16 MiB. Beyond it that call rejects in the guest. */
+  maxCallArgsBytes?: number;
 }
 
 export interface HostCallContext {
-  /** Aborted when the run ends, times out or is cancelled. */
+  /** This call's own signal: aborted when the run ends, times out or is cancelled while the call is still pending; never after it settled. */
   signal: AbortSignal;
 }
 
@@ -52,6 +64,12 @@ export type SandboxErrorKind =
   | "aborted"
   | "worker_crashed"
   | "result"
+  /** A byte or size budget was exceeded: the snippet's size, or host call answers held at once. */
+  | "budget"
+  /** The sandbox was closed before or during the run. */
+  | "closed"
+  /** The request itself is malformed (a bad `timeoutMs`, `code` not a string). */
+  | "invalid_request"
   | "internal";
 
 export interface SandboxErrorInfo {
@@ -78,4 +96,13 @@ export interface ExecuteResult {
   /** Number of `__host_call` invocations that reached the host. */
   calls: number;
   error?: SandboxErrorInfo;
+}
+
+/**
+ * Runs snippets. `execute` never throws or rejects: every problem, misuse included, is an
+ * `ok: false` result with an error kind. `Sandbox` implements it; a server may take any other.
+ */
+export interface CodeExecutor {
+  execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  close(): Promise<void>;
 }

@@ -50,6 +50,8 @@ export class WorkerPool {
   release(worker: PooledWorker): void {
     if (!worker.dead && this.#all.has(worker)) this.#idle.push(worker);
     this.#dispatch();
+    // A spare worker, so that back-to-back runs alternate and each worker prepares its next engine meanwhile.
+    if (this.#idle.length > 0 && this.#all.size < this.#size && !this.#idle.some((idle) => idle.ready)) this.#spawn();
   }
 
   async close(): Promise<void> {
@@ -61,7 +63,9 @@ export class WorkerPool {
 
   #dispatch(): void {
     while (this.#waiters.length > 0) {
-      const worker = this.#idle.pop() ?? this.#spawn();
+      // The longest-idle worker whose engine is ready; else any idle one (ready in a moment); else a new one.
+      const readyAt = this.#idle.findIndex((idle) => idle.ready);
+      const worker = this.#idle.splice(readyAt >= 0 ? readyAt : 0, 1)[0] ?? this.#spawn();
       if (!worker) return;
       const waiter = this.#waiters.shift() as Waiter;
       waiter.handed = worker;
@@ -75,6 +79,7 @@ export class WorkerPool {
       url: this.#url,
       runtimeModule: this.#runtimeModule,
       runtimeOptions: this.#runtimeOptions,
+      onReady: () => this.#dispatch(),
       onDeath: (dead) => {
         this.#all.delete(dead);
         const index = this.#idle.indexOf(dead);

@@ -12,19 +12,34 @@ const runtime: Promise<SandboxRuntime> = data.runtimeModule
   ? loadRuntime(data.runtimeModule, data.runtimeOptions)
   : createQuickJSRuntime(data.runtimeOptions);
 const calls = new Map<number, (answer: CallAnswer) => void>();
+/** Answer characters handed to each run's guest and not yet reported to the host. */
+const taken = new Map<number, number>();
 const aborts = new Map<number, AbortController>();
 let callSeq = 0;
 
 const send = (message: FromWorker) => port.postMessage(message);
+const announceReady = async () => {
+  await (await runtime).ready?.();
+  send({ type: "ready" });
+};
+void announceReady().catch(() => undefined);
 
 port.on("message", (message: ToWorker) => {
   switch (message.type) {
     case "run":
       void run(message);
       break;
-    case "answers":
-      for (const answer of message.answers) calls.get(answer.callId)?.(answer);
+    case "answers": {
+      let bytes = 0;
+      for (const answer of message.answers) {
+        const settle = calls.get(answer.callId);
+        if (!settle) continue;
+        if (answer.ok && answer.json !== undefined) bytes += answer.json.length;
+        settle(answer);
+      }
+      if (taken.has(message.runId)) taken.set(message.runId, (taken.get(message.runId) ?? 0) + bytes);
       break;
+    }
     case "abort":
       aborts.get(message.runId)?.abort();
       break;
@@ -35,6 +50,7 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
   const { runId } = request;
   const controller = new AbortController();
   aborts.set(runId, controller);
+  taken.set(runId, 0);
   let outbox: CallRequest[] = [];
   // Calls still unanswered when the run ends (it timed out, or was aborted) are never answered: drop them then.
   const pending = new Set<number>();
@@ -53,7 +69,8 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
         if (outbox.length === 0) {
           // Every call the guest makes before it yields leaves in one message.
           queueMicrotask(() => {
-            send({ type: "calls", runId, calls: outbox });
+            send({ type: "calls", runId, calls: outbox, taken: taken.get(runId) ?? 0 });
+            taken.set(runId, 0);
             outbox = [];
           });
         }
@@ -71,6 +88,7 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
     outcome = { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${String(error)}` } };
   }
   aborts.delete(runId);
+  taken.delete(runId);
   for (const callId of pending) calls.delete(callId);
   send({
     type: "done",
@@ -83,6 +101,7 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
       stderrTruncated: output.stderr.truncated,
     },
   });
+  void announceReady().catch(() => undefined);
 }
 
 async function loadRuntime(specifier: string, options: RuntimeOptions): Promise<SandboxRuntime> {

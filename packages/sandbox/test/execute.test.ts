@@ -1,4 +1,4 @@
-import { Sandbox, SandboxClosedError } from "@codemux/sandbox";
+import { Sandbox, SandboxError, SandboxOptionsError } from "@codemux/sandbox";
 import { afterAll, describe, expect, it } from "vitest";
 
 const sandbox = new Sandbox({ workers: 2 });
@@ -109,7 +109,7 @@ describe("Sandbox.execute: errors at the place they were written", () => {
     const code = "import { fail } from 'mcp/lib.ts';\n\nfail();";
     const run = await sandbox.execute({ code, filename: "task.ts", modules });
     expect(run.error).toMatchObject({ kind: "runtime", line: 3 });
-    expect(run.error?.message).toMatch(/^mcp\/lib\.ts:3:\d+: RangeError: from lib$/);
+    expect(run.error?.message).toMatch(/^task\.ts:3:\d+: RangeError: from lib \(thrown at mcp\/lib\.ts:3:\d+\)$/);
   });
 
   it("reports a syntax error with its line and column", async () => {
@@ -261,10 +261,28 @@ describe("Sandbox limits", () => {
     }
   });
 
-  it("throws on misuse: bad options and a closed sandbox", async () => {
-    expect(() => new Sandbox({ workers: 0 })).toThrow(/workers must be a positive integer/);
+  it("throws on bad options in the constructor, with a branded error", () => {
+    let thrown: unknown;
+    try {
+      new Sandbox({ workers: 0 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(SandboxOptionsError);
+    expect(String(thrown)).toMatch(/workers must be a positive integer/);
+    expect(SandboxError.isInstance(thrown)).toBe(true);
+    expect((thrown as Record<symbol, unknown>)[Symbol.for("codemux.error")]).toBe("sandbox");
+    expect(SandboxError.isInstance(new Error("plain"))).toBe(false);
+  });
+
+  it("never throws from execute: a closed sandbox and a malformed request are ok: false results", async () => {
     const closed = new Sandbox({ workers: 1 });
     await closed.close();
-    await expect(closed.execute({ code: "export default 1" })).rejects.toBeInstanceOf(SandboxClosedError);
+    expect(await closed.execute({ code: "export default 1" })).toMatchObject({ ok: false, error: { kind: "closed" } });
+    for (const timeoutMs of [0, -5, Number.NaN]) {
+      expect(await sandbox.execute({ code: "export default 1", timeoutMs })).toMatchObject({ ok: false, error: { kind: "invalid_request" } });
+    }
+    const notCode = await sandbox.execute({ code: 42 as unknown as string });
+    expect(notCode).toMatchObject({ ok: false, error: { kind: "invalid_request" } });
   });
 });

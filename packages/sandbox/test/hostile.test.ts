@@ -37,10 +37,10 @@ function expectContained(result: ExecuteResult, kind: string): void {
 
 describe("hostile snippets: ambient authority", () => {
   it("has no process, require, module loader globals, std/os or network", async () => {
-    const names = ["process", "require", "module", "Buffer", "fetch", "WebSocket", "XMLHttpRequest", "WebAssembly", "std", "os", "scriptArgs", "print", "setInterval", "queueMicrotask"];
+    const names = ["process", "require", "module", "Buffer", "fetch", "WebSocket", "XMLHttpRequest", "WebAssembly", "std", "os", "scriptArgs", "print"];
     const result = await run(`export default Object.fromEntries(${JSON.stringify(names)}.map((n) => [n, typeof (globalThis as any)[n]]));`);
     expect(result.ok).toBe(true);
-    for (const name of names.filter((n) => n !== "queueMicrotask")) expect(result.result, name).toHaveProperty(name, "undefined");
+    for (const name of names) expect(result.result, name).toHaveProperty(name, "undefined");
   });
 
   it("fails cleanly on process.env", async () => {
@@ -219,7 +219,7 @@ describe("hostile snippets: the bridge and isolation between runs", () => {
 
 describe("hostile snippets: the bundler", () => {
   it("restarts esbuild after nesting deep enough to crash it, so later runs still bundle", async () => {
-    const result = await run(`export default ${"(\n".repeat(1_000_000)}1${")\n".repeat(1_000_000)};`);
+    const result = await run(`export default ${"!\n".repeat(400_000)}1;`, { timeoutMs: 30_000 });
     expectContained(result, "syntax");
     expect(result.error?.message).toContain("restarted");
   }, 30_000);

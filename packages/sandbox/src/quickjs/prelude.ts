@@ -1,3 +1,6 @@
+import { HOST_CALL_GLOBAL, REMOVED_GLOBALS } from "../globals.js";
+import { MAX_CALL_NAME_LENGTH } from "../defaults.js";
+
 /**
  * Node-like formatting for console arguments. Compiled on the first console call only: parsing it
  * costs more than the rest of a trivial run.
@@ -47,38 +50,110 @@ export const FORMAT = String.raw`(function () {
   return (args) => args.map((a) => inspect(a, 0, [])).join(" ");
 })()`;
 
+/** Results of the serializer that are not JSON text: the value broke a limit. */
+export const SERIALIZE_TOO_LARGE = 1;
+export const SERIALIZE_TOO_DEEP = 2;
+
 /**
  * Guest code run before the bundle. It receives the host functions as arguments, so none of
- * them is ever reachable from the guest's global object, and installs `console`, the timers
- * and `__host_call` on top of them.
+ * them is ever reachable from the guest's global object, installs `console`, the timers,
+ * `__host_call` and the lazily compiled standard globals, removes the built-ins the engine does
+ * not bound, and returns the result serializer to the host. Every built-in it relies on later is
+ * captured here, before the guest can replace it. Strings go to the host as JSON, because the
+ * engine hands strings out as C strings, which end at the first NUL.
  */
-export const PRELUDE = String.raw`(function (write, loadFormat, call, setTimer, clearTimer) {
+export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, clearTimer, fail) {
   "use strict";
   const g = globalThis;
   const stringify = JSON.stringify;
   const parse = JSON.parse;
+  const apply = Reflect.apply;
+  const keys = Object.keys;
+  const isArray = Array.isArray;
+  const join = Array.prototype.join;
+  const then = Promise.prototype.then;
+  const resolved = Promise.resolve();
+  const finite = Number.isFinite;
+  const NewError = Error;
+  const NewTypeError = TypeError;
+  const defineProperty = Object.defineProperty;
+  const define = (name, value) => defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
+
+  for (const name of ${JSON.stringify(REMOVED_GLOBALS)}) delete g[name];
+  // Resizing or detaching a buffer under live views is where engines overrun memory; snippets need neither.
+  for (const name of ["resize", "transfer", "transferToFixedLength"]) delete ArrayBuffer.prototype[name];
+
   let format;
   const room = { stdout: Infinity, stderr: Infinity };
   const writer = (stream) => (...args) => {
     if (room[stream] <= 0) return;
-    format ??= loadFormat();
+    format ??= loadLib("format");
     let text = format(args) + "\n";
     // A character is at least one byte, so this cut never hides an overflow from the host.
     if (text.length > room[stream]) text = text.slice(0, room[stream] + 1);
-    room[stream] = write(stream, text);
+    room[stream] = write(stream === "stderr", stringify(text));
   };
   const log = writer("stdout");
   const warn = writer("stderr");
-  const define = (name, value) => Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
   define("console", { log, info: log, debug: log, trace: log, warn, error: warn });
+
+  const needFunction = (what, fn) => { if (typeof fn !== "function") throw new NewTypeError(what + " needs a function"); };
   define("setTimeout", (fn, ms, ...args) => {
-    if (typeof fn !== "function") throw new TypeError("setTimeout needs a function");
-    return setTimer(() => fn(...args), Math.max(0, Number(ms) || 0));
+    needFunction("setTimeout", fn);
+    return setTimer(() => fn(...args), Math.max(0, Number(ms) || 0), false);
   });
-  define("clearTimeout", (id) => { if (typeof id === "number") clearTimer(id); });
-  define("__host_call", async (name, args) => {
-    if (typeof name !== "string") throw new TypeError("__host_call needs a name string");
-    const answer = await call(name, stringify(args));
+  define("setInterval", (fn, ms, ...args) => {
+    needFunction("setInterval", fn);
+    return setTimer(() => fn(...args), Math.max(1, Number(ms) || 0), true);
+  });
+  const clear = (id) => { if (typeof id === "number") clearTimer(id); };
+  define("clearTimeout", clear);
+  define("clearInterval", clear);
+  define("queueMicrotask", (fn) => {
+    needFunction("queueMicrotask", fn);
+    // An exception in a microtask ends the run, as an uncaught one does in Node.
+    apply(then, resolved, [() => { try { fn(); } catch (error) { fail(error); } }]);
+  });
+
+  define("${HOST_CALL_GLOBAL}", async (name, args) => {
+    if (typeof name !== "string") throw new NewTypeError("${HOST_CALL_GLOBAL} needs a name string");
+    if (name.length > ${MAX_CALL_NAME_LENGTH}) throw new NewTypeError("${HOST_CALL_GLOBAL}: the name is longer than ${MAX_CALL_NAME_LENGTH} characters");
+    // Taken now, while the caller's frames are on the stack: a failed call then points at the line that made it.
+    const site = new NewError();
+    const argsJson = stringify(args);
+    let answer;
+    try {
+      answer = await call(stringify(name), argsJson);
+    } catch (message) {
+      const error = new NewError(typeof message === "string" ? parse(message) : "The host call failed.");
+      error.stack = site.stack;
+      throw error;
+    }
     return answer === undefined ? undefined : parse(answer);
   });
+
+  const libs = {};
+  const lazy = (lib, names) => {
+    for (const name of names) {
+      defineProperty(g, name, {
+        configurable: true,
+        enumerable: false,
+        get() {
+          const exported = (libs[lib] ??= loadLib(lib));
+          for (const each of names) define(each, exported[each]);
+          return exported[name];
+        },
+        set(value) { define(name, value); },
+      });
+    }
+  };
+  lazy("url", ["URL", "URLSearchParams"]);
+  lazy("text", ["TextEncoder", "TextDecoder"]);
+  lazy("base64", ["atob", "btoa"]);
+  lazy("clone", ["structuredClone"]);
+
+  // The serializer is compiled on first use, with the built-ins captured above, so a guest that replaced them changes nothing.
+  let serialize;
+  const numberClass = Number, stringClass = String, booleanClass = Boolean, booleanValue = Boolean.prototype.valueOf;
+  return () => (serialize ??= loadLib("serialize")(stringify, apply, keys, isArray, join, finite, NewTypeError, numberClass, stringClass, booleanClass, booleanValue));
 })`;

@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import {
   newQuickJSWASMModuleFromVariant,
@@ -8,88 +10,140 @@ import {
   type QuickJSRuntime,
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
+import {
+  DEFAULT_MAX_CALL_ARGS_BYTES,
+  DEFAULT_MAX_RESULT_DEPTH,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_ERROR_STACK_LENGTH,
+  MAX_PENDING_CALLS,
+  MAX_STACK_BYTES,
+  MAX_TIMERS,
+} from "../defaults.js";
+import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
-import { FORMAT, PRELUDE } from "./prelude.js";
+import { LIBS } from "./libs.js";
+import { FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
 
-/** Guest stack; small enough that QuickJS reports overflow before V8's own stack under the WASM frames runs out. */
-const MAX_STACK_BYTES = 256 * 1024;
-const MAX_TIMERS = 1_000;
-const MAX_PENDING_CALLS = 1_000;
-/** Node's `WebAssembly.Memory`; the ES2023 library this repository compiles against does not describe it. */
-const WasmMemory = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object } })
-  .WebAssembly.Memory;
+/** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
+const Wasm = (globalThis as unknown as {
+  WebAssembly: {
+    Memory: new (descriptor: { initial: number; maximum: number }) => object;
+    compile: (bytes: Uint8Array) => Promise<object>;
+  };
+}).WebAssembly;
 const WASM_PAGE_BYTES = 64 * 1024;
 /** Static data and the C stack of the QuickJS build (its default initial memory). */
 const WASM_BASE_BYTES = 16 * 1024 * 1024;
 /** Room for allocator overhead and fragmentation above the guest's own limit. */
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
+/** Time guest getters get to answer while an error is read after the run stopped. */
+const DESCRIBE_BUDGET_MS = 50;
 
 /**
- * Loads the QuickJS WebAssembly module once; every run gets a fresh runtime and context from it.
- * QuickJS's own memory limit counts blocks rather than bytes in this build (no malloc_usable_size),
- * so many allocations under it add up unchecked; a WebAssembly memory with a maximum is the real cap.
+ * Every run gets a fresh QuickJS WebAssembly instance with a fresh memory, so nothing one run
+ * leaves in memory (even through an engine bug that reads past a buffer) is there for the next.
+ * The module is compiled once; the next instance is built in the background after each run, so
+ * a run does not wait for it. QuickJS's own memory limit counts blocks rather than bytes in this
+ * build (no malloc_usable_size), so the memory's maximum is the real cap.
  */
 export async function createQuickJSRuntime(options: RuntimeOptions): Promise<SandboxRuntime> {
+  const wasmPath = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
+  const wasmModule = await Wasm.compile(await readFile(wasmPath));
   const maximumBytes = WASM_BASE_BYTES + options.memoryLimitBytes + WASM_SLACK_BYTES;
-  const wasmMemory = new WasmMemory({
-    initial: WASM_BASE_BYTES / WASM_PAGE_BYTES,
-    maximum: Math.ceil(maximumBytes / WASM_PAGE_BYTES),
-  });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory }));
-  return { run: (request, host) => new QuickJSRun(module, request, host).execute() };
+  const fresh = async (): Promise<QuickJSRun> => {
+    const wasmMemory = new Wasm.Memory({ initial: WASM_BASE_BYTES / WASM_PAGE_BYTES, maximum: Math.ceil(maximumBytes / WASM_PAGE_BYTES) });
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory } as unknown as Parameters<typeof newVariant>[1]));
+    return new QuickJSRun(module, options.memoryLimitBytes);
+  };
+  const prepare = () => {
+    const prepared = fresh();
+    prepared.catch(() => undefined);
+    return prepared;
+  };
+  let next: Promise<QuickJSRun> | undefined = prepare();
+  return {
+    async run(request, host) {
+      const engine = await (next ?? prepare());
+      next = undefined;
+      try {
+        return await engine.execute(request, host);
+      } finally {
+        // After the worker has posted this run's answer, not before.
+        setImmediate(() => {
+          next ??= prepare();
+        });
+      }
+    },
+    async ready() {
+      await new Promise((resolve) => setImmediate(resolve));
+      await (next ??= prepare()).catch(() => undefined);
+    },
+  };
 }
 
 interface Timer {
   callback: QuickJSHandle;
   handle: ReturnType<typeof setTimeout> | undefined;
+  /** Milliseconds between firings of an interval; undefined for a one-shot timer. */
+  every: number | undefined;
 }
 
 class QuickJSRun {
-  readonly #request: RuntimeRequest;
-  readonly #host: RuntimeHost;
+  /** Set when the run starts; the engine is built (and its prelude installed) before that, in the background. */
+  #request!: RuntimeRequest;
+  #host!: RuntimeHost;
   readonly #runtime: QuickJSRuntime;
   readonly #vm: QuickJSContext;
   readonly #timers = new Map<number, Timer>();
   readonly #calls = new Set<QuickJSDeferredPromise>();
+  /** Natives captured before the guest runs, so a guest that replaces them changes nothing here. */
   #stringify: QuickJSHandle | undefined;
+  #slice: QuickJSHandle | undefined;
+  /** The prelude's function that compiles (once) and returns the result serializer. */
+  #serializerGetter: QuickJSHandle | undefined;
+  #serializer: QuickJSHandle | undefined;
   #timerSeq = 0;
-  /** An exception thrown by a timer callback; it ends the run like an uncaught exception in Node. */
+  /** An exception thrown by a timer or microtask callback; it ends the run like an uncaught exception in Node. */
   #timerError: QuickJSHandle | undefined;
   #wake: (() => void) | undefined;
   #settleError: unknown;
   #wakePending = false;
   #disposed = false;
+  /** The interrupt handler stops the guest at this time; moved after the run to bound reading its error. */
+  #stopAt: number;
 
-  constructor(module: QuickJSWASMModule, request: RuntimeRequest, host: RuntimeHost) {
-    this.#request = request;
-    this.#host = host;
+  constructor(module: QuickJSWASMModule, memoryLimitBytes: number) {
+    this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
-    this.#runtime.setMemoryLimit(request.limits.memoryLimitBytes);
+    this.#runtime.setMemoryLimit(memoryLimitBytes);
     this.#runtime.setMaxStackSize(MAX_STACK_BYTES);
     this.#runtime.setModuleLoader(() => ({ error: new Error("import() is not available in the sandbox") }));
     this.#vm = this.#runtime.newContext();
+    // The prelude is ours and must run whole, so it runs before any interrupt handler exists.
+    this.#installGlobals();
   }
 
-  async execute(): Promise<RuntimeOutcome> {
+  async execute(request: RuntimeRequest, host: RuntimeHost): Promise<RuntimeOutcome> {
+    this.#request = request;
+    this.#host = host;
+    this.#stopAt = request.deadline;
     let outcome: RuntimeOutcome;
     try {
       outcome = await this.#evaluate();
     } catch (error) {
       outcome = hostFailure(error);
     }
-    try {
-      this.#dispose();
-    } catch {
-      // QuickJS aborts on a leaked object; the answer stands, but this WASM instance is spent.
-      return { ...outcome, retire: true };
-    }
+    // The instance is thrown away whole, so the guest's objects need no freeing one by one; only host timers do.
+    this.#disposed = true;
+    for (const timer of this.#timers.values()) clearTimeout(timer.handle);
+    this.#timers.clear();
+    this.#calls.clear();
     return outcome;
   }
 
   async #evaluate(): Promise<RuntimeOutcome> {
     if (this.#shouldStop()) return this.#stopped();
-    // The prelude is ours and must run whole, so the interrupt handler comes after it.
-    this.#installGlobals();
+    this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
     this.#runtime.setInterruptHandler(() => this.#shouldStop());
     const evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     if (evaluated.error) return this.#fail(evaluated.error);
@@ -97,7 +151,7 @@ class QuickJSRun {
   }
 
   #shouldStop(): boolean {
-    return this.#host.isAborted() || Date.now() >= this.#request.deadline;
+    return this.#host.isAborted() || Date.now() >= this.#stopAt;
   }
 
   #installGlobals(): void {
@@ -105,39 +159,71 @@ class QuickJSRun {
     const json = vm.getProp(vm.global, "JSON");
     this.#stringify = vm.getProp(json, "stringify");
     json.dispose();
-    const write = vm.newFunction("write", (stream, text) => {
-      const name = vm.getString(stream) === "stderr" ? "stderr" : "stdout";
-      return vm.newNumber(this.#host.write(name, vm.getString(text)));
+    const stringClass = vm.getProp(vm.global, "String");
+    const stringPrototype = vm.getProp(stringClass, "prototype");
+    this.#slice = vm.getProp(stringPrototype, "slice");
+    stringPrototype.dispose();
+    stringClass.dispose();
+    // Strings come from the prelude as JSON text: the engine hands strings out as C strings, which end at a NUL.
+    const write = vm.newFunction("write", (toStderr, text) => {
+      const stream = vm.dump(toStderr) === true ? "stderr" : "stdout";
+      return vm.newNumber(this.#host.write(stream, JSON.parse(vm.getString(text)) as string));
     });
-    const loadFormat = vm.newFunction("loadFormat", () => vm.unwrapResult(vm.evalCode(FORMAT, "format.js", { type: "global" })));
-    const call = vm.newFunction("call", (name, args) => this.#call(vm.getString(name), vm.typeof(args) === "string" ? vm.getString(args) : undefined));
-    const setTimer = vm.newFunction("setTimer", (callback, ms) => vm.newNumber(this.#setTimer(callback, vm.getNumber(ms))));
+    const loadLib = vm.newFunction("loadLib", (name) => {
+      const lib = vm.getString(name);
+      const source = lib === "format" ? FORMAT : LIBS[lib];
+      if (source === undefined) throw new Error(`No library "${lib}".`);
+      return vm.unwrapResult(vm.evalCode(source, `${lib}.js`, { type: "global" }));
+    });
+    const call = vm.newFunction("call", (name, args) => this.#call(name, args));
+    const setTimer = vm.newFunction("setTimer", (callback, ms, repeat) =>
+      vm.newNumber(this.#setTimer(callback, vm.getNumber(ms), vm.dump(repeat) === true)),
+    );
     const clearTimer = vm.newFunction("clearTimer", (id) => {
       this.#clearTimer(vm.getNumber(id));
     });
-    const functions = [write, loadFormat, call, setTimer, clearTimer];
+    const fail = vm.newFunction("fail", (error) => {
+      this.#timerError ??= error.dup();
+      this.#wakeSoon();
+    });
+    const functions = [write, loadLib, call, setTimer, clearTimer, fail];
     try {
       const prelude = vm.unwrapResult(vm.evalCode(PRELUDE, "prelude.js", { type: "global" }));
       const installed = vm.callFunction(prelude, vm.undefined, ...functions);
       prelude.dispose();
-      vm.unwrapResult(installed).dispose();
+      this.#serializerGetter = vm.unwrapResult(installed);
     } finally {
       for (const handle of functions) handle.dispose();
     }
   }
 
-  #call(name: string, argsJson: string | undefined): QuickJSHandle {
+  #call(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
     const vm = this.#vm;
-    if (this.#calls.size >= MAX_PENDING_CALLS) {
-      throw new RangeError(`Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}).`);
-    }
     const deferred = vm.newPromise();
+    // Rejections carry their message as JSON text, so it reaches the guest whole.
+    const reject = (message: string) => vm.newString(JSON.stringify(message)).consume((value) => deferred.reject(value));
+    const name = JSON.parse(vm.getString(nameHandle)) as string;
+    if (this.#calls.size >= MAX_PENDING_CALLS) {
+      reject(`Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
+      return deferred.handle;
+    }
+    let argsJson: string | undefined;
+    if (vm.typeof(argsHandle) === "string") {
+      // Measured before it is copied out of the guest.
+      const length = vm.getProp(argsHandle, "length").consume((handle) => vm.getNumber(handle));
+      const limit = this.#request.limits.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES;
+      if (length > limit) {
+        reject(`The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
+        return deferred.handle;
+      }
+      argsJson = vm.getString(argsHandle);
+    }
     this.#calls.add(deferred);
     const settle = (answer: { ok: true; json: string | undefined } | { ok: false; message: string }) => {
       if (this.#disposed) return;
       this.#calls.delete(deferred);
       try {
-        if (!answer.ok) vm.newError(answer.message).consume((error) => deferred.reject(error));
+        if (!answer.ok) reject(answer.message);
         else if (answer.json === undefined) deferred.resolve(vm.undefined);
         else vm.newString(answer.json).consume((value) => deferred.resolve(value));
       } catch (error) {
@@ -155,14 +241,18 @@ class QuickJSRun {
     return deferred.handle;
   }
 
-  #setTimer(callback: QuickJSHandle, ms: number): number {
+  #setTimer(callback: QuickJSHandle, ms: number, repeat: boolean): number {
     if (this.#timers.size >= MAX_TIMERS) throw new RangeError(`Too many pending timers (limit ${MAX_TIMERS}).`);
     const id = ++this.#timerSeq;
-    // A timer due after the deadline could never fire within the run, so none is scheduled.
-    const due = Date.now() + ms < this.#request.deadline;
-    const handle = due ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
-    this.#timers.set(id, { callback: callback.dup(), handle });
+    const timer: Timer = { callback: callback.dup(), handle: undefined, every: repeat ? ms : undefined };
+    this.#timers.set(id, timer);
+    this.#arm(id, timer, ms);
     return id;
+  }
+
+  /** A timer due after the deadline could never fire within the run, so none is scheduled. */
+  #arm(id: number, timer: Timer, ms: number): void {
+    timer.handle = Date.now() + ms < this.#request.deadline ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
   }
 
   #clearTimer(id: number): void {
@@ -176,11 +266,12 @@ class QuickJSRun {
   #fireTimer(id: number): void {
     const timer = this.#timers.get(id);
     if (!timer || this.#disposed) return;
-    this.#timers.delete(id);
+    if (timer.every === undefined) this.#timers.delete(id);
     const result = this.#vm.callFunction(timer.callback, this.#vm.undefined);
-    timer.callback.dispose();
     if (result.error) this.#timerError ??= result.error;
     else result.value.dispose();
+    if (timer.every === undefined) timer.callback.dispose();
+    else if (this.#timers.get(id) === timer) this.#arm(id, timer, timer.every);
     this.#wakeSoon();
   }
 
@@ -263,28 +354,68 @@ class QuickJSRun {
     });
   }
 
+  /**
+   * JSON of the default export: primitives here, objects through the guest-side serializer, which
+   * stops at the size and depth limits instead of building the whole text first.
+   */
   #serialize(value: QuickJSHandle): RuntimeOutcome {
     const vm = this.#vm;
+    const { maxResultBytes } = this.#request.limits;
+    const maxDepth = this.#request.limits.maxResultDepth ?? DEFAULT_MAX_RESULT_DEPTH;
     const type = vm.typeof(value);
-    if (type === "function" || type === "symbol") {
-      value.dispose();
-      return { ok: false, error: { kind: "result", message: `The default export is a ${type}, which has no JSON form.` } };
+    switch (type) {
+      case "undefined":
+        return { ok: true, resultJson: undefined };
+      case "number":
+        return { ok: true, resultJson: JSON.stringify(vm.getNumber(value)) };
+      case "boolean":
+        return { ok: true, resultJson: vm.dump(value) === true ? "true" : "false" };
+      case "function":
+      case "symbol":
+      case "bigint":
+        value.dispose();
+        return { ok: false, error: { kind: "result", message: `The default export is a ${type}, which has no JSON form.` } };
     }
-    const json = vm.callFunction(this.#stringify as QuickJSHandle, vm.undefined, value);
+    if (type === "string") {
+      const length = vm.getProp(value, "length").consume((handle) => vm.getNumber(handle));
+      if (length > maxResultBytes) return tooBig(maxResultBytes);
+    }
+    const json = this.#callSerializer(value, maxResultBytes, maxDepth);
     value.dispose();
     if (json.error) {
       const error = this.#describe(json.error);
+      if (error.kind !== "runtime") return { ok: false, error };
       return { ok: false, error: { kind: "result", message: `The default export cannot be turned into JSON: ${error.message}` } };
     }
     return json.value.consume((text): RuntimeOutcome => {
-      if (vm.typeof(text) !== "string") return { ok: true, resultJson: undefined };
-      const length = vm.getProp(text, "length").consume((h) => vm.getNumber(h));
-      // UTF-16 length never exceeds the UTF-8 size, so a long string is too big without copying it out.
-      if (length > this.#request.limits.maxResultBytes) return tooBig(this.#request.limits.maxResultBytes);
+      const kind = vm.typeof(text);
+      if (kind === "number") {
+        return vm.getNumber(text) === SERIALIZE_TOO_DEEP
+          ? { ok: false, error: { kind: "result", message: `The default export is nested deeper than the ${maxDepth}-level limit; flatten it or return a part of it.` } }
+          : tooBig(maxResultBytes);
+      }
+      if (kind !== "string") return { ok: true, resultJson: undefined };
       const resultJson = vm.getString(text);
-      if (Buffer.byteLength(resultJson) > this.#request.limits.maxResultBytes) return tooBig(this.#request.limits.maxResultBytes);
+      if (Buffer.byteLength(resultJson) > maxResultBytes) return tooBig(maxResultBytes);
       return { ok: true, resultJson };
     });
+  }
+
+  /** Strings go through the captured native JSON.stringify; objects through the prelude's serializer, compiled now. */
+  #callSerializer(value: QuickJSHandle, maxLength: number, maxDepth: number) {
+    const vm = this.#vm;
+    if (vm.typeof(value) !== "object") return vm.callFunction(this.#stringify as QuickJSHandle, vm.undefined, value);
+    if (!this.#serializer) {
+      const loaded = vm.callFunction(this.#serializerGetter as QuickJSHandle, vm.undefined);
+      if (loaded.error) return loaded;
+      this.#serializer = loaded.value;
+    }
+    const limits = [vm.newNumber(maxLength), vm.newNumber(maxDepth)];
+    try {
+      return vm.callFunction(this.#serializer, vm.undefined, value, ...limits);
+    } finally {
+      for (const handle of limits) handle.dispose();
+    }
   }
 
   #stopped(): RuntimeOutcome {
@@ -297,57 +428,86 @@ class QuickJSRun {
     return { ok: false, error };
   }
 
-  /** Reads an exception; the guest may have thrown anything, including objects with hostile getters. */
+  /**
+   * Reads an exception; the guest may have thrown anything, including objects with hostile getters
+   * (they get a short time budget) and strings of any size (each is cut before it is copied out).
+   */
   #describe(handle: QuickJSHandle): RuntimeError {
     const vm = this.#vm;
+    const pastDeadline = Date.now() >= this.#request.deadline;
+    this.#stopAt = Math.min(this.#stopAt, Date.now() + DESCRIBE_BUDGET_MS);
     try {
-      const read = (key: string): string | undefined => {
+      const read = (key: string, max: number): string | undefined => {
         const property = vm.getProp(handle, key);
         try {
-          return vm.typeof(property) === "string" ? vm.getString(property) : undefined;
+          return vm.typeof(property) === "string" ? this.#readString(property, max) : undefined;
         } finally {
           property.dispose();
         }
       };
-      const isObject = vm.typeof(handle) === "object";
-      const name = isObject ? read("name") : undefined;
-      const message = isObject ? (read("message") ?? "") : String(vm.dump(handle));
-      const stack = isObject ? read("stack") : undefined;
-      return { kind: this.#classify(name, message), name, message, stack };
+      const type = vm.typeof(handle);
+      const isObject = type === "object";
+      const name = isObject ? read("name", 256) : undefined;
+      const message = isObject
+        ? (read("message", MAX_ERROR_MESSAGE_LENGTH) ?? this.#preview(handle))
+        : type === "string"
+          ? this.#readString(handle, MAX_ERROR_MESSAGE_LENGTH)
+          : this.#preview(handle);
+      const stack = isObject ? read("stack", MAX_ERROR_STACK_LENGTH) : undefined;
+      return { kind: this.#classify(name, message, pastDeadline), name, message, stack };
     } catch {
-      return { kind: this.#classify(undefined, ""), message: "The snippet threw a value that cannot be read." };
+      return { kind: this.#classify(undefined, "", pastDeadline), message: "The snippet threw a value that cannot be read." };
     } finally {
       handle.dispose();
     }
   }
 
-  #classify(name: string | undefined, message: string): RuntimeError["kind"] {
+  /** A guest string, whole (NUL included) and cut at `max` characters, copied out through JSON. */
+  #readString(value: QuickJSHandle, max: number): string {
+    const vm = this.#vm;
+    const length = vm.getProp(value, "length").consume((handle) => vm.getNumber(handle));
+    let source = value;
+    if (length > max) {
+      const bounds = [vm.newNumber(0), vm.newNumber(max)];
+      source = vm.unwrapResult(vm.callFunction(this.#slice as QuickJSHandle, value, ...bounds));
+      for (const handle of bounds) handle.dispose();
+    }
+    try {
+      const json = vm.unwrapResult(vm.callFunction(this.#stringify as QuickJSHandle, vm.undefined, source));
+      const text = json.consume((handle) => JSON.parse(vm.getString(handle)) as string);
+      return length > max ? `${text}… (${length - max} more characters)` : text;
+    } finally {
+      if (source !== value) source.dispose();
+    }
+  }
+
+  /** Short JSON of a thrown value that is not an Error (`throw { code: 1 }`), or its type. */
+  #preview(handle: QuickJSHandle): string {
+    const vm = this.#vm;
+    const type = vm.typeof(handle);
+    if (type === "undefined" || type === "symbol" || type === "function") return `Uncaught ${type}`;
+    if (type === "bigint") return "Uncaught bigint";
+    if (type === "number" || type === "boolean") return `Uncaught ${String(vm.dump(handle))}`;
+    const json = this.#callSerializer(handle, 200, 8);
+    if (json.error) {
+      json.error.dispose();
+      return `Uncaught ${type}`;
+    }
+    return json.value.consume((text) => (vm.typeof(text) === "string" ? `Uncaught ${vm.getString(text)}` : `Uncaught ${type}`));
+  }
+
+  #classify(name: string | undefined, message: string, pastDeadline = Date.now() >= this.#request.deadline): RuntimeError["kind"] {
     if (this.#host.isAborted()) return "aborted";
     if (name === "InternalError" && message === "interrupted") return "timeout";
-    if (Date.now() >= this.#request.deadline) return "timeout";
+    if (pastDeadline) return "timeout";
     if (message === "out of memory") return "memory";
     if (message === "stack overflow" || (name === "RangeError" && /call stack/i.test(message))) return "stack_overflow";
     return "runtime";
   }
-
-  #dispose(): void {
-    this.#disposed = true;
-    for (const timer of this.#timers.values()) {
-      clearTimeout(timer.handle);
-      timer.callback.dispose();
-    }
-    this.#timers.clear();
-    for (const deferred of this.#calls) deferred.dispose();
-    this.#calls.clear();
-    this.#timerError?.dispose();
-    this.#stringify?.dispose();
-    this.#vm.dispose();
-    this.#runtime.dispose();
-  }
 }
 
 function tooBig(limit: number): RuntimeOutcome {
-  return { ok: false, error: { kind: "result", message: `The default export's JSON is larger than the ${limit}-byte limit.` } };
+  return { ok: false, error: { kind: "result", message: `The default export's JSON is larger than the ${formatBytes(limit)} limit; return less, or a summary.` } };
 }
 
 /** The engine itself failed (V8 stack exhausted under the WASM frames, WASM trap); its state cannot be trusted. */
@@ -356,5 +516,5 @@ function hostFailure(error: unknown): RuntimeOutcome {
   if (error instanceof RangeError && /call stack/i.test(message)) {
     return { ok: false, retire: true, error: { kind: "stack_overflow", message: "Maximum call stack size exceeded." } };
   }
-  return { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${message}` } };
+  return { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}` } };
 }

@@ -1,0 +1,1 @@
+import { createQuickJSRuntime } from "./src/quickjs/quickjs-runtime.ts";
