@@ -1,1 +1,0 @@
-import { createQuickJSRuntime } from "./src/quickjs/quickjs-runtime.ts";
