@@ -1,4 +1,4 @@
-import { VERSION } from "@codemux/server";
+import { BUILT_IN_SURFACES, VERSION } from "@codemux/server";
 import { Command, Option } from "commander";
 import { registerCall } from "./commands/call";
 import { registerCodegen } from "./commands/codegen";
@@ -7,6 +7,7 @@ import { registerList } from "./commands/list";
 import { registerSearch } from "./commands/search";
 import { registerRestart } from "./commands/restart";
 import { registerServe } from "./commands/serve";
+import { registerSkills } from "./commands/skills";
 import { registerStatus } from "./commands/status";
 import { registerStop } from "./commands/stop";
 import type { RunContext } from "./context";
@@ -34,7 +35,7 @@ export function buildProgram(context: RunContext): Command {
     .description("An MCP proxy: one connection for your client, many servers behind it, found by search and chained in a sandbox.")
     .version(VERSION, "-v, --version")
     .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers)"))
-    .addOption(new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed").choices(["code", "passthrough"]).default("code"))
+    .addOption(new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool").choices(Object.keys(BUILT_IN_SURFACES)).default("code"))
     .addOption(new Option("--log-level <level>", "stderr logging; debug logs every call").choices([...LOG_LEVELS]))
     .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
@@ -49,5 +50,6 @@ export function buildProgram(context: RunContext): Command {
   registerStatus(program, context);
   registerStop(program, context);
   registerRestart(program, context);
+  registerSkills(program, context);
   return program;
 }
