@@ -1,10 +1,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
   type Progress,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -29,7 +37,7 @@ import {
 } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
 import { redactingLogger, silentLogger, type Logger } from "./logger";
-import { redactSecrets } from "./redact";
+import { maskUrl, redactSecrets } from "./redact";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
@@ -73,8 +81,26 @@ export interface CallOptions {
   annotations?: RetryHints;
 }
 
+/**
+ * Requests a downstream server sends to its client (sampling, elicitation, roots), relayed by codemux
+ * to the right client session. Only the capabilities given here are declared to the servers.
+ */
+export interface ServerRequestRelay {
+  capabilities: ClientCapabilities;
+  /** Answers one request of `server`; rejects (an McpError) when no client session can answer it. */
+  handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+/** A notification from a downstream server that codemux passes on (logging, resources, prompts). */
+export interface DownstreamNotification {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
 export interface ConnectionOptions {
   createTransport?: TransportFactory;
+  /** Relays sampling, elicitation and roots requests from the servers; without it they declare none of these. */
+  relay?: ServerRequestRelay;
   logger?: Logger;
   clientInfo?: { name: string; version: string };
   backoff?: BackoffOptions;
@@ -91,6 +117,7 @@ export interface ConnectionOptions {
 interface ConnectionEvents {
   state: [ServerStatus];
   tools: [Tool[]];
+  notification: [DownstreamNotification];
 }
 
 type Failure = { message: string; transient: boolean };
@@ -321,7 +348,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
     }
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
-    const client = new Client(this.options.clientInfo ?? { name: "codemux", version: "0.1.0" }, { capabilities: {} });
+    const client = new Client(this.options.clientInfo ?? { name: "codemux", version: "0.1.0" }, { capabilities: this.options.relay?.capabilities ?? {} });
+    this.#relayTo(client);
     this.#pending = client;
     let transport: unknown;
     let timer: NodeJS.Timeout | undefined;
@@ -404,7 +432,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   /** Why the server is not ready, for status(): every state but "ready" has one. */
   #reason(): string {
     const seconds = Math.round((Date.now() - this.#stateSince) / 1000);
-    const endpoint = describeTransport(this.spec.transport);
+    const endpoint = this.spec.transport.type === "stdio" ? describeTransport(this.spec.transport) : maskUrl(this.spec.transport.url);
     switch (this.#state) {
       case "connecting":
         return withConfigNote(withTail(`starting: no answer to initialize from ${endpoint} yet (${seconds} s so far)`, this.stderr.tail(3)), this.spec.warnings);
@@ -495,6 +523,22 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     clearInterval(this.#sweepTimer);
     this.#retryTimer = undefined;
     this.#sweepTimer = undefined;
+  }
+
+  /** Server-to-client requests go to the relay; notifications worth passing on become events. */
+  #relayTo(client: Client): void {
+    const relay = this.options.relay;
+    if (relay) {
+      const forward = (request: { method: string; params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => relay.handle(this.name, request, extra.signal);
+      if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward as never);
+      if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward as never);
+      if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward as never);
+    }
+    for (const schema of [LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema]) {
+      client.setNotificationHandler(schema, async (notification) => {
+        if (this.#client === client) this.emit("notification", notification as DownstreamNotification);
+      });
+    }
   }
 
   #setTools(tools: Tool[]): void {

@@ -6,6 +6,7 @@
  * const pool = new ServerPool(await loadConfigFile("codemux.json"));
  * await pool.start();
  */
+export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
 export { interpolate } from "./config/interpolate";
 export type { InterpolationContext, InterpolationResult } from "./config/interpolate";
@@ -13,7 +14,7 @@ export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
 export type { HttpTransportSpec, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
-export type { CallOptions, ConnectionOptions, RetryHints, ServerConnection, ServerState, ServerStatus } from "./connection";
+export type { CallOptions, ConnectionOptions, DownstreamNotification, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,

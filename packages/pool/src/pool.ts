@@ -1,7 +1,8 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
-import { ServerConnection, type CallOptions, type ConnectionOptions, type ServerStatus } from "./connection";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ServerConnection, type CallOptions, type ConnectionOptions, type DownstreamNotification, type ServerStatus } from "./connection";
 import { ServerNotFoundError } from "./errors";
 
 export type PoolOptions = ConnectionOptions;
@@ -11,6 +12,8 @@ interface PoolEvents {
   tools: [server: string, tools: Tool[]];
   /** A server left the pool (`update` without it). */
   removed: [server: string];
+  /** A server's logging message, resource or prompt change, to pass on to clients. */
+  notification: [server: string, notification: DownstreamNotification];
 }
 
 /** What `update` did, by server name. */
@@ -66,6 +69,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     const connection = new ServerConnection(spec, this.options);
     connection.on("state", (status) => this.emit("state", status));
     connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
+    connection.on("notification", (notification) => this.emit("notification", spec.name, notification));
     this.#connections.set(spec.name, connection);
     return connection;
   }
@@ -110,6 +114,11 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     const connection = this.#connections.get(name);
     if (!connection) throw new ServerNotFoundError(name, this.names);
     return connection;
+  }
+
+  /** One server's connected SDK client (connecting it now if it is down), for requests beyond tools: resources, prompts, completions. */
+  client(server: string): Promise<Client> {
+    return this.connection(server).ensureReady();
   }
 
   /** Every ready server's (filtered) tools. */

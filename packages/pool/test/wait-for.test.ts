@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ServerPool } from "../src/index";
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { ServerPool, parseConfig } from "../src/index";
 import { stdioSpec, textOf } from "./helpers";
 
 const pools: ServerPool[] = [];
@@ -26,5 +27,16 @@ describe("a server that never finishes initializing", () => {
     expect(await pool.waitFor("quitter", 20_000)).toBe(true);
     expect(pool.status()[0]).toMatchObject({ state: "failed", error: expect.stringContaining("exited with code 3") });
     expect(() => pool.waitFor("nope", 10)).toThrow(/No server named "nope"/);
+  });
+
+  it("says why it is not ready yet, config mistakes included", async () => {
+    const config = parseConfig(JSON.stringify({ mcpServers: { hung: { command: process.execPath, args: [misbehavingServerPath, "--start-delay-ms", "600000"], connectTimeoutMS: 100 } } }), { file: "/x/codemux.json" });
+    const pool = new ServerPool(config);
+    pools.push(pool);
+    void pool.start();
+    expect(await pool.waitFor("hung", 50)).toBe(false);
+    const status = pool.status()[0]!;
+    expect(status.warnings).toEqual(['/x/codemux.json: mcpServers.hung: unknown key "connectTimeoutMS" is ignored (did you mean "connectTimeoutMs"?).']);
+    expect(status.error).toMatch(/^starting: no answer to initialize from .*misbehaving.* yet \(\d+ s so far\) \(config: .*unknown key "connectTimeoutMS"/);
   });
 });
