@@ -109,6 +109,16 @@ describe("action call", () => {
     expect(result._meta).toMatchObject({ "codemux/bytes": 400, "codemux/estimatedTokens": 100 });
   });
 
+  it("gives call_tool and execute_code answers in mode code the same _meta figures", async () => {
+    const ctx = { core: h.core, session: h.core.session(), origin: "cli" } as const;
+    const code = h.core.surface("code");
+    const called = await code.callTool("call_tool", { name: "bad__echo", args: { text: "é".repeat(10) } }, ctx);
+    expect(called._meta).toMatchObject({ "codemux/bytes": 20, "codemux/estimatedTokens": 3 });
+    const ran = await code.callTool("execute_code", { code: "export default 42" }, ctx);
+    const body = textOf(ran);
+    expect(ran._meta).toMatchObject({ "codemux/bytes": Buffer.byteLength(body), "codemux/estimatedTokens": estimateTokens(body) });
+  });
+
   it("keeps a result on request and answers with a handle, its size, tokens and a short preview", async () => {
     const kept = await json({ action: "call", tool: "bad__huge", arguments: { bytes: 5000, lines: true }, keep: true });
     expect(kept).toMatchObject({ handle: expect.stringMatching(/^res_[0-9a-f]+$/), tool: "bad__huge", bytes: expect.any(Number), estimatedTokens: expect.any(Number) });
