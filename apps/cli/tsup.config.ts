@@ -2,4 +2,15 @@ import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.shared";
 
 // The CLI is an executable, not a library: no declarations, a shebang kept from src/index.ts.
-export default defineConfig(packageBuild({ dts: false }));
+// The @codemux/* libraries are bundled in (they need not be on the registry for `npx codemux`
+// to work); the sandbox worker is bundled as its own file next to index.js, where the
+// sandbox looks for `./worker.js` relative to its own (now the CLI's) module.
+// Third-party dependencies stay external: esbuild's native binary, the QuickJS WebAssembly
+// and the default servers are found from the installed node_modules (see README).
+export default defineConfig(
+  packageBuild({
+    entry: { index: "src/index.ts", worker: "../../packages/sandbox/dist/worker.js" },
+    noExternal: [/^@codemux\//],
+    dts: false,
+  }),
+);

@@ -13,20 +13,40 @@ export async function upfrontTokens(core: Codemux): Promise<{ upfront: number; d
   return { upfront: estimateTokens(JSON.stringify(upfront)), direct: estimateTokens(JSON.stringify(direct)) };
 }
 
+/** Quotes one word for a POSIX shell only when it needs it. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The lines to paste into MCP clients, in the `npx -y codemux ...` form that works wherever Node is
+ * installed. `launch.args[0]` is this CLI's script; the rest are the options to pass on.
+ */
+export function clientSnippets(launch: { command: string; args: string[] }): string[] {
+  const options = launch.args.slice(1);
+  const npx = { command: "npx", args: ["-y", "codemux", ...options] };
+  return [
+    "Add codemux to Claude Desktop or Cursor (\"mcpServers\" in claude_desktop_config.json or ~/.cursor/mcp.json):",
+    `  ${JSON.stringify({ mcpServers: { codemux: npx } })}`,
+    "Claude Code:",
+    `  claude mcp add codemux -- ${["npx", ...npx.args].map(shellWord).join(" ")}`,
+    "VS Code (.vscode/mcp.json, \"servers\"):",
+    `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...npx } } })}`,
+    "This copy without npx (a checkout, or before codemux is published):",
+    `  ${JSON.stringify({ command: launch.command, args: launch.args })}`,
+  ];
+}
+
 /** What a person who started codemux in a terminal needs: what is connected, what it saves, how to add it to a client. */
 export async function terminalStatus(core: Codemux, launch: { command: string; args: string[] }, source: string): Promise<string> {
   const { upfront, direct } = await upfrontTokens(core);
   const saved = direct > upfront ? ` instead of ~${direct.toLocaleString("en-US")} (${Math.round((1 - upfront / direct) * 100)}% less)` : "";
-  const entry = { command: launch.command, args: launch.args };
   return [
     `codemux: ${core.catalog.size} tools from ${core.status().length} servers (config: ${source}), mode ${core.mode}`,
     serverTable(core),
     `Upfront tool list: ~${upfront.toLocaleString("en-US")} tokens${saved}.`,
     "",
-    "Add codemux to Claude Desktop, Claude Code or Cursor (\"mcpServers\"):",
-    `  ${JSON.stringify({ mcpServers: { codemux: entry } })}`,
-    "or VS Code (.vscode/mcp.json, \"servers\"):",
-    `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...entry } } })}`,
+    ...clientSnippets(launch),
     ...(source === "built-in default"
       ? ["(Without --config, codemux serves the built-in default: a filesystem server on the --root folder, and a memory server.)"]
       : []),

@@ -1,0 +1,33 @@
+import { parseConfig } from "@codemux/pool";
+import { Codemux, createSessionServer } from "@codemux/server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+
+const config = parseConfig(
+  JSON.stringify({
+    mcpServers: { fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] } },
+  }),
+);
+const core = new Codemux({ config }); // mode "code" (default) or "passthrough"
+core.start(); // connects the servers in the background
+await core.ready(); // optional: requests wait for servers still connecting, up to startupWaitMs
+
+// Use it directly: a search, as the model gets it, and a snippet chaining typed tool modules.
+console.log(await core.searchTools({ query: "read a file", limit: 3 }));
+const run = await core.executeCode(`
+  import { listDirectory } from "mcp/servers/fs/listDirectory";
+  const { content } = await listDirectory({ path: "." }); // the server declares an outputSchema
+  export default content.split("\\n").length;
+`);
+console.log(run.ok ? run.result : run.error);
+
+// ...or serve it: one SDK server per client session, over any transport
+// (`serveStdio(core)` from "@codemux/server/stdio" serves stdin/stdout).
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+await createSessionServer(core).connect(serverSide);
+const client = new Client({ name: "example", version: "1.0.0" });
+await client.connect(clientSide);
+console.log((await client.listTools()).tools.map((tool) => tool.name));
+
+await client.close();
+await core.close();

@@ -1,0 +1,128 @@
+// The packed CLI on its own: `pnpm pack` of apps/cli, installed with npm into an empty project,
+// run with npx and driven over stdio by the MCP SDK client, as an MCP client config would.
+// Needs a build first (`pnpm build`); run with `pnpm test:packs`.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { freshProject, runCommand } from "../lib/fresh-project.mjs";
+import { packAll, root, workspacePackages } from "../lib/workspace.mjs";
+
+const work = mkdtempSync(join(tmpdir(), "codemux-cli-pack-"));
+const folder = join(work, "served"); // the folder the built-in filesystem server serves
+const project = join(work, "project");
+const env = { ...process.env, CODEMUX_HOME: join(work, "home"), npm_config_prefer_offline: "true", npm_config_update_notifier: "false" };
+let tarball = "";
+
+/** Connects the SDK client (installed in the project with codemux) to a command line; returns what it saw. */
+async function drive(entry, steps) {
+  const input = JSON.stringify({ command: entry.command, args: entry.args, root: folder, steps });
+  const result = await runCommand(process.execPath, ["drive-codemux.mjs", input], { cwd: project, env });
+  assert.equal(result.code, 0, `driving ${entry.command} ${entry.args.join(" ")} failed:\n${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split("\n").at(-1));
+}
+
+/** Starts the installed codemux on a pseudo-terminal (so it prints its banner), reads the banner, then presses Ctrl+C. */
+function banner(args) {
+  const line = ["node_modules/.bin/codemux", ...args].map((word) => `'${word}'`).join(" ");
+  const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`No banner from codemux on a terminal; it printed:\n${output}`));
+    }, 60_000);
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      if (output.includes("press Ctrl+C to stop")) child.stdin.write("\x03");
+    });
+    child.on("exit", () => {
+      clearTimeout(timer);
+      resolve(output.replaceAll("\r", ""));
+    });
+  });
+}
+
+before(async () => {
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, "hello.txt"), "hello from the pack test\n");
+  const cli = workspacePackages().find((pkg) => pkg.name === "codemux");
+  assert.ok(cli, "apps/cli (package codemux) is missing or private.");
+  [tarball] = packAll([cli], work);
+  await freshProject(project, [tarball]);
+  copyFileSync(join(import.meta.dirname, "fixtures/drive-codemux.mjs"), join(project, "drive-codemux.mjs"));
+});
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+describe("the packed codemux CLI", () => {
+  test("holds only what it needs: no workspace ranges, no @codemux dependency, the sandbox worker beside the bundle", async () => {
+    const listing = await runCommand("tar", ["tzf", tarball]);
+    assert.match(listing.stdout, /package\/dist\/index\.js/);
+    assert.match(listing.stdout, /package\/dist\/worker\.js/);
+    const manifest = JSON.parse(readFileSync(join(project, "node_modules/codemux/package.json"), "utf8"));
+    assert.doesNotMatch(JSON.stringify(manifest), /workspace:/);
+    assert.deepEqual(Object.keys(manifest.dependencies).filter((name) => name.startsWith("@codemux/")), []);
+    for (const name of ["@jitl/quickjs-wasmfile-release-sync", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-memory", "esbuild"]) {
+      assert.ok(manifest.dependencies[name], `${name} must be a dependency of codemux: it is found from the installed location.`);
+    }
+  });
+
+  test("npx --package=<tarball> codemux --help works from an empty folder", async () => {
+    const empty = join(work, "empty");
+    mkdirSync(empty, { recursive: true });
+    const result = await runCommand("npx", ["-y", `--package=${tarball}`, "codemux", "--help"], { cwd: empty, env, timeoutMs: 300_000 });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Usage: codemux/);
+    assert.match(result.stdout, /--root <dir>/);
+  });
+
+  test("npx -y codemux --root DIR serves the built-in default: list, search, call a filesystem tool, execute_code", async () => {
+    const seen = await drive({ command: "npx", args: ["-y", "codemux", "--root", folder] }, ["search", "call", "execute"]);
+    for (const tool of ["search_tools", "execute_code", "call_tool", "read_module"]) assert.ok(seen.tools.includes(tool), `${tool} not listed: ${seen.tools}`);
+    assert.match(seen.search, /fs__read_text_file/);
+    assert.equal(seen.call.isError, false, seen.call.text);
+    assert.match(seen.call.text, /hello from the pack test/);
+    assert.equal(seen.execute.isError, false, seen.execute.text);
+    assert.match(seen.execute.text, /42/);
+    assert.match(seen.execute.text, /hello\.txt/);
+  });
+
+  test("the terminal banner prints npx snippets for Claude Desktop/Cursor, Claude Code and VS Code that start a working server", async () => {
+    const text = await banner(["--root", folder]);
+    const lines = text.split("\n").map((line) => line.trim());
+    const desktop = JSON.parse(lines.find((line) => line.startsWith('{"mcpServers"')) ?? "null");
+    const vscode = JSON.parse(lines.find((line) => line.startsWith('{"servers"')) ?? "null");
+    const claude = lines.find((line) => line.startsWith("claude mcp add codemux -- "));
+    assert.ok(desktop && vscode && claude, `snippets missing from the banner:\n${text}`);
+    assert.deepEqual(desktop.mcpServers.codemux, { command: "npx", args: ["-y", "codemux", "--root", folder] });
+    assert.equal(vscode.servers.codemux.type, "stdio");
+    const [command, ...args] = claude.slice("claude mcp add codemux -- ".length).split(" ");
+    for (const entry of [desktop.mcpServers.codemux, vscode.servers.codemux, { command, args }]) {
+      const seen = await drive(entry, ["call"]);
+      assert.ok(seen.tools.includes("search_tools"));
+      assert.match(seen.call.text, /hello from the pack test/);
+    }
+  });
+
+  test("the root README's client snippets are the npx form and start a working server", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const start = readme.indexOf("## Add codemux to your client");
+    assert.ok(start >= 0, 'README.md has no "## Add codemux to your client" section.');
+    const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+    const blocks = [...section.matchAll(/```jsonc?\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]));
+    const entries = blocks.map((block) => block.mcpServers?.codemux ?? block.servers?.codemux);
+    const claude = section.match(/^claude mcp add codemux -- (.+)$/m);
+    assert.ok(entries.length >= 2 && claude, "the section should show mcpServers and servers JSON and a claude mcp add line.");
+    const [command, ...args] = claude[1].trim().split(/\s+/);
+    for (const entry of [...entries, { command, args }]) {
+      assert.equal(entry.command, "npx");
+      assert.deepEqual(entry.args.slice(0, 2), ["-y", "codemux"]);
+      // The README's placeholder folder becomes this test's folder.
+      const seen = await drive({ command: entry.command, args: entry.args.map((arg) => (arg.startsWith("/path/to/") ? folder : arg)) }, ["call"]);
+      assert.match(seen.call.text, /hello from the pack test/);
+    }
+  });
+});
