@@ -66,6 +66,15 @@ function joinPhrases(terms: string[]): string[] {
   return terms;
 }
 
+/**
+ * The index term of one lower-case word ("altitudes" -> "altitud"), undefined for a
+ * stopword: what `tokenize` gives for it, without its cache and splitting, for word lists.
+ */
+export function wordTerm(word: string): string | undefined {
+  if (longForm(word)) return tokenize(word).length === 1 ? tokenize(word)[0] : undefined;
+  return word.length > 1 && !STOPWORDS.has(word) ? stem(word) : undefined;
+}
+
 function termsOf(chunk: string): string[] {
   const terms: string[] = [];
   for (const word of splitIdentifier(chunk)) {

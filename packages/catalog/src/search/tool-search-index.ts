@@ -5,7 +5,7 @@ import { canBeVerb, isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
 import { SYNONYMS } from "./synonyms";
 import { asksToRead, queryAction, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
-import { compounds, rawWords, tokenize } from "./tokenize";
+import { compounds, rawWords, tokenize, wordTerm } from "./tokenize";
 import type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./types";
 
 /** BM25 term-frequency saturation. */
@@ -18,7 +18,7 @@ const WORD_PREFIX_SHARE = 0.5;
 const TYPO_WEIGHT = 0.5;
 /** What a phrasal verb's one-word meaning ("throw away": discard) is worth: as much as a synonym. */
 const PHRASE_WEIGHT = 0.75;
-/** A word WordNet gives the same sense; broader words count less again (see `relatedTerms`). */
+/** What a word that WordNet gives one of the same senses is worth (see `relatedTerms`). */
 const LEXICON_WEIGHT = 0.5;
 /** Shortest query word completed by prefix, and shortest one forgiven a typo. */
 const MIN_PREFIX = 3;
@@ -196,8 +196,14 @@ export class ToolSearchIndex {
     const limit = options.limit ?? 10;
     const words = tokenize(query, { prose: true }).flatMap((w) => this.#split(w) ?? [w]);
     const verb = queryAction(query);
-    const expanded = new Map(words.map((w) => [w, this.#expand(w)]));
     const raw = rawWords(query);
+    // The words as written, for the dictionary: it knows "restaurants", not "restaur".
+    const written = new Map<string, string>();
+    for (const w of raw) {
+      const term = wordTerm(w);
+      if (term !== undefined && !written.has(term)) written.set(term, w);
+    }
+    const expanded = new Map(words.map((w) => [w, this.#expand(w, written.get(w))]));
     const request = withoutPreamble(query);
     const phrases = this.#phrases(raw, expanded, raw.length - rawWords(request).length);
     const concepts = [...expanded.values(), ...phrases.extra].filter((c) => c.size > 0);
@@ -366,18 +372,18 @@ export class ToolSearchIndex {
     return { extra, opening };
   }
 
-  /** The index terms a query word stands for: itself, its synonyms, completions, near-misses. */
-  #expand(word: string): Concept {
+  /** The index terms a query word (stemmed, and as written when it was) stands for: itself, its synonyms, completions, near-misses. */
+  #expand(word: string, written: string | undefined): Concept {
     const concept: Concept = new Map();
     const offer = (term: string, weight: number) => {
       if (this.#postings.has(term) && weight > (concept.get(term) ?? 0)) concept.set(term, weight);
     };
     offer(word, 1);
     for (const synonym of SYNONYMS.get(word) ?? []) offer(synonym, SYNONYM_WEIGHT);
-    for (const [term, strength] of relatedTerms(word) ?? []) offer(term, LEXICON_WEIGHT * strength);
+    for (const [term, strength] of (written === undefined ? undefined : relatedTerms(written)) ?? []) offer(term, LEXICON_WEIGHT * strength);
     if (word.length >= MIN_PREFIX) {
       // "sea" is a word of its own, not the start of "search"; "screensh" is a start.
-      const weight = isWord(word) ? PREFIX_WEIGHT * WORD_PREFIX_SHARE : PREFIX_WEIGHT;
+      const weight = written !== undefined && isWord(written) ? PREFIX_WEIGHT * WORD_PREFIX_SHARE : PREFIX_WEIGHT;
       for (const term of this.#completions(word)) offer(term, weight);
     }
     if (concept.size === 0 && word.length >= MIN_TYPO) {
@@ -534,7 +540,7 @@ function phraseIntent(related: ReadonlyMap<string, number>, head: string | undef
 function unknownVerbIntent(query: string, first: string | undefined): Intent | undefined {
   const raw = rawWords(query)[0];
   if (first === undefined || raw === undefined || !canBeVerb(raw)) return undefined;
-  return { kind: "", verbs: new Set([first, ...(SYNONYMS.get(first) ?? []), ...(relatedTerms(first)?.keys() ?? [])]), implied: false };
+  return { kind: "", verbs: new Set([first, ...(SYNONYMS.get(first) ?? []), ...(relatedTerms(raw)?.keys() ?? [])]), implied: false };
 }
 
 /**

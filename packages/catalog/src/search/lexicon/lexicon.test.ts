@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { stem } from "../stem";
-import { canBeVerb, isWord, phraseAt, relatedTerms } from "./lexicon";
+import { canBeVerb, dictionaryForms, isWord, phraseAt, relatedTerms } from "./lexicon";
 
 describe("lexicon (generated from WordNet)", () => {
-  it("relates a word to the words of its frequent senses, as stems", () => {
-    expect(relatedTerms(stem("altitude"))?.get(stem("elevation"))).toBe(1);
-    expect(relatedTerms(stem("link"))?.has(stem("relate"))).toBe(true);
+  it("relates a word as written to the words of its frequent senses, as index terms", () => {
+    expect(relatedTerms("altitude")?.get(stem("elevation"))).toBe(1);
+    expect(relatedTerms("linked")?.has(stem("relate"))).toBe(true);
+    expect(relatedTerms("qqqq")).toBeUndefined();
   });
 
   it("finds phrasal verbs, whatever the form of their verb", () => {
@@ -15,9 +16,16 @@ describe("lexicon (generated from WordNet)", () => {
   });
 
   it("knows dictionary words from fragments, and which words can be verbs", () => {
-    expect(isWord(stem("sea"))).toBe(true);
+    expect(isWord("sea")).toBe(true);
+    expect(isWord("tides")).toBe(true);
     expect(isWord("screensh")).toBe(false);
-    expect(canBeVerb("shelve")).toBe(true);
+    expect(canBeVerb("shelved")).toBe(true);
     expect(canBeVerb("altitude")).toBe(false);
+  });
+
+  it("undoes inflections by WordNet's rules", () => {
+    expect(dictionaryForms("stopped")).toContain("stop");
+    expect(dictionaryForms("restaurants")).toContain("restaurant");
+    expect(dictionaryForms("entities")).toContain("entity");
   });
 });
