@@ -1,29 +1,90 @@
 import { closestNames } from "@codemux/catalog";
+import { CodemuxHttpServer, HttpError, isLoopback, parseListen, parseTokenArg, parseTokenFile, watchConfig, type TokenSpec } from "@codemux/http";
+import { loadConfigFile } from "@codemux/pool";
+import type { Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
-import type { Command } from "commander";
-import { resolve } from "node:path";
+import { Option, type Command } from "commander";
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { VERSION } from "@codemux/server";
 import { UsageError, startCore, type GlobalOptions, type RunContext } from "../context";
 import { terminalStatus } from "../status";
+import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
+import { positiveInt } from "./shared";
 
 const SERVE_HELP = `
 Servers may be given inline after --, each as NAME then its command (stdio) or --transport http|sse URL:
   codemux serve -- fs -- npx -y @modelcontextprotocol/server-filesystem .
-  codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"`;
+  codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"
 
-/** `codemux serve` (the default command): MCP over stdio until the client disconnects. */
+Over HTTP (one server for many clients; see packages/http/README.md):
+  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
+  CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
+  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart`;
+
+/** Set in a detached child: where its pidfile goes. */
+const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
+/** How long `--detach` waits for the child to answer /healthz. */
+const DETACH_WAIT_MS = 30_000;
+
+interface ServeOptions {
+  http?: string | true;
+  token?: string[];
+  tokenFile?: string;
+  insecureNoAuth?: boolean;
+  queryToken: boolean;
+  stateless?: boolean;
+  cors?: string[];
+  allowedHost?: string[];
+  compatRoutes?: boolean;
+  sse: boolean;
+  rest: boolean;
+  maxSessions?: number;
+  sessionIdleMs?: number;
+  maxBodyBytes?: number;
+  watch?: boolean;
+  detach?: boolean;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** `codemux serve` (the default command): MCP over stdio until the client disconnects, or over HTTP with --http. */
 export function registerServe(program: Command, context: RunContext): void {
   program
     .command("serve", { isDefault: true })
-    .description("serve MCP over stdio (the default command); servers may follow after --")
+    .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
+    .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
+    .addOption(new Option("--token <name:token>", "accept this bearer token (repeatable); NAME is the principal in logs; also $CODEMUX_TOKEN").argParser(collect))
+    .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
+    .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
+    .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
+    .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)")
+    .addOption(new Option("--cors <origin>", "allow this browser origin (repeatable; * for any); CORS is off otherwise").argParser(collect))
+    .addOption(new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(collect))
+    .option("--compat-routes", "also serve seed 002's REST paths (/retrieve_tools, /describe_tools, /call, /exec, /tools, /call/:name, /restart, /health)")
+    .option("--no-sse", "do not serve legacy HTTP+SSE (/sse, /messages)")
+    .option("--no-rest", "do not serve the REST gateway (/v1)")
+    .addOption(new Option("--max-sessions <n>", "open MCP sessions at most (default 100); past it, 503").argParser(positiveInt))
+    .addOption(new Option("--session-idle-ms <ms>", "close a session idle this long (default 1800000)").argParser(positiveInt))
+    .addOption(new Option("--max-body-bytes <n>", "refuse larger request bodies with 413 (default 4194304)").argParser(positiveInt))
+    .option("--watch", "apply edits of the config file without a restart (default with --http)")
+    .option("--no-watch", "do not watch the config file")
+    .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
     .addHelpText("after", SERVE_HELP)
     .allowExcessArguments(true)
-    .action(async (_options, command: Command) => {
+    .action(async (serveOptions: ServeOptions, command: Command) => {
       // Without this, a mistyped command would be taken as the default one and start a server.
       const [word] = command.args;
       if (word !== undefined) {
         const commands = program.commands.map((c) => c.name());
         const close = closestNames(word, commands, 1);
         throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
+      }
+      if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
+      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors"] as const) {
+        if (serveOptions[flag] !== undefined) throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`);
       }
       const options = command.optsWithGlobals<GlobalOptions>();
       const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
@@ -48,4 +109,153 @@ export function registerServe(program: Command, context: RunContext): void {
         await core.close();
       }
     });
+}
+
+/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token). */
+async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
+  const tokens: TokenSpec[] = (options.token ?? []).map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
+  if (options.tokenFile) {
+    let text: string;
+    try {
+      text = await readFile(options.tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`Cannot read the token file ${options.tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a readable file of name:token lines.`);
+    }
+    tokens.push(...parseTokenFile(text, options.tokenFile));
+  }
+  const env = process.env.CODEMUX_TOKEN?.trim();
+  if (env) tokens.push(parseTokenArg(env, tokens.some((t) => t.name === "default") ? "env" : "default"));
+  return tokens;
+}
+
+/** The config file a reload re-reads: --config, $CODEMUX_CONFIG or ./codemux.json, as resolveConfig picks it; none for inline servers or the built-in default. */
+function configFileOf(core: Codemux, options: GlobalOptions, context: RunContext): string | undefined {
+  if (context.inline.length > 0) return undefined;
+  const source = core.options.config.source;
+  const explicit = options.config ?? process.env.CODEMUX_CONFIG;
+  if (explicit) return resolve(explicit);
+  return source && source !== "built-in default" && !source.startsWith("inline") ? resolve(source) : undefined;
+}
+
+async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  let listen: { host: string; port: number };
+  try {
+    listen = parseListen(options.http === true ? undefined : options.http);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const tokens = await collectTokens(options).catch((error: unknown) => {
+    throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
+  });
+  if (tokens.length === 0 && !isLoopback(listen.host) && !options.insecureNoAuth) {
+    throw new UsageError(
+      `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
+    );
+  }
+  const configArg = globals.config ?? process.env.CODEMUX_CONFIG;
+  const pidfile = pidfilePath(configArg ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
+  if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
+
+  const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
+  const file = configFileOf(core, globals, context);
+  const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
+  let http: CodemuxHttpServer;
+  try {
+    http = new CodemuxHttpServer(core, {
+      host: listen.host,
+      port: listen.port,
+      tokens,
+      insecureNoAuth: options.insecureNoAuth ?? false,
+      allowQueryToken: options.queryToken,
+      stateless: options.stateless ?? false,
+      legacySse: options.sse,
+      rest: options.rest,
+      compatRoutes: options.compatRoutes ?? false,
+      corsOrigins: options.cors ?? [],
+      allowedHosts: options.allowedHost ?? [],
+      ...(globals.mode ? { mode: globals.mode } : {}),
+      ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+      ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
+      ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
+      ...(reloadFromFile ? { reload: reloadFromFile } : {}),
+    });
+    await http.listen();
+  } catch (error) {
+    await core.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
+    if (code === "EACCES" || code === "EADDRNOTAVAIL") throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
+    if (HttpError.isInstance(error)) throw new UsageError(error.message);
+    throw error;
+  }
+
+  const daemonPidfile = process.env[DAEMON_ENV];
+  if (daemonPidfile) {
+    try {
+      claimPidfile(daemonPidfile, {
+        pid: process.pid,
+        url: http.url,
+        configPath: file ?? null,
+        logFile: logFilePath(daemonPidfile),
+        startedAt: new Date().toISOString(),
+        version: VERSION,
+        argv: process.argv.slice(1).filter((a) => a !== "--detach"),
+        cwd: process.cwd(),
+      });
+    } catch (error) {
+      await http.close();
+      await core.close();
+      throw error instanceof DaemonRunningError ? new UsageError(error.message, 1) : error;
+    }
+  }
+
+  const watching = (options.watch ?? true) && file !== undefined;
+  const watcher = watching ? watchConfig({ file, core, log: http.options.log }) : undefined;
+  const notes = [
+    `${tokens.length} token${tokens.length === 1 ? "" : "s"}${tokens.length ? ` (${tokens.map((t) => t.name).join(", ")})` : ", no auth"}`,
+    watching ? `watching ${file}` : undefined,
+  ].filter(Boolean);
+  process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1; ${notes.join("; ")})\n`);
+
+  // Kept installed until shutdown ends (not `once`): the pool's own handler stands aside only while another listener exists.
+  let onSignal: () => void = () => undefined;
+  await new Promise<void>((resolveStop) => {
+    onSignal = () => resolveStop();
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  });
+  process.stderr.write("codemux: shutting down (finishing calls in flight)\n");
+  watcher?.close();
+  try {
+    await http.close();
+    await core.close();
+  } finally {
+    if (daemonPidfile) releasePidfile(daemonPidfile);
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+  }
+}
+
+/** Starts this same command in the background with its output in a log file, and waits until it answers. */
+async function detach(pidfile: string): Promise<void> {
+  const existing = readDaemon(pidfile);
+  if (existing && isAlive(existing.pid)) throw new UsageError(new DaemonRunningError(existing).message, 1);
+  const logFile = logFilePath(pidfile);
+  mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+  const out = openSync(logFile, "a", 0o600);
+  const args = [...process.execArgv, ...process.argv.slice(1).filter((a) => a !== "--detach")];
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, [DAEMON_ENV]: pidfile } });
+  child.unref();
+  const deadline = Date.now() + DETACH_WAIT_MS;
+  let exited: number | null | undefined;
+  child.once("exit", (code) => (exited = code));
+  while (Date.now() < deadline && exited === undefined) {
+    const info = readDaemon(pidfile);
+    if (info && info.pid === child.pid && (await healthy(info.url, 1000))) {
+      process.stdout.write(`codemux serving ${info.url}/mcp in the background\n  pid ${info.pid}\n  log ${logFile}\n  stop with: codemux stop${info.configPath ? ` --config ${info.configPath}` : ""}\n`);
+      return;
+    }
+    await sleep(100);
+  }
+  if (exited !== undefined) throw new UsageError(`the background server exited (code ${exited}) before answering; see ${logFile}.`, 1);
+  throw new UsageError(`the background server (pid ${child.pid}) did not answer within ${DETACH_WAIT_MS / 1000} s; it is still running, see ${logFile}.`, 1);
 }
