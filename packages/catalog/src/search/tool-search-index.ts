@@ -74,10 +74,13 @@ type Concept = Map<string, number>;
 /**
  * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
  * title, first sentence, rest of the description, parameter names and descriptions),
- * widened by synonyms, prefixes and one-letter typos, and sharpened by how many query
- * words a tool covers, how much of its name and first sentence they cover, adjacent
- * word pairs, a server the query names, and whether the tool's verbs contradict the
- * query's ("list ..." is not answered by `delete_*`).
+ * widened by everyday and dictionary (WordNet) synonyms, phrasal verbs, joined words
+ * split, prefixes and one-letter typos, and sharpened by how many query words a tool
+ * covers, how much of its name and first sentence they cover, adjacent word pairs, a
+ * server the query names, whether the tool's verbs contradict the query's ("list ..."
+ * is not answered by `delete_*`), and deprecation (a deprecated tool ranks below the
+ * replacement it names). Documents of other kinds (resources, prompts, skills) may share
+ * the index without moving tool scores.
  *
  * Adding or removing a tool touches only that tool's terms. Document frequencies and
  * field length sums are running counts; what depends on them per tool (length
@@ -244,9 +247,9 @@ export class ToolSearchIndex {
           if (term === exact && occurrences(packed, Field.server) > 0 && serverShare > (serverNamed[slot] as number)) serverNamed[slot] = serverShare;
         });
       }
-      // A tool scores a query word once, by its best-matching variant.
       // A word that only documents left out by the options have must not water down coverage.
       if (conceptTouched.length > 0) conceptsMatched++;
+      // A tool scores a query word once, by its best-matching variant.
       for (const slot of conceptTouched) {
         if (matched[slot] === 0) touched.push(slot);
         sums[slot] = (sums[slot] as number) + (best[slot] as number);
