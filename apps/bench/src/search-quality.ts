@@ -81,6 +81,7 @@ export async function runSearchQuality(benchDir: string): Promise<SearchQualityR
   };
   const heldOutQueries = await loadSplit("held-out-queries.json");
   const heldOut = { codemux: hitScores(heldOutQueries, codemux), bm25: hitScores(heldOutQueries, bm25) };
+  printSplits(dev, heldOut);
 
   const proxy = await loadMcpproxy(join(benchDir, "mcpproxy-retrieval"));
   return {
@@ -92,6 +93,20 @@ export async function runSearchQuality(benchDir: string): Promise<SearchQualityR
       bm25: recallScores(proxy.queries, bm25Baseline(proxy.docs)),
     },
   };
+}
+
+/** The splits' table, printed here so that `pnpm bench` shows it before the tables of the report's other sections. */
+function printSplits(dev: SplitReport, heldOut: SplitReport): void {
+  const three = (s: HitScores) => `${s.hitAt1.toFixed(3)} / ${s.hitAt5.toFixed(3)} / ${s.mrr.toFixed(3)}`;
+  const rows: Array<[string, string]> = [
+    [`dev split (${dev.codemux.queries}): codemux hit@1 / hit@5 / MRR`, three(dev.codemux)],
+    ["dev split: plain BM25", three(dev.bm25)],
+    [`held-out split (${heldOut.codemux.queries}, never tuned on): codemux`, three(heldOut.codemux)],
+    ["held-out split: plain BM25", three(heldOut.bm25)],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  process.stdout.write(`\nSearch quality: the project's own splits (apps/bench/data)\n`);
+  for (const [label, value] of rows) process.stdout.write(`  ${label.padEnd(width)}  ${value}\n`);
 }
 
 function codemuxRanker(docs: readonly SearchDocument[]): Ranker {
