@@ -111,7 +111,7 @@ const GROUPS: readonly string[] = [
   "schema structure",
   "message chat",
   "channel room",
-  "user member account people person",
+  "user member account people person everyone everybody anyone anybody someone somebody",
   "team group",
   "organization company",
   "issue bug ticket problem",

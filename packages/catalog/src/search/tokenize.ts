@@ -9,7 +9,7 @@ const STOPWORDS = new Set(
     "i me my mine we us our you your he him his she her they them their " +
     "all any each every both either neither some such no not only own same other another so than too very just also again further once " +
     "about above below over under up out off between through during before after until while against " +
-    "anything everything something nothing anyone everyone someone " +
+    "anything everything something nothing " +
     "please want wants need needs let lets like give tell"
   ).split(" "),
 );

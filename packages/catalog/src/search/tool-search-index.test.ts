@@ -269,6 +269,14 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
     expect(top(git, "look for code snippets in public repositories")).toBe("github__search_code");
   });
 
+  it("reads everyone, anyone, someone as people, that is users", () => {
+    const slack = indexOf([
+      ...TEST_CATALOG,
+      doc("slack", "slack_get_users", "Get a list of all users in the workspace with their basic profile information", ["cursor", "limit"]),
+    ]);
+    expect(top(slack, "list everyone in the slack workspace")).toBe("slack__slack_get_users");
+  });
+
   it("splits a joined word into words of the index", () => {
     expect(top(maps, "cherrypick a commit")).toBe("git__git_cherry_pick");
   });
