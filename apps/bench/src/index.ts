@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
+import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
 import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
@@ -17,6 +18,7 @@ interface BenchReport {
   searchScale: SearchScaleReport;
   latency: LatencyReport;
   sandbox: SandboxLatency;
+  http: HttpLatencyReport;
 }
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
 
   const sandbox = await runSandboxLatency();
   table("Sandbox alone (in process)", Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]));
+  const http = await reportHttpLatency(table);
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     searchScale,
     latency,
     sandbox,
+    http,
   };
   // An ignored path: a bench run must not rewrite a tracked file.
   const out = join(repoRoot(), "apps/bench/results/latest.json");

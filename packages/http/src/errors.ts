@@ -26,6 +26,33 @@ export type HttpErrorCode =
   | "unsafe_bind"
   | "invalid_tokens";
 
+/** The status each code answers with. */
+export const HTTP_STATUS: Record<HttpErrorCode, number> = {
+  bad_request: 400,
+  invalid_json: 400,
+  invalid_arguments: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  invalid_host: 403,
+  invalid_origin: 403,
+  not_found: 404,
+  unknown_tool: 404,
+  method_not_allowed: 405,
+  too_large: 413,
+  unsupported_media_type: 415,
+  tool_error: 422,
+  exec_error: 422,
+  busy: 429,
+  internal: 500,
+  unsafe_bind: 500,
+  invalid_tokens: 500,
+  not_implemented: 501,
+  downstream_error: 502,
+  capacity: 503,
+  server_unavailable: 503,
+  timeout: 504,
+};
+
 /** Base of every error @codemux/http raises; `code` is stable, `status` is the HTTP status it answers with. */
 export class HttpError extends Error {
   readonly [ERROR_BRAND] = "http";
@@ -35,11 +62,11 @@ export class HttpError extends Error {
   /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
   readonly headers: Record<string, string>;
 
-  constructor(code: HttpErrorCode, status: number, message: string, options: { cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+  constructor(code: HttpErrorCode, message: string, options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.status = status;
+    this.status = options.status ?? HTTP_STATUS[code];
     this.data = options.data;
     this.headers = options.headers ?? {};
   }
@@ -55,7 +82,6 @@ export class UnsafeBindError extends HttpError {
   constructor(address: string) {
     super(
       "unsafe_bind",
-      500,
       `Refusing to serve ${address} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
   }
@@ -64,6 +90,6 @@ export class UnsafeBindError extends HttpError {
 /** A token list that cannot be used (a bad file, an empty or duplicate token). */
 export class TokenConfigError extends HttpError {
   constructor(message: string) {
-    super("invalid_tokens", 500, message);
+    super("invalid_tokens", message);
   }
 }

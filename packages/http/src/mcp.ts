@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
-import { sendRpcError } from "./respond";
+import { sendRpcError, withHeaders } from "./respond";
 import type { HttpSession } from "./sessions";
 
 const SESSION_NOT_FOUND = -32001;
@@ -24,20 +24,20 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   if (gateway.options.stateless) return handleStateless(gateway, ctx);
   const method = ctx.req.method ?? "GET";
   if (!["POST", "GET", "DELETE"].includes(method)) {
-    throw new HttpError("method_not_allowed", 405, "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
+    throw new HttpError("method_not_allowed", "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
   }
   const id = sessionHeader(ctx);
   const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
   if (id === undefined) {
     if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
-    sendRpcError(ctx.res, 400, -32000, "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one.");
+    sendRpcError(ctx.res, 400, { code: -32000, message: "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one." });
     return;
   }
   ctx.log.session = id.slice(0, 8);
   const session = gateway.sessions.get(id, ctx.principal);
   if (!session || session.kind !== "streamable") {
     // Unknown, expired, or another principal's: the same 404, so a client re-initializes and nothing leaks.
-    sendRpcError(ctx.res, 404, SESSION_NOT_FOUND, "Session not found");
+    sendRpcError(ctx.res, 404, { code: SESSION_NOT_FOUND, message: "Session not found" });
     return;
   }
   const end = gateway.sessions.begin(session);
@@ -49,7 +49,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   if (!gateway.sessions.reserve()) {
     const max = gateway.options.maxSessions;
     gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    sendRpcError(ctx.res, 503, -32000, `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.`, { "retry-after": "5" });
+    sendRpcError(withHeaders(ctx.res, { "retry-after": "5" }), 503, { code: -32000, message: `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.` });
     return;
   }
   const id = randomUUID();
@@ -84,7 +84,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
 async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "POST") {
-    throw new HttpError("method_not_allowed", 405, "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", { headers: { allow: "POST" } });
+    throw new HttpError("method_not_allowed", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", { headers: { allow: "POST" } });
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
   const server = createSessionServer(gateway.core, { session: gateway.principalSession(ctx.principal), ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });

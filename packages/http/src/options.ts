@@ -93,10 +93,9 @@ export const DEFAULTS = {
   maxConnections: 1024,
 } as const;
 
-function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
-  const n = value ?? fallback;
-  if (!Number.isFinite(n) || n < min) throw new RangeError(`${name} must be a number of at least ${min} (got ${String(value)}).`);
-  return n;
+function positive(name: string, value: number, min = 1): number {
+  if (!Number.isFinite(value) || value < min) throw new RangeError(`${name} must be a number of at least ${min} (got ${String(value)}).`);
+  return value;
 }
 
 export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
@@ -116,14 +115,14 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     allowedHosts: [...defaultAllowedHosts(host), ...extraHosts.filter((h) => h !== "*")],
     anyHost: extraHosts.includes("*"),
     mode: options.mode,
-    maxSessions: positive("maxSessions", options.maxSessions, DEFAULTS.maxSessions),
-    sessionIdleMs: positive("sessionIdleMs", options.sessionIdleMs, DEFAULTS.sessionIdleMs, 100),
-    maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes, DEFAULTS.maxBodyBytes, 1024),
-    headersTimeoutMs: positive("headersTimeoutMs", options.headersTimeoutMs, DEFAULTS.headersTimeoutMs, 100),
-    requestTimeoutMs: positive("requestTimeoutMs", options.requestTimeoutMs, DEFAULTS.requestTimeoutMs, 100),
-    keepAliveMs: positive("keepAliveMs", options.keepAliveMs, DEFAULTS.keepAliveMs, 0),
-    shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, 0),
-    maxConnections: positive("maxConnections", options.maxConnections, DEFAULTS.maxConnections),
+    maxSessions: positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions),
+    sessionIdleMs: positive("sessionIdleMs", options.sessionIdleMs ?? DEFAULTS.sessionIdleMs, 100),
+    maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes ?? DEFAULTS.maxBodyBytes, 1024),
+    headersTimeoutMs: positive("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs, 100),
+    requestTimeoutMs: positive("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, 100),
+    keepAliveMs: positive("keepAliveMs", options.keepAliveMs ?? DEFAULTS.keepAliveMs, 0),
+    shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 0),
+    maxConnections: positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections),
     log,
     reload: options.reload,
   };

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { HttpError } from "./errors";
+import type { HttpError } from "./errors";
 
 /** Headers every answer carries: no caching of tool output, and no buffering by a proxy in front (SSE must flow). */
 export const COMMON_HEADERS: Record<string, string> = {
@@ -8,34 +8,41 @@ export const COMMON_HEADERS: Record<string, string> = {
   "x-content-type-options": "nosniff",
 };
 
+/** Sets extra headers (Allow, Retry-After, WWW-Authenticate) on an answer not yet started; returns it for chaining. */
+export function withHeaders(res: ServerResponse, headers: Record<string, string>): ServerResponse {
+  if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  return res;
+}
+
 /** Writes a JSON answer (compact) unless the response has started already. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) });
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) });
   res.end(text);
 }
 
-export function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
+/** A 200 text answer. */
+export function sendText(res: ServerResponse, text: string, contentType = "text/plain; charset=utf-8"): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
-  res.writeHead(status, { "content-type": contentType, "content-length": String(Buffer.byteLength(text)) });
+  res.writeHead(200, { "content-type": contentType, "content-length": String(Buffer.byteLength(text)) });
   res.end(text);
 }
 
 /** The REST error shape `{ error: { code, message } }` with the error's status and headers. */
 export function sendError(res: ServerResponse, error: HttpError): void {
-  sendJson(res, error.status, { error: { code: error.code, message: error.message, ...(error.data ?? {}) } }, error.headers);
+  sendJson(withHeaders(res, error.headers), error.status, { error: { code: error.code, message: error.message, ...(error.data ?? {}) } });
 }
 
 /** The MCP endpoints answer errors as JSON-RPC (clients parse that), with the HTTP status the spec names. */
-export function sendRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
+export function sendRpcError(res: ServerResponse, status: number, error: { code: number; message: string }): void {
+  sendJson(res, status, { jsonrpc: "2.0", error, id: null });
 }
 
 /** A JSON-RPC error code for an HttpError on an MCP route: parse errors are -32700, the rest -32000 (server error). */

@@ -14,32 +14,32 @@ export function toHttpError(error: unknown): HttpError {
   if (CodemuxError.isInstance(error)) {
     switch (error.code) {
       case "BAD_REQUEST":
-        return new HttpError("bad_request", 400, message);
+        return new HttpError("bad_request", message);
       case "INVALID_ARGUMENTS":
-        return new HttpError("invalid_arguments", 400, message, { data: { problems: (error.data?.problems as string[] | undefined) ?? [] } });
+        return new HttpError("invalid_arguments", message, { data: { problems: (error.data?.problems as string[] | undefined) ?? [] } });
       case "RESULT_NOT_FOUND":
       case "UNKNOWN_META_TOOL":
-        return new HttpError("not_found", 404, message);
+        return new HttpError("not_found", message);
       case "STORE_FAILED":
         break;
     }
   }
-  if (CatalogError.isInstance(error)) return new HttpError("unknown_tool", 404, message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
+  if (CatalogError.isInstance(error)) return new HttpError("unknown_tool", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
   if (PoolError.isInstance(error)) {
     switch (error.code) {
       case "SERVER_UNAVAILABLE":
       case "SERVER_DISCONNECTED":
-        return new HttpError("server_unavailable", 503, message, { headers: { "retry-after": "5" } });
+        return new HttpError("server_unavailable", message, { headers: { "retry-after": "5" } });
       case "SERVER_NOT_FOUND":
       case "TOOL_NOT_FOUND":
-        return new HttpError("unknown_tool", 404, message);
+        return new HttpError("unknown_tool", message);
       case "CALL_TIMEOUT":
-        return new HttpError("timeout", 504, message);
+        return new HttpError("timeout", message);
       case "DOWNSTREAM_ERROR":
-        return new HttpError("downstream_error", 502, message);
+        return new HttpError("downstream_error", message);
       default:
         break;
     }
   }
-  return new HttpError("internal", 500, "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
+  return new HttpError("internal", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
 }

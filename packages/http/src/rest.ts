@@ -14,7 +14,7 @@ import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
 import { openApiDocument } from "./openapi";
-import { sendJson, sendText } from "./respond";
+import { sendJson, sendText, withHeaders } from "./respond";
 
 /** Listing without a query answers at most this many tools a page. */
 const MAX_LIST = 1000;
@@ -41,7 +41,7 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
 
 async function only(method: string, allowed: string[], run: () => unknown): Promise<true> {
   if (!allowed.includes(method)) {
-    throw new HttpError("method_not_allowed", 405, `Use ${allowed.join(" or ")} on this path.`, { headers: { allow: allowed.join(", ") } });
+    throw new HttpError("method_not_allowed", `Use ${allowed.join(" or ")} on this path.`, { headers: { allow: allowed.join(", ") } });
   }
   await run();
   return true;
@@ -51,7 +51,7 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new HttpError("bad_request", 400, `The path segment "${segment.slice(0, 100)}" is not valid percent-encoding.`);
+    throw new HttpError("bad_request", `The path segment "${segment.slice(0, 100)}" is not valid percent-encoding.`);
   }
 }
 
@@ -85,7 +85,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (q !== null) {
     const input = readInput(schema, queryArgs(ctx.url, schema, { q: "query" })) as { query: string; limit: number; server?: string; detail: SearchDetail };
     const query = input.query.trim();
-    if (!query) throw new HttpError("bad_request", 400, '"q" must not be empty: describe what you want to do in a few words.');
+    if (!query) throw new HttpError("bad_request", '"q" must not be empty: describe what you want to do in a few words.');
     await core.discovered();
     checkServer(gateway, input.server);
     const hits = core.catalog.search(query, { limit: input.limit, ...(input.server ? { server: input.server } : {}) });
@@ -99,7 +99,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   }
   const server = ctx.url.searchParams.get("server") ?? undefined;
   const detail = (ctx.url.searchParams.get("detail") ?? "name") as SearchDetail;
-  if (!["name", "summary", "full"].includes(detail)) throw new HttpError("bad_request", 400, '"detail" must be one of "name", "summary", "full".');
+  if (!["name", "summary", "full"].includes(detail)) throw new HttpError("bad_request", '"detail" must be one of "name", "summary", "full".');
   const limit = readInput({ type: "object", properties: { limit: { type: "integer", minimum: 1, maximum: MAX_LIST, default: MAX_LIST }, offset: { type: "integer", minimum: 0, default: 0 } } }, {
     limit: ctx.url.searchParams.get("limit") ?? undefined,
     offset: ctx.url.searchParams.get("offset") ?? undefined,
@@ -127,9 +127,9 @@ function checkServer(gateway: Gateway, server: string | undefined): void {
   if (server === undefined || gateway.core.catalog.entries(server).length > 0) return;
   const status = gateway.core.status().find((s) => s.name === server);
   if (status && status.state !== "ready") {
-    throw new HttpError("server_unavailable", 503, `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, { headers: { "retry-after": "5" } });
+    throw new HttpError("server_unavailable", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, { headers: { "retry-after": "5" } });
   }
-  throw new HttpError("not_found", 404, `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
+  throw new HttpError("not_found", `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
 }
 
 function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string, unknown> {
@@ -148,7 +148,7 @@ async function describeTool(gateway: Gateway, ctx: RequestContext, name: string)
   const entry = await gateway.core.pipeline.resolve(name);
   const typescript = gateway.core.modules.get(entry.moduleSpecifier) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
-    sendText(ctx.res, 200, typescript, "text/plain; charset=utf-8");
+    sendText(ctx.res, typescript, "text/plain; charset=utf-8");
     return;
   }
   sendJson(ctx.res, 200, {
@@ -192,9 +192,10 @@ function spilled(result: CallToolResult): { handle: string; text: string } | und
 }
 
 /** Runs one downstream call as the principal's REST session; shared with the compat routes. */
-export async function runCall(gateway: Gateway, ctx: RequestContext, name: string, args: unknown): Promise<void> {
+export async function runCall(gateway: Gateway, ctx: RequestContext, call: { name: string; args: unknown }): Promise<void> {
+  const { name, args } = call;
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-    throw new HttpError("bad_request", 400, "The body must be a JSON object of the tool's arguments, such as {\"path\": \"README.md\"}.");
+    throw new HttpError("bad_request", "The body must be a JSON object of the tool's arguments, such as {\"path\": \"README.md\"}.");
   }
   ctx.log.tool = name.slice(0, 100);
   const session = gateway.principalSession(ctx.principal);
@@ -211,12 +212,12 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, name: strin
 
 async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true });
-  await runCall(gateway, ctx, name, body);
+  await runCall(gateway, ctx, { name, args: body });
 }
 
 /** execute_code over REST; shared with the compat routes. */
 export async function runExec(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError("bad_request", 400, 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError("bad_request", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
   const input = readInput(executeCodeMetaTool.definition.inputSchema, body as Record<string, unknown>) as { code: string; timeoutMs: number };
   const result = await executeCodeMetaTool.run(input, metaContext(gateway, ctx, disconnectSignal(ctx)));
   const text = textOf(result);
@@ -235,7 +236,7 @@ export async function runExec(gateway: Gateway, ctx: RequestContext, body: unkno
   const { error, ...rest } = answer as { error?: { kind?: string; message?: string } };
   const kind = error?.kind ?? "runtime";
   const status = kind === "queue_full" ? 429 : kind === "invalid_request" ? 400 : kind === "timeout" ? 504 : 422;
-  sendJson(ctx.res, status, { error: { code: kind === "queue_full" ? "busy" : "exec_error", ...error, message: error?.message ?? "The snippet failed." }, ...rest }, status === 429 ? { "retry-after": "2" } : {});
+  sendJson(withHeaders(ctx.res, status === 429 ? { "retry-after": "2" } : {}), status, { error: { code: kind === "queue_full" ? "busy" : "exec_error", ...error, message: error?.message ?? "The snippet failed." }, ...rest });
 }
 
 async function exec(gateway: Gateway, ctx: RequestContext): Promise<void> {

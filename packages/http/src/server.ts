@@ -11,7 +11,7 @@ import { maskTarget, requestIdOf, stderrSink, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
-import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText } from "./respond";
+import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
 import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { SessionTable } from "./sessions";
@@ -211,7 +211,7 @@ export class CodemuxHttpServer {
     });
     let mcpRoute = false;
     try {
-      if (this.#closing) throw new HttpError("capacity", 503, "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      if (this.#closing) throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
@@ -239,7 +239,7 @@ export class CodemuxHttpServer {
       if (failure.status >= 500 && failure.code === "internal") {
         this.options.log({ time: new Date().toISOString(), level: "error", msg: "internal error", requestId, error: error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error) });
       }
-      if (mcpRoute) sendRpcError(res, failure.status, rpcCodeOf(failure), failure.message, failure.headers);
+      if (mcpRoute) sendRpcError(withHeaders(res, failure.headers), failure.status, { code: rpcCodeOf(failure), message: failure.message });
       else sendError(res, failure);
     }
   }
@@ -256,7 +256,7 @@ export class CodemuxHttpServer {
         return this.#ready(ctx);
       case "metrics":
         only(ctx, "GET");
-        sendText(ctx.res, 200, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+        sendText(ctx.res, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
         return;
       case "rest":
         if (!(await handleRest(this.#gateway, ctx, path))) throw notFound(path);
@@ -281,7 +281,7 @@ export class CodemuxHttpServer {
     const header = req.headers.host;
     const host = header ? hostOfHeader(header) : undefined;
     if (host && this.options.allowedHosts.includes(host)) return;
-    throw new HttpError("invalid_host", 403, `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`);
+    throw new HttpError("invalid_host", `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`);
   }
 
   /** A browser's Origin must be this server itself, a loopback page on a loopback bind, or a configured CORS origin; returns it when CORS applies. */
@@ -301,7 +301,7 @@ export class CodemuxHttpServer {
       if (parsed.host === req.headers.host) return undefined;
       if (isLoopback(host) && isLoopback(this.options.host)) return undefined;
     }
-    throw new HttpError("invalid_origin", 403, `Origin "${origin.slice(0, 100)}" may not call this server; list it with --cors ORIGIN to allow a web app.`);
+    throw new HttpError("invalid_origin", `Origin "${origin.slice(0, 100)}" may not call this server; list it with --cors ORIGIN to allow a web app.`);
   }
 
   #cors(res: ServerResponse, origin: string): void {
@@ -324,7 +324,7 @@ export class CodemuxHttpServer {
     const principal = presented === undefined ? undefined : this.#tokens.verify(presented);
     if (principal === undefined) {
       this.metrics.counter("codemux_auth_failures_total", "").inc();
-      throw new HttpError("unauthorized", 401, "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
+      throw new HttpError("unauthorized", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
         headers: { "www-authenticate": 'Bearer realm="codemux"' },
       });
     }
@@ -333,14 +333,14 @@ export class CodemuxHttpServer {
 }
 
 function only(ctx: RequestContext, method: string): void {
-  if (ctx.req.method !== method) throw new HttpError("method_not_allowed", 405, `Use ${method} on this path.`, { headers: { allow: method } });
+  if (ctx.req.method !== method) throw new HttpError("method_not_allowed", `Use ${method} on this path.`, { headers: { allow: method } });
 }
 
 function parseUrl(target: string | undefined): URL {
   try {
     return new URL(target ?? "/", "http://codemux.invalid");
   } catch {
-    throw new HttpError("bad_request", 400, "The request target is not a valid path.");
+    throw new HttpError("bad_request", "The request target is not a valid path.");
   }
 }
 
@@ -360,7 +360,6 @@ function routeName(path: string, options: ResolvedOptions): string {
 function notFound(path: string): HttpError {
   return new HttpError(
     "not_found",
-    404,
     `Nothing at ${path.slice(0, 100)}. codemux serves MCP at /mcp (Streamable HTTP) and /sse (legacy SSE), REST at /v1 (GET /v1/openapi.json describes it), and /healthz, /readyz, /metrics.`,
   );
 }

@@ -8,10 +8,10 @@ import type { HttpSession } from "./sessions";
 
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (ctx.req.method !== "GET") throw new HttpError("method_not_allowed", 405, "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
+  if (ctx.req.method !== "GET") throw new HttpError("method_not_allowed", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
   if (!gateway.sessions.reserve()) {
     gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    throw new HttpError("capacity", 503, `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, { headers: { "retry-after": "5" } });
+    throw new HttpError("capacity", `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, { headers: { "retry-after": "5" } });
   }
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
@@ -42,12 +42,12 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
 
 /** `POST /messages?sessionId=`: one message of a legacy SSE session, from the principal that opened it. */
 export async function postSseMessage(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (ctx.req.method !== "POST") throw new HttpError("method_not_allowed", 405, "Use POST on /messages.", { headers: { allow: "POST" } });
+  if (ctx.req.method !== "POST") throw new HttpError("method_not_allowed", "Use POST on /messages.", { headers: { allow: "POST" } });
   const id = ctx.url.searchParams.get("sessionId") ?? "";
   ctx.log.session = id.slice(0, 8);
   const session = id ? gateway.sessions.get(id, ctx.principal) : undefined;
   if (!session || session.kind !== "sse") {
-    sendRpcError(ctx.res, 404, -32001, "Session not found: open a new stream with GET /sse.");
+    sendRpcError(ctx.res, 404, { code: -32001, message: "Session not found: open a new stream with GET /sse." });
     return;
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);

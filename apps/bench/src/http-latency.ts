@@ -1,0 +1,265 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { textOf } from "./client";
+import { cliPath } from "./paths";
+import { percentile, round, timed } from "./stats";
+
+export interface OpStats {
+  count: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface HttpLatencyReport {
+  /** One client, echo on the misbehaving server over Streamable HTTP: directly, and through codemux serving HTTP. */
+  call: { directP50Ms: number; codemuxP50Ms: number; overheadP50Ms: number; samples: number };
+  load: {
+    mcpClients: number;
+    restClients: number;
+    seconds: number;
+    ops: Record<string, OpStats>;
+    errors: number;
+    /** Answers that came back but were not the answer to the question asked. */
+    wrongAnswers: number;
+    /** execute_code refused because the sandbox queue was full (429 / kind queue_full), then retried as a client would. */
+    busyRetries: number;
+    firstErrors: string[];
+    rssStartMB: number;
+    rssPeakMB: number;
+  };
+  /** Mean time of a refused request with a wrong token of the right length, and of a short one (timing-safe comparison). */
+  auth: { sameLengthWrongMs: number; shortWrongMs: number; samples: number };
+}
+
+const TOKEN = "bench-token-0123456789abcdef";
+const SAMPLES = 200;
+const MCP_CLIENTS = 50;
+const REST_CLIENTS = 5;
+
+/** The misbehaving server over Streamable HTTP on a free port. */
+async function startDownstream(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [misbehavingServerPath, "--http", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d;
+      const match = /listening (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`the downstream test server exited (${code})`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** `codemux serve --http :0` with one token; resolves with its base URL. */
+async function startCodemux(configFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const home = await mkdtemp(join(tmpdir(), "codemux-bench-home-"));
+  const child = spawn(process.execPath, [cliPath(), "serve", "--http", ":0", "--config", configFile, "--no-watch", "--max-sessions", "200", "--log-level", "warn"], {
+    env: { ...process.env, CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: home },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      // Request log lines are JSON; only the start line matters here, and memory must not grow with the log.
+      if (err.length < 10_000) err += d;
+      const match = /serving (http:\/\/\S+)\/mcp/.exec(err);
+      if (match) resolve(match[1] as string);
+    });
+    child.once("exit", (code) => reject(new Error(`codemux serve --http exited (${code}): ${err.slice(0, 2000)}`)));
+  });
+  return { child, url };
+}
+
+function rssMB(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+    return round(kb / 1024, 1);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function mcpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: "codemux-bench-http", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+function stats(samples: number[]): OpStats {
+  return { count: samples.length, p50Ms: round(percentile(samples, 50), 2), p99Ms: round(percentile(samples, 99), 2) };
+}
+
+/**
+ * codemux served over HTTP: the per-call overhead against a direct Streamable HTTP client on the
+ * same downstream, then 50 MCP clients and 5 REST clients at once for a bounded time (searches,
+ * calls and execute_code), with errors, wrong answers and the server's RSS.
+ */
+export async function runHttpLatency(options: { seconds?: number } = {}): Promise<HttpLatencyReport> {
+  const seconds = options.seconds ?? Number(process.env.CODEMUX_BENCH_HTTP_SECONDS ?? 20);
+  const downstream = await startDownstream();
+  const dir = await mkdtemp(join(tmpdir(), "codemux-bench-http-"));
+  const configFile = join(dir, "codemux.json");
+  await writeFile(configFile, JSON.stringify({ mcpServers: { m: { type: "http", url: downstream.url } } }));
+  const codemux = await startCodemux(configFile);
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  try {
+    // Overhead of one call.
+    const direct = await mcpClient(downstream.url);
+    const directMs: number[] = [];
+    for (let i = 0; i < SAMPLES + 20; i++) {
+      const [ms] = await timed(() => direct.callTool({ name: "echo", arguments: { text: "ping" } }));
+      if (i >= 20) directMs.push(ms);
+    }
+    await direct.close();
+    const via = await mcpClient(`${codemux.url}/mcp`, auth);
+    const viaMs: number[] = [];
+    for (let i = 0; i < SAMPLES + 20; i++) {
+      const [ms] = await timed(() => via.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }));
+      if (i >= 20) viaMs.push(ms);
+    }
+    await via.close();
+
+    // Timing of refusals (loose: the protection is hashing before comparing, this only shows no gross difference).
+    const refusal = async (token: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < 500; i++) times.push((await timed(() => fetch(`${codemux.url}/v1/tools`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())))[0]);
+      return times.reduce((a, b) => a + b, 0) / times.length;
+    };
+    const sameLengthWrongMs = await refusal(`${TOKEN.slice(0, -1)}x`);
+    const shortWrongMs = await refusal("x");
+
+    // Load.
+    const rssStartMB = rssMB(codemux.child.pid);
+    let rssPeakMB = rssStartMB;
+    const rssTimer = setInterval(() => {
+      rssPeakMB = Math.max(rssPeakMB, rssMB(codemux.child.pid));
+    }, 250);
+    const samples: Record<string, number[]> = { search: [], call: [], exec: [], restSearch: [], restCall: [], restExec: [] };
+    let errors = 0;
+    let wrongAnswers = 0;
+    let busyRetries = 0;
+    /** Retries a snippet the sandbox refused as busy, as a well-behaved client does (bounded). */
+    const retryBusy = async <T,>(run: () => Promise<T | "busy">): Promise<T> => {
+      for (let attempt = 0; attempt < 40; attempt++) {
+        const out = await run();
+        if (out !== "busy") return out;
+        busyRetries++;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error("the sandbox stayed busy for 10 s");
+    };
+    const firstErrors: string[] = [];
+    const fail = (error: unknown) => {
+      errors++;
+      if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? error.message.slice(0, 300) : String(error));
+    };
+    const clients = await Promise.all(Array.from({ length: MCP_CLIENTS }, () => mcpClient(`${codemux.url}/mcp`, auth)));
+    const deadline = Date.now() + seconds * 1000;
+    const record = async (op: string, fn: () => Promise<boolean>) => {
+      try {
+        const [ms, right] = await timed(fn);
+        samples[op]?.push(ms);
+        if (!right) wrongAnswers++;
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const mcpLoop = async (client: Client, n: number) => {
+      for (let i = 0; Date.now() < deadline; i++) {
+        const tag = `c${n}-${i}`;
+        await record("search", async () => textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text back", limit: 3 } })).includes("m__echo"));
+        await record("call", async () => textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: tag } } })) === tag);
+        if (i % 3 === 0) {
+          await record("exec", async () => {
+            const body = await retryBusy(async () => {
+              const out = JSON.parse(textOf(await client.callTool({ name: "execute_code", arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` } }))) as { result?: unknown; error?: { kind?: string; message?: string } };
+              if (out.error?.kind === "queue_full") return "busy";
+              if (out.error) throw new Error(`execute_code failed: ${out.error.message}`);
+              return out;
+            });
+            return body.result === tag;
+          });
+        }
+      }
+    };
+    const post = (path: string, body: unknown) => fetch(`${codemux.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const restLoop = async (n: number) => {
+      for (let i = 0; Date.now() < deadline; i++) {
+        const tag = `r${n}-${i}`;
+        await record("restSearch", async () => {
+          const res = await fetch(`${codemux.url}/v1/tools?q=echo%20text%20back&limit=3`, { headers: auth });
+          if (!res.ok) throw new Error(`GET /v1/tools answered ${res.status}`);
+          return ((await res.json()) as { tools: Array<{ name: string }> }).tools.some((t) => t.name === "m__echo");
+        });
+        await record("restCall", async () => {
+          const res = await post("/v1/tools/m__echo/call", { text: tag });
+          if (!res.ok) throw new Error(`POST /v1/tools/m__echo/call answered ${res.status}`);
+          return ((await res.json()) as { value: unknown }).value === tag;
+        });
+        if (i % 3 === 0) {
+          await record("restExec", async () => {
+            const body = await retryBusy(async () => {
+              const res = await post("/v1/exec", { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` });
+              if (res.status === 429) return (await res.arrayBuffer(), "busy" as const);
+              if (!res.ok) throw new Error(`POST /v1/exec answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+              return (await res.json()) as { result: unknown };
+            });
+            return body.result === tag;
+          });
+        }
+      }
+    };
+    await Promise.all([...clients.map((c, n) => mcpLoop(c, n)), ...Array.from({ length: REST_CLIENTS }, (_, n) => restLoop(n))]);
+    clearInterval(rssTimer);
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+
+    const directP50 = percentile(directMs, 50);
+    const viaP50 = percentile(viaMs, 50);
+    return {
+      call: { directP50Ms: round(directP50, 3), codemuxP50Ms: round(viaP50, 3), overheadP50Ms: round(viaP50 - directP50, 3), samples: SAMPLES },
+      load: {
+        mcpClients: MCP_CLIENTS,
+        restClients: REST_CLIENTS,
+        seconds,
+        ops: Object.fromEntries(Object.entries(samples).map(([op, s]) => [op, stats(s)])),
+        errors,
+        wrongAnswers,
+        busyRetries,
+        firstErrors,
+        rssStartMB,
+        rssPeakMB,
+      },
+      auth: { sameLengthWrongMs: round(sameLengthWrongMs, 3), shortWrongMs: round(shortWrongMs, 3), samples: 500 },
+    };
+  } finally {
+    codemux.child.kill("SIGTERM");
+    downstream.child.kill("SIGTERM");
+  }
+}
+
+type Table = (title: string, rows: Array<[string, string | number, string?]>) => void;
+
+/** Runs the HTTP benchmark and prints its tables with the bench's own table printer. */
+export async function reportHttpLatency(table: Table): Promise<HttpLatencyReport> {
+  const r = await runHttpLatency();
+  table(`Over HTTP (Streamable HTTP, ${r.call.samples} calls, echo on a local HTTP server)`, [
+    ["direct client p50", `${r.call.directP50Ms} ms`],
+    ["through codemux --http call_tool p50", `${r.call.codemuxP50Ms} ms`, `+${r.call.overheadP50Ms} ms`],
+    ["401 wrong token (same length / short), mean", `${r.auth.sameLengthWrongMs} / ${r.auth.shortWrongMs} ms`],
+  ]);
+  table(`Load: ${r.load.mcpClients} MCP + ${r.load.restClients} REST clients for ${r.load.seconds} s`, [
+    ...Object.entries(r.load.ops).map(([op, s]): [string, string, string] => [op, `${s.p50Ms} ms`, `p99 ${s.p99Ms} ms, ${s.count} done`]),
+    ["errors / wrong answers", `${r.load.errors} / ${r.load.wrongAnswers}`, r.load.firstErrors[0] ?? ""],
+    ["execute_code retried after 'sandbox busy'", r.load.busyRetries, "the sandbox queue (2 workers + 50 waiting here) sheds load with 429 / queue_full"],
+    ["server RSS start / peak", `${r.load.rssStartMB} / ${r.load.rssPeakMB} MB`],
+  ]);
+  return r;
+}
