@@ -216,6 +216,7 @@ describe("replacementName", () => {
   it.each([
     ["Read a file as text. DEPRECATED: Use read_text_file instead.", "read_text_file"],
     ["Deprecated, replaced by `search_v2`.", "search_v2"],
+    ["Use this tool to read files. DEPRECATED: use read_text_file instead.", "read_text_file"],
     ["Lists pods.", undefined],
   ])("%s -> %s", (description, expected) => {
     expect(replacementName(description)).toBe(expected);

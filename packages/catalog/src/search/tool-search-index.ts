@@ -23,8 +23,9 @@ const LEXICON_WEIGHT = 0.5;
 /** Shortest query word completed by prefix, and shortest one forgiven a typo. */
 const MIN_PREFIX = 3;
 const MIN_TYPO = 5;
-/** Shortest part a joined query word is split into. */
+/** Shortest part a joined query word is split into, and the longest word tried (each try stems both parts). */
 const MIN_SPLIT = 3;
+const MAX_SPLIT = 40;
 /** Most vocabulary terms one query word expands to by prefix. */
 const MAX_PREFIX_TERMS = 30;
 /** Score multiplier for a tool whose name words are all matched by the query. */
@@ -145,9 +146,13 @@ export class ToolSearchIndex {
       pairs,
       actions,
       kinds,
-      deprecated: saysDeprecated(doc.description ?? ""),
-      replacedBy: replacementName(doc.description ?? ""),
+      deprecated: false,
+      replacedBy: undefined,
     };
+    if (saysDeprecated(doc.description ?? "")) {
+      entry.deprecated = true;
+      entry.replacedBy = replacementName(doc.description ?? "");
+    }
     this.#slots[slot] = entry;
     this.#byId.set(doc.id, entry);
     this.#byName.set(`${doc.server}\u0000${doc.name}`, entry);
@@ -334,7 +339,7 @@ export class ToolSearchIndex {
    * pick), choosing the split whose rarer half is most telling; undefined when none fits.
    */
   #split(word: string): [string, string] | undefined {
-    if (word.length < 2 * MIN_SPLIT || this.#postings.has(word)) return undefined;
+    if (word.length < 2 * MIN_SPLIT || word.length > MAX_SPLIT || this.#postings.has(word)) return undefined;
     let best: [string, string] | undefined;
     let bestIdf = 0;
     for (let i = MIN_SPLIT; i <= word.length - MIN_SPLIT; i++) {
@@ -577,8 +582,13 @@ export function saysDeprecated(description: string): boolean {
 
 /** The tool name a deprecation notice points to: "Use read_text_file instead", "replaced by `search_v2`". */
 export function replacementName(description: string): string | undefined {
-  const match = /\b(?:use|replaced by|superseded by|in favou?r of)\s+[`'"]?([A-Za-z0-9_.:-]*[A-Za-z0-9])[`'"]?(?:\s+instead)?/i.exec(description);
-  return match?.[1];
+  // After the word "deprecated" first: "Use this tool to read. DEPRECATED: use read_text_file".
+  const at = description.search(/deprecated/i);
+  for (const text of at > 0 ? [description.slice(at), description] : [description]) {
+    const match = /\b(?:use|replaced by|superseded by|in favou?r of)\s+[`'"]?([A-Za-z0-9_.:-]*[A-Za-z0-9])[`'"]?/i.exec(text);
+    if (match) return match[1];
+  }
+  return undefined;
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
