@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SERVERS_CATALOG } from "./default-servers-catalog";
 import { TEST_CATALOG } from "./test-catalog";
-import { ToolSearchIndex, replacementName, saysDeprecated } from "./tool-search-index";
+import { replacementName, saysDeprecated } from "./deprecation";
+import { ToolSearchIndex } from "./tool-search-index";
 import type { SearchDocument } from "./types";
 
 function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {

@@ -1,10 +1,12 @@
 import { verbKind } from "./actions";
+import { replacementName, saysDeprecated } from "./deprecation";
 import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
-import { canBeVerb, isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
-import { SYNONYMS } from "./synonyms";
-import { asksToRead, queryAction, withoutPreamble } from "./query-action";
+import { agreement, intentOf, phraseIntent } from "./intent";
+import { isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
+import { queryAction, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
+import { SYNONYMS } from "./synonyms";
 import { compounds, rawWords, tokenize, wordTerm } from "./tokenize";
 import type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./types";
 
@@ -38,12 +40,6 @@ const PAIR_BONUS = 0.15;
 const SERVER_BONUS = 1;
 /** Score multiplier for a tool whose first sentence the query covers: the tie-break between tools that all match the name. */
 const SUMMARY_COVERAGE_BONUS = 0.3;
-/** Score share taken from a tool whose verbs all contradict the query's verb ("list" vs "delete_"). */
-const CONTRADICTION_PENALTY = 0.3;
-/** The share of it between creating and changing. */
-const WRITE_NEIGHBOUR_SHARE = 0.5;
-/** The share of it a tool pays for not naming a query verb of no known kind. */
-const UNKNOWN_VERB_SHARE = 1;
 /** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
 const DEPRECATED_FACTOR = 0.7;
 
@@ -497,24 +493,6 @@ export class ToolSearchIndex {
   }
 }
 
-/** What a query asks a tool to do: the kind of change ("" for a verb of no known kind), and the verbs that name it. */
-interface Intent {
-  kind: string;
-  verbs: Set<string>;
-  /** Only implied, by a question or a noun phrase: a verb that names no kind of change does not contradict it. */
-  implied: boolean;
-}
-
-function intentOf(query: string, verb: string | undefined, words: string[]): Intent | undefined {
-  if (verb !== undefined) {
-    const kind = verbKind(verb);
-    return kind === undefined ? undefined : { kind, verbs: new Set([verb, ...(SYNONYMS.get(verb) ?? [])]), implied: false };
-  }
-  if (!asksToRead(query)) return unknownVerbIntent(query, tokenize(query, { prose: true })[0]);
-  // "details of one commit" names the verb of `git_commit` as a thing, and does not contradict it.
-  return { kind: "read", verbs: new Set(words.flatMap((w) => [w, ...(SYNONYMS.get(w) ?? [])])), implied: true };
-}
-
 /**
  * Two words that the everyday vocabulary writes as one: "look up" (lookup: find, search),
  * "sign in" (signin: login), "set up" (setup: install).
@@ -524,71 +502,6 @@ function joinedPhrase(raw: readonly string[], at: number): { length: number; rel
   const synonyms = SYNONYMS.get(joined);
   if (!synonyms) return undefined;
   return { length: 2, related: new Map([joined, ...synonyms].map((term) => [term, 1])) };
-}
-
-/**
- * The intent of a query that opens with a phrasal verb: the kind of change of the first
- * of its meanings that has one ("throw away": discard, delete), else a verb of no known
- * kind that tools must name ("pull out": extract).
- */
-function phraseIntent(related: ReadonlyMap<string, number>, head: string | undefined): Intent {
-  const verbs = new Set([...related.keys(), ...(head === undefined ? [] : [head])]);
-  for (const term of related.keys()) {
-    const kind = verbKind(term);
-    if (kind !== undefined) return { kind, verbs, implied: false };
-  }
-  return { kind: "", verbs, implied: false };
-}
-
-/**
- * A query that opens with a verb of no known kind and its object ("link two entities"):
- * a tool that makes a known kind of change and names neither that verb nor a dictionary
- * synonym of it (`delete_entities`, against `create_relations`) loses a little.
- */
-function unknownVerbIntent(query: string, first: string | undefined): Intent | undefined {
-  const raw = rawWords(query)[0];
-  if (first === undefined || raw === undefined || !canBeVerb(raw)) return undefined;
-  return { kind: "", verbs: new Set([first, ...(SYNONYMS.get(first) ?? []), ...(relatedTerms(raw)?.keys() ?? [])]), implied: false };
-}
-
-/**
- * A tool none of whose verbs makes the kind of change the query asks for ("list pods"
- * against `delete_pod` or `exec_in_pod`, "notion page content" against
- * `update-page-markdown`) loses, unless one of them is the query's verb or a synonym; a
- * tool with no verb in its name or opening words keeps its score.
- */
-function agreement(entry: Entry, intent: Intent | undefined): number {
-  if (intent === undefined || entry.actions.length === 0 || entry.kinds.has(intent.kind)) return 1;
-  if (intent.kind === "") {
-    if (entry.kinds.size === 0 || entry.nameTerms.some((t) => intent.verbs.has(t))) return 1;
-    return 1 - CONTRADICTION_PENALTY * UNKNOWN_VERB_SHARE;
-  }
-  if (intent.implied && entry.kinds.size === 0) return 1;
-  if (entry.actions.some((a) => intent.verbs.has(a))) return 1;
-  // Creating and changing both write ("create or overwrite a file"); they are neighbours, not opposites.
-  const writes = WRITES.has(intent.kind) && entry.kinds.size > 0 && [...entry.kinds].every((k) => WRITES.has(k));
-  return 1 - CONTRADICTION_PENALTY * (writes ? WRITE_NEIGHBOUR_SHARE : 1);
-}
-
-const WRITES = new Set(["create", "update"]);
-
-/**
- * Whether a description marks its tool deprecated: "DEPRECATED: use X", "This tool is
- * deprecated", "(deprecated)", not a tool that merely lists deprecated things.
- */
-export function saysDeprecated(description: string): boolean {
-  return /(?:^|[.!:(\[]\s*|\b(?:is|now|been)\s+)deprecated\b|\bdeprecated\s*[:.;)\]]/i.test(description.trim());
-}
-
-/** The tool name a deprecation notice points to: "Use read_text_file instead", "replaced by `search_v2`". */
-export function replacementName(description: string): string | undefined {
-  // After the word "deprecated" first: "Use this tool to read. DEPRECATED: use read_text_file".
-  const at = description.search(/deprecated/i);
-  for (const text of at > 0 ? [description.slice(at), description] : [description]) {
-    const match = /\b(?:use|replaced by|superseded by|in favou?r of)\s+[`'"]?([A-Za-z0-9_.:-]*[A-Za-z0-9])[`'"]?/i.exec(text);
-    if (match) return match[1];
-  }
-  return undefined;
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
