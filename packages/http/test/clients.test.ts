@@ -108,6 +108,63 @@ describe("MCP clients over HTTP", () => {
   });
 });
 
+describe("session lifetime", () => {
+  it("ending a session (DELETE) cancels its calls in flight downstream", async () => {
+    const s = await serve();
+    try {
+      const { client, transport } = await streamable(s, TOKENS.alice);
+      const hanging = client.callTool({ name: "call_tool", arguments: { name: "m__hang", args: {} } }).catch(() => "ended");
+      await new Promise((r) => setTimeout(r, 200));
+      await transport.terminateSession();
+      await client.close();
+      await hanging;
+      const other = await streamable(s, TOKENS.bob);
+      let report: { count: number } = { count: 0 };
+      for (let i = 0; i < 100 && report.count === 0; i++) {
+        report = JSON.parse(textOf(await other.client.callTool({ name: "call_tool", arguments: { name: "m__cancellations", args: {} } })));
+        if (report.count === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(report.count).toBe(1);
+      await other.client.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("an idle session expires and then answers 404, so the client re-initializes; open SSE streams get keep-alive comments", async () => {
+    const s = await serve({ sessionIdleMs: 200, keepAliveMs: 100 });
+    try {
+      const init = await raw(`${s.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...bearer(TOKENS.alice) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+      });
+      const id = init.headers["mcp-session-id"] as string;
+      const list = () =>
+        raw(`${s.url}/mcp`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": id, "mcp-protocol-version": "2025-06-18", ...bearer(TOKENS.alice) },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+        });
+      expect((await list()).status).toBe(200);
+      // No request for longer than the idle time: the sweep closes it (asking again would count as use).
+      for (let i = 0; i < 100 && s.http.sessions.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(s.http.sessions.size).toBe(0);
+      expect((await list()).status).toBe(404);
+
+      const controller = new AbortController();
+      const stream = await fetch(`${s.url}/sse`, { headers: bearer(TOKENS.alice), signal: controller.signal });
+      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes(": keep-alive")) seen += new TextDecoder().decode((await reader.read()).value);
+      expect(seen).toContain("event: endpoint");
+      controller.abort();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("stateless", () => {
   let s: Served;
   beforeAll(async () => {
