@@ -130,19 +130,30 @@ async function loadRealCatalogs(dir: string): Promise<SearchDocument[]> {
     const server = file.slice(0, -".json".length);
     const tools = JSON.parse(await readFile(join(dir, file), "utf8")) as RawTool[];
     for (const tool of tools) {
-      docs.push(toDocument(server, tool.name, tool.description, tool.inputSchema?.properties, tool.title ?? tool.annotations?.title));
+      docs.push(
+        toDocument({
+          server,
+          name: tool.name,
+          description: tool.description,
+          properties: tool.inputSchema?.properties,
+          title: tool.title ?? tool.annotations?.title,
+        }),
+      );
     }
   }
   return docs;
 }
 
-function toDocument(
-  server: string,
-  name: string,
-  description: string | undefined,
-  properties: Record<string, { description?: string }> = {},
-  title?: string,
-): SearchDocument {
+interface ToolSource {
+  server: string;
+  name: string;
+  description?: string | undefined;
+  properties?: Record<string, { description?: string }> | undefined;
+  title?: string | undefined;
+}
+
+/** A tool as the catalog indexes it: name, title, description, parameter names and descriptions. */
+function toDocument({ server, name, description, properties = {}, title }: ToolSource): SearchDocument {
   return {
     id: `${server}__${name}`,
     server,
@@ -179,11 +190,7 @@ function parseQueries(tsv: string): HitQuery[] {
     });
 }
 
-function hitScores(
-  queries: readonly HitQuery[],
-  rank: Ranker,
-  onRanked?: (query: string, expected: string[], ranked: string[]) => void,
-): HitScores {
+function hitScores(queries: readonly HitQuery[], rank: Ranker, onRanked?: (query: string, expected: string[], ranked: string[]) => void): HitScores {
   let hit1 = 0;
   let hit5 = 0;
   let rr = 0;
@@ -212,7 +219,7 @@ async function loadMcpproxy(dir: string): Promise<{ docs: SearchDocument[]; quer
   const golden = JSON.parse(await readFile(join(dir, "retrieval_golden_v1.json"), "utf8")) as {
     queries: Array<{ query: string; labels: Array<{ tool_id: string; relevance: number }> }>;
   };
-  const docs = corpus.tools.map((t) => toDocument(t.server, t.tool, t.description, t.schema?.properties));
+  const docs = corpus.tools.map((t) => toDocument({ server: t.server, name: t.tool, description: t.description, properties: t.schema?.properties }));
   const queries = golden.queries.map((q) => ({
     query: q.query,
     // Their ids are `server:tool`; ours `server__tool`.
@@ -277,9 +284,7 @@ export async function runSearchScale(): Promise<SearchScaleReport> {
       })),
     });
   }
-  const queries = Array.from({ length: 500 }, () =>
-    Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(random() < 0.5 ? NOUNS : VERBS)).join(" "),
-  );
+  const queries = Array.from({ length: 500 }, () => Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(random() < 0.5 ? NOUNS : VERBS)).join(" "));
 
   // The median of three builds, each into a fresh index; the heap is that of the last one.
   const builds: number[] = [];
@@ -329,4 +334,3 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-

@@ -27,7 +27,9 @@ export function queryAction(query: string): string | undefined {
 
 /** Words after which the word before them is a verb: "link two", "file a", "comment on". */
 const OBJECT_OPENERS = new Set(
-  "a an the this that these those my our your their its some every each one two three four five six seven eight nine ten on to away up out off down back over about".split(" "),
+  "a an the this that these those my our your their its some every each one two three four five six seven eight nine ten on to away up out off down back over about".split(
+    " ",
+  ),
 );
 
 /**

@@ -3,7 +3,7 @@ import { DEFAULT_SERVERS_CATALOG } from "./default-servers-catalog";
 import { TEST_CATALOG } from "./test-catalog";
 import { replacementName, saysDeprecated } from "./deprecation";
 import { ToolSearchIndex } from "./tool-search-index";
-import type { SearchDocument } from "./types";
+import type { SearchDocument, SearchOptions } from "./types";
 
 function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
   const index = new ToolSearchIndex();
@@ -11,9 +11,8 @@ function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
   return index;
 }
 
-const ids = (index: ToolSearchIndex, query: string, limit?: number, server?: string) =>
-  index.search(query, { ...(limit === undefined ? {} : { limit }), ...(server === undefined ? {} : { server }) }).map((h) => h.id);
-const top = (index: ToolSearchIndex, query: string) => ids(index, query, 1)[0];
+const ids = (index: ToolSearchIndex, query: string, options: SearchOptions = {}) => index.search(query, options).map((h) => h.id);
+const top = (index: ToolSearchIndex, query: string) => ids(index, query, { limit: 1 })[0];
 
 describe("ToolSearchIndex ranking", () => {
   const index = indexOf();
@@ -81,10 +80,10 @@ describe("ToolSearchIndex ranking", () => {
   it("holds creating against a request to change less than reading", () => {
     const files = indexOf([
       ...TEST_CATALOG.filter((d) => d.server !== "filesystem"),
-      doc("fs", "write_file", "Create a new file or completely overwrite an existing file with new content.", ["path"]),
-      doc("fs", "get_file_info", "Retrieve detailed metadata about an existing file.", ["path"]),
+      doc("fs__write_file", "Create a new file or completely overwrite an existing file with new content.", ["path"]),
+      doc("fs__get_file_info", "Retrieve detailed metadata about an existing file.", ["path"]),
     ]);
-    const hits = ids(files, "modify an existing file", 5);
+    const hits = ids(files, "modify an existing file", { limit: 5 });
     expect(hits.indexOf("fs__write_file")).toBeLessThan(hits.indexOf("fs__get_file_info"));
   });
 
@@ -118,15 +117,15 @@ describe("ToolSearchIndex ranking", () => {
   it("reads a brand name in prose as one word, not as its parts", () => {
     expect(top(index, "commit history on GitHub")).toBe("github__list_commits");
     // "GitHub" in GitHub's descriptions must not make them about git.
-    expect(ids(index, "commits of a git repository", 4)).toContain("git__git_log");
+    expect(ids(index, "commits of a git repository", { limit: 4 })).toContain("git__git_log");
   });
 
   it("ranks the tool whose name the query covers above ones that only mention the words", () => {
-    expect(ids(index, "list directory", 2)).toEqual(["filesystem__list_directory", "filesystem__create_directory"]);
+    expect(ids(index, "list directory", { limit: 2 })).toEqual(["filesystem__list_directory", "filesystem__create_directory"]);
   });
 
   it("keeps to one server when asked", () => {
-    const hits = ids(index, "create issue", 10, "gitlab");
+    const hits = ids(index, "create issue", { limit: 10, server: "gitlab" });
     expect(hits[0]).toBe("gitlab__create_issue");
     expect(hits.every((id) => id.startsWith("gitlab__"))).toBe(true);
   });
@@ -193,7 +192,7 @@ describe("ToolSearchIndex on the built-in default servers", () => {
   const index = indexOf(DEFAULT_SERVERS_CATALOG);
 
   it("ranks a tool whose description says deprecated below its replacement", () => {
-    const hits = ids(index, "read a file", 5);
+    const hits = ids(index, "read a file", { limit: 5 });
     expect(hits[0]).toBe("filesystem__read_text_file");
     expect(hits.indexOf("filesystem__read_file")).toBeGreaterThan(hits.indexOf("filesystem__read_text_file"));
   });
@@ -209,7 +208,7 @@ describe("ToolSearchIndex on the built-in default servers", () => {
   });
 
   it("still finds a deprecated tool by its own name", () => {
-    expect(ids(index, "read_file", 5)).toContain("filesystem__read_file");
+    expect(ids(index, "read_file", { limit: 5 })).toContain("filesystem__read_file");
   });
 });
 
@@ -239,12 +238,14 @@ describe("saysDeprecated", () => {
 
 describe("ToolSearchIndex beyond the words a tool uses", () => {
   const maps = indexOf([
-    doc("google-maps", "maps_elevation", "Get elevation data for locations on the earth", ["locations"]),
-    doc("google-maps", "maps_search_places", "Search for places using Google Places API", ["query", "location"]),
-    doc("google-maps", "maps_directions", "Get directions between two points", ["origin", "destination"]),
-    doc("dbhub", "search_objects", "Search and list database objects (schemas, tables, columns, procedures, functions, indexes) at a detail level", ["detail_level"]),
-    doc("git", "git_cherry_pick", "Cherry-pick commits from other branches.", ["commits"]),
-    doc("git", "git_commit", "Create a new commit with staged changes in the repository.", ["message"]),
+    doc("google-maps__maps_elevation", "Get elevation data for locations on the earth", ["locations"]),
+    doc("google-maps__maps_search_places", "Search for places using Google Places API", ["query", "location"]),
+    doc("google-maps__maps_directions", "Get directions between two points", ["origin", "destination"]),
+    doc("dbhub__search_objects", "Search and list database objects (schemas, tables, columns, procedures, functions, indexes) at a detail level", [
+      "detail_level",
+    ]),
+    doc("git__git_cherry_pick", "Cherry-pick commits from other branches.", ["commits"]),
+    doc("git__git_commit", "Create a new commit with staged changes in the repository.", ["message"]),
   ]);
 
   it("expands a query word to its dictionary synonyms", () => {
@@ -252,10 +253,7 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
   });
 
   it("does not read a dictionary word as the start of a longer one", () => {
-    const sea = indexOf([
-      doc("maps", "search_places", "Search for places", ["query"]),
-      doc("tides", "ocean_tides", "Tide tables for a coast", ["station"]),
-    ]);
+    const sea = indexOf([doc("maps__search_places", "Search for places", ["query"]), doc("tides__ocean_tides", "Tide tables for a coast", ["station"])]);
     // "sea" is a word (ocean), not the start of "search"; "sear" is a start.
     expect(top(sea, "sea")).toBe("tides__ocean_tides");
     expect(top(sea, "sear")).toBe("maps__search_places");
@@ -264,8 +262,8 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
   it("reads a phrasal verb by what it means, not by its words", () => {
     const git = indexOf([
       ...TEST_CATALOG,
-      doc("github", "search_code", "Search for code across GitHub repositories", ["q"]),
-      doc("playwright", "browser_run_code", "Run a Playwright code snippet", ["code"]),
+      doc("github__search_code", "Search for code across GitHub repositories", ["q"]),
+      doc("playwright__browser_run_code", "Run a Playwright code snippet", ["code"]),
     ]);
     // "look for" is search; "for" alone is a stopword and "look" no verb of the list.
     expect(top(git, "look for code snippets in public repositories")).toBe("github__search_code");
@@ -274,7 +272,7 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
   it("reads everyone, anyone, someone as people, that is users", () => {
     const slack = indexOf([
       ...TEST_CATALOG,
-      doc("slack", "slack_get_users", "Get a list of all users in the workspace with their basic profile information", ["cursor", "limit"]),
+      doc("slack__slack_get_users", "Get a list of all users in the workspace with their basic profile information", ["cursor", "limit"]),
     ]);
     expect(top(slack, "list everyone in the slack workspace")).toBe("slack__slack_get_users");
   });
@@ -287,9 +285,9 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
 describe("ToolSearchIndex document kinds", () => {
   const kinds = [
     ...TEST_CATALOG,
-    { ...doc("filesystem", "file:///README.md", "The project's readme file, in markdown", []), kind: "resource" as const },
-    { ...doc("github", "review-pull-request", "Review a pull request and leave comments", ["pr"]), kind: "prompt" as const },
-    { ...doc("skills", "create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
+    { ...doc("filesystem__file:///README.md", "The project's readme file, in markdown", []), kind: "resource" as const },
+    { ...doc("github__review-pull-request", "Review a pull request and leave comments", ["pr"]), kind: "prompt" as const },
+    { ...doc("skills__create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
   ];
   const index = indexOf(kinds);
 
@@ -318,13 +316,15 @@ describe("ToolSearchIndex document kinds, removed", () => {
   it("ranks tools exactly as before once the other kinds are gone again", () => {
     const index = indexOf([
       ...TEST_CATALOG,
-      { ...doc("skills", "create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
+      { ...doc("skills__create-issue-from-error", "Create a GitHub issue from an error in the logs", []), kind: "skill" as const },
     ]);
     index.remove("skills__create-issue-from-error");
     expect(index.search("create issue from an error", { limit: 10 })).toEqual(indexOf().search("create issue from an error", { limit: 10 }));
   });
 });
 
-function doc(server: string, name: string, description: string, parameters: string[]): SearchDocument {
-  return { id: `${server}__${name}`, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
+/** `id` is `server__name`. */
+function doc(id: string, description: string, parameters: string[]): SearchDocument {
+  const [server = "", name = ""] = id.split("__");
+  return { id, server, name, description, parameters: parameters.map((p) => ({ name: p })) };
 }

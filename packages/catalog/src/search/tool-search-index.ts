@@ -353,11 +353,7 @@ export class ToolSearchIndex {
    * concept of their first word, or is a concept of its own when that word is a stopword.
    * Returns those extra concepts and what a phrase that opens the query means.
    */
-  #phrases(
-    raw: readonly string[],
-    expanded: Map<string, Concept>,
-    start: number,
-  ): { extra: Concept[]; opening: ReadonlyMap<string, number> | undefined } {
+  #phrases(raw: readonly string[], expanded: Map<string, Concept>, start: number): { extra: Concept[]; opening: ReadonlyMap<string, number> | undefined } {
     const extra: Concept[] = [];
     let opening: ReadonlyMap<string, number> | undefined;
     for (let i = 0; i < raw.length - 1; i++) {

