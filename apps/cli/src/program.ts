@@ -1,5 +1,6 @@
 import { BUILT_IN_SURFACES, VERSION } from "@codemux/server";
 import { Command, Option } from "commander";
+import { registerApprove } from "./commands/approve";
 import { registerCall } from "./commands/call";
 import { registerCodegen } from "./commands/codegen";
 import { registerExec } from "./commands/exec";
@@ -46,7 +47,7 @@ export function buildProgram(context: RunContext): Command {
     .showSuggestionAfterError(true)
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })
     .exitOverride();
-  for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen]) register(program, context);
+  for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen, registerApprove]) register(program, context);
   registerStatus(program, context);
   registerStop(program, context);
   registerRestart(program, context);
