@@ -19,7 +19,7 @@ export { CACHE_META, cachePlugin } from "./plugins/cache";
 export type { CacheOptions } from "./plugins/cache";
 export { guardPlugin } from "./plugins/guard";
 export type { GuardOptions } from "./plugins/guard";
-export { pinPlugin } from "./plugins/pin";
+export { pinFileOfConfig, pinFilePath, pinPlugin } from "./plugins/pin";
 export type { PinOptions, SeenTool } from "./plugins/pin";
 export { rateLimitPlugin } from "./plugins/rate-limit";
 export type { RateLimitDimension, RateLimitOptions, RateLimitRule } from "./plugins/rate-limit";

@@ -18,6 +18,22 @@ export interface SeenTool {
   tool: ToolInfo;
 }
 
+/**
+ * Where the pin file is: `file` (relative to the config's folder), else `pins.json` in codemux's
+ * folder. `codemux approve` finds it by the same rule.
+ */
+export function pinFilePath(options: { file?: string | undefined; configDir: string; dataDir: string }): string {
+  if (!options.file) return join(options.dataDir, "pins.json");
+  return isAbsolute(options.file) ? options.file : resolve(options.configDir, options.file);
+}
+
+/** The pin file a config file names (`plugins.pin.file`), else the default; for `codemux approve`. */
+export function pinFileOfConfig(options: { config: unknown; configDir: string; dataDir: string }): string {
+  const section = (options.config as { plugins?: { pin?: { file?: unknown } } } | undefined)?.plugins?.pin;
+  const file = typeof section?.file === "string" ? section.file : undefined;
+  return pinFilePath({ file, configDir: options.configDir, dataDir: options.dataDir });
+}
+
 type Verdict = { ok: true } | { ok: false; reason: string };
 
 /**
@@ -99,7 +115,7 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       clock = ctx.clock;
       logger = ctx.logger;
       metrics = ctx.metrics;
-      file = options.file ? (isAbsolute(options.file) ? options.file : resolve(ctx.configDir, options.file)) : join(ctx.dataDir, "pins.json");
+      file = pinFilePath({ file: options.file, configDir: ctx.configDir, dataDir: ctx.dataDir });
       pins = await readPinFile(file);
     },
     async see(tools) {
