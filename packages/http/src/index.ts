@@ -3,6 +3,8 @@
  * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
  */
 export { DEFAULT_HOST, DEFAULT_PORT, isLoopback, parseListen } from "./address";
+export { BoundedEventStore } from "./event-store";
+export type { BoundedEventStoreOptions } from "./event-store";
 export { ERROR_BRAND, HttpError, TokenConfigError, UnsafeBindError } from "./errors";
 export type { HttpErrorCode } from "./errors";
 export { maskTarget, stderrSink } from "./log";

@@ -4,6 +4,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
+import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
 import { sendRpcError, withHeaders } from "./respond";
 import type { HttpSession } from "./sessions";
@@ -59,6 +60,8 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
     keepAliveMs: gateway.options.keepAliveMs,
+    // A client that lost its stream resumes with Last-Event-ID; bounded per session.
+    eventStore: new BoundedEventStore({ maxEvents: 1000, maxBytes: gateway.options.eventStoreBytes }),
     onsessioninitialized: () => {
       added = true;
       gateway.sessions.add(session);

@@ -46,6 +46,8 @@ export interface HttpServeOptions {
   requestTimeoutMs?: number;
   /** SSE comment lines every this many ms keep idle streams open through proxies; 15 s by default, 0 off. */
   keepAliveMs?: number;
+  /** Bytes of recent messages kept per session so a client can resume its stream (Last-Event-ID); 1 MiB by default. */
+  eventStoreBytes?: number;
   /** Shutdown waits this long for requests in flight before closing them; 10 s by default. */
   shutdownGraceMs?: number;
   /** Open connections at most; 1024 by default. */
@@ -76,6 +78,7 @@ export interface ResolvedOptions {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveMs: number;
+  eventStoreBytes: number;
   shutdownGraceMs: number;
   maxConnections: number;
   log: LogSink;
@@ -89,6 +92,7 @@ export const DEFAULTS = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveMs: 15_000,
+  eventStoreBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   maxConnections: 1024,
 } as const;
@@ -121,6 +125,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     headersTimeoutMs: positive("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs, 100),
     requestTimeoutMs: positive("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, 100),
     keepAliveMs: positive("keepAliveMs", options.keepAliveMs ?? DEFAULTS.keepAliveMs, 0),
+    eventStoreBytes: positive("eventStoreBytes", options.eventStoreBytes ?? DEFAULTS.eventStoreBytes, 1024),
     shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 0),
     maxConnections: positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections),
     log,
