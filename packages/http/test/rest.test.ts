@@ -114,6 +114,27 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
   });
 });
 
+describe("principals", () => {
+  it("call-pipeline middleware sees the token's name as the principal, over MCP and REST alike", async () => {
+    const s = await serve();
+    const seen: string[] = [];
+    s.core.pipeline.use(async (ctx, next) => {
+      seen.push(`${ctx.session.principal}:${ctx.origin}`);
+      return next(ctx);
+    });
+    try {
+      const client = new Client({ name: "t", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.bob) } }));
+      await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "x" } } });
+      await client.close();
+      await fetch(`${s.url}/v1/tools/m__echo/call`, post({ text: "y" }));
+      expect(seen).toEqual(["bob:call_tool", "alice:rest"]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("operations", () => {
   it("healthz needs no token; readyz and metrics do; metrics count calls per server", async () => {
     const s = await serve();
