@@ -21,6 +21,8 @@ import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-
 import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
 import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
+import { McpFeatures } from "./mcp-features";
+import { ClientRelay } from "./relay";
 import { ResultStore } from "./results";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
@@ -105,6 +107,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly catalog = new Catalog();
   readonly modules = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
   readonly pipeline: ToolCallPipeline;
+  /** Routes the servers' sampling, elicitation and roots requests to the client whose call caused them. */
+  readonly relay = new ClientRelay();
   readonly results: ResultStore;
   readonly mode: string;
   readonly logger: Logger;
@@ -153,11 +157,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       now: this.clock,
       ...(options.resultStore ? { store: options.resultStore } : {}),
     });
-    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, ...options.poolOptions });
+    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, relay: this.relay, ...options.poolOptions });
     this.pipeline = new ToolCallPipeline({
       pool: this.pool,
       catalog: this.catalog,
-      middleware: [logCalls(this.logger), ...(options.middleware ?? [])],
+      middleware: [logCalls(this.logger), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.#waitForServer(server),
     });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
@@ -174,7 +178,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.emit("toolsChanged");
     });
     this.#config = options.config;
+    this.features = new McpFeatures(this);
   }
+
+  /** Resources, prompts, completions and logging of every server, for every session. */
+  readonly features: McpFeatures;
 
   /** The config being served (the last one `reload` applied). */
   get config(): PoolConfig {

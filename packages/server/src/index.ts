@@ -31,6 +31,8 @@ export { ToolCallPipeline } from "./pipeline/pipeline";
 export type { ToolCallPipelineOptions } from "./pipeline/pipeline";
 export { errorResult, executionResult, textResult } from "./render";
 export type { BackgroundWork, JobRunner } from "./jobs";
+export { McpFeatures } from "./mcp-features";
+export { ClientRelay } from "./relay";
 export { ResultStore } from "./results";
 export type { KeptResult, ResultStoreOptions } from "./results";
 export { createSessionServer } from "./session";

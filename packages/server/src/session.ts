@@ -28,6 +28,8 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
     { capabilities: { tools: { listChanged: true } }, ...(instructions ? { instructions } : {}) },
   );
   const session: SessionInfo = { ...(options.session ?? core.session()), peer: clientPeer(server) };
+  const forgetRelay = core.relay.register(session);
+  const forgetFeatures = core.features.attach(server, session);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
 
@@ -46,18 +48,18 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
     });
   });
 
-  if (surface.listChanges) {
-    let timer: NodeJS.Timeout | undefined;
-    const notify = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
-    };
-    core.on("toolsChanged", notify);
-    server.onclose = () => {
-      clearTimeout(timer);
-      core.off("toolsChanged", notify);
-    };
-  }
+  let timer: NodeJS.Timeout | undefined;
+  const notify = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
+  };
+  if (surface.listChanges) core.on("toolsChanged", notify);
+  server.onclose = () => {
+    clearTimeout(timer);
+    core.off("toolsChanged", notify);
+    forgetRelay();
+    forgetFeatures();
+  };
   return server;
 }
 

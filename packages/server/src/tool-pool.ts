@@ -1,5 +1,6 @@
-import type { CallOptions, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
+import type { CallOptions, DownstreamNotification, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
 import type { ToolDefinition } from "@codemux/catalog";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /**
@@ -15,8 +16,11 @@ export interface ToolPool {
   on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
   on(event: "state", listener: (status: ServerStatus) => void): unknown;
   on(event: "removed", listener: (server: string) => void): unknown;
+  on(event: "notification", listener: (server: string, notification: DownstreamNotification) => void): unknown;
   off(event: "state", listener: (status: ServerStatus) => void): unknown;
   close(): Promise<void>;
+  /** One server's SDK client, for resources, prompts and completions; a pool without it offers tools only. */
+  client?(server: string): Promise<Client>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */
   update?(specs: readonly ServerSpec[]): Promise<PoolUpdate>;
 }

@@ -33,7 +33,10 @@ describe("the upfront list", () => {
     expect(tools.map((t) => t.name)).toEqual(["search_tools", "list_modules", "read_module", "execute_code", "call_tool", "read_result", "save_skill", "delete_skill"]);
     expect(h.core.catalog.size).toBeGreaterThan(30);
     // ~4 characters a token: well under the 1,000-token budget (the bench counts with a real tokenizer).
-    expect(JSON.stringify(tools).length / 4).toBeLessThan(1000);
+    // With skills and background jobs it grew; it must stay a fixed, small cost (the bench counts real o200k tokens).
+    expect(JSON.stringify(tools).length / 4).toBeLessThan(1200);
+    // Size bounds are enforced on input but not spent on the model's context.
+    expect(JSON.stringify(tools)).not.toContain("maxLength");
   });
 });
 

@@ -9,10 +9,10 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string", description: "server__tool, as search_tools shows it." },
+      name: { type: "string", description: "server__tool" },
       args: { type: "object", description: "The tool's arguments." },
-      args_json: { type: "string", description: "The arguments as a JSON string, if you cannot send an object." },
-      background: { type: "boolean", description: "Answer at once with a job id; job_output collects the result." },
+      args_json: { type: "string", description: "args as a JSON string" },
+      background: { type: "boolean", description: "Return a job id at once" },
     },
     required: ["name"],
   },

@@ -11,9 +11,9 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
   inputSchema: {
     type: "object",
     properties: {
-      code: { type: "string", description: "TypeScript ES module; its export default is the result." },
-      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS, description: "Time limit of the whole run." },
-      background: { type: "boolean", description: "Answer at once with a job id; job_output collects the result." },
+      code: { type: "string", description: "TypeScript module" },
+      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS, description: "Time limit" },
+      background: { type: "boolean", description: "Return a job id at once" },
     },
     required: ["code"],
   },

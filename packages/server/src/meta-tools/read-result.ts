@@ -26,19 +26,19 @@ const MAX_READ_BYTES = MAX_PAGE_CHARS;
 export const readResult = defineMetaTool<ReadResultRequest>({
   name: "read_result",
   description:
-    "Page through a large result codemux kept (handle from its preview): stat, head/tail N lines, slice lines from..to, grep a regex with context, read bytes fromByte (maxBytes).",
+    "Page through a large result codemux kept: stat, head/tail N lines, slice lines from..to, grep a regex with context, read bytes from fromByte.",
   inputSchema: {
     type: "object",
     properties: {
-      handle: { type: "string", maxLength: 100, description: "From the preview." },
-      op: { type: "string", enum: ["stat", "head", "tail", "slice", "grep", "read"], default: "stat", description: "What to read." },
+      handle: { type: "string", maxLength: 100, description: "From the preview" },
+      op: { type: "string", enum: ["stat", "head", "tail", "slice", "grep", "read"], default: "stat", description: "Operation" },
       lines: { type: "integer", minimum: 1, default: 50, description: "head/tail count" },
-      from: { type: "integer", minimum: 1, description: "slice: first line (1-based)" },
-      to: { type: "integer", minimum: 1, description: "slice: last line" },
-      pattern: { type: "string", maxLength: MAX_GREP_PATTERN_CHARS, description: "grep: regular expression, case-insensitive" },
-      context: { type: "integer", minimum: 0, maximum: MAX_GREP_CONTEXT, default: 0, description: "grep: lines around each match" },
-      fromByte: { type: "integer", minimum: 0, default: 0, description: "read: byte offset" },
-      maxBytes: { type: "integer", minimum: 1, maximum: MAX_READ_BYTES, default: MAX_READ_BYTES, description: "read: at most this many bytes" },
+      from: { type: "integer", minimum: 1, description: "slice start (1-based)" },
+      to: { type: "integer", minimum: 1, description: "slice end" },
+      pattern: { type: "string", maxLength: MAX_GREP_PATTERN_CHARS, description: "grep regex" },
+      context: { type: "integer", minimum: 0, maximum: MAX_GREP_CONTEXT, default: 0, description: "grep context lines" },
+      fromByte: { type: "integer", minimum: 0, default: 0, description: "read start byte" },
+      maxBytes: { type: "integer", minimum: 1, maximum: MAX_READ_BYTES, default: MAX_READ_BYTES, description: "read length" },
     },
     required: ["handle"],
   },

@@ -57,9 +57,12 @@ export class MetaToolRegistry {
     return [...this.#tools.keys()];
   }
 
-  /** The definitions, in the order they were added (the order clients show). */
+  /**
+   * The definitions as clients see them, in the order added. Size bounds (`maxLength`, `maxItems`)
+   * guard the server and are enforced on input; they are left out here, where every token costs.
+   */
   definitions(): Tool[] {
-    return [...this.#tools.values()].map((t) => t.definition);
+    return [...this.#tools.values()].map((t) => ({ ...t.definition, inputSchema: withoutBounds(t.definition.inputSchema) }));
   }
 
   /** Reads the input by the tool's schema and runs it; every failure comes back as an error result, never a throw. */
@@ -72,4 +75,11 @@ export class MetaToolRegistry {
       return errorResult(error, ctx.core.logger);
     }
   }
+}
+
+function withoutBounds(schema: InputSchema): Tool["inputSchema"] {
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties).map(([name, { maxLength: _length, maxItems: _items, items, ...rest }]) => [name, items ? { ...rest, items: { type: items.type } } : rest]),
+  );
+  return { type: "object", properties, ...(schema.required ? { required: [...schema.required] } : {}) };
 }

@@ -67,7 +67,7 @@ export const dispatchTool = defineMetaTool<DispatchRequest>({
     "search {query}: find tools for a task (start here).",
     "list {server?, schemas?, annotations?}: servers and their tools.",
     "call {tool, arguments | argumentsFrom: handle, server?, keep?}: call a tool (server__tool, or a bare name if unique). keep:true keeps the result and answers with a handle and a preview; argumentsFrom takes a kept JSON object (at pointer) as arguments, so data passes between tools without you.",
-    "exec {code}: run TypeScript that imports tools (mcp/servers/<server>/<tool>) and chains them; returns export default.",
+    "exec {code}: run TypeScript that imports tools (mcp/servers/<server>/<tool>) or saved skills (mcp/skills/<name>) and chains them; returns export default.",
     "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result. Results over 64 KB are kept automatically.",
   ].join("\n"),
   inputSchema: {
@@ -222,7 +222,8 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promi
   } catch (error) {
     return errorResult(error, core.logger);
   }
-  if (!request.keep || result.isError) return limitResult(core, { tool: name, result, owner: session.id });
+  // Nothing to keep when the result has no text (only images or audio): it comes back as it is.
+  if (!request.keep || result.isError || keptTextOf(result) === "") return limitResult(core, { tool: name, result, owner: session.id });
   return keepResult(core, name, result, session.id);
 }
 

@@ -1,0 +1,224 @@
+import { SEPARATOR, splitQualifiedName } from "@codemux/catalog";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CompleteRequest,
+  type LoggingLevel,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  type ServerNotification,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Codemux } from "./core";
+import type { SessionInfo } from "./pipeline/context";
+
+/** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
+const COLLISION_SCHEME = "codemux://";
+const MAX_PAGES = 20;
+const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/**
+ * The MCP surface beyond tools, aggregated over every server: resources (list, templates, read,
+ * subscribe), prompts under `server__prompt` names, argument completion, and the servers' log
+ * messages, for every client session of one core, in any mode.
+ */
+export class McpFeatures {
+  /** URI as shown to clients -> the server and the URI it knows. */
+  readonly #uris = new Map<string, { server: string; uri: string }>();
+  /** session id -> URIs (as shown) it subscribed to */
+  readonly #subscriptions = new Map<string, Set<string>>();
+  readonly #levels = new Map<string, LoggingLevel>();
+  readonly #servers = new Map<string, Server>();
+
+  constructor(readonly core: Codemux) {
+    core.pool.on("notification", (server, notification) => this.#relayNotification(server, notification));
+  }
+
+  /** Adds the handlers to one session's MCP server and forgets the session when it closes. */
+  attach(server: Server, session: SessionInfo): () => void {
+    this.#servers.set(session.id, server);
+    server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => this.readResource(request.params.uri, session, extra.signal));
+    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+      const owner = await this.#owner(request.params.uri);
+      await (await this.core.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
+      this.#subscriptionsOf(session.id).add(request.params.uri);
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+      this.#subscriptionsOf(session.id).delete(request.params.uri);
+      return {};
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts() }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const { server: owner, name } = this.#promptOwner(request.params.name);
+      const client = await this.#client(owner);
+      return client.getPrompt({ ...request.params, name }, { signal: extra.signal });
+    });
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, extra.signal));
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      this.#levels.set(session.id, request.params.level);
+      return {};
+    });
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      for (const name of this.#ready()) void this.core.pool.client?.(name).then((c) => c.sendRootsListChanged()).catch(() => undefined);
+    });
+    return () => {
+      this.#servers.delete(session.id);
+      this.#subscriptions.delete(session.id);
+      this.#levels.delete(session.id);
+    };
+  }
+
+  /** Every server's resources; a URI two servers share is shown under `codemux://<server>/`. */
+  async listResources(): Promise<Resource[]> {
+    const listed = await this.#gather("resources", async (client) => {
+      const all: Resource[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const result = await client.listResources(cursor ? { cursor } : undefined);
+        all.push(...result.resources);
+        cursor = result.nextCursor;
+        if (!cursor) break;
+      }
+      return all;
+    });
+    const counts = new Map<string, number>();
+    for (const { items } of listed) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
+    const out: Resource[] = [];
+    for (const { server, items } of listed) {
+      for (const resource of items) {
+        const shown = (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
+        this.#uris.set(shown, { server, uri: resource.uri });
+        out.push({ ...resource, uri: shown, description: `[${server}] ${resource.description ?? ""}`.trim() });
+      }
+    }
+    return out;
+  }
+
+  async listResourceTemplates(): Promise<ResourceTemplate[]> {
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates);
+    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
+  }
+
+  /** One resource, from its owner; large text contents are kept and previewed like large tool results. */
+  async readResource(uri: string, session: SessionInfo, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const owner = await this.#owner(uri);
+    const result = await (await this.#client(owner.server)).readResource({ uri: owner.uri }, signal ? { signal } : undefined);
+    const contents = await Promise.all(
+      result.contents.map(async (content) => {
+        if (!("text" in content) || content.text.length <= this.core.largeResultBytes) return { ...content, uri };
+        const kept = await this.core.results.keep(`resource ${uri}`, content.text, session.id);
+        const preview = content.text.slice(0, 2000);
+        return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
+      }),
+    );
+    return { ...result, contents };
+  }
+
+  /** Prompts of every server, as `server__prompt`. */
+  async listPrompts(): Promise<Prompt[]> {
+    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts);
+    return listed.flatMap(({ server, items }) => items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })));
+  }
+
+  /** Argument completion, forwarded to the owner of the prompt or resource. */
+  async complete(params: CompleteRequest["params"], signal?: AbortSignal): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+    if (params.ref.type === "ref/prompt") {
+      const { server, name } = this.#promptOwner(params.ref.name);
+      return (await this.#client(server)).complete({ ...params, ref: { ...params.ref, name } }, signal ? { signal } : undefined);
+    }
+    const owner = await this.#owner(params.ref.uri);
+    return (await this.#client(owner.server)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, signal ? { signal } : undefined);
+  }
+
+  async #gather<T>(capability: "resources" | "prompts", list: (client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>) => Promise<T[]>): Promise<Array<{ server: string; items: T[] }>> {
+    await this.core.discovered();
+    const results = await Promise.all(
+      this.#ready().map(async (server) => {
+        try {
+          const client = await this.#client(server);
+          if (!client.getServerCapabilities()?.[capability]) return { server, items: [] };
+          return { server, items: await list(client) };
+        } catch (error) {
+          this.core.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
+          return { server, items: [] };
+        }
+      }),
+    );
+    return results;
+  }
+
+  #ready(): string[] {
+    return this.core.status().filter((s) => s.state === "ready").map((s) => s.name);
+  }
+
+  async #client(server: string) {
+    if (!this.core.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
+    return this.core.pool.client(server);
+  }
+
+  /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
+  async #owner(uri: string): Promise<{ server: string; uri: string }> {
+    if (!this.#uris.has(uri)) await this.listResources();
+    const known = this.#uris.get(uri);
+    if (known) return known;
+    if (uri.startsWith(COLLISION_SCHEME)) {
+      const rest = uri.slice(COLLISION_SCHEME.length);
+      const server = rest.slice(0, rest.indexOf("/"));
+      if (this.core.pool.names.includes(server)) return { server, uri: rest.slice(server.length + 1) };
+    }
+    for (const { server, items } of await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates)) {
+      if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
+    }
+    throw new McpError(ErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`);
+  }
+
+  #promptOwner(qualified: string): { server: string; name: string } {
+    const split = splitQualifiedName(qualified);
+    if (!split || !this.core.pool.names.includes(split.server)) throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
+    return { server: split.server, name: split.tool };
+  }
+
+  #subscriptionsOf(session: string): Set<string> {
+    let set = this.#subscriptions.get(session);
+    if (!set) this.#subscriptions.set(session, (set = new Set()));
+    return set;
+  }
+
+  /** A server's log message goes to every session at or above its level; resource updates to the sessions that subscribed; list changes to all. */
+  #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }): void {
+    for (const [sessionId, mcp] of this.#servers) {
+      let out: ServerNotification | undefined;
+      if (notification.method === "notifications/message") {
+        const level = notification.params?.level as LoggingLevel;
+        const min = this.#levels.get(sessionId);
+        if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) continue;
+        out = { method: "notifications/message", params: { ...notification.params, level, logger: `${server}${notification.params?.logger ? `/${String(notification.params.logger)}` : ""}`, data: notification.params?.data } };
+      } else if (notification.method === "notifications/resources/updated") {
+        const own = String(notification.params?.uri ?? "");
+        const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;
+        if (!this.#subscriptions.get(sessionId)?.has(shown)) continue;
+        out = { method: "notifications/resources/updated", params: { uri: shown } };
+      } else if (notification.method === "notifications/resources/list_changed" || notification.method === "notifications/prompts/list_changed") {
+        out = { method: notification.method } as ServerNotification;
+      }
+      if (out) void mcp.notification(out).catch(() => undefined);
+    }
+  }
+}
