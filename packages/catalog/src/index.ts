@@ -20,7 +20,7 @@ export {
   uniqueFunctionNames,
 } from "./names";
 export { ToolSearchIndex } from "./search/index";
-export type { SearchDocument, SearchHit, SearchOptions } from "./search/index";
+export type { SearchDocument, SearchHit, SearchKind, SearchOptions } from "./search/index";
 export { signatureOf, summarize } from "./signature";
 export { closestNames } from "./suggest";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
