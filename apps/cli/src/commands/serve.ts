@@ -5,7 +5,7 @@ import type { Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
 import { Option, type Command } from "commander";
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { VERSION } from "@codemux/server";
@@ -26,6 +26,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
+/** A daemon's log past this size is rotated when it starts. */
+const MAX_LOG_BYTES = 10 * 1024 * 1024;
 /** How long `--detach` waits for the child to answer /healthz. */
 const DETACH_WAIT_MS = 30_000;
 
@@ -241,6 +243,8 @@ async function detach(pidfile: string): Promise<void> {
   if (existing && isAlive(existing.pid)) throw new UsageError(new DaemonRunningError(existing).message, 1);
   const logFile = logFilePath(pidfile);
   mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+  // Rotated at start: one previous log is kept, so a long-lived daemon's log stays bounded across restarts.
+  if (existsSync(logFile) && statSync(logFile).size > MAX_LOG_BYTES) renameSync(logFile, `${logFile}.1`);
   const out = openSync(logFile, "a", 0o600);
   const args = [...process.execArgv, ...process.argv.slice(1).filter((a) => a !== "--detach")];
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, [DAEMON_ENV]: pidfile } });
