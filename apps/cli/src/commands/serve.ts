@@ -93,7 +93,8 @@ export function registerServe(program: Command, context: RunContext): void {
       // A signal ends the session like the client leaving: children are stopped and the one exit site in index.ts is reached.
       const stop = new AbortController();
       const onSignal = () => stop.abort();
-      process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
+      // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
+      process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
       if (process.stdin.isTTY) {
         void core.ready().then(async () => {
           const args = [
