@@ -1,7 +1,7 @@
 import { z } from "zod";
 
-/** Server names become part of `server__tool` names and module paths. */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*[A-Za-z0-9]$|^[A-Za-z0-9]$/;
+// Server names become part of `server__tool` names and module paths: the rule is the catalog's, the config checks names by it.
+export { SERVER_NAME_PATTERN } from "@codemux/catalog";
 
 const positiveMs = z.number().int().positive().max(24 * 60 * 60 * 1000);
 
