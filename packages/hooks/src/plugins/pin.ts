@@ -48,6 +48,13 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
   let logger: Logger | undefined;
   let metrics: PluginMetrics | undefined;
   let saving: Promise<void> = Promise.resolve();
+  // A definition object stays the same until its server lists tools again: hash it once.
+  const hashes = new WeakMap<object, ReturnType<typeof hashDefinition>>();
+  const hashOf = (definition: ToolInfo) => {
+    let hashed = hashes.get(definition);
+    if (!hashed) hashes.set(definition, (hashed = hashDefinition(definition)));
+    return hashed;
+  };
 
   const now = () => new Date(clock()).toISOString();
   const trusted = (server: string) => Object.values(pins.tools).some((r) => r.server === server && r.hash !== undefined);
@@ -71,7 +78,7 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
 
   /** Records the definition; the verdict for a call of it. */
   const judge = (name: string, server: string, definition: ToolInfo, dirty: string[]): Verdict => {
-    const { hash, fields } = hashDefinition(definition);
+    const { hash, fields } = hashOf(definition);
     const record: PinRecord | undefined = pins.tools[name];
     if (!record) {
       if (options.quarantineNewServers && !trusted(server)) {
