@@ -82,6 +82,7 @@ export interface ExecuteOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   session?: SessionInfo;
+  requestId?: string;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
 }
 
@@ -306,6 +307,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
           origin: "execute_code",
           session,
           signal: context.signal,
+          ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
           ...(options.onprogress ? { progress: (progress: Progress) => options.onprogress?.({ tool: name, progress }) } : {}),
         }),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

@@ -35,17 +35,26 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const token = request.params._meta?.progressToken;
+    // Progress is sent as it comes, and the answer waits for those sends: over HTTP a late one would be dropped after the result.
+    const sending = new Set<Promise<void>>();
     const progress =
       token === undefined
         ? undefined
-        : (value: Progress) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification).catch(() => undefined);
-    return surface.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, {
+        : (value: Progress) => {
+            const sent = extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification).catch(() => undefined);
+            sending.add(sent);
+            void sent.finally(() => sending.delete(sent));
+          };
+    const result = await surface.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, {
       core,
       session,
       origin: "call_tool",
       signal: extra.signal,
+      requestId: String(extra.requestId),
       ...(progress ? { progress } : {}),
     });
+    await Promise.all(sending);
+    return result;
   });
 
   let timer: NodeJS.Timeout | undefined;

@@ -134,6 +134,26 @@ describe("reload", () => {
   });
 });
 
+describe("the call context", () => {
+  it("carries the session, the origin and the client request's id to middleware, for calls from snippets too", async () => {
+    const seen: Array<{ origin: string; requestId: string | undefined; session: string }> = [];
+    const h = await open({
+      config: config({ m: misbehaving() }),
+      middleware: [
+        async (ctx, next) => {
+          seen.push({ origin: ctx.origin, requestId: ctx.requestId, session: ctx.session.id });
+          return next(ctx);
+        },
+      ],
+    });
+    await h.text("call_tool", { name: "m__echo", args: { text: "a" } });
+    await h.text("execute_code", { code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "b" });' });
+    expect(seen.map((s) => s.origin)).toEqual(["call_tool", "execute_code"]);
+    expect(seen.every((s) => s.requestId !== undefined && s.requestId !== seen[0]?.requestId) || seen[0]?.requestId !== seen[1]?.requestId).toBe(true);
+    expect(new Set(seen.map((s) => s.session)).size).toBe(1);
+  });
+});
+
 describe("sessions", () => {
   it("serves several client sessions from one pool and catalog", async () => {
     const h = await open({ config: config({ m: misbehaving() }) });

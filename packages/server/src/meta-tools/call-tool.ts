@@ -22,7 +22,15 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
       limitResult(ctx.core, {
         tool: name,
         owner: ctx.session.id,
-        result: await ctx.core.callTool({ name, arguments: input, origin, session: ctx.session, ...(signal ? { signal } : {}), ...(progress ? { progress } : {}) }),
+        result: await ctx.core.callTool({
+          name,
+          arguments: input,
+          origin,
+          session: ctx.session,
+          ...(signal ? { signal } : {}),
+          ...(progress ? { progress } : {}),
+          ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
+        }),
       });
     if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress }) => call(signal, progress, "job") });
     // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.

@@ -24,6 +24,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
         timeoutMs,
         session: ctx.session,
         ...(signal ? { signal } : {}),
+        ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
         ...(report ? { onprogress: ({ tool, progress }) => report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) } : {}),
       });

@@ -13,6 +13,8 @@ export interface MetaToolContext {
   origin: CallOrigin;
   signal?: AbortSignal;
   progress?: (progress: Progress) => void;
+  /** The client request's id, passed on to the calls it makes (for logs and hooks). */
+  requestId?: string;
 }
 
 /** A meta-tool, defined once: the definition the model sees (its input schema is also what reads the input), and its handler. */

@@ -50,6 +50,8 @@ export interface CallContext {
   readonly progress: ((progress: Progress) => void) | undefined;
   /** Per-call timeout override (ms); the server's `callTimeoutMs` otherwise. */
   readonly timeoutMs: number | undefined;
+  /** The id of the client request behind this call (a JSON-RPC id, or a front end's request id), to match logs. */
+  readonly requestId: string | undefined;
   /** Free room for middleware to share facts about this call (a cache hit, a plugin's timing). */
   readonly state: Map<string, unknown>;
 }
@@ -79,4 +81,5 @@ export interface CallRequest {
   signal?: AbortSignal;
   progress?: (progress: Progress) => void;
   timeoutMs?: number;
+  requestId?: string;
 }

@@ -74,6 +74,7 @@ export class ToolCallPipeline {
       signal: request.signal,
       progress: request.progress,
       timeoutMs: request.timeoutMs,
+      requestId: request.requestId,
       state: new Map(),
     };
     return this.#chain(ctx);

@@ -32,6 +32,7 @@ export const passthroughSurface: SurfaceFactory = (core): Surface => {
           session: ctx.session,
           ...(ctx.signal ? { signal: ctx.signal } : {}),
           ...(ctx.progress ? { progress: ctx.progress } : {}),
+          ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         });
         return await limitResult(core, { tool: name, result, owner: ctx.session.id });
       } catch (error) {
