@@ -149,7 +149,9 @@ describe("the call context", () => {
     await h.text("call_tool", { name: "m__echo", args: { text: "a" } });
     await h.text("execute_code", { code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "b" });' });
     expect(seen.map((s) => s.origin)).toEqual(["call_tool", "execute_code"]);
-    expect(seen.every((s) => s.requestId !== undefined && s.requestId !== seen[0]?.requestId) || seen[0]?.requestId !== seen[1]?.requestId).toBe(true);
+    expect(seen[0]?.requestId).toMatch(/^\d+$/);
+    expect(seen[1]?.requestId).toMatch(/^\d+$/);
+    expect(seen[0]?.requestId).not.toBe(seen[1]?.requestId);
     expect(new Set(seen.map((s) => s.session)).size).toBe(1);
   });
 });
