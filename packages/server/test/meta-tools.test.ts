@@ -86,6 +86,10 @@ describe("call_tool", () => {
     expect(textOf(await h.call("call_tool", { name: "bad__echo", args: [1] }))).toMatch(/"args" must be an object of named values, not a list/);
   });
 
+  it("takes args over args_json when a client sends both (seed 002's rule)", async () => {
+    expect(await h.text("call_tool", { name: "bad__echo", args: { text: "from args" }, args_json: JSON.stringify({ text: "from args_json" }) })).toBe("from args");
+  });
+
   it("returns a tool's error result as an error result", async () => {
     const result = await h.call("call_tool", { name: "bad__fail", args: { message: "disk full" } });
     expect(result).toMatchObject({ isError: true, content: [{ text: "disk full" }] });
