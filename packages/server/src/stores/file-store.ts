@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreError } from "../errors";
-import { STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
+import { STORE_KEY_PATTERN, listed, newEntry, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
 
 export interface FileStoreOptions {
   /** The folder (created with owner-only permissions); a private temporary folder when absent, removed by `clear`. */
@@ -38,14 +38,7 @@ export class FileStore implements Store {
       await unlink(temp).catch(() => undefined);
       throw new StoreError(`write ${path}`, { cause: error });
     }
-    const now = this.#now();
-    const entry: StoreEntry = {
-      key,
-      bytes: Buffer.byteLength(data),
-      createdAt: now,
-      ...(options.ttlMs !== undefined ? { expiresAt: now + options.ttlMs } : {}),
-      ...(options.owner !== undefined ? { owner: options.owner } : {}),
-    };
+    const entry = newEntry(key, data, options, this.#now());
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     return entry;

@@ -1,4 +1,4 @@
-import { STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
+import { STORE_KEY_PATTERN, listed, newEntry, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
 
 /** A Store in memory: for tests, and for embedders that keep nothing on disk. */
 export class MemoryStore implements Store {
@@ -11,14 +11,7 @@ export class MemoryStore implements Store {
 
   async write(key: string, data: string, options: StoreWriteOptions = {}): Promise<StoreEntry> {
     if (!STORE_KEY_PATTERN.test(key)) throw new TypeError(`Store keys are names, not paths: ${JSON.stringify(key.slice(0, 100))}`);
-    const now = this.#now();
-    const entry: StoreEntry = {
-      key,
-      bytes: Buffer.byteLength(data),
-      createdAt: now,
-      ...(options.ttlMs !== undefined ? { expiresAt: now + options.ttlMs } : {}),
-      ...(options.owner !== undefined ? { owner: options.owner } : {}),
-    };
+    const entry = newEntry(key, data, options, this.#now());
     this.#entries.delete(key);
     this.#entries.set(key, { entry, data });
     return entry;

@@ -48,3 +48,14 @@ export function listed(entry: StoreEntry, owner: string | undefined, now: number
   if (owner !== undefined) return visible(entry, owner, now);
   return entry.expiresAt === undefined || entry.expiresAt > now;
 }
+
+/** The facts of an entry written now. */
+export function newEntry(key: string, data: string, options: StoreWriteOptions, now: number): StoreEntry {
+  return {
+    key,
+    bytes: Buffer.byteLength(data),
+    createdAt: now,
+    ...(options.ttlMs !== undefined ? { expiresAt: now + options.ttlMs } : {}),
+    ...(options.owner !== undefined ? { owner: options.owner } : {}),
+  };
+}
