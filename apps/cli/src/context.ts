@@ -1,5 +1,7 @@
 import { ConfigError, markSelf, type Logger } from "@codemux/pool";
+import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { Codemux, resolveConfig } from "@codemux/server";
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -44,7 +46,11 @@ export async function startCore(command: Command, context: RunContext, options: 
     fallback: () => defaultConfig(builtInRoot(opts)),
   });
   for (const warning of config.warnings ?? []) logger.warn(warning);
-  const core = new Codemux({
+  const configFile = configFileOf(config.source, opts.config);
+  // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
+  let core: Codemux | undefined;
+  const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  core = new Codemux({
     config,
     mode: opts.mode,
     logger,
@@ -54,9 +60,32 @@ export async function startCore(command: Command, context: RunContext, options: 
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     // A one-shot command prints the whole result: a handle would die with the process.
     ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
+    ...(plugins ? { middleware: [plugins.middleware] } : {}),
   });
+  if (plugins) {
+    const started = core;
+    // pin records every tool's definition as the catalog changes, not only at its first call.
+    started.on("toolsChanged", () => void plugins.toolsChanged(started.catalog.entries()));
+    started.onClose(() => plugins.close());
+  }
   core.start({ warmSandbox: options.serving === true });
   return { core, logger };
+}
+
+/** The config file being served, when there is one (not the built-in default, not only inline servers). */
+export function configFileOf(source: string, explicit: string | undefined): string | undefined {
+  const named = explicit ?? process.env.CODEMUX_CONFIG;
+  if (named) return resolve(named);
+  if (source === "built-in default" || source.startsWith("inline")) return undefined;
+  return resolve(source.replace(/ \+ servers given inline$/, ""));
+}
+
+/** The config file's `plugins` section, loaded; undefined when it has none. */
+async function pluginsOf(configFile: string | undefined, logger: Logger, keep: ResultKeeper["keep"]): Promise<LoadedPlugins | undefined> {
+  if (!configFile) return undefined;
+  const raw = JSON.parse(await readFile(configFile, "utf8")) as { plugins?: unknown };
+  if (raw.plugins === undefined) return undefined;
+  return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
 /** `CODEMUX_LOG_LEVEL`, for client configs that can set environment variables but not flags. */

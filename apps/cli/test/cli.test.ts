@@ -193,6 +193,18 @@ describe("codemux commands", () => {
     expect(result.stderr.match(/codemux itself/g)).toHaveLength(1);
   });
 
+  it("runs the config's plugins on calls (audit writes a line, guard refuses a denied tool)", async () => {
+    const file = join(dir, "plugins-config.json");
+    const audit = join(dir, "audit.jsonl");
+    await writeFile(file, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, plugins: { audit: { file: audit }, guard: { deny: ["m__crash"] } } }));
+    expect(await codemux(["call", "m__echo", '{"text":"hi"}', "--config", file])).toMatchObject({ code: 0, stdout: "hi\n" });
+    const refused = await codemux(["call", "m__crash", "{}", "--config", file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain("denied by the guard plugin");
+    const lines = (await readFile(audit, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
+    expect(lines.map((l) => `${l.origin}:${l.tool}:${l.outcome}`)).toEqual(["cli:echo:ok", "cli:crash:refused"]);
+  });
+
   it("warns about unknown keys in the config with a suggestion", async () => {
     const file = join(dir, "typo-config.json");
     await writeFile(file, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath], callTimeoutMS: 5 } } }));

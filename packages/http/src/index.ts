@@ -14,7 +14,6 @@ export type { Labels } from "./metrics";
 export { DEFAULTS } from "./options";
 export type { HttpServeOptions, ReloadSummary } from "./options";
 export { openApiDocument } from "./openapi";
-export { resultValue } from "./rest";
 export { CodemuxHttpServer } from "./server";
 export type { LogFieldsHook } from "./server";
 export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";

@@ -1,3 +1,4 @@
+import { toolResultValue } from "@codemux/codegen";
 import type { CatalogEntry } from "@codemux/catalog";
 import {
   executeCodeMetaTool,
@@ -165,20 +166,6 @@ async function describeTool(gateway: Gateway, ctx: RequestContext, name: string)
   });
 }
 
-/** A result's value as a program wants it: structured content, else the text parsed as JSON, else the text. */
-export function resultValue(result: CallToolResult): unknown {
-  if (result.structuredContent !== undefined) return result.structuredContent;
-  const text = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
-  const first = text.trimStart()[0];
-  if (first === "{" || first === "[" || first === '"' || /^-?\d/.test(text.trim()) || ["true", "false", "null"].includes(text.trim())) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
-}
 
 function textOf(result: CallToolResult): string {
   return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
@@ -207,7 +194,7 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
     return;
   }
   const kept = limited !== result ? spilled(limited) : undefined;
-  sendJson(ctx.res, 200, { tool: name, ...(kept ? { spilled: kept } : { value: resultValue(result) }), ...(raw ? { result: limited } : {}) });
+  sendJson(ctx.res, 200, { tool: name, ...(kept ? { spilled: kept } : { value: toolResultValue(result) }), ...(raw ? { result: limited } : {}) });
 }
 
 async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {

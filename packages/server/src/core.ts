@@ -135,6 +135,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly #executorOption: CodeExecutor | undefined;
   readonly #sandboxOptions: SandboxOptions | undefined;
   #config: PoolConfig;
+  readonly #closers: Array<() => Promise<void> | void> = [];
 
   constructor(readonly options: CodemuxOptions) {
     super();
@@ -331,7 +332,12 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     return this.#executor;
   }
 
-  /** Stops every server and the sandbox, and deletes the kept results. */
+  /** Runs `closer` when the core closes, after its servers and sandbox (plugins flushing their files, a job runner). */
+  onClose(closer: () => Promise<void> | void): void {
+    this.#closers.push(closer);
+  }
+
+  /** Stops every server and the sandbox, deletes the kept results, then runs the `onClose` closers. */
   async close(): Promise<void> {
     if (this.#saveTimer) {
       clearTimeout(this.#saveTimer);
@@ -339,6 +345,13 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     }
     await Promise.all([this.pool.close(), this.#executor?.close()]);
     await this.results.clear();
+    for (const closer of this.#closers.splice(0)) {
+      try {
+        await closer();
+      } catch (error) {
+        this.logger.warn(`while closing: ${(error as Error).message}`);
+      }
+    }
   }
 
   async #loadCache(): Promise<void> {

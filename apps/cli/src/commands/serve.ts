@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { VERSION } from "@codemux/server";
-import { UsageError, startCore, type GlobalOptions, type RunContext } from "../context";
+import { UsageError, configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
 import { terminalStatus } from "../status";
 import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
 import { positiveInt } from "./shared";
@@ -131,14 +131,6 @@ async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
   return tokens;
 }
 
-/** The config file a reload re-reads: --config, $CODEMUX_CONFIG or ./codemux.json, as resolveConfig picks it; none for inline servers or the built-in default. */
-function configFileOf(core: Codemux, options: GlobalOptions, context: RunContext): string | undefined {
-  if (context.inline.length > 0) return undefined;
-  const source = core.options.config.source;
-  const explicit = options.config ?? process.env.CODEMUX_CONFIG;
-  if (explicit) return resolve(explicit);
-  return source && source !== "built-in default" && !source.startsWith("inline") ? resolve(source) : undefined;
-}
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
   const globals = command.optsWithGlobals<GlobalOptions>();
@@ -161,7 +153,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
 
   const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
-  const file = configFileOf(core, globals, context);
+  const file = context.inline.length > 0 ? undefined : configFileOf(core.options.config.source, globals.config);
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
   let http: CodemuxHttpServer;
   try {
