@@ -81,6 +81,10 @@ describe("save_skill", () => {
     expect(textOf(await code.callTool("list_modules", { path: "mcp/skills" }, ctx))).toMatch(/^No skills yet/);
     expect(textOf(await code.callTool("read_module", { specifier: "mcp/skills/shout" }, ctx))).toMatch(/No module "mcp\/skills\/shout"/);
     expect(textOf(await code.callTool("delete_skill", { name: "shout" }, ctx))).toMatch(/No skill named "shout"/);
+    // The catalog leaves another owner's skills out of a search that names its owner.
+    const found = (owner: string) => h.core.catalog.search("say text in capital letters", { limit: 3, owner }).map((hit) => hit.entry.qualifiedName);
+    expect(found("local")).toContain("skill:shout");
+    expect(found("someone-else")).not.toContain("skill:shout");
   });
 });
 
