@@ -413,7 +413,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
     }
     const http = describeHttpError(error, url);
-    if (http) return { message: http, transient: [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
+    if (http) return { message: http, transient: http.startsWith("cannot reach") || [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
     const network = describeNetworkFailure(error, url);
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
     if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED")) return { message: withTail(error.message, this.stderr.tail(5)), transient: false };

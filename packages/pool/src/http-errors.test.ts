@@ -1,3 +1,4 @@
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { describeHttpError, describeNetworkFailure, snippet } from "./http-errors";
@@ -19,5 +20,7 @@ describe("HTTP error descriptions", () => {
     expect(describeNetworkFailure(refused, "http://127.0.0.1:9/mcp")).toBe("cannot reach http://127.0.0.1:9/mcp: connection refused (connect ECONNREFUSED 127.0.0.1:9)");
     const tls = new TypeError("fetch failed", { cause: Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }) });
     expect(describeNetworkFailure(tls, "https://x.dev/mcp")).toBe("cannot reach https://x.dev/mcp: TLS failure (self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT))");
+    const sse = new SseError(undefined, "TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:9", {} as never);
+    expect(describeHttpError(sse, "http://127.0.0.1:9/sse?token=t")).toBe("cannot reach http://127.0.0.1:9/sse?token=***: connection refused (connect ECONNREFUSED 127.0.0.1:9)");
   });
 });

@@ -68,7 +68,16 @@ export function describeHttpError(error: unknown, url: string): string | undefin
   const body = error.message
     .replace(/^(?:Streamable HTTP|SSE) error: /, "")
     .replace(/^(?:Error POSTing to endpoint(?: \(HTTP \d+\))?|Failed to open SSE stream|Non-200 status code \(\d+\)|Failed to terminate session)(?::\s*)?/, "");
-  if (status === undefined) return `HTTP error from ${maskUrl(url)}: ${snippet(body) || "no details"}`;
+  if (status === undefined) {
+    // EventSource reports a failed connection as text: "TypeError: fetch failed: connect ECONNREFUSED ...".
+    const network = /^(?:TypeError: )?fetch failed:?\s*(.*)$/s.exec(body.trim());
+    if (network) {
+      const cause = network[1]!.trim();
+      const what = /ECONNREFUSED/.test(cause) ? "connection refused" : /ENOTFOUND|EAI_AGAIN/.test(cause) ? "host not found" : undefined;
+      return `cannot reach ${maskUrl(url)}: ${what ? `${what} (${cause})` : cause || "network error"}`;
+    }
+    return `HTTP error from ${maskUrl(url)}: ${snippet(body) || "no details"}`;
+  }
   const text = snippet(body);
   const reason = REASONS[status] ?? "";
   const repeated = text.toLowerCase() === reason.toLowerCase() || text === String(status);

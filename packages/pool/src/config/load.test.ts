@@ -98,7 +98,7 @@ describe("parseInlineServers", () => {
 
   it.each([
     [["--", "fs"], /expected "-- COMMAND ARGS\.\.\."/],
-    [["--", "r", "--transport", "ws", "x"], /--transport takes "http" or "sse"/],
+    [["--", "r", "--transport", "ws", "x"], /--transport takes "stdio", "http" or "sse", not "ws"/],
     [["--", "r", "--transport", "http", "https://x", "-H", "nocolon"], /must look like "Name: value"/],
     [["--", "bad__name", "--", "x"], /a server name may hold/],
   ])("rejects %j", (argv, pattern) => {
