@@ -29,6 +29,9 @@ const MAX_REPORTED_ERRORS = 10;
 
 const require = createRequire(import.meta.url);
 let queue: Promise<unknown> = Promise.resolve();
+let waiting = 0;
+/** Checks queued at once, at most: each may take seconds, so a burst of saves is refused rather than queued without end. */
+const MAX_WAITING_CHECKS = 4;
 
 /**
  * Type-checks a skill against the modules it imports with the TypeScript compiler, in a worker
@@ -36,7 +39,9 @@ let queue: Promise<unknown> = Promise.resolve();
  * time, bounded in time and memory. Errors name the skill's line.
  */
 export function typeCheckSkill(input: SkillCheckInput, options: { timeoutMs?: number } = {}): Promise<SkillCheckResult> {
-  const run = queue.then(() => runWorker(input, options.timeoutMs ?? SKILL_CHECK_TIMEOUT_MS));
+  if (waiting >= MAX_WAITING_CHECKS) return Promise.resolve({ ok: false, errors: [`${waiting} skills are waiting to be type-checked; save this one again in a moment.`] });
+  waiting++;
+  const run = queue.then(() => runWorker(input, options.timeoutMs ?? SKILL_CHECK_TIMEOUT_MS)).finally(() => waiting--);
   queue = run.catch(() => undefined);
   return run;
 }
