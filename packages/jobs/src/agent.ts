@@ -1,0 +1,272 @@
+import { defineMetaTool, estimateTokens, type MetaTool, type MetaToolContext, type SessionInfo } from "@codemux/server";
+import type { CallToolResult, CreateMessageRequest, SamplingMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { JobsError } from "./errors";
+import { seconds } from "./format";
+import { callLine, type JobManager } from "./job-manager";
+import { readTranscript } from "./transcript";
+import { TERMINAL } from "./types";
+
+/** codemux's own meta-tools the agent may use (never the job tools, so an agent cannot start agents). */
+export const AGENT_TOOLS = ["search_tools", "read_module", "execute_code", "call_tool", "read_result"];
+export const DEFAULT_AGENT_TURNS = 12;
+const MAX_AGENT_TURNS = 50;
+const SAMPLE_MAX_TOKENS = 4096;
+/** A tool answer sent back to the model is cut to this many characters (results are already limited, this is a second bound). */
+const MAX_TOOL_TEXT = 50_000;
+/** A model reply longer than this is not searched for tool blocks beyond it (the text protocol's linear bound). */
+const MAX_REPLY_SCAN = 200_000;
+const MAX_TOOL_BLOCKS = 10;
+
+const SYSTEM = [
+  "You are a sub-agent of codemux, an MCP proxy in front of many tool servers.",
+  "Find tools with search_tools, read their typed modules with read_module, and chain them with execute_code (a TypeScript module whose export default is the result); call_tool calls one tool.",
+  "Work until the task is done, then answer with a short final report (what you found or did) and no tool call.",
+].join(" ");
+
+/** The text protocol, for clients whose sampling has no tool support: tool calls as fenced JSON blocks. */
+export function textProtocol(tools: Tool[]): string {
+  return [
+    "To use a tool, reply with one or more blocks exactly like this and nothing else:",
+    "```tool",
+    '{"name": "search_tools", "arguments": {"query": "read a file"}}',
+    "```",
+    "Each block's answer comes back in the next message. When you are done, reply with your final answer and no tool block.",
+    "Tools:",
+    ...tools.map((t) => `- ${t.name}: ${t.description ?? ""} Arguments (JSON Schema): ${JSON.stringify(t.inputSchema)}`),
+  ].join("\n");
+}
+
+/** Tool blocks of a text-protocol reply, in order; malformed blocks are reported back as errors. */
+export function parseToolBlocks(text: string): Array<{ id: string; name: string; input: Record<string, unknown> } | { id: string; error: string }> {
+  const found: Array<{ id: string; name: string; input: Record<string, unknown> } | { id: string; error: string }> = [];
+  const pattern = /```tool[ \t]*\r?\n([\s\S]*?)```/g;
+  const scanned = text.slice(0, MAX_REPLY_SCAN);
+  for (let match = pattern.exec(scanned); match && found.length < MAX_TOOL_BLOCKS; match = pattern.exec(scanned)) {
+    const id = `t${found.length + 1}`;
+    try {
+      const value = JSON.parse(match[1] ?? "") as { name?: unknown; arguments?: unknown };
+      if (typeof value.name !== "string") found.push({ id, error: 'a tool block needs "name" (a string)' });
+      else found.push({ id, name: value.name, input: typeof value.arguments === "object" && value.arguments !== null ? (value.arguments as Record<string, unknown>) : {} });
+    } catch (error) {
+      found.push({ id, error: `a tool block is not valid JSON (${(error as Error).message.slice(0, 100)})` });
+    }
+  }
+  return found;
+}
+
+type Block = { type: string; [key: string]: unknown };
+
+function blocksOf(content: unknown): Block[] {
+  const list = Array.isArray(content) ? content : [content];
+  return list.filter((b): b is Block => typeof b === "object" && b !== null && typeof (b as { type?: unknown }).type === "string");
+}
+
+function textOf(blocks: Block[]): string {
+  return blocks.map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : "")).join("\n");
+}
+
+function toolText(result: CallToolResult): string {
+  const text = result.content.map((c) => (c.type === "text" ? c.text : `[${c.type} content]`)).join("\n");
+  return text.length > MAX_TOOL_TEXT ? `${text.slice(0, MAX_TOOL_TEXT)}\n[cut at ${MAX_TOOL_TEXT} characters]` : text;
+}
+
+/** The agent's view of a meta-tool: no `background` (its calls already run inside a job). */
+function agentTool(tool: Tool): Tool {
+  const properties = { ...(tool.inputSchema.properties ?? {}) };
+  delete properties.background;
+  return { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { ...tool.inputSchema, properties } };
+}
+
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The `agent` meta-tool: a tool-using loop over codemux's meta-tools on the client's own model (MCP sampling). */
+export function agentMetaTool(manager: JobManager, options: { maxTurns?: number } = {}): MetaTool<never> {
+  const defaultTurns = Math.min(MAX_AGENT_TURNS, options.maxTurns ?? DEFAULT_AGENT_TURNS);
+  return defineMetaTool<{ prompt: string; background: boolean; resume?: string; max_turns: number }>({
+    name: "agent",
+    description:
+      "Hand a task to a sub-agent that runs on your own model (through MCP sampling, no API key) with search_tools, read_module, execute_code and call_tool, and get back its final report with tool-use count, duration and estimated tokens. background: true answers at once with a job id for job_output; resume: a previous agent's job id continues its conversation.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        prompt: { type: "string", maxLength: 50_000, description: "The task, complete: the sub-agent sees nothing else." },
+        background: { type: "boolean", default: false, description: "Answer at once with a job id; job_output collects the report." },
+        resume: { type: "string", maxLength: 40, description: "Job id of a finished agent to continue from its transcript." },
+        max_turns: { type: "integer", minimum: 1, maximum: MAX_AGENT_TURNS, default: defaultTurns, description: "Model turns at most." },
+      },
+      required: ["prompt"],
+    },
+    run: async ({ prompt, background, resume, max_turns }, ctx) => {
+      await manager.ready();
+      const peer = ctx.session.peer;
+      const sampling = peer?.capabilities()?.sampling;
+      if (!peer || !sampling) {
+        throw new JobsError(
+          "NO_SAMPLING",
+          "This client offers no sampling (MCP sampling/createMessage), so the agent has no model to run on. Use search_tools, execute_code and call_tool yourself, or connect with a client that supports sampling.",
+        );
+      }
+      const history = resume ? await resumeFrom(manager, resume, ctx.session.principal) : [];
+      const callSession: SessionInfo = { id: `agent-${randomUUID()}`, principal: ctx.session.principal, peer };
+      const native = Boolean((sampling as { tools?: unknown }).tools);
+      let forward: MetaToolContext["progress"] = undefined;
+      const started = await manager.start(
+        {
+          kind: "agent",
+          description: `${resume ? `(resumes ${resume}) ` : ""}${prompt}`,
+          request: { prompt, ...(resume ? { resume } : {}), max_turns },
+          session: ctx.session,
+          run: ({ signal, progress }) =>
+            runAgent({
+              manager,
+              ctx,
+              callSession,
+              signal,
+              progress: (p) => {
+                progress(p);
+                forward?.(p);
+              },
+              prompt,
+              history,
+              native,
+              maxTurns: max_turns,
+            }),
+        },
+        { callSession: callSession.id },
+      );
+      if (background) {
+        const queued = started.position ? ` It is queued at position ${started.position}.` : "";
+        return {
+          content: [{ type: "text", text: `Started agent job ${started.id} in the background.${queued} Collect it with job_output {"ids":["${started.id}"]}.` }],
+          structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
+        };
+      }
+      forward = ctx.progress;
+      await manager.wait([started.id], { timeoutMs: 2 ** 31 - 1, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      const job = manager.get(started.id, ctx.session.principal);
+      if (job && !TERMINAL.has(job.status)) {
+        // The caller gave up (cancelled its request): the agent stops with it.
+        await manager.cancel(started.id, ctx.session.principal, "tool");
+        throw new JobsError("AGENT_FAILED", `The request was cancelled; agent job ${started.id} was cancelled with it.`);
+      }
+      const result = job ? await manager.result(job) : undefined;
+      if (result) return result;
+      throw new JobsError("AGENT_FAILED", `Agent job ${started.id} ${job?.status ?? "vanished"}: ${job?.error ?? "no result"}.`, { data: { id: started.id } });
+    },
+  }) as MetaTool<never>;
+}
+
+/** The conversation of a finished agent job, from its transcript. */
+async function resumeFrom(manager: JobManager, id: string, principal: string): Promise<SamplingMessage[]> {
+  const job = manager.get(id, principal);
+  if (!job || job.kind !== "agent") throw new JobsError("BAD_RESUME", `No agent job ${id} for this client to resume; list_jobs shows yours.`);
+  if (!TERMINAL.has(job.status)) throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with job_output, or cancel_job it, before resuming.`);
+  const { entries } = await readTranscript(manager.transcriptFile(id));
+  const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
+  if (messages.length === 0) throw new JobsError("BAD_RESUME", `Agent job ${id} has no transcript to resume from (it was removed, or the job never sampled).`);
+  // A conversation that stopped after a tool call without its answer cannot go on as is: drop the dangling turn.
+  while (messages.length && messages[messages.length - 1]?.role === "assistant" && blocksOf(messages[messages.length - 1]?.content).some((b) => b.type === "tool_use")) messages.pop();
+  return messages;
+}
+
+interface AgentRun {
+  manager: JobManager;
+  ctx: MetaToolContext;
+  callSession: SessionInfo;
+  signal: AbortSignal;
+  progress: (p: { progress: number; message?: string }) => void;
+  prompt: string;
+  history: SamplingMessage[];
+  native: boolean;
+  maxTurns: number;
+}
+
+async function runAgent(run: AgentRun): Promise<CallToolResult> {
+  const { manager, ctx, callSession, signal } = run;
+  const jobId = manager.jobForCall({ signal, session: callSession, origin: "job", progress: undefined }) ?? "";
+  const startedAt = performance.now();
+  const surface = ctx.core.surface("code");
+  const tools = (await surface.listTools()).filter((t) => AGENT_TOOLS.includes(t.name)).map(agentTool);
+  const systemPrompt = run.native ? SYSTEM : `${SYSTEM}\n\n${textProtocol(tools)}`;
+  const messages: SamplingMessage[] = [...run.history];
+  const push = (message: SamplingMessage) => {
+    messages.push(message);
+    manager.note(jobId, { ts: manager.now(), type: "message", message });
+  };
+  push({ role: "user", content: { type: "text", text: run.prompt } });
+  const usage: AgentUsage = { inputTokens: 0, outputTokens: 0 };
+  let toolUses = 0;
+  let step = 0;
+  let final: string | undefined;
+  let turns = 0;
+  for (; turns < run.maxTurns && final === undefined; turns++) {
+    const params = {
+      messages,
+      systemPrompt,
+      maxTokens: SAMPLE_MAX_TOKENS,
+      includeContext: "none",
+      ...(run.native ? { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })), toolChoice: { mode: "auto" } } : {}),
+    } as CreateMessageRequest["params"];
+    // Sampling answers carry no usage: both sides are estimated with codemux's one estimator.
+    usage.inputTokens += estimateTokens(systemPrompt) + estimateTokens(JSON.stringify(messages));
+    run.progress({ progress: ++step, message: `turn ${turns + 1}: asking the model` });
+    const answer = await callSession.peer!.createMessage(params, { signal });
+    const blocks = blocksOf(answer.content);
+    usage.outputTokens += estimateTokens(JSON.stringify(blocks));
+    push({ role: "assistant", content: blocks } as unknown as SamplingMessage);
+    const uses = run.native
+      ? blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: String(b.id), name: String(b.name), input: (b.input ?? {}) as Record<string, unknown> }))
+      : parseToolBlocks(textOf(blocks));
+    if (uses.length === 0) {
+      final = textOf(blocks);
+      break;
+    }
+    const answers: Array<{ id: string; name: string; result: CallToolResult }> = [];
+    for (const use of uses) {
+      if ("error" in use) {
+        answers.push({ id: use.id, name: "(unreadable)", result: { content: [{ type: "text", text: `Not run: ${use.error}.` }], isError: true } });
+        continue;
+      }
+      toolUses++;
+      run.progress({ progress: ++step, message: callLine(use.name, use.input) });
+      const result = AGENT_TOOLS.includes(use.name)
+        ? await manager.recordCall(jobId, { tool: use.name, args: use.input, origin: "agent" }, () =>
+            surface.callTool(use.name, { ...use.input, background: false }, { core: ctx.core, session: callSession, origin: "job", signal }),
+          )
+        : { content: [{ type: "text" as const, text: `No tool "${use.name}" here; use one of ${AGENT_TOOLS.join(", ")}.` }], isError: true };
+      answers.push({ id: use.id, name: use.name, result });
+    }
+    if (run.native) {
+      push({
+        role: "user",
+        content: answers.map((a) => ({ type: "tool_result", toolUseId: a.id, content: [{ type: "text", text: toolText(a.result) }], ...(a.result.isError ? { isError: true } : {}) })),
+      } as unknown as SamplingMessage);
+    } else {
+      push({ role: "user", content: { type: "text", text: answers.map((a) => `Result of ${a.name} (${a.id})${a.result.isError ? " [error]" : ""}:\n${toolText(a.result)}`).join("\n\n") } });
+    }
+  }
+  const durationMs = Math.round(performance.now() - startedAt);
+  const totalTokens = usage.inputTokens + usage.outputTokens;
+  const stopped = final === undefined;
+  const report = stopped ? `The agent stopped after ${run.maxTurns} turns without a final answer; resume it with agent {"resume":"${jobId}", "prompt":"go on"} or raise max_turns.` : final;
+  const stats = `[agent ${jobId}: ${toolUses} tool use${toolUses === 1 ? "" : "s"}, ${turns + (stopped ? 0 : 1)} turn(s), ${seconds(durationMs)}, ~${totalTokens} tokens (estimated: ${usage.inputTokens} in, ${usage.outputTokens} out)${run.native ? "" : "; text tool protocol"}]`;
+  return {
+    content: [
+      { type: "text", text: report ?? "" },
+      { type: "text", text: stats },
+    ],
+    structuredContent: {
+      status: stopped ? "max_turns" : "completed",
+      agentId: jobId,
+      totalToolUseCount: toolUses,
+      totalDurationMs: durationMs,
+      totalTokens,
+      usage: { ...usage, estimated: true },
+    },
+    ...(stopped ? { isError: true } : {}),
+  };
+}

@@ -1,0 +1,76 @@
+import type { Logger } from "@codemux/pool";
+import type { Codemux, JobRunner, MetaTool, SessionInfo, ToolCallMiddleware } from "@codemux/server";
+import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import { join } from "node:path";
+import { agentMetaTool } from "./agent";
+import { JobManager, type RecoveryReport } from "./job-manager";
+import { jobMetaTools } from "./meta-tools";
+import { jobTaskStore } from "./task-store";
+
+export interface JobsOptions {
+  /** codemux's data folder (`core.dataDir`, ~/.codemux from the CLI); the journal goes to `<dataDir>/jobs`. */
+  dataDir: string;
+  logger?: Logger;
+  /** Jobs running at once (default 4); more are queued with their position shown. */
+  maxConcurrent?: number;
+  /** Jobs waiting at most (default 50); past it a start is refused. */
+  maxQueued?: number;
+  /** How long a finished job stays readable (default 7 days). */
+  retentionMs?: number;
+  /** Leave out the `agent` meta-tool. */
+  agent?: boolean;
+  /** The agent's default turn limit (default 12). */
+  agentMaxTurns?: number;
+  now?: () => number;
+}
+
+/** Everything codemux needs for jobs: the runner, the meta-tools, the transcript middleware, MCP tasks. */
+export interface Jobs {
+  manager: JobManager;
+  /** `CodemuxOptions.jobs` */
+  runner: JobRunner;
+  /** `CodemuxOptions.metaTools`: job_output, list_jobs, cancel_job, agent. */
+  metaTools: MetaTool<never>[];
+  /** `CodemuxOptions.middleware`: writes each job's downstream calls to its transcript. */
+  middleware: ToolCallMiddleware;
+  /** An MCP TaskStore for one session server (`new Server(info, { taskStore })`). */
+  taskStore(options: { core: Codemux; session: SessionInfo | (() => SessionInfo); mode?: string }): TaskStore;
+  /** Resolves once the journal is read: how many jobs were loaded and which were interrupted. */
+  recover(): Promise<RecoveryReport>;
+  /** Stops: jobs still running are journaled `interrupted`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Jobs for a codemux core. Opening the journal starts at once; `recover()` waits for it.
+ *
+ * @example
+ * const jobs = createJobs({ dataDir: "/home/me/.codemux" });
+ * const core = new Codemux({ config, jobs: jobs.runner, metaTools: jobs.metaTools, middleware: [jobs.middleware], dataDir });
+ * await jobs.recover();
+ */
+export function createJobs(options: JobsOptions): Jobs {
+  const manager = new JobManager({
+    dir: join(options.dataDir, "jobs"),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
+    ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+    ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const middleware: ToolCallMiddleware = async (ctx, next) => {
+    const id = manager.jobForCall(ctx);
+    if (!id) return next(ctx);
+    return manager.recordCall(id, { tool: ctx.entry.qualifiedName, args: ctx.arguments, origin: ctx.origin }, () => next(ctx));
+  };
+  const metaTools = [...jobMetaTools(manager), ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})])];
+  return {
+    manager,
+    runner: manager,
+    metaTools,
+    middleware,
+    taskStore: (store) => jobTaskStore(manager, store),
+    recover: () => manager.ready(),
+    close: () => manager.close(),
+  };
+}

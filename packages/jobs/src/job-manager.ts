@@ -1,0 +1,496 @@
+import { silentLogger, type Logger } from "@codemux/pool";
+import type { BackgroundWork, CallContext, JobRunner } from "@codemux/server";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { requestCancel } from "./cancel-request";
+import { JobsError } from "./errors";
+import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
+import { argsDigest, callCounts, readTranscript, resultSize, TranscriptWriter } from "./transcript";
+import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type JournalEvent, type TerminalStatus } from "./types";
+
+export const DEFAULT_MAX_CONCURRENT = 4;
+export const DEFAULT_MAX_QUEUED = 50;
+export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** Progress lines are journaled at most this often per job (the last one is always in the end line). */
+const PROGRESS_JOURNAL_MS = 1_000;
+const CANCEL_POLL_MS = 1_000;
+const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
+const MAX_REQUEST_BYTES = 256 * 1024;
+/** Parameters worth naming in a progress line, in this order (as seed 001 does). */
+const KEY_PARAMS = ["path", "url", "query", "prompt", "name", "id"];
+
+export interface JobManagerOptions {
+  /** The journal's folder, `<dataDir>/jobs`. */
+  dir: string;
+  logger?: Logger;
+  /** Jobs running at once (all principals); more wait in the queue. */
+  maxConcurrent?: number;
+  /** Jobs waiting at most; past it a start is refused. */
+  maxQueued?: number;
+  /** How long a finished job stays readable (and its transcript kept). */
+  retentionMs?: number;
+  now?: () => number;
+}
+
+/** A job this process runs (or queues). */
+interface LiveJob {
+  record: JobRecord;
+  work: BackgroundWork;
+  controller: AbortController;
+  transcript: TranscriptWriter;
+  done: Promise<void>;
+  resolve: () => void;
+  seq: number;
+  progressWrittenAt: number;
+  /** The session id inner calls carry when the job made its own session (the agent). */
+  callSession?: string;
+}
+
+/** What recovery found at open: jobs of a previous run that had not finished, now `interrupted`. */
+export interface RecoveryReport {
+  loaded: number;
+  interrupted: string[];
+  skippedLines: number;
+  compacted?: { removedSegments: number; expired: number };
+}
+
+/**
+ * Runs background work with bounded concurrency, journals every job, keeps transcripts of its tool
+ * calls, and answers status, waits and cancels. Opening reads the journal and marks jobs of dead
+ * processes `interrupted`. The `JobRunner` codemux's core takes.
+ */
+export class JobManager implements JobRunner {
+  readonly dir: string;
+  readonly logger: Logger;
+  readonly maxConcurrent: number;
+  readonly maxQueued: number;
+  readonly retentionMs: number;
+  readonly now: () => number;
+  readonly paths: ReturnType<typeof journalPaths>;
+  readonly #jobs = new Map<string, JobRecord>();
+  readonly #live = new Map<string, LiveJob>();
+  readonly #queue: LiveJob[] = [];
+  readonly #running = new Set<LiveJob>();
+  readonly #bySignal = new WeakMap<AbortSignal, LiveJob>();
+  readonly #bySession = new Map<string, LiveJob>();
+  readonly #ready: Promise<RecoveryReport>;
+  #writer: JournalWriter | undefined;
+  #probe: { job?: LiveJob } | undefined;
+  #cancelTimer: NodeJS.Timeout | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: JobManagerOptions) {
+    this.dir = options.dir;
+    this.paths = journalPaths(options.dir);
+    this.logger = options.logger ?? silentLogger;
+    this.maxConcurrent = Math.max(1, options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
+    this.maxQueued = Math.max(0, options.maxQueued ?? DEFAULT_MAX_QUEUED);
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.now = options.now ?? Date.now;
+    this.#ready = this.#open();
+    // A failed open is reported by every later call; this keeps it from being an unhandled rejection meanwhile.
+    this.#ready.catch(() => undefined);
+  }
+
+  /** Resolves once the journal is read and recovered. */
+  ready(): Promise<RecoveryReport> {
+    return this.#ready;
+  }
+
+  async #open(): Promise<RecoveryReport> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const loaded = await loadJournal(this.dir, { logger: this.logger });
+    const now = this.now();
+    this.#writer = await JournalWriter.open(this.dir, { logger: this.logger, now });
+    const alivePids = new Set(loaded.segments.filter((s) => segmentAlive(s, now)).map((s) => s.pid));
+    const interrupted: string[] = [];
+    const ends: JournalEvent[] = [];
+    for (const job of loaded.jobs.values()) {
+      if (TERMINAL.has(job.status) || alivePids.has(job.pid)) continue;
+      const { entries } = await readTranscript(this.#transcriptFile(job.id));
+      const counts = callCounts(entries);
+      job.status = "interrupted";
+      job.endedAt = now;
+      job.toolCalls = Math.max(job.toolCalls, counts.completed);
+      job.inFlight = counts.inFlight;
+      job.error = `codemux stopped while this job ran; ${job.toolCalls} call(s) had completed, ${job.inFlight} were in flight (their outcome is unknown).`;
+      interrupted.push(job.id);
+      ends.push({ t: "end", id: job.id, ts: now, status: "interrupted", toolCalls: job.toolCalls, inFlight: job.inFlight, error: job.error, ...(job.progress ? { progress: job.progress } : {}) });
+    }
+    // Lines are written in order; the last one's fsync covers those before it.
+    let written = Promise.resolve();
+    for (const [index, event] of ends.entries()) written = this.#writer.append(event, { sync: index === ends.length - 1 });
+    await written;
+    if (interrupted.length) this.logger.info(`jobs: ${interrupted.length} job(s) of a previous run were interrupted: ${interrupted.slice(0, 10).join(", ")}`);
+    let compacted: RecoveryReport["compacted"];
+    try {
+      compacted = await compactJournal(this.dir, loaded, { now, retentionMs: this.retentionMs, logger: this.logger, keep: this.#writer.file });
+    } catch (error) {
+      this.logger.warn(`jobs: journal compaction failed (${(error as Error).message}); it is tried again at the next start.`);
+    }
+    for (const job of loaded.jobs.values()) if (!isExpired(job, now, this.retentionMs)) this.#jobs.set(job.id, job);
+    this.#sweepTimer = setInterval(() => void this.#sweep(), EXPIRY_SWEEP_MS);
+    this.#sweepTimer.unref();
+    return { loaded: this.#jobs.size, interrupted, skippedLines: loaded.skipped.reduce((n, s) => n + s.lines, 0), ...(compacted ? { compacted } : {}) };
+  }
+
+  /** Starts (or queues) work; resolves once the job is journaled, with its id and queue position. */
+  async start(work: BackgroundWork, options: { callSession?: string } = {}): Promise<{ id: string; position?: number }> {
+    await this.#ready;
+    if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
+    if (this.#running.size >= this.maxConcurrent && this.#queue.length >= this.maxQueued) {
+      throw new JobsError("QUEUE_FULL", `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (list_jobs) or cancel one (cancel_job).`, {
+        data: { maxQueued: this.maxQueued },
+      });
+    }
+    const id = `job_${randomBytes(6).toString("hex")}`;
+    const record: JobRecord = {
+      id,
+      kind: work.kind,
+      description: oneLine(work.description, 120),
+      principal: work.session.principal,
+      session: work.session.id,
+      request: boundedRequest(work.request),
+      pid: process.pid,
+      createdAt: this.now(),
+      status: "queued",
+      toolCalls: 0,
+      inFlight: 0,
+    };
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    const live: LiveJob = { record, work, controller: new AbortController(), transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger), done, resolve, seq: 0, progressWrittenAt: 0 };
+    if (options.callSession) {
+      live.callSession = options.callSession;
+      this.#bySession.set(options.callSession, live);
+    }
+    this.#jobs.set(id, record);
+    this.#live.set(id, live);
+    const { principal, description, kind, request, pid, session } = record;
+    await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
+    if (this.#running.size < this.maxConcurrent) {
+      this.#launch(live);
+      return { id };
+    }
+    this.#queue.push(live);
+    return { id, position: this.#queue.length };
+  }
+
+  #launch(live: LiveJob): void {
+    const { record } = live;
+    this.#running.add(live);
+    record.status = "running";
+    record.startedAt = this.now();
+    this.#bySignal.set(live.controller.signal, live);
+    void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
+    this.#watchCancels();
+    const progress = (value: Progress) => {
+      // A probe from the middleware asks "is this progress sink yours?"; it is not progress.
+      if (this.#probe) {
+        this.#probe.job = live;
+        return;
+      }
+      this.#noteProgress(live, { ...(value.message !== undefined ? { message: oneLine(value.message, 200) } : {}), progress: value.progress, ...(value.total !== undefined ? { total: value.total } : {}) });
+    };
+    let run: Promise<CallToolResult>;
+    try {
+      run = live.work.run({ signal: live.controller.signal, progress });
+    } catch (error) {
+      run = Promise.reject(error);
+    }
+    run.then(
+      (result) => this.#finish(live, result.isError ? "failed" : "completed", { result }),
+      (error: unknown) => this.#finish(live, live.controller.signal.aborted ? "cancelled" : "failed", { error: errorText(error) }),
+    );
+  }
+
+  #noteProgress(live: LiveJob, update: Omit<JobProgress, "updates">, count = true): void {
+    const { record } = live;
+    if (TERMINAL.has(record.status)) return;
+    record.progress = { ...record.progress, ...update, updates: (record.progress?.updates ?? 0) + (count ? 1 : 0) };
+    const now = this.now();
+    if (now - live.progressWrittenAt < PROGRESS_JOURNAL_MS) return;
+    live.progressWrittenAt = now;
+    void this.#writer?.append({ t: "progress", id: record.id, ts: now, progress: record.progress, toolCalls: record.toolCalls });
+  }
+
+  async #finish(live: LiveJob, status: TerminalStatus, fields: { result?: CallToolResult; error?: string; by?: string }): Promise<void> {
+    const { record } = live;
+    if (TERMINAL.has(record.status)) return;
+    const wasRunning = this.#running.delete(live);
+    const queued = this.#queue.indexOf(live);
+    if (queued >= 0) this.#queue.splice(queued, 1);
+    record.status = status;
+    record.endedAt = this.now();
+    if (fields.error !== undefined) record.error = fields.error;
+    if (fields.by !== undefined) record.by = fields.by;
+    if (status !== "completed" && status !== "failed") live.controller.abort(new JobsError("BAD_REQUEST", `Job ${record.id} was ${status}.`));
+    if (live.callSession) this.#bySession.delete(live.callSession);
+    // The slot is free at once: a cancelled run that ignores its signal does not hold the queue up.
+    if (wasRunning || queued >= 0) this.#pump();
+    let inline = fields.result;
+    if (fields.result) {
+      const json = JSON.stringify(fields.result);
+      if (json.length > INLINE_RESULT_BYTES) {
+        const ref = `${record.id}.json`;
+        try {
+          await mkdir(this.paths.results, { recursive: true, mode: 0o700 });
+          await writeFile(join(this.paths.results, ref), json, { mode: 0o600 });
+          record.resultRef = ref;
+          inline = undefined;
+        } catch (error) {
+          this.logger.warn(`jobs: cannot keep the result of ${record.id} in a file (${(error as Error).message}); it is kept in the journal line.`);
+        }
+      }
+      record.result = fields.result;
+    }
+    await live.transcript.close();
+    await this.#writer?.append(
+      {
+        t: "end",
+        id: record.id,
+        ts: record.endedAt,
+        status,
+        toolCalls: record.toolCalls,
+        inFlight: record.inFlight,
+        ...(inline ? { result: inline } : {}),
+        ...(record.resultRef ? { resultRef: record.resultRef } : {}),
+        ...(record.error !== undefined ? { error: record.error } : {}),
+        ...(record.by !== undefined ? { by: record.by } : {}),
+        ...(record.progress ? { progress: record.progress } : {}),
+      },
+      { sync: true },
+    );
+    this.#live.delete(record.id);
+    live.resolve();
+  }
+
+  #pump(): void {
+    while (!this.#closed && this.#running.size < this.maxConcurrent && this.#queue.length > 0) {
+      const next = this.#queue.shift();
+      if (next) this.#launch(next);
+    }
+  }
+
+  /** A job of this principal, or undefined (another principal's job is as absent as a missing one). */
+  get(id: string, principal: string): JobRecord | undefined {
+    const job = this.#jobs.get(id);
+    return job && job.principal === principal ? job : undefined;
+  }
+
+  /** 1-based place in the queue of a queued job. */
+  position(id: string): number | undefined {
+    const index = this.#queue.findIndex((j) => j.record.id === id);
+    return index >= 0 ? index + 1 : undefined;
+  }
+
+  /** This principal's jobs, newest first. */
+  list(principal: string): JobRecord[] {
+    return [...this.#jobs.values()].filter((j) => j.principal === principal).sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /** True when the job runs in this process (false for a running job of another codemux process). */
+  isLocal(id: string): boolean {
+    return this.#live.has(id);
+  }
+
+  /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
+  async cancel(id: string, principal: string, by = "tool"): Promise<JobRecord | undefined> {
+    await this.#ready;
+    const job = this.get(id, principal);
+    if (!job) return undefined;
+    const live = this.#live.get(id);
+    if (live) await this.#finish(live, "cancelled", { by });
+    // A job another codemux process runs: that process picks the request up.
+    else if (!TERMINAL.has(job.status)) await requestCancel(this.dir, id, by);
+    return job;
+  }
+
+  /** Waits until every listed job ends, the time passes or the signal aborts. */
+  async wait(ids: string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    const pending = ids.map((id) => this.#live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
+    if (pending.length === 0 || options.timeoutMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    await Promise.race([
+      Promise.all(pending),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, options.timeoutMs);
+        onAbort = resolve;
+        options.signal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+  }
+
+  /** A job's full result (from its file when it was too large for the journal line). */
+  async result(job: JobRecord): Promise<CallToolResult | undefined> {
+    if (job.result) return job.result;
+    if (!job.resultRef) return undefined;
+    try {
+      return JSON.parse(await readFile(join(this.paths.results, job.resultRef), "utf8")) as CallToolResult;
+    } catch (error) {
+      return { content: [{ type: "text", text: `The result file of ${job.id} cannot be read (${(error as Error).message}).` }], isError: true };
+    }
+  }
+
+  transcriptFile(id: string): string {
+    return this.#transcriptFile(id);
+  }
+
+  #transcriptFile(id: string): string {
+    return join(this.paths.transcripts, `${id}.jsonl`);
+  }
+
+  /** Appends to a live job's transcript (the agent journals its turns this way). */
+  note(id: string, entry: Parameters<TranscriptWriter["append"]>[0]): void {
+    void this.#live.get(id)?.transcript.append(entry);
+  }
+
+  /**
+   * The job a downstream call belongs to, if any: by the job's own signal (call_tool), its own
+   * session (the agent), or, for a snippet's inner calls, by asking the call's progress sink (it is
+   * the job's when the snippet runs in the background). Foreground calls belong to none.
+   */
+  jobForCall(ctx: Pick<CallContext, "signal" | "session" | "origin" | "progress">): string | undefined {
+    if (ctx.signal) {
+      const bySignal = this.#bySignal.get(ctx.signal);
+      if (bySignal) return bySignal.record.id;
+    }
+    const bySession = this.#bySession.get(ctx.session.id);
+    if (bySession) return bySession.record.id;
+    if (ctx.origin !== "execute_code" || !ctx.progress) return undefined;
+    let candidate = false;
+    for (const job of this.#running) if (job.record.session === ctx.session.id && job.record.kind === "execute_code") candidate = true;
+    if (!candidate) return undefined;
+    const probe: { job?: LiveJob } = {};
+    this.#probe = probe;
+    try {
+      ctx.progress({ progress: 0 });
+    } catch {
+      // A sink that throws is not ours.
+    } finally {
+      this.#probe = undefined;
+    }
+    return probe.job?.record.id;
+  }
+
+  /** Runs one tool call of a job and writes it to the job's transcript. */
+  async recordCall<T extends CallToolResult>(id: string, call: { tool: string; args: unknown; origin: string }, run: () => Promise<T>): Promise<T> {
+    const live = this.#live.get(id);
+    if (!live) return run();
+    const seq = live.seq++;
+    const digest = argsDigest(call.args);
+    const { record } = live;
+    record.inFlight++;
+    this.#noteProgress(live, { message: callLine(call.tool, call.args) }, false);
+    void live.transcript.append({ ts: this.now(), type: "call_start", seq, tool: call.tool, argsSha256: digest });
+    const started = performance.now();
+    let outcome: "ok" | "error" | "threw" = "threw";
+    let size = { bytes: 0, estimatedTokens: 0 };
+    try {
+      const result = await run();
+      outcome = result.isError ? "error" : "ok";
+      size = resultSize(result);
+      return result;
+    } finally {
+      record.inFlight--;
+      record.toolCalls++;
+      void live.transcript.append({ ts: this.now(), type: "call", seq, tool: call.tool, argsSha256: digest, durationMs: Math.round(performance.now() - started), outcome, ...size, origin: call.origin });
+    }
+  }
+
+  /** Polls `<dir>/cancel/` (what `codemux jobs cancel` writes) while jobs run here. */
+  #watchCancels(): void {
+    if (this.#cancelTimer || this.#closed) return;
+    this.#cancelTimer = setInterval(() => void this.#pickUpCancels(), CANCEL_POLL_MS);
+    this.#cancelTimer.unref();
+  }
+
+  async #pickUpCancels(): Promise<void> {
+    if (this.#live.size === 0) {
+      clearInterval(this.#cancelTimer);
+      this.#cancelTimer = undefined;
+      return;
+    }
+    const names = await readdir(this.paths.cancel).catch(() => [] as string[]);
+    for (const name of names) {
+      const file = join(this.paths.cancel, name);
+      const live = this.#live.get(name);
+      if (live) {
+        const by = await readFile(file, "utf8").then((t) => String((JSON.parse(t) as { by?: unknown }).by ?? "cli"), () => "cli");
+        await rm(file, { force: true });
+        await this.#finish(live, "cancelled", { by: by.slice(0, 20) });
+      } else if (!this.#jobs.has(name) || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) {
+        // Requests for jobs that ended or never existed here go after a minute (another process may own them).
+        const age = await stat(file).then((s) => this.now() - s.mtimeMs).catch(() => 0);
+        if (age > 60_000 || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) await rm(file, { force: true });
+      }
+    }
+  }
+
+  async #sweep(): Promise<void> {
+    const now = this.now();
+    for (const job of [...this.#jobs.values()]) {
+      if (!isExpired(job, now, this.retentionMs)) continue;
+      this.#jobs.delete(job.id);
+      await rm(this.#transcriptFile(job.id), { force: true });
+      await rm(join(this.paths.results, `${job.id}.json`), { force: true });
+    }
+  }
+
+  /** Stops taking jobs; jobs still running here are aborted and journaled `interrupted`. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#ready.catch(() => undefined);
+    this.#closed = true;
+    clearInterval(this.#cancelTimer);
+    clearInterval(this.#sweepTimer);
+    const live = [...this.#live.values()];
+    await Promise.all(
+      live.map((job) => {
+        job.record.inFlight = Math.max(0, job.record.inFlight);
+        return this.#finish(job, "interrupted", { by: "shutdown", error: `codemux stopped while this job ran; ${job.record.toolCalls} call(s) had completed, ${job.record.inFlight} were in flight.` });
+      }),
+    );
+    await this.#writer?.close();
+  }
+}
+
+export function isTerminal(status: JobStatus): boolean {
+  return TERMINAL.has(status);
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function errorText(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 2_000);
+}
+
+/** A request too large for a journal line is kept as its size and digest. */
+function boundedRequest(request: Record<string, unknown>): Record<string, unknown> {
+  const json = JSON.stringify(request) ?? "{}";
+  if (json.length <= MAX_REQUEST_BYTES) return request;
+  return { truncated: true, bytes: json.length, argsSha256: argsDigest(request) };
+}
+
+/** Seed 001's progress line: the tool and its telling parameters, each cut to 80 characters. */
+export function callLine(tool: string, args: unknown): string {
+  if (typeof args !== "object" || args === null) return tool;
+  const record = args as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of KEY_PARAMS) {
+    const value = record[key];
+    if (value === undefined || value === null || typeof value === "object") continue;
+    parts.push(`${key}=${oneLine(String(value), 80)}`);
+    if (parts.length === 3) break;
+  }
+  return parts.length ? `${tool} ${parts.join(" ")}` : tool;
+}

@@ -1,0 +1,90 @@
+import type { Codemux, SessionInfo } from "@codemux/server";
+import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
+import { JobsError } from "./errors";
+import type { JobManager } from "./job-manager";
+import type { JobRecord } from "./types";
+
+/** How often a client should poll tasks/get (the SDK's tasks/result also waits this long between looks). */
+export const TASK_POLL_MS = 500;
+const PAGE = 50;
+
+export interface TaskStoreOptions {
+  core: Codemux;
+  /** The session the tasks belong to (its principal owns them); a function when it is made after the server. */
+  session: SessionInfo | (() => SessionInfo);
+  /** The mode whose tools a task calls; the core's when absent. */
+  mode?: string;
+}
+
+/**
+ * MCP tasks (protocol 2025-11-25) served from the job store: a task-augmented tools/call runs as
+ * a job, tasks/get, tasks/result, tasks/list and tasks/cancel read and cancel it. One store per
+ * session server: tasks belong to its principal, like jobs, and are the same jobs job_output shows.
+ */
+export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): TaskStore {
+  const session = () => (typeof options.session === "function" ? options.session() : options.session);
+  const find = (taskId: string) => manager.get(taskId, session().principal);
+  return {
+    async createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
+      await manager.ready();
+      if (request.method !== "tools/call") throw new JobsError("BAD_REQUEST", `Only tools/call runs as a task here, not ${request.method}.`);
+      const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
+      const name = String(params.name ?? "");
+      const args = (typeof params.arguments === "object" && params.arguments !== null ? params.arguments : {}) as Record<string, unknown>;
+      const who = session();
+      const surface = options.core.surface(options.mode);
+      const { id } = await manager.start({
+        kind: "task",
+        description: name,
+        request: { name, args },
+        session: who,
+        run: ({ signal, progress }) => surface.callTool(name, args, { core: options.core, session: who, origin: "job", signal, progress }),
+      });
+      const job = find(id);
+      if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
+      return toTask(job, manager.retentionMs);
+    },
+    async getTask(taskId: string): Promise<Task | null> {
+      await manager.ready();
+      const job = find(taskId);
+      return job ? toTask(job, manager.retentionMs) : null;
+    },
+    // Results are the job's own; the SDK calls this only for tasks a handler ran itself.
+    async storeTaskResult(): Promise<void> {},
+    async getTaskResult(taskId: string): Promise<Result> {
+      const job = find(taskId);
+      if (!job) throw new JobsError("NOT_FOUND", `No task ${taskId} for this client.`);
+      const result = await manager.result(job);
+      if (result) return result;
+      const text = job.status === "cancelled" ? "The task was cancelled." : (job.error ?? `The task ended ${job.status} without a result.`);
+      return { content: [{ type: "text", text }], isError: true } satisfies CallToolResult;
+    },
+    async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
+      if (status === "cancelled") await manager.cancel(taskId, session().principal, "task");
+    },
+    async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+      await manager.ready();
+      const all = manager.list(session().principal);
+      const start = cursor ? Math.max(0, Number.parseInt(cursor, 10) || 0) : 0;
+      const page = all.slice(start, start + PAGE).map((j) => toTask(j, manager.retentionMs));
+      return { tasks: page, ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}) };
+    },
+  };
+}
+
+/** A job as an MCP task: queued and running are `working`; an interrupted job `failed`. */
+export function toTask(job: JobRecord, ttl: number): Task {
+  const status: Task["status"] =
+    job.status === "queued" || job.status === "running" ? "working" : job.status === "interrupted" ? "failed" : job.status;
+  const message = job.status === "interrupted" || job.status === "failed" ? job.error : job.progress?.message;
+  return {
+    taskId: job.id,
+    status,
+    ttl,
+    createdAt: new Date(job.createdAt).toISOString(),
+    lastUpdatedAt: new Date(job.endedAt ?? job.startedAt ?? job.createdAt).toISOString(),
+    pollInterval: TASK_POLL_MS,
+    ...(message ? { statusMessage: message.slice(0, 500) } : {}),
+  };
+}

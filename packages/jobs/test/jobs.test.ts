@@ -1,0 +1,109 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { connect, jobId, textOf, type Harness } from "./helpers";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function structured(result: CallToolResult): Array<Record<string, unknown>> {
+  return (result.structuredContent as { jobs: Array<Record<string, unknown>> }).jobs;
+}
+
+describe("background jobs over MCP", () => {
+  it("a slow call started in the background answers with a job id at once, and job_output collects it", async () => {
+    h = await connect();
+    const started = await h.text("call_tool", { name: "bad__slow", args: { ms: 1500, steps: 3 }, background: true });
+    expect(started).toMatch(/Started job job_[0-9a-f]{12} in the background/);
+    const id = jobId(started);
+    // Not blocking: the job is still running when asked at once.
+    const peek = await h.call("job_output", { ids: [id], block: false });
+    expect(structured(peek)[0]?.status).toBe("running");
+    const done = await h.call("job_output", { ids: [id] });
+    expect(structured(done)[0]?.status).toBe("completed");
+    expect(textOf(done)).toContain("slept 1500 ms");
+  });
+
+  it("wait_up_to bounds a blocking wait: a hanging job is still running when it passes", async () => {
+    h = await connect();
+    const id = jobId(await h.text("call_tool", { name: "bad__hang", background: true }));
+    const result = await h.call("job_output", { ids: [id], wait_up_to: 0.5 });
+    expect(structured(result)[0]?.status).toBe("running");
+    expect(textOf(result)).toMatch(/running for/);
+  });
+
+  it("a snippet in the background returns what the foreground run would, and its inner calls are in the transcript", async () => {
+    h = await connect();
+    const code = 'import { echo } from "mcp/servers/bad/echo";\nconst a = await echo({ text: "one" });\nconst b = await echo({ text: "two" });\nexport default [a, b];';
+    const id = jobId(await h.text("execute_code", { code, background: true }));
+    const done = await h.call("job_output", { ids: [id], transcript: true });
+    const text = textOf(done);
+    expect(structured(done)[0]?.status).toBe("completed");
+    expect(text).toContain('"result":["one","two"]');
+    expect(text).toMatch(/#0 bad__echo args:[0-9a-f]{16} \d+ ms ok \d+ B ~\d+ tokens/);
+    expect(text).toMatch(/#1 bad__echo/);
+    expect(structured(done)[0]?.toolCalls).toBe(2);
+  });
+
+  it("cancel_job aborts the run and the cancellation reaches the downstream server", async () => {
+    h = await connect();
+    const id = jobId(await h.text("call_tool", { name: "bad__hang", background: true }));
+    // Wait until the downstream call is in flight.
+    for (let i = 0; i < 100 && (await h.call("job_output", { ids: [id], block: false })).structuredContent && h.jobs.manager.get(id, "local")?.inFlight !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await h.text("cancel_job", { id })).toMatch(/cancelled/);
+    const out = await h.call("job_output", { ids: [id] });
+    expect(structured(out)[0]?.status).toBe("cancelled");
+    let report = { count: 0 };
+    for (let i = 0; i < 100 && report.count === 0; i++) {
+      report = JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number };
+      if (report.count === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(report.count).toBe(1);
+    // Terminal states never change: a second cancel leaves it as it was.
+    expect(await h.text("cancel_job", { id })).toMatch(/already ended \(cancelled\)/);
+  });
+
+  it("jobs belong to their principal: another principal gets not_found and an empty list", async () => {
+    h = await connect();
+    const id = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "mine" }, background: true }));
+    await h.call("job_output", { ids: [id] });
+    const other = await h.other("mallory");
+    const theirs = (await other.callTool({ name: "job_output", arguments: { ids: [id], block: false } })) as CallToolResult;
+    expect(structured(theirs)[0]?.status).toBe("not_found");
+    expect(textOf((await other.callTool({ name: "list_jobs", arguments: {} })) as CallToolResult)).toMatch(/No jobs yet/);
+    expect(textOf((await other.callTool({ name: "cancel_job", arguments: { id } })) as CallToolResult)).toMatch(/No job/);
+    expect(await h.text("list_jobs")).toContain(id);
+  });
+
+  it("past the concurrency bound jobs queue with their position, and run when a slot frees", async () => {
+    h = await connect({ jobs: { maxConcurrent: 1 } });
+    const first = jobId(await h.text("call_tool", { name: "bad__hang", background: true }));
+    const second = await h.text("call_tool", { name: "bad__echo", args: { text: "queued" }, background: true });
+    expect(second).toMatch(/queued at position 1/);
+    const peek = await h.call("job_output", { ids: [jobId(second)], block: false });
+    expect(structured(peek)[0]?.status).toBe("queued");
+    await h.call("cancel_job", { id: first });
+    const done = await h.call("job_output", { ids: [jobId(second)] });
+    expect(structured(done)[0]?.status).toBe("completed");
+    expect(textOf(done)).toContain("queued");
+  });
+
+  it("list_jobs shows this principal's jobs newest first with status and description", async () => {
+    h = await connect();
+    const a = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "a" }, background: true }));
+    await h.call("job_output", { ids: [a] });
+    const b = jobId(await h.text("call_tool", { name: "bad__hang", background: true }));
+    const list = await h.text("list_jobs");
+    expect(list.indexOf(b)).toBeLessThan(list.indexOf(a));
+    expect(list).toMatch(new RegExp(`${a}\\s+completed.*call_tool: bad__echo`));
+    expect(list).toMatch(new RegExp(`${b}\\s+running`));
+  });
+
+  it("an unknown id is not_found", async () => {
+    h = await connect();
+    const out = await h.call("job_output", { ids: ["job_000000000000"] });
+    expect(structured(out)[0]?.status).toBe("not_found");
+  });
+});
