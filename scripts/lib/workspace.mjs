@@ -44,10 +44,20 @@ export function withWorkspaceDependencies(pkg, all = workspacePackages({ include
   return order;
 }
 
+/**
+ * How to run pnpm from a script: the pnpm that started it (`pnpm test:packs` sets npm_execpath,
+ * also when pnpm itself came through npx and is not on the PATH), else the one on the PATH.
+ */
+export function pnpm(args) {
+  const execPath = process.env.npm_execpath ?? "";
+  return /pnpm/.test(execPath) && /\.c?js$/.test(execPath) ? [process.execPath, [execPath, ...args]] : ["pnpm", args];
+}
+
 /** Packs each package into `destination` with `pnpm pack` (which replaces `workspace:*` ranges); returns the tarball paths. */
 export function packAll(packages, destination) {
   return packages.map((pkg) => {
-    execFileSync("pnpm", ["pack", "--pack-destination", destination], { cwd: pkg.dir, stdio: ["ignore", "ignore", "inherit"] });
+    const [command, args] = pnpm(["pack", "--pack-destination", destination]);
+    execFileSync(command, args, { cwd: pkg.dir, stdio: ["ignore", "ignore", "inherit"] });
     const file = join(destination, tarballName(pkg));
     if (!existsSync(file)) throw new Error(`pnpm pack of ${pkg.name} did not write ${file}.`);
     return file;

@@ -29,6 +29,9 @@ function banner(args) {
   const line = ["node_modules/.bin/codemux", ...args].map((word) => `'${word}'`).join(" ");
   const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
+  let interrupted = false;
+  // The terminal may close before a late write reaches it; that is the end we wait for anyway.
+  child.stdin.on("error", () => {});
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
@@ -36,7 +39,10 @@ function banner(args) {
     }, 60_000);
     child.stdout.on("data", (chunk) => {
       output += chunk;
-      if (output.includes("press Ctrl+C to stop")) child.stdin.write("\x03");
+      if (!interrupted && output.includes("press Ctrl+C to stop")) {
+        interrupted = true;
+        child.stdin.write("\x03");
+      }
     });
     child.on("exit", () => {
       clearTimeout(timer);
@@ -52,7 +58,7 @@ before(async () => {
   assert.ok(cli, "apps/cli (package codemux) is missing or private.");
   [tarball] = packAll([cli], work);
   await freshProject(project, [tarball]);
-  copyFileSync(join(import.meta.dirname, "fixtures/drive-codemux.mjs"), join(project, "drive-codemux.mjs"));
+  copyFileSync(join(import.meta.dirname, "../fixtures/drive-codemux.mjs"), join(project, "drive-codemux.mjs"));
 });
 
 after(() => rmSync(work, { recursive: true, force: true }));
