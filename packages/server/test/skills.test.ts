@@ -128,7 +128,7 @@ describe("project skills and mode dispatch", () => {
       await d.core.ready();
       const body = JSON.parse(await d.text(DISPATCH_TOOL_NAME, { action: "exec", code: 'import { greet } from "mcp/skills/greet"; import { shout } from "mcp/skills/shout"; export default await shout({ text: await greet({ name: "ann" }) });' }));
       expect(body).toMatchObject({ result: "HELLO ANN!" });
-      expect(await d.text(DISPATCH_TOOL_NAME, { action: "search", query: "greet someone by name", limit: 2 })).toContain("skill:greet  mcp/skills/greet");
+      expect(await d.text(DISPATCH_TOOL_NAME, { action: "search", query: "greet someone by name", limit: 2 })).toContain("skill:greet  mcp/skills/greet\n  greet(input: { name: string }): Promise<string>");
     } finally {
       await d.close();
     }

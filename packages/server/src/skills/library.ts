@@ -292,7 +292,7 @@ function readFolder(dir: string, origin: Skill["origin"]): Array<{ skill: Skill;
           name,
           description: typeof meta?.description === "string" ? meta.description : (leadingComment(code) ?? name),
           code,
-          signature: typeof meta?.signature === "string" ? meta.signature : `${name}(…)`,
+          signature: typeof meta?.signature === "string" ? meta.signature : declaredSignature(code, name),
           savedAt: typeof meta?.savedAt === "string" ? meta.savedAt : new Date(statSync(join(dir, file)).mtimeMs).toISOString(),
           tools: meta?.tools && typeof meta.tools === "object" ? meta.tools : {},
           origin,
@@ -310,4 +310,23 @@ function readFolder(dir: string, origin: Skill["origin"]): Array<{ skill: Skill;
 function leadingComment(code: string): string | undefined {
   const match = /^\s*\/\*\*([\s\S]{0,2000}?)\*\//.exec(code);
   return match?.[1]?.replace(/^\s*\* ?/gm, "").trim() || undefined;
+}
+
+/**
+ * The exported function's signature as written (`name(input: { ... }): Promise<...>`), for a project
+ * skill that was never checked by save: read up to the body's brace, in one bounded pass.
+ */
+function declaredSignature(code: string, name: string): string {
+  const match = new RegExp(`export\\s+(?:async\\s+)?function\\s+${name}\\s*\\(`).exec(code);
+  if (!match) return `${name}(…)`;
+  let depth = 0;
+  const start = match.index + match[0].length - 1;
+  for (let i = start; i < Math.min(code.length, start + 1000); i++) {
+    const c = code[i];
+    if (c === ">" && code[i - 1] === "=") continue;
+    if (c === "(" || c === "<" || c === "[" || (c === "{" && depth > 0)) depth++;
+    else if (c === ")" || c === ">" || c === "]" || c === "}") depth--;
+    else if (c === "{" && depth === 0) return `${name}${code.slice(start, i).replace(/\s+/g, " ").trim()}`;
+  }
+  return `${name}(…)`;
 }
