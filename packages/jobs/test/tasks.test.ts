@@ -1,0 +1,81 @@
+import { Codemux, type SessionInfo } from "@codemux/server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { rm } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { createJobs, type Jobs } from "../src/index";
+import { config, misbehaving, tempDir, textOf } from "./helpers";
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+/** A session server as createSessionServer would be with the README's task wiring (the store, the capability, one line in tools/call). */
+async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
+  const dataDir = await tempDir();
+  const jobs = createJobs({ dataDir });
+  const core = new Codemux({ config: config({ bad: misbehaving() }), jobs: jobs.runner, metaTools: jobs.metaTools, middleware: [jobs.middleware], dataDir });
+  core.start();
+  const surface = core.surface();
+  const session: SessionInfo = core.session();
+  const server = new Server(
+    { name: "codemux", version: "test" },
+    { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: jobs.taskStore({ core, session: () => session }) },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    if (request.params.task && extra.taskStore) return { task: await extra.taskStore.createTask({ ttl: request.params.task.ttl }) };
+    return surface.callTool(request.params.name, request.params.arguments ?? {}, { core, session, origin: "call_tool", signal: extra.signal });
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "tasks-test", version: "1.0.0" });
+  await client.connect(clientSide);
+  cleanup = async () => {
+    await client.close();
+    await jobs.close();
+    await core.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  return { client, jobs };
+}
+
+describe("MCP tasks served from the job store", () => {
+  it("a task-augmented tools/call runs as a job: create, poll, result, list", async () => {
+    const { client } = await connectWithTasks();
+    const created = await client.request({ method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300 } }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    expect(created.task.status).toBe("working");
+    expect(created.task.taskId).toMatch(/^job_/);
+    const polled = await client.experimental.tasks.getTask(created.task.taskId);
+    expect(["working", "completed"]).toContain(polled.status);
+    const result = (await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema)) as CallToolResult;
+    expect(textOf(result)).toContain("slept 300 ms");
+    expect((await client.experimental.tasks.getTask(created.task.taskId)).status).toBe("completed");
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.map((t) => t.taskId)).toContain(created.task.taskId);
+    // The same job, seen through the meta-tool.
+    const output = (await client.callTool({ name: "job_output", arguments: { ids: [created.task.taskId], block: false } })) as CallToolResult;
+    expect(textOf(output)).toContain("completed");
+  });
+
+  it("tasks/cancel cancels the job, and the cancellation reaches the downstream server", async () => {
+    const { client, jobs } = await connectWithTasks();
+    const created = await client.request({ method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__hang" }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const id = created.task.taskId;
+    for (let i = 0; i < 200 && jobs.manager.get(id, "local")?.inFlight !== 1; i++) await new Promise((r) => setTimeout(r, 25));
+    const cancelled = await client.experimental.tasks.cancelTask(id);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await client.experimental.tasks.getTask(id)).status).toBe("cancelled");
+    let count = 0;
+    for (let i = 0; i < 100 && count === 0; i++) {
+      const report = (await client.callTool({ name: "call_tool", arguments: { name: "bad__cancellations" } })) as CallToolResult;
+      count = (JSON.parse(textOf(report)) as { count: number }).count;
+      if (count === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(count).toBe(1);
+  });
+});
