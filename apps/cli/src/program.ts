@@ -4,6 +4,7 @@ import { registerApprove } from "./commands/approve";
 import { registerCall } from "./commands/call";
 import { registerCodegen } from "./commands/codegen";
 import { registerExec } from "./commands/exec";
+import { registerJobs } from "./commands/jobs";
 import { registerList } from "./commands/list";
 import { registerSearch } from "./commands/search";
 import { registerRestart } from "./commands/restart";
@@ -52,5 +53,6 @@ export function buildProgram(context: RunContext): Command {
   registerStop(program, context);
   registerRestart(program, context);
   registerSkills(program, context);
+  registerJobs(program, context);
   return program;
 }
