@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
+import { reportJournalOpen } from "./journal-open";
 import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
   const sandbox = await runSandboxLatency();
   table("Sandbox alone (in process)", Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]));
   const http = await reportHttpLatency(table);
+  await reportJournalOpen(table);
 
   const report: BenchReport = {
     date: new Date().toISOString(),
