@@ -17,6 +17,7 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const PROGRESS_JOURNAL_MS = 1_000;
 const CANCEL_POLL_MS = 1_000;
 const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
+const FOREIGN_REFRESH_MS = 2_000;
 const MAX_REQUEST_BYTES = 256 * 1024;
 /** Parameters worth naming in a progress line, in this order (as seed 001 does). */
 const KEY_PARAMS = ["path", "url", "query", "prompt", "name", "id"];
@@ -81,6 +82,7 @@ export class JobManager implements JobRunner {
   #cancelTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  #refreshedAt = 0;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -101,7 +103,8 @@ export class JobManager implements JobRunner {
   }
 
   async #open(): Promise<RecoveryReport> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // An unwritable folder still runs jobs (the writer says so once); they just do not survive a restart.
+    await mkdir(this.dir, { recursive: true, mode: 0o700 }).catch(() => undefined);
     const loaded = await loadJournal(this.dir, { logger: this.logger });
     const now = this.now();
     this.#writer = await JournalWriter.open(this.dir, { logger: this.logger, now });
@@ -290,6 +293,29 @@ export class JobManager implements JobRunner {
   /** This principal's jobs, newest first. */
   list(principal: string): JobRecord[] {
     return [...this.#jobs.values()].filter((j) => j.principal === principal).sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /**
+   * Jobs another codemux process runs (several clients share ~/.codemux) are known from the journal
+   * as it was read; this reads it again (at most every 2 s) so their status is current.
+   */
+  async refreshForeign(): Promise<void> {
+    await this.#ready;
+    const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id));
+    const now = this.now();
+    if (stale.length === 0 || now - this.#refreshedAt < FOREIGN_REFRESH_MS) return;
+    this.#refreshedAt = now;
+    const loaded = await loadJournal(this.dir);
+    const alive = new Set(loaded.segments.filter((s) => segmentAlive(s, now)).map((s) => s.pid));
+    for (const job of stale) {
+      const fresh = loaded.jobs.get(job.id);
+      if (fresh) Object.assign(job, fresh);
+      if (!TERMINAL.has(job.status) && !alive.has(job.pid)) {
+        job.status = "interrupted";
+        job.endedAt = now;
+        job.error = `the codemux process that ran this job (pid ${job.pid}) stopped; ${job.toolCalls} call(s) had completed.`;
+      }
+    }
   }
 
   /** True when the job runs in this process (false for a running job of another codemux process). */

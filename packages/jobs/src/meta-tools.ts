@@ -50,6 +50,7 @@ export function jobMetaTools(manager: JobManager): MetaTool<never>[] {
           clearInterval(timer);
         }
       }
+      await manager.refreshForeign();
       const now = manager.now();
       const content: Content[] = [];
       const jobs: JobSummary[] = [];
@@ -96,7 +97,7 @@ export function jobMetaTools(manager: JobManager): MetaTool<never>[] {
     },
     annotations: { readOnlyHint: true },
     run: async ({ limit, status }, ctx) => {
-      await manager.ready();
+      await manager.refreshForeign();
       const now = manager.now();
       const all = manager.list(ctx.session.principal).filter((j) => !status || j.status === status);
       const shown = all.slice(0, limit);

@@ -101,6 +101,18 @@ describe("background jobs over MCP", () => {
     expect(list).toMatch(new RegExp(`${b}\\s+running`));
   });
 
+  it("a running job shows its last progress and how many updates it made", async () => {
+    h = await connect();
+    const id = jobId(await h.text("call_tool", { name: "bad__slow", args: { ms: 4000, steps: 20 }, background: true }));
+    let text = "";
+    for (let i = 0; i < 200 && !/\(\d+ updates\)/.test(text); i++) {
+      text = textOf(await h.call("job_output", { ids: [id], block: false }));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(text).toMatch(/running for .*; last progress: bad__slow \d+\/20 \(\d+ updates\)/);
+    await h.call("cancel_job", { id });
+  });
+
   it("an unknown id is not_found", async () => {
     h = await connect();
     const out = await h.call("job_output", { ids: ["job_000000000000"] });

@@ -72,3 +72,17 @@ describe("the journal", () => {
     expect(loaded.jobs.get(done)?.status).toBe("completed");
   });
 });
+
+describe("an unwritable journal folder", () => {
+  it("still runs jobs, and says once that they will not survive a restart", async () => {
+    dir = await tempDir();
+    const file = join(dir, "not-a-folder");
+    await appendFile(file, "x");
+    const errors: string[] = [];
+    const manager = new JobManager({ dir: join(file, "jobs"), logger: { debug() {}, info() {}, warn() {}, error: (m) => errors.push(m) } });
+    const id = await finishedJob(manager, "in memory");
+    expect(manager.get(id, "local")?.status).toBe("completed");
+    expect(errors.join("\n")).toMatch(/will not survive a restart/);
+    await manager.close();
+  });
+});
