@@ -17,6 +17,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
+import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
 import type { ServerSpec } from "./config/types";
 import {
@@ -120,7 +121,7 @@ interface ConnectionEvents {
   notification: [DownstreamNotification];
 }
 
-type Failure = { message: string; transient: boolean };
+type Failure = { message: string; transient: boolean; needsLogin?: boolean };
 
 /** One downstream server: its connection, state, tools, restarts and calls. */
 export class ServerConnection extends EventEmitter<ConnectionEvents> {
@@ -301,6 +302,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   /** A PoolError for the caller; `data.sent` says whether the request may have reached the server, `data.transient` whether trying again may help. */
   #translate(error: unknown, tool: string, options: CallOptions): Error {
     if (options.signal?.aborted) return new CallCancelledError(this.name, tool, { cause: error });
+    if (isAuthFailure(error)) return this.#needsLogin(error);
     if (PoolError.isInstance(error)) {
       if (error.code === "NOT_CONNECTED") return new ServerUnavailableError(this.name, "the server process is not running; it is restarted on the next call", { cause: error, data: { sent: false, transient: true } });
       return error;
@@ -401,7 +403,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       // A transport made after close() began (the race lost) is closed here too.
       await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
       if ((this.#state as ServerState) === "closed") return;
-      this.#fail(this.#describeFailure(error, transport), true);
+      const failure = this.#describeFailure(error, transport);
+      // Only a login fixes it: no restart loop, the next call tries again (after codemux auth login).
+      this.#fail(failure, !failure.needsLogin);
     } finally {
       clearTimeout(timer);
     }
@@ -412,7 +416,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
       return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
     }
+    if (isAuthFailure(error)) return { message: AuthRequiredError.isInstance(error) ? error.reason : needsLoginReason(this.name, "the server refused the stored login"), transient: false, needsLogin: true };
     const http = describeHttpError(error, url);
+    if (http && httpStatusOf(error) === 401) return { message: `${http}; if it uses OAuth, run \`codemux auth login ${this.name}\``, transient: false, needsLogin: true };
     if (http) return { message: http, transient: http.startsWith("cannot reach") || [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
     const network = describeNetworkFailure(error, url);
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
@@ -421,6 +427,19 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
     return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5)), transient: false };
+  }
+
+  /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
+  #needsLogin(error: unknown): Error {
+    const failure = AuthRequiredError.isInstance(error) ? error : new AuthRequiredError(this.name, "the server refused the stored login", { cause: error });
+    const client = this.#client;
+    this.#client = undefined;
+    this.#stopTimers();
+    this.#error = failure.reason;
+    this.#transientFailure = false;
+    this.#setState("failed");
+    void client?.close().catch(() => undefined);
+    return failure;
   }
 
   #exitReason(transport = this.#transport): string {

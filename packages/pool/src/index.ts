@@ -6,6 +6,13 @@
  * const pool = new ServerPool(await loadConfigFile("codemux.json"));
  * await pool.start();
  */
+export { AuthRequiredError, needsLoginReason } from "./auth/auth-required";
+export { DEFAULT_LOGIN_TIMEOUT_MS, loginServer } from "./auth/login";
+export type { LoginOptions } from "./auth/login";
+export { FileOAuthProvider } from "./auth/provider";
+export type { FileOAuthProviderOptions } from "./auth/provider";
+export { authDirectory, deleteAuthRecord, listAuthRecords, readAuthRecord, writeAuthRecord } from "./auth/store";
+export type { AuthRecord } from "./auth/store";
 export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
 export { interpolate } from "./config/interpolate";
@@ -13,7 +20,7 @@ export type { InterpolationContext, InterpolationResult } from "./config/interpo
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
-export type { HttpTransportSpec, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
+export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
 export type { CallOptions, ConnectionOptions, DownstreamNotification, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
 export {
   DEFAULT_CALL_TIMEOUT_MS,

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -30,10 +31,13 @@ export const createTransport: TransportFactory = async (spec, context) => {
     return createStdioTransport(spec, context);
   }
   const fetch = await fetchFor(spec, context);
-  if (spec.type === "http") return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch });
+  const authProvider = await authProviderFor(spec, context);
+  const auth = authProvider ? { authProvider } : {};
+  if (spec.type === "http") return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch, ...auth });
   return new SSEClientTransport(new URL(spec.url), {
     requestInit: { headers: spec.headers },
     fetch,
+    ...auth,
     // The SSE stream is opened by EventSource, which does not take requestInit headers.
     eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...headersOf(init), ...spec.headers } }) },
   });
@@ -45,6 +49,16 @@ async function fetchFor(spec: HttpTransportSpec, context: TransportContext): Pro
   context.logger.info(`[${context.server}] connecting via proxy ${maskUrl(proxy)}`);
   const { createProxyFetch } = await import("./proxy-fetch");
   return createProxyFetch(proxy);
+}
+
+/** The stored OAuth login of the server (`codemux auth login`) when it has one or an oauth block, unless its entry sends its own Authorization header. */
+async function authProviderFor(spec: HttpTransportSpec, context: TransportContext): Promise<OAuthClientProvider | undefined> {
+  if (Object.keys(spec.headers).some((h) => h.toLowerCase() === "authorization")) return undefined;
+  const [{ FileOAuthProvider }, { authDirectory, hasAuthRecord }] = await Promise.all([import("./auth/provider"), import("./auth/store")]);
+  const dir = await authDirectory(context.env ?? process.env);
+  // Servers with neither an oauth block nor a login keep plain requests: a 401 there may ask for an API key, not OAuth.
+  if (!spec.oauth && !(await hasAuthRecord(dir, context.server))) return undefined;
+  return new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(spec.oauth ? { settings: spec.oauth } : {}) });
 }
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {

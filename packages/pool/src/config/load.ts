@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { ConfigError } from "../errors";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
 import { FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, serverEntrySchema } from "./schema";
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type OAuthSettings, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
 import { closestKey } from "./suggest";
 
 export interface ParseConfigOptions {
@@ -79,6 +79,16 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
 
 type Fail = (field: string, message: string) => never;
 
+/** The `oauth` block with `${VAR}` expanded in its strings (a client secret usually comes from the environment). */
+function oauthOf(oauth: OAuthSettings, sub: (value: string, field: string) => string): OAuthSettings {
+  return {
+    ...(oauth.clientId ? { clientId: sub(oauth.clientId, "oauth.clientId") } : {}),
+    ...(oauth.clientSecret ? { clientSecret: sub(oauth.clientSecret, "oauth.clientSecret") } : {}),
+    ...(oauth.scope ? { scope: sub(oauth.scope, "oauth.scope") } : {}),
+    ...(oauth.redirectPort ? { redirectPort: oauth.redirectPort } : {}),
+  };
+}
+
 interface SpecContext {
   env: NodeJS.ProcessEnv;
   context: InterpolationContext;
@@ -116,6 +126,7 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
       url: sub(entry.url as string, "url"),
       headers: subMap(entry.headers, "headers"),
       ...(entry.proxy === undefined ? {} : { proxy: entry.proxy === false ? false : sub(entry.proxy as string, "proxy") }),
+      ...(entry.oauth === undefined ? {} : { oauth: oauthOf(entry.oauth as OAuthSettings, sub) }),
     };
   } else {
     transport = {

@@ -36,6 +36,15 @@ export const httpEntrySchema = z.object({
   url: z.string().url("must be an http(s) URL").refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL"),
   headers: stringMap.optional(),
   proxy: z.union([z.string().refine((u) => /^https?:\/\/[^/]/i.test(u), "must be an http(s) proxy URL or false"), z.literal(false)]).optional(),
+  oauth: z
+    .object({
+      clientId: z.string().min(1).optional(),
+      clientSecret: z.string().min(1).optional(),
+      scope: z.string().min(1).optional(),
+      redirectPort: z.number().int().min(1).max(65535).optional(),
+    })
+    .strict()
+    .optional(),
 });
 
 /** One entry of `mcpServers` / `servers`, as the MCP clients write it (unknown keys are warned about, not refused). */
@@ -46,11 +55,11 @@ export type HttpEntry = z.infer<typeof httpEntrySchema>;
 
 /** The keys codemux reads, per kind of entry. */
 export const STDIO_KEYS = ["type", "command", "args", "env", "cwd", ...Object.keys(commonFields)];
-export const HTTP_KEYS = ["type", "url", "headers", "proxy", ...Object.keys(commonFields)];
+export const HTTP_KEYS = ["type", "url", "headers", "proxy", "oauth", ...Object.keys(commonFields)];
 
 /**
  * Keys other MCP clients (Claude Desktop and Code, Cursor, VS Code, Windsurf, Cline/Roo, Gemini CLI, Zed, goose...)
- * or codemux's own front ends write in an entry: accepted quietly, not read.
+ * or codemux's own front ends write in an entry: accepted quietly, not read (`oauth` is read in an HTTP entry).
  */
 export const FOREIGN_KEYS = new Set([
   "lazy", "transport", "transportType", "description", "name", "title", "icon", "version", "enabled", "autoStart",

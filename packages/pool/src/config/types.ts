@@ -17,6 +17,17 @@ export interface HttpTransportSpec {
   headers: Record<string, string>;
   /** An HTTP proxy URL for this server, or `false` for none; unset follows HTTPS_PROXY / HTTP_PROXY / NO_PROXY. */
   proxy?: string | false;
+  /** The entry's `oauth` block: a pre-registered client and a scope for `codemux auth login`. */
+  oauth?: OAuthSettings;
+}
+
+/** A per-server `oauth` block; without one, a server that answers 401 still gets a login through dynamic registration. */
+export interface OAuthSettings {
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string;
+  /** A fixed loopback port for the login callback, for clients registered with one redirect URI. */
+  redirectPort?: number;
 }
 
 export type TransportSpec = StdioTransportSpec | HttpTransportSpec;

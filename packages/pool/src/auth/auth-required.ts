@@ -1,0 +1,30 @@
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { PoolError, ServerUnavailableError } from "../errors";
+
+/** The reason a server that needs a login shows in `codemux list` and in the errors the model sees. */
+export function needsLoginReason(server: string, why = "no login yet"): string {
+  return `needs login (${why}): run \`codemux auth login ${server}\``;
+}
+
+/** A server answered 401 and no stored login (or refresh) could satisfy it; only `codemux auth login` can. */
+export class AuthRequiredError extends ServerUnavailableError {
+  /** "needs login (why): run `codemux auth login NAME`", the state reason `codemux list` shows. */
+  readonly reason: string;
+
+  constructor(server: string, why?: string, options: { cause?: unknown } = {}) {
+    const reason = needsLoginReason(server, why);
+    super(server, reason, { ...options, data: { needsLogin: true, sent: false, transient: false } });
+    this.reason = reason;
+  }
+
+  static override isInstance(value: unknown): value is AuthRequiredError {
+    return PoolError.isInstance(value) && value.code === "SERVER_UNAVAILABLE" && value.data?.needsLogin === true;
+  }
+}
+
+/** True for a failure only a login fixes: our AuthRequiredError, the SDK's UnauthorizedError, or an HTTP 401 left over. */
+export function isAuthFailure(error: unknown): boolean {
+  if (AuthRequiredError.isInstance(error) || error instanceof UnauthorizedError) return true;
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return cause !== undefined && cause !== error && (AuthRequiredError.isInstance(cause) || cause instanceof UnauthorizedError);
+}

@@ -1,0 +1,160 @@
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthSettings } from "../config/types";
+import { AuthRequiredError } from "./auth-required";
+import { readAuthRecord, writeAuthRecord, type AuthRecord } from "./store";
+
+export interface FileOAuthProviderOptions {
+  server: string;
+  /** The MCP server's URL: a stored login for another URL is not used. */
+  url: string;
+  /** The folder of login files (`authDirectory()`). */
+  dir: string;
+  /** The entry's `oauth` block: a pre-registered client, a scope. */
+  settings?: OAuthSettings;
+  /** Set by `codemux auth login`: the loopback callback, and where the authorization URL goes. Unset: connecting, where a missing login is an AuthRequiredError. */
+  login?: { redirectUrl: string; state: string; onAuthorizationUrl: (url: URL) => void | Promise<void> };
+}
+
+// Used only while connecting: the SDK needs some redirect URL to not take the client-credentials path; no browser flow starts there.
+const PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback";
+
+/**
+ * The SDK's OAuthClientProvider over a per-server file (`<dir>/<server>.json`, 0600): client information,
+ * tokens and discovery state. The SDK runs discovery, registration, PKCE and refresh; this only stores.
+ */
+export class FileOAuthProvider implements OAuthClientProvider {
+  #record: AuthRecord | undefined;
+  #loaded = false;
+  #codeVerifier: string | undefined;
+  /** Tokens were dropped because the authorization server refused them (a refused refresh). */
+  #lostTokens = false;
+
+  constructor(readonly options: FileOAuthProviderOptions) {}
+
+  get redirectUrl(): string {
+    return this.options.login?.redirectUrl ?? PLACEHOLDER_REDIRECT;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { settings } = this.options;
+    return {
+      client_name: "codemux",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: settings?.clientSecret ? "client_secret_post" : "none",
+      ...(settings?.scope ? { scope: settings.scope } : {}),
+    };
+  }
+
+  state(): string {
+    return this.options.login?.state ?? "";
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const stored = (await this.#load())?.clientInformation;
+    const { clientId, clientSecret } = this.options.settings ?? {};
+    // A client id in the config wins over one registered earlier; once bound to an issuer the stored copy carries the stamp.
+    if (clientId && stored?.client_id !== clientId) return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
+    return stored;
+  }
+
+  async saveClientInformation(clientInformation: OAuthClientInformationMixed): Promise<void> {
+    if (!this.options.login && !this.options.settings?.clientId) throw new AuthRequiredError(this.options.server);
+    await this.#update({ clientInformation });
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    return (await this.#load())?.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const now = Date.now();
+    await this.#update({
+      tokens,
+      savedAt: new Date(now).toISOString(),
+      expiresAt: typeof tokens.expires_in === "number" ? new Date(now + tokens.expires_in * 1000).toISOString() : undefined,
+    });
+  }
+
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    if (!this.options.login) {
+      const record = await this.#load();
+      throw new AuthRequiredError(this.options.server, record?.tokens || this.#lostTokens ? "the login expired and could not be refreshed" : "no login yet");
+    }
+    await this.options.login.onAuthorizationUrl(authorizationUrl);
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.#codeVerifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.#codeVerifier) throw new Error(`No login is in progress for "${this.options.server}"; run codemux auth login ${this.options.server}.`);
+    return this.#codeVerifier;
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    if (scope === "verifier") {
+      this.#codeVerifier = undefined;
+      return;
+    }
+    const record = await this.#load();
+    if (!record) return;
+    const next: AuthRecord = { ...record };
+    if (scope === "all" || scope === "client") delete next.clientInformation;
+    if (scope === "all" || scope === "tokens") {
+      this.#lostTokens ||= next.tokens !== undefined;
+      delete next.tokens;
+      delete next.expiresAt;
+    }
+    if (scope === "all" || scope === "discovery") delete next.discoveryState;
+    await this.#store(next);
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return (await this.#load())?.discoveryState;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    // While connecting without a login, discovery is kept in memory only: no file for a server never logged in to.
+    if (!this.options.login && !(await this.#load())) return;
+    await this.#update({ discoveryState: state });
+  }
+
+  /** Forgets tokens (and a registration made for another callback URL) before a fresh login. */
+  async prepareLogin(): Promise<void> {
+    const record = await this.#load();
+    if (!record) return;
+    const next: AuthRecord = { ...record };
+    delete next.tokens;
+    delete next.expiresAt;
+    const registered = next.clientInformation as { client_id?: string; redirect_uris?: string[] } | undefined;
+    const configured = this.options.settings?.clientId;
+    if (registered && registered.client_id !== configured && !registered.redirect_uris?.includes(this.redirectUrl)) delete next.clientInformation;
+    this.#record = next;
+  }
+
+  async #load(): Promise<AuthRecord | undefined> {
+    if (!this.#loaded) {
+      const record = await readAuthRecord(this.options.dir, this.options.server);
+      this.#record = record && record.url === this.options.url ? record : undefined;
+      this.#loaded = true;
+    }
+    return this.#record;
+  }
+
+  async #update(change: Partial<AuthRecord>): Promise<void> {
+    const current = (await this.#load()) ?? { server: this.options.server, url: this.options.url };
+    const next: AuthRecord = { ...current, ...change };
+    for (const key of Object.keys(next) as (keyof AuthRecord)[]) if (next[key] === undefined) delete next[key];
+    await this.#store(next);
+  }
+
+  async #store(record: AuthRecord): Promise<void> {
+    this.#record = record;
+    this.#loaded = true;
+    await writeAuthRecord(this.options.dir, record);
+  }
+}

@@ -1,0 +1,160 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
+import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { InvalidGrantError, InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { OAuthServerProvider, AuthorizationParams } from "@modelcontextprotocol/sdk/server/auth/provider.js";
+import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { OAuthClientInformationFull, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { randomUUID } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+
+// express is the SDK's dependency, not ours: load the copy the SDK's auth router uses.
+const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/server/auth/router.js"));
+type Express = ((...args: unknown[]) => unknown) & { json: () => unknown };
+const express = sdkRequire("express") as unknown as () => { use: (...a: unknown[]) => void; all: (...a: unknown[]) => void; listen: (port: number, host: string, cb: () => void) => Server } & Express;
+
+interface Grant {
+  clientId: string;
+  params: AuthorizationParams;
+}
+
+interface Issued {
+  clientId: string;
+  expiresAt: number;
+  resource?: string;
+  scopes: string[];
+}
+
+/** An authorization server that logs the user in without asking, with refresh tokens and expiry set by the test. */
+class TestAuthorizationServer implements OAuthServerProvider {
+  readonly clients = new Map<string, OAuthClientInformationFull>();
+  readonly codes = new Map<string, Grant>();
+  readonly access = new Map<string, Issued>();
+  readonly refresh = new Map<string, Issued>();
+  /** What the authorization requests carried, for assertions (PKCE, resource). */
+  readonly authorizations: AuthorizationParams[] = [];
+  refreshes = 0;
+
+  readonly clientsStore: OAuthRegisteredClientsStore = {
+    getClient: async (id) => this.clients.get(id),
+    registerClient: async (client) => {
+      const full = client as OAuthClientInformationFull;
+      this.clients.set(full.client_id, full);
+      return full;
+    },
+  };
+
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: { redirect: (url: string) => void }): Promise<void> {
+    this.authorizations.push(params);
+    const code = randomUUID();
+    this.codes.set(code, { clientId: client.client_id, params });
+    const target = new URL(params.redirectUri);
+    target.searchParams.set("code", code);
+    if (params.state !== undefined) target.searchParams.set("state", params.state);
+    res.redirect(target.href);
+  }
+
+  async challengeForAuthorizationCode(_client: OAuthClientInformationFull, code: string): Promise<string> {
+    const grant = this.codes.get(code);
+    if (!grant) throw new InvalidGrantError("unknown code");
+    return grant.params.codeChallenge;
+  }
+
+  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<OAuthTokens> {
+    const grant = this.codes.get(code);
+    if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError("unknown code");
+    this.codes.delete(code);
+    return this.#issue({ clientId: client.client_id, expiresAt: 0, scopes: grant.params.scopes ?? [], ...(grant.params.resource ? { resource: grant.params.resource.href } : {}) });
+  }
+
+  async exchangeRefreshToken(client: OAuthClientInformationFull, token: string): Promise<OAuthTokens> {
+    const issued = this.refresh.get(token);
+    if (!issued || issued.clientId !== client.client_id) throw new InvalidGrantError("unknown refresh token");
+    this.refresh.delete(token);
+    this.refreshes += 1;
+    return this.#issue(issued);
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const issued = this.access.get(token);
+    if (!issued || issued.expiresAt < Date.now()) throw new InvalidTokenError("expired or unknown token");
+    return { token, clientId: issued.clientId, scopes: issued.scopes, expiresAt: Math.floor(issued.expiresAt / 1000) };
+  }
+
+  /** Every access token expires now (as a short lifetime would, without waiting). */
+  expireAccessTokens(): void {
+    for (const issued of this.access.values()) issued.expiresAt = 0;
+  }
+
+  /** The user's grant is revoked: refresh tokens stop working too. */
+  revokeAll(): void {
+    this.expireAccessTokens();
+    this.refresh.clear();
+  }
+
+  #issue(base: Issued): OAuthTokens {
+    const access = randomUUID();
+    const refresh = randomUUID();
+    const issued = { ...base, expiresAt: Date.now() + 3600_000 };
+    this.access.set(access, issued);
+    this.refresh.set(refresh, issued);
+    return { access_token: access, token_type: "bearer", expires_in: 3600, refresh_token: refresh };
+  }
+}
+
+export interface ProtectedServer {
+  /** The MCP endpoint: `<base>/mcp`. */
+  url: string;
+  auth: TestAuthorizationServer;
+  /** How many tool calls carried a valid token. */
+  calls: () => number;
+  close: () => Promise<void>;
+}
+
+/** One express app: the authorization server (metadata, registration, authorize, token) and an MCP server at /mcp behind bearer auth. */
+export async function startProtectedServer(): Promise<ProtectedServer> {
+  const auth = new TestAuthorizationServer();
+  const app = express();
+  let calls = 0;
+  let base = "";
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const mcpUrl = new URL(`${base}/mcp`);
+  app.use(mcpAuthRouter({ provider: auth, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ["mcp"] }));
+  const bearer = requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
+  app.all("/mcp", bearer, async (req: { auth?: AuthInfo; body?: unknown }, res: { on: (e: string, f: () => void) => void }) => {
+    const mcp = new McpServer({ name: "protected", version: "1.0.0" });
+    mcp.registerTool("whoami", { description: "Says which client the token belongs to." }, async (extra) => {
+      calls += 1;
+      return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "?"}` }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req as never, res as never, req.body);
+  });
+  return {
+    url: mcpUrl.href,
+    auth,
+    calls: () => calls,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Follows the authorization URL as a browser would: the authorization server redirects to the loopback callback, which answers a page. */
+export async function completeInBrowser(authorizationUrl: string): Promise<{ status: number; page: string }> {
+  const answer = await fetch(authorizationUrl, { redirect: "manual" });
+  const location = answer.headers.get("location");
+  if (!location) throw new Error(`The authorization server did not redirect (HTTP ${answer.status}: ${await answer.text()}).`);
+  const callback = await fetch(new URL(location, authorizationUrl));
+  return { status: callback.status, page: await callback.text() };
+}

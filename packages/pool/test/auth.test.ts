@@ -1,0 +1,156 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  AuthRequiredError,
+  ServerPool,
+  deleteAuthRecord,
+  loginServer,
+  parseConfig,
+  readAuthRecord,
+  writeAuthRecord,
+  type OAuthSettings,
+  type ServerSpec,
+} from "../src/index";
+import { completeInBrowser, startProtectedServer, type ProtectedServer } from "./auth-fixture";
+import { freePort, httpSpec, stdioSpec, textOf } from "./helpers";
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function home(): { env: NodeJS.ProcessEnv; dir: string } {
+  const root = mkdtempSync(join(tmpdir(), "codemux-auth-"));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  return { env: { ...process.env, CODEMUX_HOME: root }, dir: join(root, "auth") };
+}
+
+async function protectedServer(): Promise<ProtectedServer> {
+  const server = await startProtectedServer();
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function startPool(specs: ServerSpec[], env: NodeJS.ProcessEnv): Promise<ServerPool> {
+  const pool = new ServerPool(specs, { env, retryDelaysMs: [] });
+  cleanups.push(() => pool.close());
+  await pool.start();
+  return pool;
+}
+
+/** Logs in as `codemux auth login` does, the test playing the browser. */
+async function login(server: ProtectedServer, { name, dir, settings }: { name: string; dir: string; settings?: OAuthSettings }) {
+  let page: { status: number; page: string } | undefined;
+  const record = await loginServer({
+    server: name,
+    url: server.url,
+    dir,
+    ...(settings ? { settings } : {}),
+    timeoutMs: 30_000,
+    onAuthorizationUrl: async (url) => {
+      // Not awaited here: the callback resolves only after onAuthorizationUrl returns.
+      void completeInBrowser(url.href).then((p) => (page = p));
+    },
+  });
+  return { record, page: () => page };
+}
+
+describe("the login store", () => {
+  it("writes owner-only files in an owner-only folder, atomically", async () => {
+    const { dir } = home();
+    await writeAuthRecord(dir, { server: "a", url: "http://x/mcp", tokens: { access_token: "t", token_type: "bearer" } });
+    await writeAuthRecord(dir, { server: "a", url: "http://x/mcp", tokens: { access_token: "u", token_type: "bearer" } });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, "a.json")).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(["a.json"]);
+    expect((await readAuthRecord(dir, "a"))?.tokens?.access_token).toBe("u");
+    expect(await deleteAuthRecord(dir, "a")).toBe(true);
+    expect(await readAuthRecord(dir, "a")).toBeUndefined();
+  });
+
+  it("refuses a server name that is not a plain file name", async () => {
+    const { dir } = home();
+    await expect(writeAuthRecord(dir, { server: "../evil", url: "http://x/mcp" })).rejects.toThrow(/not a valid server name/);
+  });
+});
+
+describe("the oauth block of a config entry", () => {
+  it("is read, with variables expanded, and checked", () => {
+    const config = parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientId: "cid", clientSecret: "${SECRET}", redirectPort: 8765 } } } }), { env: { SECRET: "s3" } });
+    expect(config.servers[0]!.transport).toMatchObject({ oauth: { clientId: "cid", clientSecret: "s3", redirectPort: 8765 } });
+    expect(config.warnings).toEqual([]);
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { redirectPort: 70000 } } } }))).toThrow(/mcpServers\.p\.oauth\.redirectPort/);
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientID: "x" } } } }))).toThrow(/mcpServers\.p\.oauth/);
+  });
+});
+
+describe("OAuth against a local authorization server", () => {
+  it("needs login before one, works after it, refreshes an expired token, and needs login again once revoked", async () => {
+    const server = await protectedServer();
+    const { env, dir } = home();
+    const specs = [httpSpec("p", server.url, {}, {}), stdioSpec("local")];
+    specs[0]!.transport = { ...(specs[0]!.transport as { type: "http"; url: string; headers: Record<string, string> }), oauth: {} };
+
+    const before = await startPool(specs, env);
+    expect(before.status().map((s) => [s.name, s.state])).toEqual([["p", "failed"], ["local", "ready"]]);
+    expect(before.status()[0]!.error).toBe("needs login (no login yet): run `codemux auth login p`");
+    const refused = await before.callTool("p", "whoami", {}).catch((e: unknown) => e);
+    expect((refused as Error).message).toBe('Server "p" is unavailable: needs login (no login yet): run `codemux auth login p`');
+    expect(readdirSync(env.CODEMUX_HOME!)).toEqual([]);
+
+    const { record, page } = await login(server, { name: "p", dir });
+    expect(record.tokens?.refresh_token).toBeTruthy();
+    expect(statSync(join(dir, "p.json")).mode & 0o777).toBe(0o600);
+    const [authorization] = server.auth.authorizations;
+    expect(authorization?.codeChallenge).toMatch(/^[\w-]{43}$/);
+    expect(authorization?.resource?.href).toBe(server.url);
+    expect(authorization?.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    await expect.poll(() => page()?.page).toMatch(/logged in to p/);
+
+    // The pool that failed picks the login up on the next call.
+    expect(textOf(await before.callTool("p", "whoami", {}))).toMatch(/^client [\w-]+$/);
+    expect(server.calls()).toBe(1);
+
+    server.auth.expireAccessTokens();
+    expect(textOf(await before.callTool("p", "whoami", {}))).toMatch(/^client /);
+    expect(server.auth.refreshes).toBe(1);
+    const refreshed = await readAuthRecord(dir, "p");
+    expect(refreshed?.tokens?.access_token).not.toBe(record.tokens?.access_token);
+
+    server.auth.revokeAll();
+    const expired = await before.callTool("p", "whoami", {}).catch((e: unknown) => e);
+    expect(AuthRequiredError.isInstance(expired)).toBe(true);
+    expect((expired as Error).message).toBe('Server "p" is unavailable: needs login (the login expired and could not be refreshed): run `codemux auth login p`');
+    expect(before.status()[0]).toMatchObject({ state: "failed", error: "needs login (the login expired and could not be refreshed): run `codemux auth login p`" });
+    expect(textOf(await before.callTool("local", "echo", { text: "still here" }))).toBe("still here");
+  });
+
+  it("a logged-in server without an oauth block uses its login; logout makes it need one again", async () => {
+    const server = await protectedServer();
+    const { env, dir } = home();
+    const unlogged = await startPool([httpSpec("p", server.url)], env);
+    expect(unlogged.status()[0]!.error).toMatch(/HTTP 401.*; if it uses OAuth, run `codemux auth login p`$/);
+
+    await login(server, { name: "p", dir });
+    const pool = await startPool([httpSpec("p", server.url)], env);
+    expect(pool.status()[0]!.state).toBe("ready");
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
+
+    expect(await deleteAuthRecord(dir, "p")).toBe(true);
+    const after = await startPool([httpSpec("p", server.url, {}, {})].map((s) => ({ ...s, transport: { ...s.transport, oauth: {} } }) as ServerSpec), env);
+    expect(after.status()[0]!.error).toBe("needs login (no login yet): run `codemux auth login p`");
+  });
+
+  it("uses a pre-registered client id and a fixed callback port from the config instead of registering", async () => {
+    const server = await protectedServer();
+    const { dir } = home();
+    const port = await freePort();
+    await server.auth.clientsStore.registerClient!({ client_id: "pre-registered", redirect_uris: [`http://127.0.0.1:${port}/callback`], token_endpoint_auth_method: "none" } as never);
+    const { record } = await login(server, { name: "p", dir, settings: { clientId: "pre-registered", redirectPort: port } });
+    expect([...server.auth.clients.keys()]).toEqual(["pre-registered"]);
+    expect(record.clientInformation?.client_id).toBe("pre-registered");
+    expect(JSON.parse(readFileSync(join(dir, "p.json"), "utf8")).tokens.access_token).toBe(record.tokens?.access_token);
+  });
+});
