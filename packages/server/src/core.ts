@@ -1,8 +1,7 @@
 import { Catalog, type ToolDefinition } from "@codemux/catalog";
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
-import { Sandbox, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
-const HOST_CALL_GLOBAL = "__host_call";
+import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -33,8 +32,6 @@ import type { ToolPool } from "./tool-pool";
 /** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
 export type ModuleSource = (specifier: string) => string | undefined;
 
-/** Runs snippets; `Sandbox` from @codemux/sandbox is the real one. Never throws for a problem of the snippet. */
-export type CodeExecutor = Pick<Sandbox, "execute" | "close">;
 
 export interface CodemuxOptions {
   config: PoolConfig;

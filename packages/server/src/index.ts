@@ -2,7 +2,7 @@ export { CatalogCache, CATALOG_CACHE_VERSION } from "./catalog-cache";
 export { resolveConfig } from "./config";
 export type { ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";
-export type { CodeExecutor, CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
+export type { CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
 export {
   BadRequestError,
   CodemuxError,

@@ -167,6 +167,7 @@ describe("modules", () => {
   it("lists servers, then a server's modules with signatures", async () => {
     const top = await h.text("list_modules");
     expect(top).toContain("mcp/servers/fs  (");
+    expect(top).toMatch(/Snippet globals: .*URLSearchParams.*TextEncoder/);
     const fs = await h.text("list_modules", { path: "mcp/servers/fs" });
     expect(fs).toContain("mcp/servers/fs/readTextFile  readTextFile({ path: string");
   });

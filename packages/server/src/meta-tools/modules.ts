@@ -1,4 +1,5 @@
 import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/catalog";
+import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
 import type { SessionInfo } from "../pipeline/context";
@@ -75,7 +76,11 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
     ];
     if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`);
     if (lines.length === 0) return "No servers are connected yet.";
-    return [...lines, `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`].join("\n");
+    return [
+      ...lines,
+      `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`,
+      `Snippet globals: ${SANDBOX_GLOBALS.join(", ")} and the ECMAScript built-ins; no network, files or process.`,
+    ].join("\n");
   }
   const server = specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length) : undefined;
   if (server && catalog.servers().includes(server)) {
