@@ -412,9 +412,10 @@ export class JobManager implements JobRunner {
     const seq = live.seq++;
     const digest = argsDigest(call.args);
     const { record } = live;
-    record.inFlight++;
     this.#noteProgress(live, { message: callLine(call.tool, call.args) }, false);
-    void live.transcript.append({ ts: this.now(), type: "call_start", seq, tool: call.tool, argsSha256: digest });
+    // Written before the call goes out: after a crash, a call with no end line is known to have been in flight.
+    await live.transcript.append({ ts: this.now(), type: "call_start", seq, tool: call.tool, argsSha256: digest });
+    record.inFlight++;
     const started = performance.now();
     let outcome: "ok" | "error" | "threw" = "threw";
     let size = { bytes: 0, estimatedTokens: 0 };
@@ -429,6 +430,7 @@ export class JobManager implements JobRunner {
       void live.transcript.append({ ts: this.now(), type: "call", seq, tool: call.tool, argsSha256: digest, durationMs: Math.round(performance.now() - started), outcome, ...size, origin: call.origin });
     }
   }
+
 
   /** Polls `<dir>/cancel/` (what `codemux jobs cancel` writes) while jobs run here. */
   #watchCancels(): void {

@@ -49,9 +49,9 @@ describe("background jobs over MCP", () => {
 
   it("cancel_job aborts the run and the cancellation reaches the downstream server", async () => {
     h = await connect();
-    const id = jobId(await h.text("call_tool", { name: "bad__hang", background: true }));
-    // Wait until the downstream call is in flight.
-    for (let i = 0; i < 100 && (await h.call("job_output", { ids: [id], block: false })).structuredContent && h.jobs.manager.get(id, "local")?.inFlight !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+    const id = jobId(await h.text("call_tool", { name: "bad__slow", args: { ms: 120_000, steps: 1200 }, background: true }));
+    // Until the downstream server reports progress: it has the request.
+    for (let i = 0; i < 400 && !h.jobs.manager.get(id, "local")?.progress?.updates; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await h.text("cancel_job", { id })).toMatch(/cancelled/);
     const out = await h.call("job_output", { ids: [id] });
     expect(structured(out)[0]?.status).toBe("cancelled");

@@ -64,9 +64,13 @@ describe("MCP tasks served from the job store", () => {
 
   it("tasks/cancel cancels the job, and the cancellation reaches the downstream server", async () => {
     const { client, jobs } = await connectWithTasks();
-    const created = await client.request({ method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__hang" }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__slow", args: { ms: 120_000, steps: 1200 } }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
     const id = created.task.taskId;
-    for (let i = 0; i < 200 && jobs.manager.get(id, "local")?.inFlight !== 1; i++) await new Promise((r) => setTimeout(r, 25));
+    // Until the downstream server reports progress: it has the request.
+    for (let i = 0; i < 400 && !jobs.manager.get(id, "local")?.progress?.updates; i++) await new Promise((r) => setTimeout(r, 50));
     const cancelled = await client.experimental.tasks.cancelTask(id);
     expect(cancelled.status).toBe("cancelled");
     expect((await client.experimental.tasks.getTask(id)).status).toBe("cancelled");
