@@ -1,11 +1,11 @@
 import type { Logger } from "@codemux/pool";
-import type { Codemux, JobRunner, MetaTool, SessionInfo, ToolCallMiddleware } from "@codemux/server";
+import type { JobRunner, MetaTool, ToolCallMiddleware } from "@codemux/server";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type RecoveryReport } from "./job-manager";
 import { jobMetaTools } from "./meta-tools";
-import { jobTaskStore } from "./task-store";
+import { jobTaskStore, type TaskStoreOptions } from "./task-store";
 
 export interface JobsOptions {
   /** codemux's data folder (`core.dataDir`, ~/.codemux from the CLI); the journal goes to `<dataDir>/jobs`. */
@@ -34,7 +34,7 @@ export interface Jobs {
   /** `CodemuxOptions.middleware`: writes each job's downstream calls to its transcript. */
   middleware: ToolCallMiddleware;
   /** An MCP TaskStore for one session server (`new Server(info, { taskStore })`). */
-  taskStore(options: { core: Codemux; session: SessionInfo | (() => SessionInfo); mode?: string }): TaskStore;
+  taskStore(options: TaskStoreOptions): TaskStore;
   /** Resolves once the journal is read: how many jobs were loaded and which were interrupted. */
   recover(): Promise<RecoveryReport>;
   /** Stops: jobs still running are journaled `interrupted`. */

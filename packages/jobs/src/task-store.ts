@@ -15,6 +15,8 @@ export interface TaskStoreOptions {
   session: SessionInfo | (() => SessionInfo);
   /** The mode whose tools a task calls; the core's when absent. */
   mode?: string;
+  /** Told when a task ends, for `notifications/tasks/status` (e.g. `(task) => server.notification({ method: "notifications/tasks/status", params: task })`). */
+  onStatus?: (task: Task) => void;
 }
 
 /**
@@ -43,6 +45,10 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       });
       const job = find(id);
       if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
+      if (options.onStatus) {
+        const notify = options.onStatus;
+        void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).then(() => notify(toTask(job, manager.retentionMs)));
+      }
       return toTask(job, manager.retentionMs);
     },
     async getTask(taskId: string): Promise<Task | null> {

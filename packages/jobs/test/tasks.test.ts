@@ -2,13 +2,14 @@ import { Codemux, type SessionInfo } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, ListToolsRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { rm } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJobs, type Jobs } from "../src/index";
 import { config, misbehaving, tempDir, textOf } from "./helpers";
 
 let cleanup: (() => Promise<void>) | undefined;
+const statuses: string[] = [];
 afterEach(async () => {
   await cleanup?.();
   cleanup = undefined;
@@ -22,9 +23,12 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
   core.start();
   const surface = core.surface();
   const session: SessionInfo = core.session();
-  const server = new Server(
+  const server: Server = new Server(
     { name: "codemux", version: "test" },
-    { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: jobs.taskStore({ core, session: () => session }) },
+    {
+      capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: jobs.taskStore({ core, session: () => session, onStatus: (task) => void server.notification({ method: "notifications/tasks/status", params: task }) }),
+    },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -34,6 +38,7 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "tasks-test", version: "1.0.0" });
+  client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(`${notification.params.taskId} ${notification.params.status}`));
   await client.connect(clientSide);
   cleanup = async () => {
     await client.close();
@@ -55,6 +60,8 @@ describe("MCP tasks served from the job store", () => {
     const result = (await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema)) as CallToolResult;
     expect(textOf(result)).toContain("slept 300 ms");
     expect((await client.experimental.tasks.getTask(created.task.taskId)).status).toBe("completed");
+    for (let i = 0; i < 100 && !statuses.includes(`${created.task.taskId} completed`); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(statuses).toContain(`${created.task.taskId} completed`);
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.map((t) => t.taskId)).toContain(created.task.taskId);
     // The same job, seen through the meta-tool.
