@@ -1,9 +1,12 @@
 import { BUILT_IN_SURFACES, VERSION } from "@codemux/server";
 import { Command, Option } from "commander";
 import { registerApprove } from "./commands/approve";
+import { registerAuth } from "./commands/auth";
 import { registerCall } from "./commands/call";
 import { registerCodegen } from "./commands/codegen";
 import { registerExec } from "./commands/exec";
+import { registerImport } from "./commands/import";
+import { registerInstall } from "./commands/install";
 import { registerJobs } from "./commands/jobs";
 import { registerList } from "./commands/list";
 import { registerSearch } from "./commands/search";
@@ -53,6 +56,9 @@ export function buildProgram(context: RunContext): Command {
   registerStop(program, context);
   registerRestart(program, context);
   registerSkills(program, context);
+  registerAuth(program, context);
+  registerInstall(program, context);
+  registerImport(program, context);
   registerJobs(program, context);
   return program;
 }

@@ -1,0 +1,167 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { clientConfigPath } from "../src/commands/install";
+
+const cli = resolve(import.meta.dirname, "../dist/index.js");
+const homes: string[] = [];
+afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));
+
+function tempHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "codemux-install-"));
+  homes.push(home);
+  return home;
+}
+
+function envOf(home: string): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? "", HOME: home, APPDATA: join(home, "AppData", "Roaming"), XDG_CONFIG_HOME: join(home, ".config"), CODEMUX_HOME: join(home, ".codemux") };
+}
+
+function codemux(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd: home, env: envOf(home), stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+const bad = { command: process.execPath, args: [misbehavingServerPath] };
+const self = { command: "npx", args: ["-y", "codemux@latest", "--config", "/elsewhere/codemux.json"] };
+
+/** Each client's file, where it lives on Linux, and what is in it. */
+const samples: Record<string, { path: (home: string) => string; text: string }> = {
+  "claude-desktop": {
+    path: (home) => join(home, ".config", "Claude", "claude_desktop_config.json"),
+    text: JSON.stringify({ globalShortcut: "Ctrl+Space", mcpServers: { bad, old: self } }, null, 2),
+  },
+  cursor: { path: (home) => join(home, ".cursor", "mcp.json"), text: JSON.stringify({ mcpServers: { bad } }, null, 2) },
+  "claude-code": {
+    path: (home) => join(home, ".claude.json"),
+    text: JSON.stringify({ numStartups: 7, projects: { "/work": { allowedTools: [] } }, mcpServers: { bad } }, null, 2),
+  },
+  vscode: {
+    path: (home) => join(home, ".config", "Code", "User", "mcp.json"),
+    text: `{
+  // VS Code writes JSONC
+  "inputs": [{ "type": "promptString", "id": "token", "password": true }],
+  "servers": {
+    "bad": ${JSON.stringify({ type: "stdio", ...bad })},
+    "gh": { "type": "http", "url": "https://api.example.com/mcp", "headers": { "Authorization": "Bearer \${input:token}" } },
+  },
+}
+`,
+  },
+};
+
+describe("codemux install", () => {
+  for (const [client, sample] of Object.entries(samples)) {
+    it(`${client}: --dry-run shows the diff, --yes moves the servers, codemux starts from the written config, twice changes nothing`, async () => {
+      const home = tempHome();
+      const file = sample.path(home);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, sample.text);
+      const codemuxConfig = join(home, ".codemux", "codemux.json");
+
+      const dry = await codemux(home, ["install", client, "--dry-run"]);
+      expect(dry).toMatchObject({ code: 0 });
+      expect(dry.stdout).toContain(`--- /dev/null\n+++ ${codemuxConfig}\n`);
+      expect(dry.stdout).toContain(`--- ${file}\n+++ ${file}\n`);
+      expect(dry.stdout).toMatch(/^-\s+"bad": \{$/m);
+      expect(dry.stdout).toMatch(/^\+\s+"codemux": \{$/m);
+      expect(dry.stdout).toContain(`Moved into ${codemuxConfig}: bad.`);
+      if (client === "claude-desktop") expect(dry.stdout).toContain("Skipped (codemux itself): old.");
+      if (client === "vscode") expect(dry.stdout).toContain("Left gh where it was: it uses ${input:...}");
+      expect(readFileSync(file, "utf8")).toBe(sample.text);
+      expect(existsSync(codemuxConfig)).toBe(false);
+
+      const refused = await codemux(home, ["install", client]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`Not asking without a terminal: run codemux install ${client} --dry-run`);
+      expect(readFileSync(file, "utf8")).toBe(sample.text);
+
+      const done = await codemux(home, ["install", client, "--yes"]);
+      expect(done).toMatchObject({ code: 0 });
+      const backups = readdirSync(dirname(file)).filter((f) => f.startsWith(`${basename(file)}.codemux-backup-`));
+      expect(backups).toHaveLength(1);
+      expect(readFileSync(join(dirname(file), backups[0]!), "utf8")).toBe(sample.text);
+      expect(JSON.parse(readFileSync(codemuxConfig, "utf8"))).toEqual({ mcpServers: { bad: client === "vscode" ? { type: "stdio", ...bad } : bad } });
+
+      const written = JSON.parse(readFileSync(file, "utf8")) as Record<string, Record<string, { command?: string; args?: string[] }>>;
+      const key = client === "vscode" ? "servers" : "mcpServers";
+      expect(Object.keys(written[key]!)).toEqual(client === "vscode" ? ["codemux", "gh"] : ["codemux"]);
+      expect(written[key]!.codemux).toEqual({ ...(client === "vscode" ? { type: "stdio" } : {}), command: "npx", args: ["-y", "codemux", "--config", codemuxConfig] });
+      const others = JSON.parse(sample.text.replace(/\/\/.*$/m, "").replace(/,(\s*[}\]])/g, "$1")) as Record<string, unknown>;
+      for (const k of Object.keys(others).filter((k) => k !== key)) expect(written[k]).toEqual(others[k]);
+
+      // Started as the client will start it: the flags after "npx -y codemux".
+      const listed = await codemux(home, ["list", ...written[key]!.codemux!.args!.slice(2)]);
+      expect(listed.stdout).toMatch(/^\s*bad\s+ready\s+\d+ tools/m);
+      expect(listed.code).toBe(0);
+
+      const again = await codemux(home, ["install", client, "--yes"]);
+      expect(again.stdout).toBe(`codemux is already the one entry of ${file}; nothing to change.\n`);
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(written);
+      expect(Object.keys(JSON.parse(readFileSync(codemuxConfig, "utf8")).mcpServers)).toEqual(["bad"]);
+      expect(readdirSync(dirname(file)).filter((f) => f.includes(".codemux-backup-"))).toHaveLength(1);
+    });
+  }
+
+  it("names the file and line of a malformed client config, and writes nothing", async () => {
+    const home = tempHome();
+    const file = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, '{\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}\n');
+    const result = await codemux(home, ["install", "cursor", "--yes"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`Invalid config ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: JSON syntax error at line 4, column 5`));
+    expect(existsSync(join(home, ".codemux"))).toBe(false);
+  });
+
+  it("refuses an unknown client", async () => {
+    const result = await codemux(tempHome(), ["install", "emacs", "--yes"]);
+    expect(result).toMatchObject({ code: 2 });
+    expect(result.stderr).toContain('Unknown client "emacs"; use one of claude-desktop, cursor, claude-code, vscode.');
+  });
+});
+
+describe("codemux import", () => {
+  it("adds the servers of a file to codemux's config without touching the file; a clash is kept under another name", async () => {
+    const home = tempHome();
+    const source = join(home, "team.json");
+    const text = JSON.stringify({ mcpServers: { bad, other: { command: "echo", args: ["x"] }, me: { command: "codemux", args: [] } } });
+    writeFileSync(source, text);
+    mkdirSync(join(home, ".codemux"));
+    writeFileSync(join(home, ".codemux", "codemux.json"), JSON.stringify({ mcpServers: { other: { command: "true" } }, plugins: [] }));
+    const dry = await codemux(home, ["import", source, "--dry-run"]);
+    expect(dry.stdout).toMatch(/^\+\s+"bad": \{$/m);
+    expect(JSON.parse(readFileSync(join(home, ".codemux", "codemux.json"), "utf8")).mcpServers).toEqual({ other: { command: "true" } });
+
+    const result = await codemux(home, ["import", source]);
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.stdout).toContain("bad, other (as other-imported)");
+    expect(result.stdout).toContain("Skipped (codemux itself): me.");
+    const config = JSON.parse(readFileSync(join(home, ".codemux", "codemux.json"), "utf8"));
+    expect(config).toEqual({ mcpServers: { other: { command: "true" }, bad, "other-imported": { command: "echo", args: ["x"] } }, plugins: [] });
+    expect(readFileSync(source, "utf8")).toBe(text);
+  });
+});
+
+describe("client config locations", () => {
+  it("follow each platform's convention", () => {
+    const env = { HOME: "/h", APPDATA: "C:\\Users\\u\\AppData\\Roaming", XDG_CONFIG_HOME: "/x" };
+    expect(clientConfigPath("claude-desktop", env, "darwin")).toBe(join("/h", "Library", "Application Support", "Claude", "claude_desktop_config.json"));
+    expect(clientConfigPath("claude-desktop", env, "win32")).toBe(join("C:\\Users\\u\\AppData\\Roaming", "Claude", "claude_desktop_config.json"));
+    expect(clientConfigPath("claude-desktop", env, "linux")).toBe(join("/x", "Claude", "claude_desktop_config.json"));
+    expect(clientConfigPath("vscode", { HOME: "/h" }, "linux")).toBe(join("/h", ".config", "Code", "User", "mcp.json"));
+    expect(clientConfigPath("vscode", env, "darwin")).toBe(join("/h", "Library", "Application Support", "Code", "User", "mcp.json"));
+    expect(clientConfigPath("cursor", env, "win32")).toBe(join("/h", ".cursor", "mcp.json"));
+    expect(clientConfigPath("claude-code", env, "linux")).toBe(join("/h", ".claude.json"));
+  });
+});
