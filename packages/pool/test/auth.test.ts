@@ -143,6 +143,19 @@ describe("OAuth against a local authorization server", () => {
     expect(after.status()[0]!.error).toBe("needs login (no login yet): run `codemux auth login p`");
   });
 
+  it("a connection holding old tokens does not wipe a login made meanwhile by another process", async () => {
+    const server = await protectedServer();
+    const { env, dir } = home();
+    await login(server, { name: "p", dir });
+    const pool = await startPool([httpSpec("p", server.url)], env);
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
+    server.auth.revokeAll();
+    await login(server, { name: "p", dir });
+    // The connection's refresh token was revoked; the new login on disk is used instead of being deleted.
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
+    expect((await readAuthRecord(dir, "p"))?.tokens?.access_token).toBeTruthy();
+  });
+
   it("uses a pre-registered client id and a fixed callback port from the config instead of registering", async () => {
     const server = await protectedServer();
     const { dir } = home();

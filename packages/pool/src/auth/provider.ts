@@ -100,8 +100,14 @@ export class FileOAuthProvider implements OAuthClientProvider {
       this.#codeVerifier = undefined;
       return;
     }
-    const record = await this.#load();
+    const held = await this.#load();
+    // Read again: a `codemux auth login` in another process may have replaced what this connection holds.
+    const record = await this.#fresh();
     if (!record) return;
+    if (record.tokens?.access_token !== held?.tokens?.access_token) {
+      this.#record = record;
+      return;
+    }
     const next: AuthRecord = { ...record };
     if (scope === "all" || scope === "client") delete next.clientInformation;
     if (scope === "all" || scope === "tokens") {
@@ -138,15 +144,21 @@ export class FileOAuthProvider implements OAuthClientProvider {
 
   async #load(): Promise<AuthRecord | undefined> {
     if (!this.#loaded) {
-      const record = await readAuthRecord(this.options.dir, this.options.server);
-      this.#record = record && record.url === this.options.url ? record : undefined;
+      this.#record = await this.#fresh();
       this.#loaded = true;
     }
     return this.#record;
   }
 
+  async #fresh(): Promise<AuthRecord | undefined> {
+    const record = await readAuthRecord(this.options.dir, this.options.server);
+    return record && record.url === this.options.url ? record : undefined;
+  }
+
   async #update(change: Partial<AuthRecord>): Promise<void> {
-    const current = (await this.#load()) ?? { server: this.options.server, url: this.options.url };
+    // While logging in, the record prepared in memory (tokens dropped) is the base; otherwise the file as it is now.
+    const base = this.options.login ? await this.#load() : await this.#fresh();
+    const current = base ?? { server: this.options.server, url: this.options.url };
     const next: AuthRecord = { ...current, ...change };
     for (const key of Object.keys(next) as (keyof AuthRecord)[]) if (next[key] === undefined) delete next[key];
     await this.#store(next);
