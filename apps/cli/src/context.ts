@@ -1,5 +1,6 @@
 import { ConfigError, markSelf, type Logger } from "@codemux/pool";
 import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
+import { createJobs } from "@codemux/jobs";
 import { Codemux, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
@@ -50,6 +51,8 @@ export async function startCore(command: Command, context: RunContext, options: 
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
   const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
+  const jobs = options.serving ? createJobs({ dataDir: codemuxHome(), logger }) : undefined;
   core = new Codemux({
     config,
     mode: opts.mode,
@@ -60,8 +63,13 @@ export async function startCore(command: Command, context: RunContext, options: 
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     // A one-shot command prints the whole result: a handle would die with the process.
     ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    ...(plugins ? { middleware: [plugins.middleware] } : {}),
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    ...(jobs
+      ? { jobs: jobs.runner, metaTools: jobs.metaTools, taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }) }
+      : {}),
   });
+  // Running jobs are journaled as interrupted while the servers are still there.
+  if (jobs) core.onClose(() => jobs.close(), { before: true });
   if (plugins) {
     const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.

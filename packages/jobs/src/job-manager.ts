@@ -78,7 +78,6 @@ export class JobManager implements JobRunner {
   readonly #bySession = new Map<string, LiveJob>();
   readonly #ready: Promise<RecoveryReport>;
   #writer: JournalWriter | undefined;
-  #probe: { job?: LiveJob } | undefined;
   #cancelTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -191,16 +190,11 @@ export class JobManager implements JobRunner {
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
     this.#watchCancels();
     const progress = (value: Progress) => {
-      // A probe from the middleware asks "is this progress sink yours?"; it is not progress.
-      if (this.#probe) {
-        this.#probe.job = live;
-        return;
-      }
       this.#noteProgress(live, { ...(value.message !== undefined ? { message: oneLine(value.message, 200) } : {}), progress: value.progress, ...(value.total !== undefined ? { total: value.total } : {}) });
     };
     let run: Promise<CallToolResult>;
     try {
-      run = live.work.run({ signal: live.controller.signal, progress });
+      run = live.work.run({ signal: live.controller.signal, progress, job: live.record.id });
     } catch (error) {
       run = Promise.reject(error);
     }
@@ -382,27 +376,14 @@ export class JobManager implements JobRunner {
    * session (the agent), or, for a snippet's inner calls, by asking the call's progress sink (it is
    * the job's when the snippet runs in the background). Foreground calls belong to none.
    */
-  jobForCall(ctx: Pick<CallContext, "signal" | "session" | "origin" | "progress">): string | undefined {
+  jobForCall(ctx: Pick<CallContext, "signal" | "session" | "origin" | "progress"> & { job?: string | undefined }): string | undefined {
+    if (ctx.job !== undefined) return this.#live.has(ctx.job) ? ctx.job : undefined;
     if (ctx.signal) {
       const bySignal = this.#bySignal.get(ctx.signal);
       if (bySignal) return bySignal.record.id;
     }
     const bySession = this.#bySession.get(ctx.session.id);
-    if (bySession) return bySession.record.id;
-    if (ctx.origin !== "execute_code" || !ctx.progress) return undefined;
-    let candidate = false;
-    for (const job of this.#running) if (job.record.session === ctx.session.id && job.record.kind === "execute_code") candidate = true;
-    if (!candidate) return undefined;
-    const probe: { job?: LiveJob } = {};
-    this.#probe = probe;
-    try {
-      ctx.progress({ progress: 0 });
-    } catch {
-      // A sink that throws is not ours.
-    } finally {
-      this.#probe = undefined;
-    }
-    return probe.job?.record.id;
+    return bySession?.record.id;
   }
 
   /** Runs one tool call of a job and writes it to the job's transcript. */

@@ -1,8 +1,7 @@
-import { Codemux, type SessionInfo } from "@codemux/server";
+import { Codemux, createSessionServer } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, ListToolsRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { rm } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJobs, type Jobs } from "../src/index";
@@ -15,26 +14,21 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-/** A session server as createSessionServer would be with the README's task wiring (the store, the capability, one line in tools/call). */
+/** codemux's own session server with the job store as its task store, as the CLI wires it. */
 async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
   const dataDir = await tempDir();
   const jobs = createJobs({ dataDir });
-  const core = new Codemux({ config: config({ bad: misbehaving() }), jobs: jobs.runner, metaTools: jobs.metaTools, middleware: [jobs.middleware], dataDir });
-  core.start();
-  const surface = core.surface();
-  const session: SessionInfo = core.session();
-  const server: Server = new Server(
-    { name: "codemux", version: "test" },
-    {
-      capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: jobs.taskStore({ core, session: () => session, onStatus: (task) => void server.notification({ method: "notifications/tasks/status", params: task }) }),
-    },
-  );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    if (request.params.task && extra.taskStore) return { task: await extra.taskStore.createTask({ ttl: request.params.task.ttl }) };
-    return surface.callTool(request.params.name, request.params.arguments ?? {}, { core, session, origin: "call_tool", signal: extra.signal });
+  let core: Codemux | undefined;
+  core = new Codemux({
+    config: config({ bad: misbehaving() }),
+    jobs: jobs.runner,
+    metaTools: jobs.metaTools,
+    middleware: [jobs.middleware],
+    dataDir,
+    taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
   });
+  core.start();
+  const server = createSessionServer(core);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "tasks-test", version: "1.0.0" });
@@ -43,7 +37,7 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
   cleanup = async () => {
     await client.close();
     await jobs.close();
-    await core.close();
+    await core?.close();
     await rm(dataDir, { recursive: true, force: true });
   };
   return { client, jobs };

@@ -14,7 +14,7 @@ import {
   DEFAULT_STARTUP_WAIT_MS,
 } from "./defaults";
 import { BadRequestError } from "./errors";
-import type { JobRunner } from "./jobs";
+import type { JobRunner, TaskStoreFactory } from "./jobs";
 import type { MetaTool } from "./meta-tools/registry";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
 import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
@@ -60,6 +60,8 @@ export interface CodemuxOptions {
   metaTools?: MetaTool<never>[];
   /** Runs `background: true` requests; without it they are refused. */
   jobs?: JobRunner;
+  /** Serves MCP tasks (task-augmented tools/call, tasks/get, result, list, cancel) for each session; off without it. */
+  taskStore?: TaskStoreFactory;
   /** More modules snippets may import (saved skills, ...), asked after the tool wrappers; each answers a specifier with TypeScript source or undefined. */
   moduleSources?: ModuleSource[];
   /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
@@ -80,6 +82,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   session?: SessionInfo;
   requestId?: string;
+  /** The background job running this snippet; its calls carry it. */
+  job?: string;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
 }
 
@@ -133,6 +137,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly #sandboxOptions: SandboxOptions | undefined;
   #config: PoolConfig;
   readonly #closers: Array<() => Promise<void> | void> = [];
+  readonly #beforeClose: Array<() => Promise<void> | void> = [];
 
   constructor(readonly options: CodemuxOptions) {
     super();
@@ -306,6 +311,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
           session,
           signal: context.signal,
           ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
+          ...(options.job !== undefined ? { job: options.job } : {}),
           ...(options.onprogress ? { progress: (progress: Progress) => options.onprogress?.({ tool: name, progress }) } : {}),
         }),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
@@ -329,26 +335,24 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     return this.#executor;
   }
 
-  /** Runs `closer` when the core closes, after its servers and sandbox (plugins flushing their files, a job runner). */
-  onClose(closer: () => Promise<void> | void): void {
-    this.#closers.push(closer);
+  /**
+   * Runs `closer` when the core closes: after its servers and sandbox stop (plugins flushing their
+   * files), or with `before: true` while they still run (a job runner recording its jobs as interrupted).
+   */
+  onClose(closer: () => Promise<void> | void, options: { before?: boolean } = {}): void {
+    (options.before ? this.#beforeClose : this.#closers).push(closer);
   }
 
   /** Stops every server and the sandbox, deletes the kept results, then runs the `onClose` closers. */
   async close(): Promise<void> {
+    await runClosers(this.#beforeClose.splice(0), this.logger);
     if (this.#saveTimer) {
       clearTimeout(this.#saveTimer);
       await this.#save();
     }
     await Promise.all([this.pool.close(), this.#executor?.close()]);
     await this.results.clear();
-    for (const closer of this.#closers.splice(0)) {
-      try {
-        await closer();
-      } catch (error) {
-        this.logger.warn(`while closing: ${(error as Error).message}`);
-      }
-    }
+    await runClosers(this.#closers.splice(0), this.logger);
   }
 
   async #loadCache(): Promise<void> {
@@ -406,6 +410,17 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.catalog.setServerTools(server, tools);
     this.modules.setServer(server, this.catalog.entries(server).map(codegenToolOf));
     this.emit("toolsChanged");
+  }
+}
+
+/** Runs each closer in order; one that fails is logged and the others still run. */
+async function runClosers(closers: Array<() => Promise<void> | void>, logger: Logger): Promise<void> {
+  for (const closer of closers) {
+    try {
+      await closer();
+    } catch (error) {
+      logger.warn(`while closing: ${(error as Error).message}`);
+    }
   }
 }
 

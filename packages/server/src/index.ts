@@ -30,7 +30,7 @@ export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, Sessio
 export { ToolCallPipeline } from "./pipeline/pipeline";
 export type { ToolCallPipelineOptions } from "./pipeline/pipeline";
 export { errorResult, executionResult, textResult } from "./render";
-export type { BackgroundWork, JobRunner } from "./jobs";
+export type { BackgroundWork, JobRunner, TaskStoreFactory } from "./jobs";
 export { McpFeatures } from "./mcp-features";
 export { ClientRelay } from "./relay";
 export { ResultStore } from "./results";

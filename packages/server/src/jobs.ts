@@ -1,4 +1,5 @@
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js";
 import type { SessionInfo } from "./pipeline/context";
 
 /** Work to run in the background: a snippet or one tool call, as execute_code or call_tool would answer it. */
@@ -10,7 +11,7 @@ export interface BackgroundWork {
   request: Record<string, unknown>;
   session: SessionInfo;
   /** Does the work; the signal aborts when the job is cancelled, progress is kept for job_output. */
-  run(context: { signal: AbortSignal; progress: (progress: Progress) => void }): Promise<CallToolResult>;
+  run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string }): Promise<CallToolResult>;
 }
 
 /**
@@ -20,3 +21,6 @@ export interface BackgroundWork {
 export interface JobRunner {
   start(work: BackgroundWork): Promise<{ id: string; position?: number }>;
 }
+
+/** Makes one session's MCP task store (`@codemux/jobs` serves tasks from its job store); `notify` sends a task's status to that client. */
+export type TaskStoreFactory = (context: { session: () => SessionInfo; notify: (task: Task) => void }) => TaskStore;

@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Progress, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type Progress, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import type { ClientPeer, SessionInfo } from "./pipeline/context";
@@ -23,17 +23,29 @@ export interface SessionServerOptions {
 export function createSessionServer(core: Codemux, options: SessionServerOptions = {}): Server {
   const surface = core.surface(options.mode);
   const instructions = surface.instructions();
+  let session: SessionInfo | undefined;
+  const taskStore = core.options.taskStore?.({
+    session: () => session as SessionInfo,
+    notify: (task) => void server.notification({ method: "notifications/tasks/status", params: task }).catch(() => undefined),
+  });
   const server = new Server(
     { name: "codemux", version: VERSION },
-    { capabilities: { tools: { listChanged: true } }, ...(instructions ? { instructions } : {}) },
+    {
+      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}) },
+      ...(taskStore ? { taskStore } : {}),
+      ...(instructions ? { instructions } : {}),
+    },
   );
-  const session: SessionInfo = { ...(options.session ?? core.session()), peer: clientPeer(server) };
-  const forgetRelay = core.relay.register(session);
-  const forgetFeatures = core.features.attach(server, session);
+  session = { ...(options.session ?? core.session()), peer: clientPeer(server) };
+  const current: SessionInfo = session;
+  const forgetRelay = core.relay.register(current);
+  const forgetFeatures = core.features.attach(server, current);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
+    if (request.params.task && extra.taskStore) return { task: await extra.taskStore.createTask({ ttl: request.params.task.ttl }) };
     const token = request.params._meta?.progressToken;
     // Progress is sent as it comes, and the answer waits for those sends: over HTTP a late one would be dropped after the result.
     const sending = new Set<Promise<void>>();
@@ -47,7 +59,7 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
           };
     const result = await surface.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, {
       core,
-      session,
+      session: current,
       origin: "call_tool",
       signal: extra.signal,
       requestId: String(extra.requestId),

@@ -18,13 +18,14 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
     required: ["code"],
   },
   run: async ({ code, timeoutMs, background }, ctx) => {
-    const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress) => {
+    const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress, job?: string) => {
       let step = 0;
       const run = await ctx.core.executeCode(code, {
         timeoutMs,
         session: ctx.session,
         ...(signal ? { signal } : {}),
         ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
+        ...(job !== undefined ? { job } : {}),
         // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
         ...(report ? { onprogress: ({ tool, progress }) => report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) } : {}),
       });
@@ -32,7 +33,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
     };
     if (background) {
       const description = code.trimStart().split("\n", 1)[0]?.slice(0, 120) ?? "snippet";
-      return inBackground(ctx, { kind: "execute_code", description, request: { code, timeoutMs }, run: ({ signal, progress }) => execute(signal, progress) });
+      return inBackground(ctx, { kind: "execute_code", description, request: { code, timeoutMs }, run: ({ signal, progress, job }) => execute(signal, progress, job) });
     }
     return execute(ctx.signal, ctx.progress);
   },

@@ -50,6 +50,8 @@ export interface CallContext {
   readonly progress: ((progress: Progress) => void) | undefined;
   /** Per-call timeout override (ms); the server's `callTimeoutMs` otherwise. */
   readonly timeoutMs: number | undefined;
+  /** The background job this call belongs to, when it runs inside one. */
+  readonly job: string | undefined;
   /** The id of the client request behind this call (a JSON-RPC id, or a front end's request id), to match logs. */
   readonly requestId: string | undefined;
   /** Free room for middleware to share facts about this call (a cache hit, a plugin's timing). */
@@ -82,4 +84,5 @@ export interface CallRequest {
   progress?: (progress: Progress) => void;
   timeoutMs?: number;
   requestId?: string;
+  job?: string;
 }

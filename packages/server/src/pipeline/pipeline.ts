@@ -75,6 +75,7 @@ export class ToolCallPipeline {
       progress: request.progress,
       timeoutMs: request.timeoutMs,
       requestId: request.requestId,
+      job: request.job,
       state: new Map(),
     };
     return this.#chain(ctx);
