@@ -156,6 +156,29 @@ describe("OAuth against a local authorization server", () => {
     expect((await readAuthRecord(dir, "p"))?.tokens?.access_token).toBeTruthy();
   });
 
+  it("a callback with another state is refused; a refusal from the authorization server ends the login with its reason", async () => {
+    const server = await protectedServer();
+    const { dir } = home();
+    let wrongState: { status: number; text: string } | undefined;
+    const failed = loginServer({
+      server: "p",
+      url: server.url,
+      dir,
+      timeoutMs: 30_000,
+      onAuthorizationUrl: async (url) => {
+        const callback = url.searchParams.get("redirect_uri")!;
+        const forged = await fetch(`${callback}?code=x&state=forged`);
+        wrongState = { status: forged.status, text: await forged.text() };
+        void fetch(`${callback}?error=access_denied&error_description=the+user+said+no&state=${url.searchParams.get("state")}`);
+      },
+    });
+    await expect(failed).rejects.toThrow('The authorization server refused the login of "p": access_denied: the user said no.');
+    expect(wrongState?.status).toBe(400);
+    expect(wrongState?.text).toContain("its state does not match");
+    expect(await readAuthRecord(dir, "p")).toMatchObject({ server: "p" });
+    expect((await readAuthRecord(dir, "p"))?.tokens).toBeUndefined();
+  });
+
   it("uses a pre-registered client id and a fixed callback port from the config instead of registering", async () => {
     const server = await protectedServer();
     const { dir } = home();

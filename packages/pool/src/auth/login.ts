@@ -43,22 +43,22 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== "/callback") {
-      page(response, 404, "Not found", "This is codemux's login callback; nothing else is served here.");
+      page(response, { status: 404, title: "Not found", text: "This is codemux's login callback; nothing else is served here." });
       return;
     }
     const error = url.searchParams.get("error");
     const code = url.searchParams.get("code");
     if (url.searchParams.get("state") !== state) {
-      page(response, 400, "Login failed", "The answer does not belong to this login (its state does not match). Start again with codemux auth login.");
+      page(response, { status: 400, title: "Login failed", text: "The answer does not belong to this login (its state does not match). Start again with codemux auth login." });
       return;
     }
     if (error || !code) {
       const reason = `${error ?? "no code"}${url.searchParams.get("error_description") ? `: ${url.searchParams.get("error_description")}` : ""}`;
-      page(response, 400, "Login failed", `The authorization server refused: ${reason}. You can close this tab.`);
+      page(response, { status: 400, title: "Login failed", text: `The authorization server refused: ${reason}. You can close this tab.` });
       settle?.reject(new Error(`The authorization server refused the login of "${options.server}": ${reason}.`));
       return;
     }
-    page(response, 200, "Logged in", `codemux is logged in to ${options.server}. You can close this tab.`);
+    page(response, { status: 200, title: "Logged in", text: `codemux is logged in to ${options.server}. You can close this tab.` });
     settle?.resolve(code);
   });
   const port = options.port ?? options.settings?.redirectPort ?? 0;
@@ -102,8 +102,8 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   }
 }
 
-function page(response: ServerResponse, status: number, title: string, text: string): void {
-  const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+function page(response: ServerResponse, { status, title, text }: { status: number; title: string; text: string }): void {
+  const html = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   response.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
-  response.end(`<!doctype html><meta charset="utf-8"><title>codemux: ${escape(title)}</title><body style="font-family:sans-serif;margin:3em"><h1>${escape(title)}</h1><p>${escape(text)}</p></body>`);
+  response.end(`<!doctype html><meta charset="utf-8"><title>codemux: ${html(title)}</title><body style="font-family:sans-serif;margin:3em"><h1>${html(title)}</h1><p>${html(text)}</p></body>`);
 }
