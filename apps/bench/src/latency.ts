@@ -1,12 +1,35 @@
+import { parseConfig } from "@codemux/pool";
+import { Sandbox } from "@codemux/sandbox";
+import { Codemux, createSessionServer, type ToolCallMiddleware } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectCodemux, connectCommand, textOf } from "./client";
+import { cliPath } from "./paths";
 import { percentile, round, timed } from "./stats";
 
+/** Each hop of a proxied call measured on its own, in process (p50, microseconds, warmed). */
+export interface HopReport {
+  /** The pool's SDK client to the downstream server over stdio and back: one stdio round trip. */
+  poolCallUs: number;
+  /** The code surface's call_tool (resolution, middleware, validation, result limits) around that. */
+  surfaceCallToolUs: number;
+  /** An SDK client to codemux's SDK server over an in-memory pair (no stdio) around that. */
+  inMemoryCallToolUs: number;
+  /** Inside one 20-call snippet: a call in the pipeline (host side), the gap between two calls (host -> worker -> QuickJS -> worker -> host), and the snippet's start before its first call (bundle, fresh QuickJS, modules). */
+  chainCallInPipelineUs: number;
+  chainGapBetweenCallsUs: number;
+  chainStartToFirstCallUs: number;
+  /** Sandbox.execute alone with an echo host: trivial snippet, and per host call of a 100-call sequential loop. */
+  sandboxTrivialUs: number;
+  sandboxPerSequentialHostCallUs: number;
+}
+
 export interface LatencyReport {
+  hops: HopReport | null;
   call: {
     directP50Ms: number;
     directP99Ms: number;
@@ -116,7 +139,13 @@ export async function runLatency(): Promise<LatencyReport> {
   const profileDir = process.env.CODEMUX_BENCH_PROFILE_DIR;
   const direct = await connectCommand(process.execPath, [misbehavingServerPath]);
   const plain = await connectCommand(process.execPath, [proxyFile]);
-  const client = await connectCodemux(["--config", configFile], profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {});
+  // Node refuses --cpu-prof in NODE_OPTIONS: the profiled codemux is started with it on its command line.
+  const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const codemuxAt = (cli: string) => connectCommand(process.execPath, [...nodeArgs, cli, "--config", configFile, "--log-level", "error"]);
+  const client = process.env.CODEMUX_BENCH_CLI || profileDir ? await codemuxAt(process.env.CODEMUX_BENCH_CLI || cliPath()) : await connectCodemux(["--config", configFile]);
+  // A before/after comparison in one run: another build of the CLI measured interleaved with this one.
+  const baselineCli = process.env.CODEMUX_BENCH_BASELINE_CLI;
+  const baseline = baselineCli ? await connectCommand(process.execPath, [baselineCli, "--config", configFile, "--log-level", "error"]) : undefined;
   try {
     const directCall = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
     const plainCall = () => plain.callTool({ name: "echo", arguments: { text: "ping" } });
@@ -125,8 +154,11 @@ export async function runLatency(): Promise<LatencyReport> {
 
     let call: LatencyReport["call"] = { directP50Ms: NaN, directP99Ms: NaN, codemuxP50Ms: NaN, codemuxP99Ms: NaN, ratioP50: NaN, plainProxyP50Ms: NaN, plainProxyRatioP50: NaN, samples: 0, warmupCalls: WARMUP_CALLS };
     if (!only || only === "call") {
-      for (const fn of [directCall, plainCall, viaCall]) await warm(fn, WARMUP_CALLS);
-      const [d, p, v] = await interleaved([directCall, plainCall, viaCall], ROUNDS, CALLS_PER_ROUND);
+      const baseCall = baseline ? () => baseline.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }) : undefined;
+      const contenders = [directCall, plainCall, viaCall, ...(baseCall ? [baseCall] : [])];
+      for (const fn of contenders) await warm(fn, WARMUP_CALLS);
+      const [d, p, v, b] = await interleaved(contenders, ROUNDS, CALLS_PER_ROUND);
+      if (b) log(`  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`);
       const p50 = (s: number[] | undefined) => percentile(s!, 50);
       call = {
         directP50Ms: round(p50(d), 3),
@@ -142,6 +174,7 @@ export async function runLatency(): Promise<LatencyReport> {
       log(`  ratios (call, interleaved, warmed by ${WARMUP_CALLS} calls): codemux/direct x${call.ratioP50}, plain SDK proxy/direct x${call.plainProxyRatioP50}, codemux/plain proxy x${round(p50(v) / p50(p))}`);
     }
 
+    if (only === "call") return { call, hops: null, execute: { trivialP50Ms: NaN, trivialP99Ms: NaN, chain20InOneSnippetMs: NaN, chain20AsCallToolMs: NaN, chainRatio: NaN, parallel100Ms: NaN, directParallel100Ms: NaN, parallelCallsPerSecond: NaN, directParallelCallsPerSecond: NaN, parallelRateRatio: NaN, ten400msCallsMs: NaN, samples: 0 } };
     const chain = await execute(client, CHAIN_CODE);
     if (chain.body.result !== "20") throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
     const trivial = () => execute(client, "export default 1 + 1");
@@ -158,6 +191,17 @@ export async function runLatency(): Promise<LatencyReport> {
     await warm(chainAsRoundTrips, Math.ceil(WARMUP_CALLS / 60));
     await warm(parallelInSnippet, Math.ceil(WARMUP_CALLS / 100));
     await warm(directParallel, Math.ceil(WARMUP_CALLS / 100));
+    if (baseline) {
+      const baseTrivial = () => execute(baseline, "export default 1 + 1");
+      const baseChain = () => execute(baseline, CHAIN_CODE);
+      const baseParallel = () => execute(baseline, PARALLEL_CODE);
+      for (const fn of [baseTrivial, baseChain, baseParallel]) await warm(fn, 100);
+      const [tb, ta] = await interleaved([baseTrivial, trivial], ROUNDS, 30);
+      const [cb, ca] = await interleaved([baseChain, chainInSnippet], ROUNDS, 3);
+      const [pb, pa] = await interleaved([baseParallel, parallelInSnippet], ROUNDS, 3);
+      const pair = (label: string, before: number[] | undefined, after: number[] | undefined) => `${label} ${round(percentile(before!, 50), 3)} -> ${round(percentile(after!, 50), 3)} ms`;
+      log(`  before/after (p50, interleaved): ${pair("trivial", tb, ta)}; ${pair("20-call chain", cb, ca)}; ${pair("100 parallel", pb, pa)}`);
+    }
     const [t] = await interleaved([trivial], ROUNDS, 30);
     const [cs, cr] = await interleaved([chainInSnippet, chainAsRoundTrips], SNIPPET_ROUNDS, 1);
     const [ps, pd] = await interleaved([parallelInSnippet, directParallel], SNIPPET_ROUNDS, 1);
@@ -182,9 +226,82 @@ export async function runLatency(): Promise<LatencyReport> {
       samples: ROUNDS * 30,
     };
     log(`  ratios (snippets, interleaved): 20-call chain/20 round trips x${execute_.chainRatio}; 100 parallel in a snippet ${execute_.parallelCallsPerSecond}/s vs direct ${execute_.directParallelCallsPerSecond}/s = ${execute_.parallelRateRatio} of the direct rate; trivial execute_code p50 ${execute_.trivialP50Ms} ms`);
-    return { call, execute: execute_ };
+    const hops = await runHops();
+    log(`  hops (in process, p50 us): pool call ${hops.poolCallUs}; surface call_tool ${hops.surfaceCallToolUs}; SDK client over in-memory ${hops.inMemoryCallToolUs}; in a chain: call ${hops.chainCallInPipelineUs}, gap between calls ${hops.chainGapBetweenCallsUs}, start to first call ${hops.chainStartToFirstCallUs}; sandbox alone: trivial ${hops.sandboxTrivialUs}, per host call ${hops.sandboxPerSequentialHostCallUs}`);
+    return { call, execute: execute_, hops };
   } finally {
-    await Promise.all([client.close(), plain.close(), direct.close()]);
+    await Promise.all([client.close(), plain.close(), direct.close(), baseline?.close()]);
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (samples: number[]) => round(percentile(samples, 50) * 1000, 1);
+
+async function sampleUs(fn: () => Promise<unknown>, warmup: number, n: number): Promise<number> {
+  await warm(fn, warmup);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await timed(fn))[0]);
+  return median(out);
+}
+
+/** The hops of a call measured one by one in this process: the pool, the surface, the SDK server, and a snippet's crossings. */
+export async function runHops(): Promise<HopReport> {
+  const marks: Array<[number, number]> = [];
+  const mark: ToolCallMiddleware = async (ctx, next) => {
+    const start = performance.now();
+    const result = await next(ctx);
+    marks.push([start, performance.now()]);
+    return result;
+  };
+  const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }), { file: "bench", env: process.env });
+  const core = new Codemux({ config, middleware: [mark] });
+  core.start();
+  await core.ready();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createSessionServer(core).connect(serverSide);
+  const client = new Client({ name: "codemux-bench", version: "1.0.0" });
+  await client.connect(clientSide);
+  const sandbox = new Sandbox();
+  const echo = async (_name: string, args: unknown) => args;
+  try {
+    const surface = core.surface();
+    const session = core.session();
+    const context = { core, session, origin: "call_tool", signal: new AbortController().signal, requestId: "bench" };
+    const poolCallUs = await sampleUs(() => core.pool.callTool("m", "echo", { text: "ping" }), WARMUP_CALLS, 2000);
+    const surfaceCallToolUs = await sampleUs(() => surface.callTool("call_tool", { name: "m__echo", args: { text: "ping" } }, context), WARMUP_CALLS, 2000);
+    const inMemoryCallToolUs = await sampleUs(() => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }), WARMUP_CALLS, 2000);
+
+    const runChain = () => surface.callTool("execute_code", { code: CHAIN_CODE }, context);
+    await warm(runChain, 50);
+    const inCall: number[] = [];
+    const gaps: number[] = [];
+    const heads: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      marks.length = 0;
+      const started = performance.now();
+      await runChain();
+      if (marks.length !== 20) throw new Error(`The benchmark chain made ${marks.length} calls instead of 20.`);
+      heads.push(marks[0]![0] - started);
+      marks.forEach(([start, end], k) => {
+        inCall.push(end - start);
+        if (k > 0) gaps.push(start - marks[k - 1]![1]);
+      });
+    }
+    const sandboxTrivialUs = await sampleUs(() => sandbox.execute({ code: "export default 1 + 1;", onCall: echo }), 300, 300);
+    const sequentialUs = await sampleUs(() => sandbox.execute({ code: "let s = 0;\nfor (let i = 0; i < 100; i++) s += (await __host_call('echo', i)) as number;\nexport default s;", onCall: echo }), 30, 30);
+    return {
+      poolCallUs,
+      surfaceCallToolUs,
+      inMemoryCallToolUs,
+      chainCallInPipelineUs: median(inCall),
+      chainGapBetweenCallsUs: median(gaps),
+      chainStartToFirstCallUs: median(heads),
+      sandboxTrivialUs,
+      sandboxPerSequentialHostCallUs: round((sequentialUs - sandboxTrivialUs) / 100, 1),
+    };
+  } finally {
+    await sandbox.close();
+    await client.close();
+    await core.close();
   }
 }
