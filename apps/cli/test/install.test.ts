@@ -1,10 +1,10 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { clientConfigPath } from "../src/commands/install";
+import { clientConfigPath, codemuxEntry, isCodemuxEntry } from "../src/commands/install";
 
 const cli = resolve(import.meta.dirname, "../dist/index.js");
 const homes: string[] = [];
@@ -92,6 +92,7 @@ describe("codemux install", () => {
       expect(backups).toHaveLength(1);
       expect(readFileSync(join(dirname(file), backups[0]!), "utf8")).toBe(sample.text);
       expect(JSON.parse(readFileSync(codemuxConfig, "utf8"))).toEqual({ mcpServers: { bad: client === "vscode" ? { type: "stdio", ...bad } : bad } });
+      expect(statSync(codemuxConfig).mode & 0o777).toBe(0o600);
 
       const written = JSON.parse(readFileSync(file, "utf8")) as Record<string, Record<string, { command?: string; args?: string[] }>>;
       const key = client === "vscode" ? "servers" : "mcpServers";
@@ -163,5 +164,13 @@ describe("client config locations", () => {
     expect(clientConfigPath("vscode", env, "darwin")).toBe(join("/h", "Library", "Application Support", "Code", "User", "mcp.json"));
     expect(clientConfigPath("cursor", env, "win32")).toBe(join("/h", ".cursor", "mcp.json"));
     expect(clientConfigPath("claude-code", env, "linux")).toBe(join("/h", ".claude.json"));
+  });
+
+  it("recognises codemux entries, also Windows' cmd /c form, and writes one it recognises", () => {
+    const entry = codemuxEntry("cursor", "/c.json") as { command: string; args: string[] };
+    expect(isCodemuxEntry(entry)).toBe(true);
+    expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "codemux", "--config", "C:\\c.json"] })).toBe(true);
+    expect(isCodemuxEntry({ command: "C:\\Windows\\System32\\cmd.exe", args: ["/C", "codemux"] })).toBe(true);
+    expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "@modelcontextprotocol/server-memory"] })).toBe(false);
   });
 });

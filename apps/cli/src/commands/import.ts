@@ -29,7 +29,8 @@ export function registerImport(program: Command, context: RunContext): void {
         context.stdout.write(`${lineDiff(codemuxConfig, plan.before, plan.after)}${describePlan(plan, codemuxConfig)}(dry run: nothing written)\n`);
         return;
       }
-      await writeAtomically(codemuxConfig, plan.after, codemux.mode);
+      // A new codemux config is owner-only: the imported entries may carry API keys in env and headers.
+      await writeAtomically(codemuxConfig, plan.after, codemux.mode ?? 0o600);
       context.stdout.write(`${describePlan(plan, codemuxConfig)}${file} is unchanged; to make codemux its one entry, run codemux install CLIENT.\n`);
     });
 }

@@ -41,6 +41,15 @@ export function codemuxEntry(client: ClientName, codemuxConfig: string): Json {
   return { ...(client === "vscode" ? { type: "stdio" } : {}), command: "npx", args: ["-y", "codemux", "--config", codemuxConfig] };
 }
 
+/** An entry that starts codemux, including Windows' `cmd /c npx -y codemux ...` with the command split over args. */
+export function isCodemuxEntry(entry: Json): boolean {
+  if (typeof entry.command !== "string") return false;
+  const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
+  if (isCodemuxCommand(entry.command, args)) return true;
+  const shell = /^cmd(?:\.exe)?$/i.test(entry.command.replace(/^.*[\\/]/, ""));
+  return shell && /^\/[ck]$/i.test(args[0] ?? "") && args.length > 1 && isCodemuxCommand(args[1]!, args.slice(2));
+}
+
 export interface MovePlan {
   /** The servers added to codemux's config, by their name there. */
   moved: Array<{ from: string; to: string }>;
@@ -128,7 +137,7 @@ export function planMove(options: { entries: Json; source: string; codemux: { da
       continue;
     }
     const e = entry as Json;
-    if (typeof e.command === "string" && isCodemuxCommand(e.command, Array.isArray(e.args) ? (e.args as string[]).map(String) : [])) {
+    if (isCodemuxEntry(e)) {
       plan.self.push(name);
       continue;
     }
@@ -291,7 +300,8 @@ export function registerInstall(program: Command, context: RunContext): void {
           return;
         }
       }
-      if (codemuxChanges) await writeAtomically(codemuxConfig, plan.after, codemux.mode);
+      // A new codemux config is owner-only: the moved entries may carry API keys in env and headers.
+      if (codemuxChanges) await writeAtomically(codemuxConfig, plan.after, codemux.mode ?? 0o600);
       let backup: string | undefined;
       if (original.text !== undefined) {
         backup = `${file}.codemux-backup-${new Date().toISOString().replace(/[:.]/g, "-")}`;
