@@ -51,7 +51,9 @@ function sentence(error: RuntimeError, context: ErrorContext, top: SourcePositio
     case "stack_overflow":
       return "Stack overflow: the recursion is too deep.";
     default: {
-      const message = error.message.length > MAX_ERROR_MESSAGE_LENGTH ? `${error.message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…` : error.message;
+      // The runtime already cut it (and said so); this bounds a runtime that did not.
+      const limit = MAX_ERROR_MESSAGE_LENGTH + 100;
+      const message = error.message.length > limit ? `${error.message.slice(0, limit)}…` : error.message;
       const named = error.name === "TypeError" && message === "not a function" && top?.file === context.filename ? notAFunction(context.code, top) : undefined;
       const text = named ?? message;
       return error.name ? `${error.name}: ${text}` : text;

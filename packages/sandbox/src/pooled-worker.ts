@@ -30,6 +30,7 @@ export class PooledWorker {
   #dead = false;
   /** The worker said its next run would not wait for an engine; false from the start of a run until it says so again. */
   #ready = false;
+  #started = false;
   readonly #onReady: () => void;
 
   constructor(options: { url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; onDeath: (worker: PooledWorker) => void; onReady: () => void }) {
@@ -54,6 +55,11 @@ export class PooledWorker {
 
   get ready(): boolean {
     return this.#ready && !this.#dead;
+  }
+
+  /** It has finished starting (a worker still starting takes far longer to be ready than one preparing its next engine). */
+  get started(): boolean {
+    return this.#started;
   }
 
   /** Runs a job; the reply comes by `hardDeadline` plus a grace period whatever the guest does. */
@@ -96,6 +102,7 @@ export class PooledWorker {
 
   #onMessage(message: FromWorker): void {
     if (message.type === "ready") {
+      this.#started = true;
       this.#ready = !this.#active;
       if (this.#ready) this.#onReady();
       return;

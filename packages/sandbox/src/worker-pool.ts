@@ -51,7 +51,10 @@ export class WorkerPool {
     if (!worker.dead && this.#all.has(worker)) this.#idle.push(worker);
     this.#dispatch();
     // A spare worker, so that back-to-back runs alternate and each worker prepares its next engine meanwhile.
-    if (this.#idle.length > 0 && this.#all.size < this.#size && !this.#idle.some((idle) => idle.ready)) this.#spawn();
+    if (this.#idle.length > 0 && this.#all.size < this.#size && !this.#idle.some((idle) => idle.ready)) {
+      const spare = this.#spawn();
+      if (spare) this.#idle.push(spare);
+    }
   }
 
   async close(): Promise<void> {
@@ -63,9 +66,10 @@ export class WorkerPool {
 
   #dispatch(): void {
     while (this.#waiters.length > 0) {
-      // The longest-idle worker whose engine is ready; else any idle one (ready in a moment); else a new one.
-      const readyAt = this.#idle.findIndex((idle) => idle.ready);
-      const worker = this.#idle.splice(readyAt >= 0 ? readyAt : 0, 1)[0] ?? this.#spawn();
+      // The longest-idle worker whose engine is ready; else one preparing its engine (ready in a moment); else one starting; else a new one.
+      let at = this.#idle.findIndex((idle) => idle.ready);
+      if (at < 0) at = this.#idle.findIndex((idle) => idle.started);
+      const worker = this.#idle.splice(Math.max(0, at), 1)[0] ?? this.#spawn();
       if (!worker) return;
       const waiter = this.#waiters.shift() as Waiter;
       waiter.handed = worker;

@@ -133,7 +133,8 @@ const URL_LIB = String.raw`(function () {
     const q = rest.indexOf("?");
     if (q >= 0) { parts.query = encode(rest.slice(q + 1), QUERY_ENCODE + (special ? "'" : "")); rest = rest.slice(0, q); }
     if (special || rest.startsWith("//")) {
-      if (special) rest = rest.replace(/^\/*/, "//");
+      if (protocol === "file:") rest = rest.startsWith("//") ? rest : "//" + (rest.startsWith("/") ? "" : "/") + rest;
+      else if (special) rest = rest.replace(/^\/*/, "//");
       const body = rest.slice(2);
       const slash = body.indexOf("/");
       const authority = slash >= 0 ? body.slice(0, slash) : body;
@@ -348,10 +349,10 @@ const URL_LIB = String.raw`(function () {
 const TEXT_LIB = String.raw`(function () {
   "use strict";
   const LABELS = ["utf-8", "utf8", "unicode-1-1-utf-8"];
-  const fromCodes = (codes) => {
+  const fromCodes = (codes, length) => {
     // Chunks keep String.fromCharCode within argument limits and the whole pass linear.
     const parts = [];
-    for (let i = 0; i < codes.length; i += 8192) parts.push(String.fromCharCode.apply(null, codes.slice(i, i + 8192)));
+    for (let i = 0; i < length; i += 8192) parts.push(String.fromCharCode.apply(null, codes.subarray(i, Math.min(length, i + 8192))));
     return parts.join("");
   };
   const bytesOf = (input) => {
@@ -405,16 +406,17 @@ const TEXT_LIB = String.raw`(function () {
     get ignoreBOM() { return this.#ignoreBOM; }
     decode(input) {
       const bytes = bytesOf(input);
-      const codes = [];
+      const codes = new Uint16Array(bytes.length + 1);
+      let n = 0;
       let i = 0;
       if (!this.#ignoreBOM && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) i = 3;
       const bad = () => {
         if (this.#fatal) throw new TypeError("TextDecoder: the data is not valid utf-8");
-        codes.push(0xfffd);
+        codes[n++] = 0xfffd;
       };
       while (i < bytes.length) {
         const b = bytes[i];
-        if (b < 0x80) { codes.push(b); i++; continue; }
+        if (b < 0x80) { codes[n++] = b; i++; continue; }
         let need, code, min;
         if (b >= 0xc2 && b <= 0xdf) { need = 1; code = b & 0x1f; min = 0x80; }
         else if (b >= 0xe0 && b <= 0xef) { need = 2; code = b & 0x0f; min = 0x800; }
@@ -428,10 +430,10 @@ const TEXT_LIB = String.raw`(function () {
         }
         if (j <= need || code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) { bad(); i += Math.max(1, j); continue; }
         i += need + 1;
-        if (code >= 0x10000) { code -= 0x10000; codes.push(0xd800 + (code >> 10), 0xdc00 + (code & 0x3ff)); }
-        else codes.push(code);
+        if (code >= 0x10000) { code -= 0x10000; codes[n++] = 0xd800 + (code >> 10); codes[n++] = 0xdc00 + (code & 0x3ff); }
+        else codes[n++] = code;
       }
-      return fromCodes(codes);
+      return fromCodes(codes, n);
     }
     get [Symbol.toStringTag]() { return "TextDecoder"; }
   }
@@ -441,47 +443,54 @@ const TEXT_LIB = String.raw`(function () {
 const BASE64_LIB = String.raw`(function () {
   "use strict";
   const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const CODES = new Uint8Array(64);
   const VALUES = new Int16Array(128).fill(-1);
-  for (let i = 0; i < 64; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
+  for (let i = 0; i < 64; i++) { CODES[i] = ALPHABET.charCodeAt(i); VALUES[CODES[i]] = i; }
   const invalid = (message) => { const error = new Error(message); error.name = "InvalidCharacterError"; return error; };
-  const join = (codes) => {
+  // Typed arrays and chunks keep memory at one byte per character and the pass linear.
+  const text = (codes) => {
     const parts = [];
-    for (let i = 0; i < codes.length; i += 8192) parts.push(String.fromCharCode.apply(null, codes.slice(i, i + 8192)));
+    for (let i = 0; i < codes.length; i += 8192) parts.push(String.fromCharCode.apply(null, codes.subarray(i, i + 8192)));
     return parts.join("");
   };
   const btoa = (input) => {
-    const text = String(input);
-    const out = [];
-    for (let i = 0; i < text.length; i += 3) {
-      const a = text.charCodeAt(i), b = text.charCodeAt(i + 1), c = text.charCodeAt(i + 2);
+    const data = String(input);
+    const out = new Uint8Array(Math.ceil(data.length / 3) * 4);
+    let o = 0;
+    for (let i = 0; i < data.length; i += 3) {
+      const a = data.charCodeAt(i), b = i + 1 < data.length ? data.charCodeAt(i + 1) : 0, c = i + 2 < data.length ? data.charCodeAt(i + 2) : 0;
       if (a > 255 || b > 255 || c > 255) throw invalid("btoa: the string has characters outside Latin-1; encode it to bytes first (TextEncoder)");
-      const n = (a << 16) | ((b || 0) << 8) | (c || 0);
-      out.push(ALPHABET.charCodeAt(n >> 18), ALPHABET.charCodeAt((n >> 12) & 63));
-      out.push(i + 1 < text.length ? ALPHABET.charCodeAt((n >> 6) & 63) : 61, i + 2 < text.length ? ALPHABET.charCodeAt(n & 63) : 61);
+      const n = (a << 16) | (b << 8) | c;
+      out[o++] = CODES[n >> 18];
+      out[o++] = CODES[(n >> 12) & 63];
+      out[o++] = i + 1 < data.length ? CODES[(n >> 6) & 63] : 61;
+      out[o++] = i + 2 < data.length ? CODES[n & 63] : 61;
     }
-    return join(out);
+    return text(out);
   };
   const atob = (input) => {
-    const text = String(input);
-    const digits = [];
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
+    const data = String(input);
+    const digits = new Uint8Array(data.length);
+    let length = 0;
+    for (let i = 0; i < data.length; i++) {
+      const code = data.charCodeAt(i);
       if (code === 9 || code === 10 || code === 12 || code === 13 || code === 32) continue;
-      digits.push(code);
+      const value = code < 128 ? VALUES[code] : -1;
+      if (value < 0 && code !== 61) throw invalid("atob: the string is not valid base64");
+      digits[length++] = code;
     }
-    let length = digits.length;
     if (length % 4 === 0 && digits[length - 1] === 61) { length--; if (digits[length - 1] === 61) length--; }
     if (length % 4 === 1) throw invalid("atob: the string is not valid base64");
-    const out = [];
-    let buffer = 0, bits = 0;
+    const out = new Uint8Array(Math.floor((length * 3) / 4));
+    let o = 0, buffer = 0, bits = 0;
     for (let i = 0; i < length; i++) {
-      const value = digits[i] < 128 ? VALUES[digits[i]] : -1;
+      const value = VALUES[digits[i]];
       if (value < 0) throw invalid("atob: the string is not valid base64");
       buffer = ((buffer << 6) | value) & 0xffffff;
       bits += 6;
-      if (bits >= 8) { bits -= 8; out.push((buffer >> bits) & 255); }
+      if (bits >= 8) { bits -= 8; out[o++] = (buffer >> bits) & 255; }
     }
-    return join(out);
+    return text(out.subarray(0, o));
   };
   return { atob, btoa };
 })()`;
@@ -553,14 +562,24 @@ const CLONE_LIB = String.raw`(function () {
 const SERIALIZE_LIB = String.raw`(function (stringify, apply, keys, isArray, join, finite, NewTypeError, numberClass, stringClass, booleanClass, booleanValue) {
   "use strict";
   return (root, maxLength, maxDepth) => {
-    const out = [];
+    // Pieces are joined into chunks as they come, so the pieces never outweigh the text.
+    const chunks = [];
+    let chunkCount = 0;
+    let out = [];
     let count = 0;
     let length = 0;
     let over = false;
     const emit = (text) => {
       length += text.length;
       if (length > maxLength) over = true;
-      else out[count++] = text;
+      else {
+        out[count++] = text;
+        if (count === 4096) {
+          chunks[chunkCount++] = apply(join, out, [""]);
+          out = [];
+          count = 0;
+        }
+      }
     };
     const prepare = (key, value) => {
       if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
@@ -615,7 +634,9 @@ const SERIALIZE_LIB = String.raw`(function (stringify, apply, keys, isArray, joi
         else if (!open(value)) return 2;
       }
     }
-    return over ? 1 : apply(join, out, [""]);
+    if (over) return 1;
+    chunks[chunkCount++] = apply(join, out, [""]);
+    return apply(join, chunks, [""]);
   };
 })`;
 
