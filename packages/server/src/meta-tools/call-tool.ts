@@ -18,7 +18,7 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
   },
   run: async ({ name, args, args_json, background }, ctx) => {
     const input = args ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
-    const call = async (signal: AbortSignal | undefined, progress: typeof ctx.progress, origin: string, job?: string) =>
+    const call = async ({ signal, progress, origin, job }: { signal: AbortSignal | undefined; progress: typeof ctx.progress; origin: string; job?: string }) =>
       limitResult(ctx.core, {
         tool: name,
         owner: ctx.session.id,
@@ -33,9 +33,9 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
           ...(job !== undefined ? { job } : {}),
         }),
       });
-    if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress, job }) => call(signal, progress, "job", job) });
+    if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress, job }) => call({ signal, progress, origin: "job", job }) });
     // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.
-    return call(ctx.signal, ctx.progress, ctx.origin);
+    return call({ signal: ctx.signal, progress: ctx.progress, origin: ctx.origin });
   },
 });
 
