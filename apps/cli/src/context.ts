@@ -38,7 +38,8 @@ export interface RunContext {
 /** Makes the core a command runs on: the config (file, inline, or the built-in default), the logger, the cache. */
 export async function startCore(command: Command, context: RunContext, options: { defaultLevel: LogLevel; serving?: boolean }): Promise<{ core: Codemux; logger: Logger }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
-  const logger = stderrLogger(opts.logLevel ?? envLogLevel() ?? options.defaultLevel);
+  const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
+  const logger = stderrLogger(level);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({
@@ -57,6 +58,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     config,
     mode: opts.mode,
     logger,
+    logCalls: level === "debug",
     dataDir: codemuxHome(),
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     // Client configs can set environment variables where they cannot add flags.

@@ -66,6 +66,8 @@ export interface CodemuxOptions {
   moduleSources?: ModuleSource[];
   /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
   dataDir?: string;
+  /** Log every downstream call at debug level (name, origin, outcome, duration); off by default, so the hot path builds no log line. */
+  logCalls?: boolean;
   /** Milliseconds since the epoch; `Date.now` when absent. */
   clock?: () => number;
   /** How long a call waits for the server it needs while that server is still connecting. */
@@ -165,7 +167,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.pipeline = new ToolCallPipeline({
       pool: this.pool,
       catalog: this.catalog,
-      middleware: [logCalls(this.logger), this.relay.middleware(), ...(options.middleware ?? [])],
+      middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.#waitForServer(server),
     });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
