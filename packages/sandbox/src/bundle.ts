@@ -5,7 +5,9 @@ import {
   DEFAULT_MAX_CODE_BYTES,
   DEFAULT_MAX_CONCURRENT_BUNDLES,
   MAX_BUNDLE_ERROR_TEXT,
+  MAX_ARROWS,
   MAX_BUNDLE_MESSAGE_LENGTH,
+  MAX_NESTING_DEPTH,
 } from "./defaults.js";
 import { resolveSpecifier, showSpecifier } from "./module-path.js";
 import { formatBytes } from "./output-buffer.js";
@@ -53,6 +55,8 @@ export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> 
   if (tooLarge) return { ok: false, error: tooLarge };
   const tooLong = checkLineLengths(input.code, input.filename);
   if (tooLong) return { ok: false, error: tooLong };
+  const tooDeep = checkNesting(input.code, input.filename);
+  if (tooDeep) return { ok: false, error: tooDeep };
   let alone = false;
   for (let attempt = 1; ; attempt++) {
     const release = await gate.enter(alone);
@@ -210,6 +214,60 @@ function checkSize(input: BundleInput): SandboxErrorInfo | undefined {
  * MAX_BUNDLE_ERROR_TEXT, which allows one line of about 11,000 characters (a pasted data literal).
  * esbuild's logLimit does not bound what the API returns.
  */
+/**
+ * Refuses code nested deeper than any snippet needs before esbuild sees it: esbuild crashes or runs
+ * for minutes on some deep nestings (brackets, runs of prefix operators, arrow chains), and while it
+ * does, other snippets wait to bundle. One linear scan, skipping strings and comments.
+ */
+export function checkNesting(code: string, filename: string): SandboxErrorInfo | undefined {
+  let depth = 0;
+  let deepest = { depth: 0, at: 0 };
+  let unaryRun = 0;
+  let longestRun = { length: 0, at: 0 };
+  let arrows = 0;
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i] as string;
+    if (c === '"' || c === "'" || c === "`") {
+      // Skip the string; an unterminated one ends the scan (esbuild will report it).
+      for (i++; i < code.length && code[i] !== c; i++) if (code[i] === "\\") i++;
+      continue;
+    }
+    if (c === "/" && code[i + 1] === "/") {
+      const end = code.indexOf("\n", i);
+      i = end === -1 ? code.length : end;
+      continue;
+    }
+    if (c === "/" && code[i + 1] === "*") {
+      const end = code.indexOf("*/", i + 2);
+      i = end === -1 ? code.length : end + 1;
+      continue;
+    }
+    if (c === "(" || c === "[" || c === "{") {
+      depth++;
+      if (depth > deepest.depth) deepest = { depth, at: i };
+    } else if (c === ")" || c === "]" || c === "}") depth = Math.max(0, depth - 1);
+    if (c === "!" || c === "~" || c === "+" || c === "-") {
+      if (++unaryRun > longestRun.length) longestRun = { length: unaryRun, at: i };
+    } else if (c !== " " && c !== "\t" && c !== "\n" && c !== "\r") unaryRun = 0;
+    if (c === "=" && code[i + 1] === ">") arrows++;
+  }
+  const where = (at: number) => {
+    let line = 1;
+    for (let i = code.indexOf("\n"); i !== -1 && i < at; i = code.indexOf("\n", i + 1)) line++;
+    return line;
+  };
+  if (deepest.depth > MAX_NESTING_DEPTH) {
+    const line = where(deepest.at);
+    return { kind: "syntax", message: `${filename}:${line}:1: The snippet nests brackets ${deepest.depth} deep; at most ${MAX_NESTING_DEPTH} are bundled. Flatten it.`, line, column: 1 };
+  }
+  if (longestRun.length > MAX_NESTING_DEPTH) {
+    const line = where(longestRun.at);
+    return { kind: "syntax", message: `${filename}:${line}:1: The snippet chains ${longestRun.length} prefix operators; at most ${MAX_NESTING_DEPTH} are bundled.`, line, column: 1 };
+  }
+  if (arrows > MAX_ARROWS) return { kind: "syntax", message: `${filename}: The snippet has ${arrows} arrow functions; at most ${MAX_ARROWS} are bundled.` };
+  return undefined;
+}
+
 function checkLineLengths(code: string, filename: string): SandboxErrorInfo | undefined {
   let total = 0;
   let longest = { line: 0, length: -1 };

@@ -48,6 +48,10 @@ export const MAX_SPECIFIER_LENGTH = 1_024;
  * a line's length; the sum over all lines must stay under this many characters (see bundle.ts).
  */
 export const MAX_BUNDLE_ERROR_TEXT = 64 * MIB;
+/** Brackets nested, or prefix operators in a row, past this are refused before esbuild (which crashes or stalls on deep nesting). */
+export const MAX_NESTING_DEPTH = 1_000;
+/** Arrow functions in one snippet, at most: a chain of them nests. */
+export const MAX_ARROWS = 5_000;
 /** Characters of one esbuild message kept in an error. */
 export const MAX_BUNDLE_MESSAGE_LENGTH = 2_048;
 

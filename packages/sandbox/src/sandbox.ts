@@ -145,6 +145,7 @@ export class Sandbox implements CodeExecutor {
     if (request.signal?.aborted) return cancelled();
     const bundle = await bundleSnippet({ code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline });
     if (!bundle.ok) return failure(bundle.error);
+    request.onBundle?.({ entry: request.code, bundle: bundle.code, map: bundle.map });
     if (request.signal?.aborted) return cancelled();
     const ticket = this.#pool.acquire();
     const worker = await waitFor(ticket.worker, deadline, request.signal);

@@ -51,6 +51,8 @@ export interface ExecuteRequest {
   timeoutMs?: number;
   /** Cancels the run. */
   signal?: AbortSignal;
+  /** Told the snippet and the bundle made of it (with its source map) before it runs, for debugging. */
+  onBundle?: (bundle: { entry: string; bundle: string; map: string }) => void;
 }
 
 export type SandboxErrorKind =
