@@ -22,6 +22,7 @@ import { backoffDelay, type BackoffOptions } from "./backoff";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
+  DEFAULT_IDLE_STOP_MS,
   DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
   DEFAULT_REFRESH_INTERVAL_MS,
   DEFAULT_RETRY_DELAYS_MS,
@@ -44,8 +45,11 @@ import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
 import { createTransport, describeTransport, type TransportFactory } from "./transports";
 
-/** `skipped`: never started, because starting it would be unsafe (it is codemux itself); `error` says why. */
-export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "skipped" | "closed";
+/**
+ * `skipped`: never started, because starting it would be unsafe (it is codemux itself); `error` says why.
+ * `idle`: a lazy server not started yet, or stopped after being unused; the next call starts it.
+ */
+export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "skipped" | "closed" | "idle";
 
 export interface ServerStatus {
   name: string;
@@ -111,6 +115,12 @@ export interface ConnectionOptions {
   refreshIntervalMs?: number;
   /** Delays before each retry of a transiently failed call; its length is the number of retries. `[]` turns retries off. */
   retryDelaysMs?: readonly number[];
+  /** Every server is lazy (`--lazy`): not started until a call needs it. A server's own `"lazy": true` makes just that one lazy. */
+  lazy?: boolean;
+  /** Whether a lazy server may wait for its first call: only when its tools are known without it (from the cached catalog). Always, when absent. */
+  deferStart?: (server: string) => boolean;
+  /** A lazy server unused this long is stopped (0 = never); a server's `idleStopMs` wins. */
+  idleStopMs?: number;
   /** The environment codemux runs in (proxy variables, what stdio servers inherit, the nesting marker); `process.env` by default. */
   env?: NodeJS.ProcessEnv;
 }
@@ -145,6 +155,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #restarts = 0;
   #everReady = false;
   #readySince = 0;
+  /** Calls in flight, and the timer that stops a lazy server once none has come for `idleStopMs`. */
+  #inFlight = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
   readonly #allowed: (tool: string) => boolean;
   readonly #logger: Logger;
 
@@ -186,9 +199,18 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     };
   }
 
-  /** Connects (once); resolves when ready, failed or skipped, never rejects. */
+  /** True when the server starts on its first call rather than with the pool. */
+  get lazy(): boolean {
+    return (this.spec.lazy ?? this.options.lazy ?? false) && (this.options.deferStart?.(this.name) ?? true);
+  }
+
+  /** Connects (once); resolves when ready, failed or skipped, never rejects. A lazy server only goes idle: its first call connects it. */
   start(): Promise<void> {
     this.#started = true;
+    if (this.#state === "connecting" && !this.#everReady && this.lazy) {
+      this.#setState("idle");
+      return Promise.resolve();
+    }
     return this.#connect();
   }
 
@@ -236,20 +258,47 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (!this.#allowed(tool)) throw new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true });
     const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
     const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-    for (let retries = 0; ; retries++) {
-      try {
-        const result = await this.#callOnce(tool, args, options);
-        if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
-        return result;
-      } catch (error) {
-        const delay = delays[retries];
-        if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
-        this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
-        await abortableSleep(delay, options.signal).catch((reason: unknown) => {
-          throw new CallCancelledError(this.name, tool, { cause: reason });
-        });
+    this.#inFlight++;
+    clearTimeout(this.#idleTimer);
+    try {
+      for (let retries = 0; ; retries++) {
+        try {
+          const result = await this.#callOnce(tool, args, options);
+          if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
+          return result;
+        } catch (error) {
+          const delay = delays[retries];
+          if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
+          this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+          await abortableSleep(delay, options.signal).catch((reason: unknown) => {
+            throw new CallCancelledError(this.name, tool, { cause: reason });
+          });
+        }
       }
+    } finally {
+      this.#inFlight--;
+      this.#scheduleIdleStop();
     }
+  }
+
+  /** A lazy server with no call in flight is stopped after `idleStopMs`, keeping its tools; the next call starts it again. */
+  #scheduleIdleStop(): void {
+    const idleMs = this.spec.idleStopMs ?? this.options.idleStopMs ?? DEFAULT_IDLE_STOP_MS;
+    if (!(this.spec.lazy ?? this.options.lazy) || idleMs <= 0 || this.#inFlight > 0) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => void this.#stopIdle(), idleMs);
+    this.#idleTimer.unref();
+  }
+
+  async #stopIdle(): Promise<void> {
+    const client = this.#client;
+    if (this.#inFlight > 0 || this.#state !== "ready" || !client) return;
+    this.#logger.info(`[${this.name}] stopped after being unused; the next call starts it again`);
+    // Dropped first, so that its close is not taken for a crash to recover from.
+    this.#client = undefined;
+    this.#stopTimers();
+    this.#setState("idle");
+    await client.close().catch(() => undefined);
   }
 
   /** Lists the tools again (on `tools/list_changed`, on the refresh interval, or when a caller wants fresh data). */
@@ -264,6 +313,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   async close(): Promise<void> {
     this.#setState("closed");
     this.#stopTimers();
+    clearTimeout(this.#idleTimer);
     const clients = [this.#client, this.#pending];
     this.#client = undefined;
     this.#pending = undefined;
@@ -459,6 +509,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         return `reconnecting after: ${this.#error ?? "the connection dropped"}`;
       case "closed":
         return "closed (codemux is shutting down)";
+      case "idle":
+        return "not running (lazy): it starts on the first call";
       default:
         return this.#error ?? `it is ${this.#state}`;
     }

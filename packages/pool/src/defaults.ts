@@ -29,3 +29,6 @@ export const HTTP_SNIPPET_CHARS = 160;
 export const DEPTH_VARIABLE = "CODEMUX_DEPTH";
 /** A codemux this deep (started by a server of a codemux started by a server of codemux) starts no stdio servers. */
 export const MAX_SPAWN_DEPTH = 2;
+
+/** A lazy server unused this long is stopped; it starts again on its next call. */
+export const DEFAULT_IDLE_STOP_MS = 10 * 60_000;

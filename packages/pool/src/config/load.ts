@@ -144,6 +144,8 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
     connectTimeoutMs: (entry.connectTimeoutMs as number | undefined) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     tools: (entry.tools as ServerSpec["tools"] | undefined) ?? {},
     ...(entry.refreshIntervalMs === undefined ? {} : { refreshIntervalMs: entry.refreshIntervalMs as number }),
+    ...(entry.lazy === true ? { lazy: true } : {}),
+    ...(entry.idleStopMs === undefined ? {} : { idleStopMs: entry.idleStopMs as number }),
   };
   if (missing.size > 0) {
     spec.problem = `environment variable${missing.size > 1 ? "s" : ""} ${[...missing].join(", ")} ${missing.size > 1 ? "are" : "is"} not set (write \${NAME:-default} for a default)`;

@@ -10,6 +10,8 @@ const commonFields = {
   callTimeoutMs: positiveMs.optional(),
   connectTimeoutMs: positiveMs.optional(),
   refreshIntervalMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
+  lazy: z.boolean().optional(),
+  idleStopMs: positiveMs.optional(),
   tools: z
     .object({
       allow: z.array(z.string().min(1)).optional(),
@@ -62,7 +64,7 @@ export const HTTP_KEYS = ["type", "url", "headers", "proxy", "oauth", ...Object.
  * or codemux's own front ends write in an entry: accepted quietly, not read (`oauth` is read in an HTTP entry).
  */
 export const FOREIGN_KEYS = new Set([
-  "lazy", "transport", "transportType", "description", "name", "title", "icon", "version", "enabled", "autoStart",
+  "transport", "transportType", "description", "name", "title", "icon", "version", "enabled", "autoStart",
   "alwaysAllow", "autoApprove", "disabledTools", "timeout", "networkTimeout", "initTimeout", "envFile", "envs",
   "trust", "includeTools", "excludeTools", "oauth", "authProviderType", "dev", "gallery", "serverUrl", "httpUrl",
   "requestInit", "startup_timeout_sec", "tool_timeout_sec", "source", "settings", "notes", "tags", "$schema",

@@ -46,6 +46,10 @@ export interface ServerSpec {
   tools: ToolFilter;
   /** Re-list the tools this often when the server does not send `tools/list_changed` (0 = never; unset = the pool's default). */
   refreshIntervalMs?: number;
+  /** Not started until a call needs it (its tools come from the cached catalog meanwhile); see `PoolOptions.lazy`. */
+  lazy?: boolean;
+  /** A lazy server unused this long is stopped (it starts again on the next call); the pool's `idleStopMs` when unset. */
+  idleStopMs?: number;
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
   /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */
