@@ -36,7 +36,16 @@ export interface RunContext {
 }
 
 /** Makes the core a command runs on: the config (file, inline, or the built-in default), the logger, the cache. */
-export async function startCore(command: Command, context: RunContext, options: { defaultLevel: LogLevel; serving?: boolean }): Promise<{ core: Codemux; logger: Logger }> {
+export interface StartOptions {
+  defaultLevel: LogLevel;
+  serving?: boolean;
+  /** Serving over HTTP: CODEMUX_DEBUG_EXEC is ignored there unless `debugExec` says so, since bundles hold snippet text. */
+  remote?: boolean;
+  /** Keep snippets and their bundles (`exec --keep-bundle DIR`, `serve --debug-exec`). */
+  keepBundlesDir?: string;
+}
+
+export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level);
@@ -59,6 +68,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     mode: opts.mode,
     logger,
     logCalls: level === "debug",
+    ...keepBundles(options),
     dataDir: codemuxHome(),
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     // Client configs can set environment variables where they cannot add flags.
@@ -98,6 +108,13 @@ async function pluginsOf(configFile: string | undefined, logger: Logger, keep: R
   return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
+/** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */
+function keepBundles(options: StartOptions): { keepBundlesDir?: string } {
+  if (options.keepBundlesDir) return { keepBundlesDir: resolve(options.keepBundlesDir) };
+  if (process.env.CODEMUX_DEBUG_EXEC === "1" && !options.remote) return { keepBundlesDir: join(codemuxHome(), "debug", "exec") };
+  return {};
+}
+
 /** `CODEMUX_LOG_LEVEL`, for client configs that can set environment variables but not flags. */
 function envLogLevel(): LogLevel | undefined {
   const level = process.env.CODEMUX_LOG_LEVEL?.toLowerCase();
@@ -121,8 +138,9 @@ export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">
 }
 
 /** Runs a one-shot command on a core with live servers, and always closes it. */
-export async function withCore<T>(command: Command, context: RunContext, work: (core: Codemux) => Promise<T>): Promise<T> {
-  const { core } = await startCore(command, context, { defaultLevel: "warn" });
+export async function withCore<T>(command: Command, context: RunContext, ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]): Promise<T> {
+  const [options, work] = args.length === 1 ? [{}, args[0]] : args;
+  const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
   try {
     await core.settled();
     return await work(core);

@@ -184,6 +184,17 @@ describe("codemux commands", () => {
     expect(JSON.parse(bad.stdout).error).toMatchObject({ kind: "runtime", line: 2 });
   });
 
+  it("exec --keep-bundle keeps the snippet, its bundle and source map; CODEMUX_DEBUG_EXEC=1 does the same in codemux's folder", async () => {
+    const keep = join(dir, "kept");
+    const ok = await codemux(["exec", "-", "--keep-bundle", keep], { input: "const n: number = 2;\nexport default n;\n" });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ result: 2 });
+    const [run] = await readdir(keep);
+    expect((await readdir(join(keep, run!))).sort()).toEqual(["bundle.mjs", "bundle.mjs.map", "entry.ts"]);
+    expect(await readFile(join(keep, run!, "entry.ts"), "utf8")).toContain("const n: number = 2;");
+    await codemux(["exec", "-"], { input: "export default 3;\n", env: { CODEMUX_DEBUG_EXEC: "1" } });
+    expect(await readdir(join(home, ".codemux", "debug", "exec"))).toHaveLength(1);
+  });
+
   it("codegen writes modules that type-check with tsc", async () => {
     const out = join(dir, "generated");
     const result = await codemux(["codegen", "--out", out]);

@@ -4,6 +4,8 @@ import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type Poo
 import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { EventEmitter } from "node:events";
 import { CatalogCache } from "./catalog-cache";
 import {
@@ -66,6 +68,8 @@ export interface CodemuxOptions {
   moduleSources?: ModuleSource[];
   /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
   dataDir?: string;
+  /** Keep each snippet, its bundle and source map under this folder (one subfolder a run), for debugging. */
+  keepBundlesDir?: string;
   /** Log every downstream call at debug level (name, origin, outcome, duration); off by default, so the hot path builds no log line. */
   logCalls?: boolean;
   /** Milliseconds since the epoch; `Date.now` when absent. */
@@ -318,7 +322,24 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
         }),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(this.options.keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(this.options.keepBundlesDir as string, bundle) } : {}),
     });
+  }
+
+  /** Writes one run's snippet, bundle and source map to a folder of its own (owner-only), and logs where. */
+  async #keepBundle(dir: string, bundle: { entry: string; bundle: string; map: string }): Promise<void> {
+    const runDir = join(dir, `${new Date(this.clock()).toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`);
+    try {
+      await mkdir(runDir, { recursive: true, mode: 0o700 });
+      await Promise.all([
+        writeFile(join(runDir, "entry.ts"), bundle.entry, { mode: 0o600 }),
+        writeFile(join(runDir, "bundle.mjs"), bundle.bundle, { mode: 0o600 }),
+        writeFile(join(runDir, "bundle.mjs.map"), bundle.map, { mode: 0o600 }),
+      ]);
+      this.logger.info(`kept the snippet and its bundle in ${runDir}`);
+    } catch (error) {
+      this.logger.warn(`could not keep the bundle in ${runDir}: ${(error as Error).message}`);
+    }
   }
 
   /** The source of a module a snippet may import: a tool wrapper, the bridge, or one of `moduleSources`. */

@@ -10,14 +10,15 @@ export function registerExec(program: Command, context: RunContext): void {
     .description("run a TypeScript snippet as execute_code would (FILE, or - for stdin)")
     .argument("<file>", "snippet file, or - to read stdin")
     .option("-t, --timeout <ms>", "time limit", positiveInt, 30_000)
-    .action(async (file: string, options: { timeout: number }, command: Command) => {
+    .option("--keep-bundle <dir>", "keep the snippet, its bundle and source map under DIR (or CODEMUX_DEBUG_EXEC=1)")
+    .action(async (file: string, options: { timeout: number; keepBundle?: string }, command: Command) => {
       const code =
         file === "-"
           ? await readStdin()
           : await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
               throw new UsageError(`Cannot read snippet ${file} (${error.code ?? error.message}).`);
             });
-      await withCore(command, context, async (core) => {
+      await withCore(command, context, { ...(options.keepBundle ? { keepBundlesDir: options.keepBundle } : {}) }, async (core) => {
         const result = await core.surface("code").callTool("execute_code", { code, timeoutMs: options.timeout }, { core, session: core.session(), origin: "cli" });
         printAnswer(context, result, prettyJson(answerText(result)));
       });

@@ -7,9 +7,10 @@ import { Option, type Command } from "commander";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { VERSION } from "@codemux/server";
 import { UsageError, configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
+import { codemuxHome } from "../default-config";
 import { terminalStatus } from "../status";
 import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
 import { positiveInt } from "./shared";
@@ -33,6 +34,7 @@ const DETACH_WAIT_MS = 30_000;
 
 interface ServeOptions {
   http?: string | true;
+  debugExec?: boolean;
   token?: string[];
   tokenFile?: string;
   insecureNoAuth?: boolean;
@@ -62,6 +64,7 @@ export function registerServe(program: Command, context: RunContext): void {
     .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
     .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
+    .option("--debug-exec", "keep each snippet, its bundle and source map in ~/.codemux/debug/exec (CODEMUX_DEBUG_EXEC=1 does it over stdio only)")
     .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)")
     .addOption(new Option("--cors <origin>", "allow this browser origin (repeatable; * for any); CORS is off otherwise").argParser(collect))
     .addOption(new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(collect))
@@ -152,7 +155,12 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const pidfile = pidfilePath(configArg ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
 
-  const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
+  const { core } = await startCore(command, context, {
+    defaultLevel: "info",
+    serving: true,
+    remote: true,
+    ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
+  });
   const file = context.inline.length > 0 ? undefined : configFileOf(core.options.config.source, globals.config);
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
   let http: CodemuxHttpServer;
