@@ -23,6 +23,7 @@ export interface GlobalOptions {
   logLevel?: LogLevel;
   cache: boolean;
   refreshCache?: boolean;
+  lazy?: boolean;
   root?: string;
   allowBroadRoot?: boolean;
 }
@@ -68,6 +69,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     mode: opts.mode,
     logger,
     logCalls: level === "debug",
+    ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
     dataDir: codemuxHome(),
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),

@@ -45,6 +45,7 @@ export function buildProgram(context: RunContext): Command {
     .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
     .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
+    .option("--lazy", "start each server only when a call needs it (its tools come from the cached catalog until then)")
     .option("--refresh-cache", "ignore the cached catalog at start (still write it); or CODEMUX_REFRESH_CACHE=1")
     .addHelpText("after", examples)
     .showHelpAfterError("(run codemux --help for usage)")

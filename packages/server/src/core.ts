@@ -24,6 +24,7 @@ import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { McpFeatures } from "./mcp-features";
 import { ClientRelay } from "./relay";
+import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule } from "./resources-module";
 import { ResultStore } from "./results";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
@@ -32,7 +33,7 @@ import type { Surface, SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
 
 /** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
-export type ModuleSource = (specifier: string) => string | undefined;
+export type ModuleSource = (specifier: string, session?: SessionInfo) => string | undefined;
 
 
 export interface CodemuxOptions {
@@ -167,7 +168,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       now: this.clock,
       ...(options.resultStore ? { store: options.resultStore } : {}),
     });
-    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, relay: this.relay, ...options.poolOptions });
+    // A lazy server waits for its first call only when its tools are known without it (from the cache).
+    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, relay: this.relay, deferStart: (server) => this.#cached.has(server), ...options.poolOptions });
     this.pipeline = new ToolCallPipeline({
       pool: this.pool,
       catalog: this.catalog,
@@ -281,7 +283,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /** Ranked hits as text, as search_tools answers. */
-  async searchTools(request: SearchRequest): Promise<string> {
+  async searchTools(request: SearchRequest, options: { session?: SessionInfo } = {}): Promise<string> {
     const query = checkQuery(request.query);
     await this.discovered();
     if (request.server !== undefined && this.catalog.entries(request.server).length === 0) {
@@ -289,7 +291,12 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       if (down) throw new ServerUnavailableError(down.server, down.reason);
       throw new BadRequestError(`No server named "${request.server.slice(0, 100)}". Servers: ${this.catalog.servers().join(", ") || "none"}.`);
     }
-    const hits = this.catalog.search(query, { limit: request.limit ?? 10, ...(request.server ? { server: request.server } : {}) });
+    const hits = this.catalog.search(query, {
+      limit: request.limit ?? 10,
+      ...(request.server ? { server: request.server } : {}),
+      // Saved skills belong to a principal: another's are left out.
+      ...(options.session ? { owner: options.session.principal } : {}),
+    });
     const lines = hits.length
       ? formatHits(hits.map((h) => h.entry), request.detail ?? "summary")
       : [`No tools match "${query}". Try other words, or list_modules to browse ${this.catalog.size} tools of ${this.catalog.servers().length} servers.`];
@@ -308,9 +315,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     const session = options.session ?? this.session();
     return this.executor.execute({
       code,
-      modules: (specifier) => this.module(specifier),
+      modules: (specifier) => this.module(specifier, session),
       onCall: (name, args, context) =>
-        this.pipeline.call({
+        isResourceCall(name) ? resourceCall(this, name, args, session) : this.pipeline.call({
           name,
           arguments: args,
           origin: "execute_code",
@@ -343,11 +350,12 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /** The source of a module a snippet may import: a tool wrapper, the bridge, or one of `moduleSources`. */
-  module(specifier: string): string | undefined {
+  module(specifier: string, session?: SessionInfo): string | undefined {
     const wrapper = this.modules.get(specifier);
     if (wrapper !== undefined) return wrapper;
+    if (specifier.replace(/\.ts$/, "") === RESOURCES_SPECIFIER) return resourcesModule(HOST_CALL_GLOBAL);
     for (const source of this.moduleSources) {
-      const found = source(specifier);
+      const found = source(specifier, session);
       if (found !== undefined) return found;
     }
     return undefined;

@@ -28,6 +28,8 @@ import type { SessionInfo } from "./pipeline/context";
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
 const MAX_PAGES = 20;
+/** Resources, templates and prompts of one server put in search, at most. */
+const INDEXED = 500;
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /**
@@ -44,7 +46,55 @@ export class McpFeatures {
   readonly #servers = new Map<string, Server>();
 
   constructor(readonly core: Codemux) {
-    core.pool.on("notification", (server, notification) => this.#relayNotification(server, notification));
+    core.pool.on("notification", (server, notification) => {
+      this.#relayNotification(server, notification);
+      if (notification.method.endsWith("/list_changed")) void this.#indexServer(server);
+    });
+    // search_tools finds resources and prompts too, marked by kind, as each server connects.
+    core.pool.on("tools", (server) => void this.#indexServer(server));
+    core.pool.on("removed", (server) => this.#unindex(server));
+  }
+
+  /** Puts one server's resources, templates and prompts (at most INDEXED each) in the catalog's search, replacing what it had there. */
+  async #indexServer(server: string): Promise<void> {
+    if (!this.core.pool.client) return;
+    let client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>;
+    try {
+      client = await this.core.pool.client(server);
+    } catch {
+      return;
+    }
+    const capabilities = client.getServerCapabilities() ?? {};
+    const [resources, templates, prompts] = await Promise.all([
+      capabilities.resources ? client.listResources().then((r) => r.resources, () => []) : [],
+      capabilities.resources ? client.listResourceTemplates().then((r) => r.resourceTemplates, () => []) : [],
+      capabilities.prompts ? client.listPrompts().then((r) => r.prompts, () => []) : [],
+    ]);
+    this.#unindex(server);
+    const add = (kind: "resource" | "prompt", key: string, fields: { name: string; shown: string; signature: string; description?: string | undefined; module: string }) => {
+      const description = fields.description ?? "";
+      this.core.catalog.setDocument({
+        id: `${server}:${key}`,
+        kind,
+        qualifiedName: fields.shown,
+        server,
+        name: fields.name,
+        functionName: kind === "resource" ? "readResource" : fields.name,
+        moduleSpecifier: fields.module,
+        signature: fields.signature,
+        summary: description.split(/(?<=\.)\s/)[0]?.slice(0, 200) ?? "",
+        tool: { name: fields.name, description: `${fields.name} ${description}`, inputSchema: { type: "object" } },
+      });
+    };
+    for (const r of resources.slice(0, INDEXED)) add("resource", r.uri, { name: r.name, shown: r.uri, signature: `readResource(${JSON.stringify(r.uri)})`, description: r.description, module: "mcp/resources" });
+    for (const t of templates.slice(0, INDEXED)) add("resource", t.uriTemplate, { name: t.name, shown: t.uriTemplate, signature: `readResource(${JSON.stringify(t.uriTemplate)}) with the {variables} filled in`, description: t.description, module: "mcp/resources" });
+    for (const p of prompts.slice(0, INDEXED)) add("prompt", p.name, { name: p.name, shown: `${server}${SEPARATOR}${p.name}`, signature: `prompts/get ${server}${SEPARATOR}${p.name}(${(p.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(", ")})`, description: p.description, module: "(prompt)" });
+  }
+
+  #unindex(server: string): void {
+    for (const doc of this.core.catalog.documents()) {
+      if ((doc.kind === "resource" || doc.kind === "prompt") && doc.server === server) this.core.catalog.removeDocument(doc.kind, doc.id);
+    }
   }
 
   /** Adds the handlers to one session's MCP server and forgets the session when it closes. */

@@ -52,6 +52,26 @@ describe("resources through codemux", () => {
   });
 });
 
+describe("resources and prompts in code mode and search", () => {
+  it("snippets list and read resources through mcp/resources", async () => {
+    const c = await client("coder");
+    const code = 'import { listResources, readResource } from "mcp/resources";\nconst all = await listResources();\nconst [first] = await readResource(all[0]!.uri);\nexport default { count: all.length, same: first!.uri === all[0]!.uri };';
+    const body = JSON.parse(textOf((await c.callTool({ name: "execute_code", arguments: { code } })) as CallToolResult));
+    expect(body.result.count).toBeGreaterThan(0);
+    expect(body.result.same).toBe(true);
+    expect(textOf((await c.callTool({ name: "read_module", arguments: { specifier: "mcp/resources" } })) as CallToolResult)).toContain("export async function readResource(uri: string)");
+  });
+
+  it("search_tools finds resources, templates and prompts, marked by kind", async () => {
+    const c = await client("searcher");
+    await expect
+      .poll(async () => textOf((await c.callTool({ name: "search_tools", arguments: { query: "completable prompt department", limit: 5 } })) as CallToolResult), { timeout: 10_000 })
+      .toMatch(/everything__completable-prompt .*\(prompt\)/);
+    const resources = textOf((await c.callTool({ name: "search_tools", arguments: { query: "dynamic text resource template", limit: 5 } })) as CallToolResult);
+    expect(resources).toMatch(/\(resource\)/);
+  });
+});
+
 describe("prompts through codemux", () => {
   it("lists them as server__prompt, gets one and completes its arguments at the owner", async () => {
     const c = await client("prompter");

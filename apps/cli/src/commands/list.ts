@@ -15,7 +15,8 @@ export function registerList(program: Command, context: RunContext): void {
           const { upfront, direct } = await upfrontTokens(core);
           context.stdout.write(`${serverTable(core)}\nUpfront tool list: ~${upfront.toLocaleString("en-US")} tokens in mode ${core.mode} (~${direct.toLocaleString("en-US")} listing every tool).\n`);
         }
-        if (core.status().some((s) => s.state !== "ready")) context.exitCode = 1;
+        // A lazy server waiting for its first call (idle) is as it should be.
+        if (core.status().some((s) => s.state !== "ready" && s.state !== "idle")) context.exitCode = 1;
       });
     });
 }

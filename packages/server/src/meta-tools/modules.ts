@@ -79,6 +79,7 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
     return [
       ...lines,
       `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`,
+      "mcp/resources  (listResources / readResource of every server)",
       `Snippet globals: ${SANDBOX_GLOBALS.join(", ")} and the ECMAScript built-ins; no network, files or process.`,
     ].join("\n");
   }
@@ -99,7 +100,7 @@ function readModuleText(core: Codemux, input: string, session: SessionInfo): str
     const entry = core.catalog.entries().find((e) => e.moduleSpecifier === normalized.slice(0, -SCHEMA_SUFFIX.length));
     if (entry) return JSON.stringify(entry.tool.inputSchema, null, 2);
   }
-  const source = core.modules.get(normalized) ?? attachSkills(core).moduleSource(normalized, session);
+  const source = core.module(normalized, session) ?? attachSkills(core).moduleSource(normalized, session);
   if (source !== undefined) return source;
   // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
   const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;

@@ -29,13 +29,15 @@ export const searchTools = defineMetaTool<Required<Omit<SearchRequest, "server">
     required: ["query"],
   },
   annotations: { readOnlyHint: true },
-  run: async (input, { core }) => textResult(await core.searchTools(input)),
+  run: async (input, { core, session }) => textResult(await core.searchTools(input, { session })),
 });
 
 /** Ranked hits as compact lines: `server__tool  module`, then the signature and, with summary, a short description. */
 export function formatHits(entries: readonly CatalogEntry[], detail: SearchDetail): string[] {
   return entries.flatMap((entry) => {
-    const intent = intentOf(entry.tool.annotations);
+    // A resource or prompt says what it is (a skill's name already does); a tool says what it does to data.
+    const kind = "kind" in entry ? entry.kind : undefined;
+    const intent = kind === "resource" || kind === "prompt" ? kind : kind === undefined ? intentOf(entry.tool.annotations) : undefined;
     const lines = [`${entry.qualifiedName}  ${entry.moduleSpecifier}${intent ? `  (${intent})` : ""}`, `  ${entry.signature}`];
     if (detail !== "name" && entry.summary) lines.push(`  ${entry.summary}`);
     if (detail === "full") lines.push(`  input schema: ${JSON.stringify(entry.tool.inputSchema)}`);
