@@ -1,4 +1,4 @@
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ChildProcess } from "node:child_process";
 import spawn from "cross-spawn";
@@ -7,6 +7,7 @@ import { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, STDIN_CLOSE_GRACE_MS 
 import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
 import { LineSplitter } from "./line-splitter";
+import { jsonRpcMessage } from "./json-rpc-message";
 import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups } from "./process-groups";
 import { childMarker } from "./self";
 import { StderrRing } from "./stderr-ring";
@@ -165,33 +166,4 @@ export class ChildProcessTransport implements Transport {
     if (message) this.onmessage?.(message);
     else this.options.onNoise?.(line);
   }
-}
-
-const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
-const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-const isId = (id: unknown) => typeof id === "string" || Number.isInteger(id);
-const onlyKeys = (value: Record<string, unknown>, allowed: Set<string>) => {
-  for (const key in value) if (!allowed.has(key)) return false;
-  return true;
-};
-
-/**
- * The common shapes (a request, a notification, a result) recognized without zod, which costs more
- * than the rest of a proxied call; anything else (`_meta`, errors, odd keys) goes through
- * `JSONRPCMessageSchema`, so what is accepted and refused is exactly the SDK's.
- */
-function jsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
-  if (isRecord(value) && value.jsonrpc === "2.0") {
-    if (typeof value.method === "string") {
-      const params = value.params;
-      const plainParams = params === undefined || (isRecord(params) && !("_meta" in params));
-      if (plainParams && onlyKeys(value, REQUEST_KEYS) && (!("id" in value) || isId(value.id))) return value as JSONRPCMessage;
-    } else if ("result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS)) {
-      return value as JSONRPCMessage;
-    }
-  }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
 }
