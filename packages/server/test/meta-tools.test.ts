@@ -117,10 +117,16 @@ describe("call_tool", () => {
   it("cancels a snippet's call in flight at the server when the client cancels execute_code", async () => {
     const cancellations = async () => JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number };
     const before = await cancellations();
+    const calls = async () => (JSON.parse(await h.text("call_tool", { name: "bad__counter" })) as { calls: number }).calls;
+    const start = await calls();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
     const code = 'import { hang } from "mcp/servers/bad/hang";\nexport default await hang({});';
-    await expect(h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, { signal: controller.signal })).rejects.toThrow();
+    const running = h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, { signal: controller.signal });
+    // Cancel only once the server has the hang call (each poll is one counter call of its own), however slow the snippet's start.
+    let polls = 0;
+    await expect.poll(async () => (await calls()) - start - ++polls, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+    controller.abort();
+    await expect(running).rejects.toThrow();
     await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
   });
 
