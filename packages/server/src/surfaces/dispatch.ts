@@ -1,3 +1,4 @@
+import type { ReadResultRequest } from "../meta-tools/read-result";
 import { SEPARATOR, type CatalogEntry } from "@codemux/catalog";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "../core";
@@ -18,7 +19,8 @@ export const DISPATCH_TOOL_NAME = "codemux";
 
 type Action = "list" | "search" | "call" | "exec" | "read";
 
-export interface DispatchRequest {
+/** The read action's fields are read_result's own. */
+export interface DispatchRequest extends Partial<Omit<ReadResultRequest, "op">> {
   action: Action;
   server?: string;
   schemas?: boolean;
@@ -32,15 +34,7 @@ export interface DispatchRequest {
   keep?: boolean;
   code?: string;
   timeoutMs?: number;
-  handle?: string;
   op?: string;
-  lines?: number;
-  from?: number;
-  to?: number;
-  pattern?: string;
-  context?: number;
-  fromByte?: number;
-  maxBytes?: number;
 }
 
 /** The fields each action takes; any other field is refused by name, so a misplaced one is never silently ignored. */
