@@ -41,7 +41,7 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
   const forgetRelay = core.relay.register(current);
   const forgetFeatures = core.features.attach(server, current);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools() }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.

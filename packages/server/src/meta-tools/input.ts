@@ -11,6 +11,8 @@ export interface InputProperty {
   maxItems?: number;
   items?: InputProperty;
   default?: unknown;
+  /** Accepted on input but not shown in the tool list (an alias kept for older callers). */
+  unlisted?: boolean;
 }
 
 export interface InputSchema {

@@ -21,6 +21,8 @@ export interface MetaToolContext {
 export interface MetaTool<Input = Record<string, unknown>> {
   readonly definition: Tool & { inputSchema: InputSchema };
   run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
+  /** Whether a session's tool list shows this tool (e.g. only to clients with a capability); always when absent. */
+  readonly listed?: (session: SessionInfo | undefined) => boolean;
 }
 
 /**
@@ -34,9 +36,11 @@ export interface MetaTool<Input = Record<string, unknown>> {
  *   run: async ({ text }) => ({ content: [{ type: "text", text }] }),
  * });
  */
-export function defineMetaTool<Input>(spec: Tool & { inputSchema: InputSchema; run(input: Input, ctx: MetaToolContext): Promise<CallToolResult> }): MetaTool<Input> {
-  const { run, ...definition } = spec;
-  return { definition, run };
+export function defineMetaTool<Input>(
+  spec: Tool & { inputSchema: InputSchema; run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>; listed?: (session: SessionInfo | undefined) => boolean },
+): MetaTool<Input> {
+  const { run, listed, ...definition } = spec;
+  return { definition, run, ...(listed ? { listed } : {}) };
 }
 
 /** Meta-tools by name: the one place a surface looks them up, reads their input and turns failures into error results. */
@@ -60,11 +64,14 @@ export class MetaToolRegistry {
   }
 
   /**
-   * The definitions as clients see them, in the order added. Size bounds (`maxLength`, `maxItems`)
-   * guard the server and are enforced on input; they are left out here, where every token costs.
+   * The definitions as one session's client sees them, in the order added; tools not listed for it are
+   * left out. The listing says what to send, and every token of it costs each session: bounds
+   * (`maxLength`, `maxItems`, `minimum`, `maximum`) are enforced on input with a sentence naming the
+   * range, defaults are applied on input, and `unlisted` properties (aliases, rare options an answer
+   * points to) are accepted; all of them are left out here.
    */
-  definitions(): Tool[] {
-    return [...this.#tools.values()].map((t) => ({ ...t.definition, inputSchema: withoutBounds(t.definition.inputSchema) }));
+  definitions(session?: SessionInfo): Tool[] {
+    return [...this.#tools.values()].filter((t) => !t.listed || t.listed(session)).map((t) => ({ ...t.definition, inputSchema: listedSchema(t.definition.inputSchema) }));
   }
 
   /** Reads the input by the tool's schema and runs it; every failure comes back as an error result, never a throw. */
@@ -79,9 +86,11 @@ export class MetaToolRegistry {
   }
 }
 
-function withoutBounds(schema: InputSchema): Tool["inputSchema"] {
+function listedSchema(schema: InputSchema): Tool["inputSchema"] {
   const properties = Object.fromEntries(
-    Object.entries(schema.properties).map(([name, { maxLength: _length, maxItems: _items, items, ...rest }]) => [name, items ? { ...rest, items: { type: items.type } } : rest]),
+    Object.entries(schema.properties)
+      .filter(([, property]) => !property.unlisted)
+      .map(([name, { maxLength: _length, maxItems: _items, minimum: _min, maximum: _max, default: _default, unlisted: _unlisted, items, ...rest }]) => [name, items ? { ...rest, items: { type: items.type } } : rest]),
   );
   return { type: "object", properties, ...(schema.required ? { required: [...schema.required] } : {}) };
 }

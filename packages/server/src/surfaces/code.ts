@@ -4,12 +4,12 @@ import { listModules, readModule } from "../meta-tools/modules";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
-import { deleteSkill, saveSkill } from "../meta-tools/skills";
+import { saveSkill } from "../meta-tools/skills";
 import { attachSkills } from "../skills/attach";
 import type { Surface, SurfaceFactory } from "./surface";
 
 /** The meta-tools of mode `code`, in the order clients show them. */
-export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult, saveSkill, deleteSkill] as const;
+export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult, saveSkill] as const;
 
 /** Mode `code` (the default): a few meta-tools instead of every downstream tool. */
 export const codeSurface: SurfaceFactory = (core): Surface => {
@@ -27,7 +27,7 @@ export const codeSurface: SurfaceFactory = (core): Surface => {
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
       ].join(" ").trim();
     },
-    listTools: async () => registry.definitions(),
+    listTools: async (session) => registry.definitions(session),
     callTool: (name, args, ctx) => registry.call(name, args, ctx),
   };
 };
