@@ -39,7 +39,7 @@ export { createSessionServer } from "./session";
 export type { SessionServerOptions } from "./session";
 export { PROJECT_SKILLS_DIR, SkillLibrary, attachSkills, checkSkillName, typeCheckSkill } from "./skills/index";
 export type { ListedSkill, Skill, SkillCheckResult, SkillLibraryOptions } from "./skills/index";
-export { deleteSkill as deleteSkillMetaTool, saveSkill as saveSkillMetaTool } from "./meta-tools/skills";
+export { saveSkill as saveSkillMetaTool } from "./meta-tools/skills";
 export { FileStore } from "./stores/file-store";
 export type { FileStoreOptions } from "./stores/file-store";
 export { MemoryStore } from "./stores/memory-store";

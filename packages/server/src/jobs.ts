@@ -10,7 +10,7 @@ export interface BackgroundWork {
   /** The request as given, for the journal (a snippet's code, a call's name and arguments). */
   request: Record<string, unknown>;
   session: SessionInfo;
-  /** Does the work; the signal aborts when the job is cancelled, progress is kept for job_output. */
+  /** Does the work; the signal aborts when the job is cancelled, progress is kept for `jobs` output. */
   run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string }): Promise<CallToolResult>;
 }
 

@@ -52,6 +52,9 @@ describe("save_skill", () => {
   });
 
   it("refuses a skill without a typed function of its name, an unsafe name, and oversized code, writing nothing", async () => {
+    // Saving needs code and a description; since save_skill also deletes, the schema cannot require them.
+    expect(textOf(await h.call("save_skill", { name: "bare", description: "No code." }))).toMatch(/"code" is required to save a skill/);
+    expect(textOf(await h.call("save_skill", { name: "bare", code: SHOUT }))).toMatch(/"description" is required/);
     const noExport = await h.call("save_skill", { name: "lonely", code: "export const x = 1;\n", description: "No function." });
     expect(textOf(noExport)).toMatch(/must export a function named lonely/);
     const anyOutput = await h.call("save_skill", { name: "loose", code: "export async function loose(input: { a: string }): Promise<any> { return input; }\n", description: "Any." });
@@ -80,7 +83,7 @@ describe("save_skill", () => {
     const ctx = { core: h.core, session: other, origin: "cli" } as const;
     expect(textOf(await code.callTool("list_modules", { path: "mcp/skills" }, ctx))).toMatch(/^No skills yet/);
     expect(textOf(await code.callTool("read_module", { specifier: "mcp/skills/shout" }, ctx))).toMatch(/No module "mcp\/skills\/shout"/);
-    expect(textOf(await code.callTool("delete_skill", { name: "shout" }, ctx))).toMatch(/No skill named "shout"/);
+    expect(textOf(await code.callTool("save_skill", { name: "shout", delete: true }, ctx))).toMatch(/No skill named "shout"/);
     // The catalog leaves another owner's skills out of a search that names its owner.
     const found = (owner: string) => h.core.catalog.search("say text in capital letters", { limit: 3, owner }).map((hit) => hit.entry.qualifiedName);
     expect(found("local")).toContain("skill:shout");
@@ -107,12 +110,17 @@ describe("after a restart", () => {
     expect(listed).not.toMatch(/mcp\/skills\/shout .*check it/);
   });
 
-  it("delete_skill removes one: no longer listed, imported or found", async () => {
-    expect(await h.text("delete_skill", { name: "fleeting" })).toBe("Deleted skill fleeting.");
+  it("save_skill with delete: true removes one: no longer listed, imported or found", async () => {
+    // Deleting takes the name only: code or a description beside delete: true is a mistake, said as such, and nothing is deleted.
+    const mixed = await h.call("save_skill", { name: "fleeting", code: "export {};", delete: true });
+    expect(mixed.isError).toBe(true);
+    expect(textOf(mixed)).toMatch(/delete: true takes only "name"/);
+    expect(await h.text("list_modules", { path: "mcp/skills" })).toContain("fleeting");
+    expect(await h.text("save_skill", { name: "fleeting", delete: true })).toBe("Deleted skill fleeting.");
     expect(await h.text("list_modules", { path: "mcp/skills" })).not.toContain("fleeting");
     expect((await execute(h, 'import { fleeting } from "mcp/skills/fleeting"; export default 1;')).error?.message).toMatch(/fleeting/);
     expect(await h.text("search_tools", { query: "tool that will not come back", limit: 5 })).not.toContain("skill:fleeting");
-    expect(await h.text("delete_skill", { name: "fleeting" })).toMatch(/No skill named "fleeting"\. Skills: shout\./);
+    expect(await h.text("save_skill", { name: "fleeting", delete: true })).toMatch(/No skill named "fleeting"\. Skills: shout\./);
   });
 });
 

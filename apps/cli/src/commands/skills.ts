@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { UsageError, withCore, type RunContext } from "../context";
 import { printAnswer } from "./shared";
 
-/** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill and delete_skill keep them. */
+/** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill keeps them. */
 export function registerSkills(program: Command, context: RunContext): void {
   const skills = program.command("skills").description("saved skills: modules mcp/skills/<name> that snippets import");
 
@@ -52,7 +52,7 @@ export function registerSkills(program: Command, context: RunContext): void {
     .argument("<name>")
     .action(async (name: string, _options: unknown, command: Command) => {
       await withCore(command, context, async (core) => {
-        const result = await core.surface("code").callTool("delete_skill", { name }, { core, session: core.session(), origin: "cli" });
+        const result = await core.surface("code").callTool("save_skill", { name, delete: true }, { core, session: core.session(), origin: "cli" });
         printAnswer(context, result);
       });
     });

@@ -9,5 +9,5 @@ export async function inBackground(ctx: MetaToolContext, work: Omit<BackgroundWo
   if (!ctx.core.jobs) throw new BadRequestError("Background jobs are not enabled in this codemux; call without background, or start codemux with jobs on.");
   const job = await ctx.core.jobs.start({ ...work, session: ctx.session });
   const queued = job.position ? ` It is queued at position ${job.position}.` : "";
-  return textResult(`Started job ${job.id} in the background.${queued} Collect it with job_output {"ids":["${job.id}"]}.`);
+  return textResult(`Started job ${job.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${job.id}"]}.`);
 }

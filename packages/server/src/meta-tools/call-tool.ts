@@ -5,14 +5,15 @@ import { defineMetaTool } from "./registry";
 
 export const callTool = defineMetaTool<{ name: string; args?: Record<string, unknown>; args_json?: string; background?: boolean }>({
   name: "call_tool",
-  description: "Call one tool by its server__tool name. Prefer execute_code to chain calls.",
+  description: "Call one tool by server__tool name.",
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string", description: "server__tool" },
-      args: { type: "object", description: "The tool's arguments." },
-      args_json: { type: "string", description: "args as a JSON string" },
-      background: { type: "boolean", description: "Return a job id at once" },
+      name: { type: "string" },
+      args: { type: "object" },
+      // Unlisted: args sent as a JSON string are read as an object anyway; kept for callers that name it.
+      args_json: { type: "string", unlisted: true },
+      background: { type: "boolean" },
     },
     required: ["name"],
   },

@@ -7,13 +7,13 @@ import { defineMetaTool } from "./registry";
 export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; background?: boolean }>({
   name: "execute_code",
   description:
-    "Run a TypeScript module in a sandbox to chain tools without passing data through you. Import tools as async functions (import { readTextFile } from \"mcp/servers/fs/readTextFile\"); each returns the tool's value (structured result, parsed JSON or text) and throws on tool errors. Returns export default (as JSON), console output and errors. No network, files or process: tools are the only way out; Promise.all runs calls concurrently.",
+    'Run TypeScript chaining tools in a sandbox: import { readTextFile } from "mcp/servers/fs/readTextFile" (async; returns the value, throws errors). Answers export default as JSON, and console output.',
   inputSchema: {
     type: "object",
     properties: {
-      code: { type: "string", description: "TypeScript module" },
-      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS, description: "Time limit" },
-      background: { type: "boolean", description: "Return a job id at once" },
+      code: { type: "string" },
+      timeoutMs: { type: "integer", minimum: 100, maximum: MAX_EXECUTE_TIMEOUT_MS, default: DEFAULT_EXECUTE_TIMEOUT_MS },
+      background: { type: "boolean" },
     },
     required: ["code"],
   },

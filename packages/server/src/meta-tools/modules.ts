@@ -14,8 +14,8 @@ const SCHEMA_SUFFIX = ".schema";
 
 export const listModules = defineMetaTool<{ path?: string }>({
   name: "list_modules",
-  description: "List importable modules: servers at the top, a server's tool modules with signatures under path (\"mcp/servers/github\").",
-  inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300, description: "A server's modules, e.g. \"mcp/servers/fs\"; all servers when absent." } } },
+  description: 'List modules; path "mcp/servers/fs" lists one server\'s.',
+  inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 300 } } },
   annotations: { readOnlyHint: true },
   run: async ({ path }, { core, session }) => {
     await core.discovered();
@@ -25,12 +25,13 @@ export const listModules = defineMetaTool<{ path?: string }>({
 
 export const readModule = defineMetaTool<{ specifier?: string; specifiers?: string[] }>({
   name: "read_module",
-  description: "Show a module's TypeScript: typed input, output and docs (\"mcp/servers/github/createIssue\", or a server__tool name).",
+  description: 'A module\'s TypeScript; specifier "mcp/servers/fs/readTextFile" or server__tool.',
   inputSchema: {
     type: "object",
     properties: {
-      specifier: { type: "string", maxLength: 300, description: "Module path or server__tool name." },
-      specifiers: { type: "array", items: { type: "string", maxLength: 300 }, maxItems: MAX_SPECIFIERS, description: `Several at once (at most ${MAX_SPECIFIERS}).` },
+      specifier: { type: "string", maxLength: 300 },
+      // Several at once; accepted, not listed (a client can as well read modules in parallel calls).
+      specifiers: { type: "array", items: { type: "string", maxLength: 300 }, maxItems: MAX_SPECIFIERS, unlisted: true },
     },
   },
   annotations: { readOnlyHint: true },

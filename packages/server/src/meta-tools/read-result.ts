@@ -25,20 +25,21 @@ const MAX_READ_BYTES = MAX_PAGE_CHARS;
 
 export const readResult = defineMetaTool<ReadResultRequest>({
   name: "read_result",
-  description:
-    "Page through a large result codemux kept: stat, head/tail N lines, slice lines from..to, grep a regex with context, read bytes from fromByte.",
+  // The preview that hands out a handle names the ops too, so this stays short.
+  description: "Page a large kept result (handle from its preview): head/tail lines, slice from..to, grep pattern ± context.",
   inputSchema: {
     type: "object",
     properties: {
-      handle: { type: "string", maxLength: 100, description: "From the preview" },
-      op: { type: "string", enum: ["stat", "head", "tail", "slice", "grep", "read"], default: "stat", description: "Operation" },
-      lines: { type: "integer", minimum: 1, default: 50, description: "head/tail count" },
-      from: { type: "integer", minimum: 1, description: "slice start (1-based)" },
-      to: { type: "integer", minimum: 1, description: "slice end" },
-      pattern: { type: "string", maxLength: MAX_GREP_PATTERN_CHARS, description: "grep regex" },
-      context: { type: "integer", minimum: 0, maximum: MAX_GREP_CONTEXT, default: 0, description: "grep context lines" },
-      fromByte: { type: "integer", minimum: 0, default: 0, description: "read start byte" },
-      maxBytes: { type: "integer", minimum: 1, maximum: MAX_READ_BYTES, default: MAX_READ_BYTES, description: "read length" },
+      handle: { type: "string", maxLength: 100 },
+      op: { type: "string", enum: ["stat", "head", "tail", "slice", "grep", "read"], default: "stat" },
+      lines: { type: "integer", minimum: 1, default: 50 },
+      from: { type: "integer", minimum: 1 },
+      to: { type: "integer", minimum: 1 },
+      pattern: { type: "string", maxLength: MAX_GREP_PATTERN_CHARS },
+      context: { type: "integer", minimum: 0, maximum: MAX_GREP_CONTEXT, default: 0 },
+      // op "read" answers with the fromByte to go on from, so these need no room in the listing.
+      fromByte: { type: "integer", minimum: 0, default: 0, unlisted: true },
+      maxBytes: { type: "integer", minimum: 1, maximum: MAX_READ_BYTES, default: MAX_READ_BYTES, unlisted: true },
     },
     required: ["handle"],
   },

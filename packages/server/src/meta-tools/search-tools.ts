@@ -16,15 +16,14 @@ export interface SearchRequest {
 // These descriptions are the whole upfront cost of codemux in the model's context: every word earns its place.
 export const searchTools = defineMetaTool<Required<Omit<SearchRequest, "server">> & { server?: string }>({
   name: "search_tools",
-  description:
-    "Find tools of the connected MCP servers by describing the task in a few words (\"create github issue\", \"read file\"). Matches names, descriptions and parameters, with synonyms and typos. Returns server__tool names, module paths and signatures.",
+  description: 'Find tools for a task in a few words ("create github issue").',
   inputSchema: {
     type: "object",
     properties: {
-      query: { type: "string", description: "What you want to do.", maxLength: MAX_QUERY_CHARS },
-      limit: { type: "integer", minimum: 1, maximum: 50, default: 10, description: "Most hits to return." },
-      server: { type: "string", description: "Only this server's tools." },
-      detail: { type: "string", enum: ["name", "summary", "full"], default: "summary", description: "full adds input schemas." },
+      query: { type: "string", maxLength: MAX_QUERY_CHARS },
+      limit: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+      server: { type: "string" },
+      detail: { type: "string", enum: ["name", "summary", "full"], default: "summary" },
     },
     required: ["query"],
   },

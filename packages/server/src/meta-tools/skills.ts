@@ -1,34 +1,34 @@
+import { BadRequestError } from "../errors";
 import { MAX_SKILL_CODE_BYTES } from "../skills/names";
 import { attachSkills } from "../skills/attach";
 import { textResult } from "../render";
 import { defineMetaTool } from "./registry";
 
-export const saveSkill = defineMetaTool<{ name: string; code: string; description: string }>({
+// One tool for saving and deleting: a separate delete tool cost ~57 upfront tokens for a rare action.
+export const saveSkill = defineMetaTool<{ name: string; code?: string; description?: string; delete?: boolean }>({
   name: "save_skill",
   description:
-    "Save code that worked as module mcp/skills/<name> for later snippets to import. It must export async function <name>(input: {...}): Promise<...>; saving type-checks it.",
+    "Save working code as mcp/skills/<name> (export async function <name>(input)); delete: true removes it.",
   inputSchema: {
     type: "object",
     properties: {
-      name: { type: "string", maxLength: 64, description: "Identifier; also the function's name." },
-      code: { type: "string", maxLength: MAX_SKILL_CODE_BYTES, description: "The TypeScript module." },
-      description: { type: "string", maxLength: 1000, description: "What it does; search finds it by this." },
+      name: { type: "string", maxLength: 64 },
+      code: { type: "string", maxLength: MAX_SKILL_CODE_BYTES },
+      description: { type: "string", maxLength: 1000 },
+      delete: { type: "boolean" },
     },
-    required: ["name", "code", "description"],
+    required: ["name"],
   },
-  run: async (input, { core, session }) => {
-    const skill = await attachSkills(core).save(session.principal, input);
+  run: async ({ name, code, description, delete: remove }, { core, session }) => {
+    const skills = attachSkills(core);
+    if (remove) {
+      if (code !== undefined || description !== undefined) throw new BadRequestError('delete: true takes only "name"; leave out code and description.');
+      await skills.delete(session.principal, name);
+      return textResult(`Deleted skill ${name}.`);
+    }
+    if (code === undefined) throw new BadRequestError('"code" is required to save a skill (or pass delete: true to delete one).');
+    if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
+    const skill = await skills.save(session.principal, { name, code, description });
     return textResult(`Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`);
-  },
-});
-
-export const deleteSkill = defineMetaTool<{ name: string }>({
-  name: "delete_skill",
-  description: "Delete a saved skill.",
-  inputSchema: { type: "object", properties: { name: { type: "string", maxLength: 64, description: "The skill's name." } }, required: ["name"] },
-  annotations: { destructiveHint: true, idempotentHint: true },
-  run: async ({ name }, { core, session }) => {
-    await attachSkills(core).delete(session.principal, name);
-    return textResult(`Deleted skill ${name}.`);
   },
 });

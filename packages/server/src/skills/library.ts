@@ -98,7 +98,7 @@ export class SkillLibrary {
     if (!description) throw new BadRequestError('"description" must say what the skill does: search_tools finds skills by it.');
     if (description.length > MAX_SKILL_DESCRIPTION_CHARS) throw new BadRequestError(`"description" may have at most ${MAX_SKILL_DESCRIPTION_CHARS} characters.`);
     const own = this.#saved.get(principal);
-    if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS) throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with delete_skill first.`);
+    if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS) throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with save_skill {name, delete: true} first.`);
 
     const specifier = skillSpecifier(name);
     const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, principal, name) });

@@ -57,10 +57,10 @@ const MAX_AMBIGUOUS_SHOWN = 5;
 export const dispatchTool = defineMetaTool<DispatchRequest>({
   name: DISPATCH_TOOL_NAME,
   description: [
-    "Use the tools of many MCP servers through this one tool; pick an action:",
+    "Use many MCP servers' tools through this one tool; pick an action:",
     "search {query}: find tools for a task (start here).",
     "list {server?, schemas?, annotations?}: servers and their tools.",
-    "call {tool, arguments | argumentsFrom: handle, server?, keep?}: call a tool (server__tool, or a bare name if unique). keep:true keeps the result and answers with a handle and a preview; argumentsFrom takes a kept JSON object (at pointer) as arguments, so data passes between tools without you.",
+    "call {tool, arguments | argumentsFrom: handle, server?, keep?}: call a tool (server__tool, or a bare name if unique). keep:true keeps the result and answers with a handle and a preview; argumentsFrom takes a kept JSON object (at JSON Pointer pointer) as arguments, so data passes between tools without you.",
     "exec {code}: run TypeScript that imports tools (mcp/servers/<server>/<tool>) or saved skills (mcp/skills/<name>) and chains them; returns export default.",
     "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result. Results over 64 KB are kept automatically.",
   ].join("\n"),
@@ -76,7 +76,7 @@ export const dispatchTool = defineMetaTool<DispatchRequest>({
       tool: { type: "string", maxLength: MAX_TOOL_NAME_CHARS },
       arguments: { type: "object" },
       argumentsFrom: { type: "string", maxLength: 100 },
-      pointer: { type: "string", maxLength: 1000, description: "JSON Pointer into argumentsFrom" },
+      pointer: { type: "string", maxLength: 1000 },
       keep: { type: "boolean" },
       code: { type: "string" },
       timeoutMs: { type: "integer", minimum: 100 },
