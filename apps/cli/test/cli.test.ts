@@ -97,14 +97,16 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
   });
 
-  it("runs a snippet in the background when serving and hands its result to job_output", async () => {
+  it("runs a snippet in the background when serving and hands its result to jobs output", async () => {
     const c = await client(["--", "m", "--", process.execPath, misbehavingServerPath]);
     const names = (await c.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["job_output", "list_jobs", "cancel_job"]));
+    expect(names).toContain("jobs");
+    // This client declared no sampling: the agent, which runs on the client's model, is not offered.
+    expect(names).not.toContain("agent");
     const started = textOf(await c.callTool({ name: "execute_code", arguments: { code: 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 300, steps: 2 });', background: true } }));
     const id = /job_[0-9a-z]+/.exec(started)?.[0];
     expect(id).toBeDefined();
-    const output = textOf(await c.callTool({ name: "job_output", arguments: { ids: [id], block: true, wait_up_to: 20 } }));
+    const output = textOf(await c.callTool({ name: "jobs", arguments: { action: "output", ids: [id], block: true, wait_up_to: 20 } }));
     expect(output).toContain("completed");
     expect(output).toContain("slept 300 ms");
   });

@@ -1,4 +1,4 @@
-// A snippet run as a background job, collected with job_output: run with `node examples/background.mjs` after `pnpm build`.
+// A snippet run as a background job, collected with jobs output: run with `node examples/background.mjs` after `pnpm build`.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,7 +28,7 @@ await client.connect(clientSide);
 
 const started = await client.callTool({ name: "execute_code", arguments: { code: "export default 6 * 7;", background: true } });
 const id = /job_[0-9a-f]{12}/.exec(started.content[0].text)[0];
-const output = await client.callTool({ name: "job_output", arguments: { ids: [id], wait_up_to: 20 } });
+const output = await client.callTool({ name: "jobs", arguments: { action: "output", ids: [id], wait_up_to: 20 } });
 console.log(output.structuredContent.jobs[0].status, JSON.parse(output.content[1].text).result);
 
 await client.close();

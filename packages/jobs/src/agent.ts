@@ -89,17 +89,19 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
   return defineMetaTool<{ prompt: string; background: boolean; resume?: string; max_turns: number }>({
     name: "agent",
     description:
-      "Hand a task to a sub-agent that runs on your own model (through MCP sampling, no API key) with search_tools, read_module, execute_code and call_tool, and get back its final report with tool-use count, duration and estimated tokens. background: true answers at once with a job id for job_output; resume: a previous agent's job id continues its conversation.",
+      "Hand a task to a sub-agent on your own model (MCP sampling) with search_tools, read_module, execute_code and call_tool; returns its final report. background: true answers with a job id for jobs; resume: a finished agent's job id continues it.",
     inputSchema: {
       type: "object",
       properties: {
-        prompt: { type: "string", maxLength: 50_000, description: "The task, complete: the sub-agent sees nothing else." },
-        background: { type: "boolean", default: false, description: "Answer at once with a job id; job_output collects the report." },
-        resume: { type: "string", maxLength: 40, description: "Job id of a finished agent to continue from its transcript." },
-        max_turns: { type: "integer", minimum: 1, maximum: MAX_AGENT_TURNS, default: defaultTurns, description: "Model turns at most." },
+        prompt: { type: "string", maxLength: 50_000, description: "the whole task: the sub-agent sees nothing else" },
+        background: { type: "boolean", default: false },
+        resume: { type: "string", maxLength: 40 },
+        max_turns: { type: "integer", minimum: 1, maximum: MAX_AGENT_TURNS, default: defaultTurns },
       },
       required: ["prompt"],
     },
+    // Only a client that declared sampling can run it: the others are not shown it (and get NO_SAMPLING if they call it).
+    listed: (session) => Boolean(session?.peer?.capabilities()?.sampling),
     run: async ({ prompt, background, resume, max_turns }, ctx) => {
       await manager.ready();
       const peer = ctx.session.peer;
@@ -141,7 +143,7 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
       if (background) {
         const queued = started.position ? ` It is queued at position ${started.position}.` : "";
         return {
-          content: [{ type: "text", text: `Started agent job ${started.id} in the background.${queued} Collect it with job_output {"ids":["${started.id}"]}.` }],
+          content: [{ type: "text", text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.` }],
           structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
         };
       }
@@ -163,8 +165,8 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
 /** The conversation of a finished agent job, from its transcript. */
 async function resumeFrom(manager: JobManager, id: string, principal: string): Promise<SamplingMessage[]> {
   const job = manager.get(id, principal);
-  if (!job || job.kind !== "agent") throw new JobsError("BAD_RESUME", `No agent job ${id} for this client to resume; list_jobs shows yours.`);
-  if (!TERMINAL.has(job.status)) throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with job_output, or cancel_job it, before resuming.`);
+  if (!job || job.kind !== "agent") throw new JobsError("BAD_RESUME", `No agent job ${id} for this client to resume; jobs {action:"list"} shows yours.`);
+  if (!TERMINAL.has(job.status)) throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with jobs {action:"output"}, or cancel it, before resuming.`);
   const { entries } = await readTranscript(manager.transcriptFile(id));
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   if (messages.length === 0) throw new JobsError("BAD_RESUME", `Agent job ${id} has no transcript to resume from (it was removed, or the job never sampled).`);

@@ -4,7 +4,7 @@ import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type RecoveryReport } from "./job-manager";
-import { jobMetaTools } from "./meta-tools";
+import { jobsMetaTool } from "./meta-tools";
 import { jobTaskStore, type TaskStoreOptions } from "./task-store";
 
 export interface JobsOptions {
@@ -29,7 +29,7 @@ export interface Jobs {
   manager: JobManager;
   /** `CodemuxOptions.jobs` */
   runner: JobRunner;
-  /** `CodemuxOptions.metaTools`: job_output, list_jobs, cancel_job, agent. */
+  /** `CodemuxOptions.metaTools`: jobs, and agent (listed only to clients that declared sampling). */
   metaTools: MetaTool<never>[];
   /** `CodemuxOptions.middleware`: writes each job's downstream calls to its transcript. */
   middleware: ToolCallMiddleware;
@@ -63,7 +63,7 @@ export function createJobs(options: JobsOptions): Jobs {
     if (!id) return next(ctx);
     return manager.recordCall(id, { tool: ctx.entry.qualifiedName, args: ctx.arguments, origin: ctx.origin }, () => next(ctx));
   };
-  const metaTools = [...jobMetaTools(manager), ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})])];
+  const metaTools = [jobsMetaTool(manager), ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})])];
   return {
     manager,
     runner: manager,

@@ -3,7 +3,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { TranscriptEntry } from "./transcript";
 import type { JobRecord } from "./types";
 
-/** What `job_output` and `list_jobs` say about one job, for `structuredContent`. */
+/** What `jobs` output and list say about one job, for `structuredContent`. */
 export interface JobSummary {
   id: string;
   status: JobRecord["status"] | "not_found";
@@ -46,7 +46,7 @@ function progressText(job: JobRecord): string {
   return p.message || fraction ? `; last progress: ${p.message ?? ""}${fraction}${p.updates ? ` (${p.updates} update${p.updates === 1 ? "" : "s"})` : ""}` : "";
 }
 
-/** The header line of one job's block in `job_output`. */
+/** The header line of one job's block in `jobs` output. */
 export function statusLine(job: JobRecord, now: number, extra: { position?: number; remote?: boolean } = {}): string {
   const head = `Job ${job.id}: ${job.status}`;
   switch (job.status) {
@@ -58,7 +58,7 @@ export function statusLine(job: JobRecord, now: number, extra: { position?: numb
     case "failed":
       return `${head} in ${seconds(duration(job, now))}, ${calls(job.toolCalls)}`;
     case "cancelled":
-      return `${head} by ${job.by === "cli" ? "codemux jobs cancel" : job.by === "task" ? "tasks/cancel" : "cancel_job"} after ${seconds(duration(job, now))}, ${calls(job.toolCalls)}`;
+      return `${head} by ${job.by === "cli" ? "codemux jobs cancel" : job.by === "task" ? "tasks/cancel" : "jobs cancel"} after ${seconds(duration(job, now))}, ${calls(job.toolCalls)}`;
     case "interrupted":
       return `${head}: ${job.error ?? "codemux stopped while this job ran."}${progressText(job)}`;
   }

@@ -144,7 +144,7 @@ export class JobManager implements JobRunner {
     await this.#ready;
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
     if (this.#running.size >= this.maxConcurrent && this.#queue.length >= this.maxQueued) {
-      throw new JobsError("QUEUE_FULL", `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (list_jobs) or cancel one (cancel_job).`, {
+      throw new JobsError("QUEUE_FULL", `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`, {
         data: { maxQueued: this.maxQueued },
       });
     }

@@ -22,7 +22,7 @@ export interface TaskStoreOptions {
 /**
  * MCP tasks (protocol 2025-11-25) served from the job store: a task-augmented tools/call runs as
  * a job, tasks/get, tasks/result, tasks/list and tasks/cancel read and cancel it. One store per
- * session server: tasks belong to its principal, like jobs, and are the same jobs job_output shows.
+ * session server: tasks belong to its principal, like jobs, and are the same jobs `jobs` output shows.
  */
 export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): TaskStore {
   const session = () => (typeof options.session === "function" ? options.session() : options.session);

@@ -37,7 +37,7 @@ export interface JobRecord {
   /** A result too large for the journal line: a file under `<dir>/results/`. */
   resultRef?: string;
   error?: string;
-  /** Who cancelled: "tool" (cancel_job), "cli", "task" (tasks/cancel), "shutdown". */
+  /** Who cancelled: "tool" (jobs cancel), "cli", "task" (tasks/cancel), "shutdown". */
   by?: string;
 }
 

@@ -57,7 +57,7 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     // The second request carried the first tool's answer back.
     expect(lastText(seen[1]!)).toContain("tool_result");
     // The transcript has the agent's tool uses and the downstream call.
-    const transcript = textOf((await h.call("job_output", { ids: [report.agentId], transcript: true })) as CallToolResult);
+    const transcript = textOf((await h.call("jobs", { action: "output", ids: [report.agentId], transcript: true })) as CallToolResult);
     expect(transcript).toMatch(/search_tools args:/);
     expect(transcript).toMatch(/bad__echo args:/);
   });
@@ -94,17 +94,20 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     expect(seen[0]?.systemPrompt).toContain("```tool");
   });
 
-  it("in the background: answers at once with a job id, and job_output collects the report", async () => {
+  it("in the background: answers at once with a job id, and jobs output collects the report", async () => {
     const seen: Params[] = [];
     h = await connect({ client: scriptedClient({ tools: {} }, [() => ({ content: [{ type: "text", text: "background report" }] })], seen) });
     const started = await h.call("agent", { prompt: "report", background: true });
     const id = (started.structuredContent as { agentId: string; status: string }).agentId;
     expect((started.structuredContent as { status: string }).status).toBe("async_launched");
-    expect(textOf(await h.call("job_output", { ids: [id] }))).toContain("background report");
+    expect(textOf(await h.call("jobs", { action: "output", ids: [id] }))).toContain("background report");
   });
 
-  it("is refused clearly when the client offers no sampling", async () => {
+  it("is listed only to a client that declared sampling, and refused clearly to one that did not", async () => {
     h = await connect();
+    expect((await h.client.listTools()).tools.map((t) => t.name)).not.toContain("agent");
+    const sampling = await h.other("local", scriptedClient({}, [], []));
+    expect((await sampling.listTools()).tools.map((t) => t.name)).toContain("agent");
     const result = await h.call("agent", { prompt: "anything" });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/offers no sampling/);

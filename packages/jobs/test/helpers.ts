@@ -26,8 +26,8 @@ export interface Harness {
   client: Client;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   text(name: string, args?: Record<string, unknown>): Promise<string>;
-  /** Another client on the same core, as another principal. */
-  other(principal: string): Promise<Client>;
+  /** Another client on the same core, as another principal (a plain client unless one is given). */
+  other(principal: string, client?: Client): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export async function connect(options: { dataDir?: string; jobs?: Partial<JobsOp
     client,
     call,
     text: async (name, args) => textOf(await call(name, args)),
-    other: (principal) => attach(new Client({ name: "other", version: "1.0.0" }), core.session(principal)),
+    other: (principal, client) => attach(client ?? new Client({ name: "other", version: "1.0.0" }), core.session(principal)),
     close: async () => {
       for (const c of clients) await c.close();
       await jobs.close();

@@ -28,12 +28,12 @@ describe("a codemux killed with SIGKILL mid-job and started again on the same da
     dataDir = await tempDir();
     const first = await start();
     const done = jobId(textOf(await first.call("call_tool", { name: "bad__echo", args: { text: "kept across restarts" }, background: true })));
-    expect(statusOf(await first.call("job_output", { ids: [done] }))).toBe("completed");
+    expect(statusOf(await first.call("jobs", { action: "output", ids: [done] }))).toBe("completed");
     const code = 'import { echo } from "mcp/servers/bad/echo";\nimport { hang } from "mcp/servers/bad/hang";\nawait echo({ text: "before" });\nawait hang({});\nexport default "never";';
     const running = jobId(textOf(await first.call("execute_code", { code, background: true, timeoutMs: 60_000 })));
     // Until the snippet's second call is in flight.
     for (let i = 0; i < 200; i++) {
-      const peek = textOf(await first.call("job_output", { ids: [running], block: false }));
+      const peek = textOf(await first.call("jobs", { action: "output", ids: [running], block: false }));
       if (peek.includes("1 tool call (1 in flight)")) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -46,14 +46,14 @@ describe("a codemux killed with SIGKILL mid-job and started again on the same da
 
     const second = await start();
     try {
-      const out = await second.call("job_output", { ids: [done, running], block: false });
+      const out = await second.call("jobs", { action: "output", ids: [done, running], block: false });
       expect(statusOf(out, 0)).toBe("completed");
       expect(textOf(out)).toContain("kept across restarts");
       expect(statusOf(out, 1)).toBe("interrupted");
       expect(textOf(out)).toMatch(/1 call\(s\) had completed, 1 were in flight/);
-      const withTranscript = textOf(await second.call("job_output", { ids: [running], block: false, transcript: true }));
+      const withTranscript = textOf(await second.call("jobs", { action: "output", ids: [running], block: false, transcript: true }));
       expect(withTranscript).toMatch(/#0 bad__echo .* ok/);
-      expect(await second.call("list_jobs").then(textOf)).toContain(running);
+      expect(await second.call("jobs", { action: "list" }).then(textOf)).toContain(running);
     } finally {
       await second.client.close();
     }

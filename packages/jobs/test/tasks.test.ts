@@ -59,7 +59,7 @@ describe("MCP tasks served from the job store", () => {
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.map((t) => t.taskId)).toContain(created.task.taskId);
     // The same job, seen through the meta-tool.
-    const output = (await client.callTool({ name: "job_output", arguments: { ids: [created.task.taskId], block: false } })) as CallToolResult;
+    const output = (await client.callTool({ name: "jobs", arguments: { action: "output", ids: [created.task.taskId], block: false } })) as CallToolResult;
     expect(textOf(output)).toContain("completed");
   });
 
