@@ -39,11 +39,12 @@ afterAll(async () => {
 });
 
 describe("mode dispatch: the upfront list", () => {
-  it("is one tool, codemux, under 500 tokens whatever the catalog holds", async () => {
+  it("is one tool, codemux, under 400 tokens whatever the catalog holds", async () => {
     const { tools } = await h.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["codemux"]);
     expect(h.core.catalog.size).toBeGreaterThan(30);
-    expect(estimateTokens(JSON.stringify(tools))).toBeLessThan(500);
+    // 1,579 JSON characters = 396 o200k tokens when pinned (`pnpm bench`); 400 tokens is the budget.
+    expect(JSON.stringify(tools).length).toBeLessThanOrEqual(1600);
     // Its description teaches every action.
     for (const action of ["search", "list", "call", "exec", "read"]) expect(tools[0]?.description).toContain(`${action} {`);
   });
