@@ -21,7 +21,7 @@ export interface MetaToolContext {
 export interface MetaTool<Input = Record<string, unknown>> {
   readonly definition: Tool & { inputSchema: InputSchema };
   run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
-  /** Whether a session's tool list shows this tool (e.g. only to clients with a capability); always when absent. */
+  /** Whether a session's tool list shows this tool (e.g. only to clients with a capability); always when absent. A call is not checked: the tool refuses it with its own sentence. */
   readonly listed?: (session: SessionInfo | undefined) => boolean;
 }
 
