@@ -150,7 +150,8 @@ export async function runLatency(): Promise<LatencyReport> {
     const directCall = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
     const plainCall = () => plain.callTool({ name: "echo", arguments: { text: "ping" } });
     const viaCall = () => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
-    const only = process.env.CODEMUX_BENCH_ONLY;
+    // CODEMUX_BENCH_LATENCY=call measures only the call_tool rows.
+    const only = process.env.CODEMUX_BENCH_LATENCY;
 
     let call: LatencyReport["call"] = { directP50Ms: NaN, directP99Ms: NaN, codemuxP50Ms: NaN, codemuxP99Ms: NaN, ratioP50: NaN, plainProxyP50Ms: NaN, plainProxyRatioP50: NaN, samples: 0, warmupCalls: WARMUP_CALLS };
     if (!only || only === "call") {
