@@ -20,18 +20,25 @@ type Message = JSONRPCMessage & { id?: unknown; method?: unknown; params?: Recor
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+export interface LaneCallOptions {
+  /** Time without an answer or a progress notification before the call ends with RequestTimeout. */
+  timeout: number;
+  onprogress?: ((progress: Progress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
 class PendingCall {
   timer: NodeJS.Timeout | undefined;
   onAbort: (() => void) | undefined;
+  resolve: (result: CallToolResult) => void = noop;
+  reject: (error: unknown) => void = noop;
   constructor(
     readonly id: string,
-    readonly timeout: number,
-    readonly resolve: (result: CallToolResult) => void,
-    readonly reject: (error: unknown) => void,
-    readonly onprogress: ((progress: Progress) => void) | undefined,
-    readonly signal: AbortSignal | undefined,
+    readonly options: LaneCallOptions,
   ) {}
 }
+
+const noop = () => undefined;
 
 /**
  * `tools/call` on a connected SDK client without the SDK's per-call cost: the request is sent and its
@@ -72,17 +79,21 @@ export class CallLane {
     return this.#pending.size;
   }
 
-  call(name: string, args: Record<string, unknown>, timeout: number, onprogress: ((progress: Progress) => void) | undefined, signal: AbortSignal | undefined): Promise<CallToolResult> {
+  call(name: string, args: Record<string, unknown>, options: LaneCallOptions): Promise<CallToolResult> {
     return new Promise<CallToolResult>((resolve, reject) => {
       if (this.#closed) return reject(new Error("Not connected"));
+      const signal = options.signal;
       if (signal?.aborted) return reject(signal.reason);
       const id = `${ID_PREFIX}${++this.#next}`;
-      const call = new PendingCall(id, timeout, resolve, reject, onprogress, signal);
+      const call = new PendingCall(id, options);
+      call.resolve = resolve;
+      call.reject = reject;
       this.#pending.set(id, call);
-      call.timer = setTimeout(this.#onTimeout, timeout, call);
+      call.timer = setTimeout(this.#onTimeout, options.timeout, call);
       if (signal) {
         call.onAbort = () => this.#cancel(call, signal.reason);
-        signal.addEventListener("abort", call.onAbort, { once: true });
+        // Not `once`: #finish removes it on every way out, the abort included.
+        signal.addEventListener("abort", call.onAbort);
       }
       // A progress token always: progress then resets the timeout, even when our caller does not listen.
       this.#transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } }).catch((error: unknown) => {
@@ -142,14 +153,14 @@ export class CallLane {
     }
     call.timer?.refresh();
     try {
-      call.onprogress?.(progress);
+      call.options.onprogress?.(progress);
     } catch {
       // As in the SDK, a failing progress handler does not fail the call.
     }
   }
 
   readonly #onTimeout = (call: PendingCall): void => {
-    this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.timeout }));
+    this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.options.timeout }));
   };
 
   /** Ends a pending call: tells the server (as the SDK does) and rejects. A settled call is left alone. */
@@ -163,7 +174,7 @@ export class CallLane {
   #finish(call: PendingCall): void {
     this.#pending.delete(call.id);
     clearTimeout(call.timer);
-    if (call.onAbort) call.signal?.removeEventListener("abort", call.onAbort);
+    if (call.onAbort) call.options.signal?.removeEventListener("abort", call.onAbort);
   }
 
   #close(): void {

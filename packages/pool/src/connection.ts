@@ -19,7 +19,7 @@ import {
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
-import { CallLane } from "./call-lane";
+import { CallLane, type LaneCallOptions } from "./call-lane";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
@@ -262,33 +262,26 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
     try {
-      return await this.#callOnce(tool, args, options);
-    } catch (error) {
-      return await this.#retry(error, tool, args, options);
+      for (let retries = 0; ; retries++) {
+        try {
+          const result = await this.#callOnce(tool, args, options);
+          if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
+          return result;
+        } catch (error) {
+          // Worked out on a failure only: a call that succeeds pays for none of it.
+          const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+          const delay = delays[retries];
+          const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
+          if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
+          this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+          await abortableSleep(delay, options.signal).catch((reason: unknown) => {
+            throw new CallCancelledError(this.name, tool, { cause: reason });
+          });
+        }
+      }
     } finally {
       this.#inFlight--;
       this.#scheduleIdleStop();
-    }
-  }
-
-  /** After a failed first attempt: tries again while the failure is retryable and delays are left, else throws the last failure. */
-  async #retry(error: unknown, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
-    const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-    for (let retries = 0; ; retries++) {
-      const delay = delays[retries];
-      if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
-      this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
-      await abortableSleep(delay, options.signal).catch((reason: unknown) => {
-        throw new CallCancelledError(this.name, tool, { cause: reason });
-      });
-      try {
-        const result = await this.#callOnce(tool, args, options);
-        result._meta = { ...result._meta, "codemux/retries": retries + 1 };
-        return result;
-      } catch (next) {
-        error = next;
-      }
     }
   }
 
@@ -335,11 +328,15 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const lane = this.#lane;
     if (lane !== undefined && lane.client === this.#client && this.#state === "ready" && !options.signal?.aborted) {
-      return lane.call(tool, args ?? {}, options.timeoutMs ?? this.spec.callTimeoutMs, options.onprogress, options.signal).catch((error: unknown) => {
+      return lane.call(tool, args ?? {}, this.#laneOptions(options)).catch((error: unknown) => {
         throw this.#translate(error, tool, options);
       });
     }
     return this.#connectAndCall(tool, args, options);
+  }
+
+  #laneOptions(options: CallOptions): LaneCallOptions {
+    return { timeout: options.timeoutMs ?? this.spec.callTimeoutMs, onprogress: options.onprogress, signal: options.signal };
   }
 
   async #connectAndCall(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
@@ -363,7 +360,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   #request(client: Client, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const lane = this.#lane;
-    if (lane?.client === client) return lane.call(tool, args ?? {}, options.timeoutMs ?? this.spec.callTimeoutMs, options.onprogress, options.signal);
+    if (lane?.client === client) return lane.call(tool, args ?? {}, this.#laneOptions(options));
     const signal = options.signal;
     const request = (requestSignal: AbortSignal | undefined) =>
       client.request({ method: "tools/call", params: { name: tool, arguments: args ?? {} } }, CallToolResultSchema, {
