@@ -1,4 +1,4 @@
-import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ChildProcess } from "node:child_process";
 import { getEventListeners } from "node:events";
 import { fileURLToPath } from "node:url";
@@ -41,7 +41,7 @@ describe("tools/call on the fast lane (stdio)", () => {
     const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 300 })]);
     const error = await pool.callTool("m", "hang").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CallTimeoutError);
-    expect((error as CallTimeoutError).cause).toBeInstanceOf(McpError);
+    expect((error as CallTimeoutError).cause).toMatchObject({ code: ErrorCode.RequestTimeout, data: { timeout: 300 } });
     expect((error as CallTimeoutError).message).toMatch(/timed out after 300 ms/);
     const seen = await cancellations(pool, "m");
     expect(seen).toMatchObject({ count: 1, notices: 1 });
@@ -119,6 +119,7 @@ describe("tools/call on the fast lane (stdio)", () => {
       const error = await call.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServerDisconnectedError);
       expect((error as Error).message).toMatch(/the process exited with code 9/);
+      expect((error as Error).cause).toMatchObject({ code: ErrorCode.ConnectionClosed });
     }
     expect(textOf(await pool.callTool("m", "echo", { text: "back" }))).toBe("back");
   });
