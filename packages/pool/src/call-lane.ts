@@ -28,7 +28,8 @@ export interface LaneCallOptions {
 }
 
 class PendingCall {
-  timer: NodeJS.Timeout | undefined;
+  /** When the call times out (`performance.now()` time); progress moves it. */
+  deadline = 0;
   onAbort: (() => void) | undefined;
   resolve: (result: CallToolResult) => void = noop;
   reject: (error: unknown) => void = noop;
@@ -39,6 +40,8 @@ class PendingCall {
 }
 
 const noop = () => undefined;
+/** setTimeout's largest delay: a longer one would fire at once. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * `tools/call` on a connected SDK client without the SDK's per-call cost: the request is sent and its
@@ -55,6 +58,9 @@ export class CallLane {
   readonly #transport: Transport;
   #next = 0;
   #closed = false;
+  /** One timer for every call, armed for the earliest deadline: no timer to set and clear per call. */
+  #timer: NodeJS.Timeout | undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
 
   /** Call once the client is connected to `transport`: the lane wraps the handlers the SDK installed. */
   constructor(
@@ -89,7 +95,10 @@ export class CallLane {
       call.resolve = resolve;
       call.reject = reject;
       this.#pending.set(id, call);
-      call.timer = setTimeout(this.#onTimeout, options.timeout, call);
+      // A waiting call keeps the process alive through its timeout, as the SDK's timer of its own does.
+      if (this.#pending.size === 1) this.#timer?.ref();
+      call.deadline = performance.now() + options.timeout;
+      this.#arm(call.deadline);
       if (signal) {
         call.onAbort = () => this.#cancel(call, signal.reason);
         // Not `once`: #finish removes it on every way out, the abort included.
@@ -151,7 +160,7 @@ export class CallLane {
       const { progressToken: _, ...rest } = parsed.data.params;
       progress = rest;
     }
-    call.timer?.refresh();
+    call.deadline = performance.now() + call.options.timeout;
     try {
       call.options.onprogress?.(progress);
     } catch {
@@ -159,8 +168,28 @@ export class CallLane {
     }
   }
 
-  readonly #onTimeout = (call: PendingCall): void => {
-    this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.options.timeout }));
+  /** Makes sure the timer fires by `deadline`; a timer already due earlier stays (its sweep re-arms). */
+  #arm(deadline: number): void {
+    if (deadline >= this.#armedFor) return;
+    clearTimeout(this.#timer);
+    this.#armedFor = deadline;
+    this.#timer = setTimeout(this.#sweep, Math.min(MAX_DELAY_MS, Math.max(0, deadline - performance.now())));
+    if (this.#pending.size === 0) this.#timer.unref();
+  }
+
+  /** Times out every call past its deadline, then re-arms for the earliest one left. */
+  readonly #sweep = (): void => {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    const expired: PendingCall[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of this.#pending.values()) {
+      if (call.deadline <= now) expired.push(call);
+      else if (call.deadline < next) next = call.deadline;
+    }
+    for (const call of expired) this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.options.timeout }));
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
   };
 
   /** Ends a pending call: tells the server (as the SDK does) and rejects. A settled call is left alone. */
@@ -173,13 +202,15 @@ export class CallLane {
 
   #finish(call: PendingCall): void {
     this.#pending.delete(call.id);
-    clearTimeout(call.timer);
+    // With no call waiting, the timer must not keep the process up.
+    if (this.#pending.size === 0) this.#timer?.unref();
     if (call.onAbort) call.options.signal?.removeEventListener("abort", call.onAbort);
   }
 
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#timer);
     const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
     for (const call of [...this.#pending.values()]) {
       this.#finish(call);

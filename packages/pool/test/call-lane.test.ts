@@ -48,6 +48,23 @@ describe("tools/call on the fast lane (stdio)", () => {
     expect(seen.requestIds[0]).toEqual(expect.stringMatching(/^codemux-\d+$/));
   });
 
+  it("times each call out on its own deadline: a short timeout after a long one still ends first", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const ended: string[] = [];
+    const track = (label: string, call: Promise<unknown>) =>
+      call.then(
+        () => ended.push(`${label} answered`),
+        (error: unknown) => ended.push(`${label} ${(error as Error).constructor.name}`),
+      );
+    const long = track("long", pool.callTool("m", "hang", {}, { timeoutMs: 1500 }));
+    const short = track("short", pool.callTool("m", "hang", {}, { timeoutMs: 200 }));
+    const quick = track("echo", pool.callTool("m", "echo", { text: "x" }));
+    await Promise.all([long, short, quick]);
+    expect(ended.filter((e) => !e.startsWith("echo"))).toEqual(["short CallTimeoutError", "long CallTimeoutError"]);
+    expect(ended).toContain("echo answered");
+    expect((await cancellations(pool, "m")).count).toBe(2);
+  });
+
   it("resets the timeout on progress and hands every progress notification, in order, to onprogress before the answer", async () => {
     const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 400 })]);
     const progress: unknown[] = [];
