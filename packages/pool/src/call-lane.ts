@@ -75,8 +75,11 @@ export class CallLane {
     };
     transport.onclose = () => {
       // The SDK first (its onclose marks the server down), then the lane's calls, in the SDK's own order.
-      sdkClose?.();
-      this.#close();
+      try {
+        sdkClose?.();
+      } finally {
+        this.#close();
+      }
     };
   }
 
