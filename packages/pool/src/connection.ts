@@ -19,6 +19,7 @@ import {
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
+import { CallLane, type LaneCallOptions } from "./call-lane";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
@@ -141,6 +142,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #error: string | undefined;
   #transientFailure = false;
   #client: Client | undefined;
+  /** The fast lane for tools/call on the ready client (stdio only); used while its `client` is `#client`. */
+  #lane: CallLane | undefined;
   #pending: Client | undefined;
   #transport: unknown;
   #tools: Tool[] = [];
@@ -256,8 +259,6 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
    */
   async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
     if (!this.#allowed(tool)) throw new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true });
-    const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
-    const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
     try {
@@ -267,7 +268,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
           return result;
         } catch (error) {
+          // Worked out on a failure only: a call that succeeds pays for none of it.
+          const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
           const delay = delays[retries];
+          const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
           if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
           this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
           await abortableSleep(delay, options.signal).catch((reason: unknown) => {
@@ -320,7 +324,22 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     await Promise.all(clients.map((c) => c?.close().catch(() => undefined)));
   }
 
-  async #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+  /** One attempt. A ready stdio server is called on the lane at once: no await before the request is written. */
+  #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    const lane = this.#lane;
+    if (lane !== undefined && lane.client === this.#client && this.#state === "ready" && !options.signal?.aborted) {
+      return lane.call(tool, args ?? {}, this.#laneOptions(options)).catch((error: unknown) => {
+        throw this.#translate(error, tool, options);
+      });
+    }
+    return this.#connectAndCall(tool, args, options);
+  }
+
+  #laneOptions(options: CallOptions): LaneCallOptions {
+    return { timeout: options.timeoutMs ?? this.spec.callTimeoutMs, onprogress: options.onprogress, signal: options.signal };
+  }
+
+  async #connectAndCall(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     if (options.signal?.aborted) throw new CallCancelledError(this.name, tool);
     const client = await this.ensureReady();
     try {
@@ -340,13 +359,25 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   #request(client: Client, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    return client.request({ method: "tools/call", params: { name: tool, arguments: args ?? {} } }, CallToolResultSchema, {
-      timeout: options.timeoutMs ?? this.spec.callTimeoutMs,
-      // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
-      onprogress: options.onprogress ?? (() => undefined),
-      resetTimeoutOnProgress: true,
-      ...(options.signal ? { signal: options.signal } : {}),
-    }) as Promise<CallToolResult>;
+    const lane = this.#lane;
+    if (lane?.client === client) return lane.call(tool, args ?? {}, this.#laneOptions(options));
+    const signal = options.signal;
+    const request = (requestSignal: AbortSignal | undefined) =>
+      client.request({ method: "tools/call", params: { name: tool, arguments: args ?? {} } }, CallToolResultSchema, {
+        timeout: options.timeoutMs ?? this.spec.callTimeoutMs,
+        // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
+        onprogress: options.onprogress ?? (() => undefined),
+        resetTimeoutOnProgress: true,
+        ...(requestSignal ? { signal: requestSignal } : {}),
+      }) as Promise<CallToolResult>;
+    if (!signal) return request(undefined);
+    // The SDK never removes its abort listener: given the caller's signal, an abort after the answer would still
+    // send notifications/cancelled. It gets a signal of this request alone, cut from the caller's once settled.
+    const controller = new AbortController();
+    const forward = () => controller.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
+    return request(controller.signal).finally(() => signal.removeEventListener("abort", forward));
   }
 
   /** A PoolError for the caller; `data.sent` says whether the request may have reached the server, `data.transient` whether trying again may help. */
@@ -404,6 +435,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#relayTo(client);
     this.#pending = client;
     let transport: unknown;
+    let lane: CallLane | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -420,6 +452,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           transport = made;
           if (this.#pending !== client) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
           await client.connect(made, { timeout: this.spec.connectTimeoutMs });
+          // HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors).
+          if (this.spec.transport.type === "stdio") lane = new CallLane(client, made);
           return listAllTools(client, this.spec.connectTimeoutMs);
         })(),
         timeout,
@@ -430,6 +464,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
       this.#pending = undefined;
       this.#client = client;
+      this.#lane = lane;
       this.#transport = transport;
       client.onclose = () => {
         if (this.#client === client) void this.#onDropped();

@@ -1,0 +1,262 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// The parse the SDK's request path runs: its errors (a $ZodError) are the same on both paths.
+import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ProgressNotificationSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
+const ID_PREFIX = "codemux-";
+const PROGRESS_KEYS = new Set(["progressToken", "progress", "total", "message"]);
+
+type Message = JSONRPCMessage & { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+export interface LaneCallOptions {
+  /** Time without an answer or a progress notification before the call ends with RequestTimeout. */
+  timeout: number;
+  onprogress?: ((progress: Progress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+class PendingCall {
+  /** When the call times out (`performance.now()` time); progress moves it. */
+  deadline = 0;
+  onAbort: (() => void) | undefined;
+  resolve: (result: CallToolResult) => void = noop;
+  reject: (error: unknown) => void = noop;
+  constructor(
+    readonly id: string,
+    readonly options: LaneCallOptions,
+  ) {}
+}
+
+const noop = () => undefined;
+/** setTimeout's largest delay: a longer one would fire at once. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * `tools/call` on a connected SDK client without the SDK's per-call cost: the request is sent and its
+ * answer matched here, by wrapping the transport's `onmessage` (answers to lane ids and progress for lane
+ * tokens stop here; every other message goes on to the SDK client, which keeps initialize, tools/list,
+ * server requests and notifications). The SDK's semantics are kept: the timeout is an McpError
+ * RequestTimeout, progress resets it and reaches `onprogress`, an abort sends `notifications/cancelled`
+ * (only while the call is pending) and rejects, a close rejects with ConnectionClosed, a JSON-RPC error
+ * becomes the same McpError, and a result is checked as `CallToolResultSchema` would (the schema itself
+ * for anything but plain text content). Unlike the SDK, a settled call leaves no listener on the signal.
+ */
+export class CallLane {
+  readonly #pending = new Map<string, PendingCall>();
+  readonly #transport: Transport;
+  #next = 0;
+  #closed = false;
+  /** One timer for every call, armed for the earliest deadline: no timer to set and clear per call. */
+  #timer: NodeJS.Timeout | undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
+
+  /** Call once the client is connected to `transport`: the lane wraps the handlers the SDK installed. */
+  constructor(
+    readonly client: Client,
+    transport: Transport,
+  ) {
+    this.#transport = transport;
+    const toSdk = transport.onmessage;
+    const sdkClose = transport.onclose;
+    transport.onmessage = (message, extra) => {
+      if (!this.#take(message as Message)) toSdk?.(message, extra);
+    };
+    transport.onclose = () => {
+      // The SDK first (its onclose marks the server down), then the lane's calls, in the SDK's own order.
+      try {
+        sdkClose?.();
+      } finally {
+        this.#close();
+      }
+    };
+  }
+
+  /** How many calls wait for an answer. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  call(name: string, args: Record<string, unknown>, options: LaneCallOptions): Promise<CallToolResult> {
+    return new Promise<CallToolResult>((resolve, reject) => {
+      if (this.#closed) return reject(new Error("Not connected"));
+      const signal = options.signal;
+      if (signal?.aborted) return reject(signal.reason);
+      const id = `${ID_PREFIX}${++this.#next}`;
+      const call = new PendingCall(id, options);
+      call.resolve = resolve;
+      call.reject = reject;
+      this.#pending.set(id, call);
+      // A waiting call keeps the process alive through its timeout, as the SDK's timer of its own does.
+      if (this.#pending.size === 1) this.#timer?.ref();
+      call.deadline = performance.now() + options.timeout;
+      this.#arm(call.deadline);
+      if (signal) {
+        call.onAbort = () => this.#cancel(call, signal.reason);
+        // Not `once`: #finish removes it on every way out, the abort included.
+        signal.addEventListener("abort", call.onAbort);
+      }
+      // A progress token always: progress then resets the timeout, even when our caller does not listen.
+      this.#transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } }).catch((error: unknown) => {
+        if (this.#pending.get(id) !== call) return;
+        this.#finish(call);
+        reject(error);
+      });
+    });
+  }
+
+  /** True when the message belongs to the lane (handled or dropped here); false sends it on to the SDK. */
+  #take(message: Message): boolean {
+    if (message.method === undefined) {
+      const id = message.id;
+      if (typeof id !== "string" || !id.startsWith(ID_PREFIX)) return false;
+      const call = this.#pending.get(id);
+      // An answer to a call that already timed out or was cancelled: the SDK drops those too.
+      if (call) this.#answer(call, message);
+      return true;
+    }
+    if (message.method !== "notifications/progress") return false;
+    const token = message.params?.progressToken;
+    if (typeof token !== "string" || !token.startsWith(ID_PREFIX)) return false;
+    const call = this.#pending.get(token);
+    if (call) this.#progress(call, message);
+    return true;
+  }
+
+  #answer(call: PendingCall, message: Message): void {
+    this.#finish(call);
+    if (message.error !== undefined) {
+      call.reject(McpError.fromError(message.error.code, message.error.message, message.error.data));
+      return;
+    }
+    const result = message.result;
+    if (isPlainCallToolResult(result)) {
+      call.resolve(result);
+      return;
+    }
+    const parsed = safeParse(CallToolResultSchema, result);
+    if (parsed.success) call.resolve(parsed.data as CallToolResult);
+    else call.reject(parsed.error);
+  }
+
+  #progress(call: PendingCall, message: Message): void {
+    const params = message.params as Record<string, unknown>;
+    let progress: Progress;
+    if (isPlainProgress(params)) {
+      const { progressToken: _, ...rest } = params;
+      progress = rest as Progress;
+    } else {
+      const parsed = safeParse(ProgressNotificationSchema, message);
+      // The SDK drops a malformed progress notification: it neither reaches onprogress nor resets the timeout.
+      if (!parsed.success) return;
+      const { progressToken: _, ...rest } = parsed.data.params;
+      progress = rest;
+    }
+    call.deadline = performance.now() + call.options.timeout;
+    try {
+      call.options.onprogress?.(progress);
+    } catch {
+      // As in the SDK, a failing progress handler does not fail the call.
+    }
+  }
+
+  /** Makes sure the timer fires by `deadline`; a timer already due earlier stays (its sweep re-arms). */
+  #arm(deadline: number): void {
+    if (deadline >= this.#armedFor) return;
+    clearTimeout(this.#timer);
+    this.#armedFor = deadline;
+    this.#timer = setTimeout(this.#sweep, Math.min(MAX_DELAY_MS, Math.max(0, deadline - performance.now())));
+    if (this.#pending.size === 0) this.#timer.unref();
+  }
+
+  /** Times out every call past its deadline, then re-arms for the earliest one left. */
+  readonly #sweep = (): void => {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    const expired: PendingCall[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of this.#pending.values()) {
+      if (call.deadline <= now) expired.push(call);
+      else if (call.deadline < next) next = call.deadline;
+    }
+    for (const call of expired) this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.options.timeout }));
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
+  };
+
+  /** Ends a pending call: tells the server (as the SDK does) and rejects. A settled call is left alone. */
+  #cancel(call: PendingCall, reason: unknown): void {
+    if (this.#pending.get(call.id) !== call) return;
+    this.#finish(call);
+    this.#transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: call.id, reason: String(reason) } }).catch(() => undefined);
+    call.reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)));
+  }
+
+  #finish(call: PendingCall): void {
+    this.#pending.delete(call.id);
+    // With no call waiting, the timer must not keep the process up.
+    if (this.#pending.size === 0) this.#timer?.unref();
+    if (call.onAbort) call.options.signal?.removeEventListener("abort", call.onAbort);
+  }
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
+    for (const call of [...this.#pending.values()]) {
+      this.#finish(call);
+      call.reject(error);
+    }
+  }
+}
+
+function isPlainProgress(params: Record<string, unknown>): boolean {
+  if (typeof params.progress !== "number") return false;
+  if (params.total !== undefined && typeof params.total !== "number") return false;
+  if (params.message !== undefined && typeof params.message !== "string") return false;
+  for (const key in params) if (!PROGRESS_KEYS.has(key)) return false;
+  return true;
+}
+
+/**
+ * What `CallToolResultSchema` accepts and returns unchanged, checked without zod: `content` an array of
+ * plain text blocks, `isError` a boolean, `structuredContent` an object, nothing else. Anything else
+ * (images, annotations, `_meta`, unknown keys, a missing `content`) goes through the schema.
+ */
+export function isPlainCallToolResult(value: unknown): value is CallToolResult {
+  if (!isRecord(value)) return false;
+  let content = false;
+  for (const key in value) {
+    if (key === "content") {
+      const blocks = value.content;
+      if (!Array.isArray(blocks)) return false;
+      for (const block of blocks) if (!isPlainTextBlock(block)) return false;
+      content = true;
+    } else if (key === "isError") {
+      if (typeof value.isError !== "boolean") return false;
+    } else if (key === "structuredContent") {
+      if (!isRecord(value.structuredContent)) return false;
+    } else {
+      return false;
+    }
+  }
+  return content;
+}
+
+function isPlainTextBlock(block: unknown): boolean {
+  if (!isRecord(block) || block.type !== "text" || typeof block.text !== "string") return false;
+  for (const key in block) if (key !== "type" && key !== "text") return false;
+  return true;
+}

@@ -1,0 +1,234 @@
+import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ChildProcess } from "node:child_process";
+import { getEventListeners } from "node:events";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { isPlainCallToolResult } from "../src/call-lane";
+import { CallCancelledError, CallTimeoutError, DownstreamError, ServerDisconnectedError, ServerPool, type ServerSpec } from "../src/index";
+import { httpSpec, startHttpServer, stdioSpec, textOf } from "./helpers";
+
+const rawServerPath = fileURLToPath(new URL("./fixtures/raw-server.mjs", import.meta.url));
+const pools: ServerPool[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const child of children.splice(0)) child.kill();
+});
+
+async function startPool(specs: ServerSpec[]): Promise<ServerPool> {
+  const pool = new ServerPool(specs, { retryDelaysMs: [] });
+  pools.push(pool);
+  await pool.start();
+  return pool;
+}
+
+const rawSpec = (name: string, extra: Partial<ServerSpec> = {}): ServerSpec => ({
+  name,
+  transport: { type: "stdio", command: process.execPath, args: [rawServerPath], env: {} },
+  callTimeoutMs: 10_000,
+  connectTimeoutMs: 10_000,
+  tools: {},
+  ...extra,
+});
+
+/** What the misbehaving server saw: notifications/cancelled received, and the calls they stopped. */
+async function cancellations(pool: ServerPool, server: string): Promise<{ count: number; requestIds: unknown[]; notices: number }> {
+  return JSON.parse(textOf(await pool.callTool(server, "cancellations")));
+}
+
+describe("tools/call on the fast lane (stdio)", () => {
+  it("times out as the SDK does and cancels the call downstream exactly once", async () => {
+    const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 300 })]);
+    const error = await pool.callTool("m", "hang").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    expect((error as CallTimeoutError).cause).toMatchObject({ code: ErrorCode.RequestTimeout, data: { timeout: 300 } });
+    expect((error as CallTimeoutError).message).toMatch(/timed out after 300 ms/);
+    const seen = await cancellations(pool, "m");
+    expect(seen).toMatchObject({ count: 1, notices: 1 });
+    expect(seen.requestIds[0]).toEqual(expect.stringMatching(/^codemux-\d+$/));
+  });
+
+  it("times each call out on its own deadline: a short timeout after a long one still ends first", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const ended: string[] = [];
+    const track = (label: string, call: Promise<unknown>) =>
+      call.then(
+        () => ended.push(`${label} answered`),
+        (error: unknown) => ended.push(`${label} ${(error as Error).constructor.name}`),
+      );
+    const long = track("long", pool.callTool("m", "hang", {}, { timeoutMs: 1500 }));
+    const short = track("short", pool.callTool("m", "hang", {}, { timeoutMs: 200 }));
+    const quick = track("echo", pool.callTool("m", "echo", { text: "x" }));
+    await Promise.all([long, short, quick]);
+    expect(ended.filter((e) => !e.startsWith("echo"))).toEqual(["short CallTimeoutError", "long CallTimeoutError"]);
+    expect(ended).toContain("echo answered");
+    expect((await cancellations(pool, "m")).count).toBe(2);
+  });
+
+  it("resets the timeout on progress and hands every progress notification, in order, to onprogress before the answer", async () => {
+    const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 400 })]);
+    const progress: unknown[] = [];
+    const result = await pool.callTool("m", "slow", { ms: 1200, steps: 8 }, { onprogress: (p) => progress.push(p) });
+    expect(textOf(result)).toBe("slept 1200 ms");
+    expect(progress).toEqual(Array.from({ length: 8 }, (_, i) => ({ progress: i + 1, total: 8 })));
+    expect((await cancellations(pool, "m")).notices).toBe(0);
+  });
+
+  it("passes progress messages through, and survives an onprogress that throws", async () => {
+    const pool = await startPool([rawSpec("r")]);
+    const progress: unknown[] = [];
+    const result = await pool.callTool("r", "progress", { steps: 2 }, {
+      onprogress: (p) => {
+        progress.push(p);
+        throw new Error("a broken listener");
+      },
+    });
+    expect(textOf(result)).toBe("done");
+    expect(progress).toEqual([{ progress: 1, total: 2, message: "step 1" }, { progress: 2, total: 2, message: "step 2" }]);
+  });
+
+  it("cancels on abort once, and sends nothing for calls that finished before the signal aborted", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const shared = new AbortController();
+    for (let i = 0; i < 20; i++) await pool.callTool("m", "echo", { text: `n${i}` }, { signal: shared.signal });
+    // A settled call leaves no listener behind on its caller's signal.
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(0);
+    shared.abort();
+    expect(await cancellations(pool, "m")).toMatchObject({ count: 0, notices: 0 });
+
+    const controller = new AbortController();
+    const call = pool.callTool("m", "hang", {}, { signal: controller.signal });
+    // One round trip after it: the server has the hung call when the abort comes.
+    await pool.callTool("m", "counter", {});
+    controller.abort(new Error("the user gave up"));
+    await expect(call).rejects.toBeInstanceOf(CallCancelledError);
+    controller.abort();
+    const seen = await cancellations(pool, "m");
+    expect(seen).toMatchObject({ count: 1, notices: 1 });
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("does not send a call whose signal aborted before it started", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const before = JSON.parse(textOf(await pool.callTool("m", "counter"))).calls as number;
+    await expect(pool.callTool("m", "echo", { text: "x" }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(CallCancelledError);
+    expect(JSON.parse(textOf(await pool.callTool("m", "counter"))).calls).toBe(before + 1);
+    expect((await cancellations(pool, "m")).notices).toBe(0);
+  });
+
+  it("turns a JSON-RPC error answer into the same DownstreamError as the SDK path", async () => {
+    const pool = await startPool([stdioSpec("m"), rawSpec("r")]);
+    const thrown = await pool.callTool("m", "throw", { message: "no such file" }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(DownstreamError);
+    expect((thrown as DownstreamError).message).toBe("m__throw failed: no such file");
+    const coded = (await pool.callTool("r", "error", { code: -32602, message: "bad arguments", data: { field: "path" } }).catch((e: unknown) => e)) as DownstreamError;
+    expect(coded).toBeInstanceOf(DownstreamError);
+    expect(coded.data).toMatchObject({ rpcCode: -32602 });
+    expect(coded.cause).toMatchObject({ code: -32602, data: { field: "path" } });
+    expect(coded.message).toBe("r__error failed: bad arguments");
+  });
+
+  it("fails every call in flight with ServerDisconnectedError when the server dies mid-call", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const hung = [pool.callTool("m", "hang"), pool.callTool("m", "hang")];
+    const crash = pool.callTool("m", "crash", { code: 9 });
+    for (const call of [...hung, crash]) {
+      const error = await call.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServerDisconnectedError);
+      expect((error as Error).message).toMatch(/the process exited with code 9/);
+      expect((error as Error).cause).toMatchObject({ code: ErrorCode.ConnectionClosed });
+    }
+    expect(textOf(await pool.callTool("m", "echo", { text: "back" }))).toBe("back");
+  });
+
+  it("answers exactly what the SDK's own request path answers, for plain, unusual, large and invalid results", async () => {
+    const pool = await startPool([rawSpec("r")]);
+    // The same connection's SDK client: its numeric ids run next to the lane's, on the same server.
+    const client = await pool.client("r");
+    const image = { type: "image", data: Buffer.from("png").toString("base64"), mimeType: "image/png" };
+    const shapes: unknown[] = [
+      { content: [{ type: "text", text: "plain" }] },
+      { content: [{ type: "text", text: "bad" }], isError: true },
+      { content: [{ type: "text", text: "{}" }], structuredContent: { n: 1, deep: { list: [1, 2] } } },
+      { content: [] },
+      { content: [{ type: "text", text: "x".repeat(3_000_000) }] },
+      { content: [image, { type: "text", text: "t", annotations: { audience: ["user"], priority: 0.5 } }] },
+      { content: [{ type: "text", text: "t", extra: "dropped by the schema" }] },
+      { content: [{ type: "text", text: "meta" }], _meta: { "vendor/trace": "abc" } },
+      { content: [{ type: "text", text: "more" }], vendorKey: { kept: true } },
+      {},
+      { isError: false },
+      // Invalid: the schema refuses each, on both paths.
+      { content: "not an array" },
+      { content: [{ type: "text", text: 5 }] },
+      { content: [{ type: "image", data: "not base64!", mimeType: "image/png" }] },
+      { content: [], isError: "yes" },
+      { content: [], structuredContent: [1, 2] },
+      // (A result that is not an object is no JSON-RPC answer at all: the transport drops it, on both paths.)
+    ];
+    for (const result of shapes) {
+      const [viaLane, viaSdk] = await Promise.all([
+        pool.callTool("r", "shape", { result }).then(
+          (ok) => ({ ok }),
+          (error: Error) => ({ error: describe_(error.cause) }),
+        ),
+        client.request({ method: "tools/call", params: { name: "shape", arguments: { result } } }, CallToolResultSchema).then(
+          (ok) => ({ ok }),
+          (error: unknown) => ({ error: describe_(error) }),
+        ),
+      ]);
+      expect(viaLane, JSON.stringify(result).slice(0, 200)).toEqual(viaSdk);
+    }
+  });
+
+  it("keeps its ids apart from the SDK client's: interleaved calls on both paths each get their own answer", async () => {
+    const pool = await startPool([rawSpec("r")]);
+    const client = await pool.client("r");
+    const calls = Array.from({ length: 100 }, (_, i) =>
+      i % 2 === 0
+        ? pool.callTool("r", "echo", { text: `lane ${i}` })
+        : client.request({ method: "tools/call", params: { name: "echo", arguments: { text: `sdk ${i}` } } }, CallToolResultSchema),
+    );
+    const texts = (await Promise.all(calls)).map(textOf);
+    expect(texts).toEqual(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? `lane ${i}` : `sdk ${i}`)));
+  });
+});
+
+describe("tools/call over HTTP (the SDK path)", () => {
+  it("sends no cancellation for calls that finished before their signal aborted", async () => {
+    const url = await startHttpServer(children);
+    const pool = await startPool([httpSpec("h", `${url}/mcp`)]);
+    const shared = new AbortController();
+    for (let i = 0; i < 5; i++) await pool.callTool("h", "echo", { text: `n${i}` }, { signal: shared.signal });
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(0);
+    shared.abort();
+    expect((await cancellations(pool, "h")).count).toBe(0);
+  });
+});
+
+describe("isPlainCallToolResult", () => {
+  it("accepts only what CallToolResultSchema returns unchanged", () => {
+    const accepted = [{ content: [] }, { content: [{ type: "text", text: "a" }], isError: true, structuredContent: {} }];
+    const refused = [
+      {},
+      { content: [{ type: "image", data: "", mimeType: "x" }] },
+      { content: [{ type: "text", text: "a", annotations: {} }] },
+      { content: [], _meta: {} },
+      { content: [], other: 1 },
+      { content: [], isError: undefined },
+      { content: [null] },
+      [],
+      null,
+    ];
+    for (const value of accepted) {
+      expect(isPlainCallToolResult(value)).toBe(true);
+      expect(CallToolResultSchema.parse(value)).toEqual(value);
+    }
+    for (const value of refused) expect(isPlainCallToolResult(value), JSON.stringify(value)).toBe(false);
+  });
+});
+
+function describe_(error: unknown): unknown {
+  if (error instanceof McpError) return { mcp: error.code, message: error.message, data: error.data };
+  return { name: (error as Error)?.name, message: (error as Error)?.message };
+}
