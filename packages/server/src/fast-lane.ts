@@ -40,11 +40,52 @@ export function attachFastLane(session: Session, transport: Transport): FastLane
   const inflight = new Map<Id, AbortController>();
   const lane = { calls: 0 };
 
+  const run = (id: Id, params: CallToolRequest["params"]): void => {
+    const controller = new AbortController();
+    inflight.set(id, controller);
+    const { signal } = controller;
+    const extra = {
+      signal,
+      requestId: id,
+      sendNotification: async (notification: ServerNotification) => {
+        if (signal.aborted) return;
+        await server.notification(notification, { relatedRequestId: id });
+      },
+    };
+    let answer: Promise<unknown>;
+    try {
+      answer = session.callTool(params, extra).then(checkedResult);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer
+      .then(
+        (result) => (signal.aborted ? undefined : transport.send({ result, jsonrpc: "2.0", id } as JSONRPCMessage)),
+        // The SDK's own error answer, expression for expression (protocol.js _onrequest).
+        (error) =>
+          signal.aborted
+            ? undefined
+            : transport.send({
+                jsonrpc: "2.0",
+                id,
+                error: {
+                  code: Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError,
+                  message: error.message ?? "Internal error",
+                  ...(error.data !== undefined && { data: error.data }),
+                },
+              } as JSONRPCMessage),
+      )
+      .catch((error) => server.onerror?.(new Error(`Failed to send response: ${error}`)))
+      .finally(() => {
+        if (inflight.get(id) === controller) inflight.delete(id);
+      });
+  };
+
   transport.onmessage = (message, extra) => {
     const params = server.getClientVersion() === undefined ? undefined : fastCallParams(message);
     if (params !== undefined) {
       lane.calls++;
-      run(session, transport, inflight, (message as { id: Id }).id, params);
+      run((message as { id: Id }).id, params);
       return;
     }
     if (inflight.size > 0 && (message as { method?: unknown }).method === "notifications/cancelled") cancel(inflight, message);
@@ -57,48 +98,6 @@ export function attachFastLane(session: Session, transport: Transport): FastLane
     sdkClose?.();
   };
   return lane;
-}
-
-function run(session: Session, transport: Transport, inflight: Map<Id, AbortController>, id: Id, params: CallToolRequest["params"]): void {
-  const { server } = session;
-  const controller = new AbortController();
-  inflight.set(id, controller);
-  const { signal } = controller;
-  const extra = {
-    signal,
-    requestId: id,
-    sendNotification: async (notification: ServerNotification) => {
-      if (signal.aborted) return;
-      await server.notification(notification, { relatedRequestId: id });
-    },
-  };
-  let answer: Promise<unknown>;
-  try {
-    answer = session.callTool(params, extra).then(checkedResult);
-  } catch (error) {
-    answer = Promise.reject(error);
-  }
-  answer
-    .then(
-      (result) => (signal.aborted ? undefined : transport.send({ result, jsonrpc: "2.0", id } as JSONRPCMessage)),
-      // The SDK's own error answer, expression for expression (protocol.js _onrequest).
-      (error) =>
-        signal.aborted
-          ? undefined
-          : transport.send({
-              jsonrpc: "2.0",
-              id,
-              error: {
-                code: Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError,
-                message: error.message ?? "Internal error",
-                ...(error.data !== undefined && { data: error.data }),
-              },
-            } as JSONRPCMessage),
-    )
-    .catch((error) => server.onerror?.(new Error(`Failed to send response: ${error}`)))
-    .finally(() => {
-      if (inflight.get(id) === controller) inflight.delete(id);
-    });
 }
 
 /** The SDK's handling of a cancellation (its own schema, rare enough not to matter), for the lane's calls. */

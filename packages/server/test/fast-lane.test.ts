@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@codemux/pool";
 import { Codemux, type ToolPool } from "../src/index";
 import { serveStdio } from "../src/stdio";
-import { attachFastLane, checkedResult, wireResult, type FastLane } from "../src/fast-lane";
+import { attachFastLane, checkedResult, wireResult } from "../src/fast-lane";
 import { createSession } from "../src/session";
 import { StdioServerTransport } from "../src/stdio-transport";
 import { config, referenceServer, textOf } from "./helpers";
@@ -218,7 +218,7 @@ describe("which calls take the fast lane (in process)", () => {
       names: ["m"],
       status: () => [{ name: "m", state: "ready" as const }],
       start: async () => undefined,
-      callTool: async (_server: string, tool: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+      callTool: async (...[, tool, args, options]: [string, string, Record<string, unknown>?, { signal?: AbortSignal }?]) => {
         if (tool === "hang") {
           const signal = options?.signal;
           if (signal?.aborted) aborted.push(signal.reason);
