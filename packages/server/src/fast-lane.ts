@@ -156,23 +156,30 @@ export function wireResult(result: unknown): Record<string, unknown> | undefined
   if (isError !== undefined && typeof isError !== "boolean") return undefined;
   // The schema's keys in its order, then the others (it is a loose object), as its parse lays them out.
   const out: Record<string, unknown> = {};
-  if (meta !== undefined) out._meta = meta;
+  let known = 1;
+  if (meta !== undefined) {
+    out._meta = meta;
+    known++;
+  }
   out.content = content;
-  if (structuredContent !== undefined) out.structuredContent = structuredContent;
-  if (isError !== undefined) out.isError = isError;
-  for (const key in result) if (!RESULT_KEYS.has(key)) out[key] = result[key];
+  if (structuredContent !== undefined) {
+    out.structuredContent = structuredContent;
+    known++;
+  }
+  if (isError !== undefined) {
+    out.isError = isError;
+    known++;
+  }
+  const keys = Object.keys(result);
+  if (keys.length !== known) for (const key of keys) if (!RESULT_KEYS.has(key)) out[key] = result[key];
   return out;
 }
 
 /** `{type: "text", text}` with exactly those keys in that order: what TextContentSchema gives back unchanged. */
 function isTextBlock(block: unknown): boolean {
   if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string") return false;
-  let i = 0;
-  for (const key in block) {
-    if (key !== (i === 0 ? "type" : i === 1 ? "text" : undefined)) return false;
-    i++;
-  }
-  return true;
+  const keys = Object.keys(block);
+  return keys.length === 2 && keys[0] === "type";
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

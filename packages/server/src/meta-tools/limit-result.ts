@@ -60,17 +60,22 @@ export function withSize(result: CallToolResult, structured: StructuredJson = st
   let chars = 0;
   let bytes = 0;
   let parts = 0;
-  const add = (text: string) => {
-    if (parts++ > 0) {
-      chars += 1;
-      bytes += 1;
-    }
-    chars += text.length;
-    bytes += Buffer.byteLength(text, "utf8");
-  };
-  for (const part of result.content ?? []) if (part.type === "text") add(part.text);
-  if (result.structuredContent !== undefined) add(structured() ?? "");
-  return { ...result, _meta: { ...result._meta, [META_BYTES]: bytes, [META_ESTIMATED_TOKENS]: estimateTokensOfChars(chars) } };
+  for (const part of result.content ?? []) {
+    if (part.type !== "text") continue;
+    chars += part.text.length;
+    bytes += Buffer.byteLength(part.text, "utf8");
+    parts++;
+  }
+  if (result.structuredContent !== undefined) {
+    const json = structured() ?? "";
+    chars += json.length;
+    bytes += Buffer.byteLength(json, "utf8");
+    parts++;
+  }
+  // The newlines that would join the parts.
+  const joins = Math.max(0, parts - 1);
+  const size = { [META_BYTES]: bytes + joins, [META_ESTIMATED_TOKENS]: estimateTokensOfChars(chars + joins) };
+  return { ...result, _meta: result._meta === undefined ? size : { ...result._meta, ...size } };
 }
 
 /** The size of a result's JSON without building it: text and data lengths, plus structured content measured once. */
