@@ -313,20 +313,19 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     await this.#cacheLoaded;
     await Promise.all(importedServers(code).map((server) => this.#waitForServer(server)));
     const session = options.session ?? this.session();
+    const { requestId, job, onprogress } = options;
     return this.executor.execute({
       code,
       modules: (specifier) => this.module(specifier, session),
-      onCall: (name, args, context) =>
-        isResourceCall(name) ? resourceCall(this, name, args, session) : this.pipeline.call({
-          name,
-          arguments: args,
-          origin: "execute_code",
-          session,
-          signal: context.signal,
-          ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
-          ...(options.job !== undefined ? { job: options.job } : {}),
-          ...(options.onprogress ? { progress: (progress: Progress) => options.onprogress?.({ tool: name, progress }) } : {}),
-        }),
+      // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
+      onCall: (name, args, context) => {
+        if (isResourceCall(name)) return resourceCall(this, name, args, session);
+        const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal };
+        if (requestId !== undefined) request.requestId = requestId;
+        if (job !== undefined) request.job = job;
+        if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
+        return this.pipeline.call(request);
+      },
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(this.options.keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(this.options.keepBundlesDir as string, bundle) } : {}),

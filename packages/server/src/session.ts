@@ -1,7 +1,17 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type Progress, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestTaskStore } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Progress,
+  type ServerNotification,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
+import type { MetaToolContext } from "./meta-tools/registry";
 import type { ClientPeer, SessionInfo } from "./pipeline/context";
 import { VERSION } from "./version";
 
@@ -21,6 +31,25 @@ export interface SessionServerOptions {
  * await server.connect(new StdioServerTransport(process.stdin, process.stdout));
  */
 export function createSessionServer(core: Codemux, options: SessionServerOptions = {}): Server {
+  return createSession(core, options).server;
+}
+
+/** What a tools/call handler needs of the request it answers: the SDK's `extra`, or the stdio fast lane's own. */
+export interface SessionCallExtra {
+  signal: AbortSignal;
+  requestId: string | number;
+  sendNotification(notification: ServerNotification): Promise<void>;
+  taskStore?: RequestTaskStore | undefined;
+}
+
+/** One client session: its SDK server, and the tools/call handler it runs, which the stdio fast lane calls too. */
+export interface Session {
+  server: Server;
+  callTool(params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult>;
+}
+
+/** The session behind `createSessionServer`, with its tools/call handler for the stdio fast lane (see fast-lane.ts). */
+export function createSession(core: Codemux, options: SessionServerOptions = {}): Session {
   const surface = core.surface(options.mode);
   const instructions = surface.instructions();
   let session: SessionInfo | undefined;
@@ -43,31 +72,27 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const callTool = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
-    if (request.params.task && extra.taskStore) return { task: await extra.taskStore.createTask({ ttl: request.params.task.ttl }) };
-    const token = request.params._meta?.progressToken;
+    if (params.task && extra.taskStore) return extra.taskStore.createTask({ ttl: params.task.ttl }).then((task) => ({ task }));
+    const args = (params.arguments ?? {}) as Record<string, unknown>;
+    const ctx: MetaToolContext = { core, session: current, origin: "call_tool", signal: extra.signal, requestId: String(extra.requestId) };
+    const token = params._meta?.progressToken;
+    // The common call has no progress token: straight to the surface, nothing to wait for after it.
+    if (token === undefined) return surface.callTool(params.name, args, ctx);
     // Progress is sent as it comes, and the answer waits for those sends: over HTTP a late one would be dropped after the result.
     const sending = new Set<Promise<void>>();
-    const progress =
-      token === undefined
-        ? undefined
-        : (value: Progress) => {
-            const sent = extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification).catch(() => undefined);
-            sending.add(sent);
-            void sent.finally(() => sending.delete(sent));
-          };
-    const result = await surface.callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, {
-      core,
-      session: current,
-      origin: "call_tool",
-      signal: extra.signal,
-      requestId: String(extra.requestId),
-      ...(progress ? { progress } : {}),
+    ctx.progress = (value: Progress) => {
+      const sent = extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification).catch(() => undefined);
+      sending.add(sent);
+      void sent.finally(() => sending.delete(sent));
+    };
+    return surface.callTool(params.name, args, ctx).then(async (result) => {
+      await Promise.all(sending);
+      return result;
     });
-    await Promise.all(sending);
-    return result;
-  });
+  };
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra));
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {
@@ -81,7 +106,7 @@ export function createSessionServer(core: Codemux, options: SessionServerOptions
     forgetRelay();
     forgetFeatures();
   };
-  return server;
+  return { server, callTool };
 }
 
 /** Requests to this session's client, through the SDK server (which checks the client declared each capability). */

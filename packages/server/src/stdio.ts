@@ -1,5 +1,6 @@
 import type { Codemux } from "./core";
-import { createSessionServer } from "./session";
+import { attachFastLane } from "./fast-lane";
+import { createSession } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
 
 export interface ServeStdioOptions {
@@ -7,6 +8,8 @@ export interface ServeStdioOptions {
   stdout?: NodeJS.WritableStream;
   /** Ends the session (a signal to stop, such as SIGTERM). */
   signal?: AbortSignal;
+  /** Answer plain tools/call requests on the fast lane (same answers, without the SDK Server's parsing); true by default. */
+  fastLane?: boolean;
 }
 
 /**
@@ -19,15 +22,18 @@ export interface ServeStdioOptions {
  * await core.close();
  */
 export async function serveStdio(core: Codemux, streams: ServeStdioOptions = {}): Promise<void> {
-  const server = createSessionServer(core);
+  const session = createSession(core);
+  const { server } = session;
   const transport = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
   server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
   await server.connect(transport);
+  const lane = streams.fastLane === false ? undefined : attachFastLane(session, transport);
   if (streams.signal?.aborted) await transport.close();
   streams.signal?.addEventListener("abort", () => void transport.close(), { once: true });
   await closed;
+  if (lane) core.logger.debug(`stdio session closed: ${lane.calls} tools/call answered on the fast lane`);
   await server.close().catch(() => undefined);
 }

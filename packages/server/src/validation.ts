@@ -62,14 +62,20 @@ export class ArgumentValidator {
 /** One linear walk, stopping early: depth, number of values and string lengths within bounds. */
 function sizeProblem(args: object): string | undefined {
   let values = 0;
-  const stack: Array<[unknown, number]> = [[args, 0]];
+  // Two parallel stacks, so the walk allocates no pair per value.
+  const stack: unknown[] = [args];
+  const depths: number[] = [0];
   while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
+    const value = stack.pop();
+    const depth = depths.pop() as number;
     if (++values > MAX_ARGUMENT_VALUES) return `more than ${MAX_ARGUMENT_VALUES.toLocaleString("en-US")} values in all; pass large data through a file or a kept result`;
     if (typeof value === "string" && value.length > MAX_VALIDATED_STRING_CHARS) return `a string of ${value.length.toLocaleString("en-US")} characters is over the ${MAX_VALIDATED_STRING_CHARS.toLocaleString("en-US")}-character limit`;
     if (typeof value !== "object" || value === null) continue;
     if (depth >= MAX_ARGUMENT_DEPTH) return `nested deeper than ${MAX_ARGUMENT_DEPTH} levels`;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, depth + 1]);
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      stack.push(child);
+      depths.push(depth + 1);
+    }
   }
   return undefined;
 }

@@ -56,4 +56,23 @@ describe("the stdio server transport's message check (a fast path for common sha
       [null, -32700],
     ]);
   });
+
+  it("passes a request whose _meta holds a progress token as it was sent, without the schema's rewrite", async () => {
+    const sent = { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "x", _meta: { client: "k", progressToken: "p" }, arguments: { a: 1 } } };
+    const { received } = await feed([JSON.stringify(sent)]);
+    expect(received).toEqual([sent]);
+    // The SDK's schema would have put progressToken first.
+    expect(Object.keys((received[0] as { params: { _meta: object } }).params._meta)).toEqual(["client", "progressToken"]);
+  });
+
+  it("still refuses, through the SDK's schema, a _meta the schema refuses", async () => {
+    const { received, answers } = await feed([
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", _meta: { progressToken: 1.5 } } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", _meta: { "io.modelcontextprotocol/related-task": { taskId: 5 } } } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "x", _meta: { progressToken: 1 } }, extra: 1 }),
+      JSON.stringify({ jsonrpc: "2.0", id: 2 ** 60, method: "tools/call", params: { name: "x", _meta: { progressToken: 1 } } }),
+    ]);
+    expect(received).toEqual([]);
+    expect(answers.map((a) => a.error?.code)).toEqual([-32600, -32600, -32600, -32600]);
+  });
 });

@@ -1,4 +1,6 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BadRequestError } from "../errors";
+import type { CallRequest } from "../pipeline/context";
 import { inBackground } from "./background";
 import { limitResult } from "./limit-result";
 import { defineMetaTool } from "./registry";
@@ -17,23 +19,16 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
     },
     required: ["name"],
   },
-  run: async ({ name, args, args_json, background }, ctx) => {
+  run: ({ name, args, args_json, background }, ctx) => {
     const input = args ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
-    const call = async ({ signal, progress, origin, job }: { signal: AbortSignal | undefined; progress: typeof ctx.progress; origin: string; job?: string }) =>
-      limitResult(ctx.core, {
-        tool: name,
-        owner: ctx.session.id,
-        result: await ctx.core.callTool({
-          name,
-          arguments: input,
-          origin,
-          session: ctx.session,
-          ...(signal ? { signal } : {}),
-          ...(progress ? { progress } : {}),
-          ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
-          ...(job !== undefined ? { job } : {}),
-        }),
-      });
+    const call = ({ signal, progress, origin, job }: { signal: AbortSignal | undefined; progress: typeof ctx.progress; origin: string; job?: string }): Promise<CallToolResult> => {
+      const request: CallRequest = { name, arguments: input, origin, session: ctx.session };
+      if (signal) request.signal = signal;
+      if (progress) request.progress = progress;
+      if (ctx.requestId !== undefined) request.requestId = ctx.requestId;
+      if (job !== undefined) request.job = job;
+      return ctx.core.callTool(request).then((result) => limitResult(ctx.core, { tool: name, owner: ctx.session.id, result }));
+    };
     if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress, job }) => call({ signal, progress, origin: "job", job }) });
     // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.
     return call({ signal: ctx.signal, progress: ctx.progress, origin: ctx.origin });

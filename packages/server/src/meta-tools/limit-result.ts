@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "../core";
 import { MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
-import { estimateTokens } from "../tokens";
+import { estimateTokens, estimateTokensOfChars } from "../tokens";
 
 /**
  * A result over the core's `largeResultBytes` is kept (for the session that asked) and replaced by a
@@ -10,8 +10,10 @@ import { estimateTokens } from "../tokens";
  */
 export async function limitResult(core: Codemux, options: { tool: string; result: CallToolResult; owner: string }): Promise<CallToolResult> {
   const { tool, result, owner } = options;
-  if (approximateBytes(result) <= core.largeResultBytes) return withSize(result);
-  const text = resultText(result);
+  // Structured content is stringified at most once, for its size and for the kept text alike.
+  const structured = structuredJson(result);
+  if (approximateBytes(result, structured) <= core.largeResultBytes) return withSize(result, structured);
+  const text = resultText(result, structured);
   if (!text) return result;
   const kept = await core.results.keep(tool, text, owner);
   const preview = previewOf(text);
@@ -35,16 +37,49 @@ export async function limitResult(core: Codemux, options: { tool: string; result
 export const META_BYTES = "codemux/bytes";
 export const META_ESTIMATED_TOKENS = "codemux/estimatedTokens";
 
-/** An inline result with its size (UTF-8 bytes of its text and structured content) and estimated tokens in `_meta`. */
-export function withSize(result: CallToolResult): CallToolResult {
-  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
-  if (result.structuredContent !== undefined) texts.push(safeStringify(result.structuredContent) ?? "");
-  const text = texts.join("\n");
-  return { ...result, _meta: { ...result._meta, [META_BYTES]: Buffer.byteLength(text, "utf8"), [META_ESTIMATED_TOKENS]: estimateTokens(text) } };
+/** A result's structured content as JSON, made once and only when asked for; undefined when it has none or it cannot be stringified. */
+type StructuredJson = () => string | undefined;
+
+function structuredJson(result: CallToolResult): StructuredJson {
+  let json: string | undefined;
+  let made = false;
+  return () => {
+    if (!made) {
+      made = true;
+      json = result.structuredContent === undefined ? undefined : safeStringify(result.structuredContent);
+    }
+    return json;
+  };
+}
+
+/**
+ * An inline result with its size (UTF-8 bytes of its text parts and structured content, as if joined
+ * by newlines) and estimated tokens in `_meta`; measured part by part, without joining them.
+ */
+export function withSize(result: CallToolResult, structured: StructuredJson = structuredJson(result)): CallToolResult {
+  let chars = 0;
+  let bytes = 0;
+  let parts = 0;
+  for (const part of result.content ?? []) {
+    if (part.type !== "text") continue;
+    chars += part.text.length;
+    bytes += Buffer.byteLength(part.text, "utf8");
+    parts++;
+  }
+  if (result.structuredContent !== undefined) {
+    const json = structured() ?? "";
+    chars += json.length;
+    bytes += Buffer.byteLength(json, "utf8");
+    parts++;
+  }
+  // The newlines that would join the parts.
+  const joins = Math.max(0, parts - 1);
+  const size = { [META_BYTES]: bytes + joins, [META_ESTIMATED_TOKENS]: estimateTokensOfChars(chars + joins) };
+  return { ...result, _meta: result._meta === undefined ? size : { ...result._meta, ...size } };
 }
 
 /** The size of a result's JSON without building it: text and data lengths, plus structured content measured once. */
-function approximateBytes(result: CallToolResult): number {
+function approximateBytes(result: CallToolResult, structured: StructuredJson): number {
   let bytes = 0;
   for (const part of result.content ?? []) {
     if (part.type === "text") bytes += part.text.length;
@@ -52,16 +87,16 @@ function approximateBytes(result: CallToolResult): number {
     else if (part.type === "resource") bytes += "text" in part.resource ? part.resource.text.length : part.resource.blob.length;
     bytes += 40;
   }
-  if (result.structuredContent !== undefined && bytes <= MAX_RELAYOUT_BYTES) bytes += safeStringify(result.structuredContent)?.length ?? MAX_RELAYOUT_BYTES;
+  if (result.structuredContent !== undefined && bytes <= MAX_RELAYOUT_BYTES) bytes += structured()?.length ?? MAX_RELAYOUT_BYTES;
   return bytes;
 }
 
 /** The text parts of a result (and structuredContent when there is no text), in lines worth paging. */
-function resultText(result: CallToolResult): string {
+function resultText(result: CallToolResult, structured: StructuredJson): string {
   const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
   if (texts.length) return pageable(texts.join("\n"));
   if (result.structuredContent === undefined) return "";
-  return layoutJson(result.structuredContent) ?? safeStringify(result.structuredContent) ?? "";
+  return layoutJson(result.structuredContent) ?? structured() ?? "";
 }
 
 /** JSON on one long line is laid out a value a line, so that slice and grep find something to show; within bounds, else kept as it is. */

@@ -1,5 +1,5 @@
 import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry } from "@codemux/catalog";
-import { ServerUnavailableError } from "@codemux/pool";
+import { ServerUnavailableError, type CallOptions } from "@codemux/pool";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
@@ -62,13 +62,22 @@ export class ToolCallPipeline {
   }
 
   /** One downstream call, start to end. */
-  async call(request: CallRequest): Promise<CallToolResult> {
-    const entry = await this.resolve(request.name);
-    const input = request.arguments ?? {};
+  call(request: CallRequest): Promise<CallToolResult> {
+    // The common case, a listed tool, resolves with one lookup and no wait (resolve copies the server's list to see if it must wait).
+    const listed = request.name.length <= MAX_TOOL_NAME_CHARS ? this.#catalog.get(request.name) : undefined;
+    if (listed === undefined) return this.resolve(request.name).then((entry) => this.#run(entry, request));
+    try {
+      return this.#run(listed, request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #run(entry: CatalogEntry, request: CallRequest): Promise<CallToolResult> {
     const ctx: CallContext = {
       entry,
       annotations: entry.tool.annotations ?? {},
-      arguments: input as Record<string, unknown>,
+      arguments: (request.arguments ?? {}) as Record<string, unknown>,
       origin: request.origin,
       session: request.session,
       signal: request.signal,
@@ -86,15 +95,14 @@ export class ToolCallPipeline {
       this.#validator.validate(ctx.entry.qualifiedName, ctx.entry.tool.inputSchema, ctx.arguments);
       return next(ctx);
     };
-    return composeMiddleware([...this.#middleware, validate], (ctx) =>
-      this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, {
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.progress ? { onprogress: ctx.progress } : {}),
-        ...(ctx.timeoutMs !== undefined ? { timeoutMs: ctx.timeoutMs } : {}),
-        // The pool retries transient failures of read-only and idempotent tools only.
-        annotations: ctx.annotations,
-      }),
-    );
+    return composeMiddleware([...this.#middleware, validate], (ctx) => {
+      // The pool retries transient failures of read-only and idempotent tools only.
+      const options: CallOptions = { annotations: ctx.annotations };
+      if (ctx.signal) options.signal = ctx.signal;
+      if (ctx.progress) options.onprogress = ctx.progress;
+      if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
+      return this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, options);
+    });
   }
 }
 

@@ -2,6 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { limitResult } from "../meta-tools/limit-result";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
+import type { CallRequest } from "../pipeline/context";
 import { errorResult } from "../render";
 import type { Surface, SurfaceFactory } from "./surface";
 
@@ -24,17 +25,13 @@ export const passthroughSurface: SurfaceFactory = (core): Surface => {
     },
     callTool: async (name, args, ctx) => {
       if (meta.has(name) && !core.catalog.get(name)) return meta.call(name, args, ctx);
+      // Every downstream call of this mode comes through here: the request is built field by field.
+      const request: CallRequest = { name, arguments: args, origin: "passthrough", session: ctx.session };
+      if (ctx.signal) request.signal = ctx.signal;
+      if (ctx.progress) request.progress = ctx.progress;
+      if (ctx.requestId !== undefined) request.requestId = ctx.requestId;
       try {
-        const result = await core.callTool({
-          name,
-          arguments: args,
-          origin: "passthrough",
-          session: ctx.session,
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
-          ...(ctx.progress ? { progress: ctx.progress } : {}),
-          ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
-        });
-        return await limitResult(core, { tool: name, result, owner: ctx.session.id });
+        return await limitResult(core, { tool: name, result: await core.callTool(request), owner: ctx.session.id });
       } catch (error) {
         return errorResult(error, core.logger);
       }

@@ -1,0 +1,37 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import { Codemux, MemoryStore, limitResult } from "../src/index";
+import { estimateTokens } from "../src/tokens";
+import { config } from "./helpers";
+
+const core = new Codemux({ config: config({}), largeResultBytes: 1000, resultStore: new MemoryStore() });
+const limit = (result: CallToolResult) => limitResult(core, { tool: "t__x", result, owner: "me" });
+
+/** Structured content that counts how often it is stringified. */
+function counted(value: Record<string, unknown>): { structured: Record<string, unknown>; times: () => number } {
+  let times = 0;
+  return { structured: { ...value, toJSON: () => (times++, value) } as Record<string, unknown>, times: () => times };
+}
+
+describe("limitResult measures a result once", () => {
+  it("gives the UTF-8 bytes and tokens of the text parts and structured content as if joined by newlines", async () => {
+    const structured = { name: "çà et là", list: [1, 2, 3], emoji: "🦊" };
+    const result = await limit({ content: [{ type: "text", text: "première" }, { type: "image", data: "aGk=", mimeType: "image/png" }, { type: "text", text: "🦊 two" }], structuredContent: structured });
+    const joined = ["première", "🦊 two", JSON.stringify(structured)].join("\n");
+    expect(result._meta).toMatchObject({ "codemux/bytes": Buffer.byteLength(joined, "utf8"), "codemux/estimatedTokens": estimateTokens(joined) });
+  });
+
+  it("stringifies structured content once, for its size and its measure alike", async () => {
+    const small = counted({ a: 1 });
+    await limit({ content: [], structuredContent: small.structured });
+    expect(small.times()).toBe(1);
+  });
+
+  it("stringifies it once too when the result is kept, and keeps it", async () => {
+    const big = counted({ rows: Array.from({ length: 200 }, (_, i) => ({ i, text: "some words" })) });
+    const result = await limit({ content: [], structuredContent: big.structured });
+    expect(result.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/too large to show whole/) });
+    // Once to measure; the kept text is laid out a member a line (its own walk, not a stringify).
+    expect(big.times()).toBe(1);
+  });
+});
