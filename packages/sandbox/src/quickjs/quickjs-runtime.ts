@@ -38,6 +38,13 @@ const WASM_BASE_BYTES = 16 * 1024 * 1024;
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
 /** Time guest getters get to answer while an error is read after the run stopped. */
 const DESCRIBE_BUDGET_MS = 50;
+/** Module names of the fast path's own two modules; no resolved specifier has "<" (the links table never names them). */
+const ENTRY_MODULE = "<codemux:entry>";
+const START_MODULE = "<codemux:start>";
+/** Set on the global object for the start module only, which removes it before any other module runs. */
+const BEGIN_GLOBAL = "__codemux_begin";
+/** Evaluated first of all modules, after every module compiled and linked: until it runs, a failure is the code's, not the run's. */
+const START_SOURCE = `const begin = globalThis.${BEGIN_GLOBAL}; delete globalThis.${BEGIN_GLOBAL}; begin();`;
 
 /**
  * Every run gets a fresh QuickJS WebAssembly instance with a fresh memory, so nothing one run
@@ -111,13 +118,21 @@ class QuickJSRun {
   #disposed = false;
   /** The interrupt handler stops the guest at this time; moved after the run to bound reading its error. */
   #stopAt: number;
+  /** True only inside the evalCode that links the run's modules. */
+  #linking = false;
+  /** The start module ran: every module compiled and linked. */
+  #begun = false;
 
   constructor(module: QuickJSWASMModule, memoryLimitBytes: number) {
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
     this.#runtime.setMemoryLimit(memoryLimitBytes);
     this.#runtime.setMaxStackSize(MAX_STACK_BYTES);
-    this.#runtime.setModuleLoader(() => ({ error: new Error("import() is not available in the sandbox") }));
+    // Modules are served only while the run's modules link (inside evalCode); a later import() finds nothing.
+    this.#runtime.setModuleLoader(
+      (name) => this.#load(name) ?? { error: new Error("import() is not available in the sandbox") },
+      (base, requested) => this.#normalize(base, requested) ?? { error: new Error("import() is not available in the sandbox") },
+    );
     this.#vm = this.#runtime.newContext();
     // The prelude is ours and must run whole, so it runs before any interrupt handler exists.
     this.#installGlobals();
@@ -145,9 +160,52 @@ class QuickJSRun {
     if (this.#shouldStop()) return this.#stopped();
     this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
     this.#runtime.setInterruptHandler(() => this.#shouldStop());
+    if (this.#request.modules) return this.#evaluateModules();
     const evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     if (evaluated.error) return this.#fail(evaluated.error);
-    return this.#settle(evaluated.value);
+    return this.#settle(evaluated.value, 1);
+  }
+
+  /**
+   * The snippet and its modules, linked by QuickJS: a synthetic entry imports the start module
+   * first (it marks that linking is over) and then the snippet, and default-exports the snippet's namespace.
+   */
+  #evaluateModules(): Promise<RuntimeOutcome> | RuntimeOutcome {
+    const vm = this.#vm;
+    const entry = this.#request.filename;
+    vm.newFunction("begin", () => {
+      this.#begun = true;
+    }).consume((begin) => vm.setProp(vm.global, BEGIN_GLOBAL, begin));
+    const source = `import ${JSON.stringify(START_MODULE)};\nimport * as snippet from ${JSON.stringify(entry)};\nexport default snippet;`;
+    this.#linking = true;
+    let evaluated: ReturnType<QuickJSContext["evalCode"]>;
+    try {
+      evaluated = vm.evalCode(source, ENTRY_MODULE, { type: "module" });
+    } finally {
+      this.#linking = false;
+    }
+    if (evaluated.error) {
+      const unlinked = !this.#begun && !this.#shouldStop();
+      const outcome = this.#fail(evaluated.error);
+      return unlinked ? { ...outcome, unlinked } : outcome;
+    }
+    return this.#settle(evaluated.value, 2);
+  }
+
+  #load(name: string): string | undefined {
+    const modules = this.#request?.modules;
+    if (!this.#linking || !modules) return undefined;
+    if (name === START_MODULE) return START_SOURCE;
+    if (name === modules.entry) return this.#request.code;
+    return Object.hasOwn(modules.sources, name) ? modules.sources[name] : undefined;
+  }
+
+  #normalize(base: string, requested: string): string | undefined {
+    const modules = this.#request?.modules;
+    if (!this.#linking || !modules) return undefined;
+    if (base === ENTRY_MODULE) return requested === START_MODULE || requested === modules.entry ? requested : undefined;
+    const key = `${base}\n${requested}`;
+    return Object.hasOwn(modules.links, key) ? modules.links[key] : undefined;
   }
 
   #shouldStop(): boolean {
@@ -276,10 +334,10 @@ class QuickJSRun {
   }
 
   /** Drives the module promise, then the default export, to a settled state. */
-  async #settle(evaluated: QuickJSHandle): Promise<RuntimeOutcome> {
+  async #settle(evaluated: QuickJSHandle, namespaces: number): Promise<RuntimeOutcome> {
     const vm = this.#vm;
     let pending = evaluated;
-    let namespace = true;
+    let namespace = namespaces;
     for (;;) {
       if (this.#settleError !== undefined) {
         pending.dispose();
@@ -304,10 +362,10 @@ class QuickJSRun {
       }
       if (state.type === "fulfilled") {
         if (state.value !== pending) pending.dispose();
-        if (namespace) {
+        if (namespace > 0) {
           pending = vm.getProp(state.value, "default");
           state.value.dispose();
-          namespace = false;
+          namespace--;
           continue;
         }
         return this.#serialize(state.value);
