@@ -27,6 +27,15 @@ interface CompiledModule {
   source: string;
 }
 
+/**
+ * sucrase's parser is not linear on every input: each `<` in an expression may be re-parsed as
+ * type arguments, and nested ones multiply (`<T>(` 16 deep takes 1.6 s, and doubles with each
+ * level), and long `?:` chains cost super-linear time. A snippet with more `<` than this, or longer
+ * than the limit below, goes through esbuild, whose parser is linear. (Untrusted code is stripped
+ * in the worker, under the run's deadline, so even a case missed here never blocks the caller.)
+ */
+const MAX_FAST_ANGLES = 10;
+const MAX_FAST_CHARS = 16 * 1024;
 /** Modules of one snippet at most on the fast path; a larger graph is esbuild's. */
 const MAX_MODULES = 256;
 /** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
@@ -39,6 +48,7 @@ export let modulesCompiled = 0;
 
 /** The module set of a snippet, or undefined when it must go through esbuild. */
 export function planFast(input: { code: string; filename: string; modules?: ModuleResolver }): FastPlan | undefined {
+  if (input.code.length > MAX_FAST_CHARS || countAngles(input.code) > MAX_FAST_ANGLES) return undefined;
   const entryImports = valueImports(input.code);
   if (!entryImports) return undefined;
   const sources: Record<string, string> = {};
@@ -70,6 +80,12 @@ export function planFast(input: { code: string; filename: string; modules?: Modu
       return module.map;
     },
   };
+}
+
+function countAngles(code: string): number {
+  let angles = 0;
+  for (let at = code.indexOf("<"); at !== -1 && angles <= MAX_FAST_ANGLES; at = code.indexOf("<", at + 1)) angles++;
+  return angles;
 }
 
 /** How the worker's module normalizer finds what `specifier` means in `importer`. */

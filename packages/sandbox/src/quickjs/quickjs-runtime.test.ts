@@ -79,3 +79,41 @@ describe("QuickJS runtime: every ending releases the engine cleanly", () => {
     expect(outcome).toMatchObject({ ok: true, resultJson: '{"a":[1,2]}' });
   });
 });
+
+describe("QuickJS runtime: modules it links itself", () => {
+  const sources = { "mcp/a.ts": "export const a = 20;", "mcp/b.ts": 'import { a } from "./a.ts";\nexport const b = a + 1;' };
+  const links = { "snippet.ts\nmcp/b.ts": "mcp/b.ts", "mcp/b.ts\n./a.ts": "mcp/a.ts", "snippet.ts\nmcp/a.ts": "mcp/a.ts" };
+  const linked = (code: string) =>
+    runtime.run(
+      {
+        code,
+        filename: "snippet.ts",
+        deadline: Date.now() + 2_000,
+        limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+        modules: { entry: "snippet.ts", sources, links },
+      },
+      host(),
+    );
+
+  it("links the snippet's imports through the links table and awaits its default export", async () => {
+    expect(await linked('import { b } from "mcp/b.ts";\nexport default await Promise.resolve(b * 2);')).toEqual({ ok: true, resultJson: "42" });
+  });
+
+  it("says a compile or link failure happened before any code ran, and a throw did not", async () => {
+    expect(await linked("let a = 1;\nlet a = 2;")).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { nope } from "mcp/a.ts";\nexport default nope;')).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { a } from "mcp/unlisted.ts";')).toMatchObject({ ok: false, unlinked: true });
+    const thrown = await linked('import { b } from "mcp/b.ts";\nthrow new Error("after linking");');
+    expect(thrown).toMatchObject({ ok: false, error: { message: "after linking" } });
+    expect(thrown.unlinked).toBeUndefined();
+  });
+
+  it("serves no module to import() once linking is over, even one the links table names", async () => {
+    const outcome = await linked('import { a } from "mcp/a.ts";\nexport default await import("mcp/a.ts").then(() => "loaded", (e) => e.message);');
+    expect(outcome).toEqual({ ok: true, resultJson: JSON.stringify("import() is not available in the sandbox") });
+  });
+
+  it("leaves no trace of its start module on the global object", async () => {
+    expect(await linked('export default Object.getOwnPropertyNames(globalThis).filter((name) => name.includes("codemux"));')).toEqual({ ok: true, resultJson: "[]" });
+  });
+});
