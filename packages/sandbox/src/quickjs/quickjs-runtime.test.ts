@@ -117,3 +117,44 @@ describe("QuickJS runtime: modules it links itself", () => {
     expect(await linked('export default Object.getOwnPropertyNames(globalThis).filter((name) => name.includes("codemux"));')).toEqual({ ok: true, resultJson: "[]" });
   });
 });
+
+describe("QuickJS runtime: the call bridge", () => {
+  it("hands answers that arrive together to the guest in one crossing, each to its own call", async () => {
+    let answered = 0;
+    const counting = host({
+      call: async (_name, json) => {
+        answered++;
+        return json === undefined ? undefined : JSON.stringify({ echoed: JSON.parse(json) as unknown });
+      },
+    });
+    const code = [
+      "const all = await Promise.all(Array.from({ length: 300 }, (_, i) => __host_call('echo', i % 3 === 0 ? undefined : { i })));",
+      "export default all.map((a) => (a === undefined ? -1 : a.echoed.i));",
+    ].join("\n");
+    const outcome = await run(code, { host: counting });
+    expect(answered).toBe(300);
+    expect(outcome.ok && (JSON.parse(outcome.resultJson as string) as number[]).slice(0, 6)).toEqual([-1, 1, 2, -1, 4, 5]);
+  });
+
+  it("rejects a failed call with the host's message and the calling line's stack", async () => {
+    const failing = host({ call: async () => Promise.reject(new Error("down \u0000 and out")) });
+    const outcome = await run("\n\nawait __host_call('x', 1);", { host: failing });
+    expect(outcome).toMatchObject({ ok: false, error: { message: "down \u0000 and out" } });
+    expect(!outcome.ok && outcome.error.stack).toContain("bundle.js:3:");
+  });
+
+  it("allows exactly the limit of calls in flight and refuses the next in the guest", async () => {
+    const code = [
+      "const calls = Array.from({ length: 1000 }, (_, i) => __host_call('echo', i));",
+      "const refused = await __host_call('echo', 1000).then(() => 'taken', (error) => error.message);",
+      "export default [(await Promise.all(calls)).length, refused];",
+    ].join("\n");
+    const outcome = await run(code);
+    expect(outcome.ok && JSON.parse(outcome.resultJson as string)).toEqual([1000, expect.stringContaining("Too many host calls in flight")]);
+  });
+
+  it("ends the run when the guest's own then-getter throws while an answer is handed over", async () => {
+    const code = "Object.defineProperty(Object.prototype, 'then', { get() { throw new Error('hostile then'); } });\nawait __host_call('echo', { a: 1 });";
+    expect(await run(code)).toMatchObject({ ok: false, error: { kind: "runtime", message: "hostile then" } });
+  });
+});
