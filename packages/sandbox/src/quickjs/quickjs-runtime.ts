@@ -122,6 +122,8 @@ class QuickJSRun {
   /** An exception thrown by a timer or microtask callback; it ends the run like an uncaught exception in Node. */
   #timerError: QuickJSHandle | undefined;
   #wake: (() => void) | undefined;
+  /** Set while the run's deadline timer and abort listener are armed; stops them. */
+  #watching: (() => void) | undefined;
   #settleError: unknown;
   #wakePending = false;
   #disposed = false;
@@ -159,6 +161,7 @@ class QuickJSRun {
     }
     // The instance is thrown away whole, so the guest's objects need no freeing one by one; only host timers do.
     this.#disposed = true;
+    this.#watching?.();
     for (const timer of this.#timers.values()) clearTimeout(timer.handle);
     this.#timers.clear();
     this.#answers = [];
@@ -431,19 +434,25 @@ class QuickJSRun {
     });
   }
 
+  /** Waits for an answer, a timer, the deadline or an abort; the deadline timer and abort listener are set once per run, not per wait. */
   #nextEvent(): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+    if (!this.#watching) {
+      const wake = () => this.#wake?.();
+      const timer = setTimeout(wake, Math.max(0, this.#request.deadline - Date.now()));
+      this.#host.signal.addEventListener("abort", wake);
+      this.#watching = () => {
         clearTimeout(timer);
-        this.#host.signal.removeEventListener("abort", done);
+        this.#host.signal.removeEventListener("abort", wake);
+      };
+    }
+    return new Promise((resolve) => {
+      this.#wake = () => {
         this.#wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, this.#request.deadline - Date.now()));
-      this.#host.signal.addEventListener("abort", done);
-      this.#wake = done;
     });
   }
+
 
   /**
    * JSON of the default export: primitives here, objects through the guest-side serializer, which
