@@ -1,4 +1,7 @@
 import { HOST_CALL_GLOBAL, REMOVED_GLOBALS } from "../globals.js";
+
+/** The first call of a run on the fast path, made by its start module once every module linked; answered by the engine itself. */
+export const BEGIN_CALL = "<codemux:begin>";
 import { MAX_CALL_NAME_LENGTH } from "../defaults.js";
 
 /**
@@ -115,26 +118,34 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
     apply(then, resolved, [() => { try { fn(); } catch (error) { fail(error); } }]);
   });
 
-  // Calls wait in the guest's own table, not behind a host promise each: the host takes a call by
-  // id and later hands every answer that arrived together to deliver(), one crossing for all.
+  // Calls wait in the guest's own table, not behind a host promise each, and leave together: the
+  // calls made before the guest yields go to the host in one crossing (one line each: id, name
+  // and arguments as JSON, tab-separated; JSON text never holds a raw tab or newline), and every
+  // answer that arrived together comes back through deliver(), one crossing for all.
   const NewPromise = Promise;
   const waiting = new Map();
   const mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapDelete = Map.prototype.delete;
+  const push = Array.prototype.push;
   let callSeq = 0;
+  let outbox = [];
+  const flush = () => {
+    const batch = apply(join, outbox, ["\n"]);
+    outbox = [];
+    call(batch);
+  };
   define("${HOST_CALL_GLOBAL}", (name, args) => {
     // Taken now, while the caller's frames are on the stack: a failed call then points at the line that made it.
     const site = new NewError();
     return new NewPromise((resolve, reject) => {
       if (typeof name !== "string") throw new NewTypeError("${HOST_CALL_GLOBAL} needs a name string");
       if (name.length > ${MAX_CALL_NAME_LENGTH}) throw new NewTypeError("${HOST_CALL_GLOBAL}: the name is longer than ${MAX_CALL_NAME_LENGTH} characters");
+      const argsJson = stringify(args);
       const id = ++callSeq;
-      const refused = call(stringify(name), stringify(args), id);
-      if (refused !== undefined) {
-        const error = new NewError(parse(refused));
-        error.stack = site.stack;
-        throw error;
-      }
       apply(mapSet, waiting, [id, { resolve, reject, site }]);
+      // The start module's call must reach the host before any other module runs: it goes at once.
+      if (name === ${JSON.stringify(BEGIN_CALL)}) return call(id + "\t" + stringify(name));
+      if (outbox.length === 0) apply(then, resolved, [flush]);
+      apply(push, outbox, [argsJson === undefined ? id + "\t" + stringify(name) : id + "\t" + stringify(name) + "\t" + argsJson]);
     });
   });
   // answers: JSON of [[id, 1, value] | [id, 2] (undefined) | [id, 0, message], ...].

@@ -119,6 +119,23 @@ describe("QuickJS runtime: modules it links itself", () => {
 });
 
 describe("QuickJS runtime: the call bridge", () => {
+  it("sends the calls made before the guest yields together, once it yields", async () => {
+    const events: string[] = [];
+    const recording = host({
+      call: async (name) => {
+        events.push(`call ${name}`);
+        return undefined;
+      },
+      write: (_stream, text) => {
+        events.push(`write ${JSON.parse(JSON.stringify(text)).trim()}`);
+        return 1_000_000;
+      },
+    });
+    const code = "const a = __host_call('a', 1);\nconst b = __host_call('b', 2);\nconsole.log('yielding');\nawait Promise.all([a, b]);\nconsole.log('done');";
+    expect(await run(code, { host: recording })).toMatchObject({ ok: true });
+    expect(events).toEqual(["write yielding", "call a", "call b", "write done"]);
+  });
+
   it("hands answers that arrive together to the guest in one crossing, each to its own call", async () => {
     let answered = 0;
     const counting = host({

@@ -22,7 +22,7 @@ import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
 import { HOST_CALL_GLOBAL } from "../globals.js";
 import { LIBS } from "./libs.js";
-import { FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
+import { BEGIN_CALL, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
 const Wasm = (globalThis as unknown as {
@@ -42,11 +42,10 @@ const DESCRIBE_BUDGET_MS = 50;
 const ENTRY_MODULE = "<codemux:entry>";
 const START_MODULE = "<codemux:start>";
 /**
- * The start module's call, the first of the run: answered here, it never reaches the host. A
- * global of its own would have to be deleted before the guest runs, and a delete on QuickJS's
- * global object slows every later global lookup (a 100-call loop took 1.6 times as long).
+ * The start module makes the run's first call, answered here without reaching the host. (A global
+ * of its own would have to be deleted before the guest runs, and deletes on QuickJS's global
+ * object are best avoided: every later global lookup goes through it.)
  */
-const BEGIN_CALL = "<codemux:begin>";
 /** Evaluated first of all modules, after every module compiled and linked: until it runs, a failure is the code's, not the run's. */
 const START_SOURCE = `${HOST_CALL_GLOBAL}(${JSON.stringify(BEGIN_CALL)});`;
 
@@ -109,7 +108,6 @@ class QuickJSRun {
   /** Calls the host has not answered yet, and answers not yet handed to the guest. */
   #inFlight = 0;
   #answers: string[] = [];
-  #uncounted = 0;
   /** The prelude's deliver(answersJson). */
   #deliverFn: QuickJSHandle | undefined;
   /** Natives captured before the guest runs, so a guest that replaces them changes nothing here. */
@@ -242,7 +240,9 @@ class QuickJSRun {
       if (source === undefined) throw new Error(`No library "${lib}".`);
       return vm.unwrapResult(vm.evalCode(source, `${lib}.js`, { type: "global" }));
     });
-    const call = vm.newFunction("call", (name, args, id) => this.#call(name, args, id));
+    const call = vm.newFunction("call", (batch) => {
+      this.#calls(batch);
+    });
     const setTimer = vm.newFunction("setTimer", (callback, ms, repeat) =>
       vm.newNumber(this.#setTimer(callback, vm.getNumber(ms), vm.dump(repeat) === true)),
     );
@@ -267,37 +267,39 @@ class QuickJSRun {
     }
   }
 
-  /** A guest call: answered later through deliver(); a string (JSON of why) when it is refused at once. */
-  #call(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle, idHandle: QuickJSHandle): QuickJSHandle | undefined {
-    const vm = this.#vm;
-    const id = vm.getNumber(idHandle);
+  /**
+   * The guest's calls made since it last yielded, one per line: `id\tnameJson[\targsJson]`. Each
+   * is answered later through deliver(), a refusal (too many in flight, arguments too large) too.
+   */
+  #calls(batchHandle: QuickJSHandle): void {
+    const batch = this.#vm.getString(batchHandle);
+    const limit = this.#request.limits.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES;
     // Refusals carry their message as JSON text, so it reaches the guest whole.
-    const refuse = (message: string) => vm.newString(JSON.stringify(message));
-    const name = JSON.parse(vm.getString(nameHandle)) as string;
-    if (name === BEGIN_CALL && this.#request.modules && !this.#begun) {
-      this.#begun = true;
-      // Not a call the guest made: it counts against no limit.
-      this.#uncounted++;
-      this.#answer(`[${id},2]`);
-      return undefined;
+    const refuse = (id: number, message: string) => this.#answer(`[${id},0,${JSON.stringify(message)}]`);
+    for (let start = 0; start < batch.length; ) {
+      const newline = batch.indexOf("\n", start);
+      const end = newline === -1 ? batch.length : newline;
+      const idEnd = batch.indexOf("\t", start);
+      const nameEnd = batch.indexOf("\t", idEnd + 1);
+      const id = Number(batch.slice(start, idEnd));
+      const name = JSON.parse(batch.slice(idEnd + 1, nameEnd === -1 || nameEnd > end ? end : nameEnd)) as string;
+      const argsJson = nameEnd === -1 || nameEnd > end ? undefined : batch.slice(nameEnd + 1, end);
+      start = end + 1;
+      this.#inFlight++;
+      if (name === BEGIN_CALL && this.#request.modules && !this.#begun) {
+        this.#begun = true;
+        this.#answer(`[${id},2]`);
+      } else if (this.#inFlight > MAX_PENDING_CALLS) {
+        refuse(id, `Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
+      } else if (argsJson !== undefined && argsJson.length > limit) {
+        refuse(id, `The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
+      } else {
+        this.#host.call(name, argsJson).then(
+          (json) => this.#answer(json === undefined ? `[${id},2]` : `[${id},1,${json}]`),
+          (error: unknown) => this.#answer(`[${id},0,${JSON.stringify(error instanceof Error ? error.message : String(error))}]`),
+        );
+      }
     }
-    if (this.#inFlight >= MAX_PENDING_CALLS) {
-      return refuse(`Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
-    }
-    let argsJson: string | undefined;
-    if (vm.typeof(argsHandle) === "string") {
-      // Measured before it is copied out of the guest.
-      const length = vm.getProp(argsHandle, "length").consume((handle) => vm.getNumber(handle));
-      const limit = this.#request.limits.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES;
-      if (length > limit) return refuse(`The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
-      argsJson = vm.getString(argsHandle);
-    }
-    this.#inFlight++;
-    this.#host.call(name, argsJson).then(
-      (json) => this.#answer(json === undefined ? `[${id},2]` : `[${id},1,${json}]`),
-      (error: unknown) => this.#answer(`[${id},0,${JSON.stringify(error instanceof Error ? error.message : String(error))}]`),
-    );
-    return undefined;
   }
 
   /** Answers wait here until the guest next runs; all of them go in with one call into the engine. */
@@ -316,8 +318,7 @@ class QuickJSRun {
     const answers = this.#answers;
     if (answers.length === 0) return undefined;
     this.#answers = [];
-    this.#inFlight -= answers.length - this.#uncounted;
-    this.#uncounted = 0;
+    this.#inFlight -= answers.length;
     const vm = this.#vm;
     try {
       const result = vm.newString(`[${answers.join(",")}]`).consume((batch) => vm.callFunction(this.#deliverFn as QuickJSHandle, vm.undefined, batch));
