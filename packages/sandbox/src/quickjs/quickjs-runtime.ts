@@ -282,9 +282,11 @@ class QuickJSRun {
       const idEnd = batch.indexOf("\t", start);
       const nameEnd = batch.indexOf("\t", idEnd + 1);
       const id = Number(batch.slice(start, idEnd));
-      const name = JSON.parse(batch.slice(idEnd + 1, nameEnd === -1 || nameEnd > end ? end : nameEnd)) as string;
+      const name: unknown = JSON.parse(batch.slice(idEnd + 1, nameEnd === -1 || nameEnd > end ? end : nameEnd));
       const argsJson = nameEnd === -1 || nameEnd > end ? undefined : batch.slice(nameEnd + 1, end);
       start = end + 1;
+      // The prelude writes these lines; anything else is not a call.
+      if (!Number.isSafeInteger(id) || typeof name !== "string") continue;
       this.#inFlight++;
       if (name === BEGIN_CALL && this.#request.modules && !this.#begun) {
         this.#begun = true;
