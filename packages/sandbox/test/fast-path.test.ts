@@ -59,8 +59,24 @@ describe("the fast path (no esbuild)", () => {
     expect(path).toBe("esbuild");
   });
 
+  it("runs a snippet that throws before it yields again through esbuild: no call or output of it was seen", async () => {
+    const names: string[] = [];
+    const code = '__host_call("never", 1);\nconst n: number = JSON.parse("{");';
+    const { run, path } = await runKept({ code, onCall: async (name) => names.push(name) });
+    expect(path).toBe("esbuild");
+    expect(run).toMatchObject({ ok: false, calls: 0, stdout: "", error: { kind: "runtime", line: 2 } });
+    expect(names).toEqual([]);
+  });
+
+  it("reports a throw after console output from the fast path, the output once", async () => {
+    const { run, path } = await runKept({ code: 'console.log("once");\nthrow new TypeError("after output");' });
+    expect(path).toBe("fast");
+    expect(run).toMatchObject({ ok: false, stdout: "once\n", error: { kind: "runtime", line: 2, message: "snippet.ts:2:20: TypeError: after output" } });
+  });
+
   it("reports a runtime error at the same line and column as the esbuild path", async () => {
-    const code = "interface I { n: number }\nconst o: any = null; const typed: I = { n: 1 };   o.field;";
+    // After a yield: a throw in the first synchronous stretch with no output is run again through esbuild.
+    const code = "interface I { n: number } await 0;\nconst o: any = null; const typed: I = { n: 1 };   o.field;";
     const fast = await runKept({ code });
     const slow = await runKept({ code: viaEsbuild(code) });
     expect(fast.path).toBe("fast");
@@ -71,7 +87,7 @@ describe("the fast path (no esbuild)", () => {
   });
 
   it("maps an error thrown inside a module to that module's line and column, as esbuild's map did", async () => {
-    const code = "import { fail } from 'mcp/lib.ts';\n\nconst typed: number = 1; fail();";
+    const code = "import { fail } from 'mcp/lib.ts'; await 0;\n\nconst typed: number = 1; fail();";
     const fast = await runKept({ code, filename: "task.ts", modules });
     const slow = await runKept({ code: viaEsbuild(code), filename: "task.ts", modules });
     expect(fast.path).toBe("fast");
@@ -80,7 +96,7 @@ describe("the fast path (no esbuild)", () => {
   });
 
   it("names the callee of a 'not a function' error through the stripped types", async () => {
-    const code = "const api: { go?: () => void } = {};\napi.go!();";
+    const code = "const api: { go?: () => void } = {}; await 0;\napi.go!();";
     const fast = await runKept({ code });
     expect(fast.path).toBe("fast");
     expect(fast.run.error?.message).toBe("snippet.ts:2:7: TypeError: api.go is not a function");

@@ -1,7 +1,5 @@
 import { HOST_CALL_GLOBAL, REMOVED_GLOBALS } from "../globals.js";
 
-/** The first call of a run on the fast path, made by its start module once every module linked; answered by the engine itself. */
-export const BEGIN_CALL = "<codemux:begin>";
 import { MAX_CALL_NAME_LENGTH } from "../defaults.js";
 
 /**
@@ -142,8 +140,6 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
       const argsJson = stringify(args);
       const id = ++callSeq;
       apply(mapSet, waiting, [id, { resolve, reject, site }]);
-      // The start module's call must reach the host before any other module runs: it goes at once.
-      if (name === ${JSON.stringify(BEGIN_CALL)}) return call(id + "\t" + stringify(name));
       if (outbox.length === 0) apply(then, resolved, [flush]);
       apply(push, outbox, [argsJson === undefined ? id + "\t" + stringify(name) : id + "\t" + stringify(name) + "\t" + argsJson]);
     });

@@ -20,9 +20,8 @@ import {
 } from "../defaults.js";
 import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
-import { HOST_CALL_GLOBAL } from "../globals.js";
 import { LIBS } from "./libs.js";
-import { BEGIN_CALL, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
+import { FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
 const Wasm = (globalThis as unknown as {
@@ -38,16 +37,6 @@ const WASM_BASE_BYTES = 16 * 1024 * 1024;
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
 /** Time guest getters get to answer while an error is read after the run stopped. */
 const DESCRIBE_BUDGET_MS = 50;
-/** Module names of the fast path's own two modules; no resolved specifier has "<" (the links table never names them). */
-const ENTRY_MODULE = "<codemux:entry>";
-const START_MODULE = "<codemux:start>";
-/**
- * The start module makes the run's first call, answered here without reaching the host. (A global
- * of its own would have to be deleted before the guest runs, and deletes on QuickJS's global
- * object are best avoided: every later global lookup goes through it.)
- */
-/** Evaluated first of all modules, after every module compiled and linked: until it runs, a failure is the code's, not the run's. */
-const START_SOURCE = `${HOST_CALL_GLOBAL}(${JSON.stringify(BEGIN_CALL)});`;
 
 /**
  * Every run gets a fresh QuickJS WebAssembly instance with a fresh memory, so nothing one run
@@ -129,8 +118,8 @@ class QuickJSRun {
   #stopAt: number;
   /** True only inside the evalCode that links the run's modules. */
   #linking = false;
-  /** The start module ran: every module compiled and linked. */
-  #begun = false;
+  /** The guest wrote to the console: it ran, and did something a second run would repeat. */
+  #wrote = false;
 
   constructor(module: QuickJSWASMModule, memoryLimitBytes: number) {
     this.#stopAt = Number.POSITIVE_INFINITY;
@@ -177,40 +166,36 @@ class QuickJSRun {
   }
 
   /**
-   * The snippet and its modules, linked by QuickJS: a synthetic entry imports the start module
-   * first (it marks that linking is over) and then the snippet, and default-exports the snippet's namespace.
+   * The snippet, with its modules linked by QuickJS. A failure out of evalCode is either the code's
+   * (it did not compile or link: nothing ran) or a throw in a module's first synchronous stretch.
+   * Either way no call has left yet (calls leave when the guest yields); unless the guest wrote to
+   * the console, running it again through esbuild repeats nothing anyone saw, so the host may.
    */
   #evaluateModules(): Promise<RuntimeOutcome> | RuntimeOutcome {
-    const vm = this.#vm;
-    const entry = this.#request.filename;
-    const source = `import ${JSON.stringify(START_MODULE)};\nimport * as snippet from ${JSON.stringify(entry)};\nexport default snippet;`;
     this.#linking = true;
     let evaluated: ReturnType<QuickJSContext["evalCode"]>;
     try {
-      evaluated = vm.evalCode(source, ENTRY_MODULE, { type: "module" });
+      evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     } finally {
       this.#linking = false;
     }
     if (evaluated.error) {
-      const unlinked = !this.#begun && !this.#shouldStop();
+      const unlinked = !this.#wrote && !this.#shouldStop();
       const outcome = this.#fail(evaluated.error);
       return unlinked ? { ...outcome, unlinked } : outcome;
     }
-    return this.#settle(evaluated.value, 2);
+    return this.#settle(evaluated.value, 1);
   }
 
   #load(name: string): string | undefined {
     const modules = this.#request?.modules;
     if (!this.#linking || !modules) return undefined;
-    if (name === START_MODULE) return START_SOURCE;
-    if (name === modules.entry) return this.#request.code;
     return Object.hasOwn(modules.sources, name) ? modules.sources[name] : undefined;
   }
 
   #normalize(base: string, requested: string): string | undefined {
     const modules = this.#request?.modules;
     if (!this.#linking || !modules) return undefined;
-    if (base === ENTRY_MODULE) return requested === START_MODULE || requested === modules.entry ? requested : undefined;
     const key = `${base}\n${requested}`;
     return Object.hasOwn(modules.links, key) ? modules.links[key] : undefined;
   }
@@ -231,6 +216,7 @@ class QuickJSRun {
     stringClass.dispose();
     // Strings come from the prelude as JSON text: the engine hands strings out as C strings, which end at a NUL.
     const write = vm.newFunction("write", (toStderr, text) => {
+      this.#wrote = true;
       const stream = vm.dump(toStderr) === true ? "stderr" : "stdout";
       return vm.newNumber(this.#host.write(stream, JSON.parse(vm.getString(text)) as string));
     });
@@ -288,10 +274,7 @@ class QuickJSRun {
       // The prelude writes these lines; anything else is not a call.
       if (!Number.isSafeInteger(id) || typeof name !== "string") continue;
       this.#inFlight++;
-      if (name === BEGIN_CALL && this.#request.modules && !this.#begun) {
-        this.#begun = true;
-        this.#answer(`[${id},2]`);
-      } else if (this.#inFlight > MAX_PENDING_CALLS) {
+      if (this.#inFlight > MAX_PENDING_CALLS) {
         refuse(id, `Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
       } else if (argsJson !== undefined && argsJson.length > limit) {
         refuse(id, `The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
