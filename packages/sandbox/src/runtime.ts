@@ -69,7 +69,10 @@ export type RuntimeOutcome = (
 ) & {
   /** The engine is no longer trustworthy; the worker is replaced after answering. */
   retire?: boolean;
-  /** With `modules`: the code failed to compile or link, before any of it ran (the host retries through esbuild). */
+  /**
+   * With `modules`: the code failed before anything of it was seen: it did not compile or link, or
+   * it threw before it yielded with no output (no call had left yet). The host runs it again through esbuild.
+   */
   unlinked?: boolean;
 };
 

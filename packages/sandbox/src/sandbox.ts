@@ -152,7 +152,7 @@ export class Sandbox implements CodeExecutor {
     if (plan) {
       const job = this.#fastJob(request, filename, plan);
       const outcome = await this.#runJob(request, { ...run, job, positionsOf: (reply) => this.#fastPositions(filename, plan, reply) });
-      // Code QuickJS could not compile or link never ran: esbuild bundles it, or reports the error with its position.
+      // It did not compile or link, or threw before it yielded with nothing seen: esbuild reports the error, or bundles it to run again.
       if (outcome !== "unlinked") return outcome;
     }
     const bundle = await bundleSnippet(input);
@@ -194,7 +194,7 @@ export class Sandbox implements CodeExecutor {
     });
   }
 
-  /** Runs one job on a worker; "unlinked" when the fast path's code did not compile or link (nothing of it ran). */
+  /** Runs one job on a worker; "unlinked" when the fast path's code failed before anything of it was seen (see RuntimeOutcome). */
   async #runJob(
     request: ExecuteRequest,
     run: { deadline: number; timeoutMs: number; state: RunState; job: RunJob; positionsOf: (reply: WorkerReply) => StackPositions },
