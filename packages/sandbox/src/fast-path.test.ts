@@ -56,7 +56,9 @@ describe("planFast", () => {
     for (const code of esbuilds) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeUndefined();
   });
 
-  it("leaves a snippet named like one of its modules to esbuild", () => {
+  it("leaves a snippet named like one of its modules, or like one of the engine's scripts, to esbuild", () => {
     expect(planFast({ code: 'import { base } from "mcp/math/base.ts";', filename: "mcp/math/base.ts", modules })).toBeUndefined();
+    expect(planFast({ code: "export default 1;", filename: "prelude.js" })).toBeUndefined();
+    expect(planFast({ code: "export default 1;", filename: "task.ts" })).toBeDefined();
   });
 });

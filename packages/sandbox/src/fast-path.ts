@@ -36,6 +36,8 @@ interface CompiledModule {
  */
 const MAX_FAST_ANGLES = 10;
 const MAX_FAST_CHARS = 16 * 1024;
+/** Names the QuickJS runtime gives its prelude and libraries (quickjs/libs.ts), which appear in stack frames too. */
+const ENGINE_SCRIPTS = new Set(["prelude.js", "format.js", "url.js", "text.js", "base64.js", "clone.js", "serialize.js"]);
 /** Modules of one snippet at most on the fast path; a larger graph is esbuild's. */
 const MAX_MODULES = 256;
 /** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
@@ -48,6 +50,8 @@ export let modulesCompiled = 0;
 
 /** The module set of a snippet, or undefined when it must go through esbuild. */
 export function planFast(input: { code: string; filename: string; modules?: ModuleResolver }): FastPlan | undefined {
+  // Stack frames name the snippet by its filename, so it must not be the name of the engine's own scripts.
+  if (ENGINE_SCRIPTS.has(input.filename)) return undefined;
   if (input.code.length > MAX_FAST_CHARS || countAngles(input.code) > MAX_FAST_ANGLES) return undefined;
   const entryImports = valueImports(input.code);
   if (!entryImports) return undefined;

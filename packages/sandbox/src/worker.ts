@@ -99,7 +99,11 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
     outcome ??= await (await runtime).run(code === request.code ? request : { ...request, code }, host);
     // Positions in an error's stack are in the stripped code: the map back costs one more pass, paid only then.
     if (request.modules && (request.wantCompiled || (!outcome.ok && !outcome.unlinked && outcome.error.stack))) {
-      entry = { ...entry, map: stripTypes(request.code, request.filename, { map: true }).map };
+      try {
+        entry = { ...entry, map: stripTypes(request.code, request.filename, { map: true }).map };
+      } catch {
+        // Without the map, lines are still right (sucrase keeps them); only columns may be off.
+      }
     }
   } catch (error) {
     outcome = { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${String(error)}` } };
