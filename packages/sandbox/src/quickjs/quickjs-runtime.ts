@@ -265,12 +265,13 @@ class QuickJSRun {
     for (let start = 0; start < batch.length; ) {
       const newline = batch.indexOf("\n", start);
       const end = newline === -1 ? batch.length : newline;
-      const idEnd = batch.indexOf("\t", start);
-      const nameEnd = batch.indexOf("\t", idEnd + 1);
-      const id = Number(batch.slice(start, idEnd));
-      const name: unknown = JSON.parse(batch.slice(idEnd + 1, nameEnd === -1 || nameEnd > end ? end : nameEnd));
-      const argsJson = nameEnd === -1 || nameEnd > end ? undefined : batch.slice(nameEnd + 1, end);
+      const line = batch.slice(start, end);
       start = end + 1;
+      const idEnd = line.indexOf("\t");
+      const nameEnd = line.indexOf("\t", idEnd + 1);
+      const id = Number(line.slice(0, idEnd));
+      const name = idEnd === -1 ? undefined : parseJson(line.slice(idEnd + 1, nameEnd === -1 ? line.length : nameEnd));
+      const argsJson = idEnd === -1 || nameEnd === -1 ? undefined : line.slice(nameEnd + 1);
       // The prelude writes these lines; anything else is not a call.
       if (!Number.isSafeInteger(id) || typeof name !== "string") continue;
       this.#inFlight++;
@@ -589,6 +590,14 @@ class QuickJSRun {
     if (message === "out of memory") return "memory";
     if (message === "stack overflow" || (name === "RangeError" && /call stack/i.test(message))) return "stack_overflow";
     return "runtime";
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 
