@@ -51,12 +51,8 @@ const gate = new BundleGate(DEFAULT_MAX_CONCURRENT_BUNDLES);
  * A build that takes longer than its budget is stopped by restarting the service.
  */
 export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> {
-  const tooLarge = checkSize(input);
-  if (tooLarge) return { ok: false, error: tooLarge };
-  const tooLong = checkLineLengths(input.code, input.filename);
-  if (tooLong) return { ok: false, error: tooLong };
-  const tooDeep = checkNesting(input.code, input.filename);
-  if (tooDeep) return { ok: false, error: tooDeep };
+  const refused = checkSnippet(input);
+  if (refused) return { ok: false, error: refused };
   let alone = false;
   for (let attempt = 1; ; attempt++) {
     const release = await gate.enter(alone);
@@ -79,6 +75,14 @@ export async function bundleSnippet(input: BundleInput): Promise<BundleOutcome> 
     }
     alone = Date.now() - started >= SUSPECT_AFTER_MS;
   }
+}
+
+/**
+ * The linear checks every snippet passes before any parser sees it (esbuild's or sucrase's): its
+ * size, its lines' lengths and its nesting.
+ */
+export function checkSnippet(input: BundleInput): SandboxErrorInfo | undefined {
+  return checkSize(input) ?? checkLineLengths(input.code, input.filename) ?? checkNesting(input.code, input.filename);
 }
 
 /** Resolves with the work's outcome, or "too_slow" when the budget runs out first. */

@@ -1,7 +1,7 @@
 import { MAX_ERROR_MESSAGE_LENGTH } from "./defaults.js";
 import { formatBytes } from "./output-buffer.js";
 import type { RuntimeError } from "./runtime.js";
-import type { BundlePositions, SourcePosition } from "./source-map.js";
+import type { SourcePosition, StackPositions } from "./source-map.js";
 import type { SandboxErrorInfo } from "./types.js";
 
 export interface ErrorContext {
@@ -11,7 +11,7 @@ export interface ErrorContext {
   timeoutMs: number;
   memoryLimitBytes: number;
   /** Built only when an error needs mapping; parsing the source map costs more than the run. */
-  positions: () => BundlePositions;
+  positions: () => StackPositions;
 }
 
 /**

@@ -9,7 +9,7 @@ export type RunJob = Extract<ToWorker, { type: "run" }>;
 export type CallHandler = (name: string, json: string | undefined) => Promise<string | undefined>;
 
 export type WorkerReply =
-  | { type: "done"; outcome: RuntimeOutcome; output: CapturedOutput }
+  | { type: "done"; outcome: RuntimeOutcome; output: CapturedOutput; entry?: { map?: string; code?: string } }
   | { type: "crashed"; message: string }
   | { type: "killed"; reason: "timeout" | "aborted" };
 
@@ -111,7 +111,7 @@ export class PooledWorker {
     if (!active || message.runId !== active.runId) return;
     if (message.type === "done") {
       if (message.outcome.retire) this.#retire();
-      active.finish({ type: "done", outcome: message.outcome, output: message.output });
+      active.finish({ type: "done", outcome: message.outcome, output: message.output, ...(message.entry ? { entry: message.entry } : {}) });
       return;
     }
     if (message.taken > 0) active.onTaken?.(message.taken);

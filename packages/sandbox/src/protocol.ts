@@ -1,4 +1,4 @@
-import type { RuntimeLimits, RuntimeOptions, RuntimeOutcome } from "./runtime.js";
+import type { ModuleSet, RuntimeLimits, RuntimeOptions, RuntimeOutcome } from "./runtime.js";
 
 /** Data every sandbox worker starts with. */
 export interface WorkerData {
@@ -18,7 +18,19 @@ export type CallAnswer = { callId: number; ok: true; json: string | undefined } 
 
 // Calls and answers travel in batches: a Promise.all of a hundred calls costs two messages, not two hundred.
 export type ToWorker =
-  | { type: "run"; runId: number; code: string; filename: string; deadline: number; limits: RuntimeLimits; maxOutputBytes: number }
+  | {
+      type: "run";
+      runId: number;
+      code: string;
+      filename: string;
+      deadline: number;
+      limits: RuntimeLimits;
+      maxOutputBytes: number;
+      /** The fast path: `code` is the snippet's TypeScript, stripped in the worker, and these are its modules. */
+      modules?: ModuleSet;
+      /** Send the stripped snippet back (the caller keeps bundles for debugging). */
+      wantCompiled?: boolean;
+    }
   | { type: "answers"; runId: number; answers: CallAnswer[] }
   | { type: "abort"; runId: number };
 
@@ -32,6 +44,13 @@ export interface CapturedOutput {
 export type FromWorker =
   /** `taken`: characters of answer JSON handed to the guest since the last message, so the host can stop counting them. */
   | { type: "calls"; runId: number; calls: CallRequest[]; taken: number }
-  | { type: "done"; runId: number; outcome: RuntimeOutcome; output: CapturedOutput }
+  | {
+      type: "done";
+      runId: number;
+      outcome: RuntimeOutcome;
+      output: CapturedOutput;
+      /** Fast path: the stripped snippet's source map, sent when an error needs its positions, and the code when asked for. */
+      entry?: { map?: string; code?: string };
+    }
   /** The next run can start without waiting for the engine; sent at start-up and after each run. */
   | { type: "ready" };

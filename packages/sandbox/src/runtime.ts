@@ -16,12 +16,27 @@ export interface RuntimeLimits {
   maxCallArgsBytes?: number;
 }
 
-/** One bundled ES module to evaluate. */
+/** ES modules for the engine to link itself: the snippet (the request's `code`) imports them. */
+export interface ModuleSet {
+  /** The snippet's module name; the request's `filename`. */
+  entry: string;
+  /** JavaScript of each module, by its resolved path (also its name in stack frames). */
+  sources: Record<string, string>;
+  /** What a specifier means in an importer: `${importer}\n${specifier}` to a path in `sources`. */
+  links: Record<string, string>;
+}
+
+/** One ES module to evaluate: a bundle, or the snippet with `modules` to link. */
 export interface RuntimeRequest {
-  /** Bundle source; its `export default` is the result. */
+  /** Module source; its `export default` is the result. */
   code: string;
-  /** Name the runtime gives the bundle in stack frames. */
+  /** Name the runtime gives the module in stack frames. */
   filename: string;
+  /**
+   * Modules the snippet imports, linked by the engine; given only to the built-in QuickJS
+   * runtime (a `runtimeModule` always gets one esbuild bundle). Absent, `code` is a whole bundle.
+   */
+  modules?: ModuleSet;
   /** Epoch milliseconds after which the run must stop. */
   deadline: number;
   limits: RuntimeLimits;
@@ -54,6 +69,11 @@ export type RuntimeOutcome = (
 ) & {
   /** The engine is no longer trustworthy; the worker is replaced after answering. */
   retire?: boolean;
+  /**
+   * With `modules`: the code failed before anything of it was seen: it did not compile or link, or
+   * it threw before it yielded with no output (no call had left yet). The host runs it again through esbuild.
+   */
+  unlinked?: boolean;
 };
 
 /** A JavaScript engine that evaluates one bundle at a time inside a worker thread. */

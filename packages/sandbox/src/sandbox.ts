@@ -1,4 +1,4 @@
-import { bundleSnippet } from "./bundle.js";
+import { bundleSnippet, checkSnippet } from "./bundle.js";
 import {
   DEFAULT_FILENAME,
   DEFAULT_HARD_TIMEOUT_MS,
@@ -18,9 +18,10 @@ import {
 } from "./defaults.js";
 import { type ErrorContext, toErrorInfo } from "./error-info.js";
 import { SandboxOptionsError } from "./errors.js";
+import { type FastPlan, planFast } from "./fast-path.js";
 import { formatBytes } from "./output-buffer.js";
-import type { PooledWorker, WorkerReply } from "./pooled-worker.js";
-import { BundlePositions } from "./source-map.js";
+import type { PooledWorker, RunJob, WorkerReply } from "./pooled-worker.js";
+import { BundlePositions, ModulePositions, type StackPositions } from "./source-map.js";
 import type { CodeExecutor, ExecuteRequest, ExecuteResult, SandboxErrorInfo, SandboxOptions } from "./types.js";
 import { WorkerPool } from "./worker-pool.js";
 
@@ -68,6 +69,8 @@ interface RunState {
 export class Sandbox implements CodeExecutor {
   readonly #limits: Limits;
   readonly #pool: WorkerPool;
+  /** The built-in engine links modules itself, so snippets skip esbuild; another runtime gets bundles. */
+  readonly #fastPath: boolean;
   #admitted = 0;
   #runSeq = 0;
   #closed = false;
@@ -88,6 +91,7 @@ export class Sandbox implements CodeExecutor {
       maxTotalPendingBytes: positiveInteger("maxTotalPendingBytes", options.maxTotalPendingBytes ?? DEFAULT_MAX_TOTAL_PENDING_BYTES),
       maxCallArgsBytes: positiveInteger("maxCallArgsBytes", options.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES),
     };
+    this.#fastPath = options.runtimeModule === undefined;
     const workerUrl = options.workerUrl ?? defaultWorkerUrl();
     this.#pool = new WorkerPool({
       size: this.#limits.workers,
@@ -138,39 +142,78 @@ export class Sandbox implements CodeExecutor {
   }
 
   async #run(request: ExecuteRequest, run: { deadline: number; timeoutMs: number; state: RunState }): Promise<Outcome> {
-    const { deadline, timeoutMs, state } = run;
+    const { deadline } = run;
     const filename = request.filename ?? DEFAULT_FILENAME;
-    const cancelled = () => failure({ kind: "aborted", message: `${filename}: The run was cancelled.` });
-    const late = (what: string) => failure({ kind: "timeout", message: `${filename}: The run passed its ${timeoutMs} ms deadline ${what}.` });
-    if (request.signal?.aborted) return cancelled();
-    const bundle = await bundleSnippet({ code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline });
+    if (request.signal?.aborted) return cancelled(filename);
+    const input = { code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline };
+    const refused = checkSnippet(input);
+    if (refused) return failure(refused);
+    const plan = this.#fastPath ? planFast(input) : undefined;
+    if (plan) {
+      const job = this.#fastJob(request, filename, plan);
+      const outcome = await this.#runJob(request, { ...run, job, positionsOf: (reply) => this.#fastPositions(filename, plan, reply) });
+      // It did not compile or link, or threw before it yielded with nothing seen: esbuild reports the error, or bundles it to run again.
+      if (outcome !== "unlinked") return outcome;
+    }
+    const bundle = await bundleSnippet(input);
     if (!bundle.ok) return failure(bundle.error);
     request.onBundle?.({ entry: request.code, bundle: bundle.code, map: bundle.map });
-    if (request.signal?.aborted) return cancelled();
+    const job = this.#job(bundle.code, BUNDLE_FILE, deadline);
+    const outcome = await this.#runJob(request, { ...run, job, positionsOf: () => new BundlePositions({ map: bundle.map, bundleFile: BUNDLE_FILE }) });
+    if (outcome === "unlinked") throw new Error("a bundle was reported as not linked");
+    return outcome;
+  }
+
+  #job(code: string, filename: string, deadline: number): RunJob {
+    return {
+      type: "run",
+      runId: ++this.#runSeq,
+      code,
+      filename,
+      deadline,
+      limits: {
+        memoryLimitBytes: this.#limits.memoryLimitBytes,
+        maxResultBytes: this.#limits.maxResultBytes,
+        maxResultDepth: this.#limits.maxResultDepth,
+        maxCallArgsBytes: this.#limits.maxCallArgsBytes,
+      },
+      maxOutputBytes: this.#limits.maxOutputBytes,
+    };
+  }
+
+  #fastJob(request: ExecuteRequest, filename: string, plan: FastPlan): RunJob {
+    const job = this.#job(request.code, filename, Number.NaN);
+    return { ...job, modules: plan.modules, ...(request.onBundle ? { wantCompiled: true } : {}) };
+  }
+
+  #fastPositions(filename: string, plan: FastPlan, reply: WorkerReply): StackPositions {
+    const entryMap = reply.type === "done" ? reply.entry?.map : undefined;
+    return new ModulePositions({
+      names: [filename, ...Object.keys(plan.modules.sources)],
+      mapOf: (name) => (name === filename ? entryMap : plan.mapOf(name)),
+    });
+  }
+
+  /** Runs one job on a worker; "unlinked" when the fast path's code failed before anything of it was seen (see RuntimeOutcome). */
+  async #runJob(
+    request: ExecuteRequest,
+    run: { deadline: number; timeoutMs: number; state: RunState; job: RunJob; positionsOf: (reply: WorkerReply) => StackPositions },
+  ): Promise<Outcome | "unlinked"> {
+    const { deadline, timeoutMs, state, job, positionsOf } = run;
+    const filename = request.filename ?? DEFAULT_FILENAME;
+    const late = (what: string) => failure({ kind: "timeout", message: `${filename}: The run passed its ${timeoutMs} ms deadline ${what}.` });
+    if (request.signal?.aborted) return cancelled(filename);
     const ticket = this.#pool.acquire();
     const worker = await waitFor(ticket.worker, deadline, request.signal);
     if (worker === "aborted" || worker === "timeout") {
       ticket.cancel();
-      return worker === "aborted" ? cancelled() : late("while waiting for a free worker");
+      return worker === "aborted" ? cancelled(filename) : late("while waiting for a free worker");
     }
     const stopRun = () => state.stop.abort(request.signal?.reason);
     request.signal?.addEventListener("abort", stopRun, { once: true });
     try {
       const reply = await worker.run(
-        {
-          type: "run",
-          runId: ++this.#runSeq,
-          code: bundle.code,
-          filename: BUNDLE_FILE,
-          deadline,
-          limits: {
-            memoryLimitBytes: this.#limits.memoryLimitBytes,
-            maxResultBytes: this.#limits.maxResultBytes,
-            maxResultDepth: this.#limits.maxResultDepth,
-            maxCallArgsBytes: this.#limits.maxCallArgsBytes,
-          },
-          maxOutputBytes: this.#limits.maxOutputBytes,
-        },
+        { ...job, deadline },
         {
           hardDeadline: deadline,
           signal: state.stop.signal,
@@ -181,13 +224,19 @@ export class Sandbox implements CodeExecutor {
           onTaken: (chars) => this.#release(state, chars),
         },
       );
-      let positions: BundlePositions | undefined;
+      if (reply.type === "done" && reply.outcome.unlinked && job.modules && !state.failure) return "unlinked";
+      if (job.modules && request.onBundle && reply.type === "done") {
+        const modules = Object.entries(job.modules.sources).map(([path, code]) => `\n// ---- module ${JSON.stringify(path)} ----\n${code}`);
+        const header = `// ${filename}, types stripped; QuickJS links the modules below itself\n`;
+        request.onBundle({ entry: request.code, bundle: `${header}${reply.entry?.code ?? ""}${modules.join("")}`, map: reply.entry?.map ?? "" });
+      }
+      let positions: StackPositions | undefined;
       return this.#outcome(reply, state, {
         filename,
         code: request.code,
         timeoutMs,
         memoryLimitBytes: this.#limits.memoryLimitBytes,
-        positions: () => (positions ??= new BundlePositions({ map: bundle.map, bundleFile: BUNDLE_FILE })),
+        positions: () => (positions ??= positionsOf(reply)),
       });
     } finally {
       request.signal?.removeEventListener("abort", stopRun);
@@ -270,6 +319,10 @@ export class Sandbox implements CodeExecutor {
       }
     }
   }
+}
+
+function cancelled(filename: string): Outcome {
+  return failure({ kind: "aborted", message: `${filename}: The run was cancelled.` });
 }
 
 function failure(error: SandboxErrorInfo): Outcome {

@@ -3,6 +3,7 @@ import { OutputBuffer } from "./output-buffer.js";
 import type { CallAnswer, CallRequest, FromWorker, ToWorker, WorkerData } from "./protocol.js";
 import { createQuickJSRuntime } from "./quickjs/quickjs-runtime.js";
 import type { RuntimeHost, RuntimeOptions, RuntimeOutcome, SandboxRuntime } from "./runtime.js";
+import { stripTypes } from "./transform.js";
 
 const port = parentPort;
 if (!port) throw new Error("The sandbox worker must run in a worker thread.");
@@ -81,9 +82,29 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
     isAborted: () => controller.signal.aborted || Atomics.load(abortFlag, 0) === runId,
     signal: controller.signal,
   };
-  let outcome: RuntimeOutcome;
+  let outcome: RuntimeOutcome | undefined;
+  let entry: { map?: string; code?: string } | undefined;
   try {
-    outcome = await (await runtime).run(request, host);
+    let code = request.code;
+    if (request.modules) {
+      try {
+        code = stripTypes(request.code, request.filename).code;
+      } catch (error) {
+        // esbuild reports it, with its position.
+        code = "";
+        outcome = { ok: false, unlinked: true, error: { kind: "syntax", message: String(error).slice(0, 200) } };
+      }
+      if (request.wantCompiled) entry = { code };
+    }
+    outcome ??= await (await runtime).run(code === request.code ? request : { ...request, code }, host);
+    // Positions in an error's stack are in the stripped code: the map back costs one more pass, paid only then.
+    if (request.modules && (request.wantCompiled || (!outcome.ok && !outcome.unlinked && outcome.error.stack))) {
+      try {
+        entry = { ...entry, map: stripTypes(request.code, request.filename, { map: true }).map };
+      } catch {
+        // Without the map, lines are still right (sucrase keeps them); only columns may be off.
+      }
+    }
   } catch (error) {
     outcome = { ok: false, retire: true, error: { kind: "internal", message: `The sandbox engine failed: ${String(error)}` } };
   }
@@ -94,6 +115,7 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
     type: "done",
     runId,
     outcome,
+    ...(entry ? { entry } : {}),
     output: {
       stdout: output.stdout.text(),
       stderr: output.stderr.text(),

@@ -1,4 +1,5 @@
 import { HOST_CALL_GLOBAL, REMOVED_GLOBALS } from "../globals.js";
+
 import { MAX_CALL_NAME_LENGTH } from "../defaults.js";
 
 /**
@@ -58,7 +59,7 @@ export const SERIALIZE_TOO_DEEP = 2;
  * Guest code run before the bundle. It receives the host functions as arguments, so none of
  * them is ever reachable from the guest's global object, installs `console`, the timers,
  * `__host_call` and the lazily compiled standard globals, removes the built-ins the engine does
- * not bound, and returns the result serializer to the host. Every built-in it relies on later is
+ * not bound, and returns the result serializer and the deliverer of call answers to the host. Every built-in it relies on later is
  * captured here, before the guest can replace it. Strings go to the host as JSON, because the
  * engine hands strings out as C strings, which end at the first NUL.
  */
@@ -115,22 +116,51 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
     apply(then, resolved, [() => { try { fn(); } catch (error) { fail(error); } }]);
   });
 
-  define("${HOST_CALL_GLOBAL}", async (name, args) => {
-    if (typeof name !== "string") throw new NewTypeError("${HOST_CALL_GLOBAL} needs a name string");
-    if (name.length > ${MAX_CALL_NAME_LENGTH}) throw new NewTypeError("${HOST_CALL_GLOBAL}: the name is longer than ${MAX_CALL_NAME_LENGTH} characters");
+  // Calls wait in the guest's own table, not behind a host promise each, and leave together: the
+  // calls made before the guest yields go to the host in one crossing (one line each: id, name
+  // and arguments as JSON, tab-separated; JSON text never holds a raw tab or newline), and every
+  // answer that arrived together comes back through deliver(), one crossing for all.
+  const NewPromise = Promise;
+  const waiting = new Map();
+  const mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapDelete = Map.prototype.delete;
+  const push = Array.prototype.push;
+  let callSeq = 0;
+  let outbox = [];
+  const flush = () => {
+    const batch = apply(join, outbox, ["\n"]);
+    outbox = [];
+    call(batch);
+  };
+  define("${HOST_CALL_GLOBAL}", (name, args) => {
     // Taken now, while the caller's frames are on the stack: a failed call then points at the line that made it.
     const site = new NewError();
-    const argsJson = stringify(args);
-    let answer;
-    try {
-      answer = await call(stringify(name), argsJson);
-    } catch (message) {
-      const error = new NewError(typeof message === "string" ? parse(message) : "The host call failed.");
-      error.stack = site.stack;
-      throw error;
-    }
-    return answer === undefined ? undefined : parse(answer);
+    return new NewPromise((resolve, reject) => {
+      if (typeof name !== "string") throw new NewTypeError("${HOST_CALL_GLOBAL} needs a name string");
+      if (name.length > ${MAX_CALL_NAME_LENGTH}) throw new NewTypeError("${HOST_CALL_GLOBAL}: the name is longer than ${MAX_CALL_NAME_LENGTH} characters");
+      const argsJson = stringify(args);
+      const id = ++callSeq;
+      apply(mapSet, waiting, [id, { resolve, reject, site }]);
+      if (outbox.length === 0) apply(then, resolved, [flush]);
+      apply(push, outbox, [argsJson === undefined ? id + "\t" + stringify(name) : id + "\t" + stringify(name) + "\t" + argsJson]);
+    });
   });
+  // answers: JSON of [[id, 1, value] | [id, 2] (undefined) | [id, 0, message], ...].
+  const deliver = (answers) => {
+    const list = parse(answers);
+    for (let i = 0; i < list.length; i++) {
+      const answer = list[i];
+      const entry = apply(mapGet, waiting, [answer[0]]);
+      if (entry === undefined) continue;
+      apply(mapDelete, waiting, [answer[0]]);
+      if (answer[1] === 1) entry.resolve(answer[2]);
+      else if (answer[1] === 2) entry.resolve(undefined);
+      else {
+        const error = new NewError(answer[2]);
+        error.stack = entry.site.stack;
+        entry.reject(error);
+      }
+    }
+  };
 
   const libs = {};
   const lazy = (lib, names) => {
@@ -155,5 +185,6 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
   // The serializer is compiled on first use, with the built-ins captured above, so a guest that replaced them changes nothing.
   let serialize;
   const numberClass = Number, stringClass = String, booleanClass = Boolean, booleanValue = Boolean.prototype.valueOf;
-  return () => (serialize ??= loadLib("serialize")(stringify, apply, keys, isArray, join, finite, NewTypeError, numberClass, stringClass, booleanClass, booleanValue));
+  const serializer = () => (serialize ??= loadLib("serialize")(stringify, apply, keys, isArray, join, finite, NewTypeError, numberClass, stringClass, booleanClass, booleanValue));
+  return [serializer, deliver];
 })`;

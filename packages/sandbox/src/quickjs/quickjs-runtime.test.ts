@@ -79,3 +79,99 @@ describe("QuickJS runtime: every ending releases the engine cleanly", () => {
     expect(outcome).toMatchObject({ ok: true, resultJson: '{"a":[1,2]}' });
   });
 });
+
+describe("QuickJS runtime: modules it links itself", () => {
+  const sources = { "mcp/a.ts": "export const a = 20;", "mcp/b.ts": 'import { a } from "./a.ts";\nexport const b = a + 1;' };
+  const links = { "snippet.ts\nmcp/b.ts": "mcp/b.ts", "mcp/b.ts\n./a.ts": "mcp/a.ts", "snippet.ts\nmcp/a.ts": "mcp/a.ts" };
+  const linked = (code: string) =>
+    runtime.run(
+      {
+        code,
+        filename: "snippet.ts",
+        deadline: Date.now() + 2_000,
+        limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+        modules: { entry: "snippet.ts", sources, links },
+      },
+      host(),
+    );
+
+  it("links the snippet's imports through the links table and awaits its default export", async () => {
+    expect(await linked('import { b } from "mcp/b.ts";\nexport default await Promise.resolve(b * 2);')).toEqual({ ok: true, resultJson: "42" });
+  });
+
+  it("says a failure out of evalCode may be run again (nothing left the guest), unless the guest wrote output", async () => {
+    expect(await linked("let a = 1;\nlet a = 2;")).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { nope } from "mcp/a.ts";\nexport default nope;')).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { a } from "mcp/unlisted.ts";')).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { b } from "mcp/b.ts";\n__host_call("x", 1);\nthrow new Error("before any call left");')).toMatchObject({ ok: false, unlinked: true });
+    const seen = await linked('import { b } from "mcp/b.ts";\nconsole.log(b);\nthrow new Error("after output");');
+    expect(seen).toMatchObject({ ok: false, error: { message: "after output" } });
+    expect(seen.unlinked).toBeUndefined();
+    const later = await linked("await null;\nthrow new Error('after a yield');");
+    expect(later.unlinked).toBeUndefined();
+  });
+
+  it("serves no module to import() once linking is over, even one the links table names", async () => {
+    const outcome = await linked('import { a } from "mcp/a.ts";\nexport default await import("mcp/a.ts").then(() => "loaded", (e) => e.message);');
+    expect(outcome).toEqual({ ok: true, resultJson: JSON.stringify("import() is not available in the sandbox") });
+  });
+
+});
+
+describe("QuickJS runtime: the call bridge", () => {
+  it("sends the calls made before the guest yields together, once it yields", async () => {
+    const events: string[] = [];
+    const recording = host({
+      call: async (name) => {
+        events.push(`call ${name}`);
+        return undefined;
+      },
+      write: (_stream, text) => {
+        events.push(`write ${JSON.parse(JSON.stringify(text)).trim()}`);
+        return 1_000_000;
+      },
+    });
+    const code = "const a = __host_call('a', 1);\nconst b = __host_call('b', 2);\nconsole.log('yielding');\nawait Promise.all([a, b]);\nconsole.log('done');";
+    expect(await run(code, { host: recording })).toMatchObject({ ok: true });
+    expect(events).toEqual(["write yielding", "call a", "call b", "write done"]);
+  });
+
+  it("hands answers that arrive together to the guest in one crossing, each to its own call", async () => {
+    let answered = 0;
+    const counting = host({
+      call: async (_name, json) => {
+        answered++;
+        return json === undefined ? undefined : JSON.stringify({ echoed: JSON.parse(json) as unknown });
+      },
+    });
+    const code = [
+      "const all = await Promise.all(Array.from({ length: 300 }, (_, i) => __host_call('echo', i % 3 === 0 ? undefined : { i })));",
+      "export default all.map((a) => (a === undefined ? -1 : a.echoed.i));",
+    ].join("\n");
+    const outcome = await run(code, { host: counting });
+    expect(answered).toBe(300);
+    expect(outcome.ok && (JSON.parse(outcome.resultJson as string) as number[]).slice(0, 6)).toEqual([-1, 1, 2, -1, 4, 5]);
+  });
+
+  it("rejects a failed call with the host's message and the calling line's stack", async () => {
+    const failing = host({ call: async () => Promise.reject(new Error("down \u0000 and out")) });
+    const outcome = await run("\n\nawait __host_call('x', 1);", { host: failing });
+    expect(outcome).toMatchObject({ ok: false, error: { message: "down \u0000 and out" } });
+    expect(!outcome.ok && outcome.error.stack).toContain("bundle.js:3:");
+  });
+
+  it("allows exactly the limit of calls in flight and refuses the next in the guest", async () => {
+    const code = [
+      "const calls = Array.from({ length: 1000 }, (_, i) => __host_call('echo', i));",
+      "const refused = await __host_call('echo', 1000).then(() => 'taken', (error) => error.message);",
+      "export default [(await Promise.all(calls)).length, refused];",
+    ].join("\n");
+    const outcome = await run(code);
+    expect(outcome.ok && JSON.parse(outcome.resultJson as string)).toEqual([1000, expect.stringContaining("Too many host calls in flight")]);
+  });
+
+  it("ends the run when the guest's own then-getter throws while an answer is handed over", async () => {
+    const code = "Object.defineProperty(Object.prototype, 'then', { get() { throw new Error('hostile then'); } });\nawait __host_call('echo', { a: 1 });";
+    expect(await run(code)).toMatchObject({ ok: false, error: { kind: "runtime", message: "hostile then" } });
+  });
+});

@@ -5,7 +5,6 @@ import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSContext,
-  type QuickJSDeferredPromise,
   type QuickJSHandle,
   type QuickJSRuntime,
   type QuickJSWASMModule,
@@ -95,7 +94,11 @@ class QuickJSRun {
   readonly #runtime: QuickJSRuntime;
   readonly #vm: QuickJSContext;
   readonly #timers = new Map<number, Timer>();
-  readonly #calls = new Set<QuickJSDeferredPromise>();
+  /** Calls the host has not answered yet, and answers not yet handed to the guest. */
+  #inFlight = 0;
+  #answers: string[] = [];
+  /** The prelude's deliver(answersJson). */
+  #deliverFn: QuickJSHandle | undefined;
   /** Natives captured before the guest runs, so a guest that replaces them changes nothing here. */
   #stringify: QuickJSHandle | undefined;
   #slice: QuickJSHandle | undefined;
@@ -106,18 +109,28 @@ class QuickJSRun {
   /** An exception thrown by a timer or microtask callback; it ends the run like an uncaught exception in Node. */
   #timerError: QuickJSHandle | undefined;
   #wake: (() => void) | undefined;
+  /** Set while the run's deadline timer and abort listener are armed; stops them. */
+  #watching: (() => void) | undefined;
   #settleError: unknown;
   #wakePending = false;
   #disposed = false;
   /** The interrupt handler stops the guest at this time; moved after the run to bound reading its error. */
   #stopAt: number;
+  /** True only inside the evalCode that links the run's modules. */
+  #linking = false;
+  /** The guest wrote to the console: it ran, and did something a second run would repeat. */
+  #wrote = false;
 
   constructor(module: QuickJSWASMModule, memoryLimitBytes: number) {
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
     this.#runtime.setMemoryLimit(memoryLimitBytes);
     this.#runtime.setMaxStackSize(MAX_STACK_BYTES);
-    this.#runtime.setModuleLoader(() => ({ error: new Error("import() is not available in the sandbox") }));
+    // Modules are served only while the run's modules link (inside evalCode); a later import() finds nothing.
+    this.#runtime.setModuleLoader(
+      (name) => this.#load(name) ?? { error: new Error("import() is not available in the sandbox") },
+      (base, requested) => this.#normalize(base, requested) ?? { error: new Error("import() is not available in the sandbox") },
+    );
     this.#vm = this.#runtime.newContext();
     // The prelude is ours and must run whole, so it runs before any interrupt handler exists.
     this.#installGlobals();
@@ -135,9 +148,10 @@ class QuickJSRun {
     }
     // The instance is thrown away whole, so the guest's objects need no freeing one by one; only host timers do.
     this.#disposed = true;
+    this.#watching?.();
     for (const timer of this.#timers.values()) clearTimeout(timer.handle);
     this.#timers.clear();
-    this.#calls.clear();
+    this.#answers = [];
     return outcome;
   }
 
@@ -145,9 +159,45 @@ class QuickJSRun {
     if (this.#shouldStop()) return this.#stopped();
     this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
     this.#runtime.setInterruptHandler(() => this.#shouldStop());
+    if (this.#request.modules) return this.#evaluateModules();
     const evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     if (evaluated.error) return this.#fail(evaluated.error);
-    return this.#settle(evaluated.value);
+    return this.#settle(evaluated.value, 1);
+  }
+
+  /**
+   * The snippet, with its modules linked by QuickJS. A failure out of evalCode is either the code's
+   * (it did not compile or link: nothing ran) or a throw in a module's first synchronous stretch.
+   * Either way no call has left yet (calls leave when the guest yields); unless the guest wrote to
+   * the console, running it again through esbuild repeats nothing anyone saw, so the host may.
+   */
+  #evaluateModules(): Promise<RuntimeOutcome> | RuntimeOutcome {
+    this.#linking = true;
+    let evaluated: ReturnType<QuickJSContext["evalCode"]>;
+    try {
+      evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
+    } finally {
+      this.#linking = false;
+    }
+    if (evaluated.error) {
+      const unlinked = !this.#wrote && !this.#shouldStop();
+      const outcome = this.#fail(evaluated.error);
+      return unlinked ? { ...outcome, unlinked } : outcome;
+    }
+    return this.#settle(evaluated.value, 1);
+  }
+
+  #load(name: string): string | undefined {
+    const modules = this.#request?.modules;
+    if (!this.#linking || !modules) return undefined;
+    return Object.hasOwn(modules.sources, name) ? modules.sources[name] : undefined;
+  }
+
+  #normalize(base: string, requested: string): string | undefined {
+    const modules = this.#request?.modules;
+    if (!this.#linking || !modules) return undefined;
+    const key = `${base}\n${requested}`;
+    return Object.hasOwn(modules.links, key) ? modules.links[key] : undefined;
   }
 
   #shouldStop(): boolean {
@@ -166,6 +216,7 @@ class QuickJSRun {
     stringClass.dispose();
     // Strings come from the prelude as JSON text: the engine hands strings out as C strings, which end at a NUL.
     const write = vm.newFunction("write", (toStderr, text) => {
+      this.#wrote = true;
       const stream = vm.dump(toStderr) === true ? "stderr" : "stdout";
       return vm.newNumber(this.#host.write(stream, JSON.parse(vm.getString(text)) as string));
     });
@@ -175,7 +226,9 @@ class QuickJSRun {
       if (source === undefined) throw new Error(`No library "${lib}".`);
       return vm.unwrapResult(vm.evalCode(source, `${lib}.js`, { type: "global" }));
     });
-    const call = vm.newFunction("call", (name, args) => this.#call(name, args));
+    const call = vm.newFunction("call", (batch) => {
+      this.#calls(batch);
+    });
     const setTimer = vm.newFunction("setTimer", (callback, ms, repeat) =>
       vm.newNumber(this.#setTimer(callback, vm.getNumber(ms), vm.dump(repeat) === true)),
     );
@@ -191,54 +244,77 @@ class QuickJSRun {
       const prelude = vm.unwrapResult(vm.evalCode(PRELUDE, "prelude.js", { type: "global" }));
       const installed = vm.callFunction(prelude, vm.undefined, ...functions);
       prelude.dispose();
-      this.#serializerGetter = vm.unwrapResult(installed);
+      const exported = vm.unwrapResult(installed);
+      this.#serializerGetter = vm.getProp(exported, 0);
+      this.#deliverFn = vm.getProp(exported, 1);
+      exported.dispose();
     } finally {
       for (const handle of functions) handle.dispose();
     }
   }
 
-  #call(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+  /**
+   * The guest's calls made since it last yielded, one per line: `id\tnameJson[\targsJson]`. Each
+   * is answered later through deliver(), a refusal (too many in flight, arguments too large) too.
+   */
+  #calls(batchHandle: QuickJSHandle): void {
+    const batch = this.#vm.getString(batchHandle);
+    const limit = this.#request.limits.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES;
+    // Refusals carry their message as JSON text, so it reaches the guest whole.
+    const refuse = (id: number, message: string) => this.#answer(`[${id},0,${JSON.stringify(message)}]`);
+    for (let start = 0; start < batch.length; ) {
+      const newline = batch.indexOf("\n", start);
+      const end = newline === -1 ? batch.length : newline;
+      const line = batch.slice(start, end);
+      start = end + 1;
+      const idEnd = line.indexOf("\t");
+      const nameEnd = line.indexOf("\t", idEnd + 1);
+      const id = Number(line.slice(0, idEnd));
+      const name = idEnd === -1 ? undefined : parseJson(line.slice(idEnd + 1, nameEnd === -1 ? line.length : nameEnd));
+      const argsJson = idEnd === -1 || nameEnd === -1 ? undefined : line.slice(nameEnd + 1);
+      // The prelude writes these lines; anything else is not a call.
+      if (!Number.isSafeInteger(id) || typeof name !== "string") continue;
+      this.#inFlight++;
+      if (this.#inFlight > MAX_PENDING_CALLS) {
+        refuse(id, `Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
+      } else if (argsJson !== undefined && argsJson.length > limit) {
+        refuse(id, `The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
+      } else {
+        this.#host.call(name, argsJson).then(
+          (json) => this.#answer(json === undefined ? `[${id},2]` : `[${id},1,${json}]`),
+          (error: unknown) => this.#answer(`[${id},0,${JSON.stringify(error instanceof Error ? error.message : String(error))}]`),
+        );
+      }
+    }
+  }
+
+  /** Answers wait here until the guest next runs; all of them go in with one call into the engine. */
+  #answer(answer: string): void {
+    if (this.#disposed) return;
+    this.#answers.push(answer);
+    this.#wakeSoon();
+  }
+
+  /**
+   * Hands the waiting answers to the guest's deliver(); their promises settle when the jobs run
+   * next. Resolving looks up `then` on each answer, which a guest may have made a getter that
+   * throws: that error is returned, and ends the run like any uncaught one.
+   */
+  #deliver(): QuickJSHandle | undefined {
+    const answers = this.#answers;
+    if (answers.length === 0) return undefined;
+    this.#answers = [];
+    this.#inFlight -= answers.length;
     const vm = this.#vm;
-    const deferred = vm.newPromise();
-    // Rejections carry their message as JSON text, so it reaches the guest whole.
-    const reject = (message: string) => vm.newString(JSON.stringify(message)).consume((value) => deferred.reject(value));
-    const name = JSON.parse(vm.getString(nameHandle)) as string;
-    if (this.#calls.size >= MAX_PENDING_CALLS) {
-      reject(`Too many host calls in flight at once (limit ${MAX_PENDING_CALLS}); await some before starting more.`);
-      return deferred.handle;
+    try {
+      const result = vm.newString(`[${answers.join(",")}]`).consume((batch) => vm.callFunction(this.#deliverFn as QuickJSHandle, vm.undefined, batch));
+      if (result.error) return result.error;
+      result.value.dispose();
+    } catch (error) {
+      // Delivering fails here only when the guest is out of memory or past its deadline; the loop reports that.
+      this.#settleError ??= error;
     }
-    let argsJson: string | undefined;
-    if (vm.typeof(argsHandle) === "string") {
-      // Measured before it is copied out of the guest.
-      const length = vm.getProp(argsHandle, "length").consume((handle) => vm.getNumber(handle));
-      const limit = this.#request.limits.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES;
-      if (length > limit) {
-        reject(`The arguments of host call "${name}" are larger than the ${formatBytes(limit)} limit.`);
-        return deferred.handle;
-      }
-      argsJson = vm.getString(argsHandle);
-    }
-    this.#calls.add(deferred);
-    const settle = (answer: { ok: true; json: string | undefined } | { ok: false; message: string }) => {
-      if (this.#disposed) return;
-      this.#calls.delete(deferred);
-      try {
-        if (!answer.ok) reject(answer.message);
-        else if (answer.json === undefined) deferred.resolve(vm.undefined);
-        else vm.newString(answer.json).consume((value) => deferred.resolve(value));
-      } catch (error) {
-        // Settling fails only when the guest is out of memory or past its deadline; the loop reports that.
-        this.#settleError ??= error;
-      } finally {
-        deferred.dispose();
-        this.#wakeSoon();
-      }
-    };
-    this.#host.call(name, argsJson).then(
-      (json) => settle({ ok: true, json }),
-      (error: unknown) => settle({ ok: false, message: error instanceof Error ? error.message : String(error) }),
-    );
-    return deferred.handle;
+    return undefined;
   }
 
   #setTimer(callback: QuickJSHandle, ms: number, repeat: boolean): number {
@@ -276,15 +352,20 @@ class QuickJSRun {
   }
 
   /** Drives the module promise, then the default export, to a settled state. */
-  async #settle(evaluated: QuickJSHandle): Promise<RuntimeOutcome> {
+  async #settle(evaluated: QuickJSHandle, namespaces: number): Promise<RuntimeOutcome> {
     const vm = this.#vm;
     let pending = evaluated;
-    let namespace = true;
+    let namespace = namespaces;
     for (;;) {
       if (this.#settleError !== undefined) {
         pending.dispose();
         const message = `A host call's answer could not be handed to the snippet: ${String(this.#settleError)}`;
         return { ok: false, error: { kind: this.#classify(undefined, message), message } };
+      }
+      const undeliverable = this.#deliver();
+      if (undeliverable) {
+        pending.dispose();
+        return this.#fail(undeliverable);
       }
       const jobs = this.#runtime.executePendingJobs();
       if (jobs.error) {
@@ -304,10 +385,10 @@ class QuickJSRun {
       }
       if (state.type === "fulfilled") {
         if (state.value !== pending) pending.dispose();
-        if (namespace) {
+        if (namespace > 0) {
           pending = vm.getProp(state.value, "default");
           state.value.dispose();
-          namespace = false;
+          namespace--;
           continue;
         }
         return this.#serialize(state.value);
@@ -316,7 +397,7 @@ class QuickJSRun {
         pending.dispose();
         return this.#stopped();
       }
-      if (this.#calls.size === 0 && this.#timers.size === 0) {
+      if (this.#inFlight === 0 && this.#answers.length === 0 && this.#timers.size === 0) {
         pending.dispose();
         return {
           ok: false,
@@ -340,19 +421,25 @@ class QuickJSRun {
     });
   }
 
+  /** Waits for an answer, a timer, the deadline or an abort; the deadline timer and abort listener are set once per run, not per wait. */
   #nextEvent(): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+    if (!this.#watching) {
+      const wake = () => this.#wake?.();
+      const timer = setTimeout(wake, Math.max(0, this.#request.deadline - Date.now()));
+      this.#host.signal.addEventListener("abort", wake);
+      this.#watching = () => {
         clearTimeout(timer);
-        this.#host.signal.removeEventListener("abort", done);
+        this.#host.signal.removeEventListener("abort", wake);
+      };
+    }
+    return new Promise((resolve) => {
+      this.#wake = () => {
         this.#wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, this.#request.deadline - Date.now()));
-      this.#host.signal.addEventListener("abort", done);
-      this.#wake = done;
     });
   }
+
 
   /**
    * JSON of the default export: primitives here, objects through the guest-side serializer, which
@@ -503,6 +590,14 @@ class QuickJSRun {
     if (message === "out of memory") return "memory";
     if (message === "stack overflow" || (name === "RangeError" && /call stack/i.test(message))) return "stack_overflow";
     return "runtime";
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 

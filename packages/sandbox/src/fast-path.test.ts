@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import * as fastPath from "./fast-path.js";
+
+const { planFast } = fastPath;
+const files: Record<string, string> = {
+  "mcp/math/index.ts": 'import { base } from "./base.ts";\nimport type { Unit } from "./missing-types.ts";\nexport const add = (a: number): number => a + base;',
+  "mcp/math/base.ts": "export const base: number = 40;",
+};
+const modules = (specifier: string) => files[specifier];
+
+describe("planFast", () => {
+  it("plans a snippet without imports with no modules", () => {
+    const plan = planFast({ code: "export default 1 + 1;", filename: "snippet.ts" });
+    expect(plan?.modules).toEqual({ entry: "snippet.ts", sources: {}, links: {} });
+  });
+
+  it("strips each module's types and links relative imports, leaving type-only imports out", () => {
+    const plan = planFast({ code: 'import { add } from "mcp/math/index.ts";\nexport default add(2);', filename: "snippet.ts", modules });
+    expect(Object.keys(plan?.modules.sources ?? {}).sort()).toEqual(["mcp/math/base.ts", "mcp/math/index.ts"]);
+    expect(plan?.modules.sources["mcp/math/base.ts"]).toBe("export const base = 40;");
+    expect(plan?.modules.links).toEqual({
+      [fastPath.linkKey("snippet.ts", "mcp/math/index.ts")]: "mcp/math/index.ts",
+      [fastPath.linkKey("mcp/math/index.ts", "./base.ts")]: "mcp/math/base.ts",
+    });
+  });
+
+  it("compiles a module once, however many snippets import it, and again when its source changes", () => {
+    const source = `export const once = ${Math.random()};`;
+    const resolve = (specifier: string) => (specifier === "mcp/once.ts" ? source : undefined);
+    const before = fastPath.modulesCompiled;
+    for (let i = 0; i < 3; i++) planFast({ code: `import { once } from "mcp/once.ts";\nexport default once + ${i};`, filename: "snippet.ts", modules: resolve });
+    expect(fastPath.modulesCompiled - before).toBe(1);
+    planFast({ code: 'import { once } from "mcp/once.ts";', filename: "snippet.ts", modules: () => `${source}\n` });
+    expect(fastPath.modulesCompiled - before).toBe(2);
+  });
+
+  it("builds a module's source map only when asked, with its lines", () => {
+    const plan = planFast({ code: 'import { add } from "mcp/math/index.ts";', filename: "snippet.ts", modules });
+    const map = JSON.parse(plan?.mapOf("mcp/math/index.ts") ?? "{}") as { sources: string[] };
+    expect(map.sources).toEqual(["mcp/math/index.ts"]);
+    expect(plan?.mapOf("mcp/nope.ts")).toBeUndefined();
+  });
+
+  it("leaves to esbuild what it cannot vouch for", () => {
+    const esbuilds = [
+      'import { x } from "mcp/unknown.ts";',
+      'import fs from "node:fs";',
+      'const m = await import("mcp/math/index.ts");',
+      "const m = await import(name);",
+      "export default import.meta;",
+      'const fs = require("fs");',
+      "const = ;\n`unterminated",
+      `export default ${"<T>(".repeat(20)}1${")".repeat(20)};`,
+      `export default "${"x".repeat(20_000)}";`,
+    ];
+    for (const code of esbuilds) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeUndefined();
+  });
+
+  it("leaves a snippet named like one of its modules, or like one of the engine's scripts, to esbuild", () => {
+    expect(planFast({ code: 'import { base } from "mcp/math/base.ts";', filename: "mcp/math/base.ts", modules })).toBeUndefined();
+    expect(planFast({ code: "export default 1;", filename: "prelude.js" })).toBeUndefined();
+    expect(planFast({ code: "export default 1;", filename: "task.ts" })).toBeDefined();
+  });
+});

@@ -1,0 +1,154 @@
+import { parse } from "es-module-lexer/js";
+import { resolveSpecifier } from "./module-path.js";
+import type { ModuleSet } from "./runtime.js";
+import { stripTypes } from "./transform.js";
+import type { ModuleResolver } from "./types.js";
+
+/**
+ * The common path without esbuild: the snippet's imports are found by a linear lexer, each
+ * imported module is stripped of its types once (cached by content) and QuickJS links the modules
+ * itself. The snippet's own types are stripped in the worker, so a pathological input costs worker
+ * time under the run's deadline, never the caller's event loop. Whatever this path cannot vouch for
+ * (a refused or missing import, `import()`, `require`, code the lexer or sucrase cannot read, a
+ * module QuickJS cannot link) goes through esbuild instead, which reports errors as before.
+ */
+export interface FastPlan {
+  modules: ModuleSet;
+  /** Source map of a linked module (for an error inside it), built on first use. */
+  mapOf(path: string): string | undefined;
+}
+
+interface CompiledModule {
+  code: string;
+  /** Specifiers of its static value imports, as written. */
+  imports: string[];
+  map: string | undefined;
+  path: string;
+  source: string;
+}
+
+/**
+ * sucrase's parser is not linear on every input: each `<` in an expression may be re-parsed as
+ * type arguments, and nested ones multiply (`<T>(` 16 deep takes 1.6 s, and doubles with each
+ * level), and long `?:` chains cost super-linear time. A snippet with more `<` than this, or longer
+ * than the limit below, goes through esbuild, whose parser is linear. (Untrusted code is stripped
+ * in the worker, under the run's deadline, so even a case missed here never blocks the caller.)
+ */
+const MAX_FAST_ANGLES = 10;
+const MAX_FAST_CHARS = 16 * 1024;
+/** Names the QuickJS runtime gives its prelude and libraries (quickjs/libs.ts), which appear in stack frames too. */
+const ENGINE_SCRIPTS = new Set(["prelude.js", "format.js", "url.js", "text.js", "base64.js", "clone.js", "serialize.js"]);
+/** Modules of one snippet at most on the fast path; a larger graph is esbuild's. */
+const MAX_MODULES = 256;
+/** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
+const MAX_CACHED_MODULES = 2_000;
+/** Module sources are trusted (the server generates them), so their compiled form is shared by every run. */
+const compiled = new Map<string, CompiledModule | "unsupported">();
+
+/** For tests: how many modules have been compiled since the process started. */
+export let modulesCompiled = 0;
+
+/** The module set of a snippet, or undefined when it must go through esbuild. */
+export function planFast(input: { code: string; filename: string; modules?: ModuleResolver }): FastPlan | undefined {
+  // Stack frames name the snippet by its filename, so it must not be the name of the engine's own scripts.
+  if (ENGINE_SCRIPTS.has(input.filename)) return undefined;
+  if (input.code.length > MAX_FAST_CHARS || countAngles(input.code) > MAX_FAST_ANGLES) return undefined;
+  const entryImports = valueImports(input.code);
+  if (!entryImports) return undefined;
+  const sources: Record<string, string> = {};
+  const links: Record<string, string> = {};
+  const used = new Map<string, CompiledModule>();
+  const queue: Array<{ importer: string; specifiers: string[] }> = [{ importer: input.filename, specifiers: entryImports }];
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    for (const specifier of next.specifiers) {
+      const resolved = resolveSpecifier(specifier, next.importer);
+      if (!resolved.ok || resolved.path === input.filename) return undefined;
+      links[linkKey(next.importer, specifier)] = resolved.path;
+      if (used.has(resolved.path)) continue;
+      if (used.size >= MAX_MODULES) return undefined;
+      const source = input.modules?.(resolved.path);
+      if (typeof source !== "string") return undefined;
+      const module = compile(resolved.path, source);
+      if (!module) return undefined;
+      used.set(resolved.path, module);
+      sources[resolved.path] = module.code;
+      queue.push({ importer: resolved.path, specifiers: module.imports });
+    }
+  }
+  return {
+    modules: { entry: input.filename, sources, links },
+    mapOf: (path) => {
+      const module = used.get(path);
+      if (!module) return undefined;
+      module.map ??= stripTypes(module.source, path, { map: true }).map;
+      return module.map;
+    },
+  };
+}
+
+function countAngles(code: string): number {
+  let angles = 0;
+  for (let at = code.indexOf("<"); at !== -1 && angles <= MAX_FAST_ANGLES; at = code.indexOf("<", at + 1)) angles++;
+  return angles;
+}
+
+/** How the worker's module normalizer finds what `specifier` means in `importer`. */
+export function linkKey(importer: string, specifier: string): string {
+  return `${importer}\n${specifier}`;
+}
+
+function compile(path: string, source: string): CompiledModule | undefined {
+  const key = `${path}\n${source}`;
+  const cached = compiled.get(key);
+  if (cached !== undefined) {
+    // Refreshed, so the modules in use stay when the cache is full.
+    compiled.delete(key);
+    compiled.set(key, cached);
+    return cached === "unsupported" ? undefined : cached;
+  }
+  let module: CompiledModule | "unsupported" = "unsupported";
+  const imports = valueImports(source);
+  if (imports) {
+    try {
+      modulesCompiled++;
+      module = { code: stripTypes(source, path).code, imports, map: undefined, path, source };
+    } catch {
+      module = "unsupported";
+    }
+  }
+  if (compiled.size >= MAX_CACHED_MODULES) compiled.delete(compiled.keys().next().value as string);
+  compiled.set(key, module);
+  return module === "unsupported" ? undefined : module;
+}
+
+/**
+ * The specifiers of a module's static imports and re-exports, type-only ones left out as
+ * TypeScript leaves them out; undefined when the module needs esbuild: it has `import()`,
+ * `import.meta` or `require`, or the lexer cannot read it (it throws on what it does not understand).
+ */
+function valueImports(code: string): string[] | undefined {
+  // esbuild refuses require() with a clear message; the fast path leaves that to it.
+  if (code.includes("require")) return undefined;
+  let imports: ReturnType<typeof parse>[0];
+  try {
+    [imports] = parse(code);
+  } catch {
+    return undefined;
+  }
+  const specifiers: string[] = [];
+  for (const found of imports) {
+    // 1 is a static import or re-export; dynamic import(), import.meta and source phase imports are esbuild's.
+    if (found.t !== 1 || found.n === undefined) return undefined;
+    if (isTypeOnly(code, found.ss)) continue;
+    specifiers.push(found.n);
+  }
+  return specifiers;
+}
+
+/** `import type { A } from` or `import type A from`; `import type from "x"` imports a default named type. */
+function isTypeOnly(code: string, start: number): boolean {
+  if (!code.startsWith("import", start)) return false;
+  const rest = code.slice(start + 6, start + 40);
+  const match = /^\s+type\s+([{*]|[A-Za-z_$][\w$]*)/.exec(rest);
+  return match !== null && match[1] !== "from";
+}
