@@ -280,6 +280,38 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
   it("splits a joined word into words of the index", () => {
     expect(top(maps, "cherrypick a commit")).toBe("git__git_cherry_pick");
   });
+
+  it("reads what an enum parameter can be set to as what the tool does", () => {
+    const browser = indexOf([
+      {
+        ...doc("playwright__browser_emulate_media", "Emulate media features for the page", []),
+        parameters: [{ name: "colorScheme", values: ["light", "dark", "no-preference"] }],
+      },
+      doc("playwright__browser_navigate", "Navigate the page to a URL", ["url"]),
+      doc("playwright__browser_resize", "Resize the page", ["width", "height"]),
+    ]);
+    expect(top(browser, "switch the page to dark")).toBe("playwright__browser_emulate_media");
+  });
+
+  it("passes over a long enum list: it is data, not what the tool does", () => {
+    const zones = Array.from({ length: 11 }, (_, i) => `Zone${i} closed`);
+    const index = indexOf([
+      { ...doc("time__convert_time", "Convert a time between zones", []), parameters: [{ name: "zone", values: zones }] },
+      doc("github__close_issue", "Close an issue", ["issue_number"]),
+    ]);
+    expect(ids(index, "closed")).toEqual(["github__close_issue"]);
+  });
+
+  it("leaves out what the query says it does not want", () => {
+    const git = indexOf([
+      doc("git__git_fetch", "Fetch updates from a remote repository. Downloads objects and refs.", ["remote"]),
+      doc("git__git_pull", "Pull updates from a remote and merge them into the current branch.", ["remote"]),
+      doc("playwright__browser_hover", "Hover over element on page", ["element"]),
+      doc("playwright__browser_click", "Perform click on a web page", ["element"]),
+    ]);
+    expect(top(git, "get updates from the remote without merging them")).toBe("git__git_fetch");
+    expect(top(git, "move the mouse over an element on the page without clicking")).toBe("playwright__browser_hover");
+  });
 });
 
 describe("ToolSearchIndex document kinds", () => {

@@ -4,7 +4,7 @@ import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
 import { agreement, intentOf, phraseIntent } from "./intent";
 import { isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
-import { queryAction, withoutPreamble } from "./query-action";
+import { queryAction, withoutExclusions, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
 import { SYNONYMS } from "./synonyms";
 import { compounds, rawWords, tokenize, wordTerm } from "./tokenize";
@@ -72,7 +72,8 @@ type Concept = Map<string, number>;
  * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
  * title, first sentence, rest of the description, parameter names and descriptions),
  * widened by everyday and dictionary (WordNet) synonyms, phrasal verbs, joined words
- * split, prefixes and one-letter typos, and sharpened by how many query words a tool
+ * split, prefixes and one-letter typos, less what the query excludes ("... without
+ * merging"), and sharpened by how many query words a tool
  * covers, how much of its name and first sentence they cover, adjacent word pairs, a
  * server the query names, whether the tool's verbs contradict the query's ("list ..."
  * is not answered by `delete_*`), and deprecation (a deprecated tool ranks below the
@@ -198,6 +199,7 @@ export class ToolSearchIndex {
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = options.limit ?? 10;
+    query = withoutExclusions(query);
     const words = tokenize(query, { prose: true }).flatMap((w) => this.#split(w) ?? [w]);
     const verb = queryAction(query);
     const raw = rawWords(query);
