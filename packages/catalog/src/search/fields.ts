@@ -54,7 +54,7 @@ export function documentFields(doc: SearchDocument): DocumentFields {
     summary,
     tokenize(rest, PROSE),
     doc.parameters.flatMap((p) => tokenize(p.name)),
-    doc.parameters.flatMap((p) => tokenize(p.description ?? "", PROSE)),
+    doc.parameters.flatMap((p) => [...tokenize(p.description ?? "", PROSE), ...valueTerms(p.values)]),
   ];
   const pairs = new Set<string>();
   for (const seq of [name, title]) {
@@ -63,6 +63,15 @@ export function documentFields(doc: SearchDocument): DocumentFields {
   // "Notion | Append block children": the server name may open the sentence.
   const actions = new Set([...verbsOf(name), ...leadingVerbs(summary.filter(notServer))]);
   return { fields, nameTerms: [...new Set(name)], summaryTerms: [...new Set(summary)], pairs: [...pairs], actions: [...actions] };
+}
+
+/** Most enum values of one parameter indexed: a long list is data (country codes, time zones), not what the tool does. */
+const MAX_VALUES = 10;
+
+/** The terms of an enum parameter's values ("open", "closed"): what a tool can set says what it does. */
+function valueTerms(values: readonly string[] | undefined): string[] {
+  if (values === undefined || values.length > MAX_VALUES) return [];
+  return values.flatMap((v) => (typeof v === "string" ? tokenize(v.slice(0, 100)) : []));
 }
 
 /** The first sentence (or line) of a description, and the rest. */
