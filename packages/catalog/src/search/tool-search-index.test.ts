@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SERVERS_CATALOG } from "./default-servers-catalog";
 import { TEST_CATALOG } from "./test-catalog";
 import { replacementName, saysDeprecated } from "./deprecation";
-import { ToolSearchIndex } from "./tool-search-index";
+import { ToolSearchIndex, askedAbout } from "./tool-search-index";
 import type { SearchDocument, SearchOptions } from "./types";
 
 function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
@@ -300,6 +300,23 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
       doc("github__close_issue", "Close an issue", ["issue_number"]),
     ]);
     expect(ids(index, "closed")).toEqual(["github__close_issue"]);
+  });
+
+  it("reads what a question asks for: how far is a distance, who a user", () => {
+    const index = indexOf([
+      doc("google-maps__maps_distance_matrix", "Calculate travel distance and time for multiple origins and destinations", ["origins"]),
+      doc("everything__get-sum", "Returns the sum of two numbers", ["a", "b"]),
+      doc("sentry__find_teams", "Find teams in Sentry", ["organizationSlug"]),
+      doc("sentry__find_users", "Find users in Sentry", ["organizationSlug"]),
+    ]);
+    expect(top(index, "how far apart are these two towns")).toBe("google-maps__maps_distance_matrix");
+    expect(top(index, "who is in sentry")).toBe("sentry__find_users");
+  });
+
+  it("hears a question word only where it opens the query", () => {
+    expect(askedAbout(["when", "was", "it", "changed"])).toEqual([["time", "date"]]);
+    expect(askedAbout(["tell", "me", "how", "many", "pods"])).toEqual([["count", "number", "total"]]);
+    expect(askedAbout(["notify", "me", "when", "the", "site", "changes"])).toEqual([]);
   });
 
   it("leaves out what the query says it does not want", () => {

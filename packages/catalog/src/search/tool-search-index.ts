@@ -72,8 +72,8 @@ type Concept = Map<string, number>;
  * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
  * title, first sentence, rest of the description, parameter names and descriptions),
  * widened by everyday and dictionary (WordNet) synonyms, phrasal verbs, joined words
- * split, prefixes and one-letter typos, less what the query excludes ("... without
- * merging"), and sharpened by how many query words a tool
+ * split, prefixes and one-letter typos, what a question asks for ("how far": distance),
+ * less what the query excludes ("... without merging"), and sharpened by how many query words a tool
  * covers, how much of its name and first sentence they cover, adjacent word pairs, a
  * server the query names, whether the tool's verbs contradict the query's ("list ..."
  * is not answered by `delete_*`), and deprecation (a deprecated tool ranks below the
@@ -213,6 +213,14 @@ export class ToolSearchIndex {
     const request = withoutPreamble(query);
     const phrases = this.#phrases(raw, expanded, raw.length - rawWords(request).length);
     const concepts = [...expanded.values(), ...phrases.extra].filter((c) => c.size > 0);
+    for (const asked of askedAbout(raw)) {
+      const concept: Concept = new Map();
+      for (const word of asked) {
+        const term = stem(word);
+        if (this.#postings.has(term)) concept.set(term, PHRASE_WEIGHT);
+      }
+      if (concept.size > 0) concepts.push(concept);
+    }
     for (const compound of compounds(query)) {
       if (this.#postings.has(compound) && !expanded.has(compound)) concepts.push(new Map([[compound, 1]]));
     }
@@ -500,6 +508,39 @@ function joinedPhrase(raw: readonly string[], at: number): { length: number; rel
   const synonyms = SYNONYMS.get(joined);
   if (!synonyms) return undefined;
   return { length: 2, related: new Map([joined, ...synonyms].map((term) => [term, 1])) };
+}
+
+/** What a question asks for: "how far" a distance, "when" a time. */
+const QUESTIONS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries({
+    "how many": ["count", "number", "total"],
+    "how much": ["count", "amount", "total", "size"],
+    "how far": ["distance"],
+    "how big": ["size"],
+    "how large": ["size"],
+    "how long": ["duration", "time", "length"],
+    "how high": ["height", "elevation"],
+    "how tall": ["height", "elevation"],
+    "how old": ["age", "date"],
+    "how fast": ["speed", "performance"],
+    "how slow": ["speed", "performance"],
+    when: ["time", "date"],
+    where: ["location", "place"],
+    who: ["user", "author"],
+  }),
+);
+
+/**
+ * The things the questions of a query ask for ("how far apart are ..." -> distance).
+ * "when", "where" and "who" ask only when they open the query: "notify me when a page changes" asks no time.
+ */
+export function askedAbout(raw: readonly string[]): Array<readonly string[]> {
+  const out: Array<readonly string[]> = [];
+  for (let i = 0; i < raw.length; i++) {
+    const asked = raw[i] === "how" ? QUESTIONS.get(`how ${raw[i + 1]}`) : i === 0 ? QUESTIONS.get(raw[i] as string) : undefined;
+    if (asked) out.push(asked);
+  }
+  return out;
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
