@@ -353,6 +353,14 @@ describe("ToolSearchIndex document kinds", () => {
     expect(tools.every((h) => h.kind === "tool")).toBe(true);
   });
 
+  it("keeps the tools' order and scores in a list mixed with other kinds", () => {
+    const toolsOnly = indexOf();
+    for (const query of ["create issue from an error", "review a pull request", "readme file", "how many pods", "list channels without archived"]) {
+      const mixed = index.search(query, { limit: 50 }).filter((h) => h.kind === "tool");
+      expect(mixed).toEqual(toolsOnly.search(query, { limit: mixed.length }));
+    }
+  });
+
   it("ranks tools exactly as before when other kinds share the index", () => {
     const toolsOnly = indexOf();
     for (const query of ["create issue", "review a pull request", "read a file", "list channels", "error logs"]) {

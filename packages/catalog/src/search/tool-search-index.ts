@@ -237,6 +237,7 @@ export class ToolSearchIndex {
     const touched: number[] = [];
     const credited = new Set<string>();
     let conceptsMatched = 0;
+    const countsTools = options.kinds === undefined || options.kinds.includes("tool");
     for (const concept of concepts) {
       const conceptTouched: number[] = [];
       // A rare synonym must not make a common query word count for more than itself.
@@ -259,7 +260,8 @@ export class ToolSearchIndex {
         });
       }
       // A word that only documents left out by the options have must not water down coverage.
-      if (conceptTouched.length > 0) conceptsMatched++;
+      // Counted over tools when tools are wanted: a word only a prompt or a skill has must not lower the tools' coverage.
+      if (countsTools ? conceptTouched.some((slot) => (this.#slots[slot] as Entry).kind === "tool") : conceptTouched.length > 0) conceptsMatched++;
       // A tool scores a query word once, by its best-matching variant.
       for (const slot of conceptTouched) {
         if (matched[slot] === 0) touched.push(slot);
@@ -280,7 +282,7 @@ export class ToolSearchIndex {
     const top: SearchHit[] = [];
     const inherited: Array<[Entry, number]> = [];
     for (const slot of touched) {
-      const coverage = (matched[slot] as number) / conceptsMatched;
+      const coverage = Math.min(1, (matched[slot] as number) / Math.max(1, conceptsMatched));
       const nameWeight = this.#nameWeights[slot] as number;
       const nameCoverage = nameWeight > 0 ? Math.min(1, (nameCovered[slot] as number) / nameWeight) : 0;
       const summaryWeight = this.#summaryWeights[slot] as number;
@@ -341,17 +343,17 @@ export class ToolSearchIndex {
   }
 
   /**
-   * A word the index does not know, split into two that it does ("cherrypick" -> cherry,
+   * A word no tool has, split into two that tools have ("cherrypick" -> cherry,
    * pick), choosing the split whose rarer half is most telling; undefined when none fits.
    */
   #split(word: string): [string, string] | undefined {
-    if (word.length < 2 * MIN_SPLIT || word.length > MAX_SPLIT || this.#postings.has(word)) return undefined;
+    if (word.length < 2 * MIN_SPLIT || word.length > MAX_SPLIT || this.#toolsHave(word)) return undefined;
     let best: [string, string] | undefined;
     let bestIdf = 0;
     for (let i = MIN_SPLIT; i <= word.length - MIN_SPLIT; i++) {
       const a = stem(word.slice(0, i));
       const b = stem(word.slice(i));
-      if (!this.#postings.has(a) || !this.#postings.has(b)) continue;
+      if (!this.#toolsHave(a) || !this.#toolsHave(b)) continue;
       const idf = Math.min(this.#idf(a), this.#idf(b));
       if (idf > bestIdf) [best, bestIdf] = [[a, b], idf];
     }
@@ -396,7 +398,8 @@ export class ToolSearchIndex {
       const weight = written !== undefined && isWord(written) ? PREFIX_WEIGHT * WORD_PREFIX_SHARE : PREFIX_WEIGHT;
       for (const term of this.#completions(word)) offer(term, weight);
     }
-    if (concept.size === 0 && word.length >= MIN_TYPO) {
+    // A word that only documents of other kinds have is still a typo as far as tools go.
+    if (word.length >= MIN_TYPO && [...concept.keys()].every((term) => !this.#toolsHave(term))) {
       for (const term of this.#sortedVocabulary()) if (withinOneEdit(word, term)) offer(term, TYPO_WEIGHT);
     }
     return concept;
@@ -428,9 +431,21 @@ export class ToolSearchIndex {
   #serverShare(term: string): number {
     const posting = this.#postings.get(term);
     if (!posting) return 0;
+    // Over tools, which documents of other kinds must not sway; over those when no tool has the word.
+    const overTools = this.#toolsHave(term);
     let inServer = 0;
-    for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
-    return (inServer / posting.size) ** 2;
+    let counted = 0;
+    posting.forEach((packed, slot) => {
+      if (overTools && (this.#slots[slot] as Entry).kind !== "tool") return;
+      counted++;
+      if (occurrences(packed, Field.server) > 0) inServer++;
+    });
+    return (inServer / counted) ** 2;
+  }
+
+  /** Whether some tool has the term: what documents of other kinds add to the vocabulary must not change how a query reads for tools. */
+  #toolsHave(term: string): boolean {
+    return (this.#postings.get(term)?.size ?? 0) > (this.#otherFrequency.get(term) ?? 0);
   }
 
   #sortedVocabulary(): string[] {
