@@ -369,6 +369,29 @@ describe("ToolSearchIndex document kinds", () => {
   });
 });
 
+describe("ToolSearchIndex document kinds, words only they have", () => {
+  const tools = [
+    doc("git__git_cherry_pick", "Cherry-pick commits from other branches.", ["commits"]),
+    doc("git__git_commit", "Create a new commit with staged changes.", ["message"]),
+    doc("gitlab__create_issue", "Create a new issue in a GitLab project", ["title"]),
+    doc("github__create_issue", "Create a new issue in a GitHub repository", ["title"]),
+    doc("docs__search_gitlab_docs", "Search the gitlab documentation", ["query"]),
+  ];
+  const others = [
+    // A joined word, and a server's name, that only documents of other kinds have.
+    { ...doc("skills__cherrypick-fix", "Cherrypick a fix onto the release branch", []), kind: "skill" as const },
+    ...["a", "b", "c"].map((n) => ({ ...doc(`gitlab__prompt-${n}`, `Prompt ${n} about issues`, []), kind: "prompt" as const })),
+  ];
+
+  it("reads a query for tools as if they were not there", () => {
+    const mixed = indexOf([...tools, ...others]);
+    const toolsOnly = indexOf(tools);
+    for (const query of ["cherrypick a commit", "create an issue in gitlab"]) {
+      expect(mixed.search(query, { limit: 10, kinds: ["tool"] })).toEqual(toolsOnly.search(query, { limit: 10 }));
+    }
+  });
+});
+
 describe("ToolSearchIndex document kinds, removed", () => {
   it("ranks tools exactly as before once the other kinds are gone again", () => {
     const index = indexOf([
