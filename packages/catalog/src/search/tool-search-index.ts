@@ -431,16 +431,17 @@ export class ToolSearchIndex {
   #serverShare(term: string): number {
     const posting = this.#postings.get(term);
     if (!posting) return 0;
-    // Over tools, which documents of other kinds must not sway; over those when no tool has the word.
-    const overTools = this.#toolsHave(term);
     let inServer = 0;
-    let counted = 0;
-    posting.forEach((packed, slot) => {
-      if (overTools && (this.#slots[slot] as Entry).kind !== "tool") return;
-      counted++;
-      if (occurrences(packed, Field.server) > 0) inServer++;
-    });
-    return (inServer / counted) ** 2;
+    const others = this.#otherFrequency.get(term) ?? 0;
+    if (others === 0 || others === posting.size) {
+      for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
+      return (inServer / posting.size) ** 2;
+    }
+    // Over tools only, when documents of other kinds have the word too: they must not sway it.
+    for (const [slot, packed] of posting) {
+      if ((this.#slots[slot] as Entry).kind === "tool" && occurrences(packed, Field.server) > 0) inServer++;
+    }
+    return (inServer / (posting.size - others)) ** 2;
   }
 
   /** Whether some tool has the term: what documents of other kinds add to the vocabulary must not change how a query reads for tools. */
