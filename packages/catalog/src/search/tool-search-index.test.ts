@@ -319,6 +319,13 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
     expect(askedAbout(["notify", "me", "when", "the", "site", "changes"])).toEqual([]);
   });
 
+  it("prefers the words as written among tools that share their stems", () => {
+    // Same stems, same lengths: only the forms as written tell them apart (ties break by id, "a" first).
+    const logs = indexOf([doc("a__log_entries", "Log entries", []), doc("b__entry_logs", "Entry logs", [])]);
+    expect(top(logs, "all the logs")).toBe("b__entry_logs");
+    expect(top(logs, "all the entries")).toBe("a__log_entries");
+  });
+
   it("leaves out what the query says it does not want", () => {
     const git = indexOf([
       doc("git__git_fetch", "Fetch updates from a remote repository. Downloads objects and refs.", ["remote"]),

@@ -40,6 +40,8 @@ const PAIR_BONUS = 0.15;
 const SERVER_BONUS = 1;
 /** Score multiplier for a tool whose first sentence the query covers: the tie-break between tools that all match the name. */
 const SUMMARY_COVERAGE_BONUS = 0.3;
+/** Score share for the query's words a tool's name, title or first sentence has exactly as written, not only by stem. */
+const SURFACE_BONUS = 0.1;
 /** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
 const DEPRECATED_FACTOR = 0.7;
 
@@ -56,6 +58,7 @@ interface Entry {
   nameTerms: string[];
   summaryTerms: string[];
   pairs: string[];
+  surface: string;
   actions: string[];
   /** The kinds of change (see `verbKind`) of `actions`. */
   kinds: Set<string>;
@@ -74,7 +77,8 @@ type Concept = Map<string, number>;
  * widened by everyday and dictionary (WordNet) synonyms, phrasal verbs, joined words
  * split, prefixes and one-letter typos, what a question asks for ("how far": distance),
  * less what the query excludes ("... without merging"), and sharpened by how many query words a tool
- * covers, how much of its name and first sentence they cover, adjacent word pairs, a
+ * covers, how much of its name and first sentence they cover, query words it has as
+ * written and not only by stem, adjacent word pairs, a
  * server the query names, whether the tool's verbs contradict the query's ("list ..."
  * is not answered by `delete_*`), and deprecation (a deprecated tool ranks below the
  * replacement it names). Documents of other kinds (resources, prompts, skills) may share
@@ -122,7 +126,7 @@ export class ToolSearchIndex {
 
   add(doc: SearchDocument): void {
     this.remove(doc.id);
-    const { fields, nameTerms, summaryTerms, pairs, actions } = documentFields(doc);
+    const { fields, nameTerms, summaryTerms, surface, pairs, actions } = documentFields(doc);
     const terms = new Map<string, number>();
     fields.forEach((fieldTerms, f) => {
       for (const term of fieldTerms) terms.set(term, addOccurrence(terms.get(term) ?? 0, f));
@@ -140,6 +144,7 @@ export class ToolSearchIndex {
       lengths,
       nameTerms,
       summaryTerms,
+      surface,
       pairs,
       actions,
       kinds,
@@ -277,6 +282,8 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
+    // The query's words as written: "replies" is nearer `get_thread_replies` than `reply_to_thread`, though both stem to "reply".
+    const surfaceWords = [...new Set(raw.filter((w) => wordTerm(w) !== undefined))];
     const first = tokenize(request, { prose: true })[0];
     const intent = phrases.opening ? phraseIntent(phrases.opening, first) : intentOf(request, verb, words);
     const top: SearchHit[] = [];
@@ -294,9 +301,10 @@ export class ToolSearchIndex {
         (1 + SUMMARY_COVERAGE_BONUS * summaryCoverage) *
         (1 + PAIR_BONUS) ** (pairHits[slot] as number) *
         (1 + SERVER_BONUS * (serverNamed[slot] as number));
-      // Agreement only ever lowers a score, so a tool that cannot make the top is not looked at.
-      if (top.length === limit && score < (top[limit - 1] as SearchHit).score) continue;
+      // The surface bonus is the last thing that can raise a score, agreement only lowers it: a tool that cannot make the top is not looked at.
+      if (top.length === limit && score * (1 + SURFACE_BONUS) < (top[limit - 1] as SearchHit).score) continue;
       const entry = this.#slots[slot] as Entry;
+      if (surfaceWords.length > 0) score *= 1 + (SURFACE_BONUS * sameWords(entry.surface, surfaceWords)) / surfaceWords.length;
       score *= agreement(entry, intent);
       if (entry.deprecated) {
         const replacement = this.#replacementOf(entry);
@@ -557,6 +565,25 @@ export function askedAbout(raw: readonly string[]): Array<readonly string[]> {
     if (asked) out.push(asked);
   }
   return out;
+}
+
+/** How many of `words` (lower case) a text has as whole words. */
+function sameWords(text: string, words: readonly string[]): number {
+  let same = 0;
+  for (const word of words) {
+    for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
+      if (!isAlphanumeric(text.charCodeAt(at - 1)) && !isAlphanumeric(text.charCodeAt(at + word.length))) {
+        same++;
+        break;
+      }
+    }
+  }
+  return same;
+}
+
+/** For a char code, NaN (out of the string) included. */
+function isAlphanumeric(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */
