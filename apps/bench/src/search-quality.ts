@@ -41,9 +41,10 @@ export interface SearchQualityReport {
   realCatalogs: { tools: number; codemux: HitScores; bm25: HitScores; misses: SearchMiss[] };
   /**
    * The project's own splits over the same catalogs (apps/bench/data): `dev` may be tuned
-   * on, `heldOut` never is; both were written before the ranking they measure.
+   * on, `heldOut` and `heldOut2` never are; each was written before the ranking it measures
+   * (`heldOut2` two days later, before the ranking changes of that day).
    */
-  splits: { dev: SplitReport & { misses: SearchMiss[] }; heldOut: SplitReport };
+  splits: { dev: SplitReport & { misses: SearchMiss[] }; heldOut: SplitReport; heldOut2: SplitReport };
   /** mcpproxy-go's golden set over its own 45-tool corpus. */
   mcpproxy: { tools: number; codemux: RecallScores; bm25: RecallScores };
 }
@@ -81,12 +82,14 @@ export async function runSearchQuality(benchDir: string): Promise<SearchQualityR
   };
   const heldOutQueries = await loadSplit("held-out-queries.json");
   const heldOut = { codemux: hitScores(heldOutQueries, codemux), bm25: hitScores(heldOutQueries, bm25) };
-  printSplits(dev, heldOut);
+  const heldOut2Queries = await loadSplit("held-out-2-queries.json");
+  const heldOut2 = { codemux: hitScores(heldOut2Queries, codemux), bm25: hitScores(heldOut2Queries, bm25) };
+  printSplits(dev, heldOut, heldOut2);
 
   const proxy = await loadMcpproxy(join(benchDir, "mcpproxy-retrieval"));
   return {
     realCatalogs: { tools: docs.length, codemux: codemuxScores, bm25: hitScores(queries, bm25), misses },
-    splits: { dev, heldOut },
+    splits: { dev, heldOut, heldOut2 },
     mcpproxy: {
       tools: proxy.docs.length,
       codemux: recallScores(proxy.queries, codemuxRanker(proxy.docs)),
@@ -96,13 +99,15 @@ export async function runSearchQuality(benchDir: string): Promise<SearchQualityR
 }
 
 /** The splits' table, printed here so that `pnpm bench` shows it before the tables of the report's other sections. */
-function printSplits(dev: SplitReport, heldOut: SplitReport): void {
+function printSplits(dev: SplitReport, heldOut: SplitReport, heldOut2: SplitReport): void {
   const three = (s: HitScores) => `${s.hitAt1.toFixed(3)} / ${s.hitAt5.toFixed(3)} / ${s.mrr.toFixed(3)}`;
   const rows: Array<[string, string]> = [
     [`dev split (${dev.codemux.queries}): codemux hit@1 / hit@5 / MRR`, three(dev.codemux)],
     ["dev split: plain BM25", three(dev.bm25)],
     [`held-out split (${heldOut.codemux.queries}, never tuned on): codemux`, three(heldOut.codemux)],
     ["held-out split: plain BM25", three(heldOut.bm25)],
+    [`held-out split 2 (${heldOut2.codemux.queries}, never tuned on): codemux`, three(heldOut2.codemux)],
+    ["held-out split 2: plain BM25", three(heldOut2.bm25)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   process.stdout.write(`\nSearch quality: the project's own splits (apps/bench/data)\n`);
@@ -120,7 +125,7 @@ interface RawTool {
   title?: string;
   description?: string;
   annotations?: { title?: string };
-  inputSchema?: { properties?: Record<string, { description?: string }> };
+  inputSchema?: { properties?: Record<string, PropertySchema> };
 }
 
 async function loadRealCatalogs(dir: string): Promise<SearchDocument[]> {
@@ -144,15 +149,21 @@ async function loadRealCatalogs(dir: string): Promise<SearchDocument[]> {
   return docs;
 }
 
+interface PropertySchema {
+  description?: string;
+  enum?: unknown[];
+  items?: { enum?: unknown[] };
+}
+
 interface ToolSource {
   server: string;
   name: string;
   description?: string | undefined;
-  properties?: Record<string, { description?: string }> | undefined;
+  properties?: Record<string, PropertySchema> | undefined;
   title?: string | undefined;
 }
 
-/** A tool as the catalog indexes it: name, title, description, parameter names and descriptions. */
+/** A tool as the catalog indexes it: name, title, description, parameter names, descriptions and enum values. */
 function toDocument({ server, name, description, properties = {}, title }: ToolSource): SearchDocument {
   return {
     id: `${server}__${name}`,
@@ -160,10 +171,14 @@ function toDocument({ server, name, description, properties = {}, title }: ToolS
     name,
     ...(title === undefined ? {} : { title }),
     ...(description === undefined ? {} : { description }),
-    parameters: Object.entries(properties).map(([p, schema]) => ({
-      name: p,
-      ...(schema.description === undefined ? {} : { description: schema.description }),
-    })),
+    parameters: Object.entries(properties).map(([p, schema]) => {
+      const values = (schema.enum ?? schema.items?.enum ?? []).filter((v): v is string => typeof v === "string");
+      return {
+        name: p,
+        ...(schema.description === undefined ? {} : { description: schema.description }),
+        ...(values.length === 0 ? {} : { values }),
+      };
+    }),
   };
 }
 

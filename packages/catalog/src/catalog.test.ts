@@ -54,4 +54,15 @@ describe("Catalog", () => {
     expect(catalog.search("read", { server: "web" }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
     expect(catalog.search("web__fetch_page", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
   });
+
+  it("searches the values of enum parameters, of arrays' items too", () => {
+    const catalog = new Catalog();
+    catalog.setServerTools("browser", [
+      tool("emulate", "Emulate features of the page", { scheme: { type: "string", enum: ["light", "dark", 3] } }),
+      tool("resize", "Resize the page", { width: { type: "number" } }),
+      tool("audit", "Audit the page", { categories: { type: "array", items: { enum: ["accessibility", "seo"] } } }),
+    ]);
+    expect(catalog.search("dark", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["browser__emulate"]);
+    expect(catalog.search("seo", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["browser__audit"]);
+  });
 });

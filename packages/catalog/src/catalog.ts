@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { UnknownToolError } from "./errors";
 import { SEPARATOR, qualifiedToolName, splitQualifiedName, toolModuleSpecifier, uniqueFunctionNames } from "./names";
-import { ToolSearchIndex, type SearchKind, type SearchOptions } from "./search/index";
+import { type SearchDocument, ToolSearchIndex, type SearchKind, type SearchOptions } from "./search/index";
 import { signatureOf, summarize } from "./signature";
 import { closestNames } from "./suggest";
 import type { CatalogEntry, ToolDefinition } from "./tool";
@@ -160,9 +160,21 @@ export class Catalog extends EventEmitter<CatalogEvents> {
   }
 }
 
-function parametersOf(tool: ToolDefinition): Array<{ name: string; description?: string }> {
-  const properties = (tool.inputSchema?.properties ?? {}) as Record<string, { description?: unknown }>;
-  return Object.entries(properties).map(([name, schema]) =>
-    typeof schema?.description === "string" ? { name, description: schema.description } : { name },
-  );
+function parametersOf(tool: ToolDefinition): SearchDocument["parameters"] {
+  const properties = (tool.inputSchema?.properties ?? {}) as Record<string, { description?: unknown; enum?: unknown; items?: { enum?: unknown } }>;
+  return Object.entries(properties).map(([name, schema]) => {
+    const values = enumValues(schema?.enum) ?? enumValues(schema?.items?.enum);
+    return {
+      name,
+      ...(typeof schema?.description === "string" ? { description: schema.description } : {}),
+      ...(values ? { values } : {}),
+    };
+  });
+}
+
+/** The string values of a JSON Schema `enum` (an array parameter's lie in `items.enum`). */
+function enumValues(values: unknown): string[] | undefined {
+  if (!Array.isArray(values)) return undefined;
+  const strings = values.filter((v): v is string => typeof v === "string");
+  return strings.length > 0 ? strings : undefined;
 }

@@ -31,6 +31,8 @@ export interface DocumentFields {
   nameTerms: string[];
   /** Distinct terms of the description's first sentence. */
   summaryTerms: string[];
+  /** Name, title and first sentence as written, lower case (camelCase names split), for words as written. */
+  surface: string;
   /** Distinct adjacent term pairs of name and title, as "a b". */
   pairs: string[];
   /** What the tool does: the verbs of its name and those its first sentence opens with ("Get or list ..."). */
@@ -54,7 +56,7 @@ export function documentFields(doc: SearchDocument): DocumentFields {
     summary,
     tokenize(rest, PROSE),
     doc.parameters.flatMap((p) => tokenize(p.name)),
-    doc.parameters.flatMap((p) => tokenize(p.description ?? "", PROSE)),
+    doc.parameters.flatMap((p) => [...tokenize(p.description ?? "", PROSE), ...valueTerms(p.values)]),
   ];
   const pairs = new Set<string>();
   for (const seq of [name, title]) {
@@ -62,7 +64,23 @@ export function documentFields(doc: SearchDocument): DocumentFields {
   }
   // "Notion | Append block children": the server name may open the sentence.
   const actions = new Set([...verbsOf(name), ...leadingVerbs(summary.filter(notServer))]);
-  return { fields, nameTerms: [...new Set(name)], summaryTerms: [...new Set(summary)], pairs: [...pairs], actions: [...actions] };
+  // One string, not a set of words: ten thousand tools' sets would double the index's build time and heap.
+  const surface = `${splitCase(doc.name)} ${doc.title ?? ""} ${first}`.toLowerCase();
+  return { fields, nameTerms: [...new Set(name)], summaryTerms: [...new Set(summary)], surface, pairs: [...pairs], actions: [...actions] };
+}
+
+/** Most enum values of one parameter indexed: a long list is data (country codes, time zones), not what the tool does. */
+const MAX_VALUES = 10;
+
+/** The terms of an enum parameter's values ("open", "closed"): what a tool can set says what it does. */
+function valueTerms(values: readonly string[] | undefined): string[] {
+  if (values === undefined || values.length > MAX_VALUES) return [];
+  return values.flatMap((v) => (typeof v === "string" ? tokenize(v.slice(0, 100)) : []));
+}
+
+/** "getThreadReplies" -> "get Thread Replies". */
+function splitCase(identifier: string): string {
+  return identifier.replace(/(?<=[a-z0-9])(?=[A-Z])/g, " ");
 }
 
 /** The first sentence (or line) of a description, and the rest. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asksToRead, queryAction, withoutPreamble } from "./query-action";
+import { asksToRead, queryAction, withoutExclusions, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
 
 describe("queryAction", () => {
@@ -55,5 +55,26 @@ describe("withoutPreamble", () => {
   it("lets a request's verb decide after the preamble", () => {
     expect(queryAction("how do I delete a branch")).toBe(stem("delete"));
     expect(asksToRead("I want to link two entities")).toBe(false);
+  });
+});
+
+describe("withoutExclusions", () => {
+  it.each([
+    ["fetch updates without merging", "fetch updates"],
+    ["hover over the menu without clicking it, then wait", "hover over the menu , then wait"],
+    ["list all files except hidden ones", "list all files"],
+    ["read the page instead of taking a screenshot", "read the page"],
+    ["delete branches other than main and keep tags", "delete branches and keep tags"],
+  ])("%j -> %j", (query, kept) => {
+    expect(withoutExclusions(query).replace(/\s+/g, " ").trim()).toBe(kept);
+  });
+
+  it.each(["without merging", "commit everything", "read without"])("keeps %j, where nothing else or nothing excluded would be left", (query) => {
+    expect(withoutExclusions(query)).toBe(query);
+  });
+
+  it("leaves a very long query as it is", () => {
+    const query = `list files ${"without x ".repeat(200)}`;
+    expect(withoutExclusions(query)).toBe(query);
   });
 });

@@ -45,3 +45,19 @@ export function asksToRead(query: string): boolean {
   const next = words[1];
   return next === undefined || !(OBJECT_OPENERS.has(next) || /^[0-9]+$/.test(next));
 }
+
+/** What opens a part of a request that says what the user does not want: "fetch updates without merging". */
+// Up to three words, then the end, a punctuation mark or a conjunction; words are whole, so matching stays linear.
+const EXCLUSION =
+  /\b(?:without|except(?:\s+for)?|excluding|instead\s+of|rather\s+than|other\s+than)\s+[a-z0-9'-]+(?:\s+[a-z0-9'-]+){0,2}?(?=\s*(?:$|[,.;:!?)])|\s+(?:and|but|or|then|so|because)\b)/gi;
+
+/**
+ * The request without what it excludes ("move the mouse over a button without clicking"
+ * -> "move the mouse over a button"): a word the user does not want must not pull
+ * towards the tools that do it. Unchanged when nothing else would be left.
+ */
+export function withoutExclusions(query: string): string {
+  if (query.length > 1000) return query;
+  const kept = query.replace(EXCLUSION, " ");
+  return kept === query || rawWords(kept).length === 0 ? query : kept;
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SERVERS_CATALOG } from "./default-servers-catalog";
 import { TEST_CATALOG } from "./test-catalog";
 import { replacementName, saysDeprecated } from "./deprecation";
-import { ToolSearchIndex } from "./tool-search-index";
+import { ToolSearchIndex, askedAbout } from "./tool-search-index";
 import type { SearchDocument, SearchOptions } from "./types";
 
 function indexOf(docs: SearchDocument[] = TEST_CATALOG): ToolSearchIndex {
@@ -280,6 +280,62 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
   it("splits a joined word into words of the index", () => {
     expect(top(maps, "cherrypick a commit")).toBe("git__git_cherry_pick");
   });
+
+  it("reads what an enum parameter can be set to as what the tool does", () => {
+    const browser = indexOf([
+      {
+        ...doc("playwright__browser_emulate_media", "Emulate media features for the page", []),
+        parameters: [{ name: "colorScheme", values: ["light", "dark", "no-preference"] }],
+      },
+      doc("playwright__browser_navigate", "Navigate the page to a URL", ["url"]),
+      doc("playwright__browser_resize", "Resize the page", ["width", "height"]),
+    ]);
+    expect(top(browser, "switch the page to dark")).toBe("playwright__browser_emulate_media");
+  });
+
+  it("passes over a long enum list: it is data, not what the tool does", () => {
+    const zones = Array.from({ length: 11 }, (_, i) => `Zone${i} closed`);
+    const index = indexOf([
+      { ...doc("time__convert_time", "Convert a time between zones", []), parameters: [{ name: "zone", values: zones }] },
+      doc("github__close_issue", "Close an issue", ["issue_number"]),
+    ]);
+    expect(ids(index, "closed")).toEqual(["github__close_issue"]);
+  });
+
+  it("reads what a question asks for: how far is a distance, who a user", () => {
+    const index = indexOf([
+      doc("google-maps__maps_distance_matrix", "Calculate travel distance and time for multiple origins and destinations", ["origins"]),
+      doc("everything__get-sum", "Returns the sum of two numbers", ["a", "b"]),
+      doc("sentry__find_teams", "Find teams in Sentry", ["organizationSlug"]),
+      doc("sentry__find_users", "Find users in Sentry", ["organizationSlug"]),
+    ]);
+    expect(top(index, "how far apart are these two towns")).toBe("google-maps__maps_distance_matrix");
+    expect(top(index, "who is in sentry")).toBe("sentry__find_users");
+  });
+
+  it("hears a question word only where it opens the query", () => {
+    expect(askedAbout(["when", "was", "it", "changed"])).toEqual([["time", "date"]]);
+    expect(askedAbout(["tell", "me", "how", "many", "pods"])).toEqual([["count", "number", "total"]]);
+    expect(askedAbout(["notify", "me", "when", "the", "site", "changes"])).toEqual([]);
+  });
+
+  it("prefers the words as written among tools that share their stems", () => {
+    // Same stems, same lengths: only the forms as written tell them apart (ties break by id, "a" first).
+    const logs = indexOf([doc("a__log_entries", "Log entries", []), doc("b__entry_logs", "Entry logs", [])]);
+    expect(top(logs, "all the logs")).toBe("b__entry_logs");
+    expect(top(logs, "all the entries")).toBe("a__log_entries");
+  });
+
+  it("leaves out what the query says it does not want", () => {
+    const git = indexOf([
+      doc("git__git_fetch", "Fetch updates from a remote repository. Downloads objects and refs.", ["remote"]),
+      doc("git__git_pull", "Pull updates from a remote and merge them into the current branch.", ["remote"]),
+      doc("playwright__browser_hover", "Hover over element on page", ["element"]),
+      doc("playwright__browser_click", "Perform click on a web page", ["element"]),
+    ]);
+    expect(top(git, "get updates from the remote without merging them")).toBe("git__git_fetch");
+    expect(top(git, "move the mouse over an element on the page without clicking")).toBe("playwright__browser_hover");
+  });
 });
 
 describe("ToolSearchIndex document kinds", () => {
@@ -304,10 +360,41 @@ describe("ToolSearchIndex document kinds", () => {
     expect(tools.every((h) => h.kind === "tool")).toBe(true);
   });
 
+  it("keeps the tools' order and scores in a list mixed with other kinds", () => {
+    const toolsOnly = indexOf();
+    for (const query of ["create issue from an error", "review a pull request", "readme file", "how many pods", "list channels without archived"]) {
+      const mixed = index.search(query, { limit: 50 }).filter((h) => h.kind === "tool");
+      expect(mixed).toEqual(toolsOnly.search(query, { limit: mixed.length }));
+    }
+  });
+
   it("ranks tools exactly as before when other kinds share the index", () => {
     const toolsOnly = indexOf();
     for (const query of ["create issue", "review a pull request", "read a file", "list channels", "error logs"]) {
       expect(index.search(query, { limit: 10, kinds: ["tool"] })).toEqual(toolsOnly.search(query, { limit: 10 }));
+    }
+  });
+});
+
+describe("ToolSearchIndex document kinds, words only they have", () => {
+  const tools = [
+    doc("git__git_cherry_pick", "Cherry-pick commits from other branches.", ["commits"]),
+    doc("git__git_commit", "Create a new commit with staged changes.", ["message"]),
+    doc("gitlab__create_issue", "Create a new issue in a GitLab project", ["title"]),
+    doc("github__create_issue", "Create a new issue in a GitHub repository", ["title"]),
+    doc("docs__search_gitlab_docs", "Search the gitlab documentation", ["query"]),
+  ];
+  const others = [
+    // A joined word, and a server's name, that only documents of other kinds have.
+    { ...doc("skills__cherrypick-fix", "Cherrypick a fix onto the release branch", []), kind: "skill" as const },
+    ...["a", "b", "c"].map((n) => ({ ...doc(`gitlab__prompt-${n}`, `Prompt ${n} about issues`, []), kind: "prompt" as const })),
+  ];
+
+  it("reads a query for tools as if they were not there", () => {
+    const mixed = indexOf([...tools, ...others]);
+    const toolsOnly = indexOf(tools);
+    for (const query of ["cherrypick a commit", "create an issue in gitlab"]) {
+      expect(mixed.search(query, { limit: 10, kinds: ["tool"] })).toEqual(toolsOnly.search(query, { limit: 10 }));
     }
   });
 });

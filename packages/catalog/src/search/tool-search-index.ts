@@ -4,7 +4,7 @@ import { withinOneEdit } from "./edit-distance";
 import { FIELD_COUNT, FIELD_LENGTH_NORMS, FIELD_WEIGHTS, Field, addOccurrence, documentFields, occurrences } from "./fields";
 import { agreement, intentOf, phraseIntent } from "./intent";
 import { isWord, phraseAt, relatedTerms } from "./lexicon/lexicon";
-import { queryAction, withoutPreamble } from "./query-action";
+import { queryAction, withoutExclusions, withoutPreamble } from "./query-action";
 import { stem } from "./stem";
 import { SYNONYMS } from "./synonyms";
 import { compounds, rawWords, tokenize, wordTerm } from "./tokenize";
@@ -40,6 +40,8 @@ const PAIR_BONUS = 0.15;
 const SERVER_BONUS = 1;
 /** Score multiplier for a tool whose first sentence the query covers: the tie-break between tools that all match the name. */
 const SUMMARY_COVERAGE_BONUS = 0.3;
+/** Score share for the query's words a tool's name, title or first sentence has exactly as written, not only by stem. */
+const SURFACE_BONUS = 0.1;
 /** Score multiplier for a tool whose description says it is deprecated ("DEPRECATED: Use read_text_file instead"). */
 const DEPRECATED_FACTOR = 0.7;
 
@@ -56,6 +58,7 @@ interface Entry {
   nameTerms: string[];
   summaryTerms: string[];
   pairs: string[];
+  surface: string;
   actions: string[];
   /** The kinds of change (see `verbKind`) of `actions`. */
   kinds: Set<string>;
@@ -72,8 +75,10 @@ type Concept = Map<string, number>;
  * Ranks tools for a free-text query with BM25F over the tool's fields (server, name,
  * title, first sentence, rest of the description, parameter names and descriptions),
  * widened by everyday and dictionary (WordNet) synonyms, phrasal verbs, joined words
- * split, prefixes and one-letter typos, and sharpened by how many query words a tool
- * covers, how much of its name and first sentence they cover, adjacent word pairs, a
+ * split, prefixes and one-letter typos, what a question asks for ("how far": distance),
+ * less what the query excludes ("... without merging"), and sharpened by how many query words a tool
+ * covers, how much of its name and first sentence they cover, query words it has as
+ * written and not only by stem, adjacent word pairs, a
  * server the query names, whether the tool's verbs contradict the query's ("list ..."
  * is not answered by `delete_*`), and deprecation (a deprecated tool ranks below the
  * replacement it names). Documents of other kinds (resources, prompts, skills) may share
@@ -121,7 +126,7 @@ export class ToolSearchIndex {
 
   add(doc: SearchDocument): void {
     this.remove(doc.id);
-    const { fields, nameTerms, summaryTerms, pairs, actions } = documentFields(doc);
+    const { fields, nameTerms, summaryTerms, surface, pairs, actions } = documentFields(doc);
     const terms = new Map<string, number>();
     fields.forEach((fieldTerms, f) => {
       for (const term of fieldTerms) terms.set(term, addOccurrence(terms.get(term) ?? 0, f));
@@ -139,6 +144,7 @@ export class ToolSearchIndex {
       lengths,
       nameTerms,
       summaryTerms,
+      surface,
       pairs,
       actions,
       kinds,
@@ -198,6 +204,7 @@ export class ToolSearchIndex {
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = options.limit ?? 10;
+    query = withoutExclusions(query);
     const words = tokenize(query, { prose: true }).flatMap((w) => this.#split(w) ?? [w]);
     const verb = queryAction(query);
     const raw = rawWords(query);
@@ -211,6 +218,14 @@ export class ToolSearchIndex {
     const request = withoutPreamble(query);
     const phrases = this.#phrases(raw, expanded, raw.length - rawWords(request).length);
     const concepts = [...expanded.values(), ...phrases.extra].filter((c) => c.size > 0);
+    for (const asked of askedAbout(raw)) {
+      const concept: Concept = new Map();
+      for (const word of asked) {
+        const term = stem(word);
+        if (this.#postings.has(term)) concept.set(term, PHRASE_WEIGHT);
+      }
+      if (concept.size > 0) concepts.push(concept);
+    }
     for (const compound of compounds(query)) {
       if (this.#postings.has(compound) && !expanded.has(compound)) concepts.push(new Map([[compound, 1]]));
     }
@@ -227,6 +242,7 @@ export class ToolSearchIndex {
     const touched: number[] = [];
     const credited = new Set<string>();
     let conceptsMatched = 0;
+    const countsTools = options.kinds === undefined || options.kinds.includes("tool");
     for (const concept of concepts) {
       const conceptTouched: number[] = [];
       // A rare synonym must not make a common query word count for more than itself.
@@ -249,7 +265,8 @@ export class ToolSearchIndex {
         });
       }
       // A word that only documents left out by the options have must not water down coverage.
-      if (conceptTouched.length > 0) conceptsMatched++;
+      // Counted over tools when tools are wanted: a word only a prompt or a skill has must not lower the tools' coverage.
+      if (countsTools ? conceptTouched.some((slot) => (this.#slots[slot] as Entry).kind === "tool") : conceptTouched.length > 0) conceptsMatched++;
       // A tool scores a query word once, by its best-matching variant.
       for (const slot of conceptTouched) {
         if (matched[slot] === 0) touched.push(slot);
@@ -265,12 +282,14 @@ export class ToolSearchIndex {
         pairHits[slot] = (pairHits[slot] as number) + 1;
       }
     }
+    // The query's words as written: "replies" is nearer `get_thread_replies` than `reply_to_thread`, though both stem to "reply".
+    const surfaceWords = [...new Set(raw.filter((w) => wordTerm(w) !== undefined))];
     const first = tokenize(request, { prose: true })[0];
     const intent = phrases.opening ? phraseIntent(phrases.opening, first) : intentOf(request, verb, words);
     const top: SearchHit[] = [];
     const inherited: Array<[Entry, number]> = [];
     for (const slot of touched) {
-      const coverage = (matched[slot] as number) / conceptsMatched;
+      const coverage = Math.min(1, (matched[slot] as number) / Math.max(1, conceptsMatched));
       const nameWeight = this.#nameWeights[slot] as number;
       const nameCoverage = nameWeight > 0 ? Math.min(1, (nameCovered[slot] as number) / nameWeight) : 0;
       const summaryWeight = this.#summaryWeights[slot] as number;
@@ -282,9 +301,10 @@ export class ToolSearchIndex {
         (1 + SUMMARY_COVERAGE_BONUS * summaryCoverage) *
         (1 + PAIR_BONUS) ** (pairHits[slot] as number) *
         (1 + SERVER_BONUS * (serverNamed[slot] as number));
-      // Agreement only ever lowers a score, so a tool that cannot make the top is not looked at.
-      if (top.length === limit && score < (top[limit - 1] as SearchHit).score) continue;
+      // The surface bonus is the last thing that can raise a score, agreement only lowers it: a tool that cannot make the top is not looked at.
+      if (top.length === limit && score * (1 + SURFACE_BONUS) < (top[limit - 1] as SearchHit).score) continue;
       const entry = this.#slots[slot] as Entry;
+      if (surfaceWords.length > 0) score *= 1 + (SURFACE_BONUS * sameWords(entry.surface, surfaceWords)) / surfaceWords.length;
       score *= agreement(entry, intent);
       if (entry.deprecated) {
         const replacement = this.#replacementOf(entry);
@@ -331,17 +351,17 @@ export class ToolSearchIndex {
   }
 
   /**
-   * A word the index does not know, split into two that it does ("cherrypick" -> cherry,
+   * A word no tool has, split into two that tools have ("cherrypick" -> cherry,
    * pick), choosing the split whose rarer half is most telling; undefined when none fits.
    */
   #split(word: string): [string, string] | undefined {
-    if (word.length < 2 * MIN_SPLIT || word.length > MAX_SPLIT || this.#postings.has(word)) return undefined;
+    if (word.length < 2 * MIN_SPLIT || word.length > MAX_SPLIT || this.#toolsHave(word)) return undefined;
     let best: [string, string] | undefined;
     let bestIdf = 0;
     for (let i = MIN_SPLIT; i <= word.length - MIN_SPLIT; i++) {
       const a = stem(word.slice(0, i));
       const b = stem(word.slice(i));
-      if (!this.#postings.has(a) || !this.#postings.has(b)) continue;
+      if (!this.#toolsHave(a) || !this.#toolsHave(b)) continue;
       const idf = Math.min(this.#idf(a), this.#idf(b));
       if (idf > bestIdf) [best, bestIdf] = [[a, b], idf];
     }
@@ -386,7 +406,8 @@ export class ToolSearchIndex {
       const weight = written !== undefined && isWord(written) ? PREFIX_WEIGHT * WORD_PREFIX_SHARE : PREFIX_WEIGHT;
       for (const term of this.#completions(word)) offer(term, weight);
     }
-    if (concept.size === 0 && word.length >= MIN_TYPO) {
+    // A word that only documents of other kinds have is still a typo as far as tools go.
+    if (word.length >= MIN_TYPO && [...concept.keys()].every((term) => !this.#toolsHave(term))) {
       for (const term of this.#sortedVocabulary()) if (withinOneEdit(word, term)) offer(term, TYPO_WEIGHT);
     }
     return concept;
@@ -419,8 +440,21 @@ export class ToolSearchIndex {
     const posting = this.#postings.get(term);
     if (!posting) return 0;
     let inServer = 0;
-    for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
-    return (inServer / posting.size) ** 2;
+    const others = this.#otherFrequency.get(term) ?? 0;
+    if (others === 0 || others === posting.size) {
+      for (const packed of posting.values()) if (occurrences(packed, Field.server) > 0) inServer++;
+      return (inServer / posting.size) ** 2;
+    }
+    // Over tools only, when documents of other kinds have the word too: they must not sway it.
+    for (const [slot, packed] of posting) {
+      if ((this.#slots[slot] as Entry).kind === "tool" && occurrences(packed, Field.server) > 0) inServer++;
+    }
+    return (inServer / (posting.size - others)) ** 2;
+  }
+
+  /** Whether some tool has the term: what documents of other kinds add to the vocabulary must not change how a query reads for tools. */
+  #toolsHave(term: string): boolean {
+    return (this.#postings.get(term)?.size ?? 0) > (this.#otherFrequency.get(term) ?? 0);
   }
 
   #sortedVocabulary(): string[] {
@@ -498,6 +532,58 @@ function joinedPhrase(raw: readonly string[], at: number): { length: number; rel
   const synonyms = SYNONYMS.get(joined);
   if (!synonyms) return undefined;
   return { length: 2, related: new Map([joined, ...synonyms].map((term) => [term, 1])) };
+}
+
+/** What a question asks for: "how far" a distance, "when" a time. */
+const QUESTIONS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries({
+    "how many": ["count", "number", "total"],
+    "how much": ["count", "amount", "total", "size"],
+    "how far": ["distance"],
+    "how big": ["size"],
+    "how large": ["size"],
+    "how long": ["duration", "time", "length"],
+    "how high": ["height", "elevation"],
+    "how tall": ["height", "elevation"],
+    "how old": ["age", "date"],
+    "how fast": ["speed", "performance"],
+    "how slow": ["speed", "performance"],
+    when: ["time", "date"],
+    where: ["location", "place"],
+    who: ["user", "author"],
+  }),
+);
+
+/**
+ * The things the questions of a query ask for ("how far apart are ..." -> distance).
+ * "when", "where" and "who" ask only when they open the query: "notify me when a page changes" asks no time.
+ */
+export function askedAbout(raw: readonly string[]): Array<readonly string[]> {
+  const out: Array<readonly string[]> = [];
+  for (let i = 0; i < raw.length; i++) {
+    const asked = raw[i] === "how" ? QUESTIONS.get(`how ${raw[i + 1]}`) : i === 0 ? QUESTIONS.get(raw[i] as string) : undefined;
+    if (asked) out.push(asked);
+  }
+  return out;
+}
+
+/** How many of `words` (lower case) a text has as whole words. */
+function sameWords(text: string, words: readonly string[]): number {
+  let same = 0;
+  for (const word of words) {
+    for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
+      if (!isAlphanumeric(text.charCodeAt(at - 1)) && !isAlphanumeric(text.charCodeAt(at + word.length))) {
+        same++;
+        break;
+      }
+    }
+  }
+  return same;
+}
+
+/** For a char code, NaN (out of the string) included. */
+function isAlphanumeric(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
 }
 
 /** Keeps `top` the best `limit` hits, by score then id so that ties always break the same way. */

@@ -11,7 +11,8 @@ export interface SearchDocument {
   name: string;
   title?: string;
   description?: string;
-  parameters: Array<{ name: string; description?: string }>;
+  /** `values`: the values an enum parameter takes ("open", "closed"), which say what the tool can do to its object. */
+  parameters: Array<{ name: string; description?: string; values?: readonly string[] }>;
 }
 
 export interface SearchOptions {
