@@ -196,6 +196,8 @@ describe("webRequestOf (hostile request heads)", () => {
     expect(web.url).toBe("http://127.0.0.1:3920/mcp?x=1");
     expect(web.headers.get("accept")).toBe("application/json");
     expect(web.headers.get("x-dup")).toBe("a, b");
+    // The socket's body is never handed over: the gateway has read (and bounded) it already.
+    expect(web.body).toBeNull();
   });
 
   it("never throws on a Host or target that makes no URL, and never lets the target pick the origin", () => {
