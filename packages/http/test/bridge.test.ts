@@ -1,5 +1,6 @@
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bridgeRequest, webRequestOf } from "../src/bridge";
@@ -44,6 +45,34 @@ describe("answers on /mcp", () => {
     expect(res.headers["transfer-encoding"]).toBeUndefined();
     const body = JSON.parse(res.body);
     expect(body).toMatchObject({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "plain" }] } });
+  });
+
+  it("a request head with bytes a web Headers object might refuse (obs-text, empty values, repeats) is served, not a 500", async () => {
+    const headers = await open();
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" });
+    const head = [
+      "POST /mcp HTTP/1.1",
+      `Host: 127.0.0.1:${s.http.port}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      "X-Latin: caf\xe9 \xff",
+      "X-Empty:",
+      "X-Dup: a",
+      "X-Dup: b",
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      "Connection: close",
+    ].join("\r\n");
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(s.http.port, "127.0.0.1");
+      let text = "";
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("latin1");
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+      socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, "latin1"), Buffer.from(body)]));
+    });
+    expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+    expect(answer).toContain('"id":9');
   });
 
   it("a call that streams progress before its answer keeps its SSE stream, progress first", async () => {
