@@ -39,6 +39,8 @@ export interface HttpLatencyReport {
 
 const TOKEN = "bench-token-0123456789abcdef";
 const SAMPLES = 200;
+/** Calls in a row to one side before switching to the other. */
+const BLOCK = 20;
 const MCP_CLIENTS = 50;
 const REST_CLIENTS = 5;
 
@@ -111,20 +113,27 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
   const codemux = await startCodemux(configFile);
   const auth = { authorization: `Bearer ${TOKEN}` };
   try {
-    // Overhead of one call.
+    // Overhead of one call: direct and through codemux in alternating blocks, so load from elsewhere on the machine falls on both alike.
     const direct = await mcpClient(downstream.url);
+    const via = await mcpClient(`${codemux.url}/mcp`, auth);
+    const callDirect = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
+    const callVia = () => via.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
+    for (let i = 0; i < 20; i++) {
+      await callDirect();
+      await callVia();
+    }
     const directMs: number[] = [];
-    for (let i = 0; i < SAMPLES + 20; i++) {
-      const [ms] = await timed(() => direct.callTool({ name: "echo", arguments: { text: "ping" } }));
-      if (i >= 20) directMs.push(ms);
+    const viaMs: number[] = [];
+    for (let block = 0; directMs.length < SAMPLES; block++) {
+      const order: Array<[() => Promise<unknown>, number[]]> = [
+        [callDirect, directMs],
+        [callVia, viaMs],
+      ];
+      for (const [call, into] of block % 2 === 0 ? order : order.reverse()) {
+        for (let i = 0; i < BLOCK; i++) into.push((await timed(call))[0]);
+      }
     }
     await direct.close();
-    const via = await mcpClient(`${codemux.url}/mcp`, auth);
-    const viaMs: number[] = [];
-    for (let i = 0; i < SAMPLES + 20; i++) {
-      const [ms] = await timed(() => via.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }));
-      if (i >= 20) viaMs.push(ms);
-    }
     await via.close();
 
     // Timing of refusals (loose: the protection is hashing before comparing, this only shows no gross difference).

@@ -1,8 +1,9 @@
 import { createSessionServer } from "@codemux/server";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { readJson } from "./body";
+import { bridgeRequest } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
@@ -43,7 +44,7 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   }
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
-  await (session.transport as StreamableHTTPServerTransport).handleRequest(ctx.req, ctx.res, body);
+  await bridgeRequest(session.transport as WebStandardStreamableHTTPServerTransport, { req: ctx.req, res: ctx.res, body });
 }
 
 async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
@@ -57,7 +58,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   ctx.log.session = id.slice(0, 8);
   let added = false;
   const server = createSessionServer(gateway.core, { session: { id, principal: ctx.principal }, ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
-  const transport = new StreamableHTTPServerTransport({
+  const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
     keepAliveMs: gateway.options.keepAliveMs,
     // A client that lost its stream resumes with Last-Event-ID; bounded per session.
@@ -75,7 +76,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
   try {
-    await transport.handleRequest(ctx.req, ctx.res, body);
+    await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
   } finally {
     if (!added) {
       gateway.sessions.release();
@@ -91,11 +92,11 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<v
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
   const server = createSessionServer(gateway.core, { session: gateway.principalSession(ctx.principal), ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   ctx.res.once("close", () => {
     void transport.close().catch(() => undefined);
     void server.close().catch(() => undefined);
   });
   await server.connect(transport);
-  await transport.handleRequest(ctx.req, ctx.res, body);
+  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
 }

@@ -9,21 +9,60 @@ function metaTool(name: string): { description: string; inputSchema: InputSchema
   return { description: tool.definition.description ?? "", inputSchema: tool.definition.inputSchema };
 }
 
+/**
+ * REST's own words for each parameter: the meta-tools' descriptions are cut to what a model needs
+ * in the upfront MCP list (most have none), and a REST caller reads them without the tool's context.
+ */
+const REST_DESCRIPTIONS: Record<string, Record<string, string>> = {
+  search_tools: {
+    limit: "Most tools to return.",
+    server: "Only tools of this server.",
+    detail: "How much of each tool: name (and signature), summary, or full (with its input schema).",
+  },
+  read_result: {
+    op: "stat (size and lines), head, tail, slice (from..to), grep (pattern), or read (bytes from fromByte).",
+    lines: "Lines for head and tail.",
+    from: "First line of a slice (1-based).",
+    to: "Last line of a slice (inclusive).",
+    pattern: "Regular expression for grep.",
+    context: "Lines shown around each grep match.",
+    fromByte: "Byte offset for op=read; each answer gives the offset to go on from.",
+    maxBytes: "Most bytes one op=read answers.",
+  },
+  execute_code: {
+    code: 'TypeScript; import tools as functions (import { echo } from "mcp/servers/m/echo") and export default the answer.',
+    timeoutMs: "Time limit of the run, in ms.",
+    background: "Start the run as a background job and answer with its id at once.",
+  },
+};
+
 /** Query parameters from a meta-tool's input schema (its properties, minus those the path carries). */
-function queryParameters(schema: InputSchema, options: { rename?: Record<string, string>; omit?: string[] } = {}): Json[] {
+function queryParameters(tool: string, schema: InputSchema, options: { omit?: string[] } = {}): Json[] {
   return Object.entries(schema.properties)
     .filter(([name]) => !options.omit?.includes(name))
     .map(([name, property]) => ({
-      name: options.rename?.[name] ?? name,
+      name,
       in: "query",
       required: false,
-      ...(property.description ? { description: property.description } : {}),
+      ...describedAs(tool, name, property),
       schema: jsonSchema(property),
     }));
 }
 
+/** A meta-tool's input schema as a REST body schema, each property described. */
+function bodySchema(tool: string, schema: InputSchema): Json {
+  const properties = Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, { ...describedAs(tool, name, property), ...jsonSchema(property) }]));
+  return { ...(schema as unknown as Json), properties };
+}
+
+function describedAs(tool: string, name: string, property: InputProperty): { description?: string } {
+  const description = REST_DESCRIPTIONS[tool]?.[name] ?? property.description;
+  return description ? { description } : {};
+}
+
+/** The property as JSON Schema: codemux's own listing marker (`unlisted`) is no keyword of it. */
 function jsonSchema(property: InputProperty): Json {
-  const { description: _description, ...rest } = property;
+  const { description: _description, unlisted: _unlisted, ...rest } = property as InputProperty & { unlisted?: boolean };
   return rest as Json;
 }
 
@@ -48,7 +87,7 @@ export function openApiDocument(gateway: Gateway): Json {
           operationId: "searchTools",
           summary: "Search tools (with q), or list them compactly (name and signature) without q.",
           description: search.description,
-          parameters: [{ name: "q", in: "query", required: false, description: "What you want to do; without it, a listing.", schema: { type: "string", maxLength: search.inputSchema.properties.query?.maxLength } }, ...queryParameters(search.inputSchema, { omit: ["query"] }), { name: "offset", in: "query", required: false, schema: { type: "integer", minimum: 0 } }],
+          parameters: [{ name: "q", in: "query", required: false, description: "What you want to do; without it, a listing.", schema: { type: "string", maxLength: search.inputSchema.properties.query?.maxLength } }, ...queryParameters("search_tools", search.inputSchema, { omit: ["query"] }), { name: "offset", in: "query", required: false, description: "Listing only (without q): tools to skip; the answer's next link carries it.", schema: { type: "integer", minimum: 0 } }],
           responses: { 200: { description: "Tools", content: { "application/json": { schema: { $ref: "#/components/schemas/ToolList" } } } }, 400: ERROR, 503: ERROR },
         },
       },
@@ -56,7 +95,7 @@ export function openApiDocument(gateway: Gateway): Json {
         get: {
           operationId: "describeTool",
           summary: "One tool: its input schema and its TypeScript module (format=ts for the module alone).",
-          parameters: [nameParameter(), { name: "format", in: "query", required: false, schema: { type: "string", enum: ["json", "ts"] } }],
+          parameters: [nameParameter(), { name: "format", in: "query", required: false, description: "json (default): the tool and its TypeScript module; ts: the module alone, as text.", schema: { type: "string", enum: ["json", "ts"] } }],
           responses: { 200: { description: "The tool", content: { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } } }, 404: ERROR },
         },
       },
@@ -64,7 +103,7 @@ export function openApiDocument(gateway: Gateway): Json {
         post: {
           operationId: "callTool",
           summary: "Call one tool; the body is its arguments object. 422 when the tool reports an error.",
-          parameters: [nameParameter(), { name: "raw", in: "query", required: false, description: "Also return the MCP result.", schema: { type: "string" } }],
+          parameters: [nameParameter(), { name: "raw", in: "query", required: false, description: "Present (any value): also return the MCP result.", schema: { type: "string" } }],
           requestBody: { required: false, content: { "application/json": { schema: { type: "object", additionalProperties: true } } } },
           responses: { 200: { description: "The value (or a spilled handle)", content: { "application/json": { schema: { $ref: "#/components/schemas/CallAnswer" } } } }, 400: ERROR, 404: ERROR, 422: ERROR, 503: ERROR, 504: ERROR },
         },
@@ -74,7 +113,7 @@ export function openApiDocument(gateway: Gateway): Json {
           operationId: "executeCode",
           summary: "Run a TypeScript snippet that imports tools as typed functions.",
           description: exec.description,
-          requestBody: { required: true, content: { "application/json": { schema: { ...(exec.inputSchema as unknown as Json) } } } },
+          requestBody: { required: true, content: { "application/json": { schema: bodySchema("execute_code", exec.inputSchema) } } },
           responses: { 200: { description: "result, stdout, stderr, durationMs, toolCalls", content: { "application/json": { schema: { type: "object" } } } }, 400: ERROR, 422: ERROR, 429: ERROR, 504: ERROR },
         },
       },
@@ -83,7 +122,7 @@ export function openApiDocument(gateway: Gateway): Json {
           operationId: "readResult",
           summary: "Page through a result kept because it was too large (stat, head, tail, slice, grep, read).",
           description: read.description,
-          parameters: [{ name: "handle", in: "path", required: true, schema: { type: "string", pattern: "^res_[0-9a-f]{12}$" } }, ...queryParameters(read.inputSchema, { omit: ["handle"] })],
+          parameters: [{ name: "handle", in: "path", required: true, description: "The handle a spilled answer gave (res_ and 12 hex digits).", schema: { type: "string", pattern: "^res_[0-9a-f]{12}$" } }, ...queryParameters("read_result", read.inputSchema, { omit: ["handle"] })],
           responses: { 200: { description: "The page", content: { "application/json": { schema: { type: "object" } } } }, 400: ERROR, 404: ERROR },
         },
       },
@@ -124,5 +163,5 @@ export function openApiDocument(gateway: Gateway): Json {
 }
 
 function nameParameter(): Json {
-  return { name: "name", in: "path", required: true, description: "server__tool", schema: { type: "string", maxLength: 200 } };
+  return { name: "name", in: "path", required: true, description: "The tool's qualified name, server__tool.", schema: { type: "string", maxLength: 200 } };
 }
