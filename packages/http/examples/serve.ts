@@ -11,6 +11,7 @@ const config = parseConfig(
 );
 const core = new Codemux({ config });
 core.start();
+await core.ready(); // every server connected or failed (bounded), so the search below sees their tools
 
 // One shared core, served over HTTP; port 0 picks a free port. Use a real secret (openssl rand -hex 32).
 const token = "example-token-0123456789";
