@@ -313,6 +313,17 @@ describe("ToolSearchIndex beyond the words a tool uses", () => {
     expect(top(index, "who is in sentry")).toBe("sentry__find_users");
   });
 
+  it("reads 'currently' as asking for a state", () => {
+    const index = indexOf([
+      doc("git__git_status", "Shows the working tree status", ["repo_path"]),
+      doc("filesystem__edit_file", "Make line-based edits to a text file", ["path"]),
+      doc("filesystem__read_file", "Read the complete contents of a file", ["path"]),
+    ]);
+    expect(ids(index, "which files are currently modified")).toContain("git__git_status");
+    expect(ids(index, "which files are modified")).not.toContain("git__git_status");
+    expect(askedAbout(["what", "is", "currently", "running"])).toEqual([["status", "state"]]);
+  });
+
   it("hears a question word only where it opens the query", () => {
     expect(askedAbout(["when", "was", "it", "changed"])).toEqual([["time", "date"]]);
     expect(askedAbout(["tell", "me", "how", "many", "pods"])).toEqual([["count", "number", "total"]]);

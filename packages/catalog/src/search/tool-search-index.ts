@@ -554,6 +554,9 @@ const QUESTIONS: ReadonlyMap<string, readonly string[]> = new Map(
   }),
 );
 
+/** "Which files are currently modified": what something is now, wherever "currently" stands, asks for its state. */
+const NOW: readonly string[] = ["status", "state"];
+
 /**
  * The things the questions of a query ask for ("how far apart are ..." -> distance).
  * "when", "where" and "who" ask only when they open the query: "notify me when a page changes" asks no time.
@@ -561,7 +564,7 @@ const QUESTIONS: ReadonlyMap<string, readonly string[]> = new Map(
 export function askedAbout(raw: readonly string[]): Array<readonly string[]> {
   const out: Array<readonly string[]> = [];
   for (let i = 0; i < raw.length; i++) {
-    const asked = raw[i] === "how" ? QUESTIONS.get(`how ${raw[i + 1]}`) : i === 0 ? QUESTIONS.get(raw[i] as string) : undefined;
+    const asked = raw[i] === "how" ? QUESTIONS.get(`how ${raw[i + 1]}`) : raw[i] === "currently" ? NOW : i === 0 ? QUESTIONS.get(raw[i] as string) : undefined;
     if (asked) out.push(asked);
   }
   return out;
