@@ -56,6 +56,23 @@ describe("planFast", () => {
     for (const code of esbuilds) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeUndefined();
   });
 
+  it("leaves to esbuild an import or re-export the lexer did not see, and a line end QuickJS does not count", () => {
+    const esbuilds = [
+      'let a: any = 4;\nconst r = a! / 2; import fs from "node:fs"; const z = a! / 2;',
+      'let a: any = 4;\nconst r = a! / 2; export { type T } from "node:fs"; const z = a! / 2;',
+      '{ import fs from "node:fs"; }',
+      '// import fs from "node:fs";',
+      'const s = "import";',
+      "export {};",
+      'import type A, { b } from "mcp/math/base.ts";',
+      "export default 1;\u2028",
+      "export default 1;\r",
+    ];
+    for (const code of esbuilds) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeUndefined();
+    const fast = ["const ok = 1;\r\nexport { ok };\r\nexport default ok;", 'import type A from "mcp/none.ts";\nexport type { B } from "mcp/none.ts";', "export const important = 1;"];
+    for (const code of fast) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeDefined();
+  });
+
   it("leaves a snippet named like one of its modules, or like one of the engine's scripts, to esbuild", () => {
     expect(planFast({ code: 'import { base } from "mcp/math/base.ts";', filename: "mcp/math/base.ts", modules })).toBeUndefined();
     expect(planFast({ code: "export default 1;", filename: "prelude.js" })).toBeUndefined();

@@ -38,6 +38,8 @@ const MAX_FAST_ANGLES = 10;
 const MAX_FAST_CHARS = 16 * 1024;
 /** Names the QuickJS runtime gives its prelude and libraries (quickjs/libs.ts), which appear in stack frames too. */
 const ENGINE_SCRIPTS = new Set(["prelude.js", "format.js", "url.js", "text.js", "base64.js", "clone.js", "serialize.js"]);
+/** A line end that is not \n or \r\n. */
+const OTHER_LINE_END = /\r(?!\n)|[\u2028\u2029]/;
 /** Modules of one snippet at most on the fast path; a larger graph is esbuild's. */
 const MAX_MODULES = 256;
 /** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
@@ -53,7 +55,9 @@ export function planFast(input: { code: string; filename: string; modules?: Modu
   // Stack frames name the snippet by its filename, so it must not be the name of the engine's own scripts.
   if (ENGINE_SCRIPTS.has(input.filename)) return undefined;
   if (input.code.length > MAX_FAST_CHARS || countAngles(input.code) > MAX_FAST_ANGLES) return undefined;
-  const entryImports = valueImports(input.code);
+  // QuickJS counts lines by \n alone; esbuild's map, like the language, also ends them at \r, U+2028 and U+2029.
+  if (OTHER_LINE_END.test(input.code)) return undefined;
+  const entryImports = valueImports(input.code, { untrusted: true });
   if (!entryImports) return undefined;
   const sources: Record<string, string> = {};
   const links: Record<string, string> = {};
@@ -126,29 +130,70 @@ function compile(path: string, source: string): CompiledModule | undefined {
  * TypeScript leaves them out; undefined when the module needs esbuild: it has `import()`,
  * `import.meta` or `require`, or the lexer cannot read it (it throws on what it does not understand).
  */
-function valueImports(code: string): string[] | undefined {
+function valueImports(code: string, options: { untrusted?: boolean } = {}): string[] | undefined {
   // esbuild refuses require() with a clear message; the fast path leaves that to it.
   if (code.includes("require")) return undefined;
   let imports: ReturnType<typeof parse>[0];
+  let exports: ReturnType<typeof parse>[1];
   try {
-    [imports] = parse(code);
+    [imports, exports] = parse(code);
   } catch {
     return undefined;
   }
+  if (options.untrusted && !keywordsSeen(code, imports, exports)) return undefined;
   const specifiers: string[] = [];
   for (const found of imports) {
     // 1 is a static import or re-export; dynamic import(), import.meta and source phase imports are esbuild's.
     if (found.t !== 1 || found.n === undefined) return undefined;
+    // `import type A, { b } from` is not TypeScript, but sucrase drops it silently: esbuild reports it.
+    if (/^import\s+type\s+[A-Za-z_$][\w$]*\s*,/.test(code.slice(found.ss, found.ss + 300))) return undefined;
     if (isTypeOnly(code, found.ss)) continue;
     specifiers.push(found.n);
   }
   return specifiers;
 }
 
-/** `import type { A } from` or `import type A from`; `import type from "x"` imports a default named type. */
+/**
+ * `import type { A } from`, `import type * as A from` or `import type A from`; `import type from "x"`
+ * imports a default named type.
+ */
 function isTypeOnly(code: string, start: number): boolean {
   if (!code.startsWith("import", start)) return false;
-  const rest = code.slice(start + 6, start + 40);
-  const match = /^\s+type\s+([{*]|[A-Za-z_$][\w$]*)/.exec(rest);
+  const rest = code.slice(start + 6, start + 300);
+  const match = /^\s+type\s+(?:[{*]|([A-Za-z_$][\w$]*)\s+from(?![\w$]))/.exec(rest);
   return match !== null && match[1] !== "from";
+}
+
+/** The words that start an import or a re-export, outside identifiers. */
+const IMPORT_WORD = /(?<![\w$])import(?![\w$])/g;
+const EXPORT_WORD = /(?<![\w$])export(?![\w$])/g;
+
+/**
+ * es-module-lexer reads JavaScript, not TypeScript, and only top-level statements: in `a! / b` it
+ * takes `/` for the start of a regular expression and skips what follows, and it does not look
+ * inside blocks. An import it does not see is never checked, and sucrase drops it when its binding
+ * is unused, so a missing or refused module would pass silently. Every `import` word must be the
+ * start of an import the lexer found, and every `export` not followed by a word (`export {`,
+ * `export *`) a re-export or local export it found; otherwise esbuild, which parses TypeScript,
+ * decides. A comment or string that says "import" costs only the fast path.
+ */
+function keywordsSeen(code: string, imports: ReturnType<typeof parse>[0], exports: ReturnType<typeof parse>[1]): boolean {
+  const starts = new Set(imports.map((found) => found.ss));
+  for (const match of code.matchAll(IMPORT_WORD)) if (!starts.has(match.index)) return false;
+  // Both in source order: one pointer finds the first exported name after each `export`.
+  const names = exports.map((found) => found.s).sort((a, b) => a - b);
+  let name = 0;
+  for (const match of code.matchAll(EXPORT_WORD)) {
+    const at = match.index;
+    if (starts.has(at)) continue;
+    const next = /\S/.exec(code.slice(at + 6, at + 200))?.[0];
+    // `export const`, `export default`, `export type`, `export =`: nothing is imported.
+    if (next !== undefined && /[A-Za-z_$=]/.test(next)) continue;
+    if (next !== "{") return false;
+    // A local `export { a, b as c }`: the lexer must have seen one of its names.
+    while (name < names.length && (names[name] as number) <= at) name++;
+    const close = code.indexOf("}", at);
+    if (close === -1 || name === names.length || (names[name] as number) >= close) return false;
+  }
+  return true;
 }
