@@ -73,6 +73,30 @@ describe("planFast", () => {
     for (const code of fast) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeDefined();
   });
 
+  it("never strips on the caller's thread a module whose `<` could make sucrase exponential or quadratic (a saved skill is model-written)", () => {
+    const costly = [
+      // Nested generic arrows: each level doubles sucrase's work (17 levels take it about a second).
+      `export const f = ${"<T,>(x = ".repeat(17)}1${") => 1".repeat(17)};`,
+      `export const f = ${"<any>(".repeat(17)}1${")".repeat(17)};`,
+      `export async function f(x: any) { return ${"await <any>(".repeat(17)}x${")".repeat(17)}; }`,
+      `export const f = (a: any, b: any) => [${"a < b, ".repeat(3_000)}1];`,
+    ];
+    for (const source of costly) {
+      const before = fastPath.modulesCompiled;
+      const plan = planFast({ code: 'import { f } from "mcp/costly.ts";', filename: "snippet.ts", modules: (path) => (path === "mcp/costly.ts" ? source : undefined) });
+      expect(plan, source.slice(0, 40)).toBeUndefined();
+      expect(fastPath.modulesCompiled - before).toBe(0);
+    }
+    const wrapper = [
+      "/** Lists <b>issues</b>: a < b when c. */",
+      "export type Out = Array<Record<string, Promise<number>>>;",
+      "export async function f(input: Map<string, Array<number>> = new Map()): Promise<Out> {",
+      "  return (input.size < 2 ? [] : [input]) as Array<any>;",
+      "}",
+    ].join("\n");
+    expect(planFast({ code: 'import { f } from "mcp/wrapper.ts";', filename: "snippet.ts", modules: (path) => (path === "mcp/wrapper.ts" ? wrapper : undefined) })).toBeDefined();
+  });
+
   it("leaves a snippet named like one of its modules, or like one of the engine's scripts, to esbuild", () => {
     expect(planFast({ code: 'import { base } from "mcp/math/base.ts";', filename: "mcp/math/base.ts", modules })).toBeUndefined();
     expect(planFast({ code: "export default 1;", filename: "prelude.js" })).toBeUndefined();

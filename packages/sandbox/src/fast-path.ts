@@ -40,11 +40,14 @@ const MAX_FAST_CHARS = 16 * 1024;
 const ENGINE_SCRIPTS = new Set(["prelude.js", "format.js", "url.js", "text.js", "base64.js", "clone.js", "serialize.js"]);
 /** A line end that is not \n or \r\n. */
 const OTHER_LINE_END = /\r(?!\n)|[\u2028\u2029]/;
+/** Costly `<` in a module stripped on the caller's thread (each may double the work), and `<` count times length. */
+const MAX_MODULE_COSTLY_ANGLES = 4;
+const MAX_MODULE_ANGLE_WORK = 4_000_000;
 /** Modules of one snippet at most on the fast path; a larger graph is esbuild's. */
 const MAX_MODULES = 256;
 /** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
 const MAX_CACHED_MODULES = 2_000;
-/** Module sources are trusted (the server generates them), so their compiled form is shared by every run. */
+/** A module's compiled form depends only on its path and source, so it is shared by every run and session. */
 const compiled = new Map<string, CompiledModule | "unsupported">();
 
 /** For tests: how many modules have been compiled since the process started. */
@@ -111,7 +114,7 @@ function compile(path: string, source: string): CompiledModule | undefined {
     return cached === "unsupported" ? undefined : cached;
   }
   let module: CompiledModule | "unsupported" = "unsupported";
-  const imports = valueImports(source);
+  const imports = cheapToStrip(source) ? valueImports(source) : undefined;
   if (imports) {
     try {
       modulesCompiled++;
@@ -123,6 +126,41 @@ function compile(path: string, source: string): CompiledModule | undefined {
   if (compiled.size >= MAX_CACHED_MODULES) compiled.delete(compiled.keys().next().value as string);
   compiled.set(key, module);
   return module === "unsupported" ? undefined : module;
+}
+
+/**
+ * Whether sucrase strips this module in bounded time. Modules are stripped on the caller's thread,
+ * and some are written by the model (saved skills, up to 64 KiB), so they get the snippet's kind of
+ * guard, tighter: each `<` that may start type parameters or a type assertion (`<T,>(x = <T,>(...`,
+ * `<any>(<any>(...`) doubles the work nested inside it, and each `<` after a name may be read as type
+ * arguments up to the next `;` (`a < b, a < b, ...` is quadratic). Only a `<` that follows a name
+ * (not a keyword), `)` or `]` on its own line counts as the cheap kind; everything else, comments
+ * and strings included, counts as costly. A module over the limits goes through esbuild.
+ */
+function cheapToStrip(source: string): boolean {
+  let costly = 0;
+  let angles = 0;
+  for (let at = source.indexOf("<"); at !== -1; at = source.indexOf("<", at + 1)) {
+    angles++;
+    if (angles * source.length > MAX_MODULE_ANGLE_WORK) return false;
+    if (!afterOperand(source, at) && ++costly > MAX_MODULE_COSTLY_ANGLES) return false;
+  }
+  return true;
+}
+
+/** Keywords after which `<` starts an expression (`return <T>x`, `=> <T,>() => ...`). */
+const EXPRESSION_KEYWORDS = new Set(["return", "typeof", "void", "delete", "await", "yield", "in", "of", "instanceof", "new", "case", "throw", "else", "do", "default", "as", "satisfies", "extends", "keyof", "readonly", "export"]);
+
+/** Whether the `<` at `at` follows a name, `)` or `]` on the same line (spaces and tabs between). */
+function afterOperand(source: string, at: number): boolean {
+  let end = at;
+  while (end > 0 && (source[end - 1] === " " || source[end - 1] === "\t")) end--;
+  const before = source[end - 1] ?? "";
+  if (before === ")" || before === "]") return true;
+  if (!/[\w$]/.test(before)) return false;
+  let start = end - 1;
+  while (start > 0 && end - start < 12 && /[\w$]/.test(source[start - 1] as string)) start--;
+  return !EXPRESSION_KEYWORDS.has(source.slice(start, end));
 }
 
 /**
