@@ -171,6 +171,7 @@ function afterOperand(source: string, at: number): boolean {
 function valueImports(code: string, options: { untrusted?: boolean } = {}): string[] | undefined {
   // esbuild refuses require() with a clear message; the fast path leaves that to it.
   if (code.includes("require")) return undefined;
+  if (PARAMETER_PROPERTY.test(code) && code.includes("constructor")) return undefined;
   let imports: ReturnType<typeof parse>[0];
   let exports: ReturnType<typeof parse>[1];
   try {
@@ -201,6 +202,14 @@ function isTypeOnly(code: string, start: number): boolean {
   const match = /^\s+type\s+(?:[{*]|([A-Za-z_$][\w$]*)\s+from(?![\w$]))/.exec(rest);
   return match !== null && match[1] !== "from";
 }
+
+/**
+ * A constructor parameter property (`constructor(private url: string)`). sucrase assigns it in the
+ * constructor body while QuickJS runs class fields natively, before that body, so a field that reads
+ * it (`base = this.url + "/api"`) would see undefined; esbuild assigns parameter properties first.
+ * A modifier anywhere in code with a constructor is enough to leave the module to esbuild.
+ */
+const PARAMETER_PROPERTY = /(?<![\w$.])(?:public|private|protected|readonly|override)\s+[A-Za-z_$]/;
 
 /** The words that start an import or a re-export, outside identifiers. */
 const IMPORT_WORD = /(?<![\w$])import(?![\w$])/g;

@@ -203,6 +203,31 @@ describe("the fast path: positions and pathological input", () => {
   });
 });
 
+describe("the fast path runs TypeScript as esbuild does", () => {
+  it("initializes a class field from a parameter property as esbuild does", async () => {
+    await expectSameAsEsbuild("class A { y = this.x * 2; constructor(public x: number) {} }\nexport default new A(3).y;");
+    await expectSameAsEsbuild("class A {\n  readonly base = this.url + '/api';\n  constructor(\n    private readonly url: string,\n  ) {}\n  get() { return this.base; }\n}\nexport default new A('x').get();");
+    const tree: Record<string, string> = { "skills/client.ts": "export class Client { base = this.url + '/api'; constructor(protected url: string) {} }" };
+    const code = 'import { Client } from "skills/client.ts";\nexport default new Client("x").base;';
+    const { run } = await runKept({ code, modules: (specifier) => tree[specifier] });
+    expect(run).toMatchObject({ ok: true, result: "x/api" });
+  });
+
+  it("keeps TypeScript-only class and enum forms the same on both paths", async () => {
+    const codes = [
+      "enum E { A = 1, B = A * 2 }\nexport default E.B;",
+      "const enum K { A = 3 }\nexport default K.A;",
+      "class D { declare x: number; }\nexport default Object.keys(new D()).length;",
+      "class F { x!: number; y?: number; }\nexport default Object.keys(new F()).length;",
+      "class B { set v(x: number) { (this as any).seen = x; } }\nclass C extends B { v = 5; }\nexport default (new C() as any).seen ?? 'no setter';",
+      "namespace N { export const a = 1; }\nexport default N.a;",
+      "function f(this: { n: number }, k: number) { return this.n * k; }\nexport default f.call({ n: 2 }, 3);",
+      "abstract class S { abstract n(): number; twice() { return this.n() * 2; } }\nclass T extends S { n() { return 4; } }\nexport default new T().twice();",
+    ];
+    for (const code of codes) await expectSameAsEsbuild(code);
+  });
+});
+
 describe("the fast path: the compiled-module cache", () => {
   it("links the same source at two paths each to its own relative imports", async () => {
     const tree: Record<string, string> = {
