@@ -80,6 +80,7 @@ describe("planFast", () => {
       `export const f = ${"<any>(".repeat(17)}1${")".repeat(17)};`,
       `export async function f(x: any) { return ${"await <any>(".repeat(17)}x${")".repeat(17)}; }`,
       `export const f = (a: any, b: any) => [${"a < b, ".repeat(3_000)}1];`,
+      `export const f = (a: any, b: any) => ${"<T,>(x = ".repeat(4)}[${"a < b, ".repeat(50)}${"1, ".repeat(20_000)}]${") => 1".repeat(4)};`,
     ];
     for (const source of costly) {
       const before = fastPath.modulesCompiled;
