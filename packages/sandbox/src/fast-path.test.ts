@@ -34,6 +34,19 @@ describe("planFast", () => {
     expect(fastPath.modulesCompiled - before).toBe(2);
   });
 
+  it("bounds the characters its cache holds, not only its count of modules", () => {
+    const big = (n: number) => `export const s${n} = "${String(n).padEnd(1024 * 1024, "x")}";`;
+    const plan = (n: number) => planFast({ code: `import { s${n} } from "mcp/big${n}.ts";`, filename: "snippet.ts", modules: () => big(n) });
+    const before = fastPath.modulesCompiled;
+    for (let n = 0; n < 40; n++) plan(n);
+    expect(fastPath.modulesCompiled - before).toBe(40);
+    plan(39);
+    expect(fastPath.modulesCompiled - before).toBe(40);
+    // 40 MiB of sources and their stripped code is past the bound: the first ones were evicted.
+    plan(0);
+    expect(fastPath.modulesCompiled - before).toBe(41);
+  });
+
   it("builds a module's source map only when asked, with its lines", () => {
     const plan = planFast({ code: 'import { add } from "mcp/math/index.ts";', filename: "snippet.ts", modules });
     const map = JSON.parse(plan?.mapOf("mcp/math/index.ts") ?? "{}") as { sources: string[] };

@@ -51,8 +51,15 @@ const MAX_MODULE_ANGLE_WORK = 1_000_000;
 const MAX_MODULES = 256;
 /** Compiled modules kept (by source text); the tool wrappers of a large catalog fit. */
 const MAX_CACHED_MODULES = 2_000;
+/**
+ * Characters the cache may hold (keys, stripped code and source maps): saved skills are up to 64 KiB
+ * each and there may be thousands, so the count of modules alone does not bound the memory.
+ */
+const MAX_CACHED_CHARS = 32 * 1024 * 1024;
 /** A module's compiled form depends only on its path and source, so it is shared by every run and session. */
 const compiled = new Map<string, CompiledModule | "unsupported">();
+const cachedSizes = new Map<string, number>();
+let cachedChars = 0;
 
 /** For tests: how many modules have been compiled since the process started. */
 export let modulesCompiled = 0;
@@ -91,7 +98,11 @@ export function planFast(input: { code: string; filename: string; modules?: Modu
     mapOf: (path) => {
       const module = used.get(path);
       if (!module) return undefined;
-      module.map ??= stripTypes(module.source, path, { map: true }).map;
+      if (module.map === undefined) {
+        module.map = stripTypes(module.source, path, { map: true }).map;
+        const key = `${path}\n${module.source}`;
+        if (module.map !== undefined && compiled.get(key) === module) account(key, module.map.length);
+      }
       return module.map;
     },
   };
@@ -127,9 +138,21 @@ function compile(path: string, source: string): CompiledModule | undefined {
       module = "unsupported";
     }
   }
-  if (compiled.size >= MAX_CACHED_MODULES) compiled.delete(compiled.keys().next().value as string);
   compiled.set(key, module);
+  account(key, key.length + (module === "unsupported" ? 0 : module.code.length));
   return module === "unsupported" ? undefined : module;
+}
+
+/** Adds characters held for a cached module, and evicts the least recently used past either limit. */
+function account(key: string, chars: number): void {
+  cachedSizes.set(key, (cachedSizes.get(key) ?? 0) + chars);
+  cachedChars += chars;
+  while (compiled.size > MAX_CACHED_MODULES || (cachedChars > MAX_CACHED_CHARS && compiled.size > 1)) {
+    const oldest = compiled.keys().next().value as string;
+    compiled.delete(oldest);
+    cachedChars -= cachedSizes.get(oldest) ?? 0;
+    cachedSizes.delete(oldest);
+  }
 }
 
 /**
