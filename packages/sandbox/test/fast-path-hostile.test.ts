@@ -56,6 +56,21 @@ describe("the fast path refuses every import esbuild refuses", () => {
     expect(run.error?.kind).toBe("import");
   });
 
+  // esbuild drops a module's unused imports before it resolves them (only the snippet's are checked
+  // with verbatimModuleSyntax), so both paths run this; a module's used import is refused by both.
+  it("treats an import a module (a saved skill) hides from the lexer as esbuild does", async () => {
+    const tree: Record<string, string> = {
+      "skills/sly.ts": 'let a: any = 4;\n// @ts-ignore\nconst r = a! / 2; import fs from "node:fs"; const z = a! / 2;\nexport const sly = 1;',
+    };
+    const code = 'import { sly } from "skills/sly.ts";\nexport default sly;';
+    const fast = await runKept({ code, modules: (specifier) => tree[specifier] });
+    const slow = await runKept({ code: viaEsbuild(code), modules: (specifier) => tree[specifier] });
+    expect(fast.run).toMatchObject({ ok: slow.run.ok, result: slow.run.result });
+    tree["skills/sly.ts"] = (tree["skills/sly.ts"] as string).replace("export const sly = 1;", "export const sly = typeof fs;");
+    const used = await runKept({ code, modules: (specifier) => tree[specifier] });
+    expect(used.run.error?.kind).toBe("import");
+  });
+
   it("sees an import inside a block, where the lexer does not look", async () => {
     await expectSameAsEsbuild('if (Math.random() > 2) { import fs from "node:fs"; }\nexport default 1;');
     await expectSameAsEsbuild('declare module "x" { import fs from "node:fs"; }\nexport default 1;');
