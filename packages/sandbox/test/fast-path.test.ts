@@ -105,7 +105,8 @@ describe("the fast path (no esbuild)", () => {
   it("refuses import() made at run time, even of a module the snippet imported", async () => {
     const code = [
       'import { version } from "mcp/types.ts";',
-      "const load = new Function('return import(\"mcp/types.ts\")');",
+      // Spelled in two parts: a snippet with the word "import" anywhere but its imports goes through esbuild.
+      "const load = new Function('return im' + 'port(\"mcp/types.ts\")');",
       "export default await load().then(() => 'loaded', (error: Error) => error.message);",
     ].join("\n");
     const { run, path } = await runKept({ code, modules });
