@@ -1,15 +1,18 @@
 // Measures the engine's cost: preparing a fresh engine (in process), and back-to-back trivial runs
 // through new Sandbox(). Usage: node scripts/engine-bench.mjs (after pnpm build).
+import { rmSync } from "node:fs";
 import { build } from "esbuild";
-import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Sandbox } from "../dist/index.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const out = `${tmpdir()}/codemux-engine-bench-${process.pid}.mjs`;
-await build({ entryPoints: [`${here}../src/quickjs/quickjs-runtime.ts`], bundle: true, format: "esm", platform: "node", outfile: out, packages: "external", logLevel: "error" });
+// Inside node_modules, so the bundle resolves the package's dependencies.
+const out = `${here}../node_modules/.cache/engine-bench-${process.pid}.mjs`;
+// RUNTIME_SRC: another copy of src/quickjs/quickjs-runtime.ts, to compare.
+await build({ entryPoints: [process.env.RUNTIME_SRC ?? `${here}../src/quickjs/quickjs-runtime.ts`], bundle: true, format: "esm", platform: "node", outfile: out, packages: "external", logLevel: "error" });
 const { createQuickJSRuntime } = await import(out);
+rmSync(out);
 
 const host = { call: async () => "1", write: () => 1e6, isAborted: () => false, signal: new AbortController().signal };
 const limits = { memoryLimitBytes: 64 << 20, maxResultBytes: 1 << 20 };

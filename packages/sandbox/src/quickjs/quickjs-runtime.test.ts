@@ -176,6 +176,26 @@ describe("QuickJS runtime: the call bridge", () => {
   });
 });
 
+describe("QuickJS runtime: the console and timers, compiled on first use", () => {
+  it("behave as if installed before the guest ran, even after it replaced the built-ins they use", async () => {
+    const io = host();
+    const code = [
+      "const names = [setTimeout, setInterval, queueMicrotask, console.log].map((f) => f.name);",
+      'JSON.stringify = () => "\\"hijacked\\"";',
+      "Reflect.apply = () => { throw new Error('hijacked apply'); };",
+      "console.log('hello', { a: 1 });",
+      "let ticks = 0;",
+      "queueMicrotask(() => { ticks++; });",
+      "await new Promise((resolve) => setTimeout(resolve, 1));",
+      "export default { names, ticks, kind: typeof Object.getOwnPropertyDescriptor(globalThis, 'console').value };",
+    ].join("\n");
+    const outcome = await run(code, { host: io });
+    expect(outcome).toMatchObject({ ok: true });
+    expect(JSON.parse((outcome as { resultJson: string }).resultJson)).toEqual({ names: ["", "", "", ""], ticks: 1, kind: "object" });
+    expect(io.output).toEqual(["hello { a: 1 }\n"]);
+  });
+});
+
 describe("QuickJS runtime: each engine's memory holds nothing of an earlier run", () => {
   const find = (memory: WasmMemory, needle: string) => Buffer.from(memory.buffer).indexOf(Buffer.from(needle, "latin1"));
   const firstNonZero = (memory: WasmMemory) => new Uint8Array(memory.buffer).findIndex((byte) => byte !== 0);

@@ -21,7 +21,7 @@ import {
 import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
 import { LIBS } from "./libs.js";
-import { FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
+import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE, TIMERS } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
 export interface WasmMemory {
@@ -40,6 +40,8 @@ const WASM_BASE_BYTES = 16 * 1024 * 1024;
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
 /** Time guest getters get to answer while an error is read after the run stopped. */
 const DESCRIBE_BUDGET_MS = 50;
+/** Scripts of the engine itself that the guest compiles on first use. */
+const ENGINE_SOURCES: Record<string, string> = { format: FORMAT, console: CONSOLE, timers: TIMERS };
 
 /** Test hooks: each memory an engine is built on, seen just before its instance is created. */
 export interface QuickJSRuntimeHooks {
@@ -254,9 +256,11 @@ class QuickJSRun {
     });
     const loadLib = vm.newFunction("loadLib", (name) => {
       const lib = vm.getString(name);
-      const source = lib === "format" ? FORMAT : LIBS[lib];
+      const source = ENGINE_SOURCES[lib] ?? LIBS[lib];
       if (source === undefined) throw new Error(`No library "${lib}".`);
-      return vm.unwrapResult(vm.evalCode(source, `${lib}.js`, { type: "global" }));
+      // The console and timers are parts of the prelude compiled late, and are named as it is in stack frames.
+      const filename = lib === "console" || lib === "timers" ? "prelude.js" : `${lib}.js`;
+      return vm.unwrapResult(vm.evalCode(source, filename, { type: "global" }));
     });
     const call = vm.newFunction("call", (batch) => {
       this.#calls(batch);
