@@ -2,12 +2,10 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
-  type QuickJSWASMModule,
+  QuickJSWASMModule,
 } from "quickjs-emscripten-core";
 import {
   DEFAULT_MAX_CALL_ARGS_BYTES,
@@ -21,7 +19,7 @@ import {
 import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
 import { LIBS } from "./libs.js";
-import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE, TIMERS } from "./prelude.js";
+import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, TIMERS } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
 export interface WasmMemory {
@@ -31,6 +29,7 @@ const Wasm = (globalThis as unknown as {
   WebAssembly: {
     Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
     compile: (bytes: Uint8Array) => Promise<object>;
+    Instance: new (module: object, imports: object) => { exports: object };
   };
 }).WebAssembly;
 const WASM_PAGE_BYTES = 64 * 1024;
@@ -69,7 +68,9 @@ export function wipeMemory(memory: WasmMemory): boolean {
  */
 export async function createQuickJSRuntime(options: RuntimeOptions, hooks: QuickJSRuntimeHooks = {}): Promise<SandboxRuntime> {
   const wasmPath = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
-  const wasmModule = await Wasm.compile(await readFile(wasmPath));
+  const [wasmModule, loaderImport, FFI] = await Promise.all([readFile(wasmPath).then((bytes) => Wasm.compile(bytes)), variant.importModuleLoader(), variant.importFFI()]);
+  const loadEmscripten = (typeof loaderImport === "function" ? loaderImport : loaderImport.default) as unknown as (options: object) => Promise<object>;
+  const newModule = QuickJSWASMModule as unknown as new (module: unknown, ffi: unknown) => QuickJSWASMModule;
   const maximumBytes = WASM_BASE_BYTES + options.memoryLimitBytes + WASM_SLACK_BYTES;
   /** The finished run's memory; its instance is never called again once the run has returned. */
   let used: WasmMemory | undefined;
@@ -79,7 +80,15 @@ export async function createQuickJSRuntime(options: RuntimeOptions, hooks: Quick
     const reused = previous !== undefined && wipeMemory(previous);
     const wasmMemory = reused ? previous : new Wasm.Memory({ initial: WASM_BASE_BYTES / WASM_PAGE_BYTES, maximum: Math.ceil(maximumBytes / WASM_PAGE_BYTES) });
     hooks.beforeInstantiate?.(wasmMemory, reused);
-    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory } as unknown as Parameters<typeof newVariant>[1]));
+    // What newQuickJSWASMModuleFromVariant does, without its three dynamic imports and option wrapping per engine.
+    const instantiateWasm = (imports: object, done: (instance: object) => void) => {
+      const instance = new Wasm.Instance(wasmModule, imports);
+      done(instance);
+      return instance.exports;
+    };
+    const emscripten = await loadEmscripten({ wasmMemory, instantiateWasm });
+    (emscripten as { type?: string }).type = "sync";
+    const module = new newModule(emscripten, new FFI(emscripten as ConstructorParameters<typeof FFI>[0]));
     return new QuickJSRun(module, options.memoryLimitBytes, wasmMemory);
   };
   const prepare = () => {
