@@ -12,7 +12,7 @@ const out = `${here}../node_modules/.cache/engine-bench-${process.pid}.mjs`;
 // RUNTIME_SRC: another copy of src/quickjs/quickjs-runtime.ts, to compare.
 await build({ entryPoints: [process.env.RUNTIME_SRC ?? `${here}../src/quickjs/quickjs-runtime.ts`], bundle: true, format: "esm", platform: "node", outfile: out, packages: "external", logLevel: "error" });
 const { createQuickJSRuntime } = await import(out);
-rmSync(out);
+if (!process.env.KEEP_BUNDLE) rmSync(out);
 
 const host = { call: async () => "1", write: () => 1e6, isAborted: () => false, signal: new AbortController().signal };
 const limits = { memoryLimitBytes: 64 << 20, maxResultBytes: 1 << 20 };
