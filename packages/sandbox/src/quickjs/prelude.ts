@@ -51,6 +51,52 @@ export const FORMAT = String.raw`(function () {
   return (args) => args.map((a) => inspect(a, 0, [])).join(" ");
 })()`;
 
+/**
+ * The prelude's console and timers, compiled on first use from the guest; each factory gets the
+ * host functions and the built-ins the prelude captured before any guest code ran.
+ */
+export const CONSOLE = String.raw`(function (write, loadLib, stringify) {
+  "use strict";
+  let format;
+  const room = { stdout: Infinity, stderr: Infinity };
+  const writer = (stream) => (...args) => {
+    if (room[stream] <= 0) return;
+    format ??= loadLib("format");
+    let text = format(args) + "\n";
+    // A character is at least one byte, so this cut never hides an overflow from the host.
+    if (text.length > room[stream]) text = text.slice(0, room[stream] + 1);
+    room[stream] = write(stream === "stderr", stringify(text));
+  };
+  const log = writer("stdout");
+  const warn = writer("stderr");
+  return { console: { log, info: log, debug: log, trace: log, warn, error: warn } };
+})`;
+
+export const TIMERS = String.raw`(function (setTimer, clearTimer, fail, apply, then, resolved, NewTypeError) {
+  "use strict";
+  const needFunction = (what, fn) => { if (typeof fn !== "function") throw new NewTypeError(what + " needs a function"); };
+  const clear = (id) => { if (typeof id === "number") clearTimer(id); };
+  // Passed through a call, the functions keep the empty names they had as arguments of define().
+  const unnamed = (fn) => fn;
+  return {
+    setTimeout: unnamed((fn, ms, ...args) => {
+      needFunction("setTimeout", fn);
+      return setTimer(() => fn(...args), Math.max(0, Number(ms) || 0), false);
+    }),
+    setInterval: unnamed((fn, ms, ...args) => {
+      needFunction("setInterval", fn);
+      return setTimer(() => fn(...args), Math.max(1, Number(ms) || 0), true);
+    }),
+    clearTimeout: clear,
+    clearInterval: clear,
+    queueMicrotask: unnamed((fn) => {
+      needFunction("queueMicrotask", fn);
+      // An exception in a microtask ends the run, as an uncaught one does in Node.
+      apply(then, resolved, [() => { try { fn(); } catch (error) { fail(error); } }]);
+    }),
+  };
+})`;
+
 /** Results of the serializer that are not JSON text: the value broke a limit. */
 export const SERIALIZE_TOO_LARGE = 1;
 export const SERIALIZE_TOO_DEEP = 2;
@@ -84,37 +130,25 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
   // Resizing or detaching a buffer under live views is where engines overrun memory; snippets need neither.
   for (const name of ["resize", "transfer", "transferToFixedLength"]) delete ArrayBuffer.prototype[name];
 
-  let format;
-  const room = { stdout: Infinity, stderr: Infinity };
-  const writer = (stream) => (...args) => {
-    if (room[stream] <= 0) return;
-    format ??= loadLib("format");
-    let text = format(args) + "\n";
-    // A character is at least one byte, so this cut never hides an overflow from the host.
-    if (text.length > room[stream]) text = text.slice(0, room[stream] + 1);
-    room[stream] = write(stream === "stderr", stringify(text));
+  // Console, timers and the standard globals are compiled on first use (compiling is most of an
+  // engine's preparation), each from a factory given the built-ins captured above.
+  const libs = {};
+  const lazy = (lib, names, load) => {
+    for (const name of names) {
+      defineProperty(g, name, {
+        configurable: true,
+        enumerable: false,
+        get() {
+          const exported = (libs[lib] ??= load());
+          for (const each of names) define(each, exported[each]);
+          return exported[name];
+        },
+        set(value) { define(name, value); },
+      });
+    }
   };
-  const log = writer("stdout");
-  const warn = writer("stderr");
-  define("console", { log, info: log, debug: log, trace: log, warn, error: warn });
-
-  const needFunction = (what, fn) => { if (typeof fn !== "function") throw new NewTypeError(what + " needs a function"); };
-  define("setTimeout", (fn, ms, ...args) => {
-    needFunction("setTimeout", fn);
-    return setTimer(() => fn(...args), Math.max(0, Number(ms) || 0), false);
-  });
-  define("setInterval", (fn, ms, ...args) => {
-    needFunction("setInterval", fn);
-    return setTimer(() => fn(...args), Math.max(1, Number(ms) || 0), true);
-  });
-  const clear = (id) => { if (typeof id === "number") clearTimer(id); };
-  define("clearTimeout", clear);
-  define("clearInterval", clear);
-  define("queueMicrotask", (fn) => {
-    needFunction("queueMicrotask", fn);
-    // An exception in a microtask ends the run, as an uncaught one does in Node.
-    apply(then, resolved, [() => { try { fn(); } catch (error) { fail(error); } }]);
-  });
+  lazy("console", ["console"], () => loadLib("console")(write, loadLib, stringify));
+  lazy("timers", ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask"], () => loadLib("timers")(setTimer, clearTimer, fail, apply, then, resolved, NewTypeError));
 
   // Calls wait in the guest's own table, not behind a host promise each, and leave together: the
   // calls made before the guest yields go to the host in one crossing (one line each: id, name
@@ -162,25 +196,9 @@ export const PRELUDE = String.raw`(function (write, loadLib, call, setTimer, cle
     }
   };
 
-  const libs = {};
-  const lazy = (lib, names) => {
-    for (const name of names) {
-      defineProperty(g, name, {
-        configurable: true,
-        enumerable: false,
-        get() {
-          const exported = (libs[lib] ??= loadLib(lib));
-          for (const each of names) define(each, exported[each]);
-          return exported[name];
-        },
-        set(value) { define(name, value); },
-      });
-    }
-  };
-  lazy("url", ["URL", "URLSearchParams"]);
-  lazy("text", ["TextEncoder", "TextDecoder"]);
-  lazy("base64", ["atob", "btoa"]);
-  lazy("clone", ["structuredClone"]);
+  for (const [lib, names] of [["url", ["URL", "URLSearchParams"]], ["text", ["TextEncoder", "TextDecoder"]], ["base64", ["atob", "btoa"]], ["clone", ["structuredClone"]]]) {
+    lazy(lib, names, () => loadLib(lib));
+  }
 
   // The serializer is compiled on first use, with the built-ins captured above, so a guest that replaced them changes nothing.
   let serialize;

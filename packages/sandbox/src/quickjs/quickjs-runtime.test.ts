@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeHost, RuntimeOutcome, SandboxRuntime } from "../runtime.js";
-import { createQuickJSRuntime } from "./quickjs-runtime.js";
+import { createQuickJSRuntime, type WasmMemory, wipeMemory } from "./quickjs-runtime.js";
 
 const MEMORY_LIMIT = 32 * 1024 * 1024;
 let runtime: SandboxRuntime;
@@ -173,5 +173,61 @@ describe("QuickJS runtime: the call bridge", () => {
   it("ends the run when the guest's own then-getter throws while an answer is handed over", async () => {
     const code = "Object.defineProperty(Object.prototype, 'then', { get() { throw new Error('hostile then'); } });\nawait __host_call('echo', { a: 1 });";
     expect(await run(code)).toMatchObject({ ok: false, error: { kind: "runtime", message: "hostile then" } });
+  });
+});
+
+describe("QuickJS runtime: the console and timers, compiled on first use", () => {
+  it("behave as if installed before the guest ran, even after it replaced the built-ins they use", async () => {
+    const io = host();
+    const code = [
+      "const names = [setTimeout, setInterval, queueMicrotask, console.log].map((f) => f.name);",
+      'JSON.stringify = () => "\\"hijacked\\"";',
+      "Reflect.apply = () => { throw new Error('hijacked apply'); };",
+      "console.log('hello', { a: 1 });",
+      "let ticks = 0;",
+      "queueMicrotask(() => { ticks++; });",
+      "await new Promise((resolve) => setTimeout(resolve, 1));",
+      "export default { names, ticks, kind: typeof Object.getOwnPropertyDescriptor(globalThis, 'console').value };",
+    ].join("\n");
+    const outcome = await run(code, { host: io });
+    expect(outcome).toMatchObject({ ok: true });
+    expect(JSON.parse((outcome as { resultJson: string }).resultJson)).toEqual({ names: ["", "", "", ""], ticks: 1, kind: "object" });
+    expect(io.output).toEqual(["hello { a: 1 }\n"]);
+  });
+});
+
+describe("QuickJS runtime: each engine's memory holds nothing of an earlier run", () => {
+  const find = (memory: WasmMemory, needle: string) => Buffer.from(memory.buffer).indexOf(Buffer.from(needle, "latin1"));
+  const firstNonZero = (memory: WasmMemory) => new Uint8Array(memory.buffer).findIndex((byte) => byte !== 0);
+
+  it("wipes a used memory to all zero bytes, and refuses one that grew", () => {
+    const Memory = (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory & { grow(pages: number): number } } }).WebAssembly.Memory;
+    const memory = new Memory({ initial: 256, maximum: 512 });
+    new Uint8Array(memory.buffer).fill(0xa5, 1000, 5_000_000);
+    expect(wipeMemory(memory)).toBe(true);
+    expect(firstNonZero(memory)).toBe(-1);
+    memory.grow(1);
+    new Uint8Array(memory.buffer).fill(0xa5, 0, 10);
+    expect(wipeMemory(memory)).toBe(false);
+  });
+
+  it("builds the next engine on the last run's memory only after zeroing all of it", async () => {
+    const seen: Array<{ memory: WasmMemory; reused: boolean; nonZero: number }> = [];
+    const own = await createQuickJSRuntime(
+      { memoryLimitBytes: MEMORY_LIMIT },
+      { beforeInstantiate: (memory, reused) => seen.push({ memory, reused, nonZero: firstNonZero(memory) }) },
+    );
+    const secret = `SECRET-${process.pid}-${Date.now()}`;
+    const request = (code: string) => ({ code, filename: "bundle.js", deadline: Date.now() + 5_000, limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 } });
+    const first = await own.run(request(`const parts = [];\nfor (let i = 0; i < 50; i++) parts.push(${JSON.stringify(secret)}.repeat(100) + i);\nexport default parts.length;`), host());
+    expect(first).toMatchObject({ ok: true, resultJson: "50" });
+    const firstMemory = seen[0]?.memory as WasmMemory;
+    // The guest's strings are in its memory while it is held; the wipe is what removes them.
+    expect(find(firstMemory, secret)).toBeGreaterThanOrEqual(0);
+    await own.ready?.();
+    expect(seen[1]).toMatchObject({ memory: firstMemory, reused: true, nonZero: -1 });
+    const second = await own.run(request("export default 1;"), host());
+    expect(second).toMatchObject({ ok: true, resultJson: "1" });
+    expect(find(firstMemory, secret)).toBe(-1);
   });
 });

@@ -2,12 +2,10 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
-  type QuickJSWASMModule,
+  QuickJSWASMModule,
 } from "quickjs-emscripten-core";
 import {
   DEFAULT_MAX_CALL_ARGS_BYTES,
@@ -21,13 +19,17 @@ import {
 import { formatBytes } from "../output-buffer.js";
 import type { RuntimeError, RuntimeHost, RuntimeOptions, RuntimeOutcome, RuntimeRequest, SandboxRuntime } from "../runtime.js";
 import { LIBS } from "./libs.js";
-import { FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, SERIALIZE_TOO_LARGE } from "./prelude.js";
+import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, TIMERS } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
 const Wasm = (globalThis as unknown as {
   WebAssembly: {
-    Memory: new (descriptor: { initial: number; maximum: number }) => object;
+    Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
     compile: (bytes: Uint8Array) => Promise<object>;
+    Instance: new (module: object, imports: object) => { exports: object };
   };
 }).WebAssembly;
 const WASM_PAGE_BYTES = 64 * 1024;
@@ -37,22 +39,57 @@ const WASM_BASE_BYTES = 16 * 1024 * 1024;
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
 /** Time guest getters get to answer while an error is read after the run stopped. */
 const DESCRIBE_BUDGET_MS = 50;
+/** Scripts of the engine itself that the guest compiles on first use. */
+const ENGINE_SOURCES: Record<string, string> = { format: FORMAT, console: CONSOLE, timers: TIMERS };
+
+/** Test hooks: each memory an engine is built on, seen just before its instance is created. */
+export interface QuickJSRuntimeHooks {
+  beforeInstantiate?(memory: WasmMemory, reused: boolean): void;
+}
 
 /**
- * Every run gets a fresh QuickJS WebAssembly instance with a fresh memory, so nothing one run
- * leaves in memory (even through an engine bug that reads past a buffer) is there for the next.
+ * Makes a used memory as good as a new one: every byte zero, at its base size. A memory that grew
+ * is not reused (a new one is smaller); returns false then, and the caller allocates.
+ */
+export function wipeMemory(memory: WasmMemory): boolean {
+  if (memory.buffer.byteLength !== WASM_BASE_BYTES) return false;
+  new Uint8Array(memory.buffer).fill(0);
+  return true;
+}
+
+/**
+ * Every run gets a fresh QuickJS WebAssembly instance on memory that holds nothing of an earlier
+ * run: the last run's memory, all of it zeroed (cheaper than a new one, whose pages the kernel
+ * zeroes on first touch and V8 collects later), or a new memory when the last one grew. So nothing
+ * one run leaves in memory (even through an engine bug that reads past a buffer) is there for the next.
  * The module is compiled once; the next instance is built in the background after each run, so
  * a run does not wait for it. QuickJS's own memory limit counts blocks rather than bytes in this
  * build (no malloc_usable_size), so the memory's maximum is the real cap.
  */
-export async function createQuickJSRuntime(options: RuntimeOptions): Promise<SandboxRuntime> {
+export async function createQuickJSRuntime(options: RuntimeOptions, hooks: QuickJSRuntimeHooks = {}): Promise<SandboxRuntime> {
   const wasmPath = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
-  const wasmModule = await Wasm.compile(await readFile(wasmPath));
+  const [wasmModule, loaderImport, FFI] = await Promise.all([readFile(wasmPath).then((bytes) => Wasm.compile(bytes)), variant.importModuleLoader(), variant.importFFI()]);
+  const loadEmscripten = (typeof loaderImport === "function" ? loaderImport : loaderImport.default) as unknown as (options: object) => Promise<object>;
+  const newModule = QuickJSWASMModule as unknown as new (module: unknown, ffi: unknown) => QuickJSWASMModule;
   const maximumBytes = WASM_BASE_BYTES + options.memoryLimitBytes + WASM_SLACK_BYTES;
+  /** The finished run's memory; its instance is never called again once the run has returned. */
+  let used: WasmMemory | undefined;
   const fresh = async (): Promise<QuickJSRun> => {
-    const wasmMemory = new Wasm.Memory({ initial: WASM_BASE_BYTES / WASM_PAGE_BYTES, maximum: Math.ceil(maximumBytes / WASM_PAGE_BYTES) });
-    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory } as unknown as Parameters<typeof newVariant>[1]));
-    return new QuickJSRun(module, options.memoryLimitBytes);
+    const previous = used;
+    used = undefined;
+    const reused = previous !== undefined && wipeMemory(previous);
+    const wasmMemory = reused ? previous : new Wasm.Memory({ initial: WASM_BASE_BYTES / WASM_PAGE_BYTES, maximum: Math.ceil(maximumBytes / WASM_PAGE_BYTES) });
+    hooks.beforeInstantiate?.(wasmMemory, reused);
+    // What newQuickJSWASMModuleFromVariant does, without its three dynamic imports and option wrapping per engine.
+    const instantiateWasm = (imports: object, done: (instance: object) => void) => {
+      const instance = new Wasm.Instance(wasmModule, imports);
+      done(instance);
+      return instance.exports;
+    };
+    const emscripten = await loadEmscripten({ wasmMemory, instantiateWasm });
+    (emscripten as { type?: string }).type = "sync";
+    const module = new newModule(emscripten, new FFI(emscripten as ConstructorParameters<typeof FFI>[0]));
+    return new QuickJSRun(module, options.memoryLimitBytes, wasmMemory);
   };
   const prepare = () => {
     const prepared = fresh();
@@ -67,6 +104,8 @@ export async function createQuickJSRuntime(options: RuntimeOptions): Promise<San
       try {
         return await engine.execute(request, host);
       } finally {
+        // An engine that failed (a WASM trap) gives its memory back too: it is zeroed all the same.
+        used = engine.memory;
         // After the worker has posted this run's answer, not before.
         setImmediate(() => {
           next ??= prepare();
@@ -121,7 +160,11 @@ class QuickJSRun {
   /** The guest wrote to the console: it ran, and did something a second run would repeat. */
   #wrote = false;
 
-  constructor(module: QuickJSWASMModule, memoryLimitBytes: number) {
+  constructor(
+    module: QuickJSWASMModule,
+    memoryLimitBytes: number,
+    readonly memory: WasmMemory,
+  ) {
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
     this.#runtime.setMemoryLimit(memoryLimitBytes);
@@ -222,9 +265,11 @@ class QuickJSRun {
     });
     const loadLib = vm.newFunction("loadLib", (name) => {
       const lib = vm.getString(name);
-      const source = lib === "format" ? FORMAT : LIBS[lib];
+      const source = ENGINE_SOURCES[lib] ?? LIBS[lib];
       if (source === undefined) throw new Error(`No library "${lib}".`);
-      return vm.unwrapResult(vm.evalCode(source, `${lib}.js`, { type: "global" }));
+      // The console and timers are parts of the prelude compiled late, and are named as it is in stack frames.
+      const filename = lib === "console" || lib === "timers" ? "prelude.js" : `${lib}.js`;
+      return vm.unwrapResult(vm.evalCode(source, filename, { type: "global" }));
     });
     const call = vm.newFunction("call", (batch) => {
       this.#calls(batch);
