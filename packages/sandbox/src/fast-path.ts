@@ -199,7 +199,7 @@ function afterOperand(source: string, at: number): boolean {
 function valueImports(code: string, options: { untrusted?: boolean } = {}): string[] | undefined {
   // esbuild refuses require() with a clear message; the fast path leaves that to it.
   if (code.includes("require")) return undefined;
-  if (PARAMETER_PROPERTY.test(code) && code.includes("constructor")) return undefined;
+  if (hasParameterProperty(code)) return undefined;
   let imports: ReturnType<typeof parse>[0];
   let exports: ReturnType<typeof parse>[1];
   try {
@@ -235,9 +235,35 @@ function isTypeOnly(code: string, start: number): boolean {
  * A constructor parameter property (`constructor(private url: string)`). sucrase assigns it in the
  * constructor body while QuickJS runs class fields natively, before that body, so a field that reads
  * it (`base = this.url + "/api"`) would see undefined; esbuild assigns parameter properties first.
- * A modifier anywhere in code with a constructor is enough to leave the module to esbuild.
+ * A modifier inside a constructor's parameter list leaves the module to esbuild (so does a list this
+ * scan cannot vouch for: one holding a quote, a slash, or longer than it looks); a `declare readonly`
+ * field elsewhere in the class does not.
  */
 const PARAMETER_PROPERTY = /(?<![\w$.])(?:public|private|protected|readonly|override)\s+[A-Za-z_$]/;
+/** Each constructor's parameter list is scanned this far at most, so the check stays linear in the code. */
+const MAX_PARAMETER_LIST = 2_000;
+
+function hasParameterProperty(code: string): boolean {
+  for (let at = code.indexOf("constructor"); at !== -1; at = code.indexOf("constructor", at + 11)) {
+    let i = at + 11;
+    while (i < code.length && /\s/.test(code[i] as string)) i++;
+    if (code[i] !== "(") continue;
+    const start = i;
+    let depth = 0;
+    let end = -1;
+    for (; i < code.length && i - start < MAX_PARAMETER_LIST; i++) {
+      const c = code[i] as string;
+      if (c === '"' || c === "'" || c === "`" || c === "/") return true;
+      if (c === "(" || c === "[" || c === "{") depth++;
+      else if ((c === ")" || c === "]" || c === "}") && --depth === 0) {
+        end = i;
+        break;
+      }
+    }
+    if (end < 0 || PARAMETER_PROPERTY.test(code.slice(start, end))) return true;
+  }
+  return false;
+}
 
 /** The words that start an import or a re-export, outside identifiers. */
 const IMPORT_WORD = /(?<![\w$])import(?![\w$])/g;

@@ -228,6 +228,21 @@ describe("the fast path runs TypeScript as esbuild does", () => {
     expect(run).toMatchObject({ ok: true, result: "x/api" });
   });
 
+  it("keeps a class with `declare readonly` fields and a plain constructor (the tool bridge's ToolError) on the fast path", async () => {
+    const tree: Record<string, string> = {
+      "mcp/err.ts": "export class E extends Error {\n  declare readonly tool: string;\n  constructor(tool: string, m: { a: number }) {\n    super(tool);\n    this.tool = tool;\n  }\n}",
+    };
+    const code = 'import { E } from "mcp/err.ts";\nexport default new E("t", { a: 1 }).tool;';
+    const { run, path } = await runKept({ code, modules: (specifier) => tree[specifier] });
+    expect(run).toMatchObject({ ok: true, result: "t" });
+    expect(path).toBe("fast");
+    // A modifier in a constructor's parameters, however it is laid out, still goes to esbuild.
+    for (const params of ["(private a: number)", "(\n  a = [1, 2],\n  readonly b: string,\n)", "(a = { k: 1 }, public b = 2)"]) {
+      const { path: via } = await runKept({ code: `class K { constructor${params} {} }\nexport default 1;` });
+      expect(via, params).toBe("esbuild");
+    }
+  });
+
   it("keeps TypeScript-only class and enum forms the same on both paths", async () => {
     const codes = [
       "enum E { A = 1, B = A * 2 }\nexport default E.B;",

@@ -1,6 +1,11 @@
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Codemux, type ToolPool } from "../src/index";
-import { config } from "./helpers";
+import { config, connect, misbehaving } from "./helpers";
+
+const ECHO = { name: "echo", inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] }, annotations: { readOnlyHint: true } };
 
 function core(): { core: Codemux; calls: Array<{ tool: string; options: unknown }> } {
   const calls: Array<{ tool: string; options: unknown }> = [];
@@ -17,7 +22,7 @@ function core(): { core: Codemux; calls: Array<{ tool: string; options: unknown 
     close: async () => undefined,
   };
   const c = new Codemux({ config: config({}), pool: pool as unknown as ToolPool });
-  c.catalog.setServerTools("m", [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, annotations: { readOnlyHint: true } }]);
+  c.catalog.setServerTools("m", [ECHO]);
   return { core: c, calls };
 }
 
@@ -44,5 +49,22 @@ describe("the call pipeline's hot path", () => {
     expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, signal, onprogress: progress, timeoutMs: 1234 } });
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session });
     expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true } } });
+  });
+});
+
+describe("a snippet's imports on the sandbox's fast path", () => {
+  it("links the generated tool wrappers and bridge without esbuild", async () => {
+    const kept = await mkdtemp(join(tmpdir(), "codemux-kept-"));
+    const h = await connect({ config: config({ m: misbehaving() }), keepBundlesDir: kept });
+    try {
+      const text = await h.text("execute_code", { code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "hi" });' });
+      expect(JSON.parse(text)).toMatchObject({ result: "hi", toolCalls: 1 });
+      const [run] = await readdir(kept);
+      // The fast path keeps the stripped snippet and the modules QuickJS linked; esbuild's bundle has no such header.
+      expect(await readFile(join(kept, run!, "bundle.mjs"), "utf8")).toContain("QuickJS links the modules below itself");
+    } finally {
+      await h.close();
+      await rm(kept, { recursive: true, force: true });
+    }
   });
 });
