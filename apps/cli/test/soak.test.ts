@@ -43,12 +43,14 @@ async function mixedCalls(count: number): Promise<void> {
 
 describe.skipIf(process.platform !== "linux")("soak", () => {
   it("keeps memory flat over 3,000 calls of every kind", async () => {
-    await mixedCalls(600);
+    // The sandbox's workers reuse one zeroed WebAssembly memory each, so fewer collections run and
+    // their heaps settle higher over the first ~2,000 runs (once); after that, memory must stay flat.
+    await mixedCalls(2100);
     const warm = rssMB();
     await mixedCalls(3000);
     const after = rssMB();
     expect(after - warm).toBeLessThan(60);
-  }, 180_000);
+  }, 300_000);
 
   it("answers 200 concurrent calls", async () => {
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `c${i}` } } })));
