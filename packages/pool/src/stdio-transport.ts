@@ -47,6 +47,7 @@ export class ChildProcessTransport implements Transport {
   readonly #lines: LineSplitter;
   #closed = false;
   #closing: Promise<void> | undefined;
+  #corked = false;
 
   constructor(readonly spec: StdioTransportSpec, readonly options: ChildProcessTransportOptions = {}) {
     this.stderr = options.stderr ?? new StderrRing();
@@ -111,6 +112,15 @@ export class ChildProcessTransport implements Transport {
     const stdin = this.#child?.stdin;
     if (!stdin || this.#closed || this.exit) throw new PoolError("NOT_CONNECTED", "the server process is not running");
     const line = `${JSON.stringify(message)}\n`;
+    // Messages sent in the same tick (a snippet's Promise.all) leave in one write instead of one syscall each.
+    if (!this.#corked) {
+      this.#corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        stdin.uncork();
+      });
+    }
     if (!stdin.write(line)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
   }
 
