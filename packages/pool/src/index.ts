@@ -42,7 +42,7 @@ export {
 } from "./errors";
 export type { PoolErrorCode } from "./errors";
 // The server's stdio transport splits lines and reads messages with these.
-export { jsonRpcMessage } from "./json-rpc-message";
+export { isProgressToken, jsonRpcMessage } from "./json-rpc-message";
 export { LineSplitter } from "./line-splitter";
 export type { LineSplitterOptions } from "./line-splitter";
 export { silentLogger } from "./logger";

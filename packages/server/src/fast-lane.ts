@@ -1,3 +1,4 @@
+import { isProgressToken } from "@codemux/pool";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
@@ -122,8 +123,7 @@ export function fastCallParams(message: JSONRPCMessage): CallToolRequest["params
   const meta = params._meta;
   if (meta !== undefined) {
     if (!isPlainObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return undefined;
-    const token = meta.progressToken;
-    if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return undefined;
+    if (meta.progressToken !== undefined && !isProgressToken(meta.progressToken)) return undefined;
   }
   return params as CallToolRequest["params"];
 }

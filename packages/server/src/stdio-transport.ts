@@ -1,6 +1,6 @@
 import { LineSplitter, jsonRpcMessage } from "@codemux/pool";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 export interface StdioServerTransportOptions {
   /** A longer request is refused with an error and skipped; the session goes on. */
@@ -97,7 +97,7 @@ export class StdioServerTransport implements Transport {
       this.#reject(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
       return;
     }
-    const message = requestWithMeta(value) ?? jsonRpcMessage(value);
+    const message = jsonRpcMessage(value);
     if (message) {
       if ("method" in message && "id" in message) this.#pending.add(message.id as string | number);
       this.onmessage?.(message);
@@ -113,28 +113,4 @@ export class StdioServerTransport implements Transport {
     this.onerror?.(new Error(message));
     void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
   }
-}
-
-const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
-
-/**
- * A request whose params carry `_meta` with at most a progress token (clients send one with many
- * calls), recognized without zod; `jsonRpcMessage` sends every `_meta` through the SDK's schema.
- * Only what that schema accepts unchanged: anything else (a related task, an odd token) still goes to it.
- */
-function requestWithMeta(value: unknown): JSONRPCMessage | undefined {
-  if (!isPlainObject(value) || value.jsonrpc !== "2.0" || typeof value.method !== "string") return undefined;
-  if (typeof value.id !== "string" && !Number.isSafeInteger(value.id)) return undefined;
-  const params = value.params;
-  if (!isPlainObject(params) || !isPlainObject(params._meta)) return undefined;
-  const meta = params._meta;
-  if (meta[RELATED_TASK_META_KEY] !== undefined || Object.hasOwn(meta, "__proto__")) return undefined;
-  const token = meta.progressToken;
-  if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return undefined;
-  for (const key in value) if (!REQUEST_KEYS.has(key)) return undefined;
-  return value as JSONRPCMessage;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
