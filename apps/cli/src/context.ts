@@ -46,7 +46,7 @@ export interface StartOptions {
   keepBundlesDir?: string;
 }
 
-export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger }> {
+export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger; level: LogLevel }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level);
@@ -91,7 +91,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     started.onClose(() => plugins.close());
   }
   core.start({ warmSandbox: options.serving === true });
-  return { core, logger };
+  return { core, logger, level };
 }
 
 /** The config file being served, when there is one (not the built-in default, not only inline servers). */

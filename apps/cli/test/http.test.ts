@@ -76,6 +76,18 @@ describe("codemux serve --http", () => {
     expect(stderr()).not.toContain(SECRET);
   });
 
+  it("--log-level warn leaves the access log out; the default keeps it", async () => {
+    const requestLines = (text: string) => text.split("\n").filter((l) => l.startsWith("{") && (JSON.parse(l) as { msg?: string }).msg === "request");
+    for (const [args, expected] of [[["--log-level", "warn"], 0], [[], 1]] as const) {
+      const { child, url, stderr } = await serveHttp([...args], { CODEMUX_TOKEN: TOKEN });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+      expect(requestLines(stderr()).length).toBe(expected);
+    }
+  });
+
   it("refuses a non-loopback bind without a token (exit 2), and HTTP flags without --http", async () => {
     const open = await run(["serve", "--http", "0.0.0.0:0", "--config", configFile]);
     expect(open.code).toBe(2);

@@ -12,6 +12,7 @@ import { VERSION } from "@codemux/server";
 import { UsageError, configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
 import { codemuxHome } from "../default-config";
 import { terminalStatus } from "../status";
+import { levelSink } from "../logger";
 import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
 import { positiveInt } from "./shared";
 
@@ -155,7 +156,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const pidfile = pidfilePath(configArg ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
 
-  const { core } = await startCore(command, context, {
+  const { core, level } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
     remote: true,
@@ -177,6 +178,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       compatRoutes: options.compatRoutes ?? false,
       corsOrigins: options.cors ?? [],
       allowedHosts: options.allowedHost ?? [],
+      // --log-level warn keeps the access log (info) out, and error keeps only failures.
+      log: levelSink(level),
       ...(globals.mode ? { mode: globals.mode } : {}),
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
