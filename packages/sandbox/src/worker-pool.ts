@@ -1,4 +1,5 @@
 import { PooledWorker } from "./pooled-worker.js";
+import { SPIN_WINDOW_US } from "./defaults.js";
 import type { RuntimeOptions } from "./runtime.js";
 
 export interface PoolTicket {
@@ -22,9 +23,12 @@ export class WorkerPool {
   readonly #all = new Set<PooledWorker>();
   readonly #idle: PooledWorker[] = [];
   readonly #waiters: Waiter[] = [];
+  readonly #busyRuns = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+  readonly #spinUs: number;
 
-  constructor(options: { size: number; url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions }) {
+  constructor(options: { size: number; url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; spinUs?: number }) {
     this.#size = options.size;
+    this.#spinUs = options.spinUs ?? SPIN_WINDOW_US;
     this.#url = options.url;
     this.#runtimeModule = options.runtimeModule;
     this.#runtimeOptions = options.runtimeOptions;
@@ -83,6 +87,8 @@ export class WorkerPool {
       url: this.#url,
       runtimeModule: this.#runtimeModule,
       runtimeOptions: this.#runtimeOptions,
+      busyRuns: this.#busyRuns,
+      spinUs: this.#spinUs,
       onReady: () => this.#dispatch(),
       onDeath: (dead) => {
         this.#all.delete(dead);
