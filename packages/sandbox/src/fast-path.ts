@@ -108,6 +108,17 @@ export function planFast(input: { code: string; filename: string; modules?: Modu
   };
 }
 
+/**
+ * The JavaScript a run would get for this module, when it can be preloaded: its path is one imports
+ * resolve to, and it imports nothing (a preloaded module is built before any run's modules exist).
+ */
+export function preloadCode(path: string, source: string): string | undefined {
+  const resolved = resolveSpecifier(path, "");
+  if (!resolved.ok || resolved.path !== path || ENGINE_SCRIPTS.has(path)) return undefined;
+  const module = compile(path, source);
+  return module && module.imports.length === 0 ? module.code : undefined;
+}
+
 function countAngles(code: string): number {
   let angles = 0;
   for (let at = code.indexOf("<"); at !== -1 && angles <= MAX_FAST_ANGLES; at = code.indexOf("<", at + 1)) angles++;

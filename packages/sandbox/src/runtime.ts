@@ -4,6 +4,11 @@ import type { SandboxErrorKind } from "./types.js";
 export interface RuntimeOptions {
   /** Memory of one run; the engine may also cap its whole instance from it. */
   memoryLimitBytes: number;
+  /**
+   * JavaScript modules (by path, as in `ModuleSet.sources`) to build into each run's engine before
+   * the run; the built-in QuickJS runtime uses them, another runtime (which gets bundles) may ignore them.
+   */
+  preload?: Record<string, string>;
 }
 
 /** Limits a runtime enforces on one run. */

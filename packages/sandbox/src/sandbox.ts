@@ -18,7 +18,7 @@ import {
 } from "./defaults.js";
 import { type ErrorContext, toErrorInfo } from "./error-info.js";
 import { SandboxOptionsError } from "./errors.js";
-import { type FastPlan, planFast } from "./fast-path.js";
+import { type FastPlan, planFast, preloadCode } from "./fast-path.js";
 import { formatBytes } from "./output-buffer.js";
 import type { PooledWorker, RunJob, WorkerReply } from "./pooled-worker.js";
 import { BundlePositions, ModulePositions, type StackPositions } from "./source-map.js";
@@ -94,12 +94,14 @@ export class Sandbox implements CodeExecutor {
       maxCallArgsBytes: positiveInteger("maxCallArgsBytes", options.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES),
     };
     this.#fastPath = options.runtimeModule === undefined;
+    // Another runtime gets bundles, which carry their own copy of every module.
+    const preload = options.preloadModules !== undefined && this.#fastPath ? preloadModules(options.preloadModules) : undefined;
     const workerUrl = options.workerUrl ?? defaultWorkerUrl();
     this.#pool = new WorkerPool({
       size: this.#limits.workers,
       url: typeof workerUrl === "string" ? new URL(workerUrl) : workerUrl,
       runtimeModule: options.runtimeModule?.toString(),
-      runtimeOptions: { memoryLimitBytes: this.#limits.memoryLimitBytes },
+      runtimeOptions: { memoryLimitBytes: this.#limits.memoryLimitBytes, ...(preload ? { preload } : {}) },
     });
   }
 
@@ -360,6 +362,22 @@ function waitFor(worker: Promise<PooledWorker>, deadline: number, signal: AbortS
     signal?.addEventListener("abort", onAbort, { once: true });
     void worker.then(done);
   });
+}
+
+/** The JavaScript of each module to preload, stripped as the fast path strips it for a run (so the worker can tell it is the same). */
+function preloadModules(modules: Record<string, string>): Record<string, string> {
+  if (typeof modules !== "object" || modules === null) throw new SandboxOptionsError("preloadModules must map module paths to their sources.");
+  const preload: Record<string, string> = {};
+  for (const [path, source] of Object.entries(modules)) {
+    const code = typeof source === "string" ? preloadCode(path, source) : undefined;
+    if (code === undefined) {
+      throw new SandboxOptionsError(
+        `preloadModules[${JSON.stringify(path.slice(0, 100))}] must be a module path (as imports resolve to it) with a source that imports nothing and whose types the fast path strips.`,
+      );
+    }
+    preload[path] = code;
+  }
+  return preload;
 }
 
 function positiveInteger(name: string, value: number): number {

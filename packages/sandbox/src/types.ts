@@ -31,6 +31,14 @@ export interface SandboxOptions {
   maxTotalPendingBytes?: number;
   /** JSON of one host call's arguments; default 16 MiB. Beyond it that call rejects in the guest. */
   maxCallArgsBytes?: number;
+  /**
+   * Modules nearly every snippet imports, by path as `modules` resolves them (`"mcp/bridge"`), with the
+   * source it returns for them: each run's fresh engine compiles and evaluates them in the background,
+   * before the run, so a snippet that imports one does not wait for it. Trusted code that must import
+   * nothing and have no side effects (it is evaluated whether or not the snippet imports it). A run whose
+   * resolver returns another source for such a path gets an engine without them.
+   */
+  preloadModules?: Record<string, string>;
 }
 
 export interface HostCallContext {

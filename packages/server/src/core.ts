@@ -1,4 +1,4 @@
-import { Catalog, type ToolDefinition } from "@codemux/catalog";
+import { BRIDGE_SPECIFIER, Catalog, type ToolDefinition } from "@codemux/catalog";
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
 import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
@@ -361,7 +361,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   get executor(): CodeExecutor {
-    this.#executor ??= this.#executorOption ?? new Sandbox(this.#sandboxOptions);
+    // Every tool wrapper imports the bridge: each run's engine builds it before the run.
+    this.#executor ??= this.#executorOption ?? new Sandbox({ preloadModules: { [BRIDGE_SPECIFIER]: this.modules.get(BRIDGE_SPECIFIER) as string }, ...this.#sandboxOptions });
     return this.#executor;
   }
 

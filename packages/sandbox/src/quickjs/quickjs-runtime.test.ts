@@ -231,3 +231,64 @@ describe("QuickJS runtime: each engine's memory holds nothing of an earlier run"
     expect(find(firstMemory, secret)).toBe(-1);
   });
 });
+
+describe("QuickJS runtime: preloaded modules", () => {
+  const BOX = "export const box = { n: 0 };\nexport function fail() {\n  throw new RangeError('from box');\n}\n";
+  const request = (code: string, sources: Record<string, string>) => ({
+    code,
+    filename: "snippet.ts",
+    modules: { entry: "snippet.ts", sources, links: Object.fromEntries(Object.keys(sources).map((name) => [`snippet.ts\n${name}`, name])) },
+    deadline: Date.now() + 5_000,
+    limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+  });
+  const USE_BOX = 'import { box } from "mcp/box";\nbox.n++;\nexport default box.n;';
+
+  it("links a run's import to the module built before the run, evaluated afresh in each engine", async () => {
+    const loaded: string[] = [];
+    const own = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT, preload: { "mcp/box": BOX } }, { onLoad: (name) => loaded.push(name) });
+    for (let i = 0; i < 3; i++) {
+      await own.ready?.();
+      // The state a run leaves in the module is gone in the next engine.
+      expect(await own.run(request(USE_BOX, { "mcp/box": BOX }), host())).toMatchObject({ ok: true, resultJson: "1" });
+    }
+    expect(loaded).toEqual([]);
+  });
+
+  it("keeps the frames of an error thrown in a preloaded module named after it", async () => {
+    const own = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT, preload: { "mcp/box": BOX } });
+    const outcome = await own.run(request('import { fail } from "mcp/box";\nfail();', { "mcp/box": BOX }), host());
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "runtime", message: "from box" } });
+    expect(outcome.ok ? "" : outcome.error.stack).toMatch(/at fail \(mcp\/box:3:\d+\)/);
+  });
+
+  it("gives a run that brings another source for a preloaded path an engine with that source", async () => {
+    const loaded: string[] = [];
+    const own = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT, preload: { "mcp/box": BOX } }, { onLoad: (name) => loaded.push(name) });
+    const other = "export const box = { n: 41 };";
+    expect(await own.run(request(USE_BOX, { "mcp/box": other }), host())).toMatchObject({ ok: true, resultJson: "42" });
+    expect(loaded).toEqual(["mcp/box"]);
+    await own.ready?.();
+    expect(await own.run(request(USE_BOX, { "mcp/box": BOX }), host())).toMatchObject({ ok: true, resultJson: "1" });
+    expect(loaded).toEqual(["mcp/box"]);
+  });
+
+  const failing: Array<[string, string]> = [
+    ["throws", "throw new Error('no');\nexport const box = { n: 0 };"],
+    ["awaits at the top level", "await 0;\nexport const box = { n: 0 };"],
+    ["writes to the console", "console.log('early');\nexport const box = { n: 0 };"],
+    ["imports a module", 'import "mcp/other";\nexport const box = { n: 0 };'],
+    ["never ends", "while (true) {}\nexport const box = { n: 0 };"],
+  ];
+  for (const [label, source] of failing) {
+    it(`drops a preloaded module that ${label}, and links the run's own`, async () => {
+      const loaded: string[] = [];
+      const own = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT, preload: { "mcp/box": source } }, { onLoad: (name) => loaded.push(name) });
+      const out = host();
+      expect(await own.run(request(USE_BOX, { "mcp/box": BOX }), out)).toMatchObject({ ok: true, resultJson: "1" });
+      expect(out.output).toEqual([]);
+      await own.ready?.();
+      expect(await own.run(request(USE_BOX, { "mcp/box": BOX }), host())).toMatchObject({ ok: true, resultJson: "1" });
+      expect(loaded).toEqual(["mcp/box", "mcp/box"]);
+    }, 10_000);
+  }
+});

@@ -39,12 +39,16 @@ const WASM_BASE_BYTES = 16 * 1024 * 1024;
 const WASM_SLACK_BYTES = 16 * 1024 * 1024;
 /** Time guest getters get to answer while an error is read after the run stopped. */
 const DESCRIBE_BUDGET_MS = 50;
+/** Time preloaded modules get to build in an engine; past it they are dropped (they are trusted, so this only guards against a mistake). */
+const PRELOAD_BUDGET_MS = 1_000;
 /** Scripts of the engine itself that the guest compiles on first use. */
 const ENGINE_SOURCES: Record<string, string> = { format: FORMAT, console: CONSOLE, timers: TIMERS };
 
 /** Test hooks: each memory an engine is built on, seen just before its instance is created. */
 export interface QuickJSRuntimeHooks {
   beforeInstantiate?(memory: WasmMemory, reused: boolean): void;
+  /** A run's module is compiled from its source (not found already built in the engine). */
+  onLoad?(name: string): void;
 }
 
 /**
@@ -74,7 +78,9 @@ export async function createQuickJSRuntime(options: RuntimeOptions, hooks: Quick
   const maximumBytes = WASM_BASE_BYTES + options.memoryLimitBytes + WASM_SLACK_BYTES;
   /** The finished run's memory; its instance is never called again once the run has returned. */
   let used: WasmMemory | undefined;
-  const fresh = async (): Promise<QuickJSRun> => {
+  /** Modules built into each engine before its run; dropped for good when one fails to build (it would fail in every engine). */
+  let preload = options.preload && Object.keys(options.preload).length > 0 ? options.preload : undefined;
+  const fresh = async (withPreload = true): Promise<QuickJSRun> => {
     const previous = used;
     used = undefined;
     const reused = previous !== undefined && wipeMemory(previous);
@@ -89,7 +95,9 @@ export async function createQuickJSRuntime(options: RuntimeOptions, hooks: Quick
     const emscripten = await loadEmscripten({ wasmMemory, instantiateWasm });
     (emscripten as { type?: string }).type = "sync";
     const module = new newModule(emscripten, new FFI(emscripten as ConstructorParameters<typeof FFI>[0]));
-    return new QuickJSRun(module, options.memoryLimitBytes, wasmMemory);
+    const engine = new QuickJSRun(module, { memoryLimitBytes: options.memoryLimitBytes, memory: wasmMemory, preload: withPreload ? preload : undefined, hooks });
+    if (engine.preloadFailed) preload = undefined;
+    return engine;
   };
   const prepare = () => {
     const prepared = fresh();
@@ -99,8 +107,13 @@ export async function createQuickJSRuntime(options: RuntimeOptions, hooks: Quick
   let next: Promise<QuickJSRun> | undefined = prepare();
   return {
     async run(request, host) {
-      const engine = await (next ?? prepare());
+      let engine = await (next ?? prepare());
       next = undefined;
+      if (!engine.canLink(request)) {
+        // The run brings another source for a preloaded module (or that module failed to build): an engine without preloads.
+        used = engine.memory;
+        engine = await fresh(false);
+      }
       try {
         return await engine.execute(request, host);
       } finally {
@@ -159,15 +172,22 @@ class QuickJSRun {
   #linking = false;
   /** The guest wrote to the console: it ran, and did something a second run would repeat. */
   #wrote = false;
+  /** Modules built (compiled and evaluated) into this engine before its run, by name: their JavaScript. */
+  readonly #preloaded: Record<string, string> | undefined;
+  /** One of them failed to build; the engine cannot serve a run that imports any of them. */
+  readonly preloadFailed: boolean;
+  readonly #hooks: QuickJSRuntimeHooks;
+  readonly memory: WasmMemory;
 
   constructor(
     module: QuickJSWASMModule,
-    memoryLimitBytes: number,
-    readonly memory: WasmMemory,
+    options: { memoryLimitBytes: number; memory: WasmMemory; preload: Record<string, string> | undefined; hooks: QuickJSRuntimeHooks },
   ) {
+    this.memory = options.memory;
+    this.#hooks = options.hooks;
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
-    this.#runtime.setMemoryLimit(memoryLimitBytes);
+    this.#runtime.setMemoryLimit(options.memoryLimitBytes);
     this.#runtime.setMaxStackSize(MAX_STACK_BYTES);
     // Modules are served only while the run's modules link (inside evalCode); a later import() finds nothing.
     this.#runtime.setModuleLoader(
@@ -177,6 +197,52 @@ class QuickJSRun {
     this.#vm = this.#runtime.newContext();
     // The prelude is ours and must run whole, so it runs before any interrupt handler exists.
     this.#installGlobals();
+    this.#preloaded = options.preload;
+    this.preloadFailed = options.preload !== undefined && !this.#preload(options.preload);
+  }
+
+  /**
+   * Whether this engine can run the request: every preloaded module the run links is the very code
+   * it brings (QuickJS links an import to a module of that name already built, without asking the loader).
+   */
+  canLink(request: RuntimeRequest): boolean {
+    const preloaded = this.#preloaded;
+    const sources = request.modules?.sources;
+    if (!preloaded || !sources) return true;
+    for (const name of Object.keys(preloaded)) {
+      if (Object.hasOwn(sources, name) && (this.preloadFailed || sources[name] !== preloaded[name])) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Compiles and evaluates trusted modules (no side effects, no imports) before the run, in the
+   * background, so a run that imports them finds them built. False when one fails to build.
+   */
+  #preload(modules: Record<string, string>): boolean {
+    const vm = this.#vm;
+    const until = Date.now() + PRELOAD_BUDGET_MS;
+    this.#runtime.setInterruptHandler(() => Date.now() > until);
+    try {
+      for (const [name, code] of Object.entries(modules)) {
+        const evaluated = vm.evalCode(code, name, { type: "module" });
+        if (evaluated.error) {
+          evaluated.error.dispose();
+          return false;
+        }
+        // A module with top-level await would still be pending: not preloadable.
+        const state = vm.getPromiseState(evaluated.value);
+        if (state.type === "rejected") state.error.dispose();
+        if (state.type === "fulfilled" && state.value !== evaluated.value) state.value.dispose();
+        evaluated.value.dispose();
+        if (state.type !== "fulfilled") return false;
+      }
+      return true;
+    } finally {
+      this.#runtime.removeInterruptHandler();
+      // What the modules wrote before the run is no sign that the run's code ran.
+      this.#wrote = false;
+    }
   }
 
   async execute(request: RuntimeRequest, host: RuntimeHost): Promise<RuntimeOutcome> {
@@ -233,7 +299,9 @@ class QuickJSRun {
   #load(name: string): string | undefined {
     const modules = this.#request?.modules;
     if (!this.#linking || !modules) return undefined;
-    return Object.hasOwn(modules.sources, name) ? modules.sources[name] : undefined;
+    if (!Object.hasOwn(modules.sources, name)) return undefined;
+    this.#hooks.onLoad?.(name);
+    return modules.sources[name];
   }
 
   #normalize(base: string, requested: string): string | undefined {
