@@ -5,7 +5,7 @@ import type { CallAnswer, CallRequest, FromWorker, ToWorker, WorkerData } from "
 import { createQuickJSRuntime } from "./quickjs/quickjs-runtime.js";
 import type { RuntimeHost, RuntimeOptions, RuntimeOutcome, SandboxRuntime } from "./runtime.js";
 import { SpinPolicy } from "./spin.js";
-import { stripTypes } from "./transform.js";
+import { stripTypes, warmUpStripTypes } from "./transform.js";
 
 const port = parentPort;
 if (!port) throw new Error("The sandbox worker must run in a worker thread.");
@@ -25,8 +25,13 @@ const aborts = new Map<number, AbortController>();
 let callSeq = 0;
 
 const send = (message: FromWorker) => port.postMessage(message);
+let warmed = false;
 const announceReady = async () => {
   await (await runtime).ready?.();
+  // sucrase runs once per run here, too seldom for V8 to keep it optimized: strips of a typical
+  // snippet while idle (30 at start, one after each engine build) keep a run's strip warm.
+  if (!data.runtimeModule) warmUpStripTypes(warmed ? 1 : 30);
+  warmed = true;
   send({ type: "ready" });
 };
 void announceReady().catch(() => undefined);
