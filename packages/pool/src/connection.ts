@@ -262,9 +262,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
     const lane = this.#lane;
-    if (lane === undefined || !this.#onLane(lane, options)) return this.#attempts(tool, args, options);
+    if (lane === undefined || !this.#onLane(lane, options)) return this.#attempts({ tool, args, options });
     // The common case in one promise layer (no async frame, no catch in between): a failure goes on to the retries.
-    return lane.call(tool, args ?? {}, this.#laneOptions(options)).then(this.#answered, (error: unknown) => this.#attempts(tool, args, options, { error: this.#translate(error, tool, options) }));
+    return lane.call(tool, args ?? {}, this.#laneOptions(options)).then(this.#answered, (error: unknown) => this.#attempts({ tool, args, options }, { error: this.#translate(error, tool, options) }));
   }
 
   /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
@@ -279,7 +279,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Tries until an answer or a failure not worth retrying; `first` is the first attempt's failure when it was already made. */
-  async #attempts(tool: string, args: Record<string, unknown> | undefined, options: CallOptions, first?: { error: unknown }): Promise<CallToolResult> {
+  async #attempts(call: { tool: string; args: Record<string, unknown> | undefined; options: CallOptions }, first?: { error: unknown }): Promise<CallToolResult> {
+    const { tool, args, options } = call;
     try {
       for (let retries = 0; ; retries++) {
         let failure: unknown;
