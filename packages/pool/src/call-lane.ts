@@ -30,13 +30,22 @@ export interface LaneCallOptions {
 class PendingCall {
   /** When the call times out (`performance.now()` time); progress moves it. */
   deadline = 0;
-  onAbort: (() => void) | undefined;
+  /** The calls of its signal, when it has one. */
+  watch: SignalWatch | undefined;
+  /** The transport's promise for writing the request. */
+  sent: Promise<void> | undefined;
   resolve: (result: CallToolResult) => void = noop;
   reject: (error: unknown) => void = noop;
   constructor(
     readonly id: string,
     readonly options: LaneCallOptions,
   ) {}
+}
+
+interface SignalWatch {
+  readonly signal: AbortSignal;
+  readonly calls: Set<PendingCall>;
+  readonly onAbort: () => void;
 }
 
 const noop = () => undefined;
@@ -61,6 +70,10 @@ export class CallLane {
   /** One timer for every call, armed for the earliest deadline: no timer to set and clear per call. */
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Number.POSITIVE_INFINITY;
+  /** The calls waiting on each caller's signal. */
+  readonly #watches = new Map<AbortSignal, SignalWatch>();
+  /** The last send's promise, so that calls sharing it share one rejection handler. */
+  #lastSent: Promise<void> | undefined;
 
   /** Call once the client is connected to `transport`: the lane wraps the handlers the SDK installed. */
   constructor(
@@ -102,18 +115,25 @@ export class CallLane {
       if (this.#pending.size === 1) this.#timer?.ref();
       call.deadline = performance.now() + options.timeout;
       this.#arm(call.deadline);
-      if (signal) {
-        call.onAbort = () => this.#cancel(call, signal.reason);
-        // Not `once`: #finish removes it on every way out, the abort included.
-        signal.addEventListener("abort", call.onAbort);
-      }
+      if (signal) this.#watch(signal, call);
       // A progress token always: progress then resets the timeout, even when our caller does not listen.
-      this.#transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } }).catch((error: unknown) => {
-        if (this.#pending.get(id) !== call) return;
-        this.#finish(call);
-        reject(error);
-      });
+      const sent = this.#transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } });
+      call.sent = sent;
+      // A transport that writes a tick's messages together answers them with one promise: one handler for all.
+      if (sent !== this.#lastSent) {
+        this.#lastSent = sent;
+        sent.catch((error: unknown) => this.#sendFailed(sent, error));
+      }
     });
+  }
+
+  /** The request of every call still waiting on this write was not sent: each fails with the write's error. */
+  #sendFailed(sent: Promise<void>, error: unknown): void {
+    for (const call of [...this.#pending.values()]) {
+      if (call.sent !== sent) continue;
+      this.#finish(call);
+      call.reject(error);
+    }
   }
 
   /** True when the message belongs to the lane (handled or dropped here); false sends it on to the SDK. */
@@ -195,6 +215,26 @@ export class CallLane {
     if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
   };
 
+  /**
+   * One abort listener per signal, however many calls wait on it: calls that share a signal (a snippet
+   * run's) cost a set entry each, not a listener, whose add and remove on an AbortSignal cost
+   * microseconds and grow with the listeners already there.
+   */
+  #watch(signal: AbortSignal, call: PendingCall): void {
+    let watch = this.#watches.get(signal);
+    if (watch === undefined) {
+      const calls = new Set<PendingCall>();
+      const onAbort = () => {
+        for (const waiting of [...calls]) this.#cancel(waiting, signal.reason);
+      };
+      watch = { signal, calls, onAbort };
+      this.#watches.set(signal, watch);
+      signal.addEventListener("abort", onAbort);
+    }
+    watch.calls.add(call);
+    call.watch = watch;
+  }
+
   /** Ends a pending call: tells the server (as the SDK does) and rejects. A settled call is left alone. */
   #cancel(call: PendingCall, reason: unknown): void {
     if (this.#pending.get(call.id) !== call) return;
@@ -207,7 +247,15 @@ export class CallLane {
     this.#pending.delete(call.id);
     // With no call waiting, the timer must not keep the process up.
     if (this.#pending.size === 0) this.#timer?.unref();
-    if (call.onAbort) call.options.signal?.removeEventListener("abort", call.onAbort);
+    const watch = call.watch;
+    if (watch !== undefined) {
+      watch.calls.delete(call);
+      // The listener (not `once`) goes with the signal's last call, on every way out, the abort included.
+      if (watch.calls.size === 0) {
+        watch.signal.removeEventListener("abort", watch.onAbort);
+        this.#watches.delete(watch.signal);
+      }
+    }
   }
 
   #close(): void {

@@ -257,31 +257,56 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
    * Calls a tool. A failure before the request reached the server (refused connection, HTTP 502/503,
    * a process still restarting) is retried; after it was sent, only tools annotated read-only or idempotent are.
    */
-  async callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
-    if (!this.#allowed(tool)) throw new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true });
+  callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+    if (!this.#allowed(tool)) return Promise.reject(new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true }));
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
+    const lane = this.#lane;
+    if (lane === undefined || !this.#onLane(lane, options)) return this.#attempts({ tool, args, options });
+    // The common case in one promise layer (no async frame, no catch in between): a failure goes on to the retries.
+    return lane.call(tool, args ?? {}, this.#laneOptions(options)).then(this.#answered, (error: unknown) => this.#attempts({ tool, args, options }, { error: this.#translate(error, tool, options) }));
+  }
+
+  /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
+  readonly #answered = (result: CallToolResult): CallToolResult => {
+    this.#callEnded();
+    return result;
+  };
+
+  #callEnded(): void {
+    this.#inFlight--;
+    this.#scheduleIdleStop();
+  }
+
+  /** Tries until an answer or a failure not worth retrying; `first` is the first attempt's failure when it was already made. */
+  async #attempts(call: { tool: string; args: Record<string, unknown> | undefined; options: CallOptions }, first?: { error: unknown }): Promise<CallToolResult> {
+    const { tool, args, options } = call;
     try {
       for (let retries = 0; ; retries++) {
-        try {
-          const result = await this.#callOnce(tool, args, options);
-          if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
-          return result;
-        } catch (error) {
-          // Worked out on a failure only: a call that succeeds pays for none of it.
-          const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-          const delay = delays[retries];
-          const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
-          if (delay === undefined || options.signal?.aborted || !retryable(error, safeAfterSend)) throw error;
-          this.#logger.info(`[${this.name}] ${tool}: ${(error as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
-          await abortableSleep(delay, options.signal).catch((reason: unknown) => {
-            throw new CallCancelledError(this.name, tool, { cause: reason });
-          });
+        let failure: unknown;
+        if (retries === 0 && first !== undefined) {
+          failure = first.error;
+        } else {
+          try {
+            const result = await this.#callOnce(tool, args, options);
+            if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
+            return result;
+          } catch (error) {
+            failure = error;
+          }
         }
+        // Worked out on a failure only: a call that succeeds pays for none of it.
+        const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+        const delay = delays[retries];
+        const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
+        if (delay === undefined || options.signal?.aborted || !retryable(failure, safeAfterSend)) throw failure;
+        this.#logger.info(`[${this.name}] ${tool}: ${(failure as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+        await abortableSleep(delay, options.signal).catch((reason: unknown) => {
+          throw new CallCancelledError(this.name, tool, { cause: reason });
+        });
       }
     } finally {
-      this.#inFlight--;
-      this.#scheduleIdleStop();
+      this.#callEnded();
     }
   }
 
@@ -327,12 +352,17 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   /** One attempt. A ready stdio server is called on the lane at once: no await before the request is written. */
   #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const lane = this.#lane;
-    if (lane !== undefined && lane.client === this.#client && this.#state === "ready" && !options.signal?.aborted) {
+    if (lane !== undefined && this.#onLane(lane, options)) {
       return lane.call(tool, args ?? {}, this.#laneOptions(options)).catch((error: unknown) => {
         throw this.#translate(error, tool, options);
       });
     }
     return this.#connectAndCall(tool, args, options);
+  }
+
+  /** The lane serves the ready client it was made for; an aborted call takes the slow path, which says so. */
+  #onLane(lane: CallLane, options: CallOptions): boolean {
+    return lane.client === this.#client && this.#state === "ready" && !options.signal?.aborted;
   }
 
   #laneOptions(options: CallOptions): LaneCallOptions {

@@ -47,7 +47,8 @@ export class ChildProcessTransport implements Transport {
   readonly #lines: LineSplitter;
   #closed = false;
   #closing: Promise<void> | undefined;
-  #corked = false;
+  /** The messages sent in this tick, not yet written. */
+  #batch: OutgoingBatch | undefined;
 
   constructor(readonly spec: StdioTransportSpec, readonly options: ChildProcessTransportOptions = {}) {
     this.stderr = options.stderr ?? new StderrRing();
@@ -108,21 +109,47 @@ export class ChildProcessTransport implements Transport {
     });
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
-    if (!stdin || this.#closed || this.exit) throw new PoolError("NOT_CONNECTED", "the server process is not running");
-    const line = `${JSON.stringify(message)}\n`;
-    // Messages sent in the same tick (a snippet's Promise.all) leave in one write instead of one syscall each.
-    if (!this.#corked) {
-      this.#corked = true;
-      stdin.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        stdin.uncork();
-      });
+    if (!stdin || this.#closed || this.exit) return Promise.reject(new PoolError("NOT_CONNECTED", "the server process is not running"));
+    let line: string;
+    try {
+      line = `${JSON.stringify(message)}\n`;
+    } catch (error) {
+      return Promise.reject(error);
     }
-    if (!stdin.write(line)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
+    // Messages sent in the same tick (a snippet's Promise.all) leave as one string in one write: one
+    // syscall, and no per-message chunk for the stream to queue and hand to writev.
+    if (this.#batch === undefined) {
+      this.#batch = new OutgoingBatch();
+      process.nextTick(this.#flush);
+    }
+    this.#batch.text += line;
+    return this.#batch.written;
   }
+
+  /** Writes the tick's messages; their senders' promise settles once the stream took them (after a drain when it is full). */
+  readonly #flush = (): void => {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    this.#batch = undefined;
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable) {
+      batch.fail(new PoolError("NOT_CONNECTED", "the server process is not running"));
+      return;
+    }
+    if (stdin.write(batch.text)) {
+      batch.done();
+      return;
+    }
+    const settle = () => {
+      stdin.off("drain", settle);
+      stdin.off("close", settle);
+      batch.done();
+    };
+    stdin.on("drain", settle);
+    stdin.on("close", settle);
+  };
 
   /** Closes stdin, then SIGTERMs and finally SIGKILLs the server's whole process group; resolves when nothing of it is left. */
   close(): Promise<void> {
@@ -141,6 +168,8 @@ export class ChildProcessTransport implements Transport {
     });
     const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
     const within = (ms: number) => Promise.race([closed.then(() => true), sleep(ms).then(() => false)]);
+    // Messages sent in this tick still go out before stdin ends.
+    this.#flush();
     child.stdin?.end();
     if (!(await within(STDIN_CLOSE_GRACE_MS))) {
       signalGroup(child, "SIGTERM");
@@ -176,4 +205,15 @@ export class ChildProcessTransport implements Transport {
     if (message) this.onmessage?.(message);
     else this.options.onNoise?.(line);
   }
+}
+
+/** The text of the messages sent in one tick, and the promise their senders share. */
+class OutgoingBatch {
+  text = "";
+  done: () => void = () => undefined;
+  fail: (error: Error) => void = () => undefined;
+  readonly written = new Promise<void>((resolve, reject) => {
+    this.done = resolve;
+    this.fail = reject;
+  });
 }

@@ -108,6 +108,21 @@ describe("tools/call on the fast lane (stdio)", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
+  it("calls sharing one signal put one abort listener on it, and its abort cancels each of them downstream", async () => {
+    const pool = await startPool([stdioSpec("m")]);
+    const controller = new AbortController();
+    const hung = Array.from({ length: 20 }, () => pool.callTool("m", "hang", {}, { signal: controller.signal }));
+    const answered = Array.from({ length: 20 }, (_, i) => pool.callTool("m", "echo", { text: `e${i}` }, { signal: controller.signal }));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    expect((await Promise.all(answered)).map(textOf)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
+    // One round trip after them: the server has the hung calls when the abort comes.
+    await pool.callTool("m", "counter", {});
+    controller.abort(new Error("the run ended"));
+    for (const call of hung) await expect(call).rejects.toBeInstanceOf(CallCancelledError);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(await cancellations(pool, "m")).toMatchObject({ count: 20, notices: 20 });
+  });
+
   it("does not send a call whose signal aborted before it started", async () => {
     const pool = await startPool([stdioSpec("m")]);
     const before = JSON.parse(textOf(await pool.callTool("m", "counter"))).calls as number;

@@ -25,10 +25,51 @@ describe("the stdio client transport's writes", () => {
     try {
       await Promise.all(Array.from({ length: 50 }, (_, i) => transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: `m${i}` } } })));
       await done;
-      // Uncorked, each message is a write (a syscall) of its own.
+      // Uncorked, each message is a write (a syscall) of its own; corked, they are 50 chunks handed to writev.
       expect(write.mock.calls.length + writev.mock.calls.length).toBeLessThanOrEqual(2);
+      expect(writev).not.toHaveBeenCalled();
     } finally {
       await transport.close();
     }
+  });
+
+  it("a tick's messages larger than the pipe's buffer all arrive, and their sends settle", async () => {
+    const transport = new ChildProcessTransport({ type: "stdio", command: process.execPath, args: [rawServer], env: {} });
+    const answers = new Map<unknown, string>();
+    let all: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      all = resolve;
+    });
+    transport.onmessage = (message) => {
+      const { id, result } = message as unknown as { id: number; result: { content: Array<{ text: string }> } };
+      answers.set(id, result.content[0]?.text ?? "");
+      if (answers.size === 20) all();
+    };
+    await transport.start();
+    try {
+      const text = (i: number) => `${i}`.padEnd(100_000, "x");
+      await Promise.all(Array.from({ length: 20 }, (_, i) => transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: text(i) } } })));
+      await done;
+      for (let i = 0; i < 20; i++) expect(answers.get(i)).toBe(text(i));
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it("messages sent in the tick the transport closes still reach the server", async () => {
+    const transport = new ChildProcessTransport({ type: "stdio", command: process.execPath, args: [rawServer], env: {} });
+    await transport.start();
+    const stdin = vi.spyOn(Socket.prototype, "_write" as never);
+    const sent = transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await transport.close();
+    await sent;
+    expect(stdin).toHaveBeenCalledTimes(1);
+  });
+
+  it("a send after the server exited is refused", async () => {
+    const transport = new ChildProcessTransport({ type: "stdio", command: process.execPath, args: [rawServer], env: {} });
+    await transport.start();
+    await transport.close();
+    await expect(transport.send({ jsonrpc: "2.0", method: "notifications/initialized" })).rejects.toThrow(/not running/);
   });
 });

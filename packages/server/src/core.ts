@@ -314,22 +314,29 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     await Promise.all(importedServers(code).map((server) => this.#waitForServer(server)));
     const session = options.session ?? this.session();
     const { requestId, job, onprogress } = options;
-    return this.executor.execute({
-      code,
-      modules: (specifier) => this.module(specifier, session),
-      // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
-      onCall: (name, args, context) => {
-        if (isResourceCall(name)) return resourceCall(this, name, args, session);
-        const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal };
-        if (requestId !== undefined) request.requestId = requestId;
-        if (job !== undefined) request.job = job;
-        if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
-        return this.pipeline.call(request);
-      },
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(this.options.keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(this.options.keepBundlesDir as string, bundle) } : {}),
-    });
+    // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
+    let runCalls: AbortController | undefined;
+    try {
+      return await this.executor.execute({
+        code,
+        modules: (specifier) => this.module(specifier, session),
+        // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
+        onCall: (name, args, context) => {
+          if (isResourceCall(name)) return resourceCall(this, name, args, session);
+          runCalls ??= new AbortController();
+          const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
+          if (requestId !== undefined) request.requestId = requestId;
+          if (job !== undefined) request.job = job;
+          if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
+          return this.pipeline.call(request);
+        },
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(this.options.keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(this.options.keepBundlesDir as string, bundle) } : {}),
+      });
+    } finally {
+      runCalls?.abort(new Error("The sandbox run ended."));
+    }
   }
 
   /** Writes one run's snippet, bundle and source map to a folder of its own (owner-only), and logs where. */

@@ -12,6 +12,7 @@ export interface ToolPool {
   status(): ServerStatus[];
   /** Connects every server; resolves when each is ready or failed. Never rejects. */
   start(): Promise<void>;
+  /** `options.signal` may be shared by many calls (a snippet run's, aborted when the run ends): an abort after a call settled must not touch it. */
   callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
   on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
   on(event: "state", listener: (status: ServerStatus) => void): unknown;

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { Codemux, type ToolPool } from "../src/index";
+import { Codemux, type ToolCallMiddleware, type ToolPool } from "../src/index";
 import { config, connect, misbehaving } from "./helpers";
 
 const ECHO = { name: "echo", inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] }, annotations: { readOnlyHint: true } };
@@ -49,6 +49,77 @@ describe("the call pipeline's hot path", () => {
     expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, signal, onprogress: progress, timeoutMs: 1234 } });
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session });
     expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true } } });
+  });
+});
+
+describe("a snippet's calls and their signals", () => {
+  /** A core whose pool records the signal of each call; m__hang answers only when its signal aborts. */
+  function recordingCore(middleware: ToolCallMiddleware[] = []): { core: Codemux; poolSignals: Array<AbortSignal | undefined> } {
+    const poolSignals: Array<AbortSignal | undefined> = [];
+    const pool = {
+      names: ["m"],
+      status: () => [{ name: "m", state: "ready" as const }],
+      start: async () => undefined,
+      callTool: async (...[, tool, args, options]: [string, string, Record<string, unknown>?, { signal?: AbortSignal }?]) => {
+        const signal = options?.signal;
+        poolSignals.push(signal);
+        if (tool === "hang") await new Promise((resolve) => signal?.addEventListener("abort", resolve));
+        return { content: [{ type: "text" as const, text: String(args?.text) }] };
+      },
+      on: () => undefined,
+      off: () => undefined,
+      close: async () => undefined,
+    };
+    const c = new Codemux({ config: config({}), pool: pool as unknown as ToolPool, middleware });
+    c.catalog.setServerTools("m", [ECHO, { name: "hang", inputSchema: { type: "object" as const } }]);
+    return { core: c, poolSignals };
+  }
+
+  it("share one signal downstream, aborted when the run ends; middleware still see each call's own signal", async () => {
+    const seen: Array<AbortSignal | undefined> = [];
+    const { core: c, poolSignals } = recordingCore([
+      (ctx, next) => {
+        seen.push(ctx.signal);
+        return next(ctx);
+      },
+    ]);
+    try {
+      const code = `const calls = [1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) }));\n__host_call("m__hang", {});\nexport default (await Promise.all(calls)).length;`;
+      const run = await c.executeCode(code);
+      expect(run).toMatchObject({ ok: true, result: 3 });
+      expect(poolSignals).toHaveLength(4);
+      expect(new Set(poolSignals).size).toBe(1);
+      // The hung call was pending when the run ended: its downstream signal aborted, and with it the call's own.
+      expect(poolSignals[0]?.aborted).toBe(true);
+      expect(seen).toHaveLength(4);
+      expect(new Set(seen).size).toBe(4);
+      expect(seen.every((signal) => signal !== undefined && signal !== poolSignals[0])).toBe(true);
+      expect(seen.filter((signal) => signal?.aborted)).toHaveLength(1);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("a middleware that passes on another signal or context has its signal reach the pool", async () => {
+    const own = new AbortController();
+    const { core: c, poolSignals } = recordingCore([
+      (ctx, next) => (ctx.arguments.text === "1" ? next({ ...ctx, signal: own.signal }) : ctx.arguments.text === "2" ? next({ ...ctx }) : next(ctx)),
+    ]);
+    const seen: Array<AbortSignal | undefined> = [];
+    c.pipeline.use((ctx, next) => {
+      seen.push(ctx.signal);
+      return next(ctx);
+    });
+    try {
+      const code = `export default (await Promise.all([1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) })))).length;`;
+      expect(await c.executeCode(code)).toMatchObject({ ok: true, result: 3 });
+      expect(poolSignals[0]).toBe(own.signal);
+      // A copied context keeps the call's own signal, and the pool gets it.
+      expect(poolSignals[1]).toBe(seen[1]);
+      expect(poolSignals[2]).not.toBe(seen[2]);
+    } finally {
+      await c.close();
+    }
   });
 });
 

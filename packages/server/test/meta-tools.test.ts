@@ -130,6 +130,15 @@ describe("call_tool", () => {
     await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
   });
 
+  it("cancels at the server a snippet's call still pending when the snippet ends", async () => {
+    const cancellations = async () => JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number; notices: number };
+    const before = await cancellations();
+    const code = 'import { hang } from "mcp/servers/bad/hang";\nimport { echo } from "mcp/servers/bad/echo";\nvoid hang({}).catch(() => undefined);\nexport default await echo({ text: "done" });';
+    expect(JSON.parse(await h.text("execute_code", { code })).result).toBe("done");
+    await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
+    expect((await cancellations()).notices).toBe(before.notices + 1);
+  });
+
   it("sends no cancellation for calls that already finished when a snippet ends", async () => {
     const notices = async () => (JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { notices: number }).notices;
     const before = await notices();

@@ -81,6 +81,13 @@ export interface CallRequest {
   origin: CallOrigin;
   session: SessionInfo;
   signal?: AbortSignal;
+  /**
+   * Ends the downstream request in place of `signal`, as long as the context's `signal` is still this
+   * request's: one signal shared by many calls, which must abort as soon as `signal` does while the call
+   * is pending. A snippet's calls share their run's (aborted when the run ends, as each call's own
+   * signal is then), sparing each call an abort listener of its own on its signal, at microseconds apiece.
+   */
+  downstreamSignal?: AbortSignal;
   progress?: (progress: Progress) => void;
   timeoutMs?: number;
   requestId?: string;

@@ -1,12 +1,12 @@
-import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry } from "@codemux/catalog";
+import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry, type ToolAnnotations } from "@codemux/catalog";
 import { ServerUnavailableError, type CallOptions } from "@codemux/pool";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
 import { composeMiddleware } from "./compose";
-import type { CallContext, CallRequest, NextCall, ToolCallMiddleware } from "./context";
+import type { CallContext, CallOrigin, CallRequest, NextCall, SessionInfo, ToolCallMiddleware } from "./context";
 
 export interface ToolCallPipelineOptions {
   pool: ToolPool;
@@ -74,20 +74,7 @@ export class ToolCallPipeline {
   }
 
   #run(entry: CatalogEntry, request: CallRequest): Promise<CallToolResult> {
-    const ctx: CallContext = {
-      entry,
-      annotations: entry.tool.annotations ?? {},
-      arguments: (request.arguments ?? {}) as Record<string, unknown>,
-      origin: request.origin,
-      session: request.session,
-      signal: request.signal,
-      progress: request.progress,
-      timeoutMs: request.timeoutMs,
-      requestId: request.requestId,
-      job: request.job,
-      state: new Map(),
-    };
-    return this.#chain(ctx);
+    return this.#chain(new PipelineContext(entry, request));
   }
 
   #compose(): NextCall {
@@ -98,11 +85,55 @@ export class ToolCallPipeline {
     return composeMiddleware([...this.#middleware, validate], (ctx) => {
       // The pool retries transient failures of read-only and idempotent tools only.
       const options: CallOptions = { annotations: ctx.annotations };
-      if (ctx.signal) options.signal = ctx.signal;
+      const signal = PipelineContext.downstreamSignal(ctx);
+      if (signal) options.signal = signal;
       if (ctx.progress) options.onprogress = ctx.progress;
       if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
       return this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, options);
     });
+  }
+}
+
+/** A call's context as the pipeline makes it; it also knows the signal the downstream request takes. */
+class PipelineContext implements CallContext {
+  readonly annotations: ToolAnnotations;
+  arguments: Record<string, unknown>;
+  readonly origin: CallOrigin;
+  readonly session: SessionInfo;
+  readonly signal: AbortSignal | undefined;
+  readonly progress: ((progress: Progress) => void) | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly requestId: string | undefined;
+  readonly job: string | undefined;
+  readonly state = new Map<string, unknown>();
+  readonly #requestSignal: AbortSignal | undefined;
+  readonly #downstreamSignal: AbortSignal | undefined;
+
+  constructor(
+    readonly entry: CatalogEntry,
+    request: CallRequest,
+  ) {
+    this.annotations = entry.tool.annotations ?? {};
+    this.arguments = (request.arguments ?? {}) as Record<string, unknown>;
+    this.origin = request.origin;
+    this.session = request.session;
+    this.signal = request.signal;
+    this.progress = request.progress;
+    this.timeoutMs = request.timeoutMs;
+    this.requestId = request.requestId;
+    this.job = request.job;
+    this.#requestSignal = request.signal;
+    this.#downstreamSignal = request.signal === undefined ? undefined : request.downstreamSignal;
+  }
+
+  /**
+   * The signal that ends the downstream request: the request's shared `downstreamSignal` while the
+   * context still carries the request's own signal; the context's signal when a middleware passed on
+   * another context or signal.
+   */
+  static downstreamSignal(ctx: CallContext): AbortSignal | undefined {
+    if (#downstreamSignal in ctx && ctx.#downstreamSignal !== undefined && ctx.signal === ctx.#requestSignal) return ctx.#downstreamSignal;
+    return ctx.signal;
   }
 }
 
