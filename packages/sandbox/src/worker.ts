@@ -28,9 +28,10 @@ const send = (message: FromWorker) => port.postMessage(message);
 let warmed = false;
 const announceReady = async () => {
   await (await runtime).ready?.();
-  // sucrase runs once per run here, too seldom for V8 to keep it optimized: strips of a typical
-  // snippet while idle (30 at start, one after each engine build) keep a run's strip warm.
-  if (!data.runtimeModule) warmUpStripTypes(warmed ? 1 : 30);
+  // sucrase runs once per run here: its first strips cost ~1 ms each until V8 has optimized it, so a
+  // new worker strips a typical snippet 30 times first (one more after each engine build delayed
+  // back-to-back runs more than it sped up their strips).
+  if (!data.runtimeModule && !warmed) warmUpStripTypes(30);
   warmed = true;
   send({ type: "ready" });
 };
