@@ -24,8 +24,6 @@ export const DEFAULT_BUNDLE_TIMEOUT_MS = 10_000;
 /** Bundles built at once; each may hold esbuild's whole error report in memory. */
 export const DEFAULT_MAX_CONCURRENT_BUNDLES = 2;
 export const DEFAULT_FILENAME = "snippet.ts";
-/** How long a worker polls for the answers to the calls it just sent before it sleeps (SpinPolicy, src/spin.ts), in µs. */
-export const SPIN_WINDOW_US = 300;
 /** Time a worker gets past its deadline to answer before it is terminated. */
 export const WORKER_GRACE_MS = 500;
 

@@ -9,7 +9,7 @@ export type RunJob = Extract<ToWorker, { type: "run" }>;
 export type CallHandler = (name: string, json: string | undefined) => Promise<string | undefined>;
 
 export type WorkerReply =
-  | { type: "done"; outcome: RuntimeOutcome; output: CapturedOutput; entry?: { map?: string; code?: string }; spun: number }
+  | { type: "done"; outcome: RuntimeOutcome; output: CapturedOutput; entry?: { map?: string; code?: string } }
   | { type: "crashed"; message: string }
   | { type: "killed"; reason: "timeout" | "aborted" };
 
@@ -33,25 +33,11 @@ export class PooledWorker {
   #started = false;
   readonly #onReady: () => void;
 
-  /** Runs in progress in this worker's pool, shared with every worker of it. */
-  readonly #busyRuns: Int32Array;
-
-  constructor(options: {
-    url: URL;
-    runtimeModule?: string;
-    runtimeOptions: RuntimeOptions;
-    busyRuns: Int32Array;
-    spinUs: number;
-    onDeath: (worker: PooledWorker) => void;
-    onReady: () => void;
-  }) {
-    this.#busyRuns = options.busyRuns;
+  constructor(options: { url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; onDeath: (worker: PooledWorker) => void; onReady: () => void }) {
     this.#onDeath = options.onDeath;
     this.#onReady = options.onReady;
     const workerData: WorkerData = {
       abortFlag: this.#abortFlag.buffer as SharedArrayBuffer,
-      busyRuns: options.busyRuns.buffer as SharedArrayBuffer,
-      spinUs: options.spinUs,
       runtimeModule: options.runtimeModule,
       runtimeOptions: options.runtimeOptions,
     };
@@ -92,7 +78,6 @@ export class PooledWorker {
         onCall: options.onCall,
         onTaken: options.onTaken,
         finish: (reply) => {
-          Atomics.sub(this.#busyRuns, 0, 1);
           clearTimeout(watchdog);
           clearTimeout(graceTimer);
           options.signal?.removeEventListener("abort", onAbort);
@@ -101,7 +86,6 @@ export class PooledWorker {
           resolve(reply);
         },
       };
-      Atomics.add(this.#busyRuns, 0, 1);
       this.#worker.ref();
       this.#ready = false;
       this.#post(job);
@@ -127,7 +111,7 @@ export class PooledWorker {
     if (!active || message.runId !== active.runId) return;
     if (message.type === "done") {
       if (message.outcome.retire) this.#retire();
-      active.finish({ type: "done", outcome: message.outcome, output: message.output, spun: message.spun, ...(message.entry ? { entry: message.entry } : {}) });
+      active.finish({ type: "done", outcome: message.outcome, output: message.output, ...(message.entry ? { entry: message.entry } : {}) });
       return;
     }
     if (message.taken > 0) active.onTaken?.(message.taken);

@@ -4,10 +4,6 @@ import type { ModuleSet, RuntimeLimits, RuntimeOptions, RuntimeOutcome } from ".
 export interface WorkerData {
   /** Int32 slot the main thread sets to a run id to cancel that run, even while it is busy. */
   abortFlag: SharedArrayBuffer;
-  /** Int32 slot counting the runs in progress in the worker's pool (for SpinPolicy). */
-  busyRuns: SharedArrayBuffer;
-  /** SpinPolicy's window in microseconds; 0 never polls. */
-  spinUs: number;
   runtimeModule?: string;
   runtimeOptions: RuntimeOptions;
 }
@@ -55,8 +51,6 @@ export type FromWorker =
       output: CapturedOutput;
       /** Fast path: the stripped snippet's source map, sent when an error needs its positions, and the code when asked for. */
       entry?: { map?: string; code?: string };
-      /** Answer messages the worker took while polling for them (SpinPolicy), not through its event loop. */
-      spun: number;
     }
   /** The next run can start without waiting for the engine; sent at start-up and after each run. */
   | { type: "ready" };

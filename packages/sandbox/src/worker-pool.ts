@@ -1,5 +1,4 @@
 import { PooledWorker } from "./pooled-worker.js";
-import { SPIN_WINDOW_US } from "./defaults.js";
 import type { RuntimeOptions } from "./runtime.js";
 
 export interface PoolTicket {
@@ -23,12 +22,9 @@ export class WorkerPool {
   readonly #all = new Set<PooledWorker>();
   readonly #idle: PooledWorker[] = [];
   readonly #waiters: Waiter[] = [];
-  readonly #busyRuns = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-  readonly #spinUs: number;
 
-  constructor(options: { size: number; url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions; spinUs?: number }) {
+  constructor(options: { size: number; url: URL; runtimeModule?: string; runtimeOptions: RuntimeOptions }) {
     this.#size = options.size;
-    this.#spinUs = options.spinUs ?? SPIN_WINDOW_US;
     this.#url = options.url;
     this.#runtimeModule = options.runtimeModule;
     this.#runtimeOptions = options.runtimeOptions;
@@ -87,8 +83,6 @@ export class WorkerPool {
       url: this.#url,
       runtimeModule: this.#runtimeModule,
       runtimeOptions: this.#runtimeOptions,
-      busyRuns: this.#busyRuns,
-      spinUs: this.#spinUs,
       onReady: () => this.#dispatch(),
       onDeath: (dead) => {
         this.#all.delete(dead);

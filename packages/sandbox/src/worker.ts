@@ -1,20 +1,14 @@
-import { availableParallelism } from "node:os";
-import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { OutputBuffer } from "./output-buffer.js";
 import type { CallAnswer, CallRequest, FromWorker, ToWorker, WorkerData } from "./protocol.js";
 import { createQuickJSRuntime } from "./quickjs/quickjs-runtime.js";
 import type { RuntimeHost, RuntimeOptions, RuntimeOutcome, SandboxRuntime } from "./runtime.js";
-import { SpinPolicy } from "./spin.js";
 import { stripTypes, warmUpStripTypes } from "./transform.js";
 
 const port = parentPort;
 if (!port) throw new Error("The sandbox worker must run in a worker thread.");
 const data = workerData as WorkerData;
 const abortFlag = new Int32Array(data.abortFlag);
-const busyRuns = new Int32Array(data.busyRuns);
-const spinPolicy = new SpinPolicy(data.spinUs, availableParallelism());
-/** Answer messages taken by polling during the current run. */
-let spun = 0;
 const runtime: Promise<SandboxRuntime> = data.runtimeModule
   ? loadRuntime(data.runtimeModule, data.runtimeOptions)
   : createQuickJSRuntime(data.runtimeOptions);
@@ -37,7 +31,7 @@ const announceReady = async () => {
 };
 void announceReady().catch(() => undefined);
 
-const onMessage = (message: ToWorker) => {
+port.on("message", (message: ToWorker) => {
   switch (message.type) {
     case "run":
       void run(message);
@@ -57,29 +51,10 @@ const onMessage = (message: ToWorker) => {
       aborts.get(message.runId)?.abort();
       break;
   }
-};
-port.on("message", onMessage);
-
-/** Polls the port for the answers to calls just sent, for SpinPolicy's window; true if a message came. */
-function awaitAnswersSpinning(): boolean {
-  if (!spinPolicy.shouldSpin(Atomics.load(busyRuns, 0))) return false;
-  const end = performance.now() + spinPolicy.windowUs / 1000;
-  do {
-    const received = receiveMessageOnPort(port as NonNullable<typeof port>);
-    if (received) {
-      spun++;
-      spinPolicy.hit();
-      onMessage(received.message as ToWorker);
-      return true;
-    }
-  } while (performance.now() < end);
-  spinPolicy.miss();
-  return false;
-}
+});
 
 async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
   const { runId } = request;
-  spun = 0;
   const controller = new AbortController();
   aborts.set(runId, controller);
   taken.set(runId, 0);
@@ -104,7 +79,6 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
             send({ type: "calls", runId, calls: outbox, taken: taken.get(runId) ?? 0 });
             taken.set(runId, 0);
             outbox = [];
-            awaitAnswersSpinning();
           });
         }
         outbox.push({ callId, name, json });
@@ -154,7 +128,6 @@ async function run(request: Extract<ToWorker, { type: "run" }>): Promise<void> {
       stdoutTruncated: output.stdout.truncated,
       stderrTruncated: output.stderr.truncated,
     },
-    spun,
   });
   void announceReady().catch(() => undefined);
 }
