@@ -201,6 +201,8 @@ async function main(): Promise<void> {
   if (flags.http !== undefined) return serveHttp(flags, flags.http);
   const transport = new StdioServerTransport();
   await createMisbehavingServer(flags).connect(transport);
+  // Like a well-behaved server, it ends with its client: a slow call in progress (up to minutes) would otherwise outlive the test that made it.
+  process.stdin.once("end", () => process.exit(0));
   const receive = transport.onmessage;
   transport.onmessage = (message) => {
     if ("method" in message && message.method === "notifications/cancelled") cancelNotices.count++;
