@@ -1,12 +1,12 @@
 import { type ExecuteRequest, Sandbox } from "@codemux/sandbox";
 import { afterAll, describe, expect, it } from "vitest";
+import { keptPath, viaEsbuild } from "./kept-path";
 
 // Hostile snippets against the fast path (es-module-lexer + sucrase + QuickJS linking): it must
 // never allow what esbuild refuses, never run a side effect twice, and never stall the caller.
 const sandbox = new Sandbox({ workers: 2 });
 afterAll(() => sandbox.close());
 
-const FAST_HEADER = "types stripped; QuickJS links the modules below itself";
 const files: Record<string, string> = {
   "mcp/ok.ts": "export const ok = 1;\nexport interface Shape { a: number }",
 };
@@ -22,12 +22,8 @@ async function runKept(request: ExecuteRequest) {
     ...request,
     onBundle: (bundle) => kept.push(bundle.bundle),
   });
-  const path = kept.length === 0 ? "none" : kept.every((bundle) => bundle.includes(FAST_HEADER)) ? "fast" : "esbuild";
-  return { run, path, names };
+  return { run, path: keptPath(kept), names };
 }
-
-/** The same snippet forced through esbuild: the fast path leaves any code that mentions require to it. */
-const viaEsbuild = (code: string) => `${code}\n// require`;
 
 /** The fast path's outcome must be esbuild's: same ok, result, error kind and message. */
 async function expectSameAsEsbuild(code: string) {

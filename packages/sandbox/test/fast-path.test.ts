@@ -1,20 +1,15 @@
 import { type ExecuteRequest, Sandbox } from "@codemux/sandbox";
 import { afterAll, describe, expect, it } from "vitest";
+import { keptPath, viaEsbuild } from "./kept-path";
 
 const sandbox = new Sandbox({ workers: 2 });
 afterAll(() => sandbox.close());
 
-/** The fast path's kept bundle starts with this line; esbuild's is esbuild's output. */
-const FAST_HEADER = "types stripped; QuickJS links the modules below itself";
-
 async function runKept(request: ExecuteRequest) {
   const kept: string[] = [];
   const run = await sandbox.execute({ ...request, onBundle: (bundle) => kept.push(bundle.bundle) });
-  return { run, path: kept.length === 0 ? "none" : kept.every((bundle) => bundle.includes(FAST_HEADER)) ? "fast" : "esbuild" };
+  return { run, path: keptPath(kept) };
 }
-
-/** The same snippet forced through esbuild: the fast path leaves any code that mentions require to it. */
-const viaEsbuild = (code: string) => `${code} // require`;
 
 const files: Record<string, string> = {
   "mcp/lib.ts": "\nexport function fail(): never {\n  throw new RangeError('from lib');\n}",
