@@ -41,7 +41,7 @@ export function buildProgram(context: RunContext): Command {
     .version(VERSION, "-v, --version")
     .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers)"))
     .addOption(new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool").choices(Object.keys(BUILT_IN_SURFACES)).default("code"))
-    .addOption(new Option("--log-level <level>", "stderr logging; debug logs every call").choices([...LOG_LEVELS]))
+    .addOption(new Option("--log-level <level>", "stderr logging; debug logs every call; warn or error leaves out the HTTP access log").choices([...LOG_LEVELS]))
     .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
     .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
