@@ -79,6 +79,7 @@ async function main(): Promise<void> {
   if (latency) table(`Call latency over stdio (${latency.call.samples} calls, echo on a local server)`, [
     ["direct client p50 / p99", `${latency.call.directP50Ms} / ${latency.call.directP99Ms} ms`],
     ["through codemux call_tool p50 / p99", `${latency.call.codemuxP50Ms} / ${latency.call.codemuxP99Ms} ms`, `x${latency.call.ratioP50} at p50`],
+    ["5 ms idle before each call: direct / codemux p50", `${latency.call.spacedDirectP50Ms} / ${latency.call.spacedCodemuxP50Ms} ms`, `x${latency.call.spacedRatioP50}`],
   ]);
   if (latency) table("execute_code over stdio", [
     ["trivial snippet p50 / p99", `${latency.execute.trivialP50Ms} / ${latency.execute.trivialP99Ms} ms`],

@@ -7,6 +7,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { connectCodemux, connectCommand, textOf } from "./client";
 import { cliPath } from "./paths";
 import { percentile, round, timed } from "./stats";
@@ -40,6 +41,10 @@ export interface LatencyReport {
     /** A plain SDK Server-to-Client proxy (no codemux) on the same server: the floor any SDK proxy pays. */
     plainProxyP50Ms: number;
     plainProxyRatioP50: number;
+    /** The same two, alternating, each call after 5 ms of idle (as a model calls tools, seconds apart): no process is hot. */
+    spacedDirectP50Ms: number;
+    spacedCodemuxP50Ms: number;
+    spacedRatioP50: number;
     samples: number;
     warmupCalls: number;
   };
@@ -66,6 +71,8 @@ export interface LatencyReport {
 /** V8 keeps optimizing the hot path for the first few thousand calls: measuring before that measures warm-up. */
 const WARMUP_CALLS = Number(process.env.CODEMUX_BENCH_WARMUP ?? 3000);
 const ROUNDS = 10;
+const SPACED_CALLS = 300;
+const SPACED_GAP_MS = 5;
 const CALLS_PER_ROUND = 200;
 const SNIPPET_ROUNDS = 40;
 
@@ -104,6 +111,18 @@ async function interleaved(contenders: Array<() => Promise<unknown>>, rounds: nu
       const index = (k + r) % contenders.length;
       const fn = contenders[index]!;
       for (let i = 0; i < perRound; i++) out[index]!.push((await timed(fn))[0]);
+    }
+  }
+  return out;
+}
+
+/** Each contender in turn, every call after `gapMs` of idle. */
+async function spaced(contenders: Array<() => Promise<unknown>>, calls: number, gapMs: number): Promise<number[][]> {
+  const out = contenders.map(() => [] as number[]);
+  for (let i = 0; i < calls; i++) {
+    for (let k = 0; k < contenders.length; k++) {
+      await sleep(gapMs);
+      out[k]!.push((await timed(contenders[k]!))[0]);
     }
   }
   return out;
@@ -153,7 +172,20 @@ export async function runLatency(): Promise<LatencyReport> {
     // CODEMUX_BENCH_LATENCY=call measures only the call_tool rows.
     const only = process.env.CODEMUX_BENCH_LATENCY;
 
-    let call: LatencyReport["call"] = { directP50Ms: NaN, directP99Ms: NaN, codemuxP50Ms: NaN, codemuxP99Ms: NaN, ratioP50: NaN, plainProxyP50Ms: NaN, plainProxyRatioP50: NaN, samples: 0, warmupCalls: WARMUP_CALLS };
+    let call: LatencyReport["call"] = {
+      directP50Ms: NaN,
+      directP99Ms: NaN,
+      codemuxP50Ms: NaN,
+      codemuxP99Ms: NaN,
+      ratioP50: NaN,
+      plainProxyP50Ms: NaN,
+      plainProxyRatioP50: NaN,
+      spacedDirectP50Ms: NaN,
+      spacedCodemuxP50Ms: NaN,
+      spacedRatioP50: NaN,
+      samples: 0,
+      warmupCalls: WARMUP_CALLS,
+    };
     if (!only || only === "call") {
       const baseCall = baseline ? () => baseline.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }) : undefined;
       const contenders = [directCall, plainCall, viaCall, ...(baseCall ? [baseCall] : [])];
@@ -161,6 +193,7 @@ export async function runLatency(): Promise<LatencyReport> {
       const [d, p, v, b] = await interleaved(contenders, ROUNDS, CALLS_PER_ROUND);
       if (b) log(`  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`);
       const p50 = (s: number[] | undefined) => percentile(s!, 50);
+      const [sd, sv] = await spaced([directCall, viaCall], SPACED_CALLS, SPACED_GAP_MS);
       call = {
         directP50Ms: round(p50(d), 3),
         directP99Ms: round(percentile(d!, 99), 3),
@@ -169,6 +202,9 @@ export async function runLatency(): Promise<LatencyReport> {
         ratioP50: round(p50(v) / p50(d)),
         plainProxyP50Ms: round(p50(p), 3),
         plainProxyRatioP50: round(p50(p) / p50(d)),
+        spacedDirectP50Ms: round(p50(sd), 3),
+        spacedCodemuxP50Ms: round(p50(sv), 3),
+        spacedRatioP50: round(p50(sv) / p50(sd)),
         samples: ROUNDS * CALLS_PER_ROUND,
         warmupCalls: WARMUP_CALLS,
       };
