@@ -58,16 +58,12 @@ export async function callTool(name: string, args: unknown): Promise<unknown> {
   // The host call itself, not callToolRaw: one async layer less on every call.
   const result = (await __HOST_CALL__(name, args)) as CallToolResult;
   if (result.isError) throw new ToolError(name, result);
-  const texts: string[] = [];
-  let others: string[] | undefined;
-  for (const part of Array.isArray(result.content) ? result.content : []) {
-    if (part && part.type === "text" && typeof part.text === "string") texts.push(part.text);
-    else if (part && part.type !== "text") (others = others || []).push(part.type);
-  }
-  if (others) console.warn(\`\${name} also returned \${others.join(", ")} content; callToolRaw("\${name}", args) from "mcp/bridge" returns every part.\`);
+  const others: string[] = [];
+  for (const part of Array.isArray(result.content) ? result.content : []) if (part && part.type !== "text") others.push(part.type);
+  if (others.length > 0) console.warn(\`\${name} also returned \${others.join(", ")} content; callToolRaw("\${name}", args) from "mcp/bridge" returns every part.\`);
   if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
-  if (texts.length === 0) return result.content;
-  const text = texts.join("\\n");
+  const text = joinText(result);
+  if (text === undefined) return result.content;
   try {
     return JSON.parse(text);
   } catch {
