@@ -5,14 +5,14 @@ const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isId = (id: unknown) => typeof id === "string" || Number.isInteger(id);
-const isSafeId = (id: unknown) => typeof id === "string" || Number.isSafeInteger(id);
 const onlyKeys = (value: Record<string, unknown>, allowed: Set<string>) => {
   for (const key in value) if (!allowed.has(key)) return false;
   return true;
 };
 
-/** A progress token as the SDK's schema takes it: a string or an integer it can hold exactly. */
-export const isProgressToken = (token: unknown): boolean => typeof token === "string" || Number.isSafeInteger(token);
+/** What the SDK's schema takes as a progress token, and as a request id beside a `_meta`: a string or an integer it can hold exactly. */
+const isStringOrSafeInteger = (value: unknown): boolean => typeof value === "string" || Number.isSafeInteger(value);
+export const isProgressToken = isStringOrSafeInteger;
 
 /**
  * A request's `_meta` the schema accepts unchanged: at most a progress token beside other keys
@@ -34,7 +34,7 @@ export function jsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
     if (typeof value.method === "string") {
       const params = value.params;
       const request = "id" in value;
-      const plainParams = params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isSafeId(value.id) && plainRequestMeta(params._meta))));
+      const plainParams = params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isStringOrSafeInteger(value.id) && plainRequestMeta(params._meta))));
       if (plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id))) return value as JSONRPCMessage;
     } else if ("result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS)) {
       return value as JSONRPCMessage;
