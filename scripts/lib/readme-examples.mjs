@@ -25,5 +25,9 @@ export function readmeBlocks(packageDir) {
 export function readmeExample(packageDir, file) {
   const block = readmeBlocks(packageDir).find((b) => b.kind === "example" && b.file === file);
   if (!block) throw new Error(`${join(packageDir, "README.md")} has no block marked <!-- example: ${file} -->.`);
-  return { readme: block.code, file: readFileSync(join(packageDir, file), "utf8"), output: readmeBlocks(packageDir).find((b) => b.kind === "output" && b.file === file)?.code };
+  return {
+    readme: block.code,
+    file: readFileSync(join(packageDir, file), "utf8"),
+    output: readmeBlocks(packageDir).find((b) => b.kind === "output" && b.file === file)?.code,
+  };
 }

@@ -70,7 +70,10 @@ describe("the packed codemux CLI", () => {
     assert.match(listing.stdout, /package\/dist\/worker\.js/);
     const manifest = JSON.parse(readFileSync(join(project, "node_modules/codemux/package.json"), "utf8"));
     assert.doesNotMatch(JSON.stringify(manifest), /workspace:/);
-    assert.deepEqual(Object.keys(manifest.dependencies).filter((name) => name.startsWith("@codemux/")), []);
+    assert.deepEqual(
+      Object.keys(manifest.dependencies).filter((name) => name.startsWith("@codemux/")),
+      [],
+    );
     for (const name of ["@jitl/quickjs-wasmfile-release-sync", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-memory", "esbuild"]) {
       assert.ok(manifest.dependencies[name], `${name} must be a dependency of codemux: it is found from the installed location.`);
     }

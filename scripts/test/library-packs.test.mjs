@@ -52,7 +52,9 @@ describe("each @codemux library installs and runs alone", { concurrency: 3 }, ()
       const project = await freshProject(join(work, pkg.name.replace("/", "-")), [...tarballs, ...extras]);
 
       // Every entry point loads with only the declared dependencies installed.
-      const imports = entryPoints(pkg).map((name) => `await import(${JSON.stringify(name)});`).join("\n");
+      const imports = entryPoints(pkg)
+        .map((name) => `await import(${JSON.stringify(name)});`)
+        .join("\n");
       writeFileSync(join(project, "entry-points.mjs"), `${imports}\nconsole.log("loaded");\n`);
       const loaded = await runCommand(process.execPath, ["entry-points.mjs"], { cwd: project, env });
       assert.equal(loaded.code, 0, `importing ${entryPoints(pkg).join(", ")} from a fresh install failed:\n${loaded.stderr}`);

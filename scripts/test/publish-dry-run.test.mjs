@@ -12,7 +12,9 @@ test("pnpm publish -r --dry-run publishes every public package and no private on
   const { stdout, stderr } = await promisify(execFile)(command, args, { cwd: root, maxBuffer: 64 * 1024 * 1024 });
   const output = `${stdout}\n${stderr}`;
   const published = [...output.matchAll(/^\+ (\S+)@(\S+)$/gm)].map((match) => match[1]).sort();
-  const expected = workspacePackages().map((pkg) => pkg.name).sort();
+  const expected = workspacePackages()
+    .map((pkg) => pkg.name)
+    .sort();
   assert.deepEqual(published, expected);
   for (const pkg of workspacePackages({ includePrivate: true }).filter((p) => p.manifest.private)) {
     assert.ok(!published.includes(pkg.name), `${pkg.name} is private and must not be published.`);

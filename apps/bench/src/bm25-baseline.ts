@@ -8,5 +8,9 @@ import type { SearchDocument } from "@codemux/catalog";
 export function bm25Baseline(docs: readonly SearchDocument[]): (query: string, limit: number) => string[] {
   const index = new MiniSearch<{ id: string; name: string; description: string }>({ fields: ["name", "description"] });
   index.addAll(docs.map((d) => ({ id: d.id, name: d.name, description: d.description ?? "" })));
-  return (query, limit) => index.search(query).slice(0, limit).map((r) => String(r.id));
+  return (query, limit) =>
+    index
+      .search(query)
+      .slice(0, limit)
+      .map((r) => String(r.id));
 }

@@ -7,7 +7,12 @@ import { cliPath } from "./paths";
 export async function connectCodemux(args: string[], env: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: "codemux-bench", version: "1.0.0" });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [cliPath(), ...args, "--log-level", "error"], env: { ...(process.env as Record<string, string>), ...env }, stderr: "inherit" }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath(), ...args, "--log-level", "error"],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: "inherit",
+    }),
   );
   return client;
 }

@@ -62,10 +62,14 @@ async function startDownstream(): Promise<{ child: ChildProcess; url: string }> 
 /** `codemux serve --http :0` with one token; resolves with its base URL. */
 async function startCodemux(configFile: string): Promise<{ child: ChildProcess; url: string }> {
   const home = await mkdtemp(join(tmpdir(), "codemux-bench-home-"));
-  const child = spawn(process.execPath, [cliPath(), "serve", "--http", ":0", "--config", configFile, "--no-watch", "--max-sessions", "200", "--log-level", "warn"], {
-    env: { ...process.env, CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: home },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [cliPath(), "serve", "--http", ":0", "--config", configFile, "--no-watch", "--max-sessions", "200", "--log-level", "warn"],
+    {
+      env: { ...process.env, CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: home },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let err = "";
     child.stderr?.on("data", (d: Buffer) => {
@@ -139,7 +143,8 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
     // Timing of refusals (loose: the protection is hashing before comparing, this only shows no gross difference).
     const refusal = async (token: string) => {
       const times: number[] = [];
-      for (let i = 0; i < 500; i++) times.push((await timed(() => fetch(`${codemux.url}/v1/tools`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())))[0]);
+      for (let i = 0; i < 500; i++)
+        times.push((await timed(() => fetch(`${codemux.url}/v1/tools`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())))[0]);
       return times.reduce((a, b) => a + b, 0) / times.length;
     };
     const sameLengthWrongMs = await refusal(`${TOKEN.slice(0, -1)}x`);
@@ -156,7 +161,7 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
     let wrongAnswers = 0;
     let busyRetries = 0;
     /** Retries a snippet the sandbox refused as busy, as a well-behaved client does (bounded). */
-    const retryBusy = async <T,>(run: () => Promise<T | "busy">): Promise<T> => {
+    const retryBusy = async <T>(run: () => Promise<T | "busy">): Promise<T> => {
       for (let attempt = 0; attempt < 40; attempt++) {
         const out = await run();
         if (out !== "busy") return out;
@@ -184,12 +189,21 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
     const mcpLoop = async (client: Client, n: number) => {
       for (let i = 0; Date.now() < deadline; i++) {
         const tag = `c${n}-${i}`;
-        await record("search", async () => textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text back", limit: 3 } })).includes("m__echo"));
+        await record("search", async () =>
+          textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text back", limit: 3 } })).includes("m__echo"),
+        );
         await record("call", async () => textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: tag } } })) === tag);
         if (i % 3 === 0) {
           await record("exec", async () => {
             const body = await retryBusy(async () => {
-              const out = JSON.parse(textOf(await client.callTool({ name: "execute_code", arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` } }))) as { result?: unknown; error?: { kind?: string; message?: string } };
+              const out = JSON.parse(
+                textOf(
+                  await client.callTool({
+                    name: "execute_code",
+                    arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` },
+                  }),
+                ),
+              ) as { result?: unknown; error?: { kind?: string; message?: string } };
               if (out.error?.kind === "queue_full") return "busy";
               if (out.error) throw new Error(`execute_code failed: ${out.error.message}`);
               return out;
@@ -199,7 +213,8 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
         }
       }
     };
-    const post = (path: string, body: unknown) => fetch(`${codemux.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${codemux.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
     const restLoop = async (n: number) => {
       for (let i = 0; Date.now() < deadline; i++) {
         const tag = `r${n}-${i}`;

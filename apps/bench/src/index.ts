@@ -23,7 +23,12 @@ interface BenchReport {
 }
 
 /** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, journal). */
-const only = new Set((process.env.CODEMUX_BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+const only = new Set(
+  (process.env.CODEMUX_BENCH_ONLY ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const runs = (section: string) => only.size === 0 || only.has(section);
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
@@ -39,7 +44,11 @@ async function main(): Promise<void> {
   const started = performance.now();
   const dir = benchmarksDir();
   log(`codemux benchmarks: node ${process.version}, ${cpus().length} cores`);
-  log(dir ? `Real catalogs and queries: ${dir}` : "No ../shared/benchmarks beside the checkout (or $CODEMUX_BENCH_DIR): token and search-quality figures are skipped.");
+  log(
+    dir
+      ? `Real catalogs and queries: ${dir}`
+      : "No ../shared/benchmarks beside the checkout (or $CODEMUX_BENCH_DIR): token and search-quality figures are skipped.",
+  );
 
   const tokens = dir && runs("tokens") ? await runTokens(dir) : null;
   if (tokens) {
@@ -69,27 +78,42 @@ async function main(): Promise<void> {
   }
 
   const searchScale = runs("scale") ? await runSearchScale() : null;
-  if (searchScale) table(`Search at scale (${searchScale.tools.toLocaleString("en-US")} synthetic tools)`, [
-    ["index build", `${round(searchScale.buildMs, 1)} ms`],
-    ["search p50 / p99", `${round(searchScale.searchP50Ms, 3)} / ${round(searchScale.searchP99Ms, 3)} ms`],
-    ["heap", `${round(searchScale.heapMB, 1)} MB`],
-  ]);
+  if (searchScale)
+    table(`Search at scale (${searchScale.tools.toLocaleString("en-US")} synthetic tools)`, [
+      ["index build", `${round(searchScale.buildMs, 1)} ms`],
+      ["search p50 / p99", `${round(searchScale.searchP50Ms, 3)} / ${round(searchScale.searchP99Ms, 3)} ms`],
+      ["heap", `${round(searchScale.heapMB, 1)} MB`],
+    ]);
 
   const latency = runs("latency") ? await runLatency() : null;
-  if (latency) table(`Call latency over stdio (${latency.call.samples} calls, echo on a local server)`, [
-    ["direct client p50 / p99", `${latency.call.directP50Ms} / ${latency.call.directP99Ms} ms`],
-    ["through codemux call_tool p50 / p99", `${latency.call.codemuxP50Ms} / ${latency.call.codemuxP99Ms} ms`, `x${latency.call.ratioP50} at p50`],
-    ["5 ms idle before each call: direct / codemux p50", `${latency.call.spacedDirectP50Ms} / ${latency.call.spacedCodemuxP50Ms} ms`, `x${latency.call.spacedRatioP50}`],
-  ]);
-  if (latency) table("execute_code over stdio", [
-    ["trivial snippet p50 / p99", `${latency.execute.trivialP50Ms} / ${latency.execute.trivialP99Ms} ms`],
-    ["20 chained calls in one snippet", `${latency.execute.chain20InOneSnippetMs} ms`, `vs ${latency.execute.chain20AsCallToolMs} ms as 20 call_tool round trips (before any model time)`],
-    ["100 calls under Promise.all", `${latency.execute.parallel100Ms} ms`],
-    ["ten 400 ms calls awaited together", `${latency.execute.ten400msCallsMs} ms`],
-  ]);
+  if (latency)
+    table(`Call latency over stdio (${latency.call.samples} calls, echo on a local server)`, [
+      ["direct client p50 / p99", `${latency.call.directP50Ms} / ${latency.call.directP99Ms} ms`],
+      ["through codemux call_tool p50 / p99", `${latency.call.codemuxP50Ms} / ${latency.call.codemuxP99Ms} ms`, `x${latency.call.ratioP50} at p50`],
+      [
+        "5 ms idle before each call: direct / codemux p50",
+        `${latency.call.spacedDirectP50Ms} / ${latency.call.spacedCodemuxP50Ms} ms`,
+        `x${latency.call.spacedRatioP50}`,
+      ],
+    ]);
+  if (latency)
+    table("execute_code over stdio", [
+      ["trivial snippet p50 / p99", `${latency.execute.trivialP50Ms} / ${latency.execute.trivialP99Ms} ms`],
+      [
+        "20 chained calls in one snippet",
+        `${latency.execute.chain20InOneSnippetMs} ms`,
+        `vs ${latency.execute.chain20AsCallToolMs} ms as 20 call_tool round trips (before any model time)`,
+      ],
+      ["100 calls under Promise.all", `${latency.execute.parallel100Ms} ms`],
+      ["ten 400 ms calls awaited together", `${latency.execute.ten400msCallsMs} ms`],
+    ]);
 
   const sandbox = runs("sandbox") ? await runSandboxLatency() : null;
-  if (sandbox) table("Sandbox alone (in process)", Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]));
+  if (sandbox)
+    table(
+      "Sandbox alone (in process)",
+      Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]),
+    );
   const http = runs("http") ? await reportHttpLatency(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
 

@@ -16,7 +16,10 @@ function job(i: number, now: number): JobRecord {
     description: `export default await report(${i})`,
     principal: "local",
     session: "bench",
-    request: { code: `import { listIssues } from "mcp/servers/github/listIssues";\nexport default (await listIssues({ page: ${i} })).length;`, timeoutMs: 30_000 },
+    request: {
+      code: `import { listIssues } from "mcp/servers/github/listIssues";\nexport default (await listIssues({ page: ${i} })).length;`,
+      timeoutMs: 30_000,
+    },
     pid: 1,
     createdAt: now - 60_000,
     startedAt: now - 59_000,

@@ -161,7 +161,8 @@ export async function runLatency(): Promise<LatencyReport> {
   // Node refuses --cpu-prof in NODE_OPTIONS: the profiled codemux is started with it on its command line.
   const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const codemuxAt = (cli: string) => connectCommand(process.execPath, [...nodeArgs, cli, "--config", configFile, "--log-level", "error"]);
-  const client = process.env.CODEMUX_BENCH_CLI || profileDir ? await codemuxAt(process.env.CODEMUX_BENCH_CLI || cliPath()) : await connectCodemux(["--config", configFile]);
+  const client =
+    process.env.CODEMUX_BENCH_CLI || profileDir ? await codemuxAt(process.env.CODEMUX_BENCH_CLI || cliPath()) : await connectCodemux(["--config", configFile]);
   // A before/after comparison in one run: another build of the CLI measured interleaved with this one.
   const baselineCli = process.env.CODEMUX_BENCH_BASELINE_CLI;
   const baseline = baselineCli ? await connectCommand(process.execPath, [baselineCli, "--config", configFile, "--log-level", "error"]) : undefined;
@@ -191,7 +192,10 @@ export async function runLatency(): Promise<LatencyReport> {
       const contenders = [directCall, plainCall, viaCall, ...(baseCall ? [baseCall] : [])];
       for (const fn of contenders) await warm(fn, WARMUP_CALLS);
       const [d, p, v, b] = await interleaved(contenders, ROUNDS, CALLS_PER_ROUND);
-      if (b) log(`  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`);
+      if (b)
+        log(
+          `  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`,
+        );
       const p50 = (s: number[] | undefined) => percentile(s!, 50);
       const [sd, sv] = await spaced([directCall, viaCall], SPACED_CALLS, SPACED_GAP_MS);
       call = {
@@ -208,17 +212,38 @@ export async function runLatency(): Promise<LatencyReport> {
         samples: ROUNDS * CALLS_PER_ROUND,
         warmupCalls: WARMUP_CALLS,
       };
-      log(`  ratios (call, interleaved, warmed by ${WARMUP_CALLS} calls): codemux/direct x${call.ratioP50}, plain SDK proxy/direct x${call.plainProxyRatioP50}, codemux/plain proxy x${round(p50(v) / p50(p))}`);
+      log(
+        `  ratios (call, interleaved, warmed by ${WARMUP_CALLS} calls): codemux/direct x${call.ratioP50}, plain SDK proxy/direct x${call.plainProxyRatioP50}, codemux/plain proxy x${round(p50(v) / p50(p))}`,
+      );
     }
 
-    if (only === "call") return { call, hops: null, execute: { trivialP50Ms: NaN, trivialP99Ms: NaN, chain20InOneSnippetMs: NaN, chain20AsCallToolMs: NaN, chainRatio: NaN, parallel100Ms: NaN, directParallel100Ms: NaN, parallelCallsPerSecond: NaN, directParallelCallsPerSecond: NaN, parallelRateRatio: NaN, ten400msCallsMs: NaN, samples: 0 } };
+    if (only === "call")
+      return {
+        call,
+        hops: null,
+        execute: {
+          trivialP50Ms: NaN,
+          trivialP99Ms: NaN,
+          chain20InOneSnippetMs: NaN,
+          chain20AsCallToolMs: NaN,
+          chainRatio: NaN,
+          parallel100Ms: NaN,
+          directParallel100Ms: NaN,
+          parallelCallsPerSecond: NaN,
+          directParallelCallsPerSecond: NaN,
+          parallelRateRatio: NaN,
+          ten400msCallsMs: NaN,
+          samples: 0,
+        },
+      };
     const chain = await execute(client, CHAIN_CODE);
     if (chain.body.result !== "20") throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
     const trivial = () => execute(client, "export default 1 + 1");
     const chainInSnippet = () => execute(client, CHAIN_CODE);
     const chainAsRoundTrips = async () => {
       let text = "0";
-      for (let i = 0; i < 20; i++) text = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: String(Number(text) + 1) } } }));
+      for (let i = 0; i < 20; i++)
+        text = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: String(Number(text) + 1) } } }));
     };
     const parallelInSnippet = () => execute(client, PARALLEL_CODE);
     const directParallel = () => Promise.all(Array.from({ length: 100 }, (_, i) => direct.callTool({ name: "echo", arguments: { text: String(i) } })));
@@ -236,16 +261,20 @@ export async function runLatency(): Promise<LatencyReport> {
       const [tb, ta] = await interleaved([baseTrivial, trivial], ROUNDS, 30);
       const [cb, ca] = await interleaved([baseChain, chainInSnippet], ROUNDS, 3);
       const [pb, pa] = await interleaved([baseParallel, parallelInSnippet], ROUNDS, 3);
-      const pair = (label: string, before: number[] | undefined, after: number[] | undefined) => `${label} ${round(percentile(before!, 50), 3)} -> ${round(percentile(after!, 50), 3)} ms`;
+      const pair = (label: string, before: number[] | undefined, after: number[] | undefined) =>
+        `${label} ${round(percentile(before!, 50), 3)} -> ${round(percentile(after!, 50), 3)} ms`;
       log(`  before/after (p50, interleaved): ${pair("trivial", tb, ta)}; ${pair("20-call chain", cb, ca)}; ${pair("100 parallel", pb, pa)}`);
     }
     const [t] = await interleaved([trivial], ROUNDS, 30);
     const [cs, cr] = await interleaved([chainInSnippet, chainAsRoundTrips], SNIPPET_ROUNDS, 1);
     const [ps, pd] = await interleaved([parallelInSnippet, directParallel], SNIPPET_ROUNDS, 1);
-    const slow = await execute(client, `
+    const slow = await execute(
+      client,
+      `
       import { slow } from "mcp/servers/m/slow";
       await Promise.all(Array.from({ length: 10 }, () => slow({ ms: 400, steps: 1 })));
-      export default "done";`);
+      export default "done";`,
+    );
 
     const med = (s: number[] | undefined) => percentile(s!, 50);
     const execute_: LatencyReport["execute"] = {
@@ -262,9 +291,13 @@ export async function runLatency(): Promise<LatencyReport> {
       ten400msCallsMs: round(slow.ms),
       samples: ROUNDS * 30,
     };
-    log(`  ratios (snippets, interleaved): 20-call chain/20 round trips x${execute_.chainRatio}; 100 parallel in a snippet ${execute_.parallelCallsPerSecond}/s vs direct ${execute_.directParallelCallsPerSecond}/s = ${execute_.parallelRateRatio} of the direct rate; trivial execute_code p50 ${execute_.trivialP50Ms} ms`);
+    log(
+      `  ratios (snippets, interleaved): 20-call chain/20 round trips x${execute_.chainRatio}; 100 parallel in a snippet ${execute_.parallelCallsPerSecond}/s vs direct ${execute_.directParallelCallsPerSecond}/s = ${execute_.parallelRateRatio} of the direct rate; trivial execute_code p50 ${execute_.trivialP50Ms} ms`,
+    );
     const hops = await runHops();
-    log(`  hops (in process, p50 us): pool call ${hops.poolCallUs}; surface call_tool ${hops.surfaceCallToolUs}; SDK client over in-memory ${hops.inMemoryCallToolUs}; in a chain: call ${hops.chainCallInPipelineUs}, gap between calls ${hops.chainGapBetweenCallsUs}, start to first call ${hops.chainStartToFirstCallUs}; sandbox alone: trivial ${hops.sandboxTrivialUs}, per host call ${hops.sandboxPerSequentialHostCallUs}`);
+    log(
+      `  hops (in process, p50 us): pool call ${hops.poolCallUs}; surface call_tool ${hops.surfaceCallToolUs}; SDK client over in-memory ${hops.inMemoryCallToolUs}; in a chain: call ${hops.chainCallInPipelineUs}, gap between calls ${hops.chainGapBetweenCallsUs}, start to first call ${hops.chainStartToFirstCallUs}; sandbox alone: trivial ${hops.sandboxTrivialUs}, per host call ${hops.sandboxPerSequentialHostCallUs}`,
+    );
     return { call, execute: execute_, hops };
   } finally {
     await Promise.all([client.close(), plain.close(), direct.close(), baseline?.close()]);
@@ -290,7 +323,10 @@ export async function runHops(): Promise<HopReport> {
     marks.push([start, performance.now()]);
     return result;
   };
-  const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }), { file: "bench", env: process.env });
+  const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }), {
+    file: "bench",
+    env: process.env,
+  });
   const core = new Codemux({ config, middleware: [mark] });
   core.start();
   await core.ready();
@@ -306,7 +342,11 @@ export async function runHops(): Promise<HopReport> {
     const context = { core, session, origin: "call_tool", signal: new AbortController().signal, requestId: "bench" };
     const poolCallUs = await sampleUs(() => core.pool.callTool("m", "echo", { text: "ping" }), WARMUP_CALLS, 2000);
     const surfaceCallToolUs = await sampleUs(() => surface.callTool("call_tool", { name: "m__echo", args: { text: "ping" } }, context), WARMUP_CALLS, 2000);
-    const inMemoryCallToolUs = await sampleUs(() => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }), WARMUP_CALLS, 2000);
+    const inMemoryCallToolUs = await sampleUs(
+      () => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }),
+      WARMUP_CALLS,
+      2000,
+    );
 
     const runChain = () => surface.callTool("execute_code", { code: CHAIN_CODE }, context);
     await warm(runChain, 50);
@@ -325,7 +365,12 @@ export async function runHops(): Promise<HopReport> {
       });
     }
     const sandboxTrivialUs = await sampleUs(() => sandbox.execute({ code: "export default 1 + 1;", onCall: echo }), 300, 300);
-    const sequentialUs = await sampleUs(() => sandbox.execute({ code: "let s = 0;\nfor (let i = 0; i < 100; i++) s += (await __host_call('echo', i)) as number;\nexport default s;", onCall: echo }), 30, 30);
+    const sequentialUs = await sampleUs(
+      () =>
+        sandbox.execute({ code: "let s = 0;\nfor (let i = 0; i < 100; i++) s += (await __host_call('echo', i)) as number;\nexport default s;", onCall: echo }),
+      30,
+      30,
+    );
     return {
       poolCallUs,
       surfaceCallToolUs,

@@ -11,7 +11,10 @@ import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 
 /** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
 export class UsageError extends Error {
-  constructor(message: string, readonly exitCode = 2) {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
     super(message);
   }
 }
@@ -79,7 +82,11 @@ export async function startCore(command: Command, context: RunContext, options: 
     ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
     ...(jobs
-      ? { jobs: jobs.runner, metaTools: jobs.metaTools, taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }) }
+      ? {
+          jobs: jobs.runner,
+          metaTools: jobs.metaTools,
+          taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
+        }
       : {}),
   });
   // Running jobs are journaled as interrupted while the servers are still there.
@@ -140,7 +147,11 @@ export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">
 }
 
 /** Runs a one-shot command on a core with live servers, and always closes it. */
-export async function withCore<T>(command: Command, context: RunContext, ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]): Promise<T> {
+export async function withCore<T>(
+  command: Command,
+  context: RunContext,
+  ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]
+): Promise<T> {
   const [options, work] = args.length === 1 ? [{}, args[0]] : args;
   const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
   try {

@@ -27,7 +27,11 @@ export function defaultConfig(cwd: string = process.cwd(), env: NodeJS.ProcessEn
     JSON.stringify({
       mcpServers: {
         fs: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-filesystem"), cwd] },
-        memory: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-memory")], env: { MEMORY_FILE_PATH: join(codemuxHome(env), "memory.jsonl") } },
+        memory: {
+          command: process.execPath,
+          args: [serverScript("@modelcontextprotocol/server-memory")],
+          env: { MEMORY_FILE_PATH: join(codemuxHome(env), "memory.jsonl") },
+        },
       },
     }),
     { file: "built-in default", env: {} },

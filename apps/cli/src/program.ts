@@ -40,8 +40,14 @@ export function buildProgram(context: RunContext): Command {
     .description("An MCP proxy: one connection for your client, many servers behind it, found by search and chained in a sandbox.")
     .version(VERSION, "-v, --version")
     .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers)"))
-    .addOption(new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool").choices(Object.keys(BUILT_IN_SURFACES)).default("code"))
-    .addOption(new Option("--log-level <level>", "stderr logging; debug logs every call; warn or error leaves out the HTTP access log").choices([...LOG_LEVELS]))
+    .addOption(
+      new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool")
+        .choices(Object.keys(BUILT_IN_SURFACES))
+        .default("code"),
+    )
+    .addOption(
+      new Option("--log-level <level>", "stderr logging; debug logs every call; warn or error leaves out the HTTP access log").choices([...LOG_LEVELS]),
+    )
     .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
     .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
@@ -52,7 +58,8 @@ export function buildProgram(context: RunContext): Command {
     .showSuggestionAfterError(true)
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })
     .exitOverride();
-  for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen, registerApprove]) register(program, context);
+  for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen, registerApprove])
+    register(program, context);
   registerStatus(program, context);
   registerStop(program, context);
   registerRestart(program, context);

@@ -4,7 +4,15 @@ export function serverTable(core: Codemux): string {
   const rows = core.status().map((s) => [s.name, s.state, `${s.toolCount} tools`, s.error ?? ""]);
   if (rows.length === 0) return "  (no servers configured)";
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => (r[i] as string).length)));
-  return rows.map((r) => `  ${r.map((cell, i) => (i < 3 ? cell.padEnd(widths[i] as number) : cell)).join("  ").trimEnd()}`).join("\n");
+  return rows
+    .map(
+      (r) =>
+        `  ${r
+          .map((cell, i) => (i < 3 ? cell.padEnd(widths[i] as number) : cell))
+          .join("  ")
+          .trimEnd()}`,
+    )
+    .join("\n");
 }
 
 /** Tokens of the upfront tool list in a mode, and of every downstream tool listed plainly, for comparison. */
@@ -26,11 +34,11 @@ export function clientSnippets(launch: { command: string; args: string[] }): str
   const options = launch.args.slice(1);
   const npx = { command: "npx", args: ["-y", "codemux", ...options] };
   return [
-    "Add codemux to Claude Desktop or Cursor (\"mcpServers\" in claude_desktop_config.json or ~/.cursor/mcp.json):",
+    'Add codemux to Claude Desktop or Cursor ("mcpServers" in claude_desktop_config.json or ~/.cursor/mcp.json):',
     `  ${JSON.stringify({ mcpServers: { codemux: npx } })}`,
     "Claude Code:",
     `  claude mcp add codemux -- ${["npx", ...npx.args].map(shellWord).join(" ")}`,
-    "VS Code (.vscode/mcp.json, \"servers\"):",
+    'VS Code (.vscode/mcp.json, "servers"):',
     `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...npx } } })}`,
     "This copy without npx (a checkout, or before codemux is published):",
     `  ${JSON.stringify({ command: launch.command, args: launch.args })}`,

@@ -15,7 +15,10 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "codemux-cli-auth-"));
   server = await startProtectedServer();
   config = join(home, "codemux.json");
-  writeFileSync(config, JSON.stringify({ mcpServers: { p: { url: server.url, oauth: {} }, bad: { command: process.execPath, args: [misbehavingServerPath] } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { p: { url: server.url, oauth: {} }, bad: { command: process.execPath, args: [misbehavingServerPath] } } }),
+  );
 });
 afterAll(async () => {
   await server.close();
@@ -24,7 +27,10 @@ afterAll(async () => {
 
 function start(args: string[]): ChildProcess {
   // No DISPLAY: the login prints the URL and opens nothing.
-  return spawn(process.execPath, [cli, "--no-cache", "--config", config, ...args], { cwd: home, env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, "data") } });
+  return spawn(process.execPath, [cli, "--no-cache", "--config", config, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, "data") },
+  });
 }
 
 function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -74,7 +80,9 @@ describe("codemux auth", () => {
     expect(loggedIn.stdout).toContain("Open this URL to log in to p (waiting up to 300 s):");
     expect(loggedIn.stdout).toMatch(/code_challenge_method=S256/);
     expect(loggedIn.stdout).toContain(`resource=${encodeURIComponent(server.url)}`);
-    expect(loggedIn.stdout).toContain(`Logged in to p: logged in, access token expires in 60 min; refreshed automatically. Stored in ${join(home, "data", "auth", "p.json")}.`);
+    expect(loggedIn.stdout).toContain(
+      `Logged in to p: logged in, access token expires in 60 min; refreshed automatically. Stored in ${join(home, "data", "auth", "p.json")}.`,
+    );
     expect(loggedIn.page).toContain("codemux is logged in to p. You can close this tab.");
     expect(statSync(join(home, "data", "auth")).mode & 0o777).toBe(0o700);
     expect(statSync(join(home, "data", "auth", "p.json")).mode & 0o777).toBe(0o600);

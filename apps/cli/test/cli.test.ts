@@ -34,7 +34,10 @@ afterEach(async () => {
 
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
-async function codemux(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function codemux(
+  args: string[],
+  options: { input?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { ...env(), ...options.env } });
     let stdout = "";
@@ -60,31 +63,47 @@ describe("codemux serve", () => {
     const c = await client([]);
     expect((await c.listTools()).tools.map((t) => t.name)).toContain("execute_code");
     expect(textOf(await c.callTool({ name: "search_tools", arguments: { query: "list a directory", limit: 3 } }))).toContain("fs__list_directory");
-    expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "fs__read_text_file", args: { path: "notes.txt" } } }))).toBe("alpha\nbeta\ngamma\n");
-    const graph = await c.callTool({ name: "call_tool", arguments: { name: "memory__create_entities", args: { entities: [{ name: "codemux", entityType: "project", observations: ["a proxy"] }] } } });
+    expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "fs__read_text_file", args: { path: "notes.txt" } } }))).toBe(
+      "alpha\nbeta\ngamma\n",
+    );
+    const graph = await c.callTool({
+      name: "call_tool",
+      arguments: { name: "memory__create_entities", args: { entities: [{ name: "codemux", entityType: "project", observations: ["a proxy"] }] } },
+    });
     expect(graph.isError).toBeFalsy();
-    const run = JSON.parse(textOf(await c.callTool({
-      name: "execute_code",
-      arguments: { code: 'import { readTextFile } from "mcp/servers/fs/readTextFile";\nconst { content } = await readTextFile({ path: "notes.txt" });\nexport default content.trim().split("\\n").map((l: string) => l.toUpperCase());' },
-    })));
+    const run = JSON.parse(
+      textOf(
+        await c.callTool({
+          name: "execute_code",
+          arguments: {
+            code: 'import { readTextFile } from "mcp/servers/fs/readTextFile";\nconst { content } = await readTextFile({ path: "notes.txt" });\nexport default content.trim().split("\\n").map((l: string) => l.toUpperCase());',
+          },
+        }),
+      ),
+    );
     expect(run).toMatchObject({ result: ["ALPHA", "BETA", "GAMMA"], toolCalls: 1 });
   });
 
   it("serves the healthy servers when others are missing or exit at once", async () => {
     const config = join(dir, "mixed.json");
-    await writeFile(config, JSON.stringify({
-      mcpServers: {
-        good: { command: process.execPath, args: [misbehavingServerPath] },
-        missing: { command: "codemux-definitely-not-installed" },
-        quitter: { command: process.execPath, args: [misbehavingServerPath, "--exit-at-start", "--stderr", "boom: missing token"] },
-      },
-    }));
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          good: { command: process.execPath, args: [misbehavingServerPath] },
+          missing: { command: "codemux-definitely-not-installed" },
+          quitter: { command: process.execPath, args: [misbehavingServerPath, "--exit-at-start", "--stderr", "boom: missing token"] },
+        },
+      }),
+    );
     const c = await client(["--config", config]);
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "good__echo", args: { text: "ok" } } }))).toBe("ok");
     const failed = await c.callTool({ name: "call_tool", arguments: { name: "quitter__echo", args: { text: "x" } } });
     expect(failed.isError).toBe(true);
     expect(textOf(failed)).toBe('Server "quitter" is unavailable: the process exited with code 3; stderr: boom: missing token');
-    expect(textOf(await c.callTool({ name: "search_tools", arguments: { query: "echo", server: "missing" } }))).toMatch(/Server "missing" is unavailable: command not found/);
+    expect(textOf(await c.callTool({ name: "search_tools", arguments: { query: "echo", server: "missing" } }))).toMatch(
+      /Server "missing" is unavailable: command not found/,
+    );
     const listing = await codemux(["list", "--config", config]);
     expect(listing.code).toBe(1);
     expect(listing.stdout).toMatch(/good\s+ready/);
@@ -103,7 +122,12 @@ describe("codemux serve", () => {
     expect(names).toContain("jobs");
     // This client declared no sampling: the agent, which runs on the client's model, is not offered.
     expect(names).not.toContain("agent");
-    const started = textOf(await c.callTool({ name: "execute_code", arguments: { code: 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 300, steps: 2 });', background: true } }));
+    const started = textOf(
+      await c.callTool({
+        name: "execute_code",
+        arguments: { code: 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 300, steps: 2 });', background: true },
+      }),
+    );
     const id = /job_[0-9a-z]+/.exec(started)?.[0];
     expect(id).toBeDefined();
     const output = textOf(await c.callTool({ name: "jobs", arguments: { action: "output", ids: [id], block: true, wait_up_to: 20 } }));
@@ -128,7 +152,10 @@ describe("codemux serve", () => {
       '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
     ];
     const { stdout } = await codemux(["--", "m", "--", process.execPath, misbehavingServerPath], { input: `${messages.join("\n")}\n` });
-    const replies = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id?: number | null; result?: { tools?: unknown[] }; error?: { code: number } });
+    const replies = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id?: number | null; result?: { tools?: unknown[] }; error?: { code: number } });
     expect(replies.filter((r) => r.error).map((r) => r.error!.code)).toEqual([-32700, -32700]);
     expect((replies.find((r) => r.id === 2)?.result?.tools as Array<{ name: string }>).map((t) => t.name)).toContain("execute_code");
   });
@@ -175,7 +202,10 @@ describe("codemux commands", () => {
     const bad = await codemux(["call", "fs__read_text_file", "{oops"]);
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("not valid JSON") });
     const json = JSON.parse((await codemux(["list", "--json"])).stdout) as Array<{ name: string; state: string }>;
-    expect(json.map((s) => [s.name, s.state])).toEqual([["fs", "ready"], ["memory", "ready"]]);
+    expect(json.map((s) => [s.name, s.state])).toEqual([
+      ["fs", "ready"],
+      ["memory", "ready"],
+    ]);
   });
 
   it("exec runs a snippet from stdin and reports errors with their line", async () => {
@@ -212,7 +242,12 @@ describe("codemux commands", () => {
 
   it("skips a config entry that is codemux itself, with one warning, and never starts itself", async () => {
     const file = join(dir, "client-config.json");
-    await writeFile(file, JSON.stringify({ mcpServers: { codemux: { command: process.execPath, args: [cli, "--config", file] }, m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        mcpServers: { codemux: { command: process.execPath, args: [cli, "--config", file] }, m: { command: process.execPath, args: [misbehavingServerPath] } },
+      }),
+    );
     const result = await codemux(["list", "--config", file]);
     expect(result.stdout).toMatch(/m\s+ready/);
     expect(result.stderr.match(/codemux itself/g)).toHaveLength(1);
@@ -221,12 +256,21 @@ describe("codemux commands", () => {
   it("runs the config's plugins on calls (audit writes a line, guard refuses a denied tool)", async () => {
     const file = join(dir, "plugins-config.json");
     const audit = join(dir, "audit.jsonl");
-    await writeFile(file, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, plugins: { audit: { file: audit }, guard: { deny: ["m__crash"] } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } },
+        plugins: { audit: { file: audit }, guard: { deny: ["m__crash"] } },
+      }),
+    );
     expect(await codemux(["call", "m__echo", '{"text":"hi"}', "--config", file])).toMatchObject({ code: 0, stdout: "hi\n" });
     const refused = await codemux(["call", "m__crash", "{}", "--config", file]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain("denied by the guard plugin");
-    const lines = (await readFile(audit, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
+    const lines = (await readFile(audit, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
     expect(lines.map((l) => `${l.origin}:${l.tool}:${l.outcome}`)).toEqual(["cli:echo:ok", "cli:crash:refused"]);
   });
 

@@ -43,7 +43,11 @@ function run(args: string[], extra: Record<string, string> = {}): Promise<{ code
 
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--config", configFile, ...args], {
+    cwd: dir,
+    env: env(extra),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   started.push(child);
   let stderr = "";
   return new Promise((done, fail) => {
@@ -66,19 +70,30 @@ describe("codemux serve --http", () => {
     expect(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "remote" } } }))).toBe("remote");
     await client.close();
     expect((await fetch(`${url}/v1/tools?q=echo`)).status).toBe(401);
-    const rest = await fetch(`${url}/v1/tools/m__echo/call?apikey=${SECRET}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"text":"r"}' });
+    const rest = await fetch(`${url}/v1/tools/m__echo/call?apikey=${SECRET}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"text":"r"}',
+    });
     expect(await rest.json()).toEqual({ tool: "m__echo", value: "r" });
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
-    const lines = stderr().split("\n").filter((l) => l.startsWith("{"));
-    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "laptop" && l.path === "/v1/tools/m__echo/call?apikey=***")).toBe(true);
+    const lines = stderr()
+      .split("\n")
+      .filter((l) => l.startsWith("{"));
+    expect(
+      lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "laptop" && l.path === "/v1/tools/m__echo/call?apikey=***"),
+    ).toBe(true);
     expect(stderr()).not.toContain(SECRET);
   });
 
   it("--log-level warn leaves the access log out; the default keeps it", async () => {
     const requestLines = (text: string) => text.split("\n").filter((l) => l.startsWith("{") && (JSON.parse(l) as { msg?: string }).msg === "request");
-    for (const [args, expected] of [[["--log-level", "warn"], 0], [[], 1]] as const) {
+    for (const [args, expected] of [
+      [["--log-level", "warn"], 0],
+      [[], 1],
+    ] as const) {
       const { child, url, stderr } = await serveHttp([...args], { CODEMUX_TOKEN: TOKEN });
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       const exited = new Promise((r) => child.once("exit", r));

@@ -17,7 +17,13 @@ function tempHome(): string {
 }
 
 function envOf(home: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? "", HOME: home, APPDATA: join(home, "AppData", "Roaming"), XDG_CONFIG_HOME: join(home, ".config"), CODEMUX_HOME: join(home, ".codemux") };
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    APPDATA: join(home, "AppData", "Roaming"),
+    XDG_CONFIG_HOME: join(home, ".config"),
+    CODEMUX_HOME: join(home, ".codemux"),
+  };
 }
 
 function codemux(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -97,7 +103,11 @@ describe("codemux install", () => {
       const written = JSON.parse(readFileSync(file, "utf8")) as Record<string, Record<string, { command?: string; args?: string[] }>>;
       const key = client === "vscode" ? "servers" : "mcpServers";
       expect(Object.keys(written[key]!)).toEqual(client === "vscode" ? ["codemux", "gh"] : ["codemux"]);
-      expect(written[key]!.codemux).toEqual({ ...(client === "vscode" ? { type: "stdio" } : {}), command: "npx", args: ["-y", "codemux", "--config", codemuxConfig] });
+      expect(written[key]!.codemux).toEqual({
+        ...(client === "vscode" ? { type: "stdio" } : {}),
+        command: "npx",
+        args: ["-y", "codemux", "--config", codemuxConfig],
+      });
       const others = JSON.parse(sample.text.replace(/\/\/.*$/m, "").replace(/,(\s*[}\]])/g, "$1")) as Record<string, unknown>;
       for (const k of Object.keys(others).filter((k) => k !== key)) expect(written[k]).toEqual(others[k]);
 

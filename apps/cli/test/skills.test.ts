@@ -15,7 +15,10 @@ beforeAll(async () => {
     join(dir, "shout.ts"),
     '/** Says the text back in capitals. */\nimport { echo } from "mcp/servers/bad/echo";\n\nexport async function shout(input: { text: string }): Promise<string> {\n  return String(await echo({ text: input.text })).toUpperCase();\n}\n',
   );
-  await writeFile(join(dir, "broken.ts"), "/** Broken. */\nexport async function broken(input: { text: string }): Promise<number> {\n  return input.text;\n}\n");
+  await writeFile(
+    join(dir, "broken.ts"),
+    "/** Broken. */\nexport async function broken(input: { text: string }): Promise<number> {\n  return input.text;\n}\n",
+  );
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -23,7 +26,10 @@ afterAll(async () => {
 
 function codemux(args: string[], input = ""): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, "--no-cache", ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") } });
+    const child = spawn(process.execPath, [cli, "--no-cache", ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -53,6 +59,8 @@ describe("codemux skills", () => {
   it("refuses a skill that does not type-check, with its line, and exits 1", async () => {
     const refused = await codemux(["skills", "save", "broken", "broken.ts"]);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toMatch(/Skill "broken" was not saved; it does not type-check against the current tool modules:\nline 3, column 3: Type 'string' is not assignable to type 'number'/);
+    expect(refused.stdout).toMatch(
+      /Skill "broken" was not saved; it does not type-check against the current tool modules:\nline 3, column 3: Type 'string' is not assignable to type 'number'/,
+    );
   });
 });

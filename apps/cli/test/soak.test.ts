@@ -16,7 +16,11 @@ const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: stri
 
 beforeAll(async () => {
   client = new Client({ name: "soak", version: "1.0.0" });
-  transport = new StdioClientTransport({ command: process.execPath, args: [cli, "--no-cache", "--log-level", "error", "--", "m", "--", process.execPath, misbehavingServerPath], stderr: "pipe" });
+  transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, "--no-cache", "--log-level", "error", "--", "m", "--", process.execPath, misbehavingServerPath],
+    stderr: "pipe",
+  });
   await client.connect(transport);
 });
 afterAll(async () => {
@@ -27,7 +31,16 @@ async function mixedCalls(count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     switch (i % 6) {
       case 0:
-        expect(JSON.parse(textOf(await client.callTool({ name: "execute_code", arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${i}" });` } }))).result).toBe(i);
+        expect(
+          JSON.parse(
+            textOf(
+              await client.callTool({
+                name: "execute_code",
+                arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${i}" });` },
+              }),
+            ),
+          ).result,
+        ).toBe(i);
         break;
       case 1:
         await client.callTool({ name: "search_tools", arguments: { query: "echo text", limit: 3 } });
@@ -53,7 +66,9 @@ describe.skipIf(process.platform !== "linux")("soak", () => {
   }, 300_000);
 
   it("answers 200 concurrent calls", async () => {
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `c${i}` } } })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `c${i}` } } })),
+    );
     expect(results.map(textOf)).toEqual(Array.from({ length: 200 }, (_, i) => `c${i}`));
   });
 });

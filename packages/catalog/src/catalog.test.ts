@@ -3,7 +3,11 @@ import { Catalog } from "./catalog";
 import { UnknownToolError } from "./errors";
 import type { ToolDefinition } from "./tool";
 
-const tool = (name: string, description = "", properties: Record<string, object> = {}): ToolDefinition => ({ name, description, inputSchema: { type: "object", properties } });
+const tool = (name: string, description = "", properties: Record<string, object> = {}): ToolDefinition => ({
+  name,
+  description,
+  inputSchema: { type: "object", properties },
+});
 
 describe("Catalog", () => {
   it("names, signs and summarises every tool, per server", () => {
@@ -50,7 +54,12 @@ describe("Catalog", () => {
     const catalog = new Catalog();
     catalog.setServerTools("fs", [tool("read_text_file", "Read a text file")]);
     catalog.setServerTools("web", [tool("fetch_page", "Read a web page")]);
-    expect(catalog.search("read", { limit: 5 }).map((h) => h.entry.qualifiedName).sort()).toEqual(["fs__read_text_file", "web__fetch_page"]);
+    expect(
+      catalog
+        .search("read", { limit: 5 })
+        .map((h) => h.entry.qualifiedName)
+        .sort(),
+    ).toEqual(["fs__read_text_file", "web__fetch_page"]);
     expect(catalog.search("read", { server: "web" }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
     expect(catalog.search("web__fetch_page", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
   });

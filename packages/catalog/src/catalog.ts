@@ -71,7 +71,7 @@ export class Catalog extends EventEmitter<CatalogEvents> {
         id: qualifiedName,
         server,
         name: tool.name,
-        ...(tool.title ?? tool.annotations?.title ? { title: tool.title ?? tool.annotations?.title } : {}),
+        ...((tool.title ?? tool.annotations?.title) ? { title: tool.title ?? tool.annotations?.title } : {}),
         ...(tool.description ? { description: tool.description } : {}),
         parameters: parametersOf(tool),
       });
@@ -138,13 +138,17 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     // Documents of other owners are dropped after ranking: ask for enough more that the limit still fills.
     const hidden = owner === undefined ? 0 : this.documents().filter((d) => d.owner !== undefined && d.owner !== owner).length;
     const exact = this.#byName.get(query.trim());
-    const hits = this.#index.search(query, { ...indexOptions, limit: limit + hidden }).flatMap((hit): CatalogSearchHit[] => {
-      const entry = this.#byName.get(hit.id) ?? this.#documents.get(hit.id);
-      if (!entry || entry === exact) return [];
-      if (owner !== undefined && "owner" in entry && entry.owner !== undefined && entry.owner !== owner) return [];
-      return [{ entry, score: hit.score }];
-    }).slice(0, limit);
-    if (!exact || (options.server !== undefined && exact.server !== options.server) || (options.kinds !== undefined && !options.kinds.includes("tool"))) return hits;
+    const hits = this.#index
+      .search(query, { ...indexOptions, limit: limit + hidden })
+      .flatMap((hit): CatalogSearchHit[] => {
+        const entry = this.#byName.get(hit.id) ?? this.#documents.get(hit.id);
+        if (!entry || entry === exact) return [];
+        if (owner !== undefined && "owner" in entry && entry.owner !== undefined && entry.owner !== owner) return [];
+        return [{ entry, score: hit.score }];
+      })
+      .slice(0, limit);
+    if (!exact || (options.server !== undefined && exact.server !== options.server) || (options.kinds !== undefined && !options.kinds.includes("tool")))
+      return hits;
     return [{ entry: exact, score: Number.POSITIVE_INFINITY }, ...hits].slice(0, limit);
   }
 

@@ -15,10 +15,11 @@ export const SEPARATOR = "__";
 
 /** Words that cannot name a function in a strict-mode ES module, and globals a wrapper must not shadow. */
 const RESERVED = new Set(
-  ("break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
+  (
+    "break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
     "import in instanceof new null return super switch this throw true try typeof var void while with yield let static " +
-    "implements interface package private protected public await arguments eval undefined NaN Infinity")
-    .split(" "),
+    "implements interface package private protected public await arguments eval undefined NaN Infinity"
+  ).split(" "),
 );
 
 /** File names inside a server's module folder that belong to the server itself: mcp/servers/<server>/index and .../schemas. */

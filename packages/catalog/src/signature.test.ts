@@ -21,7 +21,9 @@ describe("signatureOf", () => {
       required: ["mode"],
       $defs: { Thing: { type: "boolean" } },
     };
-    expect(signatureOf("f", schema)).toBe('f({ mode: "a" | "b", tags?: string[], either?: string | null, ref?: boolean, "odd-name"?: string | null, nested?: object })');
+    expect(signatureOf("f", schema)).toBe(
+      'f({ mode: "a" | "b", tags?: string[], either?: string | null, ref?: boolean, "odd-name"?: string | null, nested?: object })',
+    );
   });
 
   it("stays short for very wide schemas", () => {

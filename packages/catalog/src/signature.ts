@@ -8,7 +8,9 @@ export function signatureOf(functionName: string, inputSchema: Schema): string {
   const required = new Set((inputSchema.required ?? []) as string[]);
   const names = Object.keys(properties);
   if (names.length === 0) return `${functionName}()`;
-  const params = names.map((name) => `${/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${typeOf(properties[name]!, inputSchema, 0)}`);
+  const params = names.map(
+    (name) => `${/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${typeOf(properties[name]!, inputSchema, 0)}`,
+  );
   const line = `${functionName}({ ${params.join(", ")} })`;
   return line.length <= MAX_SIGNATURE ? line : shorten(functionName, params);
 }

@@ -24,5 +24,8 @@ export function closestNames(requested: string, names: Iterable<string>, limit =
     const distance = editDistance(requested.toLowerCase(), name.toLowerCase(), max);
     if (distance <= max) scored.push([name, distance]);
   }
-  return scored.sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0])).slice(0, limit).map(([name]) => name);
+  return scored
+    .sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0]))
+    .slice(0, limit)
+    .map(([name]) => name);
 }

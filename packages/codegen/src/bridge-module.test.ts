@@ -60,7 +60,12 @@ describe("mcp/bridge", () => {
   });
 
   it("returns text that is not JSON as the joined text", async () => {
-    const { bridge } = hostReturning({ content: [{ type: "text", text: "line one" }, { type: "text", text: "line two" }] });
+    const { bridge } = hostReturning({
+      content: [
+        { type: "text", text: "line one" },
+        { type: "text", text: "line two" },
+      ],
+    });
     expect(await bridge.callTool("everything__echo", {})).toBe("line one\nline two");
   });
 
@@ -110,7 +115,12 @@ export { raw, value, blocks, isToolError };
   it("gives the same value as the host's toolResultValue for every shape of result", async () => {
     const cases = [
       { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { b: 2 } },
-      { content: [{ type: "text", text: '{"a":' }, { type: "text", text: "1}" }] },
+      {
+        content: [
+          { type: "text", text: '{"a":' },
+          { type: "text", text: "1}" },
+        ],
+      },
       { content: [{ type: "text", text: "plain words" }] },
       { content: [{ type: "text", text: "42" }] },
       { content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] },
@@ -125,7 +135,12 @@ export { raw, value, blocks, isToolError };
 
   it("says on stderr when the value leaves out an image beside the text, and callToolRaw still has it", async () => {
     const warnings: unknown[][] = [];
-    const result = { content: [{ type: "text", text: "a chart" }, { type: "image", data: "AAAA", mimeType: "image/png" }] };
+    const result = {
+      content: [
+        { type: "text", text: "a chart" },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+      ],
+    };
     const bridge = loadBridge(async () => result, warnings);
     expect(await bridge.callTool("charts__draw", {})).toBe("a chart");
     expect(String(warnings[0]?.[0])).toContain("charts__draw also returned image content");

@@ -6,7 +6,8 @@ import { stringLiteral } from "./names";
  * whose name the sandbox owns and the caller passes in. `callTool` mirrors `toolResultValue`.
  */
 export function renderBridgeModule(hostCallGlobal: string): string {
-  if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(hostCallGlobal)) throw new TypeError(`The host-call global must be an identifier, not ${stringLiteral(hostCallGlobal)}.`);
+  if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(hostCallGlobal))
+    throw new TypeError(`The host-call global must be an identifier, not ${stringLiteral(hostCallGlobal)}.`);
   return BRIDGE_TEMPLATE.replaceAll("__HOST_CALL__", hostCallGlobal);
 }
 

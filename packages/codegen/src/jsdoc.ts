@@ -1,8 +1,6 @@
 /** Lines of a JSDoc comment at `indent`; hostile text can neither close the comment nor break lines unexpectedly. */
 export function jsDoc(lines: readonly string[], indent = ""): string {
-  const clean = lines
-    .flatMap((line) => line.split(/\r\n|[\r\n\u2028\u2029]/))
-    .map((line) => escapeCommentText(line).trimEnd());
+  const clean = lines.flatMap((line) => line.split(/\r\n|[\r\n\u2028\u2029]/)).map((line) => escapeCommentText(line).trimEnd());
   while (clean.length > 0 && clean[0] === "") clean.shift();
   while (clean.length > 0 && clean[clean.length - 1] === "") clean.pop();
   if (clean.length === 0) return "";

@@ -1,4 +1,12 @@
-import { BRIDGE_SPECIFIER, SERVER_MODULE_NAMES, SERVER_NAME_PATTERN, SERVERS_PREFIX, isReservedWord, serverModuleSpecifier, toolModuleSpecifier } from "@codemux/catalog";
+import {
+  BRIDGE_SPECIFIER,
+  SERVER_MODULE_NAMES,
+  SERVER_NAME_PATTERN,
+  SERVERS_PREFIX,
+  isReservedWord,
+  serverModuleSpecifier,
+  toolModuleSpecifier,
+} from "@codemux/catalog";
 import { renderBridgeModule } from "./bridge-module";
 import type { CodegenTool } from "./codegen-tool";
 import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";
@@ -86,7 +94,8 @@ function checkFunctionNames(server: string, tools: readonly CodegenTool[]): void
     }
     if (seen.has(functionName)) throw new InvalidFunctionNameError(server, functionName, "is used by two tools");
     const { input } = toolTypeNames(functionName);
-    if (typeNames.has(input)) throw new InvalidFunctionNameError(server, functionName, `gives the type name ${input} that another tool's function already gives`);
+    if (typeNames.has(input))
+      throw new InvalidFunctionNameError(server, functionName, `gives the type name ${input} that another tool's function already gives`);
     seen.add(functionName);
     typeNames.add(input);
   }

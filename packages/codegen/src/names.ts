@@ -22,7 +22,9 @@ export function typeNameFromKey(key: string): string {
 
 /** A string literal safe anywhere in TS source; JSON.stringify escapes quotes, backslashes and control characters. */
 export function stringLiteral(value: string): string {
-  return JSON.stringify(value).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 /** An object-type member key: bare when it is an identifier, quoted otherwise (and always for `__proto__`). */

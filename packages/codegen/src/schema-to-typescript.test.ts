@@ -53,7 +53,9 @@ export { ok, missing, wrong };`,
   "nested objects are inline and indented": {
     schema: {
       type: "object",
-      properties: { edit: { type: "object", properties: { old: { type: "string" }, to: { type: "object", properties: { line: { type: "number" } } } }, required: ["old"] } },
+      properties: {
+        edit: { type: "object", properties: { old: { type: "string" }, to: { type: "object", properties: { line: { type: "number" } } } }, required: ["old"] },
+      },
       required: ["edit"],
     },
     expected: `export interface T {
@@ -67,7 +69,7 @@ export { ok, missing, wrong };`,
 `,
   },
   "enum and const become literal unions": {
-    schema: { type: "object", properties: { mode: { enum: ["a", "b's", 1, -2, true, null] }, kind: { const: "x\"y" } }, required: ["mode", "kind"] },
+    schema: { type: "object", properties: { mode: { enum: ["a", "b's", 1, -2, true, null] }, kind: { const: 'x"y' } }, required: ["mode", "kind"] },
     contains: [`mode: "a" | "b's" | 1 | -2 | true | null;`, `kind: "x\\"y";`],
     usage: `// @ts-expect-error not a member
 const bad: T = { mode: "c", kind: 'x"y' };
@@ -91,7 +93,12 @@ export { bad };`,
             { type: "object", properties: { kind: { const: "square" }, side: { type: "number" } }, required: ["kind", "side"] },
           ],
         },
-        both: { allOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { anyOf: [{ type: "object", properties: { b: { type: "number" } }, required: ["b"] }, { type: "null" }] }] },
+        both: {
+          allOf: [
+            { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+            { anyOf: [{ type: "object", properties: { b: { type: "number" } }, required: ["b"] }, { type: "null" }] },
+          ],
+        },
       },
       required: ["id", "shape", "both"],
     },
@@ -117,7 +124,14 @@ export { ok, bad };`,
         open: { type: "array", prefixItems: [{ type: "string" }], items: { type: "number" }, minItems: 1 },
       },
     },
-    contains: ["tags?: string[];", "ids?: (string | number)[];", "any?: unknown[];", "point?: [number, number];", "old?: [string, boolean?];", "open?: [string, ...number[]];"],
+    contains: [
+      "tags?: string[];",
+      "ids?: (string | number)[];",
+      "any?: unknown[];",
+      "point?: [number, number];",
+      "old?: [string, boolean?];",
+      "open?: [string, ...number[]];",
+    ],
     usage: `const ok: T = { point: [1, 2], old: ["a"], open: ["a", 1, 2] };
 // @ts-expect-error a point has two numbers
 const bad: T = { point: [1] };
@@ -147,14 +161,28 @@ const bad: T = { env: { A: 1 } };
 export { ok, bad };`,
   },
   "property names that are not identifiers are quoted": {
-    schema: { type: "object", properties: { "my key": { type: "string" }, "a-b": { type: "string" }, "1st": { type: "string" }, class: { type: "string" }, __proto__x: { type: "string" } } },
+    schema: {
+      type: "object",
+      properties: {
+        "my key": { type: "string" },
+        "a-b": { type: "string" },
+        "1st": { type: "string" },
+        class: { type: "string" },
+        __proto__x: { type: "string" },
+      },
+    },
     contains: [`"my key"?: string;`, `"a-b"?: string;`, `"1st"?: string;`, "class?: string;", "__proto__x?: string;"],
   },
   "$defs become named types, shared and recursive": {
     schema: {
       type: "object",
       $defs: {
-        "tree-node": { type: "object", description: "A node.", properties: { children: { type: "array", items: { $ref: "#/$defs/tree-node" } } }, required: ["children"] },
+        "tree-node": {
+          type: "object",
+          description: "A node.",
+          properties: { children: { type: "array", items: { $ref: "#/$defs/tree-node" } } },
+          required: ["children"],
+        },
       },
       properties: { root: { $ref: "#/$defs/tree-node" }, other: { $ref: "#/$defs/tree-node" } },
       required: ["root"],

@@ -53,7 +53,11 @@ describe("generateZodSource", () => {
   it("emits source that type-checks against zod", () => {
     const source = generateZodSource({
       type: "object",
-      properties: { tags: { type: "array", items: { type: "string" } }, mode: { enum: ["a", "b"] }, meta: { type: "object", additionalProperties: { type: "number" } } },
+      properties: {
+        tags: { type: "array", items: { type: "string" } },
+        mode: { enum: ["a", "b"] },
+        meta: { type: "object", additionalProperties: { type: "number" } },
+      },
     });
     expect(typeCheck({ schema: `import { z } from "zod";\nexport const s = ${source};\nexport type S = z.infer<typeof s>;\n` })).toEqual([]);
   });

@@ -80,7 +80,12 @@ function protoSafeObject(schema: JsonSchemaObject, refs: Refs): string | undefin
   const properties = schema.properties;
   if (properties === undefined || !Object.prototype.hasOwnProperty.call(properties, "__proto__")) return undefined;
   const placeholder = `__proto_${globalThis.crypto.randomUUID()}`;
-  const renamed = mapValues(properties, (value) => value, undefined, (key) => (key === "__proto__" ? placeholder : key));
+  const renamed = mapValues(
+    properties,
+    (value) => value,
+    undefined,
+    (key) => (key === "__proto__" ? placeholder : key),
+  );
   const required = Array.isArray(schema.required) ? schema.required.map((key) => (key === "__proto__" ? placeholder : key)) : schema.required;
   return parseSchema({ ...schema, properties: renamed as Record<string, JsonSchema>, required }, refs).replace(
     `${JSON.stringify(placeholder)}:`,

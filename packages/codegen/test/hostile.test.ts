@@ -59,7 +59,8 @@ describe("hostile tool names, descriptions and schemas", () => {
   const modules = Object.fromEntries(tree.list().map((specifier) => [specifier, tree.get(specifier) as string]));
 
   it("never produce TypeScript that fails to compile", () => {
-    modules["mcp/servers/evil/schemas"] = `import { z } from "zod";\nexport const xInput = ${generateZodSource(inputSchema)};\nexport type X = z.infer<typeof xInput>;\n`;
+    modules["mcp/servers/evil/schemas"] =
+      `import { z } from "zod";\nexport const xInput = ${generateZodSource(inputSchema)};\nexport type X = z.infer<typeof xInput>;\n`;
     expect(typeCheck(modules)).toEqual([]);
   });
 
@@ -79,7 +80,11 @@ describe("hostile tool names, descriptions and schemas", () => {
     const source = modules["mcp/servers/evil/x"] as string;
     expect(source).toContain("   * *\\/ /* `tick` ${globalThis.x} \"dq\" 'sq' \\ back\n   * new line\n   * crlf\n   * ls\n   * ps nul é 漢字 🎉 *\\/\n");
     expect(source).toContain("  class: string;");
-    expect(source).toContain(`  "key with spaces"?: ${JSON.stringify(NASTY).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")} | "*/" | "\`\${a}\`" | "\\u2028" | 1;`);
+    expect(source).toContain(
+      `  "key with spaces"?: ${JSON.stringify(NASTY)
+        .replace(/\u2028/g, "\\u2028")
+        .replace(/\u2029/g, "\\u2029")} | "*/" | "\`\${a}\`" | "\\u2028" | 1;`,
+    );
     expect(source).toContain(`  "__proto__": string;`);
     expect(source).toContain("upper?: Proto;");
   });

@@ -44,7 +44,9 @@ describe("writeModuleTree", () => {
 
     expect(await readFile(join(outDir, "servers", "fs", "readTextFile.ts"), "utf8")).toBe(tree.get("mcp/servers/fs/readTextFile"));
     expect(await readFile(join(outDir, "bridge.ts"), "utf8")).toBe(tree.get("mcp/bridge"));
-    expect(await readFile(join(outDir, "servers", "fs", "schemas.ts"), "utf8")).toMatch(/^import \{ z \} from "zod";\n[\s\S]*export const readTextFileInput = z\.object\(/);
+    expect(await readFile(join(outDir, "servers", "fs", "schemas.ts"), "utf8")).toMatch(
+      /^import \{ z \} from "zod";\n[\s\S]*export const readTextFileInput = z\.object\(/,
+    );
     const tsconfig = JSON.parse(await readFile(join(outDir, "tsconfig.json"), "utf8"));
     expect(tsconfig.compilerOptions).toMatchObject({ strict: true, noEmit: true, paths: { "mcp/*": ["./*"] } });
     // Nothing in the written config names this machine: the tree can be committed or moved.

@@ -9,7 +9,18 @@ import { auditPlugin, cachePlugin, pluginMiddleware, stderrLogger } from "@codem
 
 const dir = mkdtempSync(join(tmpdir(), "hooks-bench-"));
 const session = { id: "bench", principal: "local" };
-const input = (args) => ({ name: "s__echo", server: "s", tool: "echo", definition: undefined, annotations: { readOnlyHint: true }, arguments: args, origin: "call_tool", session, signal: undefined, state: new Map() });
+const input = (args) => ({
+  name: "s__echo",
+  server: "s",
+  tool: "echo",
+  definition: undefined,
+  annotations: { readOnlyHint: true },
+  arguments: args,
+  origin: "call_tool",
+  session,
+  signal: undefined,
+  state: new Map(),
+});
 const answer = { content: [{ type: "text", text: "hi" }] };
 
 async function chainCost(label, plugins, varyArgs) {
@@ -50,5 +61,11 @@ await chainCost("audit + cache, misses", [auditPlugin({ file: join(dir, "a.jsonl
 await chainCost("audit + cache, hits", [auditPlugin({ file: join(dir, "b.jsonl") }), cachePlugin()], false);
 await endToEnd("no middleware", []);
 await endToEnd("empty plugin chain", [pluginMiddleware([], { dataDir: dir })]);
-await endToEnd("audit + cache, echo not cached (every call goes to the server)", [pluginMiddleware([auditPlugin({ file: join(dir, "c.jsonl") }), cachePlugin()], { dataDir: dir })]);
-await endToEnd("audit + cache, echo listed and called with the same arguments (hits)", [pluginMiddleware([auditPlugin({ file: join(dir, "d.jsonl") }), cachePlugin({ tools: ["s__echo"] })], { dataDir: dir })], true);
+await endToEnd("audit + cache, echo not cached (every call goes to the server)", [
+  pluginMiddleware([auditPlugin({ file: join(dir, "c.jsonl") }), cachePlugin()], { dataDir: dir }),
+]);
+await endToEnd(
+  "audit + cache, echo listed and called with the same arguments (hits)",
+  [pluginMiddleware([auditPlugin({ file: join(dir, "d.jsonl") }), cachePlugin({ tools: ["s__echo"] })], { dataDir: dir })],
+  true,
+);

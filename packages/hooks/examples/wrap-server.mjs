@@ -30,7 +30,11 @@ await server.connect(serverSide);
 const client = new Client({ name: "example", version: "1.0.0" });
 await client.connect(clientSide);
 
-for (const call of [{ name: "get_invoice", arguments: { id: "7" } }, { name: "get_invoice", arguments: { id: "7" } }, { name: "ping", arguments: {} }]) {
+for (const call of [
+  { name: "get_invoice", arguments: { id: "7" } },
+  { name: "get_invoice", arguments: { id: "7" } },
+  { name: "ping", arguments: {} },
+]) {
   const result = await client.callTool(call);
   console.log(`${call.name}: ${result.content[0].text}${result._meta?.["codemux/cache"] ? " (cached)" : ""}`);
 }

@@ -28,7 +28,9 @@ export function canonicalJson(value: unknown, maxChars = 1_000_000): string | un
       return push("]");
     }
     const record = node as Record<string, unknown>;
-    const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
+    const keys = Object.keys(record)
+      .filter((k) => record[k] !== undefined)
+      .sort();
     if (!push("{")) return false;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;

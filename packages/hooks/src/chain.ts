@@ -136,14 +136,24 @@ export class PluginChain {
       });
       const value = await Promise.race([Promise.resolve().then(run), timeout]);
       const checked = check(value);
-      answer = checked === undefined && value !== undefined ? { ok: false, reason: `answered ${describe(value)}, which is not a valid answer`, error: undefined } : { ok: true, value: checked as T };
+      answer =
+        checked === undefined && value !== undefined
+          ? { ok: false, reason: `answered ${describe(value)}, which is not a valid answer`, error: undefined }
+          : { ok: true, value: checked as T };
     } catch (error) {
-      answer = { ok: false, reason: error instanceof HookTimeout ? `timed out after ${budget} ms` : error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300), error };
+      answer = {
+        ok: false,
+        reason:
+          error instanceof HookTimeout ? `timed out after ${budget} ms` : error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300),
+        error,
+      };
     } finally {
       clearTimeout(timer);
     }
     if (!answer.ok) {
-      this.#logger.warn(`plugin "${plugin.name}" ${hook} failed on ${call.name} (call ${call.id}): ${answer.reason}${plugin.failClosed ? "; it is fail-closed, so the call stops" : "; the call goes on without it"}`);
+      this.#logger.warn(
+        `plugin "${plugin.name}" ${hook} failed on ${call.name} (call ${call.id}): ${answer.reason}${plugin.failClosed ? "; it is fail-closed, so the call stops" : "; the call goes on without it"}`,
+      );
       this.#count("codemux_plugin_failures_total", { plugin: plugin.name, hook });
     }
     return answer;
@@ -199,7 +209,10 @@ class CallView implements PluginCall {
   readonly fields: Record<string, string | number | boolean> = {};
   #arguments: Record<string, unknown>;
 
-  constructor(input: ChainInput, readonly startedAt: number) {
+  constructor(
+    input: ChainInput,
+    readonly startedAt: number,
+  ) {
     this.name = input.name;
     this.server = input.server;
     this.tool = input.tool;

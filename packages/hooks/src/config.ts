@@ -15,7 +15,11 @@ import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
 import type { Observability, Plugin, ResultKeeper } from "./types";
 
-const ms = z.number().int().positive().max(24 * 3_600_000);
+const ms = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 3_600_000);
 const globs = z.array(z.string().min(1).max(300)).max(1000);
 const common = {
   enabled: z.boolean().optional(),
@@ -26,9 +30,16 @@ const common = {
 
 const patternSchema = z
   .object({
-    name: z.string().min(1).max(60).regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, - and _"),
+    name: z
+      .string()
+      .min(1)
+      .max(60)
+      .regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, - and _"),
     regex: z.string().min(1).max(1000),
-    flags: z.string().regex(/^[imsu]*$/, "may hold only i, m, s and u").optional(),
+    flags: z
+      .string()
+      .regex(/^[imsu]*$/, "may hold only i, m, s and u")
+      .optional(),
     group: z.number().int().min(1).max(9).optional(),
   })
   .strict()
@@ -41,9 +52,26 @@ const patternSchema = z
   });
 
 const BUILT_INS = {
-  audit: z.object({ ...common, file: z.string().min(1).optional(), maxBytes: z.number().int().min(1024).optional(), files: z.number().int().min(1).max(100).optional(), includeArguments: z.boolean().optional() }).strict(),
+  audit: z
+    .object({
+      ...common,
+      file: z.string().min(1).optional(),
+      maxBytes: z.number().int().min(1024).optional(),
+      files: z.number().int().min(1).max(100).optional(),
+      includeArguments: z.boolean().optional(),
+    })
+    .strict(),
   cache: z
-    .object({ ...common, ttlMs: ms.optional(), maxBytes: z.number().int().positive().optional(), maxEntryBytes: z.number().int().positive().optional(), readOnly: z.boolean().optional(), tools: globs.optional(), exclude: globs.optional(), perPrincipal: z.boolean().optional() })
+    .object({
+      ...common,
+      ttlMs: ms.optional(),
+      maxBytes: z.number().int().positive().optional(),
+      maxEntryBytes: z.number().int().positive().optional(),
+      readOnly: z.boolean().optional(),
+      tools: globs.optional(),
+      exclude: globs.optional(),
+      perPrincipal: z.boolean().optional(),
+    })
     .strict(),
   "rate-limit": z
     .object({
@@ -64,8 +92,24 @@ const BUILT_INS = {
         .optional(),
     })
     .strict(),
-  redact: z.object({ ...common, builtIns: z.union([z.boolean(), z.array(z.string())]).optional(), patterns: z.array(patternSchema).max(100).optional(), maxScanChars: z.number().int().positive().optional() }).strict(),
-  guard: z.object({ ...common, destructive: z.boolean().optional(), confirm: globs.optional(), deny: globs.optional(), allow: globs.optional(), answerTimeoutMs: ms.optional() }).strict(),
+  redact: z
+    .object({
+      ...common,
+      builtIns: z.union([z.boolean(), z.array(z.string())]).optional(),
+      patterns: z.array(patternSchema).max(100).optional(),
+      maxScanChars: z.number().int().positive().optional(),
+    })
+    .strict(),
+  guard: z
+    .object({
+      ...common,
+      destructive: z.boolean().optional(),
+      confirm: globs.optional(),
+      deny: globs.optional(),
+      allow: globs.optional(),
+      answerTimeoutMs: ms.optional(),
+    })
+    .strict(),
   pin: z.object({ ...common, file: z.string().min(1).optional(), quarantineNewServers: z.boolean().optional() }).strict(),
   summarize: z
     .object({
@@ -148,26 +192,38 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
         const parsed = BUILT_INS[name as BuiltInName].safeParse(record);
         if (!parsed.success) fail(...issueOf(where, parsed.error));
         const opts = parsed.data as Record<string, unknown>;
-        const plugin = name === "redact" && redact ? redact : builtIn(name as BuiltInName, opts, () => {
-          if (redact) return redact;
-          if (isObject(redactEntry) && redactEntry.enabled !== false) {
-            const r = BUILT_INS.redact.safeParse(redactEntry);
-            if (r.success) redact = builtIn("redact", r.data, () => undefined) as ReturnType<typeof redactPlugin>;
-          }
-          return redact;
-        });
+        const plugin =
+          name === "redact" && redact
+            ? redact
+            : builtIn(name as BuiltInName, opts, () => {
+                if (redact) return redact;
+                if (isObject(redactEntry) && redactEntry.enabled !== false) {
+                  const r = BUILT_INS.redact.safeParse(redactEntry);
+                  if (r.success) redact = builtIn("redact", r.data, () => undefined) as ReturnType<typeof redactPlugin>;
+                }
+                return redact;
+              });
         if (name === "redact") redact ??= plugin as ReturnType<typeof redactPlugin>;
         plugins.push(withOverrides(plugin, opts));
         continue;
       }
       if (record.module === undefined) {
         const close = closest(name, BUILT_IN_PLUGINS);
-        fail(where, `not a built-in plugin${close ? ` (did you mean "${close}"?)` : ""}; built-ins are ${BUILT_IN_PLUGINS.join(", ")}, and a plugin of your own needs "module": "./my-plugin.js"`);
+        fail(
+          where,
+          `not a built-in plugin${close ? ` (did you mean "${close}"?)` : ""}; built-ins are ${BUILT_IN_PLUGINS.join(", ")}, and a plugin of your own needs "module": "./my-plugin.js"`,
+        );
       }
       const parsed = moduleSchema.safeParse(record);
       if (!parsed.success) fail(...issueOf(where, parsed.error));
       const entry = parsed.data!;
-      const plugin = await loadModule({ name, module: entry.module, options: entry.options ?? {}, configDir, fail: (message) => fail(`${where}.module`, message) });
+      const plugin = await loadModule({
+        name,
+        module: entry.module,
+        options: entry.options ?? {},
+        configDir,
+        fail: (message) => fail(`${where}.module`, message),
+      });
       plugins.push(withOverrides(plugin, entry));
     }
   }
@@ -235,7 +291,13 @@ function withOverrides(plugin: Plugin, opts: { priority?: unknown; failClosed?: 
 }
 
 /** A module's plugin: its default export (or `plugin`, or `createPlugin`), a plugin object or a factory given the options. */
-async function loadModule(options: { name: string; module: string; options: Record<string, unknown>; configDir: string; fail: (message: string) => never }): Promise<Plugin> {
+async function loadModule(options: {
+  name: string;
+  module: string;
+  options: Record<string, unknown>;
+  configDir: string;
+  fail: (message: string) => never;
+}): Promise<Plugin> {
   const { name, module, fail } = options;
   if (!/^(?:\.{1,2}[\\/]|[\\/]|[A-Za-z]:[\\/])/.test(module)) fail(`"${module}" must be a path to a file (start it with ./), not a package name`);
   const path = isAbsolute(module) ? module : resolve(options.configDir, module);

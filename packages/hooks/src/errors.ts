@@ -27,21 +27,34 @@ export class HooksError extends Error {
 
 /** A plugin refused the call (`{ action: "abort" }`); the downstream tool was not called. */
 export class PluginRefusedError extends HooksError {
-  constructor(readonly plugin: string, reason: string, options: { code?: "REFUSED" | "NOT_CONFIRMED" | "QUARANTINED"; data?: Record<string, unknown> } = {}) {
+  constructor(
+    readonly plugin: string,
+    reason: string,
+    options: { code?: "REFUSED" | "NOT_CONFIRMED" | "QUARANTINED"; data?: Record<string, unknown> } = {},
+  ) {
     super(options.code ?? "REFUSED", reason, { data: { plugin, ...options.data } });
   }
 }
 
 /** Too many calls for one of the rate-limit plugin's buckets; `retryAfterMs` says when one more will pass. */
 export class RateLimitedError extends HooksError {
-  constructor(message: string, readonly retryAfterMs: number, data: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    data: Record<string, unknown> = {},
+  ) {
     super("RATE_LIMITED", message, { data: { plugin: "rate-limit", retryAfterMs, ...data } });
   }
 }
 
 /** A fail-closed plugin threw, timed out or answered nonsense; the call is stopped rather than let through unchecked. */
 export class PluginFailedError extends HooksError {
-  constructor(readonly plugin: string, hook: string, reason: string, options: { cause?: unknown; after?: boolean } = {}) {
+  constructor(
+    readonly plugin: string,
+    hook: string,
+    reason: string,
+    options: { cause?: unknown; after?: boolean } = {},
+  ) {
     super(
       "PLUGIN_FAILED",
       options.after

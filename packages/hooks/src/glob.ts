@@ -5,7 +5,10 @@
 export function globMatcher(globs: readonly string[] | undefined): (name: string) => boolean {
   if (!globs || globs.length === 0) return () => false;
   const patterns = globs.map((glob) => {
-    const source = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const source = glob
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".");
     return new RegExp(glob.includes("__") || glob.includes("*") ? `^${source}$` : `^${source}(?:__.*)?$`);
   });
   return (name) => patterns.some((p) => p.test(name));

@@ -40,7 +40,11 @@ export class PluginHost {
     this.logger = options.logger ?? stderrLogger;
     this.#options = options;
     this.#observability = options.observability;
-    this.chain = new PluginChain(plugins, { logger: this.logger, ...(options.clock ? { clock: options.clock } : {}), observability: () => this.#observability });
+    this.chain = new PluginChain(plugins, {
+      logger: this.logger,
+      ...(options.clock ? { clock: options.clock } : {}),
+      observability: () => this.#observability,
+    });
     this.#plugins = orderPlugins(plugins);
   }
 

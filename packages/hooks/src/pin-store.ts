@@ -58,7 +58,9 @@ export async function readPinFile(file: string): Promise<PinFile> {
     if (data?.version !== 1 || typeof data.tools !== "object" || data.tools === null) throw new Error("not a version 1 pin file");
     return data;
   } catch (error) {
-    throw new PinFileError(`The pin file ${file} is damaged (${(error as Error).message}); move it away and codemux pins every tool afresh on first sight.`, { cause: error });
+    throw new PinFileError(`The pin file ${file} is damaged (${(error as Error).message}); move it away and codemux pins every tool afresh on first sight.`, {
+      cause: error,
+    });
   }
 }
 

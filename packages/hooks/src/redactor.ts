@@ -48,7 +48,10 @@ export class Redactor {
   constructor(options: RedactorOptions = {}) {
     const builtIns = options.builtIns ?? true;
     const chosen = builtIns === true ? BUILT_IN_SECRET_PATTERNS : builtIns === false ? [] : BUILT_IN_SECRET_PATTERNS.filter((p) => builtIns.includes(p.name));
-    this.patterns = [...chosen, ...(options.patterns ?? [])].map((p) => ({ ...p, regex: p.regex.global ? p.regex : new RegExp(p.regex.source, `${p.regex.flags}g`) }));
+    this.patterns = [...chosen, ...(options.patterns ?? [])].map((p) => ({
+      ...p,
+      regex: p.regex.global ? p.regex : new RegExp(p.regex.source, `${p.regex.flags}g`),
+    }));
     this.maxScanChars = options.maxScanChars ?? DEFAULT_MAX_SCAN_CHARS;
   }
 

@@ -65,7 +65,10 @@ export class RotatingFile {
   async #write(lines: string[]): Promise<void> {
     if (this.#size === undefined) {
       await mkdir(dirname(this.#options.file), { recursive: true, mode: 0o700 });
-      this.#size = await stat(this.#options.file).then((s) => s.size, () => 0);
+      this.#size = await stat(this.#options.file).then(
+        (s) => s.size,
+        () => 0,
+      );
     }
     let chunk = "";
     for (const line of lines) {

@@ -46,7 +46,9 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
   if (marked[WRAPPED]) throw new Error("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
   const handlers = (low as unknown as { _requestHandlers?: unknown })._requestHandlers;
   if (!(handlers instanceof Map)) {
-    throw new Error("wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them; use SDK 1.x (tested with 1.32).");
+    throw new Error(
+      "wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them; use SDK 1.x (tested with 1.32).",
+    );
   }
   const host = new PluginHost(options.plugins, options);
   await host.start();
@@ -78,34 +80,36 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
     listed = false;
   };
 
-  const wrap = (raw: RawHandler): RawHandler => async (request, extra) => {
-    const params = request.params ?? {};
-    // Task-augmented calls answer with a task, not a result: they pass as they are.
-    if (params.task !== undefined || host.chain.empty) return raw(request, extra);
-    const tool = String(params.name);
-    const definition = await definitionOf(tool, extra);
-    try {
-      return await host.chain.run(
-        {
-          name: `${serverName}__${tool}`,
-          server: serverName,
-          tool,
-          definition,
-          annotations: definition?.annotations ?? {},
-          arguments: isObject(params.arguments) ? params.arguments : {},
-          origin: "call_tool",
-          session: { id: extra.sessionId ?? sessionId, principal: extra.authInfo?.clientId ?? "local", peer },
-          signal: extra.signal,
-          state: new Map(),
-        },
-        async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as CallToolResult,
-      );
-    } catch (error) {
-      // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
-      if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies CallToolResult;
-      throw error;
-    }
-  };
+  const wrap =
+    (raw: RawHandler): RawHandler =>
+    async (request, extra) => {
+      const params = request.params ?? {};
+      // Task-augmented calls answer with a task, not a result: they pass as they are.
+      if (params.task !== undefined || host.chain.empty) return raw(request, extra);
+      const tool = String(params.name);
+      const definition = await definitionOf(tool, extra);
+      try {
+        return await host.chain.run(
+          {
+            name: `${serverName}__${tool}`,
+            server: serverName,
+            tool,
+            definition,
+            annotations: definition?.annotations ?? {},
+            arguments: isObject(params.arguments) ? params.arguments : {},
+            origin: "call_tool",
+            session: { id: extra.sessionId ?? sessionId, principal: extra.authInfo?.clientId ?? "local", peer },
+            signal: extra.signal,
+            state: new Map(),
+          },
+          async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as CallToolResult,
+        );
+      } catch (error) {
+        // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
+        if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies CallToolResult;
+        throw error;
+      }
+    };
 
   const map = handlers as Map<string, RawHandler>;
   const set = map.set.bind(map);

@@ -10,7 +10,11 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const linesOf = (file: string): AuditLine[] => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as AuditLine);
+const linesOf = (file: string): AuditLine[] =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as AuditLine);
 
 describe("audit", () => {
   it("writes one JSON line per call with who, where from, what, how long, how it ended and how big", async () => {
@@ -43,7 +47,11 @@ describe("audit", () => {
 
   it("writes the arguments when asked, with secrets masked by key and by pattern (the redact plugin's own patterns)", async () => {
     const dir = tempDir();
-    const audit = auditPlugin({ file: join(dir, "audit.jsonl"), includeArguments: true, redactor: redactPlugin({ patterns: [{ name: "ticket", regex: /TICKET-\d+/g }] }).redactor });
+    const audit = auditPlugin({
+      file: join(dir, "audit.jsonl"),
+      includeArguments: true,
+      redactor: redactPlugin({ patterns: [{ name: "ticket", regex: /TICKET-\d+/g }] }).redactor,
+    });
     harness = await connect({ servers: { s: misbehaving() }, plugins: [audit] });
     await harness.call("s__echo", { text: "token ghp_0123456789abcdefghijABCDEFGHIJ0123456789 for TICKET-42" });
     await harness.call("s__env", { name: "PATH", apiKey: "plain-looking" } as never);

@@ -13,13 +13,19 @@ const calls = async (h: Harness) => JSON.parse(textOf(await h.call("s__counter")
 describe("the plugin chain around every call", () => {
   it("runs before-hooks highest priority first and after-hooks in reverse, equal priorities in given order", async () => {
     const log: string[] = [];
-    harness = await connect({ servers: { s: misbehaving() }, plugins: [tracer("p10", 10, log), tracer("p100", 100, log), tracer("p50", 50, log), tracer("q50", 50, log)] });
+    harness = await connect({
+      servers: { s: misbehaving() },
+      plugins: [tracer("p10", 10, log), tracer("p100", 100, log), tracer("p50", 50, log), tracer("q50", 50, log)],
+    });
     expect(textOf(await harness.call("s__echo", { text: "hi" }))).toBe("hi");
     expect(log).toEqual(["before:p100", "before:p50", "before:q50", "before:p10", "after:p10", "after:q50", "after:p50", "after:p100"]);
   });
 
   it("passes changed arguments on to the tool, and they are still validated against its schema", async () => {
-    const rewrite: Plugin = { name: "rewrite", beforeCall: (call) => ({ action: "continue", arguments: { ...call.arguments, text: `${String(call.arguments.text)}!` } }) };
+    const rewrite: Plugin = {
+      name: "rewrite",
+      beforeCall: (call) => ({ action: "continue", arguments: { ...call.arguments, text: `${String(call.arguments.text)}!` } }),
+    };
     harness = await connect({ servers: { s: misbehaving() }, plugins: [rewrite] });
     expect(textOf(await harness.call("s__echo", { text: "hi" }))).toBe("hi!");
 
@@ -38,7 +44,10 @@ describe("the plugin chain around every call", () => {
     const responder: Plugin = {
       name: "responder",
       priority: 100,
-      beforeCall: (call) => (call.tool === "counter" && call.state.size === 0 && call.arguments.fake ? { action: "respond", result: { content: [{ type: "text", text: "from the plugin" }] } } : undefined),
+      beforeCall: (call) =>
+        call.tool === "counter" && call.state.size === 0 && call.arguments.fake
+          ? { action: "respond", result: { content: [{ type: "text", text: "from the plugin" }] } }
+          : undefined,
     };
     harness = await connect({ servers: { s: misbehaving() }, plugins: [outer, responder, tracer("inner", 10, log)] });
     const before = await calls(harness);
@@ -51,7 +60,10 @@ describe("the plugin chain around every call", () => {
   });
 
   it("refuses on abort: the tool is not called and the model reads why", async () => {
-    const refuse: Plugin = { name: "policy", beforeCall: (call) => (call.tool === "echo" ? { action: "abort", error: "echo is not allowed here" } : undefined) };
+    const refuse: Plugin = {
+      name: "policy",
+      beforeCall: (call) => (call.tool === "echo" ? { action: "abort", error: "echo is not allowed here" } : undefined),
+    };
     harness = await connect({ servers: { s: misbehaving() }, plugins: [refuse] });
     const before = await calls(harness);
     const result = await harness.call("s__echo", { text: "hi" });
@@ -96,14 +108,26 @@ describe("a plugin that fails", () => {
       if (call.tool === "echo") throw new Error("bug in after");
     },
   });
-  const hanging = (failClosed: boolean): Plugin => ({ name: "hanger", failClosed, timeoutMs: 50, beforeCall: (call) => (call.tool === "echo" ? new Promise(() => undefined) : undefined) });
+  const hanging = (failClosed: boolean): Plugin => ({
+    name: "hanger",
+    failClosed,
+    timeoutMs: 50,
+    beforeCall: (call) => (call.tool === "echo" ? new Promise(() => undefined) : undefined),
+  });
   const slow = (failClosed: boolean): Plugin => ({
     name: "slowpoke",
     failClosed,
     timeoutMs: 50,
-    beforeCall: (call) => (call.tool === "echo" ? new Promise((resolve) => setTimeout(() => resolve({ action: "continue", arguments: { text: "changed too late" } }), 400)) : undefined),
+    beforeCall: (call) =>
+      call.tool === "echo"
+        ? new Promise((resolve) => setTimeout(() => resolve({ action: "continue", arguments: { text: "changed too late" } }), 400))
+        : undefined,
   });
-  const nonsense = (failClosed: boolean): Plugin => ({ name: "nonsense", failClosed, afterCall: (call) => (call.tool === "echo" ? ("not a result" as never) : undefined) });
+  const nonsense = (failClosed: boolean): Plugin => ({
+    name: "nonsense",
+    failClosed,
+    afterCall: (call) => (call.tool === "echo" ? ("not a result" as never) : undefined),
+  });
 
   it.each([
     ["throws", throwing, "thrower"],

@@ -12,7 +12,12 @@ afterEach(async () => {
 });
 
 async function load(plugins: unknown, configDir = tempDir()) {
-  loaded = await loadPlugins({ config: { mcpServers: {}, plugins }, configFile: join(configDir, "codemux.json"), dataDir: configDir, logger: recordingLogger() });
+  loaded = await loadPlugins({
+    config: { mcpServers: {}, plugins },
+    configFile: join(configDir, "codemux.json"),
+    dataDir: configDir,
+    logger: recordingLogger(),
+  });
   return loaded;
 }
 
@@ -34,16 +39,29 @@ describe("loadPlugins", () => {
   });
 
   it("enables built-ins by name, in priority order, with the config's overrides", async () => {
-    const plugins = await load({ cache: { ttlMs: 1000 }, audit: {}, redact: true, "rate-limit": { priority: 5, limits: [{ by: ["tool"], calls: 1, perMs: 1000 }] }, guard: false, pin: { enabled: false } });
+    const plugins = await load({
+      cache: { ttlMs: 1000 },
+      audit: {},
+      redact: true,
+      "rate-limit": { priority: 5, limits: [{ by: ["tool"], calls: 1, perMs: 1000 }] },
+      guard: false,
+      pin: { enabled: false },
+    });
     expect(plugins.plugins.map((p) => `${p.name}:${p.priority}`)).toEqual(["audit:1000", "redact:200", "cache:100", "rate-limit:5"]);
   });
 
   it.each([
     [{ cache: { ttlMs: "60s" } }, "Invalid config codemux.json: plugins.cache.ttlMs: expected number, received string"],
     [{ cache: { ttl: 5 } }, 'Invalid config codemux.json: plugins.cache: unknown option "ttl"'],
-    [{ cahce: {} }, 'Invalid config codemux.json: plugins.cahce: not a built-in plugin (did you mean "cache"?); built-ins are audit, cache, rate-limit, redact, guard, pin, summarize, and a plugin of your own needs "module": "./my-plugin.js"'],
+    [
+      { cahce: {} },
+      'Invalid config codemux.json: plugins.cahce: not a built-in plugin (did you mean "cache"?); built-ins are audit, cache, rate-limit, redact, guard, pin, summarize, and a plugin of your own needs "module": "./my-plugin.js"',
+    ],
     [{ "rate-limit": { limits: [{ by: ["user"], calls: 1, perMs: 1 }] } }, "Invalid config codemux.json: plugins.rate-limit.limits.0.by.0:"],
-    [{ redact: { patterns: [{ name: "bad", regex: "(unclosed" }] } }, "Invalid config codemux.json: plugins.redact.patterns.0.regex: not a valid regular expression"],
+    [
+      { redact: { patterns: [{ name: "bad", regex: "(unclosed" }] } },
+      "Invalid config codemux.json: plugins.redact.patterns.0.regex: not a valid regular expression",
+    ],
     [{ mine: { module: "./missing.mjs" } }, 'Invalid config codemux.json: plugins.mine.module: cannot load "./missing.mjs" (no file at'],
     [{ mine: { module: "some-package" } }, 'Invalid config codemux.json: plugins.mine.module: "some-package" must be a path to a file'],
     [[{ use: "audit" }], "Invalid config codemux.json: plugins: expected an object whose keys are plugin names"],

@@ -73,7 +73,13 @@ export async function connect(
   const dataDir = options.host?.dataDir ?? tempDir();
   const plugins = pluginMiddleware(options.plugins, { logger, dataDir, ...options.host });
   await plugins.ready();
-  const core = new Codemux({ config: config(options.servers), mode: "passthrough", poolOptions: { backoff: { initialMs: 50, maxMs: 200 } }, middleware: [plugins], ...options.core });
+  const core = new Codemux({
+    config: config(options.servers),
+    mode: "passthrough",
+    poolOptions: { backoff: { initialMs: 50, maxMs: 200 } },
+    middleware: [plugins],
+    ...options.core,
+  });
   core.start();
   await core.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -28,7 +28,10 @@ describe("observability hooks", () => {
       plugins: [tagger, broken, cachePlugin({ tools: ["s__echo"] })],
       host: {
         observability: {
-          metrics: { increment: (name, labels) => void counters.set(`${name}${labels ? JSON.stringify(labels) : ""}`, (counters.get(`${name}${labels ? JSON.stringify(labels) : ""}`) ?? 0) + 1) },
+          metrics: {
+            increment: (name, labels) =>
+              void counters.set(`${name}${labels ? JSON.stringify(labels) : ""}`, (counters.get(`${name}${labels ? JSON.stringify(labels) : ""}`) ?? 0) + 1),
+          },
           onCall: (record) => void records.push(record),
         },
       },

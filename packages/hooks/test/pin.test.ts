@@ -37,7 +37,7 @@ describe("pin", () => {
     const refused = await h.call("mail__send", { to: "a" });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toBe(
-      'mail__send is quarantined: its definition changed since codemux pinned it (description changed), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve mail__send',
+      "mail__send is quarantined: its definition changed since codemux pinned it (description changed), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve mail__send",
     );
     expect(textOf(await h.call("mail__list"))).toContain('"tool":"list"');
 

@@ -40,7 +40,11 @@ describe("rate-limit", () => {
 
   it("does not count a refused call", async () => {
     let now = 0;
-    harness = await connect({ servers: { s: misbehaving() }, plugins: [rateLimitPlugin({ limits: [{ by: ["server"], calls: 1, perMs: 1000 }] })], host: { clock: () => now } });
+    harness = await connect({
+      servers: { s: misbehaving() },
+      plugins: [rateLimitPlugin({ limits: [{ by: ["server"], calls: 1, perMs: 1000 }] })],
+      host: { clock: () => now },
+    });
     await harness.call("s__echo", { text: "a" });
     for (let i = 0; i < 5; i++) expect((await harness.call("s__echo", { text: "b" })).isError).toBe(true);
     now += 1000;

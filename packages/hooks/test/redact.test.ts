@@ -24,7 +24,8 @@ describe("redact", () => {
     ].join("\n");
     const result = await harness.call("s__echo", { text: secret });
     const text = textOf(result);
-    for (const leaked of ["ghp_0123", "AKIAIOSFODNN7EXAMPLE", "abcdefghijklmnop", "MIIEpAIBAAKCAQEA7", "hunter22", "EMP-123456"]) expect(text).not.toContain(leaked);
+    for (const leaked of ["ghp_0123", "AKIAIOSFODNN7EXAMPLE", "abcdefghijklmnop", "MIIEpAIBAAKCAQEA7", "hunter22", "EMP-123456"])
+      expect(text).not.toContain(leaked);
     expect(text).toContain("Authorization: Bearer [REDACTED:bearer]");
     expect(text).toContain("password=[REDACTED:secret-assignment]");
     expect(text).toContain("nothing secret here");

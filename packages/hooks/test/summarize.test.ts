@@ -21,7 +21,9 @@ describe("summarize", () => {
     harness = await connect({ servers: { s: misbehaving() }, plugins: [summarizePlugin({ minChars: 8000 })], sample });
     const result = await harness.call("s__huge", { bytes: 20_000 });
     const text = textOf(result);
-    expect(text).toMatch(/^SUMMARY\n\n\[codemux\] A summary \(by your client's model test-model\) of a 20,000-character result\. For the full result, call s__huge again with \{"fullResult":"sum_[0-9a-f]{12}"\}\.$/);
+    expect(text).toMatch(
+      /^SUMMARY\n\n\[codemux\] A summary \(by your client's model test-model\) of a 20,000-character result\. For the full result, call s__huge again with \{"fullResult":"sum_[0-9a-f]{12}"\}\.$/,
+    );
     expect(result._meta?.[SUMMARIZED_META]).toBe(true);
     expect(sampled).toHaveLength(1);
     expect(sampled[0]!.includeContext).toBe("none");

@@ -11,7 +11,10 @@ import { config, misbehaving, recordingLogger, tempDir, textOf } from "./helpers
 describe("loadPlugins wired into codemux as the CLI does", () => {
   it("runs the config's plugins on every call and records the catalog for pin", async () => {
     const dir = tempDir();
-    const raw = { mcpServers: { s: misbehaving() }, plugins: { audit: { file: "audit.jsonl" }, guard: { deny: ["s__crash"] }, pin: {}, summarize: { minChars: 100 } } };
+    const raw = {
+      mcpServers: { s: misbehaving() },
+      plugins: { audit: { file: "audit.jsonl" }, guard: { deny: ["s__crash"] }, pin: {}, summarize: { minChars: 100 } },
+    };
     let core: Codemux | undefined;
     const results: ResultKeeper = { keep: (tool, text, owner) => core!.results.keep(tool, text, owner) };
     const plugins = await loadPlugins({ config: raw, configFile: join(dir, "codemux.json"), dataDir: dir, logger: recordingLogger(), results });
@@ -33,7 +36,10 @@ describe("loadPlugins wired into codemux as the CLI does", () => {
     await client.close();
     await core.close();
     await plugins.close();
-    const lines = readFileSync(join(dir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
+    const lines = readFileSync(join(dir, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
     expect(lines.map((l) => `${l.origin}:${l.tool}:${l.outcome}`)).toEqual(["call_tool:crash:refused", "call_tool:echo:ok"]);
     expect(Object.keys((await readPinFile(join(dir, "pins.json"))).tools)).toContain("s__structured");
   });

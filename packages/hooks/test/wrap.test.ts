@@ -24,7 +24,11 @@ const call = async (client: Client, name: string, args: Record<string, unknown> 
 describe("wrapWithProxy", () => {
   it("runs plugins around an McpServer's tools registered before and after wrapping, and changes nothing else", async () => {
     const server = new McpServer({ name: "notes", version: "1.0.0" });
-    server.registerTool("old", { description: "Registered before.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text }) => ({ content: [{ type: "text", text: `old ${text}` }] }));
+    server.registerTool(
+      "old",
+      { description: "Registered before.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+      async ({ text }) => ({ content: [{ type: "text", text: `old ${text}` }] }),
+    );
     server.registerResource("readme", "notes://readme", { description: "A resource." }, async () => ({ contents: [{ uri: "notes://readme", text: "hello" }] }));
     server.registerPrompt("greet", { description: "A prompt." }, () => ({ messages: [{ role: "user", content: { type: "text", text: "hi" } }] }));
     const seen: PluginCall[] = [];
@@ -38,7 +42,9 @@ describe("wrapWithProxy", () => {
     };
     const wrapped = await wrapWithProxy(server, { plugins: [watch] });
     expect(wrapped).toBe(server);
-    server.registerTool("new", { description: "Registered after.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text: `new ${text}` }] }));
+    server.registerTool("new", { description: "Registered after.", inputSchema: { text: z.string() } }, async ({ text }) => ({
+      content: [{ type: "text", text: `new ${text}` }],
+    }));
 
     const client = await clientOf(server);
     expect(textOf(await call(client, "old", { text: "a" }))).toBe("old a\n(watched)");
@@ -68,14 +74,18 @@ describe("wrapWithProxy", () => {
   it("asks through elicitation and refuses as a readable tool error, as in codemux", async () => {
     const server = new McpServer({ name: "files", version: "1.0.0" });
     let deleted = 0;
-    server.registerTool("delete_all", { description: "Delete everything.", annotations: { destructiveHint: true } }, async () => ({ content: [{ type: "text", text: `deleted ${++deleted}` }] }));
+    server.registerTool("delete_all", { description: "Delete everything.", annotations: { destructiveHint: true } }, async () => ({
+      content: [{ type: "text", text: `deleted ${++deleted}` }],
+    }));
     await wrapWithProxy(server, { plugins: [guardPlugin()] });
     const yes = await clientOf(server, { elicit: () => ({ action: "accept", content: { confirm: true } }) });
     expect(textOf(await call(yes, "delete_all"))).toBe("deleted 1");
     await yes.close();
 
     const server2 = new McpServer({ name: "files", version: "1.0.0" });
-    server2.registerTool("delete_all", { description: "Delete everything.", annotations: { destructiveHint: true } }, async () => ({ content: [{ type: "text", text: `deleted ${++deleted}` }] }));
+    server2.registerTool("delete_all", { description: "Delete everything.", annotations: { destructiveHint: true } }, async () => ({
+      content: [{ type: "text", text: `deleted ${++deleted}` }],
+    }));
     await wrapWithProxy(server2, { plugins: [guardPlugin()] });
     const no = await clientOf(server2, { elicit: () => ({ action: "decline" }) });
     const refused = await call(no, "delete_all");
@@ -87,7 +97,9 @@ describe("wrapWithProxy", () => {
 
   it("wraps a low-level Server's tools/call handler, set before or after wrapping", async () => {
     const server = new Server({ name: "low", version: "1.0.0" }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }] }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }],
+    }));
     const names: string[] = [];
     await wrapWithProxy(server, { plugins: [{ name: "names", beforeCall: (c) => void names.push(`${c.name}:${String(c.annotations.readOnlyHint)}`) }] });
     server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: "text", text: JSON.stringify(request.params.arguments) }] }));

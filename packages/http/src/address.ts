@@ -28,7 +28,8 @@ export function parseListen(text: string | undefined): { host: string; port: num
     }
   }
   const port = portText === "" ? DEFAULT_PORT : Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`"${value.slice(0, 100)}" has no valid port; write [HOST:]PORT, such as 127.0.0.1:3920 or :0 for any free port.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`"${value.slice(0, 100)}" has no valid port; write [HOST:]PORT, such as 127.0.0.1:3920 or :0 for any free port.`);
   return { host, port };
 }
 

@@ -63,7 +63,10 @@ export async function readJson(req: IncomingMessage, maxBytes: number, options: 
   const empty = declared === "0" || (declared === undefined && req.headers["transfer-encoding"] === undefined);
   if (empty && options.allowEmpty) return undefined;
   if (!isJsonContentType(type)) {
-    throw new HttpError("unsupported_media_type", `Send the body as JSON with "Content-Type: application/json" (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`);
+    throw new HttpError(
+      "unsupported_media_type",
+      `Send the body as JSON with "Content-Type: application/json" (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`,
+    );
   }
   const body = await readBody(req, maxBytes);
   if (body.length === 0) {

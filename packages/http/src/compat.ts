@@ -35,7 +35,8 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     need("POST");
     const body = objectBody(await post());
     const names = Array.isArray(body.names) ? body.names.filter((n): n is string => typeof n === "string") : [];
-    if (names.length === 0 || names.length > MAX_DESCRIBE) throw new HttpError("bad_request", `"names" must list 1 to ${MAX_DESCRIBE} tool names (server__tool).`);
+    if (names.length === 0 || names.length > MAX_DESCRIBE)
+      throw new HttpError("bad_request", `"names" must list 1 to ${MAX_DESCRIBE} tool names (server__tool).`);
     await core.discovered();
     const tools = [];
     for (const name of names) {
@@ -111,5 +112,9 @@ function dehydrated(entry: CatalogEntry): { name: string; description: string; p
     })
     .join(" | ");
   const description = entry.tool.description ?? "";
-  return { name: entry.qualifiedName, description: description.length > DESCRIPTION_CHARS ? `${description.slice(0, DESCRIPTION_CHARS - 1)}…` : description, params };
+  return {
+    name: entry.qualifiedName,
+    description: description.length > DESCRIPTION_CHARS ? `${description.slice(0, DESCRIPTION_CHARS - 1)}…` : description,
+    params,
+  };
 }

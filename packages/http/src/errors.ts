@@ -62,7 +62,11 @@ export class HttpError extends Error {
   /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
   readonly headers: Record<string, string>;
 
-  constructor(code: HttpErrorCode, message: string, options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: HttpErrorCode,
+    message: string,
+    options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

@@ -51,13 +51,19 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   if (!gateway.sessions.reserve()) {
     const max = gateway.options.maxSessions;
     gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    sendRpcError(withHeaders(ctx.res, { "retry-after": "5" }), 503, { code: -32000, message: `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.` });
+    sendRpcError(withHeaders(ctx.res, { "retry-after": "5" }), 503, {
+      code: -32000,
+      message: `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.`,
+    });
     return;
   }
   const id = randomUUID();
   ctx.log.session = id.slice(0, 8);
   let added = false;
-  const server = createSessionServer(gateway.core, { session: { id, principal: ctx.principal }, ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const server = createSessionServer(gateway.core, {
+    session: { id, principal: ctx.principal },
+    ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
+  });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
     keepAliveMs: gateway.options.keepAliveMs,
@@ -88,10 +94,15 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
 async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "POST") {
-    throw new HttpError("method_not_allowed", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", { headers: { allow: "POST" } });
+    throw new HttpError("method_not_allowed", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", {
+      headers: { allow: "POST" },
+    });
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
-  const server = createSessionServer(gateway.core, { session: gateway.principalSession(ctx.principal), ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const server = createSessionServer(gateway.core, {
+    session: gateway.principalSession(ctx.principal),
+    ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
+  });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   ctx.res.once("close", () => {
     void transport.close().catch(() => undefined);

@@ -26,7 +26,10 @@ function braces(labelText: string): string {
 
 export class Counter {
   readonly #values = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
 
   inc(labels: Labels = {}, value = 1): void {
     const k = key(labels);
@@ -47,7 +50,11 @@ export class Gauge {
   readonly #values = new Map<string, number>();
   /** Read at scrape time, for values that live elsewhere (sessions open, servers by state). */
   #collect: (() => Array<[Labels, number]>) | undefined;
-  constructor(readonly name: string, readonly help: string, collect?: () => Array<[Labels, number]>) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    collect?: () => Array<[Labels, number]>,
+  ) {
     this.#collect = collect;
   }
 
@@ -65,7 +72,11 @@ export class Gauge {
 
 export class Histogram {
   readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, readonly buckets: readonly number[] = DEFAULT_BUCKETS_S) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[] = DEFAULT_BUCKETS_S,
+  ) {}
 
   observe(labels: Labels, value: number): void {
     const k = key(labels);

@@ -24,7 +24,8 @@ export function toHttpError(error: unknown): HttpError {
         break;
     }
   }
-  if (CatalogError.isInstance(error)) return new HttpError("unknown_tool", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
+  if (CatalogError.isInstance(error))
+    return new HttpError("unknown_tool", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
   if (PoolError.isInstance(error)) {
     switch (error.code) {
       case "SERVER_UNAVAILABLE":

@@ -91,7 +91,10 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     checkServer(gateway, input.server);
     const hits = core.catalog.search(query, { limit: input.limit, ...(input.server ? { server: input.server } : {}) });
     sendJson(ctx.res, 200, {
-      tools: hits.map((hit) => ({ ...describeEntry(hit.entry, input.detail), ...(Number.isFinite(hit.score) ? { score: Math.round(hit.score * 1000) / 1000 } : { exact: true }) })),
+      tools: hits.map((hit) => ({
+        ...describeEntry(hit.entry, input.detail),
+        ...(Number.isFinite(hit.score) ? { score: Math.round(hit.score * 1000) / 1000 } : { exact: true }),
+      })),
       count: hits.length,
       total: core.catalog.size,
       ...pending(gateway),
@@ -101,10 +104,16 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   const server = ctx.url.searchParams.get("server") ?? undefined;
   const detail = (ctx.url.searchParams.get("detail") ?? "name") as SearchDetail;
   if (!["name", "summary", "full"].includes(detail)) throw new HttpError("bad_request", '"detail" must be one of "name", "summary", "full".');
-  const limit = readInput({ type: "object", properties: { limit: { type: "integer", minimum: 1, maximum: MAX_LIST, default: MAX_LIST }, offset: { type: "integer", minimum: 0, default: 0 } } }, {
-    limit: ctx.url.searchParams.get("limit") ?? undefined,
-    offset: ctx.url.searchParams.get("offset") ?? undefined,
-  }) as { limit: number; offset: number };
+  const limit = readInput(
+    {
+      type: "object",
+      properties: { limit: { type: "integer", minimum: 1, maximum: MAX_LIST, default: MAX_LIST }, offset: { type: "integer", minimum: 0, default: 0 } },
+    },
+    {
+      limit: ctx.url.searchParams.get("limit") ?? undefined,
+      offset: ctx.url.searchParams.get("offset") ?? undefined,
+    },
+  ) as { limit: number; offset: number };
   await core.discovered();
   checkServer(gateway, server);
   const entries = core.catalog.entries(server);
@@ -113,7 +122,9 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     tools: page.map((entry) => (detail === "name" ? { name: entry.qualifiedName, signature: entry.signature } : describeEntry(entry, detail))),
     count: page.length,
     total: entries.length,
-    ...(limit.offset + page.length < entries.length ? { next: `?offset=${limit.offset + page.length}&limit=${limit.limit}${server ? `&server=${encodeURIComponent(server)}` : ""}` } : {}),
+    ...(limit.offset + page.length < entries.length
+      ? { next: `?offset=${limit.offset + page.length}&limit=${limit.limit}${server ? `&server=${encodeURIComponent(server)}` : ""}` }
+      : {}),
     hint: "GET /v1/tools/{name} for the schema and TypeScript module; GET /v1/tools?q=... to search",
     ...pending(gateway),
   });
@@ -128,7 +139,9 @@ function checkServer(gateway: Gateway, server: string | undefined): void {
   if (server === undefined || gateway.core.catalog.entries(server).length > 0) return;
   const status = gateway.core.status().find((s) => s.name === server);
   if (status && status.state !== "ready") {
-    throw new HttpError("server_unavailable", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, { headers: { "retry-after": "5" } });
+    throw new HttpError("server_unavailable", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, {
+      headers: { "retry-after": "5" },
+    });
   }
   throw new HttpError("not_found", `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
 }
@@ -166,7 +179,6 @@ async function describeTool(gateway: Gateway, ctx: RequestContext, name: string)
   });
 }
 
-
 function textOf(result: CallToolResult): string {
   return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
 }
@@ -182,7 +194,7 @@ function spilled(result: CallToolResult): { handle: string; text: string } | und
 export async function runCall(gateway: Gateway, ctx: RequestContext, call: { name: string; args: unknown }): Promise<void> {
   const { name, args } = call;
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-    throw new HttpError("bad_request", "The body must be a JSON object of the tool's arguments, such as {\"path\": \"README.md\"}.");
+    throw new HttpError("bad_request", 'The body must be a JSON object of the tool\'s arguments, such as {"path": "README.md"}.');
   }
   ctx.log.tool = name.slice(0, 100);
   const session = gateway.principalSession(ctx.principal);
@@ -190,7 +202,10 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
   const limited = await limitResult(gateway.core, { tool: name, result, owner: session.id });
   const raw = ctx.url.searchParams.has("raw");
   if (result.isError) {
-    sendJson(ctx.res, 422, { error: { code: "tool_error", message: textOf(result).slice(0, 4000) || `${name} reported an error without a message.` }, ...(raw ? { result: limited } : {}) });
+    sendJson(ctx.res, 422, {
+      error: { code: "tool_error", message: textOf(result).slice(0, 4000) || `${name} reported an error without a message.` },
+      ...(raw ? { result: limited } : {}),
+    });
     return;
   }
   const kept = limited !== result ? spilled(limited) : undefined;
@@ -204,7 +219,8 @@ async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Pr
 
 /** execute_code over REST; shared with the compat routes. */
 export async function runExec(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError("bad_request", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new HttpError("bad_request", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
   const input = readInput(executeCodeMetaTool.definition.inputSchema, body as Record<string, unknown>) as { code: string; timeoutMs: number };
   const result = await executeCodeMetaTool.run(input, metaContext(gateway, ctx, disconnectSignal(ctx)));
   const text = textOf(result);
@@ -223,7 +239,10 @@ export async function runExec(gateway: Gateway, ctx: RequestContext, body: unkno
   const { error, ...rest } = answer as { error?: { kind?: string; message?: string } };
   const kind = error?.kind ?? "runtime";
   const status = kind === "queue_full" ? 429 : kind === "invalid_request" ? 400 : kind === "timeout" ? 504 : 422;
-  sendJson(withHeaders(ctx.res, status === 429 ? { "retry-after": "2" } : {}), status, { error: { code: kind === "queue_full" ? "busy" : "exec_error", ...error, message: error?.message ?? "The snippet failed." }, ...rest });
+  sendJson(withHeaders(ctx.res, status === 429 ? { "retry-after": "2" } : {}), status, {
+    error: { code: kind === "queue_full" ? "busy" : "exec_error", ...error, message: error?.message ?? "The snippet failed." },
+    ...rest,
+  });
 }
 
 async function exec(gateway: Gateway, ctx: RequestContext): Promise<void> {

@@ -58,7 +58,8 @@ export class CodemuxHttpServer {
     this.options = resolveOptions(options, options.log ?? stderrSink);
     this.#core = core;
     this.#tokens = new TokenSet(this.options.tokens);
-    if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth) throw new UnsafeBindError(authority(this.options.host, this.options.port));
+    if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
+      throw new UnsafeBindError(authority(this.options.host, this.options.port));
     this.sessions = new SessionTable({ maxSessions: this.options.maxSessions, idleMs: this.options.sessionIdleMs });
     this.#gateway = {
       core,
@@ -102,7 +103,8 @@ export class CodemuxHttpServer {
       });
     });
     this.#listening = true;
-    if (this.#tokens.size === 0) this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
+    if (this.#tokens.size === 0)
+      this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
   }
 
   get port(): number {
@@ -211,7 +213,8 @@ export class CodemuxHttpServer {
     });
     let mcpRoute = false;
     try {
-      if (this.#closing) throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      if (this.#closing)
+        throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
@@ -237,7 +240,13 @@ export class CodemuxHttpServer {
     } catch (error) {
       const failure = toHttpError(error);
       if (failure.status >= 500 && failure.code === "internal") {
-        this.options.log({ time: new Date().toISOString(), level: "error", msg: "internal error", requestId, error: error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error) });
+        this.options.log({
+          time: new Date().toISOString(),
+          level: "error",
+          msg: "internal error",
+          requestId,
+          error: error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error),
+        });
       }
       if (mcpRoute) sendRpcError(withHeaders(res, failure.headers), failure.status, { code: rpcCodeOf(failure), message: failure.message });
       else sendError(res, failure);
@@ -281,7 +290,10 @@ export class CodemuxHttpServer {
     const header = req.headers.host;
     const host = header ? hostOfHeader(header) : undefined;
     if (host && this.options.allowedHosts.includes(host)) return;
-    throw new HttpError("invalid_host", `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`);
+    throw new HttpError(
+      "invalid_host",
+      `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`,
+    );
   }
 
   /** A browser's Origin must be this server itself, a loopback page on a loopback bind, or a configured CORS origin; returns it when CORS applies. */

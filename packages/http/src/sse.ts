@@ -8,17 +8,23 @@ import type { HttpSession } from "./sessions";
 
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (ctx.req.method !== "GET") throw new HttpError("method_not_allowed", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
+  if (ctx.req.method !== "GET")
+    throw new HttpError("method_not_allowed", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
   if (!gateway.sessions.reserve()) {
     gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    throw new HttpError("capacity", `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, { headers: { "retry-after": "5" } });
+    throw new HttpError("capacity", `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, {
+      headers: { "retry-after": "5" },
+    });
   }
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
   const transport = new SSEServerTransport(endpoint, ctx.res);
   const id = transport.sessionId;
   ctx.log.session = id.slice(0, 8);
-  const server = createSessionServer(gateway.core, { session: { id, principal: ctx.principal }, ...(gateway.options.mode ? { mode: gateway.options.mode } : {}) });
+  const server = createSessionServer(gateway.core, {
+    session: { id, principal: ctx.principal },
+    ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
+  });
   const session: HttpSession = { id, kind: "sse", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
   gateway.sessions.add(session);
   const end = gateway.sessions.begin(session);

@@ -36,12 +36,15 @@ export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
     try {
       value = JSON.parse(trimmed);
     } catch (error) {
-      throw new TokenConfigError(`${file} looks like JSON but does not parse (${(error as Error).message.slice(0, 200)}); write [{"name":"laptop","token":"..."}] or lines of name:token.`);
+      throw new TokenConfigError(
+        `${file} looks like JSON but does not parse (${(error as Error).message.slice(0, 200)}); write [{"name":"laptop","token":"..."}] or lines of name:token.`,
+      );
     }
     const entries = Array.isArray(value) ? value : Object.entries(value as Record<string, unknown>).map(([name, token]) => ({ name, token }));
     return entries.map((entry, i) => {
       const { name, token } = (entry ?? {}) as { name?: unknown; token?: unknown };
-      if (typeof name !== "string" || typeof token !== "string") throw new TokenConfigError(`${file}: entry ${i + 1} needs a string "name" and a string "token".`);
+      if (typeof name !== "string" || typeof token !== "string")
+        throw new TokenConfigError(`${file}: entry ${i + 1} needs a string "name" and a string "token".`);
       return { name, token };
     });
   }
@@ -69,7 +72,9 @@ export class TokenSet {
     this.#digests = tokens.map(({ name, token }) => {
       if (!NAME.test(name)) throw new TokenConfigError(`Token name "${name.slice(0, 80)}" must be 1-64 letters, digits or _ . @ -.`);
       if (token.length < MIN_TOKEN_CHARS || token.length > MAX_TOKEN_CHARS) {
-        throw new TokenConfigError(`Token "${name}" is ${token.length} characters; use ${MIN_TOKEN_CHARS} to ${MAX_TOKEN_CHARS} (openssl rand -hex 32 makes a good one).`);
+        throw new TokenConfigError(
+          `Token "${name}" is ${token.length} characters; use ${MIN_TOKEN_CHARS} to ${MAX_TOKEN_CHARS} (openssl rand -hex 32 makes a good one).`,
+        );
       }
       if (/\s/.test(token)) throw new TokenConfigError(`Token "${name}" contains whitespace; clients cannot send it in a header.`);
       if (seenNames.has(name)) throw new TokenConfigError(`Two tokens are named "${name}"; each name is a principal and must be unique.`);

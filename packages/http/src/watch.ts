@@ -42,7 +42,8 @@ export function watchConfig(options: WatchConfigOptions): ConfigWatcher {
   let lastHash: string | undefined;
   let running: Promise<void> = Promise.resolve();
   let closed = false;
-  const log = (level: string, msg: string, fields: Record<string, unknown> = {}) => options.log({ time: new Date().toISOString(), level, msg, file, ...fields });
+  const log = (level: string, msg: string, fields: Record<string, unknown> = {}) =>
+    options.log({ time: new Date().toISOString(), level, msg, file, ...fields });
 
   const apply = async (): Promise<void> => {
     let text: string;

@@ -24,7 +24,12 @@ describe("answers on /mcp", () => {
     const init = await raw(`${s.url}/mcp`, {
       method: "POST",
       headers: { ...ACCEPT, ...bearer(TOKENS.alice) },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
     });
     expect(init.status).toBe(200);
     const headers = { ...ACCEPT, ...bearer(TOKENS.alice), "mcp-session-id": String(init.headers["mcp-session-id"]), "mcp-protocol-version": "2025-11-25" };
@@ -37,7 +42,12 @@ describe("answers on /mcp", () => {
     const res = await raw(`${s.url}/mcp`, {
       method: "POST",
       headers,
-      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "call_tool", arguments: { name: "m__echo", args: { text: "plain" } } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "call_tool", arguments: { name: "m__echo", args: { text: "plain" } } },
+      }),
     });
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toBe("application/json");
@@ -109,7 +119,13 @@ describe("bridgeRequest", () => {
   let answer: () => Response = () => new Response(null, { status: 202 });
   let windowMs = 1000;
   beforeAll(async () => {
-    server = createServer((req, res) => void bridgeRequest(fakeTransport(() => answer()), { req, res, body: {}, windowMs }));
+    server = createServer(
+      (req, res) =>
+        void bridgeRequest(
+          fakeTransport(() => answer()),
+          { req, res, body: {}, windowMs },
+        ),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   });
@@ -135,7 +151,7 @@ describe("bridgeRequest", () => {
 
   it("sends one message and an ended stream as JSON, the bytes of its data line unchanged", async () => {
     const { controller } = controlled();
-    const message = { result: { text: "é \\n \" data: x" }, jsonrpc: "2.0", id: 1 };
+    const message = { result: { text: 'é \\n " data: x' }, jsonrpc: "2.0", id: 1 };
     controller.enqueue(priming("s_0"));
     controller.enqueue(event(message));
     controller.close();
@@ -155,7 +171,9 @@ describe("bridgeRequest", () => {
     }, 20);
     const res = await raw(url, { method: "POST", headers: ACCEPT, body: "{}" });
     expect(res.headers["content-type"]).toBe("text/event-stream");
-    expect(res.body).toBe(`id: s_0\ndata: \n\nevent: message\nid: s_1\ndata: {"method":"notifications/progress","jsonrpc":"2.0"}\n\nevent: message\nid: s_2\ndata: {"result":{},"jsonrpc":"2.0","id":1}\n\n`);
+    expect(res.body).toBe(
+      `id: s_0\ndata: \n\nevent: message\nid: s_1\ndata: {"method":"notifications/progress","jsonrpc":"2.0"}\n\nevent: message\nid: s_2\ndata: {"result":{},"jsonrpc":"2.0","id":1}\n\n`,
+    );
   });
 
   it("opens the stream (priming event first) once the answer is slower than the window", async () => {
@@ -184,7 +202,7 @@ describe("bridgeRequest", () => {
   });
 
   it("passes through what it does not recognise as one SDK message event, and streams GET at once", async () => {
-    for (const odd of ["event: message\ndata: {\"a\":\ndata: 1}\n\n", "event: other\ndata: {}\n\n", ": comment\n\n", "data: {}\n\n"]) {
+    for (const odd of ['event: message\ndata: {"a":\ndata: 1}\n\n', "event: other\ndata: {}\n\n", ": comment\n\n", "data: {}\n\n"]) {
       const { controller } = controlled();
       controller.enqueue(enc.encode(odd));
       controller.close();
@@ -214,7 +232,12 @@ describe("bridgeRequest", () => {
 describe("webRequestOf (hostile request heads)", () => {
   function fake(headers: Record<string, string>, url = "/mcp?x=1", method = "POST"): IncomingMessage {
     const rawHeaders = Object.entries(headers).flat();
-    return { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), rawHeaders, url, method } as unknown as IncomingMessage;
+    return {
+      headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
+      rawHeaders,
+      url,
+      method,
+    } as unknown as IncomingMessage;
   }
 
   it("keeps method, path and every header, repeated ones included", () => {

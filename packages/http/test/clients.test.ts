@@ -67,7 +67,9 @@ describe("MCP clients over HTTP", () => {
     const [a, b] = await Promise.all([streamable(s, TOKENS.alice), streamable(s, TOKENS.bob)]);
     expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
     const calls = (c: Client, tag: string) =>
-      Promise.all(Array.from({ length: 10 }, (_, i) => c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `${tag}${i}` } } }).then(textOf)));
+      Promise.all(
+        Array.from({ length: 10 }, (_, i) => c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `${tag}${i}` } } }).then(textOf)),
+      );
     const [fromA, fromB] = await Promise.all([calls(a.client, "a"), calls(b.client, "b")]);
     expect(fromA).toEqual(Array.from({ length: 10 }, (_, i) => `a${i}`));
     expect(fromB).toEqual(Array.from({ length: 10 }, (_, i) => `b${i}`));
@@ -101,7 +103,9 @@ describe("MCP clients over HTTP", () => {
     const { client, transport } = await streamable(s, TOKENS.alice);
     // The SDK client opened the standalone GET stream after initialize; wait until it is there.
     await new Promise((r) => setTimeout(r, 200));
-    const second = await raw(`${s.url}/mcp`, { headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-session-id": transport.sessionId as string, "mcp-protocol-version": "2025-06-18" } });
+    const second = await raw(`${s.url}/mcp`, {
+      headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-session-id": transport.sessionId as string, "mcp-protocol-version": "2025-06-18" },
+    });
     expect(second.status).toBe(409);
     expect(textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "still" } } }))).toBe("still");
     await client.close();
@@ -137,13 +141,24 @@ describe("session lifetime", () => {
       const init = await raw(`${s.url}/mcp`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...bearer(TOKENS.alice) },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+        }),
       });
       const id = init.headers["mcp-session-id"] as string;
       const list = () =>
         raw(`${s.url}/mcp`, {
           method: "POST",
-          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": id, "mcp-protocol-version": "2025-06-18", ...bearer(TOKENS.alice) },
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-session-id": id,
+            "mcp-protocol-version": "2025-06-18",
+            ...bearer(TOKENS.alice),
+          },
           body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
         });
       expect((await list()).status).toBe(200);

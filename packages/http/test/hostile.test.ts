@@ -4,7 +4,12 @@ import { Codemux } from "@codemux/server";
 import { CodemuxHttpServer, HttpError } from "../src/index";
 import { TOKENS, bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
 
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+});
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 /** Opens an MCP session as `token`'s principal; returns its id. */
@@ -49,7 +54,11 @@ describe("hostile HTTP battery", () => {
       { "x-token": TOKENS.alice },
     ];
     for (const headers of places) expect((await raw(`${s.url}/v1/tools`, { headers })).status).toBe(401);
-    const inBody = await raw(`${s.url}/v1/exec`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: "export default 1", token: TOKENS.alice }) });
+    const inBody = await raw(`${s.url}/v1/exec`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code: "export default 1", token: TOKENS.alice }),
+    });
     expect(inBody.status).toBe(401);
   });
 
@@ -69,7 +78,9 @@ describe("hostile HTTP battery", () => {
     expect(foreign.status).toBe(403);
     expect(JSON.parse(foreign.body).error.code).toBe("invalid_origin");
     expect(foreign.headers["access-control-allow-origin"]).toBeUndefined();
-    expect((await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), origin: "http://evil.example" }, body: INIT })).status).toBe(403);
+    expect(
+      (await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), origin: "http://evil.example" }, body: INIT })).status,
+    ).toBe(403);
     expect((await raw(`${s.url}/v1/tools`, { headers: { ...bearer(TOKENS.alice), origin: `http://localhost:5173` } })).status).toBe(200);
   });
 
@@ -85,7 +96,11 @@ describe("hostile HTTP battery", () => {
     const declared = await raw(`${s.url}/v1/exec`, { method: "POST", headers: { ...bearer(TOKENS.alice), "content-type": "application/json" }, body: big });
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.body).error.code).toBe("too_large");
-    const chunked = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), "transfer-encoding": "chunked" }, body: big });
+    const chunked = await raw(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), "transfer-encoding": "chunked" },
+      body: big,
+    });
     expect(chunked.status).toBe(413);
   });
 
@@ -109,7 +124,9 @@ describe("hostile HTTP battery", () => {
       let received = "";
       socket.on("data", (d) => (received += d.toString()));
       socket.on("close", () => resolve(received));
-      socket.write(`POST /v1/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKENS.alice}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"code":`);
+      socket.write(
+        `POST /v1/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKENS.alice}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"code":`,
+      );
       const drip = setInterval(() => socket.writable && socket.write(" "), 100);
       socket.on("close", () => clearInterval(drip));
     });
@@ -122,7 +139,11 @@ describe("hostile HTTP battery", () => {
     const headers = { ...MCP_HEADERS, "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" };
     const stolen = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...headers, ...bearer(TOKENS.bob) }, body: list });
     expect(stolen.status).toBe(404);
-    const unknown = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...headers, ...bearer(TOKENS.bob), "mcp-session-id": "00000000-0000-4000-8000-000000000000" }, body: list });
+    const unknown = await raw(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { ...headers, ...bearer(TOKENS.bob), "mcp-session-id": "00000000-0000-4000-8000-000000000000" },
+      body: list,
+    });
     expect(unknown.status).toBe(404);
     expect(JSON.parse(stolen.body)).toEqual(JSON.parse(unknown.body));
     expect(JSON.parse(stolen.body).error.code).toBe(-32001);
@@ -135,7 +156,11 @@ describe("hostile HTTP battery", () => {
   });
 
   it("keeps a result handle to the principal that made it", async () => {
-    const made = await raw(`${s.url}/v1/tools/m__huge/call`, { method: "POST", headers: { ...bearer(TOKENS.alice), "content-type": "application/json" }, body: JSON.stringify({ bytes: 100_000, lines: true }) });
+    const made = await raw(`${s.url}/v1/tools/m__huge/call`, {
+      method: "POST",
+      headers: { ...bearer(TOKENS.alice), "content-type": "application/json" },
+      body: JSON.stringify({ bytes: 100_000, lines: true }),
+    });
     expect(made.status).toBe(200);
     const handle = JSON.parse(made.body).spilled.handle as string;
     expect(handle).toMatch(/^res_[0-9a-f]{12}$/);
@@ -148,9 +173,14 @@ describe("hostile HTTP battery", () => {
   });
 
   it("refuses malformed JSON with 400 (REST) and a JSON-RPC parse error (MCP), calling nothing", async () => {
-    const calls = async () => JSON.parse((await raw(`${s.url}/v1/tools/m__counter/call`, { method: "POST", headers: bearer(TOKENS.alice) })).body).value.calls as number;
+    const calls = async () =>
+      JSON.parse((await raw(`${s.url}/v1/tools/m__counter/call`, { method: "POST", headers: bearer(TOKENS.alice) })).body).value.calls as number;
     const before = await calls();
-    const rest = await raw(`${s.url}/v1/tools/m__counter/call`, { method: "POST", headers: { ...bearer(TOKENS.alice), "content-type": "application/json" }, body: "{not json" });
+    const rest = await raw(`${s.url}/v1/tools/m__counter/call`, {
+      method: "POST",
+      headers: { ...bearer(TOKENS.alice), "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(rest.status).toBe(400);
     expect(JSON.parse(rest.body).error.code).toBe("invalid_json");
     const mcp = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice) }, body: "{not json" });
@@ -165,14 +195,26 @@ describe("hostile HTTP battery", () => {
     expect(put.headers.allow).toContain("POST");
     expect((await raw(`${s.url}/v1/exec`, { headers: bearer(TOKENS.alice) })).status).toBe(405);
     expect((await raw(`${s.url}/v1/tools`, { method: "POST", headers: bearer(TOKENS.alice) })).status).toBe(405);
-    const form = await raw(`${s.url}/v1/exec`, { method: "POST", headers: { ...bearer(TOKENS.alice), "content-type": "application/x-www-form-urlencoded" }, body: "code=1" });
+    const form = await raw(`${s.url}/v1/exec`, {
+      method: "POST",
+      headers: { ...bearer(TOKENS.alice), "content-type": "application/x-www-form-urlencoded" },
+      body: "code=1",
+    });
     expect(form.status).toBe(415);
-    const text = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...bearer(TOKENS.alice), "content-type": "text/plain", accept: MCP_HEADERS.accept }, body: INIT });
+    const text = await raw(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { ...bearer(TOKENS.alice), "content-type": "text/plain", accept: MCP_HEADERS.accept },
+      body: INIT,
+    });
     expect(text.status).toBe(415);
   });
 
   it("asks for a session id on requests other than initialize, and 404s unknown paths naming the right ones", async () => {
-    const res = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice) }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    const res = await raw(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
     expect(res.status).toBe(400);
     const lost = await raw(`${s.url}/mcp/`.replace("/mcp/", "/streamable"), { headers: bearer(TOKENS.alice) });
     expect(lost.status).toBe(404);

@@ -37,7 +37,10 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
     const mcp = ((await client.callTool({ name: "search_tools", arguments: { query: "wait slowly", limit: 4 } })) as CallToolResult).content[0];
     const rest = await json(await fetch(`${s.url}/v1/tools?q=wait%20slowly&limit=4`, { headers: auth }));
     const names = (rest.tools as Array<{ name: string }>).map((t) => t.name);
-    const mcpNames = (mcp?.type === "text" ? mcp.text : "").split("\n").filter((l) => !l.startsWith(" ")).map((l) => l.split(" ")[0]);
+    const mcpNames = (mcp?.type === "text" ? mcp.text : "")
+      .split("\n")
+      .filter((l) => !l.startsWith(" "))
+      .map((l) => l.split(" ")[0]);
     expect(names).toEqual(mcpNames);
     await client.close();
   });
@@ -69,7 +72,9 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
   });
 
   it("runs code, and answers a snippet error with 422 and its line", async () => {
-    const ok = await json(await fetch(`${s.url}/v1/exec`, post({ code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "x" });' })));
+    const ok = await json(
+      await fetch(`${s.url}/v1/exec`, post({ code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "x" });' })),
+    );
     expect(ok).toMatchObject({ result: "x", toolCalls: 1 });
     const broken = await fetch(`${s.url}/v1/exec`, post({ code: "const a = 1;\nthrow new Error('nope');" }));
     expect(broken.status).toBe(422);
@@ -91,10 +96,15 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
   it("serves an OpenAPI 3.1 document built from the meta-tools' schemas", async () => {
     const doc = await json(await fetch(`${s.url}/v1/openapi.json`, { headers: auth }));
     expect(doc.openapi).toBe("3.1.0");
-    const paths = doc.paths as Record<string, Record<string, { parameters?: Array<{ name: string }>; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+    const paths = doc.paths as Record<
+      string,
+      Record<string, { parameters?: Array<{ name: string }>; requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>
+    >;
     expect(Object.keys(paths)).toEqual(expect.arrayContaining(["/v1/tools", "/v1/tools/{name}", "/v1/tools/{name}/call", "/v1/exec", "/v1/results/{handle}"]));
     expect(paths["/v1/results/{handle}"]?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(["op", "pattern", "lines"]));
-    expect(Object.keys(paths["/v1/exec"]?.post?.requestBody?.content["application/json"]?.schema.properties ?? {})).toEqual(Object.keys(executeCodeMetaTool.definition.inputSchema.properties));
+    expect(Object.keys(paths["/v1/exec"]?.post?.requestBody?.content["application/json"]?.schema.properties ?? {})).toEqual(
+      Object.keys(executeCodeMetaTool.definition.inputSchema.properties),
+    );
   });
 
   it("serves seed 002's routes behind --compat-routes", async () => {

@@ -29,8 +29,20 @@ describe("tokens", () => {
     expect(set.verify("")).toBeUndefined();
     expect(set.verify("x".repeat(100_000))).toBeUndefined();
     expect(() => new TokenSet([{ name: "a", token: "short" }])).toThrow(/8 to 4096/);
-    expect(() => new TokenSet([{ name: "a", token: "same-token-1" }, { name: "b", token: "same-token-1" }])).toThrow(/same as another/);
-    expect(() => new TokenSet([{ name: "a", token: "token-one-1" }, { name: "a", token: "token-two-2" }])).toThrow(/Two tokens are named "a"/);
+    expect(
+      () =>
+        new TokenSet([
+          { name: "a", token: "same-token-1" },
+          { name: "b", token: "same-token-1" },
+        ]),
+    ).toThrow(/same as another/);
+    expect(
+      () =>
+        new TokenSet([
+          { name: "a", token: "token-one-1" },
+          { name: "a", token: "token-two-2" },
+        ]),
+    ).toThrow(/Two tokens are named "a"/);
     expect(() => new TokenSet([{ name: "bad name", token: "token-one-1" }])).toThrow(/must be 1-64/);
   });
 });

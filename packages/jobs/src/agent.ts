@@ -47,7 +47,12 @@ export function parseToolBlocks(text: string): Array<{ id: string; name: string;
     try {
       const value = JSON.parse(match[1] ?? "") as { name?: unknown; arguments?: unknown };
       if (typeof value.name !== "string") found.push({ id, error: 'a tool block needs "name" (a string)' });
-      else found.push({ id, name: value.name, input: typeof value.arguments === "object" && value.arguments !== null ? (value.arguments as Record<string, unknown>) : {} });
+      else
+        found.push({
+          id,
+          name: value.name,
+          input: typeof value.arguments === "object" && value.arguments !== null ? (value.arguments as Record<string, unknown>) : {},
+        });
     } catch (error) {
       found.push({ id, error: `a tool block is not valid JSON (${(error as Error).message.slice(0, 100)})` });
     }
@@ -143,7 +148,12 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
       if (background) {
         const queued = started.position ? ` It is queued at position ${started.position}.` : "";
         return {
-          content: [{ type: "text", text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.` }],
+          content: [
+            {
+              type: "text",
+              text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.`,
+            },
+          ],
           structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
         };
       }
@@ -166,12 +176,18 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
 async function resumeFrom(manager: JobManager, id: string, principal: string): Promise<SamplingMessage[]> {
   const job = manager.get(id, principal);
   if (!job || job.kind !== "agent") throw new JobsError("BAD_RESUME", `No agent job ${id} for this client to resume; jobs {action:"list"} shows yours.`);
-  if (!TERMINAL.has(job.status)) throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with jobs {action:"output"}, or cancel it, before resuming.`);
+  if (!TERMINAL.has(job.status))
+    throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with jobs {action:"output"}, or cancel it, before resuming.`);
   const { entries } = await readTranscript(manager.transcriptFile(id));
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   if (messages.length === 0) throw new JobsError("BAD_RESUME", `Agent job ${id} has no transcript to resume from (it was removed, or the job never sampled).`);
   // A conversation that stopped after a tool call without its answer cannot go on as is: drop the dangling turn.
-  while (messages.length && messages[messages.length - 1]?.role === "assistant" && blocksOf(messages[messages.length - 1]?.content).some((b) => b.type === "tool_use")) messages.pop();
+  while (
+    messages.length &&
+    messages[messages.length - 1]?.role === "assistant" &&
+    blocksOf(messages[messages.length - 1]?.content).some((b) => b.type === "tool_use")
+  )
+    messages.pop();
   return messages;
 }
 
@@ -211,7 +227,9 @@ async function runAgent(run: AgentRun): Promise<CallToolResult> {
       systemPrompt,
       maxTokens: SAMPLE_MAX_TOKENS,
       includeContext: "none",
-      ...(run.native ? { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })), toolChoice: { mode: "auto" } } : {}),
+      ...(run.native
+        ? { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })), toolChoice: { mode: "auto" } }
+        : {}),
     } as CreateMessageRequest["params"];
     // Sampling answers carry no usage: both sides are estimated with codemux's one estimator.
     usage.inputTokens += estimateTokens(systemPrompt) + estimateTokens(JSON.stringify(messages));
@@ -245,16 +263,29 @@ async function runAgent(run: AgentRun): Promise<CallToolResult> {
     if (run.native) {
       push({
         role: "user",
-        content: answers.map((a) => ({ type: "tool_result", toolUseId: a.id, content: [{ type: "text", text: toolText(a.result) }], ...(a.result.isError ? { isError: true } : {}) })),
+        content: answers.map((a) => ({
+          type: "tool_result",
+          toolUseId: a.id,
+          content: [{ type: "text", text: toolText(a.result) }],
+          ...(a.result.isError ? { isError: true } : {}),
+        })),
       } as unknown as SamplingMessage);
     } else {
-      push({ role: "user", content: { type: "text", text: answers.map((a) => `Result of ${a.name} (${a.id})${a.result.isError ? " [error]" : ""}:\n${toolText(a.result)}`).join("\n\n") } });
+      push({
+        role: "user",
+        content: {
+          type: "text",
+          text: answers.map((a) => `Result of ${a.name} (${a.id})${a.result.isError ? " [error]" : ""}:\n${toolText(a.result)}`).join("\n\n"),
+        },
+      });
     }
   }
   const durationMs = Math.round(performance.now() - startedAt);
   const totalTokens = usage.inputTokens + usage.outputTokens;
   const stopped = final === undefined;
-  const report = stopped ? `The agent stopped after ${run.maxTurns} turns without a final answer; resume it with agent {"resume":"${jobId}", "prompt":"go on"} or raise max_turns.` : final;
+  const report = stopped
+    ? `The agent stopped after ${run.maxTurns} turns without a final answer; resume it with agent {"resume":"${jobId}", "prompt":"go on"} or raise max_turns.`
+    : final;
   const stats = `[agent ${jobId}: ${toolUses} tool use${toolUses === 1 ? "" : "s"}, ${turns + (stopped ? 0 : 1)} turn(s), ${seconds(durationMs)}, ~${totalTokens} tokens (estimated: ${usage.inputTokens} in, ${usage.outputTokens} out)${run.native ? "" : "; text tool protocol"}]`;
   return {
     content: [

@@ -63,7 +63,10 @@ export function createJobs(options: JobsOptions): Jobs {
     if (!id) return next(ctx);
     return manager.recordCall(id, { tool: ctx.entry.qualifiedName, args: ctx.arguments, origin: ctx.origin }, () => next(ctx));
   };
-  const metaTools = [jobsMetaTool(manager), ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})])];
+  const metaTools = [
+    jobsMetaTool(manager),
+    ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})]),
+  ];
   return {
     manager,
     runner: manager,

@@ -20,7 +20,11 @@ export interface JobSummary {
 }
 
 export function seconds(ms: number): string {
-  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 3_600_000).toFixed(1)} h`;
+  return ms < 60_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : ms < 3_600_000
+      ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+      : `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 export function age(ms: number): string {
@@ -93,7 +97,9 @@ export function transcriptLines(entries: TranscriptEntry[], limit = 200): string
     const at = `+${((e.ts - first) / 1000).toFixed(2)}s`;
     if (e.type === "message") {
       const content = Array.isArray(e.message.content) ? e.message.content : [e.message.content];
-      const text = content.map((c) => (c.type === "text" ? c.text : c.type === "tool_use" ? `[tool_use ${c.name}]` : c.type === "tool_result" ? "[tool_result]" : `[${c.type}]`)).join(" ");
+      const text = content
+        .map((c) => (c.type === "text" ? c.text : c.type === "tool_use" ? `[tool_use ${c.name}]` : c.type === "tool_result" ? "[tool_result]" : `[${c.type}]`))
+        .join(" ");
       return `${at} ${e.message.role}: ${text.replace(/\s+/g, " ").slice(0, 200)}`;
     }
     if (e.type === "call") return `${at} #${e.seq} ${e.tool} args:${e.argsSha256} ${e.durationMs} ms ${e.outcome} ${e.bytes} B ~${e.estimatedTokens} tokens`;

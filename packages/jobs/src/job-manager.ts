@@ -120,7 +120,16 @@ export class JobManager implements JobRunner {
       job.inFlight = counts.inFlight;
       job.error = `codemux stopped while this job ran; ${job.toolCalls} call(s) had completed, ${job.inFlight} were in flight (their outcome is unknown).`;
       interrupted.push(job.id);
-      ends.push({ t: "end", id: job.id, ts: now, status: "interrupted", toolCalls: job.toolCalls, inFlight: job.inFlight, error: job.error, ...(job.progress ? { progress: job.progress } : {}) });
+      ends.push({
+        t: "end",
+        id: job.id,
+        ts: now,
+        status: "interrupted",
+        toolCalls: job.toolCalls,
+        inFlight: job.inFlight,
+        error: job.error,
+        ...(job.progress ? { progress: job.progress } : {}),
+      });
     }
     // Lines are written in order; the last one's fsync covers those before it.
     let written = Promise.resolve();
@@ -144,9 +153,13 @@ export class JobManager implements JobRunner {
     await this.#ready;
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
     if (this.#running.size >= this.maxConcurrent && this.#queue.length >= this.maxQueued) {
-      throw new JobsError("QUEUE_FULL", `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`, {
-        data: { maxQueued: this.maxQueued },
-      });
+      throw new JobsError(
+        "QUEUE_FULL",
+        `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
+        {
+          data: { maxQueued: this.maxQueued },
+        },
+      );
     }
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
@@ -164,7 +177,16 @@ export class JobManager implements JobRunner {
     };
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const live: LiveJob = { record, work, controller: new AbortController(), transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger), done, resolve, seq: 0, progressWrittenAt: 0 };
+    const live: LiveJob = {
+      record,
+      work,
+      controller: new AbortController(),
+      transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger),
+      done,
+      resolve,
+      seq: 0,
+      progressWrittenAt: 0,
+    };
     if (options.callSession) {
       live.callSession = options.callSession;
       this.#bySession.set(options.callSession, live);
@@ -190,7 +212,11 @@ export class JobManager implements JobRunner {
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
     this.#watchCancels();
     const progress = (value: Progress) => {
-      this.#noteProgress(live, { ...(value.message !== undefined ? { message: oneLine(value.message, 200) } : {}), progress: value.progress, ...(value.total !== undefined ? { total: value.total } : {}) });
+      this.#noteProgress(live, {
+        ...(value.message !== undefined ? { message: oneLine(value.message, 200) } : {}),
+        progress: value.progress,
+        ...(value.total !== undefined ? { total: value.total } : {}),
+      });
     };
     let run: Promise<CallToolResult>;
     try {
@@ -408,10 +434,19 @@ export class JobManager implements JobRunner {
     } finally {
       record.inFlight--;
       record.toolCalls++;
-      void live.transcript.append({ ts: this.now(), type: "call", seq, tool: call.tool, argsSha256: digest, durationMs: Math.round(performance.now() - started), outcome, ...size, origin: call.origin });
+      void live.transcript.append({
+        ts: this.now(),
+        type: "call",
+        seq,
+        tool: call.tool,
+        argsSha256: digest,
+        durationMs: Math.round(performance.now() - started),
+        outcome,
+        ...size,
+        origin: call.origin,
+      });
     }
   }
-
 
   /** Polls `<dir>/cancel/` (what `codemux jobs cancel` writes) while jobs run here. */
   #watchCancels(): void {
@@ -431,12 +466,17 @@ export class JobManager implements JobRunner {
       const file = join(this.paths.cancel, name);
       const live = this.#live.get(name);
       if (live) {
-        const by = await readFile(file, "utf8").then((t) => String((JSON.parse(t) as { by?: unknown }).by ?? "cli"), () => "cli");
+        const by = await readFile(file, "utf8").then(
+          (t) => String((JSON.parse(t) as { by?: unknown }).by ?? "cli"),
+          () => "cli",
+        );
         await rm(file, { force: true });
         await this.#finish(live, "cancelled", { by: by.slice(0, 20) });
       } else if (!this.#jobs.has(name) || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) {
         // Requests for jobs that ended or never existed here go after a minute (another process may own them).
-        const age = await stat(file).then((s) => this.now() - s.mtimeMs).catch(() => 0);
+        const age = await stat(file)
+          .then((s) => this.now() - s.mtimeMs)
+          .catch(() => 0);
         if (age > 60_000 || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) await rm(file, { force: true });
       }
     }
@@ -463,7 +503,10 @@ export class JobManager implements JobRunner {
     await Promise.all(
       live.map((job) => {
         job.record.inFlight = Math.max(0, job.record.inFlight);
-        return this.#finish(job, "interrupted", { by: "shutdown", error: `codemux stopped while this job ran; ${job.record.toolCalls} call(s) had completed, ${job.record.inFlight} were in flight.` });
+        return this.#finish(job, "interrupted", {
+          by: "shutdown",
+          error: `codemux stopped while this job ran; ${job.record.toolCalls} call(s) had completed, ${job.record.inFlight} were in flight.`,
+        });
       }),
     );
     await this.#writer?.close();

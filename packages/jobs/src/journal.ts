@@ -95,13 +95,33 @@ function parseLine(line: string): JournalEvent | undefined {
 export function fold(jobs: Map<string, JobRecord>, event: Exclude<JournalEvent, { t: "segment" }>): void {
   let job = jobs.get(event.id);
   if (!job) {
-    job = { id: event.id, kind: "unknown", description: "", principal: "", session: "", request: {}, pid: 0, createdAt: event.ts, status: "queued", toolCalls: 0, inFlight: 0 };
+    job = {
+      id: event.id,
+      kind: "unknown",
+      description: "",
+      principal: "",
+      session: "",
+      request: {},
+      pid: 0,
+      createdAt: event.ts,
+      status: "queued",
+      toolCalls: 0,
+      inFlight: 0,
+    };
     jobs.set(event.id, job);
   }
   const terminal = TERMINAL.has(job.status);
   switch (event.t) {
     case "created":
-      Object.assign(job, { kind: event.kind, description: event.description, principal: event.principal, session: event.session, request: event.request, pid: event.pid, createdAt: event.ts });
+      Object.assign(job, {
+        kind: event.kind,
+        description: event.description,
+        principal: event.principal,
+        session: event.session,
+        request: event.request,
+        pid: event.pid,
+        createdAt: event.ts,
+      });
       break;
     case "started":
       job.startedAt = event.ts;
@@ -152,7 +172,11 @@ export class JournalWriter {
   #failed = false;
   #heartbeat: NodeJS.Timeout | undefined;
 
-  private constructor(file: string, handle: Promise<FileHandle | undefined>, readonly logger: Logger) {
+  private constructor(
+    file: string,
+    handle: Promise<FileHandle | undefined>,
+    readonly logger: Logger,
+  ) {
     this.file = file;
     this.#handle = handle;
   }
@@ -168,7 +192,9 @@ export class JournalWriter {
       await fh.sync();
       return fh;
     })().catch((error: unknown) => {
-      options.logger.error(`jobs: cannot write the journal at ${file} (${(error as Error).message}); jobs run but will not survive a restart. Check that ${dir} is writable.`);
+      options.logger.error(
+        `jobs: cannot write the journal at ${file} (${(error as Error).message}); jobs run but will not survive a restart. Check that ${dir} is writable.`,
+      );
       return undefined;
     });
     const writer = new JournalWriter(file, handle, options.logger);
@@ -207,7 +233,11 @@ export class JournalWriter {
  * jobs not yet expired, then removes them (and the expired jobs' transcripts and result files).
  * One process at a time (an exclusive lock file); a crash midway leaves duplicates, which load folds away.
  */
-export async function compactJournal(dir: string, loaded: LoadedJournal, options: { now: number; retentionMs: number; logger: Logger; keep?: string }): Promise<{ removedSegments: number; expired: number } | undefined> {
+export async function compactJournal(
+  dir: string,
+  loaded: LoadedJournal,
+  options: { now: number; retentionMs: number; logger: Logger; keep?: string },
+): Promise<{ removedSegments: number; expired: number } | undefined> {
   const paths = journalPaths(dir);
   const dead = loaded.segments.filter((s) => s.file !== options.keep && !segmentAlive(s, options.now));
   const expired = [...loaded.jobs.values()].filter((j) => isExpired(j, options.now, options.retentionMs));
@@ -263,7 +293,17 @@ export function isExpired(job: JobRecord, now: number, retentionMs: number): boo
 /** A record as the fewest events that fold back into it. */
 export function recordEvents(job: JobRecord): JournalEvent[] {
   const events: JournalEvent[] = [
-    { t: "created", id: job.id, ts: job.createdAt, kind: job.kind, description: job.description, principal: job.principal, session: job.session, request: job.request, pid: job.pid },
+    {
+      t: "created",
+      id: job.id,
+      ts: job.createdAt,
+      kind: job.kind,
+      description: job.description,
+      principal: job.principal,
+      session: job.session,
+      request: job.request,
+      pid: job.pid,
+    },
   ];
   if (job.startedAt !== undefined) events.push({ t: "started", id: job.id, ts: job.startedAt });
   if (job.status === "completed" || job.status === "failed" || job.status === "cancelled" || job.status === "interrupted") {
@@ -290,9 +330,14 @@ async function takeLock(lock: string, now: number): Promise<boolean> {
     return true;
   } catch {
     // A lock left by a crashed compaction is taken over after a minute.
-    const age = await stat(lock).then((s) => now - s.mtimeMs).catch(() => 0);
+    const age = await stat(lock)
+      .then((s) => now - s.mtimeMs)
+      .catch(() => 0);
     if (age < LOCK_STALE_MS) return false;
     await rm(lock, { force: true });
-    return writeFile(lock, String(process.pid), { flag: "wx", mode: 0o600 }).then(() => true, () => false);
+    return writeFile(lock, String(process.pid), { flag: "wx", mode: 0o600 }).then(
+      () => true,
+      () => false,
+    );
   }
 }

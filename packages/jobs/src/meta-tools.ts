@@ -70,7 +70,10 @@ export function jobsMetaTool(manager: JobManager): MetaTool<never> {
       const stray = Object.keys(request).filter((field) => field !== "action" && !allowed.includes(field));
       if (stray.length) {
         const listed = allowed.filter((f) => f !== "id");
-        throw new JobsError("BAD_REQUEST", `${stray.map((f) => `"${f}"`).join(", ")} ${stray.length === 1 ? "does" : "do"} not belong to action "${action}"; it takes ${listed.join(", ")}.`);
+        throw new JobsError(
+          "BAD_REQUEST",
+          `${stray.map((f) => `"${f}"`).join(", ")} ${stray.length === 1 ? "does" : "do"} not belong to action "${action}"; it takes ${listed.join(", ")}.`,
+        );
       }
       switch (action) {
         case "output":
@@ -119,7 +122,10 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   for (const id of ids) {
     const job = manager.get(id, principal);
     if (!job) {
-      content.push({ type: "text", text: `Job ${id}: not_found\nNo job with this id for this client (jobs {action:"list"} shows yours; finished jobs are kept ${seconds(manager.retentionMs)}).` });
+      content.push({
+        type: "text",
+        text: `Job ${id}: not_found\nNo job with this id for this client (jobs {action:"list"} shows yours; finished jobs are kept ${seconds(manager.retentionMs)}).`,
+      });
       jobs.push({ id, status: "not_found" });
       continue;
     }
@@ -138,7 +144,10 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
     if (request.transcript) {
       const { entries, skipped } = await readTranscript(manager.transcriptFile(id));
       const lines = transcriptLines(entries);
-      content.push({ type: "text", text: `Transcript of ${id} (${lines.length ? `${entries.filter((e) => e.type === "call").length} calls` : "empty"}${skipped ? `, ${skipped} unreadable lines skipped` : ""}):\n${lines.join("\n")}` });
+      content.push({
+        type: "text",
+        text: `Transcript of ${id} (${lines.length ? `${entries.filter((e) => e.type === "call").length} calls` : "empty"}${skipped ? `, ${skipped} unreadable lines skipped` : ""}):\n${lines.join("\n")}`,
+      });
     }
     jobs.push(item);
   }
@@ -154,7 +163,10 @@ async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolCont
   const all = manager.list(ctx.session.principal).filter((j) => !status || j.status === status);
   const shown = all.slice(0, limit);
   if (shown.length === 0) return textResult(status ? `No ${status} jobs.` : "No jobs yet. Start one with background: true on execute_code or call_tool.");
-  const lines = shown.map((j) => `${j.id}  ${j.status.padEnd(11)} ${age(now - j.createdAt).padStart(8)}  ${seconds(duration(j, now)).padStart(8)}  ${String(j.toolCalls).padStart(3)} calls  ${j.kind}: ${j.description}`);
+  const lines = shown.map(
+    (j) =>
+      `${j.id}  ${j.status.padEnd(11)} ${age(now - j.createdAt).padStart(8)}  ${seconds(duration(j, now)).padStart(8)}  ${String(j.toolCalls).padStart(3)} calls  ${j.kind}: ${j.description}`,
+  );
   if (all.length > shown.length) lines.push(`(${all.length - shown.length} older not shown; raise limit)`);
   return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { jobs: shown.map((j) => summary(j, now, manager.position(j.id))) } };
 }

@@ -81,8 +81,7 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
 
 /** A job as an MCP task: queued and running are `working`; an interrupted job `failed`. */
 export function toTask(job: JobRecord, ttl: number): Task {
-  const status: Task["status"] =
-    job.status === "queued" || job.status === "running" ? "working" : job.status === "interrupted" ? "failed" : job.status;
+  const status: Task["status"] = job.status === "queued" || job.status === "running" ? "working" : job.status === "interrupted" ? "failed" : job.status;
   const message = job.status === "interrupted" || job.status === "failed" ? job.error : job.progress?.message;
   return {
     taskId: job.id,

@@ -49,7 +49,10 @@ export class TranscriptWriter {
   #tail: Promise<void> = Promise.resolve();
   #failed = false;
 
-  constructor(readonly file: string, readonly logger: Logger) {}
+  constructor(
+    readonly file: string,
+    readonly logger: Logger,
+  ) {}
 
   append(entry: TranscriptEntry): Promise<void> {
     const line = `${JSON.stringify(entry)}\n`;
@@ -127,4 +130,3 @@ export function callCounts(entries: TranscriptEntry[]): { completed: number; inF
   }
   return { completed, inFlight: started.size };
 }
-

@@ -39,8 +39,13 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
       { tools: {} },
       [
         () => ({ stopReason: "toolUse", content: [{ type: "tool_use", id: "u1", name: "search_tools", input: { query: "echo text" } }] }),
-        () => ({ stopReason: "toolUse", content: [{ type: "tool_use", id: "u2", name: "call_tool", input: { name: "bad__echo", args: { text: "hello from the agent" } } }] }),
-        (params) => ({ content: [{ type: "text", text: lastText(params).includes("hello from the agent") ? "The echo answered: hello from the agent" : "no echo seen" }] }),
+        () => ({
+          stopReason: "toolUse",
+          content: [{ type: "tool_use", id: "u2", name: "call_tool", input: { name: "bad__echo", args: { text: "hello from the agent" } } }],
+        }),
+        (params) => ({
+          content: [{ type: "text", text: lastText(params).includes("hello from the agent") ? "The echo answered: hello from the agent" : "no echo seen" }],
+        }),
       ],
       seen,
     );
@@ -66,7 +71,10 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     const seen: Params[] = [];
     const client = scriptedClient(
       { tools: {} },
-      [() => ({ content: [{ type: "text", text: "first answer" }] }), (params) => ({ content: [{ type: "text", text: `I remember ${params.messages.length} messages` }] })],
+      [
+        () => ({ content: [{ type: "text", text: "first answer" }] }),
+        (params) => ({ content: [{ type: "text", text: `I remember ${params.messages.length} messages` }] }),
+      ],
       seen,
     );
     h = await connect({ client });
@@ -82,7 +90,12 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     const client = scriptedClient(
       {},
       [
-        () => ({ content: { type: "text", text: 'Let me call it.\n```tool\n{"name": "call_tool", "arguments": {"name": "bad__echo", "args": {"text": "via text"}}}\n```' } }),
+        () => ({
+          content: {
+            type: "text",
+            text: 'Let me call it.\n```tool\n{"name": "call_tool", "arguments": {"name": "bad__echo", "args": {"text": "via text"}}}\n```',
+          },
+        }),
         (params) => ({ content: { type: "text", text: lastText(params).includes("via text") ? "done: via text" : "missing" } }),
       ],
       seen,

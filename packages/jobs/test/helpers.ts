@@ -54,7 +54,8 @@ export async function connect(options: { dataDir?: string; jobs?: Partial<JobsOp
     return client;
   };
   const client = await attach(options.client ?? new Client({ name: "test", version: "1.0.0" }));
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
   return {
     core,
     jobs,

@@ -36,7 +36,8 @@ describe("background jobs over MCP", () => {
 
   it("a snippet in the background returns what the foreground run would, and its inner calls are in the transcript", async () => {
     h = await connect();
-    const code = 'import { echo } from "mcp/servers/bad/echo";\nconst a = await echo({ text: "one" });\nconst b = await echo({ text: "two" });\nexport default [a, b];';
+    const code =
+      'import { echo } from "mcp/servers/bad/echo";\nconst a = await echo({ text: "one" });\nconst b = await echo({ text: "two" });\nexport default [a, b];';
     const id = jobId(await h.text("execute_code", { code, background: true }));
     const done = await h.call("jobs", { action: "output", ids: [id], transcript: true });
     const text = textOf(done);
@@ -159,7 +160,9 @@ describe("background jobs over MCP", () => {
     expect(await refused({ action: "output", ids: [] })).toMatch(/output needs "ids"/);
     expect(await refused({ action: "cancel" })).toMatch(/cancel needs "ids"/);
     expect(await refused({ action: "list", ids: ["job_000000000000"] })).toMatch(/"ids" does not belong to action "list"; it takes limit, status/);
-    expect(await refused({ action: "cancel", ids: ["job_000000000000"], wait_up_to: 5 })).toMatch(/"wait_up_to" does not belong to action "cancel"; it takes ids\./);
+    expect(await refused({ action: "cancel", ids: ["job_000000000000"], wait_up_to: 5 })).toMatch(
+      /"wait_up_to" does not belong to action "cancel"; it takes ids\./,
+    );
     expect(await refused({ action: "list", status: "done" })).toMatch(/"status" must be one of/);
   });
 

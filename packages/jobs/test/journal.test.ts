@@ -13,7 +13,13 @@ afterEach(async () => {
 });
 
 async function finishedJob(manager: JobManager, text: string): Promise<string> {
-  const { id } = await manager.start({ kind: "call_tool", description: "echo", request: { text }, session, run: async () => ({ content: [{ type: "text", text }] }) });
+  const { id } = await manager.start({
+    kind: "call_tool",
+    description: "echo",
+    request: { text },
+    session,
+    run: async () => ({ content: [{ type: "text", text }] }),
+  });
   await manager.wait([id], { timeoutMs: 10_000 });
   return id;
 }
@@ -64,7 +70,13 @@ describe("the journal", () => {
   it("a job closed while running is journaled interrupted, and a finished one never changes", async () => {
     dir = join(await tempDir(), "jobs");
     const manager = new JobManager({ dir });
-    const { id } = await manager.start({ kind: "call_tool", description: "forever", request: {}, session, run: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))) });
+    const { id } = await manager.start({
+      kind: "call_tool",
+      description: "forever",
+      request: {},
+      session,
+      run: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+    });
     const done = await finishedJob(manager, "done");
     await manager.close();
     const loaded = await loadJournal(dir);

@@ -10,11 +10,19 @@ import { jobId, tempDir, textOf } from "./helpers";
 const script = join(import.meta.dirname, "fixtures/serve-jobs.mjs");
 let dataDir = "";
 
-async function start(): Promise<{ client: Client; transport: StdioClientTransport; call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult> }> {
+async function start(): Promise<{
+  client: Client;
+  transport: StdioClientTransport;
+  call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>;
+}> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [script, dataDir, misbehavingServerPath], stderr: "ignore" });
   const client = new Client({ name: "restart-test", version: "1.0.0" });
   await client.connect(transport);
-  return { client, transport, call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as CallToolResult };
+  return {
+    client,
+    transport,
+    call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as CallToolResult,
+  };
 }
 
 const statusOf = (result: CallToolResult, i = 0) => (result.structuredContent as { jobs: Array<{ status: string }> }).jobs[i]?.status;
@@ -29,7 +37,8 @@ describe("a codemux killed with SIGKILL mid-job and started again on the same da
     const first = await start();
     const done = jobId(textOf(await first.call("call_tool", { name: "bad__echo", args: { text: "kept across restarts" }, background: true })));
     expect(statusOf(await first.call("jobs", { action: "output", ids: [done] }))).toBe("completed");
-    const code = 'import { echo } from "mcp/servers/bad/echo";\nimport { hang } from "mcp/servers/bad/hang";\nawait echo({ text: "before" });\nawait hang({});\nexport default "never";';
+    const code =
+      'import { echo } from "mcp/servers/bad/echo";\nimport { hang } from "mcp/servers/bad/hang";\nawait echo({ text: "before" });\nawait hang({});\nexport default "never";';
     const running = jobId(textOf(await first.call("execute_code", { code, background: true, timeoutMs: 60_000 })));
     // Until the snippet's second call is in flight.
     for (let i = 0; i < 200; i++) {

@@ -32,7 +32,10 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "tasks-test", version: "1.0.0" });
-  client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(`${notification.params.taskId} ${notification.params.status}`));
+  client.setNotificationHandler(
+    TaskStatusNotificationSchema,
+    (notification) => void statuses.push(`${notification.params.taskId} ${notification.params.status}`),
+  );
   await client.connect(clientSide);
   cleanup = async () => {
     await client.close();
@@ -46,7 +49,10 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
 describe("MCP tasks served from the job store", () => {
   it("a task-augmented tools/call runs as a job: create, poll, result, list", async () => {
     const { client } = await connectWithTasks();
-    const created = await client.request({ method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300 } }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: "tools/call", params: { name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300 } }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
     expect(created.task.status).toBe("working");
     expect(created.task.taskId).toMatch(/^job_/);
     const polled = await client.experimental.tasks.getTask(created.task.taskId);

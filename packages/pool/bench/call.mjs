@@ -18,7 +18,18 @@ const WARMUP = Number(process.env.WARMUP ?? 5000);
 const PER_ROUND = 500;
 
 const makePool = async (Pool) => {
-  const made = new Pool([{ name: "m", transport: { type: "stdio", command: process.execPath, args: [serverPath], env: {} }, callTimeoutMs: 60_000, connectTimeoutMs: 10_000, tools: {} }], { retryDelaysMs: [], ...(kind === "loop" ? { createTransport: () => new LoopbackTransport() } : {}) });
+  const made = new Pool(
+    [
+      {
+        name: "m",
+        transport: { type: "stdio", command: process.execPath, args: [serverPath], env: {} },
+        callTimeoutMs: 60_000,
+        connectTimeoutMs: 10_000,
+        tools: {},
+      },
+    ],
+    { retryDelaysMs: [], ...(kind === "loop" ? { createTransport: () => new LoopbackTransport() } : {}) },
+  );
   await made.start();
   return made;
 };
@@ -31,7 +42,9 @@ const withSignal = () => ({ signal: new AbortController().signal, onprogress: ()
 const poolCallSignal = () => pool.callTool("m", "echo", args, withSignal());
 
 const direct = new Client({ name: "bench", version: "1.0.0" });
-await direct.connect(kind === "loop" ? new LoopbackTransport() : new StdioClientTransport({ command: process.execPath, args: [serverPath], stderr: "inherit" }));
+await direct.connect(
+  kind === "loop" ? new LoopbackTransport() : new StdioClientTransport({ command: process.execPath, args: [serverPath], stderr: "inherit" }),
+);
 const directCall = () => direct.callTool({ name: "echo", arguments: args });
 
 if (mode === "profile") {
@@ -73,6 +86,8 @@ for (const name of names) {
   const xs = samples[name];
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
   const cpuUs = Math.round(cpu[name] / xs.length);
-  console.log(`${kind} ${name.padEnd(13)} p50 ${us(p(xs, 0.5))}  mean ${us(mean)}  p99 ${us(p(xs, 0.99))}  cpu ${cpuUs} us/call  x${(p(xs, 0.5) / d50).toFixed(2)} direct`);
+  console.log(
+    `${kind} ${name.padEnd(13)} p50 ${us(p(xs, 0.5))}  mean ${us(mean)}  p99 ${us(p(xs, 0.99))}  cpu ${cpuUs} us/call  x${(p(xs, 0.5) / d50).toFixed(2)} direct`,
+  );
 }
 await Promise.all([pool.close(), direct.close(), before?.close()]);

@@ -41,13 +41,23 @@ sync("SDK request: safeParse(CallToolResultSchema, result)", () => safeParse(Cal
 sync("setTimeout + clearTimeout (one per call on both paths)", () => clearTimeout(setTimeout(() => undefined, 60_000)));
 const controller = new AbortController();
 const listener = () => undefined;
-sync("abort listener add + remove (the lane; the SDK only adds)", () => {
-  controller.signal.addEventListener("abort", listener);
-  controller.signal.removeEventListener("abort", listener);
-}, 50_000);
+sync(
+  "abort listener add + remove (the lane; the SDK only adds)",
+  () => {
+    controller.signal.addEventListener("abort", listener);
+    controller.signal.removeEventListener("abort", listener);
+  },
+  50_000,
+);
 sync("new AbortController + its signal (the SDK path, per request)", () => new AbortController().signal, 50_000);
 
-const spec = (type) => ({ name: "m", transport: type === "stdio" ? { type, command: "loopback", args: [], env: {} } : { type, url: "http://loopback.invalid/mcp", headers: {} }, callTimeoutMs: 60_000, connectTimeoutMs: 10_000, tools: {} });
+const spec = (type) => ({
+  name: "m",
+  transport: type === "stdio" ? { type, command: "loopback", args: [], env: {} } : { type, url: "http://loopback.invalid/mcp", headers: {} },
+  callTimeoutMs: 60_000,
+  connectTimeoutMs: 10_000,
+  tools: {},
+});
 const lanePool = new ServerPool([spec("stdio")], { retryDelaysMs: [], createTransport: () => new LoopbackTransport() });
 // An "http" spec over the same loopback: the pool's SDK request path, in the same build.
 const sdkPool = new ServerPool([spec("http")], { retryDelaysMs: [], createTransport: () => new LoopbackTransport() });

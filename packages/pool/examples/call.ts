@@ -13,12 +13,17 @@ void pool.start(); // resolves when every server is ready, failed or skipped; ne
 
 if (await pool.waitFor("demo", 10_000)) {
   for (const { server, tools } of pool.tools()) console.log(server, tools.length);
-  const result = await pool.callTool("demo", "trigger-long-running-operation", { duration: 1, steps: 2 }, {
-    timeoutMs: 10_000,
-    signal: AbortSignal.timeout(20_000),
-    onprogress: (p) => console.error(`progress ${p.progress}/${p.total ?? "?"}`),
-    annotations: { readOnlyHint: true }, // the tool's annotations: makes retries after sending safe
-  });
+  const result = await pool.callTool(
+    "demo",
+    "trigger-long-running-operation",
+    { duration: 1, steps: 2 },
+    {
+      timeoutMs: 10_000,
+      signal: AbortSignal.timeout(20_000),
+      onprogress: (p) => console.error(`progress ${p.progress}/${p.total ?? "?"}`),
+      annotations: { readOnlyHint: true }, // the tool's annotations: makes retries after sending safe
+    },
+  );
   console.log(result.content);
 }
 await pool.close(); // every server, in every state, with its whole process group

@@ -16,7 +16,13 @@ import {
 const ID_PREFIX = "codemux-";
 const PROGRESS_KEYS = new Set(["progressToken", "progress", "total", "message"]);
 
-type Message = JSONRPCMessage & { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+type Message = JSONRPCMessage & {
+  id?: unknown;
+  method?: unknown;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+};
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

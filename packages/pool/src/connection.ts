@@ -29,15 +29,7 @@ import {
   DEFAULT_RETRY_DELAYS_MS,
   STABLE_AFTER_MS,
 } from "./defaults";
-import {
-  CallCancelledError,
-  CallTimeoutError,
-  DownstreamError,
-  PoolError,
-  ServerDisconnectedError,
-  ServerUnavailableError,
-  ToolNotFoundError,
-} from "./errors";
+import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
 import { redactingLogger, silentLogger, type Logger } from "./logger";
 import { maskUrl, redactSecrets } from "./redact";
@@ -164,7 +156,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   readonly #allowed: (tool: string) => boolean;
   readonly #logger: Logger;
 
-  constructor(readonly spec: ServerSpec, readonly options: ConnectionOptions = {}) {
+  constructor(
+    readonly spec: ServerSpec,
+    readonly options: ConnectionOptions = {},
+  ) {
     super();
     this.setMaxListeners(0);
     this.#allowed = createToolFilter(spec.tools);
@@ -264,7 +259,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const lane = this.#lane;
     if (lane === undefined || !this.#onLane(lane, options)) return this.#attempts({ tool, args, options });
     // The common case in one promise layer (no async frame, no catch in between): a failure goes on to the retries.
-    return lane.call(tool, args ?? {}, this.#laneOptions(options)).then(this.#answered, (error: unknown) => this.#attempts({ tool, args, options }, { error: this.#translate(error, tool, options) }));
+    return lane
+      .call(tool, args ?? {}, this.#laneOptions(options))
+      .then(this.#answered, (error: unknown) => this.#attempts({ tool, args, options }, { error: this.#translate(error, tool, options) }));
   }
 
   /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
@@ -279,7 +276,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Tries until an answer or a failure not worth retrying; `first` is the first attempt's failure when it was already made. */
-  async #attempts(call: { tool: string; args: Record<string, unknown> | undefined; options: CallOptions }, first?: { error: unknown }): Promise<CallToolResult> {
+  async #attempts(
+    call: { tool: string; args: Record<string, unknown> | undefined; options: CallOptions },
+    first?: { error: unknown },
+  ): Promise<CallToolResult> {
     const { tool, args, options } = call;
     try {
       for (let retries = 0; ; retries++) {
@@ -415,19 +415,30 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (options.signal?.aborted) return new CallCancelledError(this.name, tool, { cause: error });
     if (isAuthFailure(error)) return this.#needsLogin(error);
     if (PoolError.isInstance(error)) {
-      if (error.code === "NOT_CONNECTED") return new ServerUnavailableError(this.name, "the server process is not running; it is restarted on the next call", { cause: error, data: { sent: false, transient: true } });
+      if (error.code === "NOT_CONNECTED")
+        return new ServerUnavailableError(this.name, "the server process is not running; it is restarted on the next call", {
+          cause: error,
+          data: { sent: false, transient: true },
+        });
       return error;
     }
     if (error instanceof McpError) {
       if (error.code === ErrorCode.RequestTimeout) return new CallTimeoutError(this.name, tool, options.timeoutMs ?? this.spec.callTimeoutMs, { cause: error });
-      if (error.code === ErrorCode.ConnectionClosed) return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
+      if (error.code === ErrorCode.ConnectionClosed)
+        return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
       return new DownstreamError(this.name, tool, error.message.replace(/^MCP error -?\d+: /, ""), error.code, { cause: error });
     }
     const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
     const network = networkCause(error);
     if (network) {
-      const notSent = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT_FAILED", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(network.code ?? "") || isTlsCode(network.code);
-      return new ServerUnavailableError(this.name, `${describeNetworkFailure(error, url)}; it is tried again on the next call`, { cause: error, data: { sent: !notSent, transient: !isTlsCode(network.code) } });
+      const notSent =
+        ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT_FAILED", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(
+          network.code ?? "",
+        ) || isTlsCode(network.code);
+      return new ServerUnavailableError(this.name, `${describeNetworkFailure(error, url)}; it is tried again on the next call`, {
+        cause: error,
+        data: { sent: !notSent, transient: !isTlsCode(network.code) },
+      });
     }
     const status = httpStatusOf(error);
     if (status !== undefined) {
@@ -469,7 +480,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new PoolError("CONNECT_TIMEOUT", `did not finish connecting within ${this.spec.connectTimeoutMs} ms`)), this.spec.connectTimeoutMs);
+        timer = setTimeout(
+          () => reject(new PoolError("CONNECT_TIMEOUT", `did not finish connecting within ${this.spec.connectTimeoutMs} ms`)),
+          this.spec.connectTimeoutMs,
+        );
       });
       const tools = await Promise.race([
         (async () => {
@@ -531,15 +545,23 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
       return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
     }
-    if (isAuthFailure(error)) return { message: AuthRequiredError.isInstance(error) ? error.reason : needsLoginReason(this.name, "the server refused the stored login"), transient: false, needsLogin: true };
+    if (isAuthFailure(error))
+      return {
+        message: AuthRequiredError.isInstance(error) ? error.reason : needsLoginReason(this.name, "the server refused the stored login"),
+        transient: false,
+        needsLogin: true,
+      };
     const http = describeHttpError(error, url);
-    if (http && httpStatusOf(error) === 401) return { message: `${http}; if it uses OAuth, run \`codemux auth login ${this.name}\``, transient: false, needsLogin: true };
+    if (http && httpStatusOf(error) === 401)
+      return { message: `${http}; if it uses OAuth, run \`codemux auth login ${this.name}\``, transient: false, needsLogin: true };
     if (http) return { message: http, transient: http.startsWith("cannot reach") || [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
     const network = describeNetworkFailure(error, url);
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
-    if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED")) return { message: withTail(error.message, this.stderr.tail(5)), transient: false };
+    if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
+      return { message: withTail(error.message, this.stderr.tail(5)), transient: false };
     const exited = exitOf(transport);
-    if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) return { message: this.#exitReason(transport), transient: this.#everReady };
+    if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
+      return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
     return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5)), transient: false };
   }
@@ -569,7 +591,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const endpoint = this.spec.transport.type === "stdio" ? describeTransport(this.spec.transport) : maskUrl(this.spec.transport.url);
     switch (this.#state) {
       case "connecting":
-        return withConfigNote(withTail(`starting: no answer to initialize from ${endpoint} yet (${seconds} s so far)`, this.stderr.tail(3)), this.spec.warnings);
+        return withConfigNote(
+          withTail(`starting: no answer to initialize from ${endpoint} yet (${seconds} s so far)`, this.stderr.tail(3)),
+          this.spec.warnings,
+        );
       case "reconnecting":
         return `reconnecting after: ${this.#error ?? "the connection dropped"}`;
       case "closed":
@@ -665,12 +690,18 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #relayTo(client: Client): void {
     const relay = this.options.relay;
     if (relay) {
-      const forward = (request: { method: string; params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => relay.handle(this.name, request, extra.signal);
+      const forward = (request: { method: string; params?: Record<string, unknown> }, extra: { signal: AbortSignal }) =>
+        relay.handle(this.name, request, extra.signal);
       if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward as never);
       if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward as never);
       if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward as never);
     }
-    for (const schema of [LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema]) {
+    for (const schema of [
+      LoggingMessageNotificationSchema,
+      ResourceUpdatedNotificationSchema,
+      ResourceListChangedNotificationSchema,
+      PromptListChangedNotificationSchema,
+    ]) {
       client.setNotificationHandler(schema, async (notification) => {
         if (this.#client === client) this.emit("notification", notification as DownstreamNotification);
       });
@@ -725,7 +756,9 @@ function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<vo
 }
 
 function exitOf(transport: unknown): { code: number | null; signal: NodeJS.Signals | null } | undefined {
-  return typeof transport === "object" && transport !== null && "exit" in transport ? (transport as { exit?: { code: number | null; signal: NodeJS.Signals | null } }).exit : undefined;
+  return typeof transport === "object" && transport !== null && "exit" in transport
+    ? (transport as { exit?: { code: number | null; signal: NodeJS.Signals | null } }).exit
+    : undefined;
 }
 
 function withTail(message: string, tail: string[]): string {

@@ -56,8 +56,13 @@ export class ConfigError extends PoolError {
 }
 
 export class ServerNotFoundError extends PoolError {
-  constructor(readonly server: string, known: string[]) {
-    super("SERVER_NOT_FOUND", `No server named "${server}"${known.length ? ` (servers: ${known.join(", ")})` : " (no servers are configured)"}.`, { data: { server, known } });
+  constructor(
+    readonly server: string,
+    known: string[],
+  ) {
+    super("SERVER_NOT_FOUND", `No server named "${server}"${known.length ? ` (servers: ${known.join(", ")})` : " (no servers are configured)"}.`, {
+      data: { server, known },
+    });
   }
 
   static override isInstance(value: unknown): value is ServerNotFoundError {
@@ -67,7 +72,11 @@ export class ServerNotFoundError extends PoolError {
 
 /** The server is not connected and could not be (re)connected in time. */
 export class ServerUnavailableError extends PoolError {
-  constructor(readonly server: string, reason: string, options: PoolErrorOptions = {}) {
+  constructor(
+    readonly server: string,
+    reason: string,
+    options: PoolErrorOptions = {},
+  ) {
     super("SERVER_UNAVAILABLE", `Server "${server}" is unavailable: ${reason}`, { ...options, data: { server, ...options.data } });
   }
 
@@ -78,7 +87,11 @@ export class ServerUnavailableError extends PoolError {
 
 /** The connection closed (the process exited, the stream dropped) while a call was in flight. */
 export class ServerDisconnectedError extends PoolError {
-  constructor(readonly server: string, reason: string, options: PoolErrorOptions = {}) {
+  constructor(
+    readonly server: string,
+    reason: string,
+    options: PoolErrorOptions = {},
+  ) {
     super("SERVER_DISCONNECTED", `Server "${server}" disconnected during the call: ${reason}`, { ...options, data: { server, ...options.data } });
   }
 
@@ -88,8 +101,16 @@ export class ServerDisconnectedError extends PoolError {
 }
 
 export class CallTimeoutError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, readonly timeoutMs: number, options: PoolErrorOptions = {}) {
-    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, { ...options, data: { server, tool, timeoutMs, ...options.data } });
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    readonly timeoutMs: number,
+    options: PoolErrorOptions = {},
+  ) {
+    super("CALL_TIMEOUT", `Call to ${server}__${tool} timed out after ${timeoutMs} ms without an answer or progress.`, {
+      ...options,
+      data: { server, tool, timeoutMs, ...options.data },
+    });
   }
 
   static override isInstance(value: unknown): value is CallTimeoutError {
@@ -98,7 +119,11 @@ export class CallTimeoutError extends PoolError {
 }
 
 export class CallCancelledError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, options: PoolErrorOptions = {}) {
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    options: PoolErrorOptions = {},
+  ) {
     super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, { ...options, data: { server, tool, ...options.data } });
   }
 
@@ -109,7 +134,12 @@ export class CallCancelledError extends PoolError {
 
 /** The tool does not exist on the server, or the config hides it (`data.denied` is true then). */
 export class ToolNotFoundError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, reason = "it has no such tool", options: { denied?: boolean } = {}) {
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    reason = "it has no such tool",
+    options: { denied?: boolean } = {},
+  ) {
     super("TOOL_NOT_FOUND", `Server "${server}" cannot call "${tool}": ${reason}.`, { data: { server, tool, denied: options.denied ?? false } });
   }
 
@@ -120,8 +150,17 @@ export class ToolNotFoundError extends PoolError {
 
 /** The downstream answered the call with a JSON-RPC error (or an HTTP error). */
 export class DownstreamError extends PoolError {
-  constructor(readonly server: string, readonly tool: string, message: string, readonly rpcCode?: number, options: PoolErrorOptions = {}) {
-    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, { ...options, data: { server, tool, ...(rpcCode === undefined ? {} : { rpcCode }), ...options.data } });
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    message: string,
+    readonly rpcCode?: number,
+    options: PoolErrorOptions = {},
+  ) {
+    super("DOWNSTREAM_ERROR", `${server}__${tool} failed: ${message}`, {
+      ...options,
+      data: { server, tool, ...(rpcCode === undefined ? {} : { rpcCode }), ...options.data },
+    });
   }
 
   static override isInstance(value: unknown): value is DownstreamError {

@@ -5,7 +5,16 @@ import { StderrRing } from "./stderr-ring";
 import { createToolFilter } from "./tool-filter";
 
 describe("childEnvironment", () => {
-  const parent = { PATH: "/bin", HOME: "/home/u", AWS_SECRET_ACCESS_KEY: "s3cr3t", Path: "C:\\bin", PATHEXT: ".EXE;.CMD", ComSpec: "cmd.exe", SystemRoot: "C:\\Windows", GITHUB_TOKEN: "t" };
+  const parent = {
+    PATH: "/bin",
+    HOME: "/home/u",
+    AWS_SECRET_ACCESS_KEY: "s3cr3t",
+    Path: "C:\\bin",
+    PATHEXT: ".EXE;.CMD",
+    ComSpec: "cmd.exe",
+    SystemRoot: "C:\\Windows",
+    GITHUB_TOKEN: "t",
+  };
 
   it("passes PATH and HOME but not secrets on POSIX, and adds the server's env", () => {
     expect(childEnvironment({ X: "1" }, parent, "linux")).toEqual({ PATH: "/bin", HOME: "/home/u", X: "1" });

@@ -4,15 +4,29 @@ import { HTTP_SNIPPET_CHARS } from "./defaults";
 import { maskUrl } from "./redact";
 
 const REASONS: Record<number, string> = {
-  400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
-  408: "Request Timeout", 409: "Conflict", 410: "Gone", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
-  500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
 };
 const HINTS: Record<number, string> = {
   401: "check the credentials in its headers",
   403: "the credentials are not allowed here",
   404: "check the URL's path (often /mcp, or /sse for the legacy transport)",
-  405: "the URL may point at the wrong transport (try \"type\": \"sse\" or \"http\")",
+  405: 'the URL may point at the wrong transport (try "type": "sse" or "http")',
 };
 const HTML = /<\s*(?:!doctype|html|head|body|title|div|p|h1|pre|center)\b/i;
 
@@ -36,13 +50,20 @@ export function networkCause(error: unknown): NetworkCause | undefined {
 export function describeNetworkFailure(error: unknown, url: string): string | undefined {
   const cause = networkCause(error);
   if (!cause) return undefined;
-  const what = cause.code === "ECONNREFUSED" ? "connection refused"
-    : cause.code === "ENOTFOUND" || cause.code === "EAI_AGAIN" ? "host not found"
-    : cause.code === "ECONNRESET" ? "connection reset"
-    : cause.code === "ETIMEDOUT" || cause.code === "UND_ERR_CONNECT_TIMEOUT" ? "connection timed out"
-    : isTlsCode(cause.code) ? "TLS failure"
-    : cause.code === "PROXY_CONNECT_FAILED" ? "proxy refused"
-    : undefined;
+  const what =
+    cause.code === "ECONNREFUSED"
+      ? "connection refused"
+      : cause.code === "ENOTFOUND" || cause.code === "EAI_AGAIN"
+        ? "host not found"
+        : cause.code === "ECONNRESET"
+          ? "connection reset"
+          : cause.code === "ETIMEDOUT" || cause.code === "UND_ERR_CONNECT_TIMEOUT"
+            ? "connection timed out"
+            : isTlsCode(cause.code)
+              ? "TLS failure"
+              : cause.code === "PROXY_CONNECT_FAILED"
+                ? "proxy refused"
+                : undefined;
   const detail = cause.code && !cause.message.includes(cause.code) ? `${cause.message} (${cause.code})` : cause.message;
   return `cannot reach ${maskUrl(url)}: ${what ? `${what} (${detail})` : detail}`;
 }
@@ -91,7 +112,7 @@ export function snippet(body: string): string {
   if (!text) return "";
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof parsed.error === "object" ? parsed.error?.message : parsed.error ?? parsed.message;
+    const message = typeof parsed.error === "object" ? parsed.error?.message : (parsed.error ?? parsed.message);
     if (typeof message === "string") text = message;
   } catch {
     // Not JSON.
@@ -100,6 +121,9 @@ export function snippet(body: string): string {
     const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1] ?? "";
     text = title;
   }
-  text = text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  text = text
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return text.length > HTTP_SNIPPET_CHARS ? `${text.slice(0, HTTP_SNIPPET_CHARS)}…` : text;
 }

@@ -21,7 +21,16 @@ export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
 export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
-export type { CallOptions, ConnectionOptions, DownstreamNotification, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
+export type {
+  CallOptions,
+  ConnectionOptions,
+  DownstreamNotification,
+  RetryHints,
+  ServerConnection,
+  ServerRequestRelay,
+  ServerState,
+  ServerStatus,
+} from "./connection";
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,

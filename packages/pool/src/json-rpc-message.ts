@@ -34,7 +34,8 @@ export function jsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
     if (typeof value.method === "string") {
       const params = value.params;
       const request = "id" in value;
-      const plainParams = params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isStringOrSafeInteger(value.id) && plainRequestMeta(params._meta))));
+      const plainParams =
+        params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isStringOrSafeInteger(value.id) && plainRequestMeta(params._meta))));
       if (plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id))) return value as JSONRPCMessage;
     } else if ("result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS)) {
       return value as JSONRPCMessage;

@@ -34,7 +34,10 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   readonly #connections = new Map<string, ServerConnection>();
   #started: Promise<void> | undefined;
 
-  constructor(config: PoolConfig | ServerSpec[], readonly options: PoolOptions = {}) {
+  constructor(
+    config: PoolConfig | ServerSpec[],
+    readonly options: PoolOptions = {},
+  ) {
     super();
     this.setMaxListeners(0);
     for (const spec of Array.isArray(config) ? config : config.servers) this.#add(spec);

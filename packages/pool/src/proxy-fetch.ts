@@ -13,7 +13,10 @@ interface ProxyTarget {
 
 /** Opens each HTTPS connection as a CONNECT tunnel through the proxy; kept alive and reused like any agent's sockets. */
 class TunnelAgent extends HttpsAgent {
-  constructor(readonly proxy: ProxyTarget, options: AgentOptions) {
+  constructor(
+    readonly proxy: ProxyTarget,
+    options: AgentOptions,
+  ) {
     super(options);
   }
 
@@ -35,7 +38,8 @@ class TunnelAgent extends HttpsAgent {
     tunnel.once("connect", (answer: IncomingMessage, socket: Socket) => {
       if (answer.statusCode !== 200) {
         socket.destroy();
-        const message = `the proxy ${this.proxy.url.host} refused the tunnel to ${host}:${port}: HTTP ${answer.statusCode ?? "?"} ${answer.statusMessage ?? ""}`.trim();
+        const message =
+          `the proxy ${this.proxy.url.host} refused the tunnel to ${host}:${port}: HTTP ${answer.statusCode ?? "?"} ${answer.statusMessage ?? ""}`.trim();
         done(Object.assign(new Error(message), { code: "PROXY_CONNECT_FAILED" }), socket);
         return;
       }
@@ -57,7 +61,9 @@ export function createProxyFetch(proxyUrl: string): FetchLike {
   const url = new URL(proxyUrl);
   const proxy: ProxyTarget = {
     url,
-    authorization: url.username ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}` : undefined,
+    authorization: url.username
+      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
+      : undefined,
   };
   const plainAgent = url.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const tunnelAgent = new TunnelAgent(proxy, { keepAlive: true });
@@ -73,16 +79,24 @@ export function createProxyFetch(proxyUrl: string): FetchLike {
 
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const options: RequestOptions = target.protocol === "http:"
-        ? {
-          host: url.hostname,
-          port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-          method: request.method,
-          path: target.href,
-          agent: plainAgent,
-          headers: { ...headers, ...(proxy.authorization ? { "proxy-authorization": proxy.authorization } : {}) },
-        }
-        : { host: target.hostname, port: Number(target.port || 443), method: request.method, path: `${target.pathname}${target.search}`, agent: tunnelAgent, headers };
+      const options: RequestOptions =
+        target.protocol === "http:"
+          ? {
+              host: url.hostname,
+              port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+              method: request.method,
+              path: target.href,
+              agent: plainAgent,
+              headers: { ...headers, ...(proxy.authorization ? { "proxy-authorization": proxy.authorization } : {}) },
+            }
+          : {
+              host: target.hostname,
+              port: Number(target.port || 443),
+              method: request.method,
+              path: `${target.pathname}${target.search}`,
+              agent: tunnelAgent,
+              headers,
+            };
       const send = target.protocol === "http:" ? (url.protocol === "https:" ? httpsRequest : httpRequest) : httpsRequest;
       const req = send(options, resolve);
       req.on("error", (error) => reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error })));
@@ -95,6 +109,10 @@ export function createProxyFetch(proxyUrl: string): FetchLike {
     const status = response.statusCode ?? 502;
     const empty = status === 204 || status === 304 || request.method === "HEAD";
     signal?.addEventListener("abort", () => response.destroy(signal.reason as Error), { once: true });
-    return new Response(empty ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
+    return new Response(empty ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>), {
+      status,
+      statusText: response.statusMessage ?? "",
+      headers: responseHeaders,
+    });
   };
 }

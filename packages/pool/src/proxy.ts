@@ -3,8 +3,13 @@ export function proxyFor(target: string | URL, setting: string | false | undefin
   if (setting === false) return undefined;
   if (typeof setting === "string") return setting;
   const url = new URL(String(target));
-  const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v.trim() !== "")?.trim();
-  const proxy = url.protocol === "https:" ? pick("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy") : pick("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy");
+  const pick = (...names: string[]) =>
+    names
+      .map((n) => env[n])
+      .find((v) => v !== undefined && v.trim() !== "")
+      ?.trim();
+  const proxy =
+    url.protocol === "https:" ? pick("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy") : pick("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy");
   if (!proxy || bypassed(url, pick("NO_PROXY", "no_proxy") ?? "")) return undefined;
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(proxy) ? proxy : `http://${proxy}`;
 }

@@ -3,7 +3,8 @@ const SECRET_PARAM = /^(?:key|sig|code|auth|pass|pwd|jwt)$|token|secret|passw|ap
 const MASK = "***";
 const URL_IN_TEXT = /\b(?:https?|wss?):\/\/[^\s"'<>`]+/gi;
 // `apikey=...` outside a URL (a query string alone, a log of form fields).
-const PARAM_IN_TEXT = /([?&;]|\b)((?:[A-Za-z0-9]+[-_])*(?:api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|token|secret|password|passwd|sig|signature)(?:[-_][A-Za-z0-9]+)*)=([^&\s"'<>;]+)/gi;
+const PARAM_IN_TEXT =
+  /([?&;]|\b)((?:[A-Za-z0-9]+[-_])*(?:api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|token|secret|password|passwd|sig|signature)(?:[-_][A-Za-z0-9]+)*)=([^&\s"'<>;]+)/gi;
 // `--token=x`, `--api-key x` in a command line.
 const FLAG_IN_TEXT = /(--?(?:[A-Za-z0-9]+-)*(?:api-?key|apikey|token|secret|password|passwd|access-token|auth)(?:-[A-Za-z0-9]+)*)(=|\s+)(?!-)(\S+)/gi;
 // Tokens recognizable by their shape wherever they appear (GitHub, OpenAI-style, Slack, AWS access keys).
@@ -24,7 +25,9 @@ export function maskUrl(url: string | URL): string {
   try {
     parsed = new URL(String(url));
   } catch {
-    return String(url).replace(PARAM_IN_TEXT, (_m, sep: string, name: string) => `${sep}${name}=${MASK}`).replace(/\/\/[^/@\s]+@/, `//${MASK}@`);
+    return String(url)
+      .replace(PARAM_IN_TEXT, (_m, sep: string, name: string) => `${sep}${name}=${MASK}`)
+      .replace(/\/\/[^/@\s]+@/, `//${MASK}@`);
   }
   if (parsed.username) parsed.username = MASK;
   if (parsed.password) parsed.password = MASK;
@@ -36,7 +39,9 @@ export function maskUrl(url: string | URL): string {
   });
   if (changed) {
     // URLSearchParams would percent-encode "***"; build the query by hand to keep it readable.
-    parsed.search = params.map(([name, value]) => (value === MASK ? `${encodeURIComponent(name)}=${MASK}` : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)).join("&");
+    parsed.search = params
+      .map(([name, value]) => (value === MASK ? `${encodeURIComponent(name)}=${MASK}` : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`))
+      .join("&");
   }
   return parsed.toString().replace(/%2A%2A%2A/g, MASK);
 }

@@ -4,7 +4,12 @@ import { DEPTH_VARIABLE, MAX_SPAWN_DEPTH } from "./defaults";
 const selfPaths = new Set<string>();
 const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
 // Runners that take a sub-command first: `pnpm dlx codemux`, `npm exec codemux`, `yarn dlx codemux`, `bun x codemux`.
-const SUBCOMMAND_RUNNERS = new Map([["pnpm", ["dlx", "exec"]], ["npm", ["exec", "x"]], ["yarn", ["dlx", "exec"]], ["bun", ["x"]]]);
+const SUBCOMMAND_RUNNERS = new Map([
+  ["pnpm", ["dlx", "exec"]],
+  ["npm", ["exec", "x"]],
+  ["yarn", ["dlx", "exec"]],
+  ["bun", ["x"]],
+]);
 const SCRIPT_RUNNERS = new Set(["node", "nodejs", "bun", "deno", "tsx"]);
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "cmd", "powershell", "pwsh"]);
 const CLI_SCRIPT = /(?:^|[\\/])(?:apps[\\/]cli[\\/](?:dist|src)[\\/]index\.[cm]?[jt]s|node_modules[\\/](?:codemux[\\/].*|\.bin[\\/]codemux(?:\.cmd|\.ps1)?))$/i;
@@ -50,8 +55,18 @@ export function isCodemuxCommand(command: string, args: readonly string[], nesti
     const line = flag >= 0 ? args[flag + 1] : undefined;
     if (!line) return false;
     return line.split(/\s*(?:&&|\|\||;|\|)\s*/).some((part) => {
-      const words = part.trim().split(/\s+/).filter((w) => w && !/^\w+=/.test(w) && w !== "exec");
-      return words.length > 0 && isCodemuxCommand(words[0]!.replace(/^["']|["']$/g, ""), words.slice(1).map((w) => w.replace(/^["']|["']$/g, "")), nesting + 1);
+      const words = part
+        .trim()
+        .split(/\s+/)
+        .filter((w) => w && !/^\w+=/.test(w) && w !== "exec");
+      return (
+        words.length > 0 &&
+        isCodemuxCommand(
+          words[0]!.replace(/^["']|["']$/g, ""),
+          words.slice(1).map((w) => w.replace(/^["']|["']$/g, "")),
+          nesting + 1,
+        )
+      );
     });
   }
   return false;

@@ -5,7 +5,10 @@ export class StderrRing {
   readonly #lines: string[] = [];
   #partial = "";
 
-  constructor(readonly maxLines = STDERR_LINES, readonly maxLineLength = STDERR_LINE_LENGTH) {}
+  constructor(
+    readonly maxLines = STDERR_LINES,
+    readonly maxLineLength = STDERR_LINE_LENGTH,
+  ) {}
 
   push(chunk: string): void {
     const parts = (this.#partial + chunk).split(/\r?\n/);

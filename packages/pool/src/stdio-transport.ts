@@ -50,7 +50,10 @@ export class ChildProcessTransport implements Transport {
   /** The messages sent in this tick, not yet written. */
   #batch: OutgoingBatch | undefined;
 
-  constructor(readonly spec: StdioTransportSpec, readonly options: ChildProcessTransportOptions = {}) {
+  constructor(
+    readonly spec: StdioTransportSpec,
+    readonly options: ChildProcessTransportOptions = {},
+  ) {
     this.stderr = options.stderr ?? new StderrRing();
     const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#lines = new LineSplitter({
@@ -80,9 +83,14 @@ export class ChildProcessTransport implements Transport {
       });
       this.#child = child;
       child.once("error", (error: NodeJS.ErrnoException) => {
-        const wrapped = error.code === "ENOENT"
-          ? new PoolError("COMMAND_NOT_FOUND", `command not found: "${this.spec.command}" (is it installed and on PATH${this.spec.cwd ? `, or is cwd "${this.spec.cwd}" right` : ""}?)`, { cause: error })
-          : new PoolError("SPAWN_FAILED", `could not start "${this.spec.command}": ${error.message}`, { cause: error });
+        const wrapped =
+          error.code === "ENOENT"
+            ? new PoolError(
+                "COMMAND_NOT_FOUND",
+                `command not found: "${this.spec.command}" (is it installed and on PATH${this.spec.cwd ? `, or is cwd "${this.spec.cwd}" right` : ""}?)`,
+                { cause: error },
+              )
+            : new PoolError("SPAWN_FAILED", `could not start "${this.spec.command}": ${error.message}`, { cause: error });
         reject(wrapped);
         this.onerror?.(wrapped);
         this.#finish();

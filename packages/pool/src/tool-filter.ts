@@ -2,7 +2,12 @@ import type { ToolFilter } from "./config/types";
 
 /** `*` matches any run of characters; everything else is literal. */
 function toRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
 }
 
 /** Applies a server's `tools.allow` / `tools.deny` lists (deny wins). */

@@ -15,7 +15,11 @@ import { createRequire } from "node:module";
 // express is the SDK's dependency, not ours: load the copy the SDK's auth router uses.
 const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/server/auth/router.js"));
 type Express = ((...args: unknown[]) => unknown) & { json: () => unknown };
-const express = sdkRequire("express") as unknown as () => { use: (...a: unknown[]) => void; all: (...a: unknown[]) => void; listen: (port: number, host: string, cb: () => void) => Server } & Express;
+const express = sdkRequire("express") as unknown as () => {
+  use: (...a: unknown[]) => void;
+  all: (...a: unknown[]) => void;
+  listen: (port: number, host: string, cb: () => void) => Server;
+} & Express;
 
 interface Grant {
   clientId: string;
@@ -68,7 +72,12 @@ class TestAuthorizationServer implements OAuthServerProvider {
     const grant = this.codes.get(code);
     if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError("unknown code");
     this.codes.delete(code);
-    return this.#issue({ clientId: client.client_id, expiresAt: 0, scopes: grant.params.scopes ?? [], ...(grant.params.resource ? { resource: grant.params.resource.href } : {}) });
+    return this.#issue({
+      clientId: client.client_id,
+      expiresAt: 0,
+      scopes: grant.params.scopes ?? [],
+      ...(grant.params.resource ? { resource: grant.params.resource.href } : {}),
+    });
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, token: string): Promise<OAuthTokens> {

@@ -78,10 +78,15 @@ describe("the login store", () => {
 
 describe("the oauth block of a config entry", () => {
   it("is read, with variables expanded, and checked", () => {
-    const config = parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientId: "cid", clientSecret: "${SECRET}", redirectPort: 8765 } } } }), { env: { SECRET: "s3" } });
+    const config = parseConfig(
+      JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientId: "cid", clientSecret: "${SECRET}", redirectPort: 8765 } } } }),
+      { env: { SECRET: "s3" } },
+    );
     expect(config.servers[0]!.transport).toMatchObject({ oauth: { clientId: "cid", clientSecret: "s3", redirectPort: 8765 } });
     expect(config.warnings).toEqual([]);
-    expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { redirectPort: 70000 } } } }))).toThrow(/mcpServers\.p\.oauth\.redirectPort/);
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { redirectPort: 70000 } } } }))).toThrow(
+      /mcpServers\.p\.oauth\.redirectPort/,
+    );
     expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientID: "x" } } } }))).toThrow(/mcpServers\.p\.oauth/);
   });
 });
@@ -94,7 +99,10 @@ describe("OAuth against a local authorization server", () => {
     specs[0]!.transport = { ...(specs[0]!.transport as { type: "http"; url: string; headers: Record<string, string> }), oauth: {} };
 
     const before = await startPool(specs, env);
-    expect(before.status().map((s) => [s.name, s.state])).toEqual([["p", "failed"], ["local", "ready"]]);
+    expect(before.status().map((s) => [s.name, s.state])).toEqual([
+      ["p", "failed"],
+      ["local", "ready"],
+    ]);
     expect(before.status()[0]!.error).toBe("needs login (no login yet): run `codemux auth login p`");
     const refused = await before.callTool("p", "whoami", {}).catch((e: unknown) => e);
     expect((refused as Error).message).toBe('Server "p" is unavailable: needs login (no login yet): run `codemux auth login p`');
@@ -122,8 +130,13 @@ describe("OAuth against a local authorization server", () => {
     server.auth.revokeAll();
     const expired = await before.callTool("p", "whoami", {}).catch((e: unknown) => e);
     expect(AuthRequiredError.isInstance(expired)).toBe(true);
-    expect((expired as Error).message).toBe('Server "p" is unavailable: needs login (the login expired and could not be refreshed): run `codemux auth login p`');
-    expect(before.status()[0]).toMatchObject({ state: "failed", error: "needs login (the login expired and could not be refreshed): run `codemux auth login p`" });
+    expect((expired as Error).message).toBe(
+      'Server "p" is unavailable: needs login (the login expired and could not be refreshed): run `codemux auth login p`',
+    );
+    expect(before.status()[0]).toMatchObject({
+      state: "failed",
+      error: "needs login (the login expired and could not be refreshed): run `codemux auth login p`",
+    });
     expect(textOf(await before.callTool("local", "echo", { text: "still here" }))).toBe("still here");
   });
 
@@ -139,7 +152,10 @@ describe("OAuth against a local authorization server", () => {
     expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
 
     expect(await deleteAuthRecord(dir, "p")).toBe(true);
-    const after = await startPool([httpSpec("p", server.url, {}, {})].map((s) => ({ ...s, transport: { ...s.transport, oauth: {} } }) as ServerSpec), env);
+    const after = await startPool(
+      [httpSpec("p", server.url, {}, {})].map((s) => ({ ...s, transport: { ...s.transport, oauth: {} } }) as ServerSpec),
+      env,
+    );
     expect(after.status()[0]!.error).toBe("needs login (no login yet): run `codemux auth login p`");
   });
 
@@ -183,7 +199,11 @@ describe("OAuth against a local authorization server", () => {
     const server = await protectedServer();
     const { dir } = home();
     const port = await freePort();
-    await server.auth.clientsStore.registerClient!({ client_id: "pre-registered", redirect_uris: [`http://127.0.0.1:${port}/callback`], token_endpoint_auth_method: "none" } as never);
+    await server.auth.clientsStore.registerClient!({
+      client_id: "pre-registered",
+      redirect_uris: [`http://127.0.0.1:${port}/callback`],
+      token_endpoint_auth_method: "none",
+    } as never);
     const { record } = await login(server, { name: "p", dir, settings: { clientId: "pre-registered", redirectPort: port } });
     expect([...server.auth.clients.keys()]).toEqual(["pre-registered"]);
     expect(record.clientInformation?.client_id).toBe("pre-registered");

@@ -77,14 +77,22 @@ describe("tools/call on the fast lane (stdio)", () => {
   it("passes progress messages through, and survives an onprogress that throws", async () => {
     const pool = await startPool([rawSpec("r")]);
     const progress: unknown[] = [];
-    const result = await pool.callTool("r", "progress", { steps: 2 }, {
-      onprogress: (p) => {
-        progress.push(p);
-        throw new Error("a broken listener");
+    const result = await pool.callTool(
+      "r",
+      "progress",
+      { steps: 2 },
+      {
+        onprogress: (p) => {
+          progress.push(p);
+          throw new Error("a broken listener");
+        },
       },
-    });
+    );
     expect(textOf(result)).toBe("done");
-    expect(progress).toEqual([{ progress: 1, total: 2, message: "step 1" }, { progress: 2, total: 2, message: "step 2" }]);
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: "step 1" },
+      { progress: 2, total: 2, message: "step 2" },
+    ]);
   });
 
   it("cancels on abort once, and sends nothing for calls that finished before the signal aborted", async () => {
@@ -136,7 +144,9 @@ describe("tools/call on the fast lane (stdio)", () => {
     const thrown = await pool.callTool("m", "throw", { message: "no such file" }).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(DownstreamError);
     expect((thrown as DownstreamError).message).toBe("m__throw failed: no such file");
-    const coded = (await pool.callTool("r", "error", { code: -32602, message: "bad arguments", data: { field: "path" } }).catch((e: unknown) => e)) as DownstreamError;
+    const coded = (await pool
+      .callTool("r", "error", { code: -32602, message: "bad arguments", data: { field: "path" } })
+      .catch((e: unknown) => e)) as DownstreamError;
     expect(coded).toBeInstanceOf(DownstreamError);
     expect(coded.data).toMatchObject({ rpcCode: -32602 });
     expect(coded.cause).toMatchObject({ code: -32602, data: { field: "path" } });

@@ -20,7 +20,23 @@ describe("entry points", () => {
 
   it("the root entry still exports what the server and CLI import", async () => {
     const root = await import(dist("index.js"));
-    for (const name of ["ServerPool", "ServerUnavailableError", "ConfigError", "silentLogger", "parseInlineServers", "loadConfigFile", "parseConfig", "SERVER_NAME_PATTERN", "DEFAULT_CALL_TIMEOUT_MS", "DEFAULT_CONNECT_TIMEOUT_MS", "interpolate", "LineSplitter", "maskUrl", "redactSecrets", "markSelf"]) {
+    for (const name of [
+      "ServerPool",
+      "ServerUnavailableError",
+      "ConfigError",
+      "silentLogger",
+      "parseInlineServers",
+      "loadConfigFile",
+      "parseConfig",
+      "SERVER_NAME_PATTERN",
+      "DEFAULT_CALL_TIMEOUT_MS",
+      "DEFAULT_CONNECT_TIMEOUT_MS",
+      "interpolate",
+      "LineSplitter",
+      "maskUrl",
+      "redactSecrets",
+      "markSelf",
+    ]) {
       expect(root, name).toHaveProperty(name);
     }
     for (const internal of ["ChildProcessTransport", "StderrRing", "backoffDelay", "createToolFilter", "childEnvironment", "createTransport"]) {

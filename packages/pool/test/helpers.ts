@@ -27,5 +27,12 @@ export function httpSpec(name: string, url: string, extra: Partial<ServerSpec> =
 }
 
 export function stdioSpec(name: string, args: string[] = [], extra: Partial<ServerSpec> = {}): ServerSpec {
-  return { name, transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath, ...args], env: {} }, callTimeoutMs: 10_000, connectTimeoutMs: 10_000, tools: {}, ...extra };
+  return {
+    name,
+    transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath, ...args], env: {} },
+    callTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000,
+    tools: {},
+    ...extra,
+  };
 }

@@ -21,7 +21,15 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.close()));
   children.splice(0).forEach((c) => c.kill());
   sockets.splice(0).forEach((s) => s.destroy());
-  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => { s.closeAllConnections?.(); s.close(resolve); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((resolve) => {
+          s.closeAllConnections?.();
+          s.close(resolve);
+        }),
+    ),
+  );
   dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
@@ -47,10 +55,13 @@ function recordingLogger(): { lines: string[]; logger: Logger } {
 /** Forwards one request to `target` (host:port) and pipes the answer back. */
 function forward(req: IncomingMessage, res: ServerResponse, target: URL, body?: Buffer): void {
   const { connection: _c, "proxy-authorization": _p, "keep-alive": _k, ...headers } = req.headers;
-  const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}${target.search}`, headers, agent: false }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    answer.pipe(res);
-  });
+  const upstream = httpRequest(
+    { host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}${target.search}`, headers, agent: false },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
   upstream.on("error", () => res.destroy());
   if (body) upstream.end(body);
   else req.pipe(upstream);
@@ -60,9 +71,14 @@ describe("HTTP servers that cannot be reached or answer with errors", () => {
   it("names the URL and the cause of an unreachable server, masking its secrets everywhere", async () => {
     const port = await freePort();
     const { lines, logger } = recordingLogger();
-    const pool = await startPool([httpSpec("gone", `http://127.0.0.1:${port}/mcp?apikey=SUPERSECRET1`, {}, { Authorization: "Bearer SUPERSECRET2" })], { logger });
+    const pool = await startPool([httpSpec("gone", `http://127.0.0.1:${port}/mcp?apikey=SUPERSECRET1`, {}, { Authorization: "Bearer SUPERSECRET2" })], {
+      logger,
+    });
     const status = pool.status()[0]!;
-    expect(status).toMatchObject({ state: "failed", error: `cannot reach http://127.0.0.1:${port}/mcp?apikey=***: connection refused (connect ECONNREFUSED 127.0.0.1:${port})` });
+    expect(status).toMatchObject({
+      state: "failed",
+      error: `cannot reach http://127.0.0.1:${port}/mcp?apikey=***: connection refused (connect ECONNREFUSED 127.0.0.1:${port})`,
+    });
     expect(status.endpoint).toBe(`http http://127.0.0.1:${port}/mcp?apikey=*** (headers: Authorization)`);
     const error = await pool.callTool("gone", "echo", { text: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerUnavailableError);
@@ -72,12 +88,18 @@ describe("HTTP servers that cannot be reached or answer with errors", () => {
   });
 
   it("summarizes an HTML 404 page as status, URL and title, never markup", async () => {
-    const port = await listen(createHttpServer((_req, res) => {
-      res.writeHead(404, { "content-type": "text/html" }).end(`<!DOCTYPE html><html><head><title>Not Here</title></head><body>${"<p>filler</p>".repeat(500)}</body></html>`);
-    }));
+    const port = await listen(
+      createHttpServer((_req, res) => {
+        res
+          .writeHead(404, { "content-type": "text/html" })
+          .end(`<!DOCTYPE html><html><head><title>Not Here</title></head><body>${"<p>filler</p>".repeat(500)}</body></html>`);
+      }),
+    );
     const pool = await startPool([httpSpec("html", `http://127.0.0.1:${port}/wrong`)]);
     const error = pool.status()[0]!.error!;
-    expect(error).toBe(`HTTP 404 Not Found from http://127.0.0.1:${port}/wrong: Not Here (check the URL's path (often /mcp, or /sse for the legacy transport))`);
+    expect(error).toBe(
+      `HTTP 404 Not Found from http://127.0.0.1:${port}/wrong: Not Here (check the URL's path (often /mcp, or /sse for the legacy transport))`,
+    );
   });
 });
 
@@ -108,11 +130,16 @@ describe("downstream HTTP through a proxy", () => {
     return { url: `http://127.0.0.1:${await listen(proxy)}`, seen };
   }
 
-  it("sends Streamable HTTP through HTTP_PROXY, and not for NO_PROXY hosts or a server with \"proxy\": false", async () => {
+  it('sends Streamable HTTP through HTTP_PROXY, and not for NO_PROXY hosts or a server with "proxy": false', async () => {
     const base = await startHttpServer(children);
     const proxy = await startProxy();
     const env = { ...process.env, HTTP_PROXY: proxy.url, NO_PROXY: "" };
-    const pool = await startPool([httpSpec("via", `${base}/mcp`), httpSpec("direct", `${base}/mcp`, {}, {})].map((s, i) => (i === 1 ? { ...s, transport: { ...s.transport, proxy: false } } as ServerSpec : s)), { env });
+    const pool = await startPool(
+      [httpSpec("via", `${base}/mcp`), httpSpec("direct", `${base}/mcp`, {}, {})].map((s, i) =>
+        i === 1 ? ({ ...s, transport: { ...s.transport, proxy: false } } as ServerSpec) : s,
+      ),
+      { env },
+    );
     expect(textOf(await pool.callTool("via", "echo", { text: "through the proxy" }))).toBe("through the proxy");
     expect(textOf(await pool.callTool("direct", "echo", { text: "around it" }))).toBe("around it");
     const posts = proxy.seen.filter((s) => s === `POST ${base}/mcp`);
@@ -130,20 +157,50 @@ describe("downstream HTTP through a proxy", () => {
     children.push(child);
     await new Promise<void>((resolve) => child.stderr!.on("data", (d: Buffer) => d.toString().includes("running on port") && resolve()));
     const proxy = await startProxy();
-    const spec: ServerSpec = { name: "legacy", transport: { type: "sse", url: `http://127.0.0.1:${port}/sse`, headers: {} }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} };
+    const spec: ServerSpec = {
+      name: "legacy",
+      transport: { type: "sse", url: `http://127.0.0.1:${port}/sse`, headers: {} },
+      callTimeoutMs: 5000,
+      connectTimeoutMs: 5000,
+      tools: {},
+    };
     const pool = await startPool([spec], { env: { ...process.env, HTTP_PROXY: proxy.url } });
     expect(textOf(await pool.callTool("legacy", "echo", { message: "over sse, via the proxy" }))).toContain("over sse, via the proxy");
     expect(proxy.seen).toContain(`GET http://127.0.0.1:${port}/sse`);
     expect(proxy.seen.some((s) => s.startsWith(`POST http://127.0.0.1:${port}/message`))).toBe(true);
   });
 
-  it("tunnels HTTPS through HTTPS_PROXY with CONNECT, and a server's own \"proxy\" wins over the environment", async () => {
+  it('tunnels HTTPS through HTTPS_PROXY with CONNECT, and a server\'s own "proxy" wins over the environment', async () => {
     const dir = mkdtempSync(join(tmpdir(), "codemux-tls-"));
     dirs.push(dir);
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     const base = new URL(await startHttpServer(children));
     // An HTTPS front for the misbehaving server, with a self-signed certificate.
-    const tlsPort = await listen(createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (req, res) => forward(req, res, new URL(req.url!, base))));
+    const tlsPort = await listen(
+      createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (req, res) =>
+        forward(req, res, new URL(req.url!, base)),
+      ),
+    );
     const proxy = await startProxy();
     const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
@@ -156,7 +213,15 @@ describe("downstream HTTP through a proxy", () => {
       for (const text of ["a", "b", "c"]) expect(textOf(await pool.callTool("tls", "echo", { text }))).toBe(text);
       expect(proxy.seen.length).toBe(tunnels);
       const own = await startProxy();
-      const pool2 = await startPool([{ ...httpSpec("own", `https://127.0.0.1:${tlsPort}/mcp`), transport: { type: "http", url: `https://127.0.0.1:${tlsPort}/mcp`, headers: {}, proxy: own.url } }], { env: { ...process.env, HTTPS_PROXY: "http://127.0.0.1:1" } });
+      const pool2 = await startPool(
+        [
+          {
+            ...httpSpec("own", `https://127.0.0.1:${tlsPort}/mcp`),
+            transport: { type: "http", url: `https://127.0.0.1:${tlsPort}/mcp`, headers: {}, proxy: own.url },
+          },
+        ],
+        { env: { ...process.env, HTTPS_PROXY: "http://127.0.0.1:1" } },
+      );
       expect(textOf(await pool2.callTool("own", "echo", { text: "mine" }))).toBe("mine");
       expect(own.seen).toContain(`CONNECT 127.0.0.1:${tlsPort}`);
     } finally {
@@ -171,7 +236,9 @@ describe("downstream HTTP through a proxy", () => {
     const port = await listen(refusing);
     const pool = await startPool([httpSpec("blocked", "https://mcp.example.invalid/mcp")], { env: { HTTPS_PROXY: `http://user:SECRETPW@127.0.0.1:${port}` } });
     const error = pool.status()[0]!.error!;
-    expect(error).toBe(`cannot reach https://mcp.example.invalid/mcp: proxy refused (the proxy 127.0.0.1:${port} refused the tunnel to mcp.example.invalid:443: HTTP 407 Proxy Authentication Required (PROXY_CONNECT_FAILED))`);
+    expect(error).toBe(
+      `cannot reach https://mcp.example.invalid/mcp: proxy refused (the proxy 127.0.0.1:${port} refused the tunnel to mcp.example.invalid:443: HTTP 407 Proxy Authentication Required (PROXY_CONNECT_FAILED))`,
+    );
   });
 });
 

@@ -4,10 +4,36 @@ import { ConfigError, parseInlineServers } from "../src/index";
 describe("inline servers", () => {
   it("parse seed 001's forms as written", () => {
     const config = parseInlineServers(
-      ["--", "filesystem", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/dir", "--", "github", "--transport", "http", "https://api.github.com/mcp", "-H", "Authorization: Bearer token", "--", "local", "--transport", "stdio", "--", "node", "server.js"],
+      [
+        "--",
+        "filesystem",
+        "--",
+        "npx",
+        "-y",
+        "@modelcontextprotocol/server-filesystem",
+        "/path/to/dir",
+        "--",
+        "github",
+        "--transport",
+        "http",
+        "https://api.github.com/mcp",
+        "-H",
+        "Authorization: Bearer token",
+        "--",
+        "local",
+        "--transport",
+        "stdio",
+        "--",
+        "node",
+        "server.js",
+      ],
       {},
     );
-    expect(config.servers.map((s) => [s.name, s.transport.type])).toEqual([["filesystem", "stdio"], ["github", "http"], ["local", "stdio"]]);
+    expect(config.servers.map((s) => [s.name, s.transport.type])).toEqual([
+      ["filesystem", "stdio"],
+      ["github", "http"],
+      ["local", "stdio"],
+    ]);
     expect(config.servers[1]?.transport).toMatchObject({ url: "https://api.github.com/mcp", headers: { Authorization: "Bearer token" } });
   });
 

@@ -137,7 +137,12 @@ describe("ServerPool with real child processes", () => {
 
   it("applies tools.allow / tools.deny to the list and to calls", async () => {
     const pool = await startPool([misbehaving("m", { tools: { allow: ["echo", "c*"], deny: ["crash"] } })]);
-    expect(pool.connection("m").tools.map((t) => t.name).sort()).toEqual(["cancellations", "counter", "echo"]);
+    expect(
+      pool
+        .connection("m")
+        .tools.map((t) => t.name)
+        .sort(),
+    ).toEqual(["cancellations", "counter", "echo"]);
     const denied = await pool.callTool("m", "crash").catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(ToolNotFoundError);
     expect((denied as Error).message).toBe('Server "m" cannot call "crash": it is denied by the config\'s tools.deny.');
@@ -168,7 +173,15 @@ describe("ServerPool over legacy SSE", () => {
     const child = spawn(process.execPath, [everything, "sse"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     await new Promise<void>((resolve) => child.stderr!.on("data", (d: Buffer) => d.toString().includes("running on port") && resolve()));
-    const pool = await startPool([{ name: "legacy", transport: { type: "sse", url: `http://127.0.0.1:${port}/sse`, headers: { "X-Test": "1" } }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    const pool = await startPool([
+      {
+        name: "legacy",
+        transport: { type: "sse", url: `http://127.0.0.1:${port}/sse`, headers: { "X-Test": "1" } },
+        callTimeoutMs: 5000,
+        connectTimeoutMs: 5000,
+        tools: {},
+      },
+    ]);
     expect(pool.status()[0]).toMatchObject({ state: "ready", transport: "sse" });
     expect(textOf(await pool.callTool("legacy", "echo", { message: "over sse" }))).toContain("over sse");
   });
@@ -185,7 +198,9 @@ describe("ServerPool over Streamable HTTP", () => {
 
   it("calls tools, and re-initializes once when the server has forgotten the session (404)", async () => {
     const base = await startHttpServer();
-    const pool = await startPool([{ name: "h", transport: { type: "http", url: `${base}/mcp`, headers: { "X-Test": "1" } }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    const pool = await startPool([
+      { name: "h", transport: { type: "http", url: `${base}/mcp`, headers: { "X-Test": "1" } }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} },
+    ]);
     expect(pool.status()[0]!.state).toBe("ready");
     expect(textOf(await pool.callTool("h", "echo", { text: "one" }))).toBe("one");
     await fetch(`${base}/sessions`, { method: "DELETE" });
@@ -194,14 +209,18 @@ describe("ServerPool over Streamable HTTP", () => {
 
   it("says a server that went away cannot be reached, and calls it again once it is back on the same port", async () => {
     const base = await startHttpServer();
-    const pool = await startPool([{ name: "h", transport: { type: "http", url: `${base}/mcp`, headers: {} }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} }]);
+    const pool = await startPool([
+      { name: "h", transport: { type: "http", url: `${base}/mcp`, headers: {} }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} },
+    ]);
     expect(textOf(await pool.callTool("h", "echo", { text: "one" }))).toBe("one");
     const first = children.pop()!;
     first.kill();
     await once(first, "exit");
     const error = await pool.callTool("h", "echo", { text: "two" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerUnavailableError);
-    expect((error as Error).message).toMatch(/^Server "h" is unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp: connection refused \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/);
+    expect((error as Error).message).toMatch(
+      /^Server "h" is unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp: connection refused \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/,
+    );
     const port = new URL(base).port;
     const again = spawn(process.execPath, [misbehavingServerPath, "--http", port], { stdio: ["ignore", "pipe", "inherit"] });
     children.push(again);
@@ -217,9 +236,18 @@ describe("ServerPool over Streamable HTTP", () => {
     } finally {
       delete process.env.MISBEHAVING_REQUIRE_HEADER;
     }
-    const spec = (headers: Record<string, string>, name: string): ServerSpec => ({ name, transport: { type: "http", url: `${base}/mcp`, headers }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} });
+    const spec = (headers: Record<string, string>, name: string): ServerSpec => ({
+      name,
+      transport: { type: "http", url: `${base}/mcp`, headers },
+      callTimeoutMs: 5000,
+      connectTimeoutMs: 5000,
+      tools: {},
+    });
     const pool = await startPool([spec({ "X-Api-Key": "k" }, "with"), spec({}, "without")]);
-    expect(pool.status().map((s) => [s.name, s.state])).toEqual([["with", "ready"], ["without", "failed"]]);
+    expect(pool.status().map((s) => [s.name, s.state])).toEqual([
+      ["with", "ready"],
+      ["without", "failed"],
+    ]);
     expect(pool.status()[1]!.error).toMatch(/401/);
   });
 });

@@ -43,7 +43,10 @@ describe.skipIf(process.platform === "win32")("no stdio server outlives codemux"
     const pool = new ServerPool([hungWrapper("hung", marker)]);
     void pool.start();
     const group = await groupOf(marker);
-    expect(pool.status()[0]).toMatchObject({ state: "connecting", error: expect.stringMatching(/^starting: no answer to initialize from \/bin\/sh -c .* yet \(\d+ s so far\)/) });
+    expect(pool.status()[0]).toMatchObject({
+      state: "connecting",
+      error: expect.stringMatching(/^starting: no answer to initialize from \/bin\/sh -c .* yet \(\d+ s so far\)/),
+    });
     await pool.close();
     expect(processesWith(marker)).toEqual([]);
     expect(groupExists(group)).toBe(false);
@@ -66,7 +69,18 @@ describe.skipIf(process.platform === "win32")("no stdio server outlives codemux"
   });
 
   it("gives every stdio server the nesting marker", async () => {
-    const pool = new ServerPool([{ name: "m", transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath], env: {} }, callTimeoutMs: 10_000, connectTimeoutMs: 10_000, tools: {} }], { env: { ...process.env, CODEMUX_DEPTH: undefined } });
+    const pool = new ServerPool(
+      [
+        {
+          name: "m",
+          transport: { type: "stdio", command: process.execPath, args: [misbehavingServerPath], env: {} },
+          callTimeoutMs: 10_000,
+          connectTimeoutMs: 10_000,
+          tools: {},
+        },
+      ],
+      { env: { ...process.env, CODEMUX_DEPTH: undefined } },
+    );
     try {
       await pool.start();
       const result = await pool.callTool("m", "env", { name: "CODEMUX_DEPTH" });

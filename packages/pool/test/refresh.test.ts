@@ -22,7 +22,14 @@ function silentServer(): { tools: Tool[]; lists: () => number; options: PoolOpti
   return { tools, lists: () => lists, options: { createTransport } };
 }
 
-const spec = (extra: Partial<ServerSpec> = {}): ServerSpec => ({ name: "s", transport: { type: "http", url: "http://in-process.invalid/mcp", headers: {} }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {}, ...extra });
+const spec = (extra: Partial<ServerSpec> = {}): ServerSpec => ({
+  name: "s",
+  transport: { type: "http", url: "http://in-process.invalid/mcp", headers: {} },
+  callTimeoutMs: 5000,
+  connectTimeoutMs: 5000,
+  tools: {},
+  ...extra,
+});
 const pools: ServerPool[] = [];
 afterEach(async () => {
   vi.useRealTimers();

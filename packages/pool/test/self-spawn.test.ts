@@ -13,7 +13,13 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
-const stdio = (name: string, command: string, args: string[]): ServerSpec => ({ name, transport: { type: "stdio", command, args, env: {} }, callTimeoutMs: 10_000, connectTimeoutMs: 10_000, tools: {} });
+const stdio = (name: string, command: string, args: string[]): ServerSpec => ({
+  name,
+  transport: { type: "stdio", command, args, env: {} },
+  callTimeoutMs: 10_000,
+  connectTimeoutMs: 10_000,
+  tools: {},
+});
 
 function recordingLogger(): { warnings: string[]; logger: { debug(): void; info(): void; warn(m: string): void; error(m: string): void } } {
   const warnings: string[] = [];
@@ -23,11 +29,17 @@ function recordingLogger(): { warnings: string[]; logger: { debug(): void; info(
 describe("a config that lists codemux itself", () => {
   it("skips the entry with one warning and shows it as skipped with the reason, while the others start", async () => {
     const { warnings, logger } = recordingLogger();
-    const pool = new ServerPool([stdio("self", "npx", ["-y", "codemux", "--config", "x.json"]), stdio("good", process.execPath, [misbehavingServerPath])], { logger, env: { ...process.env, CODEMUX_DEPTH: undefined } });
+    const pool = new ServerPool([stdio("self", "npx", ["-y", "codemux", "--config", "x.json"]), stdio("good", process.execPath, [misbehavingServerPath])], {
+      logger,
+      env: { ...process.env, CODEMUX_DEPTH: undefined },
+    });
     cleanup.push(() => pool.close());
     await pool.start();
     const [self, good] = pool.status();
-    expect(self).toMatchObject({ state: "skipped", error: expect.stringMatching(/^it starts codemux itself \("npx -y codemux --config x\.json"\), which would start its own servers again without end/) });
+    expect(self).toMatchObject({
+      state: "skipped",
+      error: expect.stringMatching(/^it starts codemux itself \("npx -y codemux --config x\.json"\), which would start its own servers again without end/),
+    });
     expect(good!.state).toBe("ready");
     const error = await pool.callTool("self", "anything").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerUnavailableError);

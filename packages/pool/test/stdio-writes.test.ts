@@ -23,7 +23,11 @@ describe("the stdio client transport's writes", () => {
     const write = vi.spyOn(Socket.prototype, "_write" as never);
     const writev = vi.spyOn(Socket.prototype, "_writev" as never);
     try {
-      await Promise.all(Array.from({ length: 50 }, (_, i) => transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: `m${i}` } } })));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: `m${i}` } } }),
+        ),
+      );
       await done;
       // Uncorked, each message is a write (a syscall) of its own; corked, they are 50 chunks handed to writev.
       expect(write.mock.calls.length + writev.mock.calls.length).toBeLessThanOrEqual(2);
@@ -48,7 +52,11 @@ describe("the stdio client transport's writes", () => {
     await transport.start();
     try {
       const text = (i: number) => `${i}`.padEnd(100_000, "x");
-      await Promise.all(Array.from({ length: 20 }, (_, i) => transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: text(i) } } })));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: text(i) } } }),
+        ),
+      );
       await done;
       for (let i = 0; i < 20; i++) expect(answers.get(i)).toBe(text(i));
     } finally {

@@ -30,7 +30,12 @@ describe("a server that never finishes initializing", () => {
   });
 
   it("says why it is not ready yet, config mistakes included", async () => {
-    const config = parseConfig(JSON.stringify({ mcpServers: { hung: { command: process.execPath, args: [misbehavingServerPath, "--start-delay-ms", "600000"], connectTimeoutMS: 100 } } }), { file: "/x/codemux.json" });
+    const config = parseConfig(
+      JSON.stringify({
+        mcpServers: { hung: { command: process.execPath, args: [misbehavingServerPath, "--start-delay-ms", "600000"], connectTimeoutMS: 100 } },
+      }),
+      { file: "/x/codemux.json" },
+    );
     const pool = new ServerPool(config);
     pools.push(pool);
     void pool.start();

@@ -9,7 +9,11 @@ const resolve = (specifier: string) => modules[specifier];
 
 describe("bundleSnippet", () => {
   it("strips types and inlines virtual modules, relative imports included", async () => {
-    const bundle = await bundleSnippet({ code: 'import { add } from "mcp/math/index.ts";\nexport default add(2) as number;', filename: "snippet.ts", modules: resolve });
+    const bundle = await bundleSnippet({
+      code: 'import { add } from "mcp/math/index.ts";\nexport default add(2) as number;',
+      filename: "snippet.ts",
+      modules: resolve,
+    });
     expect(bundle.ok).toBe(true);
     if (!bundle.ok) return;
     expect(bundle.code).toContain("var base=40;");

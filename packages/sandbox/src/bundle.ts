@@ -262,11 +262,21 @@ export function checkNesting(code: string, filename: string): SandboxErrorInfo |
   };
   if (deepest.depth > MAX_NESTING_DEPTH) {
     const line = where(deepest.at);
-    return { kind: "syntax", message: `${filename}:${line}:1: The snippet nests brackets ${deepest.depth} deep; at most ${MAX_NESTING_DEPTH} are bundled. Flatten it.`, line, column: 1 };
+    return {
+      kind: "syntax",
+      message: `${filename}:${line}:1: The snippet nests brackets ${deepest.depth} deep; at most ${MAX_NESTING_DEPTH} are bundled. Flatten it.`,
+      line,
+      column: 1,
+    };
   }
   if (longestRun.length > MAX_NESTING_DEPTH) {
     const line = where(longestRun.at);
-    return { kind: "syntax", message: `${filename}:${line}:1: The snippet chains ${longestRun.length} prefix operators; at most ${MAX_NESTING_DEPTH} are bundled.`, line, column: 1 };
+    return {
+      kind: "syntax",
+      message: `${filename}:${line}:1: The snippet chains ${longestRun.length} prefix operators; at most ${MAX_NESTING_DEPTH} are bundled.`,
+      line,
+      column: 1,
+    };
   }
   if (arrows > MAX_ARROWS) return { kind: "syntax", message: `${filename}: The snippet has ${arrows} arrow functions; at most ${MAX_ARROWS} are bundled.` };
   return undefined;
@@ -317,7 +327,8 @@ function virtualModules(input: BundleInput): Plugin {
 }
 
 function describeBuildError(message: Message, filename: string): SandboxErrorInfo {
-  const kind = message.pluginName === PLUGIN_NAME || message.text.startsWith("Could not resolve") || message.text.startsWith("No matching export") ? "import" : "syntax";
+  const kind =
+    message.pluginName === PLUGIN_NAME || message.text.startsWith("Could not resolve") || message.text.startsWith("No matching export") ? "import" : "syntax";
   const text = cut(message.text).replaceAll(`"${VIRTUAL_NAMESPACE}:`, '"');
   const location = message.location;
   if (!location) return { kind, message: `${filename}: ${text}` };

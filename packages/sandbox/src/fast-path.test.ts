@@ -3,7 +3,8 @@ import * as fastPath from "./fast-path.js";
 
 const { planFast } = fastPath;
 const files: Record<string, string> = {
-  "mcp/math/index.ts": 'import { base } from "./base.ts";\nimport type { Unit } from "./missing-types.ts";\nexport const add = (a: number): number => a + base;',
+  "mcp/math/index.ts":
+    'import { base } from "./base.ts";\nimport type { Unit } from "./missing-types.ts";\nexport const add = (a: number): number => a + base;',
   "mcp/math/base.ts": "export const base: number = 40;",
 };
 const modules = (specifier: string) => files[specifier];
@@ -28,7 +29,8 @@ describe("planFast", () => {
     const source = `export const once = ${Math.random()};`;
     const resolve = (specifier: string) => (specifier === "mcp/once.ts" ? source : undefined);
     const before = fastPath.modulesCompiled;
-    for (let i = 0; i < 3; i++) planFast({ code: `import { once } from "mcp/once.ts";\nexport default once + ${i};`, filename: "snippet.ts", modules: resolve });
+    for (let i = 0; i < 3; i++)
+      planFast({ code: `import { once } from "mcp/once.ts";\nexport default once + ${i};`, filename: "snippet.ts", modules: resolve });
     expect(fastPath.modulesCompiled - before).toBe(1);
     planFast({ code: 'import { once } from "mcp/once.ts";', filename: "snippet.ts", modules: () => `${source}\n` });
     expect(fastPath.modulesCompiled - before).toBe(2);
@@ -82,7 +84,11 @@ describe("planFast", () => {
       "export default 1;\r",
     ];
     for (const code of esbuilds) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeUndefined();
-    const fast = ["const ok = 1;\r\nexport { ok };\r\nexport default ok;", 'import type A from "mcp/none.ts";\nexport type { B } from "mcp/none.ts";', "export const important = 1;"];
+    const fast = [
+      "const ok = 1;\r\nexport { ok };\r\nexport default ok;",
+      'import type A from "mcp/none.ts";\nexport type { B } from "mcp/none.ts";',
+      "export const important = 1;",
+    ];
     for (const code of fast) expect(planFast({ code, filename: "snippet.ts", modules }), code).toBeDefined();
   });
 
@@ -97,7 +103,11 @@ describe("planFast", () => {
     ];
     for (const source of costly) {
       const before = fastPath.modulesCompiled;
-      const plan = planFast({ code: 'import { f } from "mcp/costly.ts";', filename: "snippet.ts", modules: (path) => (path === "mcp/costly.ts" ? source : undefined) });
+      const plan = planFast({
+        code: 'import { f } from "mcp/costly.ts";',
+        filename: "snippet.ts",
+        modules: (path) => (path === "mcp/costly.ts" ? source : undefined),
+      });
       expect(plan, source.slice(0, 40)).toBeUndefined();
       expect(fastPath.modulesCompiled - before).toBe(0);
     }
@@ -108,7 +118,9 @@ describe("planFast", () => {
       "  return (input.size < 2 ? [] : [input]) as Array<any>;",
       "}",
     ].join("\n");
-    expect(planFast({ code: 'import { f } from "mcp/wrapper.ts";', filename: "snippet.ts", modules: (path) => (path === "mcp/wrapper.ts" ? wrapper : undefined) })).toBeDefined();
+    expect(
+      planFast({ code: 'import { f } from "mcp/wrapper.ts";', filename: "snippet.ts", modules: (path) => (path === "mcp/wrapper.ts" ? wrapper : undefined) }),
+    ).toBeDefined();
   });
 
   it("leaves a snippet named like one of its modules, or like one of the engine's scripts, to esbuild", () => {

@@ -188,7 +188,29 @@ function cheapToStrip(source: string): boolean {
 }
 
 /** Keywords after which `<` starts an expression (`return <T>x`, `=> <T,>() => ...`). */
-const EXPRESSION_KEYWORDS = new Set(["return", "typeof", "void", "delete", "await", "yield", "in", "of", "instanceof", "new", "case", "throw", "else", "do", "default", "as", "satisfies", "extends", "keyof", "readonly", "export"]);
+const EXPRESSION_KEYWORDS = new Set([
+  "return",
+  "typeof",
+  "void",
+  "delete",
+  "await",
+  "yield",
+  "in",
+  "of",
+  "instanceof",
+  "new",
+  "case",
+  "throw",
+  "else",
+  "do",
+  "default",
+  "as",
+  "satisfies",
+  "extends",
+  "keyof",
+  "readonly",
+  "export",
+]);
 
 /** Whether the `<` at `at` follows a name, `)` or `]` on the same line (spaces and tabs between). */
 function afterOperand(source: string, at: number): boolean {

@@ -69,7 +69,7 @@ export interface RuntimeError {
 }
 
 export type RuntimeOutcome = (
-  | { ok: true; /** JSON of the default export; undefined when it is undefined. */ resultJson: string | undefined }
+  | { ok: true /** JSON of the default export; undefined when it is undefined. */; resultJson: string | undefined }
   | { ok: false; error: RuntimeError }
 ) & {
   /** The engine is no longer trustworthy; the worker is replaced after answering. */

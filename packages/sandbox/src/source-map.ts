@@ -101,7 +101,10 @@ function throughMap(map: SourceMap, line: number, column: number): SourcePositio
  * are dropped. The stack is the guest's text: it is cut first and read without a regular
  * expression, in one pass.
  */
-function mapFrames(stack: string, locate: (frame: string) => { position: SourcePosition; start: number; end: number } | undefined): { stack: string; positions: SourcePosition[] } {
+function mapFrames(
+  stack: string,
+  locate: (frame: string) => { position: SourcePosition; start: number; end: number } | undefined,
+): { stack: string; positions: SourcePosition[] } {
   const positions: SourcePosition[] = [];
   const lines: string[] = [];
   let mapped = 0;

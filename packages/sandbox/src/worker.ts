@@ -9,9 +9,7 @@ const port = parentPort;
 if (!port) throw new Error("The sandbox worker must run in a worker thread.");
 const data = workerData as WorkerData;
 const abortFlag = new Int32Array(data.abortFlag);
-const runtime: Promise<SandboxRuntime> = data.runtimeModule
-  ? loadRuntime(data.runtimeModule, data.runtimeOptions)
-  : createQuickJSRuntime(data.runtimeOptions);
+const runtime: Promise<SandboxRuntime> = data.runtimeModule ? loadRuntime(data.runtimeModule, data.runtimeOptions) : createQuickJSRuntime(data.runtimeOptions);
 const calls = new Map<number, (answer: CallAnswer) => void>();
 /** Answer characters handed to each run's guest and not yet reported to the host. */
 const taken = new Map<number, number>();

@@ -134,14 +134,17 @@ describe("Sandbox.execute: errors at the place they were written", () => {
 describe("Sandbox.execute: imports", () => {
   const files: Record<string, string> = {
     "mcp/github/index.ts": 'export { listIssues } from "./issues.ts";\nexport type { Issue } from "./types.ts";',
-    "mcp/github/issues.ts": 'import { call } from "../bridge.ts";\nimport type { Issue } from "./types.ts";\nexport const listIssues = (repo: string): Promise<Issue[]> => call("github__list_issues", { repo }) as Promise<Issue[]>;',
+    "mcp/github/issues.ts":
+      'import { call } from "../bridge.ts";\nimport type { Issue } from "./types.ts";\nexport const listIssues = (repo: string): Promise<Issue[]> => call("github__list_issues", { repo }) as Promise<Issue[]>;',
     "mcp/github/types.ts": "export interface Issue { title: string }",
-    "mcp/bridge.ts": "export const call = (name: string, args: unknown): Promise<unknown> => __host_call(name, args);\ndeclare global { function __host_call(name: string, args: unknown): Promise<unknown>; }",
+    "mcp/bridge.ts":
+      "export const call = (name: string, args: unknown): Promise<unknown> => __host_call(name, args);\ndeclare global { function __host_call(name: string, args: unknown): Promise<unknown>; }",
   };
   const modules = (specifier: string) => files[specifier];
 
   it("imports virtual modules, with relative imports between them", async () => {
-    const code = 'import { listIssues, type Issue } from "mcp/github/index.ts";\nconst issues: Issue[] = await listIssues("a/b");\nexport default issues.map((i) => i.title);';
+    const code =
+      'import { listIssues, type Issue } from "mcp/github/index.ts";\nconst issues: Issue[] = await listIssues("a/b");\nexport default issues.map((i) => i.title);';
     const run = await sandbox.execute({
       code,
       modules,
@@ -168,7 +171,10 @@ describe("Sandbox.execute: host calls", () => {
       },
     });
     expect(run).toMatchObject({ ok: true, result: 8, calls: 2 });
-    expect(seen).toEqual([["double", { n: 2 }], ["double", { n: 4 }]]);
+    expect(seen).toEqual([
+      ["double", { n: 2 }],
+      ["double", { n: 4 }],
+    ]);
   });
 
   it("turns a rejected onCall into a rejected promise carrying the message", async () => {

@@ -103,10 +103,10 @@ describe("the fast path refuses every import esbuild refuses", () => {
     const tricky = [
       '// import fs from "node:fs";\nexport default 1;',
       '/* import fs from "node:fs"; */ export default 1;',
-      'const s = "import fs from \'node:fs\'";\nexport default s.length;',
+      "const s = \"import fs from 'node:fs'\";\nexport default s.length;",
       'const t = `${"x"}\nimport fs from "node:fs";\n`;\nexport default t.length;',
       "const re = /import fs from 'node:fs'/;\nexport default re.source.length;",
-      'const o = { import: 1, export: 2 };\nexport default o.import + o.export;',
+      "const o = { import: 1, export: 2 };\nexport default o.import + o.export;",
       'const a: any = 4;\nconst r = a! / 2; const s = "import"; const z = a! / 2;\nexport default r + z;',
       "export {};\nexport default 3;",
       "const ok = 2;\nexport { ok };\nexport default ok;",
@@ -151,7 +151,8 @@ describe("the fast path never repeats a side effect when it runs a snippet again
   });
 
   it("shows output written by a getter the host reads on the thrown error once", async () => {
-    const code = 'const e = new Error("x");\nObject.defineProperty(e, "message", { get() { __host_call("getter", 1); console.log("getter ran"); return "m"; } });\nthrow e;';
+    const code =
+      'const e = new Error("x");\nObject.defineProperty(e, "message", { get() { __host_call("getter", 1); console.log("getter ran"); return "m"; } });\nthrow e;';
     const { run, names } = await runKept({ code });
     expect(run).toMatchObject({ ok: false, stdout: "getter ran\n", error: { message: "snippet.ts:1:20: Error: m" } });
     expect(names).toEqual([]);
@@ -174,7 +175,8 @@ describe("the fast path never repeats a side effect when it runs a snippet again
 
 describe("the fast path: positions and pathological input", () => {
   it("maps only frames of the snippet and its modules: a forged stack keeps no host path", async () => {
-    const code = 'await 0;\nconst err: any = new Error("m");\nerr.stack = "    at f (/home/host/secret.js:1:1)\\n    at g (/etc/passwd:2:2)\\n    at prelude.js:1:1";\nthrow err;';
+    const code =
+      'await 0;\nconst err: any = new Error("m");\nerr.stack = "    at f (/home/host/secret.js:1:1)\\n    at g (/etc/passwd:2:2)\\n    at prelude.js:1:1";\nthrow err;';
     const { run, path } = await runKept({ code });
     expect(path).toBe("fast");
     expect(run.error?.message).toBe("snippet.ts: Error: m");
@@ -217,7 +219,9 @@ describe("the fast path: positions and pathological input", () => {
 describe("the fast path runs TypeScript as esbuild does", () => {
   it("initializes a class field from a parameter property as esbuild does", async () => {
     await expectSameAsEsbuild("class A { y = this.x * 2; constructor(public x: number) {} }\nexport default new A(3).y;");
-    await expectSameAsEsbuild("class A {\n  readonly base = this.url + '/api';\n  constructor(\n    private readonly url: string,\n  ) {}\n  get() { return this.base; }\n}\nexport default new A('x').get();");
+    await expectSameAsEsbuild(
+      "class A {\n  readonly base = this.url + '/api';\n  constructor(\n    private readonly url: string,\n  ) {}\n  get() { return this.base; }\n}\nexport default new A('x').get();",
+    );
     const tree: Record<string, string> = { "skills/client.ts": "export class Client { base = this.url + '/api'; constructor(protected url: string) {} }" };
     const code = 'import { Client } from "skills/client.ts";\nexport default new Client("x").base;';
     const { run } = await runKept({ code, modules: (specifier) => tree[specifier] });
@@ -226,7 +230,8 @@ describe("the fast path runs TypeScript as esbuild does", () => {
 
   it("keeps a class with `declare readonly` fields and a plain constructor (the tool bridge's ToolError) on the fast path", async () => {
     const tree: Record<string, string> = {
-      "mcp/err.ts": "export class E extends Error {\n  declare readonly tool: string;\n  constructor(tool: string, m: { a: number }) {\n    super(tool);\n    this.tool = tool;\n  }\n}",
+      "mcp/err.ts":
+        "export class E extends Error {\n  declare readonly tool: string;\n  constructor(tool: string, m: { a: number }) {\n    super(tool);\n    this.tool = tool;\n  }\n}",
     };
     const code = 'import { E } from "mcp/err.ts";\nexport default new E("t", { a: 1 }).tool;';
     const { run, path } = await runKept({ code, modules: (specifier) => tree[specifier] });
@@ -271,7 +276,10 @@ describe("the fast path: the compiled-module cache", () => {
   it("serves each run its own resolver's source for a path, never an earlier run's", async () => {
     const code = 'import { who } from "skills/mine.ts";\nexport default who;';
     for (const who of ["alice", "bob", "alice"]) {
-      const { run } = await runKept({ code, modules: (specifier) => (specifier === "skills/mine.ts" ? `export const who: string = ${JSON.stringify(who)};` : undefined) });
+      const { run } = await runKept({
+        code,
+        modules: (specifier) => (specifier === "skills/mine.ts" ? `export const who: string = ${JSON.stringify(who)};` : undefined),
+      });
       expect(run).toMatchObject({ ok: true, result: who });
     }
   });

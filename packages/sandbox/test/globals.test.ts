@@ -39,7 +39,11 @@ describe("standard globals in the sandbox", () => {
       y: "two words",
       rel: "https://example.com/a/d?q=1",
       params: "a=1&b=x+y",
-      entries: [["a", "1"], ["a", "2"], ["b", ""]],
+      entries: [
+        ["a", "1"],
+        ["a", "2"],
+        ["b", ""],
+      ],
       invalid: false,
       port: "8080",
       file: "file:///tmp/x",
@@ -86,7 +90,9 @@ describe("standard globals in the sandbox", () => {
 
   it("ends a run whose interval is still active, and fails one whose microtask throws", async () => {
     expect(await value("setInterval(() => {}, 1);\nexport default 'done';")).toBe("done");
-    const failed = await sandbox.execute({ code: "queueMicrotask(() => { throw new RangeError('in a microtask'); });\nawait new Promise((r) => setTimeout(r, 10));" });
+    const failed = await sandbox.execute({
+      code: "queueMicrotask(() => { throw new RangeError('in a microtask'); });\nawait new Promise((r) => setTimeout(r, 10));",
+    });
     expect(failed.error).toMatchObject({ kind: "runtime" });
     expect(failed.error?.message).toContain("RangeError: in a microtask");
   });

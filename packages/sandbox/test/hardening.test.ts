@@ -12,7 +12,9 @@ const run = (code: string, request: Partial<ExecuteRequest> = {}): Promise<Execu
 describe("class 1: guest text is cut before the host reads it, and read in linear time", () => {
   it("maps a huge thrown stack of `file:1:` repeats without stalling (a regex here took minutes)", async () => {
     for (const unit of ["a:1:", "bundle.js:1:", "(bundle.js:1:1"]) {
-      const result = await run(`const e = new Error("boom");\nObject.defineProperty(e, "stack", { value: ${JSON.stringify(unit)}.repeat(200_000) });\nthrow e;`);
+      const result = await run(
+        `const e = new Error("boom");\nObject.defineProperty(e, "stack", { value: ${JSON.stringify(unit)}.repeat(200_000) });\nthrow e;`,
+      );
       expect(result.error).toMatchObject({ kind: "runtime" });
       expect(result.error?.message).toContain("Error: boom");
       expect(result.error?.stack?.length ?? 0).toBeLessThan(20_000);
@@ -44,7 +46,9 @@ describe("class 3: no shared or resizable memory, and nothing of an earlier run 
 
   it("a later run scanning all the memory it can reach does not find an earlier run's secret", async () => {
     const secret = `SECRET-${process.pid}-${Date.now()}`;
-    const first = await run(`const parts: string[] = [];\nfor (let i = 0; i < 200; i++) parts.push(${JSON.stringify(secret)}.repeat(500) + i);\nexport default parts.length;`);
+    const first = await run(
+      `const parts: string[] = [];\nfor (let i = 0; i < 200; i++) parts.push(${JSON.stringify(secret)}.repeat(500) + i);\nexport default parts.length;`,
+    );
     expect(first).toMatchObject({ ok: true, result: 200 });
     // A growable SharedArrayBuffer read past its own memory in this engine: the way an earlier run's data leaked.
     const scan = `
@@ -136,7 +140,8 @@ describe("class 7: one run crashing the bundler does not fail another's", () => 
       const others: ExecuteResult[] = [];
       // Snippets keep bundling, three at a time, for as long as the crash takes and a little after.
       const loop = async () => {
-        for (let i = 0; !settled || i < 3; i++) others.push(await pair.execute({ code: `import { v } from "m";\nexport default v + ${i};`, modules: () => "export const v = 1;" }));
+        for (let i = 0; !settled || i < 3; i++)
+          others.push(await pair.execute({ code: `import { v } from "m";\nexport default v + ${i};`, modules: () => "export const v = 1;" }));
       };
       await Promise.all([loop(), loop(), loop()]);
       const crashed = await crasher;
@@ -198,7 +203,10 @@ describe("class 5: a small value that expands is cut while serializing", () => {
     // Fully expanded this is 72 MB of JSON; the serializer stops after the first MiB.
     const small = new Sandbox({ workers: 1, maxResultBytes: 1024 * 1024 });
     try {
-      const result = await small.execute({ code: "const shared = { a: { b: [1, 2, 3], c: 'xyz' } };\nexport default new Array(2_000_000).fill(shared);", timeoutMs: 30_000 });
+      const result = await small.execute({
+        code: "const shared = { a: { b: [1, 2, 3], c: 'xyz' } };\nexport default new Array(2_000_000).fill(shared);",
+        timeoutMs: 30_000,
+      });
       expect(result.error).toMatchObject({ kind: "result" });
       expect(result.error?.message).toContain("1 MiB limit");
     } finally {
@@ -217,12 +225,15 @@ describe("class 5: a small value that expands is cut while serializing", () => {
 describe("issue 11: each host call has its own signal", () => {
   it("never aborts the signal of a call that already settled, and aborts one still pending at the end", async () => {
     const signals = new Map<string, AbortSignal>();
-    const result = await run('await __host_call("done", 1);\nawait __host_call("done-too", 2);\n__host_call("pending", 3).catch(() => {});\nexport default 1;', {
-      onCall: (name, _args, { signal }) => {
-        signals.set(name, signal);
-        return name === "pending" ? new Promise(() => undefined) : Promise.resolve(name);
+    const result = await run(
+      'await __host_call("done", 1);\nawait __host_call("done-too", 2);\n__host_call("pending", 3).catch(() => {});\nexport default 1;',
+      {
+        onCall: (name, _args, { signal }) => {
+          signals.set(name, signal);
+          return name === "pending" ? new Promise(() => undefined) : Promise.resolve(name);
+        },
       },
-    });
+    );
     expect(result).toMatchObject({ ok: true, calls: 3 });
     expect(signals.get("done")?.aborted).toBe(false);
     expect(signals.get("done-too")?.aborted).toBe(false);

@@ -149,7 +149,9 @@ describe("hostile snippets: limits", () => {
   });
 
   it("caps an output flood on both streams and marks the cut", async () => {
-    const result = await run("const line = 'x'.repeat(1000);\nfor (let i = 0; i < 5000; i++) { console.log(line); console.error(line); }\nexport default 'flooded';");
+    const result = await run(
+      "const line = 'x'.repeat(1000);\nfor (let i = 0; i < 5000; i++) { console.log(line); console.error(line); }\nexport default 'flooded';",
+    );
     expect(result).toMatchObject({ ok: true, result: "flooded", stdoutTruncated: true, stderrTruncated: true });
     for (const text of [result.stdout, result.stderr]) {
       expect(text.endsWith("\n[output truncated at 1 MiB]")).toBe(true);
@@ -205,7 +207,9 @@ describe("hostile snippets: the bridge and isolation between runs", () => {
   });
 
   it("keeps prototype pollution inside the run", async () => {
-    await run("(Object.prototype as any).polluted = 'yes';\nArray.prototype.map = () => ['hijacked'];\nJSON.stringify = () => '\"hijacked\"';\nexport default 1;");
+    await run(
+      "(Object.prototype as any).polluted = 'yes';\nArray.prototype.map = () => ['hijacked'];\nJSON.stringify = () => '\"hijacked\"';\nexport default 1;",
+    );
     const second = await run("export default [({} as any).polluted ?? 'clean', [1, 2].map((x) => x * 2)];");
     expect(second).toMatchObject({ ok: true, result: ["clean", [2, 4]] });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -240,7 +244,10 @@ describe("hostile snippets: the bundler", () => {
 
   it("still accepts an import used only as a type, from a module that exists", async () => {
     const modules = (specifier: string) => (specifier === "mcp/types" ? "export interface Thing { name: string }\nexport const kind = 'thing';" : undefined);
-    const result = await run('import { Thing } from "mcp/types";\nimport type { Thing as Same } from "mcp/types";\nconst t: Thing & Same = { name: "ok" };\nexport default t.name;', { modules });
+    const result = await run(
+      'import { Thing } from "mcp/types";\nimport type { Thing as Same } from "mcp/types";\nconst t: Thing & Same = { name: "ok" };\nexport default t.name;',
+      { modules },
+    );
     expect(result).toMatchObject({ ok: true, result: "ok" });
   });
 

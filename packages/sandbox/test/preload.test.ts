@@ -1,7 +1,8 @@
 import { Sandbox, SandboxOptionsError } from "@codemux/sandbox";
 import { afterAll, describe, expect, it } from "vitest";
 
-const LIB = "\nexport function fail(): never {\n  throw new RangeError('from lib');\n}\nexport const seen: string = typeof (globalThis as { early?: number }).early;\n";
+const LIB =
+  "\nexport function fail(): never {\n  throw new RangeError('from lib');\n}\nexport const seen: string = typeof (globalThis as { early?: number }).early;\n";
 const files: Record<string, string> = {
   "mcp/lib.ts": LIB,
   "mcp/setter.ts": "(globalThis as { early?: number }).early = 1;\nexport {};",

@@ -12,7 +12,10 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { Codemux } from "../dist/index.js";
 
 const mode = process.argv[2] ?? "snippet";
-const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }), { file: "bench", env: process.env });
+const config = parseConfig(JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }), {
+  file: "bench",
+  env: process.env,
+});
 const core = new Codemux({ config });
 core.start();
 await core.ready();
@@ -50,7 +53,9 @@ if (mode === "pipeline") {
   const one = (i) => {
     const controller = new AbortController();
     const args = JSON.parse(`{"text":"${i}"}`);
-    return core.callTool({ name: "m__echo", arguments: args, origin: "execute_code", session, signal: controller.signal, downstreamSignal: run.signal }).then((r) => JSON.stringify(r));
+    return core
+      .callTool({ name: "m__echo", arguments: args, origin: "execute_code", session, signal: controller.signal, downstreamSignal: run.signal })
+      .then((r) => JSON.stringify(r));
   };
   const batch = async () => {
     run = new AbortController();
@@ -95,7 +100,13 @@ export default (await Promise.all(Array.from({ length: 100 }, (_, i) => echo({ t
   const after = threadTicks();
   const main = String(process.pid);
   const perSnippetUs = (tid) => (((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) * 10_000) / n;
-  const others = [...after.keys()].filter((tid) => tid !== main).map((tid) => perSnippetUs(tid)).filter((us) => us > 0).sort((a, b) => b - a);
-  console.log(`snippet: median ${times[n >> 1].toFixed(2)} ms; main thread CPU per call ${(perSnippetUs(main) / 100).toFixed(1)} µs; CPU per snippet: main ${(perSnippetUs(main) / 1000).toFixed(2)} ms, other threads ${others.map((us) => (us / 1000).toFixed(2)).join(", ")} ms`);
+  const others = [...after.keys()]
+    .filter((tid) => tid !== main)
+    .map((tid) => perSnippetUs(tid))
+    .filter((us) => us > 0)
+    .sort((a, b) => b - a);
+  console.log(
+    `snippet: median ${times[n >> 1].toFixed(2)} ms; main thread CPU per call ${(perSnippetUs(main) / 100).toFixed(1)} µs; CPU per snippet: main ${(perSnippetUs(main) / 1000).toFixed(2)} ms, other threads ${others.map((us) => (us / 1000).toFixed(2)).join(", ")} ms`,
+  );
 }
 await core.close();

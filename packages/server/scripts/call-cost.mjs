@@ -22,7 +22,9 @@ class InstantPool extends EventEmitter {
   }
   async callTool(_server, _tool, args) {
     const value = { v: args.text, list: [1, 2, 3] };
-    return structured ? { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value } : { content: [{ type: "text", text: String(args.text) }] };
+    return structured
+      ? { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value }
+      : { content: [{ type: "text", text: String(args.text) }] };
   }
   async close() {}
 }

@@ -19,8 +19,14 @@ interface CacheFile {
 export class CatalogCache {
   readonly key: string;
 
-  constructor(readonly store: Store, config: PoolConfig) {
-    const hash = createHash("sha256").update(JSON.stringify(config.servers.map((s) => [s.name, s.transport, s.tools]))).digest("hex").slice(0, 16);
+  constructor(
+    readonly store: Store,
+    config: PoolConfig,
+  ) {
+    const hash = createHash("sha256")
+      .update(JSON.stringify(config.servers.map((s) => [s.name, s.transport, s.tools])))
+      .digest("hex")
+      .slice(0, 16);
     this.key = `catalog-${hash}.json`;
   }
 

@@ -28,6 +28,12 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Pool
   if (!inline) return file ?? options.fallback();
   if (!file) return inline;
   const clash = inline.servers.find((s) => file.servers.some((f) => f.name === s.name));
-  if (clash) throw new ConfigError(`The server "${clash.name}" is both in ${file.source} and given inline after --; rename one of them.`, { file: file.source });
-  return { ...file, servers: [...file.servers, ...inline.servers], source: `${file.source} + servers given inline`, warnings: [...(file.warnings ?? []), ...(inline.warnings ?? [])] };
+  if (clash)
+    throw new ConfigError(`The server "${clash.name}" is both in ${file.source} and given inline after --; rename one of them.`, { file: file.source });
+  return {
+    ...file,
+    servers: [...file.servers, ...inline.servers],
+    source: `${file.source} + servers given inline`,
+    warnings: [...(file.warnings ?? []), ...(inline.warnings ?? [])],
+  };
 }

@@ -1,6 +1,15 @@
 import { BRIDGE_SPECIFIER, Catalog, type ToolDefinition } from "@codemux/catalog";
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
-import { ServerPool, ServerUnavailableError, silentLogger, type Logger, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
+import {
+  ServerPool,
+  ServerUnavailableError,
+  silentLogger,
+  type Logger,
+  type PoolConfig,
+  type PoolOptions,
+  type PoolUpdate,
+  type ServerStatus,
+} from "@codemux/pool";
 import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
@@ -8,13 +17,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EventEmitter } from "node:events";
 import { CatalogCache } from "./catalog-cache";
-import {
-  CACHE_SAVE_DELAY_MS,
-  DEFAULT_DISCOVERY_WAIT_MS,
-  DEFAULT_LARGE_RESULT_BYTES,
-  DEFAULT_RESULT_TTL_MS,
-  DEFAULT_STARTUP_WAIT_MS,
-} from "./defaults";
+import { CACHE_SAVE_DELAY_MS, DEFAULT_DISCOVERY_WAIT_MS, DEFAULT_LARGE_RESULT_BYTES, DEFAULT_RESULT_TTL_MS, DEFAULT_STARTUP_WAIT_MS } from "./defaults";
 import { BadRequestError } from "./errors";
 import type { JobRunner, TaskStoreFactory } from "./jobs";
 import type { MetaTool } from "./meta-tools/registry";
@@ -34,7 +37,6 @@ import type { ToolPool } from "./tool-pool";
 
 /** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
 export type ModuleSource = (specifier: string, session?: SessionInfo) => string | undefined;
-
 
 export interface CodemuxOptions {
   config: PoolConfig;
@@ -169,7 +171,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       ...(options.resultStore ? { store: options.resultStore } : {}),
     });
     // A lazy server waits for its first call only when its tools are known without it (from the cache).
-    this.pool = options.pool ?? new ServerPool(options.config, { logger: this.logger, relay: this.relay, deferStart: (server) => this.#cached.has(server), ...options.poolOptions });
+    this.pool =
+      options.pool ??
+      new ServerPool(options.config, { logger: this.logger, relay: this.relay, deferStart: (server) => this.#cached.has(server), ...options.poolOptions });
     this.pipeline = new ToolCallPipeline({
       pool: this.pool,
       catalog: this.catalog,
@@ -273,7 +277,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
 
   /** Servers still connecting, for a note under answers given before they are all there. */
   pendingNote(): string[] {
-    const connecting = this.pool.status().filter((s) => s.state === "connecting").map((s) => s.name);
+    const connecting = this.pool
+      .status()
+      .filter((s) => s.state === "connecting")
+      .map((s) => s.name);
     const missing = connecting.filter((s) => !this.#cached.has(s));
     const cached = connecting.filter((s) => this.#cached.has(s));
     return [
@@ -298,7 +305,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       ...(options.session ? { owner: options.session.principal } : {}),
     });
     const lines = hits.length
-      ? formatHits(hits.map((h) => h.entry), request.detail ?? "summary")
+      ? formatHits(
+          hits.map((h) => h.entry),
+          request.detail ?? "summary",
+        )
       : [`No tools match "${query}". Try other words, or list_modules to browse ${this.catalog.size} tools of ${this.catalog.servers().length} servers.`];
     return [...lines, ...this.pendingNote()].join("\n");
   }
@@ -369,7 +379,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
 
   get executor(): CodeExecutor {
     // Every tool wrapper imports the bridge: each run's engine builds it before the run.
-    this.#executor ??= this.#executorOption ?? new Sandbox({ preloadModules: { [BRIDGE_SPECIFIER]: this.modules.get(BRIDGE_SPECIFIER) as string }, ...this.#sandboxOptions });
+    this.#executor ??=
+      this.#executorOption ?? new Sandbox({ preloadModules: { [BRIDGE_SPECIFIER]: this.modules.get(BRIDGE_SPECIFIER) as string }, ...this.#sandboxOptions });
     return this.#executor;
   }
 

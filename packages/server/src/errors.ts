@@ -32,7 +32,10 @@ export function isCodemuxError(value: unknown): value is Error & { code: string 
 
 /** Arguments that do not match the tool's input schema; refused before the downstream is called. */
 export class InvalidArgumentsError extends CodemuxError {
-  constructor(readonly tool: string, readonly problems: string[]) {
+  constructor(
+    readonly tool: string,
+    readonly problems: string[],
+  ) {
     super("INVALID_ARGUMENTS", `Invalid arguments for ${tool}: ${problems.join("; ")}`, { data: { tool, problems } });
   }
 }
@@ -47,7 +50,11 @@ export class BadRequestError extends CodemuxError {
 /** A meta-tool name the surface does not offer. */
 export class UnknownMetaToolError extends CodemuxError {
   constructor(name: string, offered: readonly string[]) {
-    super("UNKNOWN_META_TOOL", `Unknown tool "${name.slice(0, 200)}". codemux offers ${offered.join(", ")}; downstream tools are called through call_tool or execute_code.`, { data: { offered } });
+    super(
+      "UNKNOWN_META_TOOL",
+      `Unknown tool "${name.slice(0, 200)}". codemux offers ${offered.join(", ")}; downstream tools are called through call_tool or execute_code.`,
+      { data: { offered } },
+    );
   }
 }
 

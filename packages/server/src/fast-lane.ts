@@ -141,7 +141,8 @@ export function checkedResult(result: unknown): unknown {
 
 function sdkChecked(result: unknown): unknown {
   const parsed = CallToolResultSchema.safeParse(result);
-  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`);
+  if (!parsed.success)
+    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`);
   return parsed.data;
 }
 
@@ -149,7 +150,11 @@ function sdkChecked(result: unknown): unknown {
 export function wireResult(result: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(result) || Object.hasOwn(result, "__proto__")) return undefined;
   const { _meta: meta, content, structuredContent, isError } = result;
-  if (meta !== undefined && (!isPlainObject(meta) || Object.hasOwn(meta, "__proto__") || meta.progressToken !== undefined || meta[RELATED_TASK_META_KEY] !== undefined)) return undefined;
+  if (
+    meta !== undefined &&
+    (!isPlainObject(meta) || Object.hasOwn(meta, "__proto__") || meta.progressToken !== undefined || meta[RELATED_TASK_META_KEY] !== undefined)
+  )
+    return undefined;
   if (!Array.isArray(content)) return undefined;
   for (const block of content) if (!isTextBlock(block)) return undefined;
   if (structuredContent !== undefined && (!isPlainObject(structuredContent) || Object.hasOwn(structuredContent, "__proto__"))) return undefined;

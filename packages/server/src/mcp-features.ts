@@ -66,12 +66,31 @@ export class McpFeatures {
     }
     const capabilities = client.getServerCapabilities() ?? {};
     const [resources, templates, prompts] = await Promise.all([
-      capabilities.resources ? client.listResources().then((r) => r.resources, () => []) : [],
-      capabilities.resources ? client.listResourceTemplates().then((r) => r.resourceTemplates, () => []) : [],
-      capabilities.prompts ? client.listPrompts().then((r) => r.prompts, () => []) : [],
+      capabilities.resources
+        ? client.listResources().then(
+            (r) => r.resources,
+            () => [],
+          )
+        : [],
+      capabilities.resources
+        ? client.listResourceTemplates().then(
+            (r) => r.resourceTemplates,
+            () => [],
+          )
+        : [],
+      capabilities.prompts
+        ? client.listPrompts().then(
+            (r) => r.prompts,
+            () => [],
+          )
+        : [],
     ]);
     this.#unindex(server);
-    const add = (kind: "resource" | "prompt", key: string, fields: { name: string; shown: string; signature: string; description?: string | undefined; module: string }) => {
+    const add = (
+      kind: "resource" | "prompt",
+      key: string,
+      fields: { name: string; shown: string; signature: string; description?: string | undefined; module: string },
+    ) => {
       const description = fields.description ?? "";
       this.core.catalog.setDocument({
         id: `${server}:${key}`,
@@ -86,9 +105,30 @@ export class McpFeatures {
         tool: { name: fields.name, description: `${fields.name} ${description}`, inputSchema: { type: "object" } },
       });
     };
-    for (const r of resources.slice(0, INDEXED)) add("resource", r.uri, { name: r.name, shown: r.uri, signature: `readResource(${JSON.stringify(r.uri)})`, description: r.description, module: "mcp/resources" });
-    for (const t of templates.slice(0, INDEXED)) add("resource", t.uriTemplate, { name: t.name, shown: t.uriTemplate, signature: `readResource(${JSON.stringify(t.uriTemplate)}) with the {variables} filled in`, description: t.description, module: "mcp/resources" });
-    for (const p of prompts.slice(0, INDEXED)) add("prompt", p.name, { name: p.name, shown: `${server}${SEPARATOR}${p.name}`, signature: `prompts/get ${server}${SEPARATOR}${p.name}(${(p.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(", ")})`, description: p.description, module: "(prompt)" });
+    for (const r of resources.slice(0, INDEXED))
+      add("resource", r.uri, {
+        name: r.name,
+        shown: r.uri,
+        signature: `readResource(${JSON.stringify(r.uri)})`,
+        description: r.description,
+        module: "mcp/resources",
+      });
+    for (const t of templates.slice(0, INDEXED))
+      add("resource", t.uriTemplate, {
+        name: t.name,
+        shown: t.uriTemplate,
+        signature: `readResource(${JSON.stringify(t.uriTemplate)}) with the {variables} filled in`,
+        description: t.description,
+        module: "mcp/resources",
+      });
+    for (const p of prompts.slice(0, INDEXED))
+      add("prompt", p.name, {
+        name: p.name,
+        shown: `${server}${SEPARATOR}${p.name}`,
+        signature: `prompts/get ${server}${SEPARATOR}${p.name}(${(p.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`).join(", ")})`,
+        description: p.description,
+        module: "(prompt)",
+      });
   }
 
   #unindex(server: string): void {
@@ -126,7 +166,11 @@ export class McpFeatures {
       return {};
     });
     server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
-      for (const name of this.#ready()) void this.core.pool.client?.(name).then((c) => c.sendRootsListChanged()).catch(() => undefined);
+      for (const name of this.#ready())
+        void this.core.pool
+          .client?.(name)
+          .then((c) => c.sendRootsListChanged())
+          .catch(() => undefined);
     });
     return () => {
       this.#servers.delete(session.id);
@@ -184,7 +228,9 @@ export class McpFeatures {
   /** Prompts of every server, as `server__prompt`. */
   async listPrompts(): Promise<Prompt[]> {
     const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts);
-    return listed.flatMap(({ server, items }) => items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })));
+    return listed.flatMap(({ server, items }) =>
+      items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
+    );
   }
 
   /** Argument completion, forwarded to the owner of the prompt or resource. */
@@ -197,7 +243,10 @@ export class McpFeatures {
     return (await this.#client(owner.server)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, signal ? { signal } : undefined);
   }
 
-  async #gather<T>(capability: "resources" | "prompts", list: (client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>) => Promise<T[]>): Promise<Array<{ server: string; items: T[] }>> {
+  async #gather<T>(
+    capability: "resources" | "prompts",
+    list: (client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>) => Promise<T[]>,
+  ): Promise<Array<{ server: string; items: T[] }>> {
     await this.core.discovered();
     const results = await Promise.all(
       this.#ready().map(async (server) => {
@@ -215,7 +264,10 @@ export class McpFeatures {
   }
 
   #ready(): string[] {
-    return this.core.status().filter((s) => s.state === "ready").map((s) => s.name);
+    return this.core
+      .status()
+      .filter((s) => s.state === "ready")
+      .map((s) => s.name);
   }
 
   async #client(server: string) {
@@ -241,7 +293,8 @@ export class McpFeatures {
 
   #promptOwner(qualified: string): { server: string; name: string } {
     const split = splitQualifiedName(qualified);
-    if (!split || !this.core.pool.names.includes(split.server)) throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
+    if (!split || !this.core.pool.names.includes(split.server))
+      throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };
   }
 
@@ -259,7 +312,15 @@ export class McpFeatures {
         const level = notification.params?.level as LoggingLevel;
         const min = this.#levels.get(sessionId);
         if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) continue;
-        out = { method: "notifications/message", params: { ...notification.params, level, logger: `${server}${notification.params?.logger ? `/${String(notification.params.logger)}` : ""}`, data: notification.params?.data } };
+        out = {
+          method: "notifications/message",
+          params: {
+            ...notification.params,
+            level,
+            logger: `${server}${notification.params?.logger ? `/${String(notification.params.logger)}` : ""}`,
+            data: notification.params?.data,
+          },
+        };
       } else if (notification.method === "notifications/resources/updated") {
         const own = String(notification.params?.uri ?? "");
         const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;

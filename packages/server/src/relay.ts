@@ -76,11 +76,17 @@ export class ClientRelay implements ServerRequestRelay {
       if (session) return session;
     }
     if (callers.length > 1) {
-      throw new McpError(ErrorCode.InvalidRequest, `${server} sent ${method} while calls of ${callers.length} clients were in flight on it; codemux cannot tell which client it is for, so it refuses rather than ask the wrong one.`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${server} sent ${method} while calls of ${callers.length} clients were in flight on it; codemux cannot tell which client it is for, so it refuses rather than ask the wrong one.`,
+      );
     }
     const capability = NEEDS[method];
     const able = this.sessions().filter((s) => capability && s.peer?.capabilities()?.[capability]);
     if (method === "roots/list" && able.length === 1) return able[0] as SessionInfo;
-    throw new McpError(ErrorCode.InvalidRequest, `${server} sent ${method} outside any call${able.length > 1 ? " while several clients are connected" : " and no connected client can answer it"}.`);
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `${server} sent ${method} outside any call${able.length > 1 ? " while several clients are connected" : " and no connected client can answer it"}.`,
+    );
   }
 }

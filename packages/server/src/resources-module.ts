@@ -29,7 +29,13 @@ export async function readResource(uri: string): Promise<ResourceContents[]> {
 
 /** Answers the module's host calls; undefined for any other name (a tool call). */
 export async function resourceCall(core: Codemux, name: string, args: unknown, session: SessionInfo): Promise<unknown> {
-  if (name === LIST) return (await core.features.listResources()).map(({ uri, name: title, description, mimeType }) => ({ uri, name: title, ...(description ? { description } : {}), ...(mimeType ? { mimeType } : {}) }));
+  if (name === LIST)
+    return (await core.features.listResources()).map(({ uri, name: title, description, mimeType }) => ({
+      uri,
+      name: title,
+      ...(description ? { description } : {}),
+      ...(mimeType ? { mimeType } : {}),
+    }));
   const uri = typeof args === "object" && args !== null ? (args as { uri?: unknown }).uri : undefined;
   if (typeof uri !== "string") throw new TypeError('readResource needs a uri string, like readResource("file:///notes.txt").');
   return (await core.features.readResource(uri, session)).contents;

@@ -55,7 +55,15 @@ export class ResultStore {
     this.#expire();
     const handle = `res_${randomBytes(6).toString("hex")}`;
     const entry = await this.#store.write(handle, text, { ttlMs: this.#ttlMs, owner });
-    const kept: KeptResult = { handle, tool, bytes: entry.bytes, lines: countLines(text), createdAt: entry.createdAt, expiresAt: entry.expiresAt ?? entry.createdAt + this.#ttlMs, owner };
+    const kept: KeptResult = {
+      handle,
+      tool,
+      bytes: entry.bytes,
+      lines: countLines(text),
+      createdAt: entry.createdAt,
+      expiresAt: entry.expiresAt ?? entry.createdAt + this.#ttlMs,
+      owner,
+    };
     this.#results.set(handle, kept);
     this.#bytes += kept.bytes;
     for (const [old, result] of this.#results) {

@@ -83,7 +83,9 @@ export function createSession(core: Codemux, options: SessionServerOptions = {})
     // Progress is sent as it comes, and the answer waits for those sends: over HTTP a late one would be dropped after the result.
     const sending = new Set<Promise<void>>();
     ctx.progress = (value: Progress) => {
-      const sent = extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification).catch(() => undefined);
+      const sent = extra
+        .sendNotification({ method: "notifications/progress", params: { progressToken: token, ...value } } as ServerNotification)
+        .catch(() => undefined);
       sending.add(sent);
       void sent.finally(() => sending.delete(sent));
     };

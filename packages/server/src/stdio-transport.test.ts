@@ -11,7 +11,11 @@ async function exchange(input: string[], maxMessageBytes?: number) {
   await transport.start();
   for (const chunk of input) stdin.write(chunk);
   await new Promise((r) => setImmediate(r));
-  const replies = (stdout.read()?.toString() ?? "").trim().split("\n").filter(Boolean).map((l: string) => JSON.parse(l));
+  const replies = (stdout.read()?.toString() ?? "")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l: string) => JSON.parse(l));
   await transport.close();
   return { received, replies };
 }

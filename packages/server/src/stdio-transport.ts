@@ -64,10 +64,12 @@ export class StdioServerTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (!this.stdout.write(`${JSON.stringify(message)}\n`)) {
       // One listener however many answers wait behind a slow reader.
-      this.#drained ??= new Promise<void>((resolve) => this.stdout.once("drain", () => {
-        this.#drained = undefined;
-        resolve();
-      }));
+      this.#drained ??= new Promise<void>((resolve) =>
+        this.stdout.once("drain", () => {
+          this.#drained = undefined;
+          resolve();
+        }),
+      );
       await this.#drained;
     }
     const id = "method" in message ? undefined : (message as { id?: unknown }).id;

@@ -68,8 +68,10 @@ function sizeProblem(args: object): string | undefined {
   while (stack.length > 0) {
     const value = stack.pop();
     const depth = depths.pop() as number;
-    if (++values > MAX_ARGUMENT_VALUES) return `more than ${MAX_ARGUMENT_VALUES.toLocaleString("en-US")} values in all; pass large data through a file or a kept result`;
-    if (typeof value === "string" && value.length > MAX_VALIDATED_STRING_CHARS) return `a string of ${value.length.toLocaleString("en-US")} characters is over the ${MAX_VALIDATED_STRING_CHARS.toLocaleString("en-US")}-character limit`;
+    if (++values > MAX_ARGUMENT_VALUES)
+      return `more than ${MAX_ARGUMENT_VALUES.toLocaleString("en-US")} values in all; pass large data through a file or a kept result`;
+    if (typeof value === "string" && value.length > MAX_VALIDATED_STRING_CHARS)
+      return `a string of ${value.length.toLocaleString("en-US")} characters is over the ${MAX_VALIDATED_STRING_CHARS.toLocaleString("en-US")}-character limit`;
     if (typeof value !== "object" || value === null) continue;
     if (depth >= MAX_ARGUMENT_DEPTH) return `nested deeper than ${MAX_ARGUMENT_DEPTH} levels`;
     for (const child of Array.isArray(value) ? value : Object.values(value)) {
@@ -83,7 +85,9 @@ function sizeProblem(args: object): string | undefined {
 class PatternTimeoutError extends Error {}
 
 const patternContext = createContext({ patterns: new Map<string, RegExp>(), pattern: "", flags: "", text: "" });
-const patternTest = new Script("{ let re = patterns.get(pattern + '/' + flags); if (!re) { re = new RegExp(pattern, flags); patterns.set(pattern + '/' + flags, re); } re.test(text); }");
+const patternTest = new Script(
+  "{ let re = patterns.get(pattern + '/' + flags); if (!re) { re = new RegExp(pattern, flags); patterns.set(pattern + '/' + flags, re); } re.test(text); }",
+);
 
 /** ajv's regular expressions, each test run under a time limit (vm can interrupt a regular expression; the main loop cannot). */
 function boundedRegExp(pattern: string, flags: string): { test: (text: string) => boolean; toString: () => string } {
@@ -97,7 +101,9 @@ function boundedRegExp(pattern: string, flags: string): { test: (text: string) =
         return patternTest.runInContext(patternContext, { timeout: PATTERN_TIMEOUT_MS }) as boolean;
       } catch (error) {
         if ((error as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
-          throw new PatternTimeoutError(`a value took longer than ${PATTERN_TIMEOUT_MS} ms to match the tool's pattern /${pattern.slice(0, 80)}/; send a shorter or simpler value`);
+          throw new PatternTimeoutError(
+            `a value took longer than ${PATTERN_TIMEOUT_MS} ms to match the tool's pattern /${pattern.slice(0, 80)}/; send a shorter or simpler value`,
+          );
         }
         throw error;
       } finally {
@@ -115,15 +121,26 @@ function formatErrors(errors: ErrorObject[]): string[] {
     .filter((e) => !["anyOf", "oneOf", "if"].includes(e.keyword) || errors.length === 1)
     .map((e) => {
       if (e.keyword === "required") return `${join(e.instancePath, (e.params as { missingProperty: string }).missingProperty)}: required`;
-      if (e.keyword === "additionalProperties") return `${join(e.instancePath, (e.params as { additionalProperty: string }).additionalProperty)}: not an accepted argument`;
-      if (e.keyword === "enum") return `${field(e.instancePath)}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.slice(0, 20).map((v) => JSON.stringify(v)).join(", ")}`;
+      if (e.keyword === "additionalProperties")
+        return `${join(e.instancePath, (e.params as { additionalProperty: string }).additionalProperty)}: not an accepted argument`;
+      if (e.keyword === "enum")
+        return `${field(e.instancePath)}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues
+          .slice(0, 20)
+          .map((v) => JSON.stringify(v))
+          .join(", ")}`;
       return `${field(e.instancePath)}: ${e.message ?? "is invalid"}`;
     });
   return [...new Set(messages)].slice(0, 8);
 }
 
 function field(pointer: string): string {
-  return pointer ? pointer.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~")).join(".") : "(arguments)";
+  return pointer
+    ? pointer
+        .slice(1)
+        .split("/")
+        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+        .join(".")
+    : "(arguments)";
 }
 
 function join(pointer: string, name: string): string {

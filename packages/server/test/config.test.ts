@@ -24,7 +24,9 @@ describe("resolveConfig", () => {
   });
 
   it("refuses a name that is both in the file and inline, rather than drop one", async () => {
-    await expect(resolveConfig({ configPath: "servers.json", cwd: dir, env: {}, inline: ["--", "a", "--", "node", "other.js"], fallback })).rejects.toThrow(/"a" is both in .*servers\.json and given inline/);
+    await expect(resolveConfig({ configPath: "servers.json", cwd: dir, env: {}, inline: ["--", "a", "--", "node", "other.js"], fallback })).rejects.toThrow(
+      /"a" is both in .*servers\.json and given inline/,
+    );
   });
 
   it("serves inline servers alone without a file, and the built-in default with neither", async () => {

@@ -74,7 +74,10 @@ describe("action list", () => {
     const one = await json({ action: "list", server: "fs", schemas: true, annotations: true });
     const [fs] = one.servers as typeof servers;
     expect((one.servers as unknown[]).length).toBe(1);
-    const read = fs?.toolList?.find((t) => t.tool === "fs__read_text_file") as { inputSchema?: { properties?: object }; annotations?: { readOnlyHint?: boolean } };
+    const read = fs?.toolList?.find((t) => t.tool === "fs__read_text_file") as {
+      inputSchema?: { properties?: object };
+      annotations?: { readOnlyHint?: boolean };
+    };
     expect(read.inputSchema?.properties).toHaveProperty("path");
     expect(read.annotations?.readOnlyHint).toBe(true);
     const plain = await json({ action: "list", server: "fs" });
@@ -122,7 +125,12 @@ describe("action call", () => {
 
   it("keeps a result on request and answers with a handle, its size, tokens and a short preview", async () => {
     const kept = await json({ action: "call", tool: "bad__huge", arguments: { bytes: 5000, lines: true }, keep: true });
-    expect(kept).toMatchObject({ handle: expect.stringMatching(/^res_[0-9a-f]+$/), tool: "bad__huge", bytes: expect.any(Number), estimatedTokens: expect.any(Number) });
+    expect(kept).toMatchObject({
+      handle: expect.stringMatching(/^res_[0-9a-f]+$/),
+      tool: "bad__huge",
+      bytes: expect.any(Number),
+      estimatedTokens: expect.any(Number),
+    });
     expect(kept.bytes as number).toBeGreaterThanOrEqual(5000);
     expect(kept.estimatedTokens).toBe(Math.ceil((kept.bytes as number) / 4));
     expect((kept.preview as string).length).toBeLessThan(400);
@@ -150,7 +158,9 @@ describe("action read", () => {
     expect(await text({ action: "read", handle, op: "tail", lines: 1 })).toMatch(/^\d+: line \d+: x+$/);
     expect(await text({ action: "read", handle, op: "slice", from: 10, to: 11 })).toMatch(/^10: line 10: x+\n11: line 11: x+$/);
     expect(await text({ action: "read", handle, op: "grep", pattern: "^line 77:" })).toMatch(/^1 matching line of \d+:\n77: line 77/);
-    expect(await text({ action: "read", handle, op: "read", maxBytes: 20 })).toMatch(/^line 1: x{12}\n\[20 of \d+ bytes shown; continue with \{"op":"read","fromByte":20\}\]$/);
+    expect(await text({ action: "read", handle, op: "read", maxBytes: 20 })).toMatch(
+      /^line 1: x{12}\n\[20 of \d+ bytes shown; continue with \{"op":"read","fromByte":20\}\]$/,
+    );
     expect(textOf(await codemux({ action: "read", handle: "res_nope" }))).toMatch(/No kept result "res_nope"/);
   });
 });
@@ -177,13 +187,23 @@ describe("a chain through kept results", () => {
   it("refuses arguments that are not an object, a pointer to nothing, and another session's handle", async () => {
     const kept = await json({ action: "call", tool: "bad__echo", arguments: { text: '{"list":[1,2],"obj":{"text":"deep"}}' }, keep: true });
     expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: kept.handle, pointer: "/obj" })).toBe("deep");
-    expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: kept.handle, pointer: "/list" })).toMatch(/Arguments must be a JSON object; res_\w+ at \/list is a list/);
+    expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: kept.handle, pointer: "/list" })).toMatch(
+      /Arguments must be a JSON object; res_\w+ at \/list is a list/,
+    );
     expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: kept.handle, pointer: "/missing" })).toMatch(/has nothing at "\/missing"/);
     const notJson = await json({ action: "call", tool: "bad__echo", arguments: { text: "plain words" }, keep: true });
     expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: notJson.handle })).toMatch(/is not JSON, so it cannot be a call's arguments/);
-    expect(await text({ action: "call", tool: "bad__echo", arguments: {}, argumentsFrom: kept.handle })).toMatch(/Give "arguments" or "argumentsFrom", not both/);
+    expect(await text({ action: "call", tool: "bad__echo", arguments: {}, argumentsFrom: kept.handle })).toMatch(
+      /Give "arguments" or "argumentsFrom", not both/,
+    );
 
-    const other = await h.core.surface("dispatch").callTool(DISPATCH_TOOL_NAME, { action: "call", tool: "bad__echo", argumentsFrom: kept.handle }, { core: h.core, session: h.core.session(), origin: "cli" });
+    const other = await h.core
+      .surface("dispatch")
+      .callTool(
+        DISPATCH_TOOL_NAME,
+        { action: "call", tool: "bad__echo", argumentsFrom: kept.handle },
+        { core: h.core, session: h.core.session(), origin: "cli" },
+      );
     expect(textOf(other)).toMatch(/No kept result/);
   });
 });

@@ -1,7 +1,13 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema, RELATED_TASK_META_KEY, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  CreateTaskResultSchema,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -21,11 +27,16 @@ const fixtureArgs = (fast: boolean) => [fixture, misbehavingServerPath, everythi
 
 describe("tools/call on the stdio fast lane, through an SDK client", () => {
   let client: Client;
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name: "call_tool", arguments: { name, args } })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name: "call_tool", arguments: { name, args } })) as CallToolResult;
 
   beforeAll(async () => {
     client = new Client({ name: "fast-lane-test", version: "1.0.0" }, { capabilities: { sampling: {} } });
-    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: "stand-in", role: "assistant", content: { type: "text", text: "sampled by the test client" } }));
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      model: "stand-in",
+      role: "assistant",
+      content: { type: "text", text: "sampled by the test client" },
+    }));
     await client.connect(new StdioClientTransport({ command: process.execPath, args: fixtureArgs(true), stderr: "ignore" }));
   });
   afterAll(async () => {
@@ -55,7 +66,9 @@ describe("tools/call on the stdio fast lane, through an SDK client", () => {
 
   it("sends notifications/progress for a call with a progress token", async () => {
     const progress: number[] = [];
-    const result = await client.callTool({ name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300, steps: 3 } } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const result = await client.callTool({ name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300, steps: 3 } } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(textOf(result as CallToolResult)).toBe("slept 300 ms");
     expect(progress.length).toBeGreaterThanOrEqual(2);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
@@ -190,7 +203,11 @@ describe("the fast lane's answers are the SDK path's, byte for byte", () => {
   });
 
   it("progress notifications and the answer after them are the same", async () => {
-    const { fast: a, sdk: b } = await both("tools/call", { name: "call_tool", arguments: { name: "bad__slow", args: { ms: 90, steps: 3 } }, _meta: { progressToken: "p1" } });
+    const { fast: a, sdk: b } = await both("tools/call", {
+      name: "call_tool",
+      arguments: { name: "bad__slow", args: { ms: 90, steps: 3 } },
+      _meta: { progressToken: "p1" },
+    });
     // The first step's notification, long before the answer (a last one can lose the race with the answer at the downstream client).
     expect(a.related[0]).toBe('{"method":"notifications/progress","params":{"progressToken":"p1","progress":1,"total":3},"jsonrpc":"2.0"}');
     expect(a.related[0]).toBe(b.related[0]);

@@ -29,13 +29,25 @@ const attempts: Array<[string, string]> = [
   ["a host file through a climbing mcp path", `import s from "mcp/servers/fs/../../../../../../SECRET_FILE";\nexport default s;`],
   ["a node builtin", `import { readFileSync } from "node:fs";\nexport default readFileSync(${JSON.stringify("SECRET_FILE")}, "utf8");`],
   ["a dynamic import of a builtin", `const m = "node:" + "fs";\nexport default (await import(m)).readFileSync(${JSON.stringify("SECRET_FILE")}, "utf8");`],
-  ["process and the environment", "export default (globalThis as any).process?.env?.CODEMUX_HOSTILE_SECRET ?? (0, eval)('process').env.CODEMUX_HOSTILE_SECRET;"],
+  [
+    "process and the environment",
+    "export default (globalThis as any).process?.env?.CODEMUX_HOSTILE_SECRET ?? (0, eval)('process').env.CODEMUX_HOSTILE_SECRET;",
+  ],
   ["the constructor escape", "export default (function () {}).constructor('return process')().env.CODEMUX_HOSTILE_SECRET;"],
   ["the network", "export default await (await fetch('http://127.0.0.1:1/')).text();"],
   ["the bridge with a name outside the catalog", 'export default await (globalThis as any).__host_call("nonexistent__read_file", { path: "SECRET_FILE" });'],
-  ["the bridge with a server's tool but a path outside its roots", `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: ${JSON.stringify("SECRET_FILE")} });`],
-  ["the bridge with a traversal path", `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: "ALLOWED/../secret.txt" });`],
-  ["the bridge with arguments of the wrong shape", 'import { callTool } from "mcp/bridge";\nexport default await callTool("m__env", "CODEMUX_HOSTILE_SECRET" as any);'],
+  [
+    "the bridge with a server's tool but a path outside its roots",
+    `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: ${JSON.stringify("SECRET_FILE")} });`,
+  ],
+  [
+    "the bridge with a traversal path",
+    `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: "ALLOWED/../secret.txt" });`,
+  ],
+  [
+    "the bridge with arguments of the wrong shape",
+    'import { callTool } from "mcp/bridge";\nexport default await callTool("m__env", "CODEMUX_HOSTILE_SECRET" as any);',
+  ],
 ];
 
 describe("escape attempts through execute_code", () => {
@@ -52,7 +64,9 @@ describe("escape attempts through execute_code", () => {
   });
 
   it("the env tool of a downstream does not see codemux's environment either", async () => {
-    const body = JSON.parse(await h.text("execute_code", { code: 'import { env } from "mcp/servers/m/env";\nexport default await env({ name: "CODEMUX_HOSTILE_SECRET" });' }));
+    const body = JSON.parse(
+      await h.text("execute_code", { code: 'import { env } from "mcp/servers/m/env";\nexport default await env({ name: "CODEMUX_HOSTILE_SECRET" });' }),
+    );
     expect(body.result).toEqual({ value: null });
   });
 });
@@ -80,7 +94,9 @@ describe("requests that would block the shared event loop", () => {
   }, 60_000);
 
   it("refuses a tool name far longer than any before looking for close names", async () => {
-    const body = JSON.parse(await h.text("execute_code", { code: 'export default await __host_call("a b ".repeat(500_000), {}).catch((e) => String(e));' })) as { result: string };
+    const body = JSON.parse(
+      await h.text("execute_code", { code: 'export default await __host_call("a b ".repeat(500_000), {}).catch((e) => String(e));' }),
+    ) as { result: string };
     // The sandbox refuses it at its boundary; call_tool refuses it in the pipeline, before the catalog looks for close names.
     expect(body.result).toContain("the name is longer than 512 characters");
     expect(await h.text("call_tool", { name: "a b ".repeat(500_000) })).toContain("No tool has a name of 2000000 characters");

@@ -5,7 +5,11 @@ import { describe, expect, it, vi } from "vitest";
 import { Codemux, type ToolCallMiddleware, type ToolPool } from "../src/index";
 import { config, connect, misbehaving } from "./helpers";
 
-const ECHO = { name: "echo", inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] }, annotations: { readOnlyHint: true } };
+const ECHO = {
+  name: "echo",
+  inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] },
+  annotations: { readOnlyHint: true },
+};
 
 function core(): { core: Codemux; calls: Array<{ tool: string; options: unknown }> } {
   const calls: Array<{ tool: string; options: unknown }> = [];

@@ -28,7 +28,11 @@ beforeAll(async () => {
   // A warm cache: the tool lists of a previous run.
   const cacheStore = new MemoryStore();
   const tools = [
-    { name: "echo", description: "Return the text it is given.", inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] } },
+    {
+      name: "echo",
+      description: "Return the text it is given.",
+      inputSchema: { type: "object" as const, properties: { text: { type: "string" } }, required: ["text"] },
+    },
     { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object" as const } },
   ];
   await new CatalogCache(cacheStore, cfg).save(new Map(cfg.servers.map((s) => [s.name, tools])));
@@ -48,7 +52,12 @@ describe("lazy servers", () => {
     const answer = JSON.parse(await h.text("call_tool", { name: "s7__counter" })) as { calls: number; pid: number };
     expect(answer.calls).toBe(1);
     expect(await running()).toEqual([7]);
-    expect(h.core.status().filter((s) => s.state !== "idle").map((s) => s.name)).toEqual(["s7"]);
+    expect(
+      h.core
+        .status()
+        .filter((s) => s.state !== "idle")
+        .map((s) => s.name),
+    ).toEqual(["s7"]);
   });
 
   it("stop a lazy server unused for idleStopMs, keep its tools, and start it again on the next call", async () => {

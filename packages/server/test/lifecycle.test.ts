@@ -30,7 +30,16 @@ function stalledPool(poolConfig: PoolConfig): ToolPool {
   const events = new EventEmitter();
   return {
     names: poolConfig.servers.map((s) => s.name),
-    status: () => poolConfig.servers.map((s) => ({ name: s.name, state: "connecting" as const, transport: "stdio" as const, endpoint: "stalled", toolCount: 0, stderrTail: [], restarts: 0 })),
+    status: () =>
+      poolConfig.servers.map((s) => ({
+        name: s.name,
+        state: "connecting" as const,
+        transport: "stdio" as const,
+        endpoint: "stalled",
+        toolCount: 0,
+        stderrTail: [],
+        restarts: 0,
+      })),
     start: () => new Promise<void>(() => undefined),
     callTool: () => new Promise(() => undefined),
     on: (event: string, listener: (...args: unknown[]) => void) => events.on(event, listener),
@@ -90,13 +99,19 @@ describe("startup", () => {
 describe("a server that never finishes starting", () => {
   // Each of these would run into the test's own timeout if it waited for the hung server (startupWaitMs is a minute).
   it("does not hold up calls to a healthy server, nor searches and module lists after the first seconds", async () => {
-    const h = await open({ config: config({ hung: misbehaving("--start-delay-ms", "120000"), ok: misbehaving() }), startupWaitMs: 60_000, discoveryWaitMs: 500 });
+    const h = await open({
+      config: config({ hung: misbehaving("--start-delay-ms", "120000"), ok: misbehaving() }),
+      startupWaitMs: 60_000,
+      discoveryWaitMs: 500,
+    });
     expect(await h.text("call_tool", { name: "ok__echo", args: { text: "not held up" } })).toBe("not held up");
     const search = await h.text("search_tools", { query: "return the text it is given", limit: 1 });
     expect(search).toContain("ok__echo");
     expect(search).toContain("still connecting: hung");
     expect(await h.text("list_modules")).toMatch(/mcp\/servers\/hung  \(connecting: /);
-    const run = JSON.parse(await h.text("execute_code", { code: 'import { echo } from "mcp/servers/ok/echo";\nexport default await echo({ text: "snippet" });' }));
+    const run = JSON.parse(
+      await h.text("execute_code", { code: 'import { echo } from "mcp/servers/ok/echo";\nexport default await echo({ text: "snippet" });' }),
+    );
     expect(run.result).toBe("snippet");
   });
 
@@ -212,7 +227,11 @@ describe("execute_code and the downstream", () => {
 
   it("fails a call in flight when the server crashes, and the server is back for the next snippet", async () => {
     const h = await open({ config: config({ m: misbehaving() }) });
-    const crashed = JSON.parse(await h.text("execute_code", { code: 'import { crash } from "mcp/servers/m/crash";\ntry { await crash({}); } catch (e) { console.log((e as Error).message); }\nexport default "survived";' }));
+    const crashed = JSON.parse(
+      await h.text("execute_code", {
+        code: 'import { crash } from "mcp/servers/m/crash";\ntry { await crash({}); } catch (e) { console.log((e as Error).message); }\nexport default "survived";',
+      }),
+    );
     expect(crashed.result).toBe("survived");
     expect(crashed.stdout).toMatch(/Server "m" disconnected during the call: the process exited with code 1/);
     const again = JSON.parse(await h.text("execute_code", { code: 'import { counter } from "mcp/servers/m/counter";\nexport default await counter({});' }));

@@ -16,7 +16,14 @@ function counted(value: Record<string, unknown>): { structured: Record<string, u
 describe("limitResult measures a result once", () => {
   it("gives the UTF-8 bytes and tokens of the text parts and structured content as if joined by newlines", async () => {
     const structured = { name: "çà et là", list: [1, 2, 3], emoji: "🦊" };
-    const result = await limit({ content: [{ type: "text", text: "première" }, { type: "image", data: "aGk=", mimeType: "image/png" }, { type: "text", text: "🦊 two" }], structuredContent: structured });
+    const result = await limit({
+      content: [
+        { type: "text", text: "première" },
+        { type: "image", data: "aGk=", mimeType: "image/png" },
+        { type: "text", text: "🦊 two" },
+      ],
+      structuredContent: structured,
+    });
     const joined = ["première", "🦊 two", JSON.stringify(structured)].join("\n");
     expect(result._meta).toMatchObject({ "codemux/bytes": Buffer.byteLength(joined, "utf8"), "codemux/estimatedTokens": estimateTokens(joined) });
   });

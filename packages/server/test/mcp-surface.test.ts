@@ -12,7 +12,10 @@ const clients: Client[] = [];
 async function client(name: string, options: { sampling?: string; elicitation?: boolean } = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSessionServer(core).connect(serverSide);
-  const c = new Client({ name, version: "1.0.0" }, { capabilities: { ...(options.sampling ? { sampling: {} } : {}), ...(options.elicitation ? { elicitation: {} } : {}) } });
+  const c = new Client(
+    { name, version: "1.0.0" },
+    { capabilities: { ...(options.sampling ? { sampling: {} } : {}), ...(options.elicitation ? { elicitation: {} } : {}) } },
+  );
   if (options.sampling) {
     const answer = options.sampling;
     c.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: "stand-in", role: "assistant", content: { type: "text", text: answer } }));
@@ -23,7 +26,8 @@ async function client(name: string, options: { sampling?: string; elicitation?: 
   return c;
 }
 
-const call = async (c: Client, name: string, args: Record<string, unknown> = {}) => (await c.callTool({ name: "call_tool", arguments: { name, args } })) as CallToolResult;
+const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await c.callTool({ name: "call_tool", arguments: { name, args } })) as CallToolResult;
 
 beforeAll(async () => {
   core = new Codemux({ config: config({ everything: node(referenceServer("@modelcontextprotocol/server-everything"), "stdio") }) });
@@ -55,17 +59,23 @@ describe("resources through codemux", () => {
 describe("resources and prompts in code mode and search", () => {
   it("snippets list and read resources through mcp/resources", async () => {
     const c = await client("coder");
-    const code = 'import { listResources, readResource } from "mcp/resources";\nconst all = await listResources();\nconst [first] = await readResource(all[0]!.uri);\nexport default { count: all.length, same: first!.uri === all[0]!.uri };';
+    const code =
+      'import { listResources, readResource } from "mcp/resources";\nconst all = await listResources();\nconst [first] = await readResource(all[0]!.uri);\nexport default { count: all.length, same: first!.uri === all[0]!.uri };';
     const body = JSON.parse(textOf((await c.callTool({ name: "execute_code", arguments: { code } })) as CallToolResult));
     expect(body.result.count).toBeGreaterThan(0);
     expect(body.result.same).toBe(true);
-    expect(textOf((await c.callTool({ name: "read_module", arguments: { specifier: "mcp/resources" } })) as CallToolResult)).toContain("export async function readResource(uri: string)");
+    expect(textOf((await c.callTool({ name: "read_module", arguments: { specifier: "mcp/resources" } })) as CallToolResult)).toContain(
+      "export async function readResource(uri: string)",
+    );
   });
 
   it("search_tools finds resources, templates and prompts, marked by kind", async () => {
     const c = await client("searcher");
     await expect
-      .poll(async () => textOf((await c.callTool({ name: "search_tools", arguments: { query: "completable prompt department", limit: 5 } })) as CallToolResult), { timeout: 10_000 })
+      .poll(
+        async () => textOf((await c.callTool({ name: "search_tools", arguments: { query: "completable prompt department", limit: 5 } })) as CallToolResult),
+        { timeout: 10_000 },
+      )
       .toMatch(/everything__completable-prompt .*\(prompt\)/);
     const resources = textOf((await c.callTool({ name: "search_tools", arguments: { query: "dynamic text resource template", limit: 5 } })) as CallToolResult);
     expect(resources).toMatch(/\(resource\)/);

@@ -36,7 +36,8 @@ describe("the upfront list", () => {
     // is 645 tokens with jobs (@codemux/jobs pins that list), which leaves these ~548 (2,300 characters).
     expect(JSON.stringify(tools).length).toBeLessThanOrEqual(2300);
     // Bounds and defaults are enforced and applied on input but not spent on the model's context, nor are unlisted aliases.
-    for (const key of ["maxLength", "maxItems", "minimum", "maximum", "default", "unlisted", "args_json"]) expect(JSON.stringify(tools)).not.toContain(`"${key}"`);
+    for (const key of ["maxLength", "maxItems", "minimum", "maximum", "default", "unlisted", "args_json"])
+      expect(JSON.stringify(tools)).not.toContain(`"${key}"`);
   });
 });
 
@@ -49,7 +50,12 @@ describe("search_tools", () => {
 
   it("filters by server, and shows schemas with detail full", async () => {
     const text = await h.text("search_tools", { query: "entities", server: "memory", detail: "full", limit: 2 });
-    expect(text.split("\n").filter((l) => /^\S+__/.test(l)).every((l) => l.startsWith("memory__"))).toBe(true);
+    expect(
+      text
+        .split("\n")
+        .filter((l) => /^\S+__/.test(l))
+        .every((l) => l.startsWith("memory__")),
+    ).toBe(true);
     expect(text).toContain("input schema: {");
   });
 
@@ -87,7 +93,9 @@ describe("call_tool", () => {
   });
 
   it("takes args over args_json when a client sends both (seed 002's rule)", async () => {
-    expect(await h.text("call_tool", { name: "bad__echo", args: { text: "from args" }, args_json: JSON.stringify({ text: "from args_json" }) })).toBe("from args");
+    expect(await h.text("call_tool", { name: "bad__echo", args: { text: "from args" }, args_json: JSON.stringify({ text: "from args_json" }) })).toBe(
+      "from args",
+    );
   });
 
   it("returns a tool's error result as an error result", async () => {
@@ -97,7 +105,9 @@ describe("call_tool", () => {
 
   it("passes progress to the client", async () => {
     const progress: number[] = [];
-    const result = await h.client.callTool({ name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300, steps: 3 } } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const result = await h.client.callTool({ name: "call_tool", arguments: { name: "bad__slow", args: { ms: 300, steps: 3 } } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(textOf(result as CallToolResult)).toBe("slept 300 ms");
     expect(progress.length).toBeGreaterThanOrEqual(2);
   });
@@ -133,7 +143,8 @@ describe("call_tool", () => {
   it("cancels at the server a snippet's call still pending when the snippet ends", async () => {
     const cancellations = async () => JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { count: number; notices: number };
     const before = await cancellations();
-    const code = 'import { hang } from "mcp/servers/bad/hang";\nimport { echo } from "mcp/servers/bad/echo";\nvoid hang({}).catch(() => undefined);\nexport default await echo({ text: "done" });';
+    const code =
+      'import { hang } from "mcp/servers/bad/hang";\nimport { echo } from "mcp/servers/bad/echo";\nvoid hang({}).catch(() => undefined);\nexport default await echo({ text: "done" });';
     expect(JSON.parse(await h.text("execute_code", { code })).result).toBe("done");
     await expect.poll(async () => (await cancellations()).count, { timeout: 10_000 }).toBe(before.count + 1);
     expect((await cancellations()).notices).toBe(before.notices + 1);
@@ -142,7 +153,8 @@ describe("call_tool", () => {
   it("sends no cancellation for calls that already finished when a snippet ends", async () => {
     const notices = async () => (JSON.parse(await h.text("call_tool", { name: "bad__cancellations" })) as { notices: number }).notices;
     const before = await notices();
-    const code = 'import { echo } from "mcp/servers/bad/echo";\nconst all = await Promise.all([1, 2, 3, 4, 5].map((i) => echo({ text: String(i) })));\nfor (let i = 0; i < 5; i++) await echo({ text: "again" });\nexport default all.length;';
+    const code =
+      'import { echo } from "mcp/servers/bad/echo";\nconst all = await Promise.all([1, 2, 3, 4, 5].map((i) => echo({ text: String(i) })));\nfor (let i = 0; i < 5; i++) await echo({ text: "again" });\nexport default all.length;';
     expect(JSON.parse(await h.text("execute_code", { code })).result).toBe(5);
     expect(await notices()).toBe(before);
   });
@@ -293,7 +305,11 @@ describe("the upfront list's descriptions", () => {
     const { tools } = await h.client.listTools();
     for (const tool of tools) {
       for (const [name, schema] of Object.entries((tool.inputSchema.properties ?? {}) as Record<string, { description?: string; enum?: unknown[] }>)) {
-        const explained = Boolean(schema.description?.match(/\w/)) || new RegExp(`\\b${name}\\b`).test(tool.description ?? "") || Boolean(schema.enum) || selfEvident.includes(name);
+        const explained =
+          Boolean(schema.description?.match(/\w/)) ||
+          new RegExp(`\\b${name}\\b`).test(tool.description ?? "") ||
+          Boolean(schema.enum) ||
+          selfEvident.includes(name);
         expect(explained, `${tool.name}.${name}`).toBe(true);
       }
     }

@@ -19,7 +19,8 @@ export async function shout(input: { text: string }): Promise<string> {
 `;
 
 const start = () => connect({ config: config({ bad: misbehaving() }), dataDir });
-const execute = async (harness: Harness, code: string) => JSON.parse(await harness.text("execute_code", { code })) as { result?: unknown; error?: { message?: string } };
+const execute = async (harness: Harness, code: string) =>
+  JSON.parse(await harness.text("execute_code", { code })) as { result?: unknown; error?: { message?: string } };
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "codemux-skills-"));
@@ -37,7 +38,9 @@ describe("save_skill", () => {
     const saved = await h.call("save_skill", { name: "shout", code: SHOUT, description: "Say a text back in capital letters with an exclamation mark." });
     expect(saved.isError).toBeFalsy();
     expect(textOf(saved)).toContain("Saved mcp/skills/shout: shout(input: { text: string; }): Promise<string>");
-    expect(await h.text("list_modules", { path: "mcp/skills" })).toMatch(/^mcp\/skills\/shout {2}shout\(input: \{ text: string; \}\): Promise<string>\n {2}Say a text back/);
+    expect(await h.text("list_modules", { path: "mcp/skills" })).toMatch(
+      /^mcp\/skills\/shout {2}shout\(input: \{ text: string; \}\): Promise<string>\n {2}Say a text back/,
+    );
     expect(await h.text("list_modules")).toContain("mcp/skills  (1 skill)");
     expect(await h.text("read_module", { specifier: "mcp/skills/shout" })).toBe(SHOUT);
   });
@@ -57,7 +60,11 @@ describe("save_skill", () => {
     expect(textOf(await h.call("save_skill", { name: "bare", code: SHOUT }))).toMatch(/"description" is required/);
     const noExport = await h.call("save_skill", { name: "lonely", code: "export const x = 1;\n", description: "No function." });
     expect(textOf(noExport)).toMatch(/must export a function named lonely/);
-    const anyOutput = await h.call("save_skill", { name: "loose", code: "export async function loose(input: { a: string }): Promise<any> { return input; }\n", description: "Any." });
+    const anyOutput = await h.call("save_skill", {
+      name: "loose",
+      code: "export async function loose(input: { a: string }): Promise<any> { return input; }\n",
+      description: "Any.",
+    });
     expect(textOf(anyOutput)).toMatch(/The output of loose is typed any/);
     for (const name of ["../evil", "a/b", "class", "x".repeat(65), "9lives"]) {
       expect(textOf(await h.call("save_skill", { name, code: SHOUT, description: "Bad name." }))).toMatch(/is not usable|reserved word|at most 64/);
@@ -127,16 +134,26 @@ describe("after a restart", () => {
 describe("project skills and mode dispatch", () => {
   it("reads a committed project folder, and dispatch's exec imports skills too", async () => {
     await mkdir(projectDir, { recursive: true });
-    await writeFile(join(projectDir, "greet.ts"), '/** Greets someone by name. */\nexport async function greet(input: { name: string }): Promise<string> {\n  return `hello ${input.name}`;\n}\n');
+    await writeFile(
+      join(projectDir, "greet.ts"),
+      "/** Greets someone by name. */\nexport async function greet(input: { name: string }): Promise<string> {\n  return `hello ${input.name}`;\n}\n",
+    );
     const { attachSkills } = await import("../src/index");
     const d = await connect({ config: config({ bad: misbehaving() }), dataDir, mode: "dispatch" });
     try {
       // Given before the surface is made, so it is the library the core uses.
       attachSkills(d.core, { dataDir, projectDir });
       await d.core.ready();
-      const body = JSON.parse(await d.text(DISPATCH_TOOL_NAME, { action: "exec", code: 'import { greet } from "mcp/skills/greet"; import { shout } from "mcp/skills/shout"; export default await shout({ text: await greet({ name: "ann" }) });' }));
+      const body = JSON.parse(
+        await d.text(DISPATCH_TOOL_NAME, {
+          action: "exec",
+          code: 'import { greet } from "mcp/skills/greet"; import { shout } from "mcp/skills/shout"; export default await shout({ text: await greet({ name: "ann" }) });',
+        }),
+      );
       expect(body).toMatchObject({ result: "HELLO ANN!" });
-      expect(await d.text(DISPATCH_TOOL_NAME, { action: "search", query: "greet someone by name", limit: 2 })).toContain("skill:greet  mcp/skills/greet\n  greet(input: { name: string }): Promise<string>");
+      expect(await d.text(DISPATCH_TOOL_NAME, { action: "search", query: "greet someone by name", limit: 2 })).toContain(
+        "skill:greet  mcp/skills/greet\n  greet(input: { name: string }): Promise<string>",
+      );
     } finally {
       await d.close();
     }

@@ -16,7 +16,11 @@ async function feed(lines: string[]): Promise<{ received: JSONRPCMessage[]; answ
   stdin.write(lines.map((line) => `${line}\n`).join(""));
   await new Promise((resolve) => setImmediate(resolve));
   await transport.close();
-  const answers = out.join("").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; error?: { code: number } });
+  const answers = out
+    .join("")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number } });
   return { received, answers };
 }
 
@@ -29,7 +33,13 @@ describe("the stdio server transport's message check (a fast path for common sha
       JSON.stringify({ jsonrpc: "2.0", id: 2, result: { roots: [] } }),
       JSON.stringify({ jsonrpc: "2.0", id: 3, error: { code: -1, message: "no" } }),
     ]);
-    expect(received.map((m) => ("method" in m ? m.method : "id" in m ? m.id : undefined))).toEqual(["tools/call", "tools/call", "notifications/initialized", 2, 3]);
+    expect(received.map((m) => ("method" in m ? m.method : "id" in m ? m.id : undefined))).toEqual([
+      "tools/call",
+      "tools/call",
+      "notifications/initialized",
+      2,
+      3,
+    ]);
     expect(answers).toEqual([]);
   });
 

@@ -37,14 +37,24 @@ function parseFlags(argv: string[]): Flags {
 
 const baseTools: Tool[] = [
   tool("echo", "Return the text it is given.", { text: { type: "string", description: "Text to return." } }, ["text"]),
-  tool("slow", "Wait for ms milliseconds, reporting progress every step, then answer.", {
-    ms: { type: "number", description: "How long to wait." },
-    steps: { type: "number", description: "How many progress notifications to send." },
-  }, ["ms"]),
+  tool(
+    "slow",
+    "Wait for ms milliseconds, reporting progress every step, then answer.",
+    {
+      ms: { type: "number", description: "How long to wait." },
+      steps: { type: "number", description: "How many progress notifications to send." },
+    },
+    ["ms"],
+  ),
   tool("hang", "Never answer (until cancelled).", {}),
   tool("crash", "Exit the process in the middle of the call.", { code: { type: "number" } }),
   tool("noise", "Print non-JSON lines on stdout, then answer.", { lines: { type: "number" } }),
-  tool("huge", "Return a text result of the given size in bytes.", { bytes: { type: "number" }, lines: { type: "boolean", description: "Numbered lines instead of one run of characters." } }, ["bytes"]),
+  tool(
+    "huge",
+    "Return a text result of the given size in bytes.",
+    { bytes: { type: "number" }, lines: { type: "boolean", description: "Numbered lines instead of one run of characters." } },
+    ["bytes"],
+  ),
   tool("fail", "Return an error result (isError).", { message: { type: "string" } }),
   tool("throw", "Answer with a JSON-RPC error.", { message: { type: "string" } }),
   tool("counter", "Count calls since this process started; also returns the pid.", {}),
@@ -175,7 +185,9 @@ async function serveHttp(flags: Flags, port: number): Promise<void> {
     let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
     if (!transport) {
       if (typeof sessionId === "string") {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
         return;
       }
       const created = new StreamableHTTPServerTransport({

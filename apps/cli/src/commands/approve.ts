@@ -17,12 +17,16 @@ export function registerApprove(program: Command, context: RunContext): void {
       const file = options.file ? resolve(options.file) : pinFileOf(command.optsWithGlobals<GlobalOptions>().config);
       if (options.list || target === undefined) {
         const pending = listPending(await readPinFile(file));
-        context.stdout.write(pending.length ? `Waiting for approval (${file}):\n${pending.map((p) => `  ${p}`).join("\n")}\n` : `Nothing waits for approval (${file}).\n`);
+        context.stdout.write(
+          pending.length ? `Waiting for approval (${file}):\n${pending.map((p) => `  ${p}`).join("\n")}\n` : `Nothing waits for approval (${file}).\n`,
+        );
         return;
       }
       const { approved, pending } = await approvePins(file, target);
       if (approved.length === 0) {
-        throw new UsageError(`Nothing named "${target}" waits for approval in ${file}. ${pending.length ? `Waiting: ${pending.join("; ")}.` : "No tool waits for approval."}`);
+        throw new UsageError(
+          `Nothing named "${target}" waits for approval in ${file}. ${pending.length ? `Waiting: ${pending.join("; ")}.` : "No tool waits for approval."}`,
+        );
       }
       context.stdout.write(`Approved ${approved.join(", ")}; a running codemux lets ${approved.length === 1 ? "it" : "them"} through from the next call.\n`);
     });

@@ -72,7 +72,11 @@ export function registerAuth(program: Command, context: RunContext): void {
 
 async function loadConfig(command: Command, context: RunContext) {
   const opts = command.optsWithGlobals<GlobalOptions>();
-  return resolveConfig({ ...(opts.config ? { configPath: opts.config } : {}), inline: context.inline, fallback: () => ({ source: "built-in default", servers: [] }) });
+  return resolveConfig({
+    ...(opts.config ? { configPath: opts.config } : {}),
+    inline: context.inline,
+    fallback: () => ({ source: "built-in default", servers: [] }),
+  });
 }
 
 async function httpServer(command: Command, context: RunContext, name: string): Promise<ServerSpec & { transport: HttpTransportSpec }> {
@@ -80,16 +84,24 @@ async function httpServer(command: Command, context: RunContext, name: string): 
   const server = config.servers.find((s) => s.name === name);
   if (!server) {
     const known = config.servers.filter((s) => s.transport.type !== "stdio").map((s) => s.name);
-    throw new UsageError(`No server named "${name}" in ${config.source}${known.length ? ` (HTTP servers: ${known.join(", ")})` : ""}; give the config with --config.`);
+    throw new UsageError(
+      `No server named "${name}" in ${config.source}${known.length ? ` (HTTP servers: ${known.join(", ")})` : ""}; give the config with --config.`,
+    );
   }
-  if (server.transport.type === "stdio") throw new UsageError(`"${name}" is a stdio server; only HTTP servers log in with OAuth (give a stdio server its credentials in "env").`);
+  if (server.transport.type === "stdio")
+    throw new UsageError(`"${name}" is a stdio server; only HTTP servers log in with OAuth (give a stdio server its credentials in "env").`);
   return server as ServerSpec & { transport: HttpTransportSpec };
 }
 
-function statusOf(server: ServerSpec & { transport: HttpTransportSpec }, record: AuthRecord | undefined): { server: string; login: string; needsLogin: boolean } {
+function statusOf(
+  server: ServerSpec & { transport: HttpTransportSpec },
+  record: AuthRecord | undefined,
+): { server: string; login: string; needsLogin: boolean } {
   const name = server.name;
-  if (Object.keys(server.transport.headers).some((h) => h.toLowerCase() === "authorization")) return { server: name, login: "uses the Authorization header of its entry", needsLogin: false };
-  if (record && record.url !== server.transport.url) return { server: name, login: `needs login: the stored login is for ${record.url}; run codemux auth login ${name}`, needsLogin: true };
+  if (Object.keys(server.transport.headers).some((h) => h.toLowerCase() === "authorization"))
+    return { server: name, login: "uses the Authorization header of its entry", needsLogin: false };
+  if (record && record.url !== server.transport.url)
+    return { server: name, login: `needs login: the stored login is for ${record.url}; run codemux auth login ${name}`, needsLogin: true };
   if (record?.tokens) return { server: name, login: describeLogin(record), needsLogin: false };
   if (server.transport.oauth || record) return { server: name, login: `needs login: run codemux auth login ${name}`, needsLogin: true };
   return { server: name, login: `not logged in (run codemux auth login ${name} if it answers 401)`, needsLogin: false };
@@ -109,7 +121,8 @@ function openInBrowser(url: string): void {
   const platform = process.platform;
   const desktop = platform === "darwin" || platform === "win32" || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
   if (!desktop) return;
-  const [command, args] = platform === "darwin" ? ["open", [url]] : platform === "win32" ? ["cmd", ["/c", "start", '""', url.replace(/&/g, "^&")]] : ["xdg-open", [url]];
+  const [command, args] =
+    platform === "darwin" ? ["open", [url]] : platform === "win32" ? ["cmd", ["/c", "start", '""', url.replace(/&/g, "^&")]] : ["xdg-open", [url]];
   try {
     const child = spawn(command as string, args as string[], { stdio: "ignore", detached: true });
     child.on("error", () => undefined);

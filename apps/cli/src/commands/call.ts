@@ -27,6 +27,7 @@ function parseJsonObject(text: string): Record<string, unknown> {
   } catch (error) {
     throw new UsageError(`The arguments are not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError("The arguments must be a JSON object, like '{\"path\": \"README.md\"}'.");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new UsageError('The arguments must be a JSON object, like \'{"path": "README.md"}\'.');
   return value as Record<string, unknown>;
 }

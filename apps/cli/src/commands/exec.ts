@@ -19,7 +19,9 @@ export function registerExec(program: Command, context: RunContext): void {
               throw new UsageError(`Cannot read snippet ${file} (${error.code ?? error.message}).`);
             });
       await withCore(command, context, { ...(options.keepBundle ? { keepBundlesDir: options.keepBundle } : {}) }, async (core) => {
-        const result = await core.surface("code").callTool("execute_code", { code, timeoutMs: options.timeout }, { core, session: core.session(), origin: "cli" });
+        const result = await core
+          .surface("code")
+          .callTool("execute_code", { code, timeoutMs: options.timeout }, { core, session: core.session(), origin: "cli" });
         printAnswer(context, result, prettyJson(answerText(result)));
       });
     });

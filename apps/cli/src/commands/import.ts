@@ -17,7 +17,8 @@ export function registerImport(program: Command, context: RunContext): void {
       const { data } = await readJsonFile(file);
       const key = "mcpServers" in data ? "mcpServers" : "servers" in data ? "servers" : undefined;
       const entries = key ? data[key] : undefined;
-      if (typeof entries !== "object" || entries === null || Array.isArray(entries)) throw new UsageError(`${file} has no "mcpServers" (or "servers") object to import.`);
+      if (typeof entries !== "object" || entries === null || Array.isArray(entries))
+        throw new UsageError(`${file} has no "mcpServers" (or "servers") object to import.`);
       const codemux = await readJsonFile(codemuxConfig, { missingOk: true });
       const plan = planMove({ entries: entries as Record<string, unknown>, source: file, codemux, suffix: "imported" });
       if (plan.after === codemux.text || plan.moved.length === 0) {

@@ -16,7 +16,12 @@ type Json = Record<string, unknown>;
 /** Where each client keeps its user-level MCP servers on this platform, and under which key. */
 export function clientConfigPath(client: ClientName, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
   const home = env.HOME || env.USERPROFILE || homedir();
-  const appData = platform === "win32" ? env.APPDATA || join(home, "AppData", "Roaming") : platform === "darwin" ? join(home, "Library", "Application Support") : env.XDG_CONFIG_HOME || join(home, ".config");
+  const appData =
+    platform === "win32"
+      ? env.APPDATA || join(home, "AppData", "Roaming")
+      : platform === "darwin"
+        ? join(home, "Library", "Application Support")
+        : env.XDG_CONFIG_HOME || join(home, ".config");
   switch (client) {
     case "claude-desktop":
       return join(appData, "Claude", "claude_desktop_config.json");
@@ -186,7 +191,8 @@ export function lineDiff(file: string, before: string | undefined, after: string
   } else {
     // Longest common subsequence, bounded above: client configs are small.
     const table = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
-    for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
+    for (let i = a.length - 1; i >= 0; i--)
+      for (let j = b.length - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
     let i = 0;
     let j = 0;
     while (i < a.length || j < b.length) {
@@ -282,7 +288,10 @@ export function registerInstall(program: Command, context: RunContext): void {
       if (codemuxChanges) checkCodemuxConfig(codemuxConfig, plan.after);
       // The client's file diffed as codemux reads it: JSONC comments and the original layout are not kept (the backup keeps them).
       const clientBefore = original.text === undefined ? undefined : `${JSON.stringify(original.data, null, 2)}\n`;
-      const layoutNote = clientBefore !== undefined && clientBefore !== original.text ? `(${file} is rewritten as plain JSON: its comments and layout stay in the backup)\n` : "";
+      const layoutNote =
+        clientBefore !== undefined && clientBefore !== original.text
+          ? `(${file} is rewritten as plain JSON: its comments and layout stay in the backup)\n`
+          : "";
       const diff = `${codemuxChanges ? lineDiff(codemuxConfig, plan.before, plan.after) : ""}${clientChanges ? `${lineDiff(file, clientBefore, clientAfter)}${layoutNote}` : ""}`;
       if (!codemuxChanges && !clientChanges) {
         context.stdout.write(`codemux is already the one entry of ${file}; nothing to change.\n`);
@@ -293,7 +302,8 @@ export function registerInstall(program: Command, context: RunContext): void {
         return;
       }
       if (!options.yes) {
-        if (!process.stdin.isTTY) throw new UsageError(`Not asking without a terminal: run codemux install ${name} --dry-run to see the changes, then again with --yes.`);
+        if (!process.stdin.isTTY)
+          throw new UsageError(`Not asking without a terminal: run codemux install ${name} --dry-run to see the changes, then again with --yes.`);
         context.stdout.write(diff);
         if (!(await confirm(`Move ${plan.moved.length} server(s) into ${codemuxConfig} and make codemux the one entry of ${file}?`))) {
           context.stdout.write("Nothing changed.\n");

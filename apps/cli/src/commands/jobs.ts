@@ -18,7 +18,13 @@ export function registerJobs(program: Command, context: RunContext): void {
       const now = Date.now();
       const { jobs: all } = await readJobs(codemuxHome(), now);
       if (options.json) {
-        context.stdout.write(`${JSON.stringify(all.map(({ result: _result, ...job }) => job), null, 2)}\n`);
+        context.stdout.write(
+          `${JSON.stringify(
+            all.map(({ result: _result, ...job }) => job),
+            null,
+            2,
+          )}\n`,
+        );
         return;
       }
       if (all.length === 0) {
@@ -26,7 +32,9 @@ export function registerJobs(program: Command, context: RunContext): void {
         return;
       }
       for (const job of all) {
-        context.stdout.write(`${job.id}  ${job.status.padEnd(11)} ${age(now - job.createdAt).padStart(8)}  ${seconds(duration(job, now)).padStart(8)}  ${String(job.toolCalls).padStart(3)} calls  ${job.principal}  ${job.kind}: ${job.description}\n`);
+        context.stdout.write(
+          `${job.id}  ${job.status.padEnd(11)} ${age(now - job.createdAt).padStart(8)}  ${seconds(duration(job, now)).padStart(8)}  ${String(job.toolCalls).padStart(3)} calls  ${job.principal}  ${job.kind}: ${job.description}\n`,
+        );
       }
     });
   jobs

@@ -13,7 +13,9 @@ export function registerList(program: Command, context: RunContext): void {
         if (options.json) context.stdout.write(`${JSON.stringify(core.status(), null, 2)}\n`);
         else {
           const { upfront, direct } = await upfrontTokens(core);
-          context.stdout.write(`${serverTable(core)}\nUpfront tool list: ~${upfront.toLocaleString("en-US")} tokens in mode ${core.mode} (~${direct.toLocaleString("en-US")} listing every tool).\n`);
+          context.stdout.write(
+            `${serverTable(core)}\nUpfront tool list: ~${upfront.toLocaleString("en-US")} tokens in mode ${core.mode} (~${direct.toLocaleString("en-US")} listing every tool).\n`,
+          );
         }
         // A lazy server waiting for its first call (idle) is as it should be.
         if (core.status().some((s) => s.state !== "ready" && s.state !== "idle")) context.exitCode = 1;

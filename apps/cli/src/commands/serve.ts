@@ -61,14 +61,20 @@ export function registerServe(program: Command, context: RunContext): void {
     .command("serve", { isDefault: true })
     .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
     .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
-    .addOption(new Option("--token <name:token>", "accept this bearer token (repeatable); NAME is the principal in logs; also $CODEMUX_TOKEN").argParser(collect))
+    .addOption(
+      new Option("--token <name:token>", "accept this bearer token (repeatable); NAME is the principal in logs; also $CODEMUX_TOKEN").argParser(collect),
+    )
     .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
     .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
     .option("--debug-exec", "keep each snippet, its bundle and source map in ~/.codemux/debug/exec (CODEMUX_DEBUG_EXEC=1 does it over stdio only)")
     .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)")
     .addOption(new Option("--cors <origin>", "allow this browser origin (repeatable; * for any); CORS is off otherwise").argParser(collect))
-    .addOption(new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(collect))
+    .addOption(
+      new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(
+        collect,
+      ),
+    )
     .option("--compat-routes", "also serve seed 002's REST paths (/retrieve_tools, /describe_tools, /call, /exec, /tools, /call/:name, /restart, /health)")
     .option("--no-sse", "do not serve legacy HTTP+SSE (/sse, /messages)")
     .option("--no-rest", "do not serve the REST gateway (/v1)")
@@ -90,7 +96,10 @@ export function registerServe(program: Command, context: RunContext): void {
       }
       if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
       for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors"] as const) {
-        if (serveOptions[flag] !== undefined) throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`);
+        if (serveOptions[flag] !== undefined)
+          throw new UsageError(
+            `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
+          );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
       const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
@@ -126,7 +135,9 @@ async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
     try {
       text = await readFile(options.tokenFile, "utf8");
     } catch (error) {
-      throw new UsageError(`Cannot read the token file ${options.tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a readable file of name:token lines.`);
+      throw new UsageError(
+        `Cannot read the token file ${options.tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a readable file of name:token lines.`,
+      );
     }
     tokens.push(...parseTokenFile(text, options.tokenFile));
   }
@@ -134,7 +145,6 @@ async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
   if (env) tokens.push(parseTokenArg(env, tokens.some((t) => t.name === "default") ? "env" : "default"));
   return tokens;
 }
-
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
   const globals = command.optsWithGlobals<GlobalOptions>();
@@ -190,8 +200,10 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     await core.close();
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
-    if (code === "EACCES" || code === "EADDRNOTAVAIL") throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
+    if (code === "EADDRINUSE")
+      throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
+    if (code === "EACCES" || code === "EADDRNOTAVAIL")
+      throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
     if (HttpError.isInstance(error)) throw new UsageError(error.message);
     throw error;
   }
@@ -259,7 +271,9 @@ async function detach(pidfile: string): Promise<void> {
   while (Date.now() < deadline && exited === undefined) {
     const info = readDaemon(pidfile);
     if (info && info.pid === child.pid && (await healthy(info.url, 1000))) {
-      process.stdout.write(`codemux serving ${info.url}/mcp in the background\n  pid ${info.pid}\n  log ${logFile}\n  stop with: codemux stop${info.configPath ? ` --config ${info.configPath}` : ""}\n`);
+      process.stdout.write(
+        `codemux serving ${info.url}/mcp in the background\n  pid ${info.pid}\n  log ${logFile}\n  stop with: codemux stop${info.configPath ? ` --config ${info.configPath}` : ""}\n`,
+      );
       return;
     }
     await sleep(100);

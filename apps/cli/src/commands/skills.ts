@@ -18,7 +18,12 @@ export function registerSkills(program: Command, context: RunContext): void {
       const code = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
         throw new UsageError(`Cannot read skill ${file} (${error.code ?? error.message}).`);
       });
-      const description = options.description ?? /^\s*\/\*\*([\s\S]{0,2000}?)\*\//.exec(code)?.[1]?.replace(/^\s*\* ?/gm, "").trim();
+      const description =
+        options.description ??
+        /^\s*\/\*\*([\s\S]{0,2000}?)\*\//
+          .exec(code)?.[1]
+          ?.replace(/^\s*\* ?/gm, "")
+          .trim();
       if (!description) throw new UsageError("Say what the skill does with --description, or in a /** comment */ at the top of the file.");
       await withCore(command, context, async (core) => {
         const result = await core.surface("code").callTool("save_skill", { name, code, description }, { core, session: core.session(), origin: "cli" });
@@ -34,12 +39,20 @@ export function registerSkills(program: Command, context: RunContext): void {
       await withCore(command, context, async (core) => {
         const listed = attachSkills(core).list(core.session().principal);
         if (options.json) {
-          context.stdout.write(`${JSON.stringify(listed.map(({ code: _code, ...skill }) => skill), null, 2)}\n`);
+          context.stdout.write(
+            `${JSON.stringify(
+              listed.map(({ code: _code, ...skill }) => skill),
+              null,
+              2,
+            )}\n`,
+          );
           return;
         }
         if (listed.length === 0) context.stdout.write("No skills yet: codemux skills save NAME FILE, or save_skill from a client.\n");
         for (const skill of listed) {
-          context.stdout.write(`mcp/skills/${skill.name}  ${skill.signature}${skill.origin === "project" ? "  (project)" : ""}\n  ${skill.description.split("\n")[0]}\n`);
+          context.stdout.write(
+            `mcp/skills/${skill.name}  ${skill.signature}${skill.origin === "project" ? "  (project)" : ""}\n  ${skill.description.split("\n")[0]}\n`,
+          );
           if (skill.problems.length) context.stdout.write(`  check it: ${skill.problems.join("; ")}\n`);
         }
         if (listed.some((s) => s.problems.length)) context.exitCode = 1;

@@ -43,7 +43,8 @@ export function registerStatus(program: Command, context: RunContext): void {
           );
         }
       }
-      context.exitCode = found.length === 0 ? STATUS_EXIT.notRunning : found.every((d) => d.state === "running") ? STATUS_EXIT.running : STATUS_EXIT.unreachable;
+      context.exitCode =
+        found.length === 0 ? STATUS_EXIT.notRunning : found.every((d) => d.state === "running") ? STATUS_EXIT.running : STATUS_EXIT.unreachable;
     });
 }
 

@@ -82,14 +82,18 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
       clock = ctx.clock;
       const file = options.file ? (isAbsolute(options.file) ? options.file : resolve(ctx.configDir, options.file)) : join(ctx.dataDir, "audit", "audit.jsonl");
       writer = new RotatingFile({ file, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, files: options.files ?? 5 });
-      writer.onError = (error) => ctx.logger.warn(`audit: cannot write ${file} (${(error as Error).message}); audit lines are being lost until it is writable.`);
+      writer.onError = (error) =>
+        ctx.logger.warn(`audit: cannot write ${file} (${(error as Error).message}); audit lines are being lost until it is writable.`);
     },
     beforeCall(call) {
       call.state.set(STATE, call.arguments);
     },
     afterCall(call, result) {
       const by = result._meta?.[SHORT_CIRCUIT_META];
-      write(call, typeof by === "string" ? "short_circuit" : result.isError ? "tool_error" : "ok", { ...(typeof by === "string" ? { by } : {}), resultBytes: resultSize(result) });
+      write(call, typeof by === "string" ? "short_circuit" : result.isError ? "tool_error" : "ok", {
+        ...(typeof by === "string" ? { by } : {}),
+        resultBytes: resultSize(result),
+      });
     },
     onError(call, error) {
       const refused = HooksError.isInstance(error) && error.code !== "PLUGIN_FAILED";

@@ -33,7 +33,10 @@ export function guardPlugin(options: GuardOptions = {}): Plugin {
     timeoutMs: answerTimeoutMs + 5_000,
     async beforeCall(call) {
       if (denied(call.name)) {
-        return { action: "abort", error: new PluginRefusedError("guard", `${call.name} is denied by the guard plugin (plugins.guard.deny in the config); it was not called.`) };
+        return {
+          action: "abort",
+          error: new PluginRefusedError("guard", `${call.name} is denied by the guard plugin (plugins.guard.deny in the config); it was not called.`),
+        };
       }
       if (allowed(call.name)) return;
       const destructive = options.destructive !== false && call.annotations.destructiveHint === true;
@@ -69,7 +72,11 @@ export function guardPlugin(options: GuardOptions = {}): Plugin {
       } catch (error) {
         return {
           action: "abort",
-          error: new PluginRefusedError("guard", `${call.name} needs the user's confirmation (${why}), and asking failed (${error instanceof Error ? error.message.slice(0, 200) : String(error)}); it was not called.`, { code: "NOT_CONFIRMED" }),
+          error: new PluginRefusedError(
+            "guard",
+            `${call.name} needs the user's confirmation (${why}), and asking failed (${error instanceof Error ? error.message.slice(0, 200) : String(error)}); it was not called.`,
+            { code: "NOT_CONFIRMED" },
+          ),
         };
       }
       if (answer.action === "accept" && answer.content?.confirm === true) {
@@ -79,7 +86,9 @@ export function guardPlugin(options: GuardOptions = {}): Plugin {
       call.logField("guard", "declined");
       return {
         action: "abort",
-        error: new PluginRefusedError("guard", `The user declined to run ${call.name} (${why}); it was not called. Do not retry it unless the user asks.`, { code: "NOT_CONFIRMED" }),
+        error: new PluginRefusedError("guard", `The user declined to run ${call.name} (${why}); it was not called. Do not retry it unless the user asks.`, {
+          code: "NOT_CONFIRMED",
+        }),
       };
     },
   };

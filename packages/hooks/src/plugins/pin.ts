@@ -84,7 +84,10 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       if (options.quarantineNewServers && !trusted(server)) {
         pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server" } };
         dirty.push(name);
-        return { ok: false, reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If you trust the server, approve it with: codemux approve ${server}` };
+        return {
+          ok: false,
+          reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If you trust the server, approve it with: codemux approve ${server}`,
+        };
       }
       pins.tools[name] = { server, hash, fields, firstSeen: now() };
       dirty.push(name);
@@ -102,7 +105,10 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       dirty.push(name);
     }
     if (record.hash === undefined) {
-      return { ok: false, reason: `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}` };
+      return {
+        ok: false,
+        reason: `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}`,
+      };
     }
     const changed = changedFields(record.fields, fields);
     return {

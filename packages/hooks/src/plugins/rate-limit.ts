@@ -63,7 +63,9 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
       const refused = checks.filter((c) => c.waitMs > 0).sort((a, b) => b.waitMs - a.waitMs)[0];
       if (refused) {
         const { rule, waitMs } = refused;
-        const who = rule.by.map((d) => (d === "principal" ? `principal "${call.principal}"` : d === "server" ? `server ${call.server}` : `tool ${call.name}`)).join(", ");
+        const who = rule.by
+          .map((d) => (d === "principal" ? `principal "${call.principal}"` : d === "server" ? `server ${call.server}` : `tool ${call.name}`))
+          .join(", ");
         call.logField("rateLimited", true);
         return {
           action: "abort",

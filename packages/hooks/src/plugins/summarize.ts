@@ -28,7 +28,8 @@ export const SUMMARIZED_META = "codemux/summarized";
 export const FULL_RESULT_ARGUMENT = "fullResult";
 const BYPASS_ARGUMENTS = ["noSummary", "returnOriginal"];
 const BYPASS = "summarize:bypass";
-const SYSTEM_PROMPT = "Summarize tool output for another model that will act on it. Keep identifiers, names, numbers, paths, URLs and error messages exactly. Be brief; no preamble.";
+const SYSTEM_PROMPT =
+  "Summarize tool output for another model that will act on it. Keep identifiers, names, numbers, paths, URLs and error messages exactly. Be brief; no preamble.";
 
 interface Kept {
   text: string;
@@ -87,7 +88,10 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
       if (typeof handle === "string" && !declares(call, FULL_RESULT_ARGUMENT)) {
         const entry = kept.get(handle);
         if (!entry || entry.owner !== call.session.id || entry.expiresAt <= clock()) {
-          return { action: "abort", error: `No kept result "${handle.slice(0, 60)}" for this session: it expired or never existed. Call ${call.name} again without "${FULL_RESULT_ARGUMENT}".` };
+          return {
+            action: "abort",
+            error: `No kept result "${handle.slice(0, 60)}" for this session: it expired or never existed. Call ${call.name} again without "${FULL_RESULT_ARGUMENT}".`,
+          };
         }
         call.state.set(BYPASS, true);
         return { action: "respond", result: { content: [{ type: "text", text: entry.text }] } };
@@ -111,12 +115,25 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
         const signal = call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(samplingTimeoutMs)]) : AbortSignal.timeout(samplingTimeoutMs);
         const answer = await peer.createMessage(
           {
-            messages: [{ role: "user", content: { type: "text", text: `Summarize this output of the tool ${call.name}:\n\n${text.slice(0, maxInputChars)}${text.length > maxInputChars ? `\n[... ${text.length - maxInputChars} more characters not shown]` : ""}` } }],
+            messages: [
+              {
+                role: "user",
+                content: {
+                  type: "text",
+                  text: `Summarize this output of the tool ${call.name}:\n\n${text.slice(0, maxInputChars)}${text.length > maxInputChars ? `\n[... ${text.length - maxInputChars} more characters not shown]` : ""}`,
+                },
+              },
+            ],
             systemPrompt: SYSTEM_PROMPT,
             maxTokens: options.maxTokens ?? 400,
             temperature: 0.2,
             includeContext: "none",
-            modelPreferences: { hints: [{ name: "haiku" }, { name: "flash" }, { name: "mini" }], costPriority: 0.9, speedPriority: 0.8, intelligencePriority: 0.2 },
+            modelPreferences: {
+              hints: [{ name: "haiku" }, { name: "flash" }, { name: "mini" }],
+              costPriority: 0.9,
+              speedPriority: 0.8,
+              intelligencePriority: 0.2,
+            },
           },
           { signal },
         );
@@ -138,7 +155,12 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
       }
       call.logField("summarized", true);
       const summarized: CallToolResult = {
-        content: [{ type: "text", text: `${summary}\n\n[codemux] A summary (by your client's model ${model}) of a ${text.length.toLocaleString("en-US")}-character result. For the full result, ${where}.` }],
+        content: [
+          {
+            type: "text",
+            text: `${summary}\n\n[codemux] A summary (by your client's model ${model}) of a ${text.length.toLocaleString("en-US")}-character result. For the full result, ${where}.`,
+          },
+        ],
         _meta: { ...result._meta, [SUMMARIZED_META]: true, "codemux/originalChars": text.length, "codemux/handle": handle, "codemux/model": model },
       };
       return summarized;

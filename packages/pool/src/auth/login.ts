@@ -49,7 +49,11 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
     const error = url.searchParams.get("error");
     const code = url.searchParams.get("code");
     if (url.searchParams.get("state") !== state) {
-      page(response, { status: 400, title: "Login failed", text: "The answer does not belong to this login (its state does not match). Start again with codemux auth login." });
+      page(response, {
+        status: 400,
+        title: "Login failed",
+        text: "The answer does not belong to this login (its state does not match). Start again with codemux auth login.",
+      });
       return;
     }
     if (error || !code) {
@@ -64,12 +68,19 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   const port = options.port ?? options.settings?.redirectPort ?? 0;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(error.code === "EADDRINUSE" ? new Error(`Port ${port} on 127.0.0.1 is in use; free it or set another oauth.redirectPort for "${options.server}".`) : error),
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`Port ${port} on 127.0.0.1 is in use; free it or set another oauth.redirectPort for "${options.server}".`)
+          : error,
+      ),
     );
     server.listen(port, "127.0.0.1", () => resolve());
   });
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
-  const timer = setTimeout(() => settle?.reject(new Error(`No answer from the browser within ${Math.round(timeoutMs / 1000)} s; run codemux auth login ${options.server} again.`)), timeoutMs);
+  const timer = setTimeout(
+    () => settle?.reject(new Error(`No answer from the browser within ${Math.round(timeoutMs / 1000)} s; run codemux auth login ${options.server} again.`)),
+    timeoutMs,
+  );
   const onAbort = () => settle?.reject(new Error("The login was cancelled."));
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -105,5 +116,7 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
 function page(response: ServerResponse, { status, title, text }: { status: number; title: string; text: string }): void {
   const html = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   response.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
-  response.end(`<!doctype html><meta charset="utf-8"><title>codemux: ${html(title)}</title><body style="font-family:sans-serif;margin:3em"><h1>${html(title)}</h1><p>${html(text)}</p></body>`);
+  response.end(
+    `<!doctype html><meta charset="utf-8"><title>codemux: ${html(title)}</title><body style="font-family:sans-serif;margin:3em"><h1>${html(title)}</h1><p>${html(text)}</p></body>`,
+  );
 }

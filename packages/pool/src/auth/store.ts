@@ -67,14 +67,20 @@ export async function writeAuthRecord(dir: string, record: AuthRecord): Promise<
 /** True when `server` has a login file (read or not). */
 export async function hasAuthRecord(dir: string, server: string): Promise<boolean> {
   const { stat } = await import("node:fs/promises");
-  return stat(fileOf(dir, server)).then(() => true, () => false);
+  return stat(fileOf(dir, server)).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Deletes the login of `server`; true when there was one. */
 export async function deleteAuthRecord(dir: string, server: string): Promise<boolean> {
   const { rm, stat } = await import("node:fs/promises");
   const file = fileOf(dir, server);
-  const existed = await stat(file).then(() => true, () => false);
+  const existed = await stat(file).then(
+    () => true,
+    () => false,
+  );
   await rm(file, { force: true });
   return existed;
 }

@@ -19,17 +19,25 @@ export function parseInlineServers(argv: string[], env: NodeJS.ProcessEnv = proc
   let i = 0;
   while (i < parts.length) {
     const [name, ...options] = parts[i] as string[];
-    if (!name) throw new ConfigError("Inline servers: expected a server name after \"--\".");
+    if (!name) throw new ConfigError('Inline servers: expected a server name after "--".');
     const flags = serverFlags(name, options);
     if (flags.transport === "http" || flags.transport === "sse") {
       if (!flags.url) throw new ConfigError(`Inline server "${name}": --transport ${flags.transport} needs a URL.`);
       servers[name] = { type: flags.transport, url: flags.url, headers: flags.headers };
       i += 1;
     } else {
-      if (flags.url) throw new ConfigError(`Inline server "${name}": unexpected "${flags.url}"; expected "-- ${name} -- COMMAND ARGS..." or "-- ${name} --transport http URL".`);
+      if (flags.url)
+        throw new ConfigError(
+          `Inline server "${name}": unexpected "${flags.url}"; expected "-- ${name} -- COMMAND ARGS..." or "-- ${name} --transport http URL".`,
+        );
       const command = parts[i + 1];
       if (!command || command.length === 0) throw new ConfigError(`Inline server "${name}": expected "-- COMMAND ARGS..." after its name.`);
-      servers[name] = { command: command[0], args: command.slice(1), ...(Object.keys(flags.env).length ? { env: flags.env } : {}), ...(flags.cwd ? { cwd: flags.cwd } : {}) };
+      servers[name] = {
+        command: command[0],
+        args: command.slice(1),
+        ...(Object.keys(flags.env).length ? { env: flags.env } : {}),
+        ...(flags.cwd ? { cwd: flags.cwd } : {}),
+      };
       i += 2;
     }
   }
@@ -57,7 +65,8 @@ function serverFlags(server: string, args: string[]): ServerFlags {
     };
     if (arg === "--transport") {
       const type = value();
-      if (type !== "stdio" && type !== "http" && type !== "sse") throw new ConfigError(`Inline server "${server}": --transport takes "stdio", "http" or "sse", not "${type}".`);
+      if (type !== "stdio" && type !== "http" && type !== "sse")
+        throw new ConfigError(`Inline server "${server}": --transport takes "stdio", "http" or "sse", not "${type}".`);
       flags.transport = type;
     } else if (arg === "-H" || arg === "--header") {
       const header = value();
@@ -77,6 +86,7 @@ function serverFlags(server: string, args: string[]): ServerFlags {
       throw new ConfigError(`Inline server "${server}": unexpected "${arg}" (headers are given as -H "Name: value").`);
     }
   }
-  if (flags.transport === "stdio" && Object.keys(flags.headers).length > 0) throw new ConfigError(`Inline server "${server}": -H headers need --transport http or sse.`);
+  if (flags.transport === "stdio" && Object.keys(flags.headers).length > 0)
+    throw new ConfigError(`Inline server "${server}": -H headers need --transport http or sse.`);
   return flags;
 }

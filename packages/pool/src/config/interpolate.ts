@@ -64,7 +64,9 @@ function specialVariable(name: string, context: InterpolationContext): string | 
 export function unsupportedReason(reference: string): string {
   const inner = reference.slice(2, -1);
   const kind = inner.includes(":") ? inner.slice(0, inner.indexOf(":")) : inner;
-  if (kind === "input") return `${reference} is an input prompt of VS Code, which codemux cannot show: put the value in an environment variable and write \${NAME} (or \${env:NAME})`;
-  if (kind === "command" || kind === "config") return `${reference} asks the editor (${kind}), which codemux is not: write the value, or \${NAME} for an environment variable`;
+  if (kind === "input")
+    return `${reference} is an input prompt of VS Code, which codemux cannot show: put the value in an environment variable and write \${NAME} (or \${env:NAME})`;
+  if (kind === "command" || kind === "config")
+    return `${reference} asks the editor (${kind}), which codemux is not: write the value, or \${NAME} for an environment variable`;
   return `${reference} is not a variable codemux knows: it expands \${NAME}, \${NAME:-default}, \${env:NAME}, \${userHome}, \${workspaceFolder} and \${pathSeparator}`;
 }

@@ -4,7 +4,8 @@ import { parseInlineServers } from "./inline";
 import { interpolate } from "./interpolate";
 import { parseConfig } from "./load";
 
-const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseConfig(typeof value === "string" ? value : JSON.stringify(value), { file: "/home/u/codemux.json", env });
+const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) =>
+  parseConfig(typeof value === "string" ? value : JSON.stringify(value), { file: "/home/u/codemux.json", env });
 const errorOf = (fn: () => unknown): ConfigError => {
   try {
     fn();
@@ -25,8 +26,17 @@ describe("parseConfig", () => {
         implied: { url: "https://example.com/other" },
       },
     });
-    expect(config.servers.map((s) => [s.name, s.transport.type])).toEqual([["fs", "stdio"], ["remote", "http"], ["legacy", "sse"], ["implied", "http"]]);
-    expect(config.servers[0]).toMatchObject({ transport: { command: "npx", args: ["-y", "server-filesystem", "."], env: { X: "1" } }, callTimeoutMs: 60000, connectTimeoutMs: 30000 });
+    expect(config.servers.map((s) => [s.name, s.transport.type])).toEqual([
+      ["fs", "stdio"],
+      ["remote", "http"],
+      ["legacy", "sse"],
+      ["implied", "http"],
+    ]);
+    expect(config.servers[0]).toMatchObject({
+      transport: { command: "npx", args: ["-y", "server-filesystem", "."], env: { X: "1" } },
+      callTimeoutMs: 60000,
+      connectTimeoutMs: 30000,
+    });
     expect(config.servers[1]).toMatchObject({ callTimeoutMs: 5000, transport: { headers: { Authorization: "Bearer t" } } });
   });
 
@@ -45,7 +55,13 @@ describe("parseConfig", () => {
       },
       { BIN: "node", HOME: "/home/u", TOKEN: "t0k", HOST: "example.com" },
     );
-    expect(config.servers[0]!.transport).toEqual({ type: "stdio", command: "node", args: ["--home=/home/u", "fallback"], env: { TOKEN: "t0k" }, cwd: "/home/u/x" });
+    expect(config.servers[0]!.transport).toEqual({
+      type: "stdio",
+      command: "node",
+      args: ["--home=/home/u", "fallback"],
+      env: { TOKEN: "t0k" },
+      cwd: "/home/u/x",
+    });
     expect(config.servers[0]!.problem).toBeUndefined();
     expect(config.servers[1]!.problem).toMatch(/SECRET is not set/);
   });
@@ -67,7 +83,7 @@ describe("parseConfig", () => {
     [{ mcpServers: { r: { type: "http", url: "ftp://x" } } }, /mcpServers\.r\.url: must be an http\(s\) URL/],
     [{ mcpServers: { r: { type: "websocket", url: "ws://x" } } }, /mcpServers\.r\.type: unknown transport "websocket"/],
     [{ mcpServers: { r: { type: "http" } } }, /mcpServers\.r\.url: required$/],
-    [{ mcpServers: { "a__b": { command: "x" } } }, /mcpServers\.a__b: a server name may hold/],
+    [{ mcpServers: { a__b: { command: "x" } } }, /mcpServers\.a__b: a server name may hold/],
     [{ mcpServers: { "has space": { command: "x" } } }, /mcpServers\.has space: a server name/],
   ])("rejects %j with a message naming the field", (value, pattern) => {
     const error = errorOf(() => parse(value));
@@ -90,10 +106,16 @@ describe("interpolate", () => {
 
 describe("parseInlineServers", () => {
   it("parses stdio and http servers separated by --", () => {
-    const config = parseInlineServers(["--", "fs", "--", "npx", "-y", "server-filesystem", ".", "--", "remote", "--transport", "http", "https://x.dev/mcp", "-H", "Authorization: Bearer a:b"], {});
+    const config = parseInlineServers(
+      ["--", "fs", "--", "npx", "-y", "server-filesystem", ".", "--", "remote", "--transport", "http", "https://x.dev/mcp", "-H", "Authorization: Bearer a:b"],
+      {},
+    );
     expect(config.source).toBe("inline");
     expect(config.servers[0]).toMatchObject({ name: "fs", transport: { type: "stdio", command: "npx", args: ["-y", "server-filesystem", "."] } });
-    expect(config.servers[1]).toMatchObject({ name: "remote", transport: { type: "http", url: "https://x.dev/mcp", headers: { Authorization: "Bearer a:b" } } });
+    expect(config.servers[1]).toMatchObject({
+      name: "remote",
+      transport: { type: "http", url: "https://x.dev/mcp", headers: { Authorization: "Bearer a:b" } },
+    });
   });
 
   it.each([
@@ -128,29 +150,55 @@ describe("config warnings", () => {
 
   it("accepts other clients' keys quietly", () => {
     const entry = {
-      command: "x", type: "stdio", description: "d", alwaysAllow: [], autoApprove: [], timeout: 5, envFile: ".env", trust: true,
-      includeTools: [], excludeTools: [], disabledTools: [], oauth: {}, transport: "stdio", lazy: true,
+      command: "x",
+      type: "stdio",
+      description: "d",
+      alwaysAllow: [],
+      autoApprove: [],
+      timeout: 5,
+      envFile: ".env",
+      trust: true,
+      includeTools: [],
+      excludeTools: [],
+      disabledTools: [],
+      oauth: {},
+      transport: "stdio",
+      lazy: true,
     };
     expect(parse({ mcpServers: { a: entry } }).warnings).toEqual([]);
   });
 
   it("reads Windsurf's serverUrl and the proxy and refresh keys", () => {
-    const config = parse({ mcpServers: { w: { serverUrl: "https://x.dev/mcp", proxy: false, refreshIntervalMs: 0 }, p: { url: "https://y.dev/mcp", proxy: "http://corp:3128" } } });
+    const config = parse({
+      mcpServers: { w: { serverUrl: "https://x.dev/mcp", proxy: false, refreshIntervalMs: 0 }, p: { url: "https://y.dev/mcp", proxy: "http://corp:3128" } },
+    });
     expect(config.servers[0]).toMatchObject({ transport: { type: "http", url: "https://x.dev/mcp", proxy: false }, refreshIntervalMs: 0 });
     expect(config.servers[1]!.transport).toMatchObject({ proxy: "http://corp:3128" });
-    expect(() => parse({ mcpServers: { p: { url: "https://y.dev/mcp", proxy: "socks5://x" } } })).toThrow(/mcpServers\.p\.proxy: must be an http\(s\) proxy URL or false/);
+    expect(() => parse({ mcpServers: { p: { url: "https://y.dev/mcp", proxy: "socks5://x" } } })).toThrow(
+      /mcpServers\.p\.proxy: must be an http\(s\) proxy URL or false/,
+    );
   });
 });
 
 describe("client variables", () => {
   it("expands ${env:NAME}, ${userHome} and ${workspaceFolder} (the config's folder)", () => {
-    const config = parse({ mcpServers: { a: { command: "${userHome}/bin/s", args: ["${workspaceFolder}/data", "${env:TOKEN}", "${workspaceFolderBasename}"], env: { T: "${env:TOKEN}" } } } }, { TOKEN: "t0k", HOME: "/home/u" });
+    const config = parse(
+      {
+        mcpServers: {
+          a: { command: "${userHome}/bin/s", args: ["${workspaceFolder}/data", "${env:TOKEN}", "${workspaceFolderBasename}"], env: { T: "${env:TOKEN}" } },
+        },
+      },
+      { TOKEN: "t0k", HOME: "/home/u" },
+    );
     expect(config.servers[0]!.transport).toMatchObject({ command: "/home/u/bin/s", args: ["/home/u/data", "t0k", "u"], env: { T: "t0k" } });
     expect(parse({ mcpServers: { a: { command: "x", env: { T: "${env:NOPE}" } } } }).servers[0]!.problem).toMatch(/NOPE is not set/);
   });
 
   it.each([
-    [{ command: "x", env: { TOKEN: "${input:github_token}" } }, /mcpServers\.a\.env\.TOKEN: \$\{input:github_token\} is an input prompt of VS Code, which codemux cannot show/],
+    [
+      { command: "x", env: { TOKEN: "${input:github_token}" } },
+      /mcpServers\.a\.env\.TOKEN: \$\{input:github_token\} is an input prompt of VS Code, which codemux cannot show/,
+    ],
     [{ command: "x", args: ["--x", "${command:pickFile}"] }, /mcpServers\.a\.args\.1: \$\{command:pickFile\} asks the editor \(command\)/],
     [{ url: "https://x.dev/${config:server.path}" }, /mcpServers\.a\.url: \$\{config:server\.path\} asks the editor/],
     [{ command: "${workspaceFolder:api}/s" }, /mcpServers\.a\.command: \$\{workspaceFolder:api\} is not a variable codemux knows/],

@@ -27,7 +27,14 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
     text = await readFile(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "the file does not exist" : code === "EISDIR" ? "it is a directory, not a file" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    const reason =
+      code === "ENOENT"
+        ? "the file does not exist"
+        : code === "EISDIR"
+          ? "it is a directory, not a file"
+          : code === "EACCES"
+            ? "permission denied"
+            : (error as Error).message;
     throw new ConfigError(`Cannot read config ${file}: ${reason}.`, { file, cause: error });
   }
   return parseConfig(text, { file, env });
@@ -50,11 +57,14 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
     data = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     const { line, column } = jsonErrorPosition(text, (error as Error).message);
-    throw new ConfigError(`Invalid config ${file}: JSON syntax error at line ${line}, column ${column}: ${cleanJsonMessage((error as Error).message)}.`, { file, cause: error });
+    throw new ConfigError(`Invalid config ${file}: JSON syntax error at line ${line}, column ${column}: ${cleanJsonMessage((error as Error).message)}.`, {
+      file,
+      cause: error,
+    });
   }
-  if (!isObject(data)) return fail("top level", "expected an object with \"mcpServers\" (or \"servers\")");
+  if (!isObject(data)) return fail("top level", 'expected an object with "mcpServers" (or "servers")');
   const key = "mcpServers" in data ? "mcpServers" : "servers" in data ? "servers" : undefined;
-  if (!key) return fail("top level", "expected a \"mcpServers\" (or \"servers\") object listing the servers");
+  if (!key) return fail("top level", 'expected a "mcpServers" (or "servers") object listing the servers');
   const entries = data[key];
   if (!isObject(entries)) return fail(key, "expected an object whose keys are server names");
 
@@ -63,7 +73,7 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
   for (const [name, raw] of Object.entries(entries)) {
     const where = `${key}.${name}`;
     if (!SERVER_NAME_PATTERN.test(name)) {
-      fail(where, "a server name may hold letters, digits, \"-\" and single \"_\" (not \"__\", not at either end)");
+      fail(where, 'a server name may hold letters, digits, "-" and single "_" (not "__", not at either end)');
     }
     if (isObject(raw) && raw.disabled === true) continue;
     const spec = toSpec(name, raw, { env, context, fail: (field, message) => fail(field ? `${where}.${field}` : where, message) });
@@ -96,15 +106,22 @@ interface SpecContext {
 }
 
 function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext): ServerSpec {
-  if (!isObject(raw)) return fail("", "expected an object with \"command\" (stdio) or \"url\" (HTTP)");
+  if (!isObject(raw)) return fail("", 'expected an object with "command" (stdio) or "url" (HTTP)');
   if (typeof raw.type === "string" && !["stdio", "http", "streamable-http", "streamableHttp", "sse"].includes(raw.type)) {
     return fail("type", `unknown transport "${raw.type}" (use "stdio", "http" or "sse")`);
   }
   // Windsurf writes `serverUrl`, Gemini CLI `httpUrl`: both name the Streamable HTTP endpoint.
-  const alias = raw.url === undefined && raw.command === undefined ? (typeof raw.serverUrl === "string" ? raw.serverUrl : typeof raw.httpUrl === "string" ? raw.httpUrl : undefined) : undefined;
+  const alias =
+    raw.url === undefined && raw.command === undefined
+      ? typeof raw.serverUrl === "string"
+        ? raw.serverUrl
+        : typeof raw.httpUrl === "string"
+          ? raw.httpUrl
+          : undefined
+      : undefined;
   const source = alias === undefined ? raw : { ...raw, url: alias };
   const isHttp = source.type !== undefined && source.type !== "stdio" ? true : source.command === undefined && source.url !== undefined;
-  if (!isHttp && source.command === undefined) return fail("command", "required (or give \"url\" for an HTTP server)");
+  if (!isHttp && source.command === undefined) return fail("command", 'required (or give "url" for an HTTP server)');
   const parsed = serverEntrySchema.options[isHttp ? 1 : 0].safeParse(source);
   if (!parsed.success) return fail(...firstIssue(parsed.error));
   const entry = parsed.data as Record<string, unknown>;
@@ -160,10 +177,15 @@ function unknownKeyWarnings(where: string, raw: Record<string, unknown>, spec: S
   for (const key of Object.keys(raw)) {
     if (known.includes(key) || FOREIGN_KEYS.has(key)) continue;
     if (STDIO_KEYS.includes(key) || HTTP_KEYS.includes(key)) {
-      warnings.push(`${where}: "${key}" is ignored in ${spec.transport.type === "stdio" ? "a stdio entry (it has \"command\")" : "an HTTP entry (it has \"url\")"}.`);
+      warnings.push(
+        `${where}: "${key}" is ignored in ${spec.transport.type === "stdio" ? 'a stdio entry (it has "command")' : 'an HTTP entry (it has "url")'}.`,
+      );
       continue;
     }
-    const suggestion = closestKey(key, [...STDIO_KEYS, ...HTTP_KEYS].filter((k, i, all) => all.indexOf(k) === i));
+    const suggestion = closestKey(
+      key,
+      [...STDIO_KEYS, ...HTTP_KEYS].filter((k, i, all) => all.indexOf(k) === i),
+    );
     let sentence = `${where}: unknown key "${key}" is ignored${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`;
     if (suggestion === "args" && spec.transport.type === "stdio" && spec.transport.args.length === 0) {
       sentence += `; without "args" the server runs "${spec.transport.command}" with no arguments, which may start something that never answers`;
@@ -211,5 +233,8 @@ function jsonErrorPosition(text: string, message: string): { line: number; colum
 }
 
 function cleanJsonMessage(message: string): string {
-  return message.replace(/\s*in JSON at position \d+.*$/, "").replace(/\s*\(line \d+ column \d+\)/, "").replace(/, ".*" is not valid JSON$/, "");
+  return message
+    .replace(/\s*in JSON at position \d+.*$/, "")
+    .replace(/\s*\(line \d+ column \d+\)/, "")
+    .replace(/, ".*" is not valid JSON$/, "");
 }

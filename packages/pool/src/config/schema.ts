@@ -3,13 +3,22 @@ import { z } from "zod";
 // Server names become part of `server__tool` names and module paths: the rule is the catalog's, the config checks names by it.
 export { SERVER_NAME_PATTERN } from "@codemux/catalog";
 
-const positiveMs = z.number().int().positive().max(24 * 60 * 60 * 1000);
+const positiveMs = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 60 * 60 * 1000);
 
 const commonFields = {
   disabled: z.boolean().optional(),
   callTimeoutMs: positiveMs.optional(),
   connectTimeoutMs: positiveMs.optional(),
-  refreshIntervalMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
+  refreshIntervalMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 60 * 60 * 1000)
+    .optional(),
   lazy: z.boolean().optional(),
   idleStopMs: positiveMs.optional(),
   tools: z
@@ -35,7 +44,10 @@ export const stdioEntrySchema = z.object({
 export const httpEntrySchema = z.object({
   ...commonFields,
   type: z.enum(["http", "streamable-http", "streamableHttp", "sse"]).optional(),
-  url: z.string().url("must be an http(s) URL").refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL"),
+  url: z
+    .string()
+    .url("must be an http(s) URL")
+    .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL"),
   headers: stringMap.optional(),
   proxy: z.union([z.string().refine((u) => /^https?:\/\/[^/]/i.test(u), "must be an http(s) proxy URL or false"), z.literal(false)]).optional(),
   oauth: z
@@ -64,8 +76,38 @@ export const HTTP_KEYS = ["type", "url", "headers", "proxy", "oauth", ...Object.
  * or codemux's own front ends write in an entry: accepted quietly, not read (`oauth` is read in an HTTP entry).
  */
 export const FOREIGN_KEYS = new Set([
-  "transport", "transportType", "description", "name", "title", "icon", "version", "enabled", "autoStart",
-  "alwaysAllow", "autoApprove", "disabledTools", "timeout", "networkTimeout", "initTimeout", "envFile", "envs",
-  "trust", "includeTools", "excludeTools", "oauth", "authProviderType", "dev", "gallery", "serverUrl", "httpUrl",
-  "requestInit", "startup_timeout_sec", "tool_timeout_sec", "source", "settings", "notes", "tags", "$schema",
+  "transport",
+  "transportType",
+  "description",
+  "name",
+  "title",
+  "icon",
+  "version",
+  "enabled",
+  "autoStart",
+  "alwaysAllow",
+  "autoApprove",
+  "disabledTools",
+  "timeout",
+  "networkTimeout",
+  "initTimeout",
+  "envFile",
+  "envs",
+  "trust",
+  "includeTools",
+  "excludeTools",
+  "oauth",
+  "authProviderType",
+  "dev",
+  "gallery",
+  "serverUrl",
+  "httpUrl",
+  "requestInit",
+  "startup_timeout_sec",
+  "tool_timeout_sec",
+  "source",
+  "settings",
+  "notes",
+  "tags",
+  "$schema",
 ]);

@@ -103,7 +103,10 @@ describe("QuickJS runtime: modules it links itself", () => {
     expect(await linked("let a = 1;\nlet a = 2;")).toMatchObject({ ok: false, unlinked: true });
     expect(await linked('import { nope } from "mcp/a.ts";\nexport default nope;')).toMatchObject({ ok: false, unlinked: true });
     expect(await linked('import { a } from "mcp/unlisted.ts";')).toMatchObject({ ok: false, unlinked: true });
-    expect(await linked('import { b } from "mcp/b.ts";\n__host_call("x", 1);\nthrow new Error("before any call left");')).toMatchObject({ ok: false, unlinked: true });
+    expect(await linked('import { b } from "mcp/b.ts";\n__host_call("x", 1);\nthrow new Error("before any call left");')).toMatchObject({
+      ok: false,
+      unlinked: true,
+    });
     const seen = await linked('import { b } from "mcp/b.ts";\nconsole.log(b);\nthrow new Error("after output");');
     expect(seen).toMatchObject({ ok: false, error: { message: "after output" } });
     expect(seen.unlinked).toBeUndefined();
@@ -115,7 +118,6 @@ describe("QuickJS runtime: modules it links itself", () => {
     const outcome = await linked('import { a } from "mcp/a.ts";\nexport default await import("mcp/a.ts").then(() => "loaded", (e) => e.message);');
     expect(outcome).toEqual({ ok: true, resultJson: JSON.stringify("import() is not available in the sandbox") });
   });
-
 });
 
 describe("QuickJS runtime: the call bridge", () => {
@@ -201,7 +203,9 @@ describe("QuickJS runtime: each engine's memory holds nothing of an earlier run"
   const firstNonZero = (memory: WasmMemory) => new Uint8Array(memory.buffer).findIndex((byte) => byte !== 0);
 
   it("wipes a used memory to all zero bytes, and refuses one that grew", () => {
-    const Memory = (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory & { grow(pages: number): number } } }).WebAssembly.Memory;
+    const Memory = (
+      globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory & { grow(pages: number): number } } }
+    ).WebAssembly.Memory;
     const memory = new Memory({ initial: 256, maximum: 512 });
     new Uint8Array(memory.buffer).fill(0xa5, 1000, 5_000_000);
     expect(wipeMemory(memory)).toBe(true);
@@ -218,8 +222,16 @@ describe("QuickJS runtime: each engine's memory holds nothing of an earlier run"
       { beforeInstantiate: (memory, reused) => seen.push({ memory, reused, nonZero: firstNonZero(memory) }) },
     );
     const secret = `SECRET-${process.pid}-${Date.now()}`;
-    const request = (code: string) => ({ code, filename: "bundle.js", deadline: Date.now() + 5_000, limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 } });
-    const first = await own.run(request(`const parts = [];\nfor (let i = 0; i < 50; i++) parts.push(${JSON.stringify(secret)}.repeat(100) + i);\nexport default parts.length;`), host());
+    const request = (code: string) => ({
+      code,
+      filename: "bundle.js",
+      deadline: Date.now() + 5_000,
+      limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+    });
+    const first = await own.run(
+      request(`const parts = [];\nfor (let i = 0; i < 50; i++) parts.push(${JSON.stringify(secret)}.repeat(100) + i);\nexport default parts.length;`),
+      host(),
+    );
     expect(first).toMatchObject({ ok: true, resultJson: "50" });
     const firstMemory = seen[0]?.memory as WasmMemory;
     // The guest's strings are in its memory while it is held; the wipe is what removes them.

@@ -1,12 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
-import {
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  QuickJSWASMModule,
-} from "quickjs-emscripten-core";
+import { type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import {
   DEFAULT_MAX_CALL_ARGS_BYTES,
   DEFAULT_MAX_RESULT_DEPTH,
@@ -25,13 +20,15 @@ import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, TIMERS } from "./prelude.
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
 }
-const Wasm = (globalThis as unknown as {
-  WebAssembly: {
-    Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
-    compile: (bytes: Uint8Array) => Promise<object>;
-    Instance: new (module: object, imports: object) => { exports: object };
-  };
-}).WebAssembly;
+const Wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+      compile: (bytes: Uint8Array) => Promise<object>;
+      Instance: new (module: object, imports: object) => { exports: object };
+    };
+  }
+).WebAssembly;
 const WASM_PAGE_BYTES = 64 * 1024;
 /** Static data and the C stack of the QuickJS build (its default initial memory). */
 const WASM_BASE_BYTES = 16 * 1024 * 1024;
@@ -72,7 +69,11 @@ export function wipeMemory(memory: WasmMemory): boolean {
  */
 export async function createQuickJSRuntime(options: RuntimeOptions, hooks: QuickJSRuntimeHooks = {}): Promise<SandboxRuntime> {
   const wasmPath = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
-  const [wasmModule, loaderImport, FFI] = await Promise.all([readFile(wasmPath).then((bytes) => Wasm.compile(bytes)), variant.importModuleLoader(), variant.importFFI()]);
+  const [wasmModule, loaderImport, FFI] = await Promise.all([
+    readFile(wasmPath).then((bytes) => Wasm.compile(bytes)),
+    variant.importModuleLoader(),
+    variant.importFFI(),
+  ]);
   const loadEmscripten = (typeof loaderImport === "function" ? loaderImport : loaderImport.default) as unknown as (options: object) => Promise<object>;
   const newModule = QuickJSWASMModule as unknown as new (module: unknown, ffi: unknown) => QuickJSWASMModule;
   const maximumBytes = WASM_BASE_BYTES + options.memoryLimitBytes + WASM_SLACK_BYTES;
@@ -95,7 +96,12 @@ export async function createQuickJSRuntime(options: RuntimeOptions, hooks: Quick
     const emscripten = await loadEmscripten({ wasmMemory, instantiateWasm });
     (emscripten as { type?: string }).type = "sync";
     const module = new newModule(emscripten, new FFI(emscripten as ConstructorParameters<typeof FFI>[0]));
-    const engine = new QuickJSRun(module, { memoryLimitBytes: options.memoryLimitBytes, memory: wasmMemory, preload: withPreload ? preload : undefined, hooks });
+    const engine = new QuickJSRun(module, {
+      memoryLimitBytes: options.memoryLimitBytes,
+      memory: wasmMemory,
+      preload: withPreload ? preload : undefined,
+      hooks,
+    });
     if (engine.preloadFailed) preload = undefined;
     return engine;
   };
@@ -342,9 +348,7 @@ class QuickJSRun {
     const call = vm.newFunction("call", (batch) => {
       this.#calls(batch);
     });
-    const setTimer = vm.newFunction("setTimer", (callback, ms, repeat) =>
-      vm.newNumber(this.#setTimer(callback, vm.getNumber(ms), vm.dump(repeat) === true)),
-    );
+    const setTimer = vm.newFunction("setTimer", (callback, ms, repeat) => vm.newNumber(this.#setTimer(callback, vm.getNumber(ms), vm.dump(repeat) === true)));
     const clearTimer = vm.newFunction("clearTimer", (id) => {
       this.#clearTimer(vm.getNumber(id));
     });
@@ -553,7 +557,6 @@ class QuickJSRun {
     });
   }
 
-
   /**
    * JSON of the default export: primitives here, objects through the guest-side serializer, which
    * stops at the size and depth limits instead of building the whole text first.
@@ -591,7 +594,10 @@ class QuickJSRun {
       const kind = vm.typeof(text);
       if (kind === "number") {
         return vm.getNumber(text) === SERIALIZE_TOO_DEEP
-          ? { ok: false, error: { kind: "result", message: `The default export is nested deeper than the ${maxDepth}-level limit; flatten it or return a part of it.` } }
+          ? {
+              ok: false,
+              error: { kind: "result", message: `The default export is nested deeper than the ${maxDepth}-level limit; flatten it or return a part of it.` },
+            }
           : tooBig(maxResultBytes);
       }
       if (kind !== "string") return { ok: true, resultJson: undefined };
@@ -715,7 +721,10 @@ function parseJson(text: string): unknown {
 }
 
 function tooBig(limit: number): RuntimeOutcome {
-  return { ok: false, error: { kind: "result", message: `The default export's JSON is larger than the ${formatBytes(limit)} limit; return less, or a summary.` } };
+  return {
+    ok: false,
+    error: { kind: "result", message: `The default export's JSON is larger than the ${formatBytes(limit)} limit; return less, or a summary.` },
+  };
 }
 
 /** The engine itself failed (V8 stack exhausted under the WASM frames, WASM trap); its state cannot be trusted. */

@@ -21,7 +21,17 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
   },
   run: ({ name, args, args_json, background }, ctx) => {
     const input = args ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
-    const call = ({ signal, progress, origin, job }: { signal: AbortSignal | undefined; progress: typeof ctx.progress; origin: string; job?: string }): Promise<CallToolResult> => {
+    const call = ({
+      signal,
+      progress,
+      origin,
+      job,
+    }: {
+      signal: AbortSignal | undefined;
+      progress: typeof ctx.progress;
+      origin: string;
+      job?: string;
+    }): Promise<CallToolResult> => {
       const request: CallRequest = { name, arguments: input, origin, session: ctx.session };
       if (signal) request.signal = signal;
       if (progress) request.progress = progress;
@@ -29,7 +39,13 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
       if (job !== undefined) request.job = job;
       return ctx.core.callTool(request).then((result) => limitResult(ctx.core, { tool: name, owner: ctx.session.id, result }));
     };
-    if (background) return inBackground(ctx, { kind: "call_tool", description: name, request: { name, args: input }, run: ({ signal, progress, job }) => call({ signal, progress, origin: "job", job }) });
+    if (background)
+      return inBackground(ctx, {
+        kind: "call_tool",
+        description: name,
+        request: { name, args: input },
+        run: ({ signal, progress, job }) => call({ signal, progress, origin: "job", job }),
+      });
     // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.
     return call({ signal: ctx.signal, progress: ctx.progress, origin: ctx.origin });
   },

@@ -27,13 +27,23 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
         ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         ...(job !== undefined ? { job } : {}),
         // Inner calls' progress keeps the outer request alive; one counter keeps the values increasing.
-        ...(report ? { onprogress: ({ tool, progress }) => report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }) } : {}),
+        ...(report
+          ? {
+              onprogress: ({ tool, progress }) =>
+                report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }),
+            }
+          : {}),
       });
       return limitResult(ctx.core, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
     };
     if (background) {
       const description = code.trimStart().split("\n", 1)[0]?.slice(0, 120) ?? "snippet";
-      return inBackground(ctx, { kind: "execute_code", description, request: { code, timeoutMs }, run: ({ signal, progress, job }) => execute(signal, progress, job) });
+      return inBackground(ctx, {
+        kind: "execute_code",
+        description,
+        request: { code, timeoutMs },
+        run: ({ signal, progress, job }) => execute(signal, progress, job),
+      });
     }
     return execute(ctx.signal, ctx.progress);
   },

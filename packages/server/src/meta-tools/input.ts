@@ -50,7 +50,8 @@ function readValue(name: string, property: InputProperty, value: unknown): unkno
       if (property.maxLength !== undefined && value.length > property.maxLength) {
         throw new BadRequestError(`"${name}" is ${value.length} characters long; it may have at most ${property.maxLength}.`);
       }
-      if (property.enum && !property.enum.includes(value)) throw new BadRequestError(`"${name}" must be one of ${property.enum.map((v) => `"${v}"`).join(", ")}.`);
+      if (property.enum && !property.enum.includes(value))
+        throw new BadRequestError(`"${name}" must be one of ${property.enum.map((v) => `"${v}"`).join(", ")}.`);
       return value;
     }
     case "integer":
@@ -73,13 +74,15 @@ function readValue(name: string, property: InputProperty, value: unknown): unkno
     }
     case "object": {
       const parsed = typeof value === "string" ? parseJson(name, value) : value;
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new BadRequestError(`"${name}" must be an object of named values, not ${kind(parsed)}.`);
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        throw new BadRequestError(`"${name}" must be an object of named values, not ${kind(parsed)}.`);
       return parsed;
     }
     case "array": {
       const list = typeof value === "string" ? [value] : value;
       if (!Array.isArray(list)) throw new BadRequestError(`"${name}" must be a list, not ${kind(value)}.`);
-      if (property.maxItems !== undefined && list.length > property.maxItems) throw new BadRequestError(`"${name}" may have at most ${property.maxItems} items.`);
+      if (property.maxItems !== undefined && list.length > property.maxItems)
+        throw new BadRequestError(`"${name}" may have at most ${property.maxItems} items.`);
       return property.items ? list.map((item, i) => readValue(`${name}[${i}]`, property.items as InputProperty, item)) : list;
     }
     default:

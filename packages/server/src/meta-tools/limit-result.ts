@@ -122,7 +122,9 @@ const MAX_INDENT = 16;
 export function layoutJson(value: unknown): string | undefined {
   const out: string[] = [];
   let size = 0;
-  type Frame = { kind: "value"; value: unknown; depth: number; prefix: string; suffix: string } | { kind: "close"; text: string; depth: number; suffix: string };
+  type Frame =
+    | { kind: "value"; value: unknown; depth: number; prefix: string; suffix: string }
+    | { kind: "close"; text: string; depth: number; suffix: string };
   const stack: Frame[] = [{ kind: "value", value, depth: 0, prefix: "", suffix: "" }];
   const push = (depth: number, text: string): boolean => {
     const line = " ".repeat(Math.min(depth, MAX_INDENT)) + text;
@@ -143,7 +145,9 @@ export function layoutJson(value: unknown): string | undefined {
       if (!push(depth, prefix + scalar + suffix)) return undefined;
       continue;
     }
-    const members: Array<[string, unknown]> = isArray ? (v as unknown[]).map((item) => ["", item]) : Object.entries(v as object).map(([k, item]) => [`${JSON.stringify(k)}: `, item]);
+    const members: Array<[string, unknown]> = isArray
+      ? (v as unknown[]).map((item) => ["", item])
+      : Object.entries(v as object).map(([k, item]) => [`${JSON.stringify(k)}: `, item]);
     if (members.length === 0) {
       if (!push(depth, `${prefix}${isArray ? "[]" : "{}"}${suffix}`)) return undefined;
       continue;
@@ -177,7 +181,10 @@ function previewOf(text: string): { text: string; description: string } {
   const shown = text.slice(0, Math.min(end, PREVIEW_CHARS)).replace(/\n$/, "");
   const whole = shown.length >= text.length - 1;
   const shownLines = shown.split("\n").length;
-  return { text: shown, description: whole ? `all ${shown.length} characters` : end > PREVIEW_CHARS ? `first ${shown.length} characters` : `first ${shownLines} lines` };
+  return {
+    text: shown,
+    description: whole ? `all ${shown.length} characters` : end > PREVIEW_CHARS ? `first ${shown.length} characters` : `first ${shownLines} lines`,
+  };
 }
 
 export function formatBytes(bytes: number): string {

@@ -53,7 +53,8 @@ export function normalizeSpecifier(input: string): string {
     throw new BadRequestError(`"${input.slice(0, 300)}" is an absolute path; modules are named like "mcp/servers/fs/readTextFile".`);
   }
   const parts = text.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
-  if (parts.some((p) => p === "..")) throw new BadRequestError(`"${input.slice(0, 300)}" climbs with ".."; modules are named like "mcp/servers/fs/readTextFile".`);
+  if (parts.some((p) => p === ".."))
+    throw new BadRequestError(`"${input.slice(0, 300)}" climbs with ".."; modules are named like "mcp/servers/fs/readTextFile".`);
   if (parts[0] !== MODULE_ROOT) parts.unshift(MODULE_ROOT);
   return parts.join("/");
 }
@@ -65,7 +66,10 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
   if (`${specifier}/` === SKILLS_PREFIX) {
     if (skills.length === 0) return "No skills yet: save_skill saves a snippet that worked as mcp/skills/<name>.";
     return skills
-      .map((s) => `${SKILLS_PREFIX}${s.name}  ${s.signature}${s.origin === "project" ? "  (project)" : ""}${s.problems.length ? `  [check it: ${s.problems.join("; ")}]` : ""}\n  ${s.description.split("\n")[0]?.slice(0, 200) ?? ""}`)
+      .map(
+        (s) =>
+          `${SKILLS_PREFIX}${s.name}  ${s.signature}${s.origin === "project" ? "  (project)" : ""}${s.problems.length ? `  [check it: ${s.problems.join("; ")}]` : ""}\n  ${s.description.split("\n")[0]?.slice(0, 200) ?? ""}`,
+      )
       .join("\n");
   }
   if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
@@ -75,7 +79,10 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
       ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
       ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.state}: ${s.error ?? "no tools yet"})`),
     ];
-    if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`);
+    if (skills.length > 0)
+      lines.push(
+        `${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`,
+      );
     if (lines.length === 0) return "No servers are connected yet.";
     return [
       ...lines,
@@ -86,7 +93,12 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
   }
   const server = specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length) : undefined;
   if (server && catalog.servers().includes(server)) {
-    return catalog.entries(server).map((e) => `${e.moduleSpecifier}  ${e.signature}`).join("\n") || `${specifier} has no tools.`;
+    return (
+      catalog
+        .entries(server)
+        .map((e) => `${e.moduleSpecifier}  ${e.signature}`)
+        .join("\n") || `${specifier} has no tools.`
+    );
   }
   const found = modules.list(specifier);
   if (found.length > 0) return found.join("\n");
@@ -105,9 +117,12 @@ function readModuleText(core: Codemux, input: string, session: SessionInfo): str
   if (source !== undefined) return source;
   // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
   const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
-  const candidates = server && core.catalog.servers().includes(server) ? core.modules.list(serverModuleSpecifier(server)) : core.catalog.servers().map(serverModuleSpecifier);
+  const candidates =
+    server && core.catalog.servers().includes(server) ? core.modules.list(serverModuleSpecifier(server)) : core.catalog.servers().map(serverModuleSpecifier);
   const close = normalized.length > 200 ? [] : closestNames(normalized, candidates);
-  throw new BadRequestError(`No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`);
+  throw new BadRequestError(
+    `No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
+  );
 }
 
 function notes(core: Codemux): string {

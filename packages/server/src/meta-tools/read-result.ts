@@ -173,10 +173,15 @@ function matchIndexes(lines: string[], pattern: string): { matches: Array<[numbe
   const source =
     "const re = new RegExp(pattern, 'i'); const matches = []; let total = 0; for (let i = 0; i < lines.length; i++) { const m = re.exec(lines[i]); if (m) { total++; if (matches.length < limit) matches.push([i, m.index]); } } ({ matches, total })";
   try {
-    return runInNewContext(source, { pattern, lines, limit: MAX_GREP_MATCHES }, { timeout: GREP_TIMEOUT_MS }) as { matches: Array<[number, number]>; total: number };
+    return runInNewContext(source, { pattern, lines, limit: MAX_GREP_MATCHES }, { timeout: GREP_TIMEOUT_MS }) as {
+      matches: Array<[number, number]>;
+      total: number;
+    };
   } catch (error) {
     if ((error as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
-      throw new BadRequestError(`The pattern took longer than ${GREP_TIMEOUT_MS} ms to match over ${lines.length.toLocaleString("en-US")} lines; use a simpler or more specific pattern, or slice a part first.`);
+      throw new BadRequestError(
+        `The pattern took longer than ${GREP_TIMEOUT_MS} ms to match over ${lines.length.toLocaleString("en-US")} lines; use a simpler or more specific pattern, or slice a part first.`,
+      );
     }
     throw error;
   }

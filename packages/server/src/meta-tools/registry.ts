@@ -37,7 +37,11 @@ export interface MetaTool<Input = Record<string, unknown>> {
  * });
  */
 export function defineMetaTool<Input>(
-  spec: Tool & { inputSchema: InputSchema; run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>; listed?: (session: SessionInfo | undefined) => boolean },
+  spec: Tool & {
+    inputSchema: InputSchema;
+    run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
+    listed?: (session: SessionInfo | undefined) => boolean;
+  },
 ): MetaTool<Input> {
   const { run, listed, ...definition } = spec;
   return { definition, run, ...(listed ? { listed } : {}) };
@@ -71,7 +75,9 @@ export class MetaToolRegistry {
    * points to) are accepted; all of them are left out here.
    */
   definitions(session?: SessionInfo): Tool[] {
-    return [...this.#tools.values()].filter((t) => !t.listed || t.listed(session)).map((t) => ({ ...t.definition, inputSchema: listedSchema(t.definition.inputSchema) }));
+    return [...this.#tools.values()]
+      .filter((t) => !t.listed || t.listed(session))
+      .map((t) => ({ ...t.definition, inputSchema: listedSchema(t.definition.inputSchema) }));
   }
 
   /** Reads the input by the tool's schema and runs it; every failure comes back as an error result, never a throw. */
@@ -90,7 +96,10 @@ function listedSchema(schema: InputSchema): Tool["inputSchema"] {
   const properties = Object.fromEntries(
     Object.entries(schema.properties)
       .filter(([, property]) => !property.unlisted)
-      .map(([name, { maxLength: _length, maxItems: _items, minimum: _min, maximum: _max, default: _default, unlisted: _unlisted, items, ...rest }]) => [name, items ? { ...rest, items: { type: items.type } } : rest]),
+      .map(([name, { maxLength: _length, maxItems: _items, minimum: _min, maximum: _max, default: _default, unlisted: _unlisted, items, ...rest }]) => [
+        name,
+        items ? { ...rest, items: { type: items.type } } : rest,
+      ]),
   );
   return { type: "object", properties, ...(schema.required ? { required: [...schema.required] } : {}) };
 }

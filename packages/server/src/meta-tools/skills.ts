@@ -7,8 +7,7 @@ import { defineMetaTool } from "./registry";
 // One tool for saving and deleting: a separate delete tool cost ~57 upfront tokens for a rare action.
 export const saveSkill = defineMetaTool<{ name: string; code?: string; description?: string; delete?: boolean }>({
   name: "save_skill",
-  description:
-    "Save working code as mcp/skills/<name> (export async function <name>(input)); delete: true removes it.",
+  description: "Save working code as mcp/skills/<name> (export async function <name>(input)); delete: true removes it.",
   inputSchema: {
     type: "object",
     properties: {
@@ -29,6 +28,8 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
     if (code === undefined) throw new BadRequestError('"code" is required to save a skill (or pass delete: true to delete one).');
     if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
     const skill = await skills.save(session.principal, { name, code, description });
-    return textResult(`Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`);
+    return textResult(
+      `Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`,
+    );
   },
 });

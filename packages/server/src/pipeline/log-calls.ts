@@ -11,7 +11,9 @@ export function logCalls(logger: Logger): ToolCallMiddleware {
       logger.debug(`call ${ctx.entry.qualifiedName} (${ctx.origin}) ${result.isError ? "tool error" : "ok"} in ${took()}`);
       return result;
     } catch (error) {
-      logger.debug(`call ${ctx.entry.qualifiedName} (${ctx.origin}) failed in ${took()}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+      logger.debug(
+        `call ${ctx.entry.qualifiedName} (${ctx.origin}) failed in ${took()}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`,
+      );
       throw error;
     }
   };

@@ -93,16 +93,20 @@ export class SkillLibrary {
   async save(principal: string, request: { name: string; code: string; description: string }): Promise<Skill> {
     const name = checkSkillName(request.name);
     const bytes = Buffer.byteLength(request.code, "utf8");
-    if (bytes > MAX_SKILL_CODE_BYTES) throw new BadRequestError(`The skill's code is ${bytes} bytes; a skill may have at most ${MAX_SKILL_CODE_BYTES}. Keep the reusable part.`);
+    if (bytes > MAX_SKILL_CODE_BYTES)
+      throw new BadRequestError(`The skill's code is ${bytes} bytes; a skill may have at most ${MAX_SKILL_CODE_BYTES}. Keep the reusable part.`);
     const description = request.description.trim();
     if (!description) throw new BadRequestError('"description" must say what the skill does: search_tools finds skills by it.');
-    if (description.length > MAX_SKILL_DESCRIPTION_CHARS) throw new BadRequestError(`"description" may have at most ${MAX_SKILL_DESCRIPTION_CHARS} characters.`);
+    if (description.length > MAX_SKILL_DESCRIPTION_CHARS)
+      throw new BadRequestError(`"description" may have at most ${MAX_SKILL_DESCRIPTION_CHARS} characters.`);
     const own = this.#saved.get(principal);
-    if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS) throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with save_skill {name, delete: true} first.`);
+    if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS)
+      throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with save_skill {name, delete: true} first.`);
 
     const specifier = skillSpecifier(name);
     const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, principal, name) });
-    if (!result.ok) throw new BadRequestError(`Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`);
+    if (!result.ok)
+      throw new BadRequestError(`Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`);
     const skill: Skill = {
       name,
       description,
@@ -125,7 +129,8 @@ export class SkillLibrary {
     checkSkillName(name);
     const own = this.#saved.get(principal);
     if (!own?.has(name)) {
-      if (this.#project.has(name)) throw new BadRequestError(`Skill "${name}" comes from the project folder (${this.#projectDir}); remove ${name}.ts there to delete it.`);
+      if (this.#project.has(name))
+        throw new BadRequestError(`Skill "${name}" comes from the project folder (${this.#projectDir}); remove ${name}.ts there to delete it.`);
       throw new BadRequestError(`No skill named "${name}". ${this.#names(principal)}`);
     }
     if (this.#dir !== undefined) {
@@ -146,7 +151,12 @@ export class SkillLibrary {
   /** What changed among a skill's tools since it was saved: gone, or a different schema. A server still connecting is not judged. */
   problems(skill: Skill): string[] {
     const problems: string[] = [];
-    const connecting = new Set(this.#core.status().filter((s) => s.state === "connecting").map((s) => s.name));
+    const connecting = new Set(
+      this.#core
+        .status()
+        .filter((s) => s.state === "connecting")
+        .map((s) => s.name),
+    );
     for (const [qualifiedName, hash] of Object.entries(skill.tools)) {
       const entry = this.#core.catalog.get(qualifiedName);
       const server = qualifiedName.split(SEPARATOR)[0] ?? "";
@@ -195,11 +205,21 @@ export class SkillLibrary {
 
   async #write(principal: string, skill: Skill): Promise<void> {
     const dir = join(this.#dir as string, principalFolder(principal));
-    const meta: SkillMeta = { name: skill.name, principal, description: skill.description, signature: skill.signature, savedAt: skill.savedAt, tools: skill.tools };
+    const meta: SkillMeta = {
+      name: skill.name,
+      principal,
+      description: skill.description,
+      signature: skill.signature,
+      savedAt: skill.savedAt,
+      tools: skill.tools,
+    };
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       // Code first, then the metadata that makes it a skill: a crash between leaves no half skill.
-      for (const [file, text] of [[`${skill.name}.ts`, skill.code], [`${skill.name}.json`, JSON.stringify(meta, null, 2)]] as const) {
+      for (const [file, text] of [
+        [`${skill.name}.ts`, skill.code],
+        [`${skill.name}.json`, JSON.stringify(meta, null, 2)],
+      ] as const) {
         const temporary = join(dir, `.${file}.${process.pid}.tmp`);
         await writeFile(temporary, text, { mode: 0o600 });
         await rename(temporary, join(dir, file));
@@ -218,7 +238,9 @@ export class SkillLibrary {
       }
     }
     if (this.#dir === undefined || !existsSync(this.#dir)) return;
-    for (const folder of readdirSync(this.#dir, { withFileTypes: true }).filter((d) => d.isDirectory()).slice(0, MAX_PRINCIPALS)) {
+    for (const folder of readdirSync(this.#dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .slice(0, MAX_PRINCIPALS)) {
       for (const { skill, principal } of readFolder(join(this.#dir, folder.name), "saved")) {
         if (principal === undefined || principalFolder(principal) !== folder.name) continue;
         const skills = this.#saved.get(principal) ?? new Map<string, Skill>();
@@ -260,7 +282,10 @@ function documentId(principal: string | undefined, name: string): string {
 }
 
 function schemaHash(tool: { inputSchema: unknown; outputSchema?: unknown }): string {
-  return createHash("sha256").update(JSON.stringify({ input: tool.inputSchema, output: tool.outputSchema ?? null })).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify({ input: tool.inputSchema, output: tool.outputSchema ?? null }))
+    .digest("hex")
+    .slice(0, 16);
 }
 
 /** Module specifiers a source imports or re-exports (static and dynamic); linear in its length. */
@@ -285,7 +310,10 @@ function readFolder(dir: string, origin: Skill["origin"]): Array<{ skill: Skill;
       if (statSync(join(dir, file)).size > MAX_SKILL_CODE_BYTES) continue;
       const code = readFileSync(join(dir, file), "utf8");
       const metaPath = join(dir, `${name}.json`);
-      const meta = existsSync(metaPath) && statSync(metaPath).size <= MAX_SKILL_CODE_BYTES ? (JSON.parse(readFileSync(metaPath, "utf8")) as Partial<SkillMeta>) : undefined;
+      const meta =
+        existsSync(metaPath) && statSync(metaPath).size <= MAX_SKILL_CODE_BYTES
+          ? (JSON.parse(readFileSync(metaPath, "utf8")) as Partial<SkillMeta>)
+          : undefined;
       if (origin === "saved" && meta?.principal === undefined) continue;
       out.push({
         skill: {

@@ -16,9 +16,7 @@ export interface SkillImport {
   names: string[];
 }
 
-export type SkillCheckResult =
-  | { ok: true; signature: string; imports: SkillImport[] }
-  | { ok: false; errors: string[] };
+export type SkillCheckResult = { ok: true; signature: string; imports: SkillImport[] } | { ok: false; errors: string[] };
 
 /** A type check may take this long; then its worker is stopped and the skill refused. */
 export const SKILL_CHECK_TIMEOUT_MS = 30_000;
@@ -39,7 +37,8 @@ const MAX_WAITING_CHECKS = 4;
  * time, bounded in time and memory. Errors name the skill's line.
  */
 export function typeCheckSkill(input: SkillCheckInput, options: { timeoutMs?: number } = {}): Promise<SkillCheckResult> {
-  if (waiting >= MAX_WAITING_CHECKS) return Promise.resolve({ ok: false, errors: [`${waiting} skills are waiting to be type-checked; save this one again in a moment.`] });
+  if (waiting >= MAX_WAITING_CHECKS)
+    return Promise.resolve({ ok: false, errors: [`${waiting} skills are waiting to be type-checked; save this one again in a moment.`] });
   waiting++;
   const run = queue.then(() => runWorker(input, options.timeoutMs ?? SKILL_CHECK_TIMEOUT_MS)).finally(() => waiting--);
   queue = run.catch(() => undefined);
@@ -90,7 +89,10 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
   const skillFile = `${root}${input.specifier}.ts`;
   files.set(skillFile, input.code);
   // The sandbox's globals besides the ES2022 library.
-  files.set(globals, "declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };");
+  files.set(
+    globals,
+    "declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };",
+  );
   const options: TypeScript.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     lib: ["lib.es2022.d.ts"],
@@ -128,13 +130,19 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
   const checker = program.getTypeChecker();
   const moduleSymbol = source ? checker.getSymbolAtLocation(source) : undefined;
   const exported = moduleSymbol ? checker.getExportsOfModule(moduleSymbol).find((s) => s.name === input.name) : undefined;
-  if (!source || !exported) return { ok: false, errors: [`The skill must export a function named ${input.name}: export async function ${input.name}(input: { ... }): Promise<...> { ... }`] };
+  if (!source || !exported)
+    return {
+      ok: false,
+      errors: [`The skill must export a function named ${input.name}: export async function ${input.name}(input: { ... }): Promise<...> { ... }`],
+    };
   const type = checker.getTypeOfSymbolAtLocation(exported, source);
   const [signature, ...overloads] = type.getCallSignatures();
   if (!signature || overloads.length) return { ok: false, errors: [`${input.name} must be one function (not ${signature ? "overloaded" : "a value"}).`] };
-  const show = (t: TypeScript.Type) => checker.typeToString(t, undefined, ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType);
+  const show = (t: TypeScript.Type) =>
+    checker.typeToString(t, undefined, ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType);
   const parameters = signature.getParameters();
-  if (parameters.length > 1) return { ok: false, errors: [`${input.name} takes ${parameters.length} parameters; give it one input object, so it is called like a tool.`] };
+  if (parameters.length > 1)
+    return { ok: false, errors: [`${input.name} takes ${parameters.length} parameters; give it one input object, so it is called like a tool.`] };
   const shownParameters: string[] = [];
   for (const parameter of parameters) {
     const parameterType = checker.getTypeOfSymbolAtLocation(parameter, source);
@@ -143,7 +151,8 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
   }
   const returned = signature.getReturnType();
   const awaited = checker.getAwaitedType(returned) ?? returned;
-  if (returned.flags & ts.TypeFlags.Any || awaited.flags & ts.TypeFlags.Any) return { ok: false, errors: [`The output of ${input.name} is typed any; declare its type.`] };
+  if (returned.flags & ts.TypeFlags.Any || awaited.flags & ts.TypeFlags.Any)
+    return { ok: false, errors: [`The output of ${input.name} is typed any; declare its type.`] };
 
   const imports: SkillImport[] = [];
   for (const statement of source.statements) {
@@ -152,7 +161,8 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
     if (specifier === undefined) continue;
     const names: string[] = [];
     const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : statement.exportClause;
-    if (bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings))) for (const element of bindings.elements) names.push((element.propertyName ?? element.name).text);
+    if (bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings)))
+      for (const element of bindings.elements) names.push((element.propertyName ?? element.name).text);
     imports.push({ specifier, names });
   }
   return { ok: true, signature: `${input.name}(${shownParameters.join(", ")}): ${show(returned)}`.slice(0, 1000), imports };

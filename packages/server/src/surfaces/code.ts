@@ -25,7 +25,9 @@ export const codeSurface: SurfaceFactory = (core): Surface => {
       return [
         "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
-      ].join(" ").trim();
+      ]
+        .join(" ")
+        .trim();
     },
     listTools: async (session) => registry.definitions(session),
     callTool: (name, args, ctx) => registry.call(name, args, ctx),

@@ -115,7 +115,9 @@ export const dispatchSurface: SurfaceFactory = (core): Surface => {
       return [
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
-      ].join(" ").trim();
+      ]
+        .join(" ")
+        .trim();
     },
     listTools: async () => registry.definitions(),
     callTool: (name, args, ctx) => registry.call(name, args, ctx),
@@ -127,7 +129,9 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise
   const allowed = ACTION_FIELDS[action];
   const stray = Object.keys(request).filter((field) => field !== "action" && !allowed.includes(field));
   if (stray.length) {
-    throw new BadRequestError(`${stray.map((f) => `"${f}"`).join(", ")} ${stray.length === 1 ? "does" : "do"} not belong to action "${action}"; it takes ${allowed.join(", ")}.`);
+    throw new BadRequestError(
+      `${stray.map((f) => `"${f}"`).join(", ")} ${stray.length === 1 ? "does" : "do"} not belong to action "${action}"; it takes ${allowed.join(", ")}.`,
+    );
   }
   switch (action) {
     case "search":
@@ -200,9 +204,11 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promi
   const { core, session } = ctx;
   if (request.tool === undefined) throw new BadRequestError('call needs "tool": a server__tool name, or a tool name that one server has (search finds them).');
   if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
-  if (request.pointer !== undefined && request.argumentsFrom === undefined) throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
+  if (request.pointer !== undefined && request.argumentsFrom === undefined)
+    throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
   const name = await resolveToolName(core, request.tool, request.server);
-  const args = request.argumentsFrom !== undefined ? await argumentsFromKept(core, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
+  const args =
+    request.argumentsFrom !== undefined ? await argumentsFromKept(core, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
   let result: CallToolResult;
   try {
     result = await core.callTool({
@@ -244,7 +250,9 @@ async function resolveToolName(core: Codemux, tool: string, server: string | und
 async function argumentsFromKept(core: Codemux, owner: string, handle: string, pointer: string | undefined): Promise<Record<string, unknown>> {
   const kept = core.results.get(handle, owner);
   if (kept.bytes > MAX_RELAYOUT_BYTES) {
-    throw new BadRequestError(`${handle} is ${kept.bytes} bytes; arguments from a kept result may be at most ${MAX_RELAYOUT_BYTES}. Pick the part you need in exec.`);
+    throw new BadRequestError(
+      `${handle} is ${kept.bytes} bytes; arguments from a kept result may be at most ${MAX_RELAYOUT_BYTES}. Pick the part you need in exec.`,
+    );
   }
   const text = await core.results.read(handle, owner);
   let value: unknown;
@@ -255,7 +263,9 @@ async function argumentsFromKept(core: Codemux, owner: string, handle: string, p
   }
   const selected = pointer === undefined ? value : atPointer(value, pointer, handle);
   if (typeof selected !== "object" || selected === null || Array.isArray(selected)) {
-    throw new BadRequestError(`Arguments must be a JSON object; ${handle}${pointer ? ` at ${pointer}` : ""} is ${Array.isArray(selected) ? "a list" : selected === null ? "null" : typeof selected}.`);
+    throw new BadRequestError(
+      `Arguments must be a JSON object; ${handle}${pointer ? ` at ${pointer}` : ""} is ${Array.isArray(selected) ? "a list" : selected === null ? "null" : typeof selected}.`,
+    );
   }
   return selected as Record<string, unknown>;
 }

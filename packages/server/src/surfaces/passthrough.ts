@@ -18,9 +18,9 @@ export const passthroughSurface: SurfaceFactory = (core): Surface => {
     instructions: () => undefined,
     listTools: async () => {
       await core.discovered();
-      const downstream = core.catalog.entries().map(
-        (entry): Tool => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
-      );
+      const downstream = core.catalog
+        .entries()
+        .map((entry): Tool => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }));
       return [...downstream, ...meta.definitions()];
     },
     callTool: async (name, args, ctx) => {
