@@ -1,4 +1,4 @@
-import { ConfigError, markSelf, type Logger } from "@codemux/pool";
+import { markSelf, type Logger } from "@codemux/pool";
 import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, resolveConfig } from "@codemux/server";
@@ -6,18 +6,10 @@ import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
 import { codemuxHome, defaultConfig } from "./default-config";
+import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
-
-/** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
-    super(message);
-  }
-}
 
 /** The options every command shares. */
 export interface GlobalOptions {
@@ -146,23 +138,46 @@ export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">
   return root;
 }
 
-/** Runs a one-shot command on a core with live servers, and always closes it. */
+/**
+ * Runs a one-shot command on a core with live servers, and always closes it. Ctrl+C (or SIGTERM) ends it
+ * as interrupted, not with the failure of a call whose server the shutdown stops.
+ */
 export async function withCore<T>(
   command: Command,
   context: RunContext,
   ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]
 ): Promise<T> {
   const [options, work] = args.length === 1 ? [{}, args[0]] : args;
-  const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
+  const interrupt = listenForInterrupt(context);
   try {
-    await core.settled();
-    return await work(core);
+    const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
+    try {
+      const done = core.settled().then(() => work(core));
+      done.catch(() => undefined);
+      return await Promise.race([done, interrupt.interrupted]);
+    } finally {
+      await core.close();
+    }
   } finally {
-    await core.close();
+    interrupt.dispose();
   }
 }
 
-/** A config error is the user's to fix: exit 2 with its sentence. */
-export function isUsageFailure(error: unknown): error is Error {
-  return error instanceof UsageError || error instanceof ConfigError;
+/**
+ * Rejects with an InterruptedError at SIGINT or SIGTERM, and from then on drops what the command prints: how its
+ * work ends (a call whose server the shutdown stops) is not reported. While it listens, the pool's own handler stands aside.
+ */
+function listenForInterrupt(context: RunContext): { interrupted: Promise<never>; dispose: () => void } {
+  let reject: (error: Error) => void = () => undefined;
+  const interrupted = new Promise<never>((_, fail) => {
+    reject = fail;
+  });
+  // A signal before anyone awaits this is not an unhandled rejection: the race picks it up.
+  interrupted.catch(() => undefined);
+  const onSignal = (signal: NodeJS.Signals) => {
+    context.stdout = new Writable({ write: (_chunk, _encoding, next) => next() });
+    reject(new InterruptedError(signal));
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  return { interrupted, dispose: () => process.off("SIGINT", onSignal).off("SIGTERM", onSignal) };
 }

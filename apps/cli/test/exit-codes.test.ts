@@ -16,7 +16,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function codemux(args: string[], input = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI; `signalAfter` sends SIGINT once stderr shows that text (stdin stays open then). */
+function codemux(args: string[], options: { input?: string; signalAfter?: string } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [cli, "--no-cache", ...args], {
       cwd: dir,
@@ -24,10 +31,18 @@ function codemux(args: string[], input = ""): Promise<{ code: number | null; std
     });
     let stdout = "";
     let stderr = "";
+    let signalled = false;
     child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d;
+      if (options.signalAfter && !signalled && stderr.includes(options.signalAfter)) {
+        signalled = true;
+        // A moment for the call to reach the server; the outcome must be the same either way.
+        setTimeout(() => child.kill("SIGINT"), 300);
+      }
+    });
     child.on("close", (code) => done({ code, stdout, stderr }));
-    child.stdin.end(input);
+    if (options.signalAfter === undefined) child.stdin.end(options.input ?? "");
   });
 }
 
@@ -43,9 +58,30 @@ describe("one-shot commands with a server behind a wrapper that outlives stdin (
     const log = join(dir, `${command}-${expected}.log`);
     const config = join(dir, `${command}-${expected}.json`);
     await writeFile(config, JSON.stringify({ mcpServers: { w: { command: process.execPath, args: [wrapper, log, misbehavingServerPath] } } }));
-    const result = await codemux([command, ...args, "--config", config], "export default 1;\n");
+    const result = await codemux([command, ...args, "--config", config], { input: "export default 1;\n" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(expected);
     expect((await readFile(log, "utf8")).split("\n").filter((line) => line === "SIGTERM")).toHaveLength(1);
+  });
+});
+
+describe("Ctrl+C", () => {
+  const config = () => join(dir, "plain.json");
+  beforeAll(async () => {
+    await writeFile(config(), JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+  });
+
+  it("during codemux call says it was interrupted and exits 130, without blaming the server", async () => {
+    const result = await codemux(["call", "m__hang", "--config", config(), "--log-level", "info"], { signalAfter: "[m] ready" });
+    expect(result.code).toBe(130);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("codemux: interrupted (Ctrl+C); the servers were stopped.\n");
+    expect(result.stderr).not.toMatch(/SIGTERM|disconnected/);
+  });
+
+  it("ends stdio serve with 130", async () => {
+    const result = await codemux(["serve", "--config", config()], { signalAfter: "[m] ready" });
+    expect(result.code).toBe(130);
+    expect(result.stdout).toBe("");
   });
 });

@@ -2,7 +2,8 @@ import { approvePins, listPending, pinFileOfConfig, readPinFile } from "@codemux
 import type { Command } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { UsageError, type GlobalOptions, type RunContext } from "../context";
+import { type GlobalOptions, type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { codemuxHome } from "../default-config";
 
 /** `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again. */

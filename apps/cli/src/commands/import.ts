@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { UsageError, type RunContext } from "../context";
+import { type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { checkCodemuxConfig, codemuxConfigPath, describePlan, lineDiff, planMove, readJsonFile, writeAtomically } from "./install";
 
 /** `codemux import FILE`: copies the servers of a client config (mcpServers or servers) into codemux's config; FILE is not changed. */

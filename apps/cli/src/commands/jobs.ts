@@ -1,7 +1,8 @@
 import { age, duration, readJobs, readTranscript, requestCancel, seconds, statusLine, transcriptLines, type JobView } from "@codemux/jobs";
 import type { Command } from "commander";
 import { join } from "node:path";
-import { UsageError, type RunContext } from "../context";
+import { type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { codemuxHome } from "../default-config";
 
 /** How long `jobs cancel` waits to see the serving codemux end the job (it polls requests each second). */

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { VERSION } from "@codemux/server";
-import { UsageError, configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
+import { configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
+import { signalExitCode, UsageError } from "../errors";
 import { codemuxHome } from "../default-config";
 import { terminalStatus } from "../status";
 import { levelSink } from "../logger";
@@ -103,9 +104,12 @@ export function registerServe(program: Command, context: RunContext): void {
       }
       const options = command.optsWithGlobals<GlobalOptions>();
       const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
-      // A signal ends the session like the client leaving: children are stopped and the one exit site in index.ts is reached.
+      // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
-      const onSignal = () => stop.abort();
+      const onSignal = (signal: NodeJS.Signals) => {
+        context.exitCode = signalExitCode(signal);
+        stop.abort();
+      };
       // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
       process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
       if (process.stdin.isTTY) {

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
-import { UsageError, type GlobalOptions, type RunContext } from "../context";
+import { type GlobalOptions, type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { allPidfiles, healthy, isAlive, pidfilePath, readDaemon, type DaemonInfo } from "./daemon";
 
 /** Exit codes of `codemux status`: 0 running and answering, 3 not running, 5 running but not answering. */
