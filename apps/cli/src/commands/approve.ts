@@ -2,7 +2,7 @@ import { approvePins, listPending, pinFileOfConfig, readPinFile } from "@codemux
 import type { Command } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type GlobalOptions, type RunContext } from "../context";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
 import { codemuxHome } from "../default-config";
 

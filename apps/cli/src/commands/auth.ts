@@ -3,7 +3,7 @@ import { resolveConfig } from "@codemux/server";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { type GlobalOptions, type RunContext } from "../context";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
 
 /** `codemux auth login|status|logout`: OAuth logins of remote servers, kept in <codemux home>/auth (owner-only). */

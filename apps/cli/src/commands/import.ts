@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { type RunContext } from "../context";
+import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { checkCodemuxConfig, codemuxConfigPath, describePlan, lineDiff, planMove, readJsonFile, writeAtomically } from "./install";
 

@@ -6,7 +6,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { codemuxHome } from "../default-config";
-import { type GlobalOptions, type RunContext } from "../context";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
 
 export const CLIENTS = ["claude-desktop", "cursor", "claude-code", "vscode"] as const;

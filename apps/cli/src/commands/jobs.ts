@@ -1,7 +1,7 @@
 import { age, duration, readJobs, readTranscript, requestCancel, seconds, statusLine, transcriptLines, type JobView } from "@codemux/jobs";
 import type { Command } from "commander";
 import { join } from "node:path";
-import { type RunContext } from "../context";
+import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { codemuxHome } from "../default-config";
 

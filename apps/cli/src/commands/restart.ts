@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { spawn } from "node:child_process";
-import { type RunContext } from "../context";
+import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { readDaemon } from "./daemon";
 import { daemonPidfiles, noDaemon } from "./status";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
-import { type GlobalOptions, type RunContext } from "../context";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
 import { allPidfiles, healthy, isAlive, pidfilePath, readDaemon, type DaemonInfo } from "./daemon";
 

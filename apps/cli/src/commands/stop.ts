@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
-import { type RunContext } from "../context";
+import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { isAlive, readDaemon, sleep, type DaemonInfo } from "./daemon";
 import { daemonPidfiles, noDaemon } from "./status";
