@@ -1,13 +1,13 @@
 import { markSelf, type Logger } from "@codemux/pool";
 import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { createJobs } from "@codemux/jobs";
-import { Codemux, resolveConfig } from "@codemux/server";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
-import { codemuxHome, defaultConfig } from "./default-config";
+import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 
@@ -53,7 +53,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     fallback: () => defaultConfig(builtInRoot(opts)),
   });
   for (const warning of config.warnings ?? []) logger.warn(warning);
-  const configFile = configFileOf(config.source, opts.config);
+  const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
   const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
@@ -91,14 +91,6 @@ export async function startCore(command: Command, context: RunContext, options: 
   }
   core.start({ warmSandbox: options.serving === true });
   return { core, logger, level };
-}
-
-/** The config file being served, when there is one (not the built-in default, not only inline servers). */
-export function configFileOf(source: string, explicit: string | undefined): string | undefined {
-  const named = explicit ?? process.env.CODEMUX_CONFIG;
-  if (named) return resolve(named);
-  if (source === "built-in default" || source.startsWith("inline")) return undefined;
-  return resolve(source.replace(/ \+ servers given inline$/, ""));
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */

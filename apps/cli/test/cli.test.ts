@@ -36,10 +36,10 @@ const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: joi
 
 async function codemux(
   args: string[],
-  options: { input?: string; env?: Record<string, string> } = {},
+  options: { input?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { ...env(), ...options.env } });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? dir, env: { ...env(), ...options.env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -191,6 +191,33 @@ describe("codemux config errors", () => {
   });
 });
 
+describe("the config lookup", () => {
+  it("reads codemux.json in codemux's home (what install writes) when there is no ./codemux.json, in list, search and auth status", async () => {
+    const codemuxHome = await mkdtemp(join(tmpdir(), "codemux-lookup-home-"));
+    await writeFile(
+      join(codemuxHome, "codemux.json"),
+      JSON.stringify({
+        mcpServers: { installed: { command: process.execPath, args: [misbehavingServerPath] }, remote: { url: "http://127.0.0.1:9/mcp" } },
+      }),
+    );
+    const lookup = { env: { CODEMUX_HOME: codemuxHome } };
+    const listed = await codemux(["list"], lookup);
+    expect(listed.stdout).toMatch(/^\s*installed\s+ready/m);
+    expect(listed.stdout).not.toMatch(/^\s*fs\s/m);
+    expect((await codemux(["search", "echo", "--limit", "1"], lookup)).stdout).toContain("installed__echo");
+    expect((await codemux(["auth", "status"], lookup)).stdout).toBe("remote  not logged in (run codemux auth login remote if it answers 401)\n");
+
+    const project = join(dir, "project-with-config");
+    await mkdir(project, { recursive: true });
+    await writeFile(join(project, "codemux.json"), JSON.stringify({ mcpServers: { local: { command: process.execPath, args: [misbehavingServerPath] } } }));
+    const local = await codemux(["list"], { ...lookup, cwd: project });
+    expect(local).toMatchObject({ code: 0 });
+    expect(local.stdout).toMatch(/^\s*local\s+ready/m);
+    expect(local.stdout).not.toContain("installed");
+    await rm(codemuxHome, { recursive: true, force: true });
+  });
+});
+
 describe("codemux commands", () => {
   it("search, call and list print what a user needs", async () => {
     const search = await codemux(["search", "read", "a", "file", "--limit", "2"]);
@@ -305,6 +332,19 @@ describe("codemux commands", () => {
   it("--help explains the commands and the config", async () => {
     const { stdout, code } = await codemux(["--help"]);
     expect(code).toBe(0);
-    for (const word of ["serve", "list", "search", "call", "exec", "codegen", "--config", "$CODEMUX_CONFIG", "built-in"]) expect(stdout).toContain(word);
+    for (const word of [
+      "serve",
+      "list",
+      "search",
+      "call",
+      "exec",
+      "codegen",
+      "--config",
+      "$CODEMUX_CONFIG",
+      "./codemux.json",
+      "~/.codemux/codemux.json",
+      "built-in",
+    ])
+      expect(stdout).toContain(word);
   });
 });

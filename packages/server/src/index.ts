@@ -1,6 +1,6 @@
 export { CatalogCache, CATALOG_CACHE_VERSION } from "./catalog-cache";
-export { resolveConfig } from "./config";
-export type { ResolveConfigOptions } from "./config";
+export { codemuxHome, findConfigFile, homeConfigFile, resolveConfig } from "./config";
+export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";
 export type { CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
 export {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, closeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { codemuxHome } from "../default-config";
+import { codemuxHome } from "@codemux/server";
 
 /** What a running `codemux serve --http --detach` writes about itself (mode 0600). */
 export interface DaemonInfo {

@@ -1,11 +1,11 @@
 import { isCodemuxCommand, parseConfig, SERVER_NAME_PATTERN } from "@codemux/pool";
+import { homeConfigFile } from "@codemux/server";
 import type { Command } from "commander";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { codemuxHome } from "../default-config";
 import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
 
@@ -228,10 +228,10 @@ export async function writeAtomically(file: string, text: string, mode?: number)
   }
 }
 
-/** codemux's own config: `--config`, else `<codemux home>/codemux.json`. */
+/** The config `install` and `import` write: `--config`, else `<codemux home>/codemux.json` (a step of the config lookup). */
 export function codemuxConfigPath(command: Command): string {
   const opts = command.optsWithGlobals<GlobalOptions>();
-  return resolve(opts.config ?? join(codemuxHome(), "codemux.json"));
+  return resolve(opts.config ?? homeConfigFile());
 }
 
 /** Checks the config codemux will read parses, before anything is written. */

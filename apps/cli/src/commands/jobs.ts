@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { join } from "node:path";
 import type { RunContext } from "../context";
 import { UsageError } from "../errors";
-import { codemuxHome } from "../default-config";
+import { codemuxHome } from "@codemux/server";
 
 /** How long `jobs cancel` waits to see the serving codemux end the job (it polls requests each second). */
 const CANCEL_WAIT_MS = 5_000;

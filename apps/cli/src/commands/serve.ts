@@ -8,10 +8,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { VERSION } from "@codemux/server";
-import { configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
+import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
+import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { signalExitCode, UsageError } from "../errors";
-import { codemuxHome } from "../default-config";
 import { terminalStatus } from "../status";
 import { levelSink } from "../logger";
 import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
@@ -166,8 +165,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
   }
-  const configArg = globals.config ?? process.env.CODEMUX_CONFIG;
-  const pidfile = pidfilePath(configArg ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
+  const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
+  const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
 
   const { core, level } = await startCore(command, context, {
@@ -176,7 +175,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     remote: true,
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
-  const file = context.inline.length > 0 ? undefined : configFileOf(core.options.config.source, globals.config);
+  const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
   let http: CodemuxHttpServer;
   try {

@@ -1,3 +1,4 @@
+import { findConfigFile } from "@codemux/server";
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
 import type { GlobalOptions, RunContext } from "../context";
@@ -10,8 +11,9 @@ export const STATUS_EXIT = { running: 0, notRunning: 3, unreachable: 5 } as cons
 /** The daemons `--config` names (one), or every daemon under codemux's home. */
 export function daemonPidfiles(command: Command): string[] {
   const { config } = command.optsWithGlobals<GlobalOptions>();
-  const explicit = config ?? process.env.CODEMUX_CONFIG;
-  return explicit ? [pidfilePath(explicit)] : allPidfiles();
+  const found = findConfigFile(config ? { configPath: config } : {});
+  // Only a config named (--config, $CODEMUX_CONFIG) picks one daemon; one found by the lookup may not be the one running.
+  return found && (found.step === "--config" || found.step === "CODEMUX_CONFIG") ? [pidfilePath(found.file)] : allPidfiles();
 }
 
 /** `codemux status`: is a background server running, where, and does it answer. */
