@@ -58,7 +58,7 @@ export { silentLogger } from "./logger";
 export type { Logger } from "./logger";
 export { ServerPool } from "./pool";
 export type { PoolOptions, PoolUpdate } from "./pool";
-export { maskUrl, redactSecrets } from "./redact";
+export { maskUrl, redactConfig, redactSecrets } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { describeTransport } from "./transports";
 export type { TransportContext, TransportFactory } from "./transports";

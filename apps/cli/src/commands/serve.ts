@@ -113,12 +113,13 @@ export function registerServe(program: Command, context: RunContext): void {
       process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
       if (process.stdin.isTTY) {
         void core.ready().then(async () => {
+          // A client starts codemux in a folder of its own: the snippet names the config this run found.
+          const found = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
           const args = [
-            resolve(process.argv[1] ?? "codemux"),
-            ...(options.config ? ["--config", resolve(options.config)] : ["--root", resolve(options.root ?? ".")]),
+            ...(found ? ["--config", found] : ["--root", resolve(options.root ?? ".")]),
             ...(options.mode !== "code" ? ["--mode", options.mode] : []),
           ];
-          process.stderr.write(`${await terminalStatus(core, { command: process.execPath, args }, core.options.config.source)}\n`);
+          process.stderr.write(`${await terminalStatus(core, args, core.options.config.source)}\n`);
         });
       }
       try {
