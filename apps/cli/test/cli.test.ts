@@ -111,6 +111,27 @@ describe("codemux serve", () => {
     expect(listing.stdout).toMatch(/quitter\s+failed.*exited with code 3.*boom: missing token/);
   });
 
+  it("on a terminal, prints client snippets that start this checkout's CLI by its path (codemux is not on npm yet)", async () => {
+    const line = [process.execPath, cli, "--root", dir].map((word) => `'${word}'`).join(" ");
+    // `script` gives codemux a terminal; Ctrl+C ends it once the banner is out.
+    const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: dir, env: env() });
+    let output = "";
+    child.stdin.on("error", () => undefined);
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes("press Ctrl+C to stop")) child.stdin.write("\x03");
+    });
+    await once(child, "close");
+    const lines = output
+      .replaceAll("\r", "")
+      .split("\n")
+      .map((l) => l.trim());
+    const desktop = JSON.parse(lines.find((l) => l.startsWith('{"mcpServers"')) ?? "null") as { mcpServers: { codemux: unknown } } | null;
+    expect(desktop?.mcpServers.codemux).toEqual({ command: process.execPath, args: [cli, "--root", dir] });
+    expect(lines).toContain(`claude mcp add codemux -- ${process.execPath} ${cli} --root ${dir}`);
+    expect(output).not.toContain("npx -y codemux");
+  });
+
   it("takes servers inline after --", async () => {
     const c = await client(["serve", "--", "m", "--", process.execPath, misbehavingServerPath]);
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
