@@ -23,6 +23,13 @@ export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 
+/** Another background server already serves this config. */
+export class DaemonRunningError extends UsageError {
+  constructor(readonly info: { url: string; pid: number }) {
+    super(`codemux already serves this config at ${info.url} (pid ${info.pid}); stop it with \`codemux stop\`, or use \`codemux restart\`.`, 1);
+  }
+}
+
 /** A config error is the user's to fix: exit 2 with its sentence. */
 export function isUsageFailure(error: unknown): error is Error {
   return error instanceof UsageError || error instanceof ConfigError;

@@ -10,10 +10,21 @@ import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
-import { signalExitCode, UsageError } from "../errors";
+import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
 import { levelSink } from "../logger";
-import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
+import {
+  claimPidfile,
+  healthy,
+  isDaemonProcess,
+  logFilePath,
+  pidfilePath,
+  processIdentity,
+  readDaemon,
+  releasePidfile,
+  sleep,
+  type TokenSources,
+} from "./daemon";
 import { positiveInt } from "./shared";
 
 const SERVE_HELP = `
@@ -28,6 +39,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
+/** Set in a detached child: the `--token` values given to `serve --detach`, as JSON, kept out of its command line (and ps). */
+const DAEMON_TOKENS_ENV = "CODEMUX_DAEMON_TOKENS";
 /** A daemon's log past this size is rotated when it starts. */
 const MAX_LOG_BYTES = 10 * 1024 * 1024;
 /** How long `--detach` waits for the child to answer /healthz. */
@@ -131,9 +144,10 @@ export function registerServe(program: Command, context: RunContext): void {
     });
 }
 
-/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token). */
-async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
-  const tokens: TokenSpec[] = (options.token ?? []).map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
+/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token), and where they came from. */
+async function collectTokens(options: ServeOptions): Promise<{ tokens: TokenSpec[]; sources: TokenSources }> {
+  const flags = [...(options.token ?? []), ...handedTokens()];
+  const tokens: TokenSpec[] = flags.map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
   if (options.tokenFile) {
     let text: string;
     try {
@@ -147,7 +161,28 @@ async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
   }
   const env = process.env.CODEMUX_TOKEN?.trim();
   if (env) tokens.push(parseTokenArg(env, tokens.some((t) => t.name === "default") ? "env" : "default"));
-  return tokens;
+  return { tokens, sources: { flags: flags.length, tokenFile: options.tokenFile ? resolve(options.tokenFile) : null, env: env ? "CODEMUX_TOKEN" : null } };
+}
+
+/** The `--token` values a detaching `serve` handed its daemon; read once and removed, so nothing the daemon starts inherits them. */
+function handedTokens(): string[] {
+  const handed = process.env[DAEMON_TOKENS_ENV];
+  delete process.env[DAEMON_TOKENS_ENV];
+  if (!handed) return [];
+  const values: unknown = JSON.parse(handed);
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** The command line without its `--token` flags (up to the inline servers' `--`): their values go to the daemon in its environment. */
+function withoutTokenFlags(argv: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") return [...kept, ...argv.slice(i)];
+    if (arg === "--token") i++;
+    else if (!arg.startsWith("--token=")) kept.push(arg);
+  }
+  return kept;
 }
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
@@ -158,7 +193,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const tokens = await collectTokens(options).catch((error: unknown) => {
+  const { tokens, sources } = await collectTokens(options).catch((error: unknown) => {
     throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
   });
   if (tokens.length === 0 && !isLoopback(listen.host) && !options.insecureNoAuth) {
@@ -168,7 +203,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
   const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
-  if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
+  if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
 
   const { core, level } = await startCore(command, context, {
     defaultLevel: "info",
@@ -215,20 +250,22 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const daemonPidfile = process.env[DAEMON_ENV];
   if (daemonPidfile) {
     try {
-      claimPidfile(daemonPidfile, {
+      await claimPidfile(daemonPidfile, {
         pid: process.pid,
         url: http.url,
         configPath: file ?? null,
         logFile: logFilePath(daemonPidfile),
         startedAt: new Date().toISOString(),
         version: VERSION,
-        argv: process.argv.slice(1).filter((a) => a !== "--detach"),
+        argv: process.argv.slice(1),
         cwd: process.cwd(),
+        auth: sources,
+        process: (await processIdentity(process.pid)) ?? null,
       });
     } catch (error) {
       await http.close();
       await core.close();
-      throw error instanceof DaemonRunningError ? new UsageError(error.message, 1) : error;
+      throw error;
     }
   }
 
@@ -258,16 +295,17 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 }
 
 /** Starts this same command in the background with its output in a log file, and waits until it answers. */
-async function detach(pidfile: string): Promise<void> {
+async function detach(pidfile: string, tokenFlags: string[]): Promise<void> {
   const existing = readDaemon(pidfile);
-  if (existing && isAlive(existing.pid)) throw new UsageError(new DaemonRunningError(existing).message, 1);
+  if (existing && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);
   const logFile = logFilePath(pidfile);
   mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   // Rotated at start: one previous log is kept, so a long-lived daemon's log stays bounded across restarts.
   if (existsSync(logFile) && statSync(logFile).size > MAX_LOG_BYTES) renameSync(logFile, `${logFile}.1`);
   const out = openSync(logFile, "a", 0o600);
-  const args = [...process.execArgv, ...process.argv.slice(1).filter((a) => a !== "--detach")];
-  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, [DAEMON_ENV]: pidfile } });
+  const args = [...process.execArgv, ...withoutTokenFlags(process.argv.slice(1).filter((a) => a !== "--detach"))];
+  const env = { ...process.env, [DAEMON_ENV]: pidfile, ...(tokenFlags.length ? { [DAEMON_TOKENS_ENV]: JSON.stringify(tokenFlags) } : {}) };
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env });
   child.unref();
   const deadline = Date.now() + DETACH_WAIT_MS;
   let exited: number | null | undefined;
