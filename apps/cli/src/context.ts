@@ -39,12 +39,14 @@ export interface StartOptions {
   remote?: boolean;
   /** Keep snippets and their bundles (`exec --keep-bundle DIR`, `serve --debug-exec`). */
   keepBundlesDir?: string;
+  /** Log lines the command shows otherwise (list's table has each server's failure). */
+  omitLog?: RegExp;
 }
 
 export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger; level: LogLevel }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
-  const logger = stderrLogger(level);
+  const logger = stderrLogger(level, options.omitLog);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({

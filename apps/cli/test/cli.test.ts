@@ -288,7 +288,7 @@ describe("codemux commands", () => {
     expect(await readFile(join(out, "tsconfig.json"), "utf8")).not.toContain(dir);
   });
 
-  it("skips a config entry that is codemux itself, with one warning, and never starts itself", async () => {
+  it("skips a config entry that is codemux itself and goes on: list shows it once and exits 0, serve warns once", async () => {
     const file = join(dir, "client-config.json");
     await writeFile(
       file,
@@ -297,8 +297,24 @@ describe("codemux commands", () => {
       }),
     );
     const result = await codemux(["list", "--config", file]);
+    expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/m\s+ready/);
-    expect(result.stderr.match(/codemux itself/g)).toHaveLength(1);
+    expect(result.stdout).toMatch(/codemux\s+skipped\s+0 tools\s+it starts codemux itself .* it is skipped, and the other servers are served$/m);
+    expect(`${result.stdout}${result.stderr}`.match(/codemux itself/g)).toHaveLength(1);
+    const served = await codemux(["--config", file], {
+      input: `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`,
+    });
+    expect(served.code).toBe(0);
+    expect(served.stderr.match(/codemux itself/g)).toHaveLength(1);
+  });
+
+  it("prints each failure of list once: in the table, not also on stderr", async () => {
+    const file = join(dir, "failing-config.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { quitter: { command: process.execPath, args: [misbehavingServerPath, "--exit-at-start"] } } }));
+    const result = await codemux(["list", "--config", file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/quitter\s+failed\s+0 tools\s+the process exited with code 3/);
+    expect(result.stderr).toBe("");
   });
 
   it("runs the config's plugins on calls (audit writes a line, guard refuses a denied tool)", async () => {
@@ -348,6 +364,14 @@ describe("codemux commands", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("codemux serve -- fs -- npx -y @modelcontextprotocol/server-filesystem .");
     expect(stdout).toContain("--transport http|sse URL");
+  });
+
+  it("the README's option table names every --mode that --help offers", async () => {
+    const help = (await codemux(["--help"])).stdout.replace(/\s+/g, " ");
+    const choices = [.../--mode <mode>.*?\(choices: ([^)]*?), default/.exec(help)![1]!.matchAll(/"(\w+)"/g)].map((m) => m[1]);
+    expect(choices).toEqual(["code", "passthrough", "dispatch"]);
+    const row = (await readFile(resolve(import.meta.dirname, "../README.md"), "utf8")).split("\n").find((line) => line.startsWith("| `-m, --mode"));
+    expect(row).toContain(`--mode ${choices.join("\\|")}`);
   });
 
   it("--help explains the commands and the config", async () => {
