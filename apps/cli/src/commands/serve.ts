@@ -75,7 +75,10 @@ export function registerServe(program: Command, context: RunContext): void {
     .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
     .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
     .addOption(
-      new Option("--token <name:token>", "accept this bearer token (repeatable); NAME is the principal in logs; also $CODEMUX_TOKEN").argParser(collect),
+      new Option(
+        "--token <name:token>",
+        "accept this bearer token (repeatable); NAME is the principal in logs; your shell's ps shows it: prefer --token-file or $CODEMUX_TOKEN",
+      ).argParser(collect),
     )
     .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
