@@ -1,11 +1,10 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, type CliOptions } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const wrapper = resolve(import.meta.dirname, "fixtures/outlives-stdin.mjs");
 let dir: string;
 
@@ -16,35 +15,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI; `signalAfter` sends SIGINT once stderr shows that text (stdin stays open then). */
-function codemux(args: string[], options: { input?: string; signalAfter?: string } = {}): Promise<Run> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, "--no-cache", ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") },
-    });
-    let stdout = "";
-    let stderr = "";
-    let signalled = false;
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d;
-      if (options.signalAfter && !signalled && stderr.includes(options.signalAfter)) {
-        signalled = true;
-        // A moment for the call to reach the server; the outcome must be the same either way.
-        setTimeout(() => child.kill("SIGINT"), 300);
-      }
-    });
-    child.on("close", (code) => done({ code, stdout, stderr }));
-    if (options.signalAfter === undefined) child.stdin.end(options.input ?? "");
-  });
-}
+/** Runs the built CLI in this test's folder, without the catalog cache. */
+const codemux = (args: string[], options: Omit<CliOptions, "cwd" | "env"> = {}) =>
+  runCli(["--no-cache", ...args], { ...options, cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") } });
 
 describe("one-shot commands with a server behind a wrapper that outlives stdin (as npx -y SERVER)", () => {
   it.each([

@@ -7,11 +7,11 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pidfilePath } from "../src/commands/daemon";
+import { cli, runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const TOKEN = "laptop:cli-test-token-0123456789";
 const SECRET = "cli-test-token-0123456789";
 
@@ -33,16 +33,7 @@ afterAll(async () => {
 
 const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux"), ...extra });
 
-function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (args: string[], extra: Record<string, string> = {}) => runCli(args, { cwd: dir, env: env(extra) });
 
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
