@@ -12,5 +12,7 @@ export default defineConfig(
     entry: { index: "src/index.ts", worker: "../../packages/sandbox/dist/worker.js" },
     noExternal: [/^@codemux\//],
     dts: false,
+    // What the bundle imports from outside, read by scripts/check-cli-deps.mjs (not shipped: see "files").
+    metafile: true,
   }),
 );
