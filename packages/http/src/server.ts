@@ -16,11 +16,10 @@ import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
-import { TokenSet } from "./tokens";
+import { ANONYMOUS_PRINCIPAL, TokenSet } from "./tokens";
 
 const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
 const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
-const ANONYMOUS = "anonymous";
 
 /** Adds fields to every request's log line (a plugin's tenant, a trace id). Must be cheap and must not throw. */
 export type LogFieldsHook = (req: IncomingMessage, record: LogRecord) => LogRecord | undefined;
@@ -326,7 +325,7 @@ export class CodemuxHttpServer {
   }
 
   #authenticate(req: IncomingMessage, url: URL): { principal: string; queryToken: string | undefined } {
-    if (this.#tokens.size === 0) return { principal: ANONYMOUS, queryToken: undefined };
+    if (this.#tokens.size === 0) return { principal: ANONYMOUS_PRINCIPAL, queryToken: undefined };
     const authorization = req.headers.authorization;
     const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
     const header = req.headers["x-api-key"];
