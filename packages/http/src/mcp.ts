@@ -7,7 +7,7 @@ import { bridgeRequest } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
-import { sendRpcError, withHeaders } from "./respond";
+import { sendRpcError } from "./respond";
 import type { HttpSession } from "./sessions";
 
 const SESSION_NOT_FOUND = -32001;
@@ -42,21 +42,13 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
     sendRpcError(ctx.res, 404, { code: SESSION_NOT_FOUND, message: "Session not found" });
     return;
   }
-  const end = gateway.sessions.begin(session);
-  ctx.res.once("close", end);
+  if (method === "GET") gateway.sessions.touch(session);
+  else ctx.res.once("close", gateway.sessions.begin(session));
   await bridgeRequest(session.transport as WebStandardStreamableHTTPServerTransport, { req: ctx.req, res: ctx.res, body });
 }
 
 async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
-  if (!gateway.sessions.reserve()) {
-    const max = gateway.options.maxSessions;
-    gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    sendRpcError(withHeaders(ctx.res, { "retry-after": "5" }), 503, {
-      code: -32000,
-      message: `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.`,
-    });
-    return;
-  }
+  gateway.sessions.reserve(ctx.principal);
   const id = randomUUID();
   ctx.log.session = id.slice(0, 8);
   let added = false;
@@ -85,7 +77,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
     await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
   } finally {
     if (!added) {
-      gateway.sessions.release();
+      gateway.sessions.release(ctx.principal);
       await transport.close().catch(() => undefined);
     }
   }

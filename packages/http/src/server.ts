@@ -59,7 +59,13 @@ export class CodemuxHttpServer {
     this.#tokens = new TokenSet(this.options.tokens);
     if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
-    this.sessions = new SessionTable({ maxSessions: this.options.maxSessions, idleMs: this.options.sessionIdleMs });
+    const { maxSessionsPerPrincipal, principalLimits } = this.options;
+    this.sessions = new SessionTable({
+      maxSessions: this.options.maxSessions,
+      maxPerPrincipal: (principal) => principalLimits[principal]?.sessions ?? maxSessionsPerPrincipal,
+      idleMs: this.options.sessionIdleMs,
+      onRefused: ({ limit }) => this.metrics.counter("codemux_sessions_rejected_total", "").inc({ limit }),
+    });
     this.#gateway = {
       core,
       options: this.options,
@@ -173,6 +179,7 @@ export class CodemuxHttpServer {
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
     metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+    metrics.counter("codemux_sessions_rejected_total", "Sessions refused at a limit, by limit (sessions, sessionsPerPrincipal).");
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
