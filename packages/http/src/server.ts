@@ -2,9 +2,10 @@ import type { Codemux, SessionInfo } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isLoopback, isWildcard } from "./address";
 import { handleCompat } from "./compat";
+import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, type LogRecord } from "./log";
@@ -44,6 +45,7 @@ export class CodemuxHttpServer {
   readonly #core: Codemux;
   readonly #tokens: TokenSet;
   readonly #server: Server;
+  readonly #guard: ConnectionGuard;
   readonly #gateway: Gateway;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
@@ -90,6 +92,13 @@ export class CodemuxHttpServer {
     );
     this.#server.maxConnections = this.options.maxConnections;
     this.#server.maxRequestsPerSocket = 10_000;
+    this.#guard = new ConnectionGuard({
+      maxPerAddress: this.options.maxConnectionsPerAddress,
+      trustedProxies: this.options.trustedProxies,
+      authTimeoutMs: this.options.authTimeoutMs,
+      onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
+    });
+    this.#server.on("connection", (socket: Socket) => this.#guard.accept(socket));
   }
 
   /** Adds fields to every request log line, for plugins (see README, "Hooks"). */
@@ -179,10 +188,18 @@ export class CodemuxHttpServer {
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
     metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+    metrics.counter(
+      "codemux_connections_refused_total",
+      "Connections refused past the limit per address, or closed unauthenticated at the deadline, by reason.",
+    );
     metrics.counter("codemux_sessions_rejected_total", "Sessions refused at a limit, by limit (sessions, sessionsPerPrincipal).");
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.#guard.refused(req.socket)) {
+      res.destroy();
+      return;
+    }
     const started = performance.now();
     const requestId = requestIdOf(req.headers["x-request-id"]);
     const log: LogRecord = {};
@@ -221,6 +238,7 @@ export class CodemuxHttpServer {
     try {
       if (this.#closing)
         throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      this.#guard.clientOf(req);
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
@@ -332,7 +350,10 @@ export class CodemuxHttpServer {
   }
 
   #authenticate(req: IncomingMessage, url: URL): { principal: string; queryToken: string | undefined } {
-    if (this.#tokens.size === 0) return { principal: ANONYMOUS_PRINCIPAL, queryToken: undefined };
+    if (this.#tokens.size === 0) {
+      this.#guard.authenticated(req.socket);
+      return { principal: ANONYMOUS_PRINCIPAL, queryToken: undefined };
+    }
     const authorization = req.headers.authorization;
     const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
     const header = req.headers["x-api-key"];
@@ -343,9 +364,11 @@ export class CodemuxHttpServer {
     if (principal === undefined) {
       this.metrics.counter("codemux_auth_failures_total", "").inc();
       throw new HttpError("unauthorized", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
-        headers: { "www-authenticate": 'Bearer realm="codemux"' },
+        // Closed after the answer: an unauthenticated client does not keep a connection to try again on.
+        headers: { "www-authenticate": 'Bearer realm="codemux"', connection: "close" },
       });
     }
+    this.#guard.authenticated(req.socket);
     return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
   }
 }

@@ -1,4 +1,5 @@
 import { Codemux } from "@codemux/server";
+import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
 import { TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
@@ -18,6 +19,56 @@ async function initialize(s: Served, token: string): Promise<{ id: string | unde
 }
 
 const sessionHeaders = (token: string, id: string) => ({ ...MCP_HEADERS, ...bearer(token), "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" });
+
+/** A raw TCP connection from a chosen loopback address (Linux routes all of 127/8 to this host). */
+interface Connection {
+  socket: Socket;
+  /** Everything received and not yet taken by `request`. */
+  received: string;
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+async function connectFrom(s: Served, localAddress: string): Promise<Connection> {
+  const socket = connect({ host: "127.0.0.1", port: s.http.port, localAddress });
+  let isClosed = false;
+  const conn: Connection = {
+    socket,
+    received: "",
+    closed: new Promise((resolve) => socket.once("close", () => resolve())),
+    isClosed: () => isClosed,
+  };
+  socket.on("data", (chunk: Buffer) => (conn.received += chunk.toString("latin1")));
+  socket.on("error", () => undefined);
+  socket.once("close", () => (isClosed = true));
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  return conn;
+}
+
+/** Sends one GET on the connection and reads its whole answer (status line, headers, body). */
+async function request(conn: Connection, path: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: string }> {
+  const lines = Object.entries({ host: "127.0.0.1", ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+  conn.socket.write(`GET ${path} HTTP/1.1\r\n${lines.join("")}\r\n`);
+  for (;;) {
+    const end = conn.received.indexOf("\r\n\r\n");
+    const length = Number(/content-length: (\d+)/i.exec(conn.received.slice(0, end))?.[1] ?? Number.NaN);
+    if (end >= 0 && conn.received.length >= end + 4 + length) {
+      const head = conn.received.slice(0, end);
+      const body = conn.received.slice(end + 4, end + 4 + length);
+      conn.received = conn.received.slice(end + 4 + length);
+      return { status: Number(head.slice(9, 12)), head, body };
+    }
+    if (conn.isClosed()) throw new Error(`connection closed after: ${conn.received.slice(0, 200)}`);
+    await new Promise((resolve) => conn.socket.once("data", resolve).once("close", resolve));
+  }
+}
+
+/** Starts a request whose headers never end: a byte now and then, as a slowloris client sends. */
+function trickle(conn: Connection): void {
+  conn.socket.write("GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  const drip = setInterval(() => conn.socket.writable && conn.socket.write("X-Slow: 1\r\n"), 200);
+  conn.socket.once("close", () => clearInterval(drip));
+}
 
 /** Reads a stream to its end: resolves when the server closes it. */
 async function untilEnded(response: Response): Promise<string> {
@@ -124,6 +175,93 @@ describe("streams expire when idle", () => {
       const after = await raw(`${s.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
       expect(after.status).toBe(404);
       expect(s.http.sessions.held("alice")).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("connection exhaustion", () => {
+  const slow = { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
+  const open: Connection[] = [];
+  afterAll(() => {
+    for (const conn of open) conn.socket.destroy();
+  });
+  const from = async (s: Served, address: string) => {
+    const conn = await connectFrom(s, address);
+    open.push(conn);
+    return conn;
+  };
+
+  it("one address holding trickling connections cannot lock other addresses out: past its limit each is answered 429 and closed", async () => {
+    const s = await serve({ ...slow, maxConnections: 12, maxConnectionsPerAddress: 4, authTimeoutMs: 60_000 });
+    try {
+      const attacker: Connection[] = [];
+      for (let i = 0; i < 20; i++) {
+        const conn = await from(s, "127.0.0.2");
+        trickle(conn);
+        attacker.push(conn);
+      }
+      const other = await from(s, "127.0.0.3");
+      expect((await request(other, "/v1/tools", bearer(TOKENS.bob))).status).toBe(200);
+      // Every connection was accepted or refused before the later one from 127.0.0.3 was answered; the refusals arrive.
+      const refused = () => attacker.filter((conn) => conn.isClosed());
+      while (refused().length < 16) await Promise.race(attacker.filter((conn) => !conn.isClosed()).map((conn) => conn.closed));
+      for (const conn of refused()) {
+        expect(conn.received).toContain("HTTP/1.1 429 Too Many Requests");
+        expect(conn.received).toContain(
+          "Too many connections from 127.0.0.2: 4 are open, the limit per address (connections per address: 4); close idle connections and retry, or raise http.limits.connectionsPerAddress in the config.",
+        );
+      }
+      expect(attacker.filter((conn) => !conn.isClosed()).length).toBe(4);
+      expect(s.http.metrics.render()).toContain('codemux_connections_refused_total{reason="per_address"} 16');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("closes a connection that sends no authenticated request by the deadline, keeps an authenticated one, and closes after a 401", async () => {
+    const s = await serve({ ...slow, authTimeoutMs: 300 });
+    try {
+      const authenticated = await from(s, "127.0.0.4");
+      expect((await request(authenticated, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      const trickler = await from(s, "127.0.0.4");
+      trickle(trickler);
+      // Both had the same deadline, the authenticated one first: once the trickler is cut, the other would have been too.
+      await trickler.closed;
+      expect(authenticated.isClosed()).toBe(false);
+      expect((await request(authenticated, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      expect(s.http.metrics.render()).toContain('codemux_connections_refused_total{reason="auth_timeout"} 1');
+
+      const guesser = await from(s, "127.0.0.4");
+      const denied = await request(guesser, "/v1/tools", bearer("not-a-valid-token"));
+      expect(denied.status).toBe(401);
+      expect(denied.head.toLowerCase()).toContain("connection: close");
+      await guesser.closed;
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("reads the client address from X-Forwarded-For only when the peer is a trusted proxy, from its right end", async () => {
+    const s = await serve({ maxConnectionsPerAddress: 2, trustedProxies: ["127.0.0.1", "127.0.0.5/32"] });
+    try {
+      const through = async (forwarded: string) => request(await from(s, "127.0.0.1"), "/v1/tools", { ...bearer(TOKENS.alice), "x-forwarded-for": forwarded });
+      expect((await through("198.51.100.7")).status).toBe(200);
+      // A hop the client wrote itself (left of what the proxy appended) changes nothing; nor does a second trusted proxy.
+      expect((await through("203.0.113.1, 198.51.100.7, 127.0.0.5")).status).toBe(200);
+      const refused = await through("198.51.100.7");
+      expect(refused.status).toBe(429);
+      expect(JSON.parse(refused.body).error.message).toContain("Too many connections from 198.51.100.7: 2 are open");
+      expect((await through("198.51.100.8")).status).toBe(200);
+
+      // From a peer that is not a trusted proxy the header is ignored: the peer's own address counts.
+      const direct = await from(s, "127.0.0.6");
+      expect((await request(direct, "/v1/tools", { ...bearer(TOKENS.bob), "x-forwarded-for": "192.0.2.1" })).status).toBe(200);
+      await from(s, "127.0.0.6");
+      const third = await from(s, "127.0.0.6");
+      await third.closed;
+      expect(third.received).toContain("Too many connections from 127.0.0.6: 2 are open");
     } finally {
       await s.close();
     }
