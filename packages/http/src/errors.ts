@@ -22,6 +22,7 @@ export type HttpErrorCode =
   | "tool_error"
   | "exec_error"
   | "busy"
+  | "cancelled"
   | "not_implemented"
   | "internal"
   | "unsafe_bind"
@@ -45,6 +46,8 @@ export const HTTP_STATUS: Record<HttpErrorCode, number> = {
   exec_error: 422,
   busy: 429,
   quota: 429,
+  // nginx's "client closed request": the caller went away, so only the log sees it.
+  cancelled: 499,
   internal: 500,
   unsafe_bind: 500,
   invalid_tokens: 500,

@@ -10,6 +10,20 @@ export const stderrSink: LogSink = (record) => {
   process.stderr.write(`${JSON.stringify(record)}\n`);
 };
 
+/**
+ * Keeps a server up when whoever reads its output goes away (`serve --http ... 2>&1 | head -1`): an
+ * EPIPE (or any write error) on stdout or stderr then loses only log lines. Installed once per stream.
+ */
+export function survivePipeErrors(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (!stream.listeners("error").includes(ignoreWriteError)) stream.on("error", ignoreWriteError);
+  }
+}
+
+function ignoreWriteError(): void {
+  // Nowhere left to report it: the stream that broke is where reports go.
+}
+
 const MAX_TARGET_CHARS = 500;
 const ORIGIN = "http://codemux.invalid/";
 

@@ -21,6 +21,16 @@ function isInitialize(body: unknown): boolean {
   return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 }
 
+/** The ids of the requests in a POST body (notifications and responses have none to answer). */
+function requestIds(body: unknown): Array<string | number> {
+  const ids: Array<string | number> = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown };
+    if (typeof method === "string" && (typeof id === "string" || typeof id === "number")) ids.push(id);
+  }
+  return ids;
+}
+
 /** `/mcp`: Streamable HTTP, one SDK server per client session over the shared core. */
 export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (gateway.options.stateless) return handleStateless(gateway, ctx);
@@ -30,6 +40,7 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   }
   const id = sessionHeader(ctx);
   const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
+  ctx.rpcIds = requestIds(body);
   if (id === undefined) {
     if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
     sendRpcError(ctx.res, 400, { code: -32000, message: "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one." });
@@ -91,6 +102,7 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<v
     });
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
+  ctx.rpcIds = requestIds(body);
   const server = createSessionServer(gateway.core, {
     session: gateway.principalSession(ctx.principal),
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),

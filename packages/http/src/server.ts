@@ -8,7 +8,7 @@ import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError, UnsafeBindError } from "./errors";
-import { maskTarget, requestIdOf, stderrSink, type LogRecord } from "./log";
+import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
@@ -49,8 +49,8 @@ export class CodemuxHttpServer {
   readonly #gateway: Gateway;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
-  /** Requests being answered, except open streams: shutdown waits for these. */
-  readonly #inFlight = new Set<ServerResponse>();
+  /** Requests being answered, except open streams, with their context once known: shutdown waits for these, then answers them. */
+  readonly #inFlight = new Map<ServerResponse, { mcp: boolean; ctx?: RequestContext }>();
   readonly #startedAt = Date.now();
   #closing = false;
   #listening = false;
@@ -117,6 +117,7 @@ export class CodemuxHttpServer {
       });
     });
     this.#listening = true;
+    survivePipeErrors();
     if (this.#tokens.size === 0)
       this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
   }
@@ -141,6 +142,7 @@ export class CodemuxHttpServer {
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     await this.#drain(this.options.shutdownGraceMs);
+    this.#answerInFlight();
     await this.sessions.closeAll();
     this.#server.closeAllConnections();
     await closed;
@@ -159,6 +161,24 @@ export class CodemuxHttpServer {
         resolve();
       }
     });
+  }
+
+  /** Past the grace, each request still running gets the shutdown 503; on an MCP stream already open, a JSON-RPC error for each request it carries. */
+  #answerInFlight(): void {
+    const failure = shuttingDown();
+    const rpcError = { code: -32000, message: failure.message };
+    for (const [res, { mcp, ctx }] of this.#inFlight) {
+      if (res.writableEnded || res.destroyed) continue;
+      if (!res.headersSent) {
+        if (mcp) sendRpcError(withHeaders(res, failure.headers), failure.status, rpcError);
+        else sendError(res, failure);
+        continue;
+      }
+      if (String(res.getHeader("content-type")).startsWith("text/event-stream")) {
+        for (const id of ctx?.rpcIds ?? []) res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, error: rpcError })}\n\n`);
+      }
+      res.end();
+    }
   }
 
   #principalSession(principal: string): SessionInfo {
@@ -236,15 +256,15 @@ export class CodemuxHttpServer {
     });
     let mcpRoute = false;
     try {
-      if (this.#closing)
-        throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      if (this.#closing) throw shuttingDown();
       this.#guard.clientOf(req);
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
       mcpRoute = route === "mcp" || route === "sse" || route === "messages";
       const stream = req.method === "GET" && (route === "mcp" || route === "sse");
-      if (!stream) this.#inFlight.add(res);
+      const entry: { mcp: boolean; ctx?: RequestContext } = { mcp: mcpRoute };
+      if (!stream) this.#inFlight.set(res, entry);
       if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
@@ -260,6 +280,7 @@ export class CodemuxHttpServer {
       const auth = this.#authenticate(req, url);
       principal = auth.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, queryToken: auth.queryToken, log };
+      entry.ctx = ctx;
       await this.#route(ctx, path, route);
     } catch (error) {
       const failure = toHttpError(error);
@@ -371,6 +392,10 @@ export class CodemuxHttpServer {
     this.#guard.authenticated(req.socket);
     return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
   }
+}
+
+function shuttingDown(): HttpError {
+  return new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
 }
 
 function only(ctx: RequestContext, method: string): void {
