@@ -70,7 +70,9 @@ export async function startCore(
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
   const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
-  const plugins = await pluginsOf(raw, configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
+    (core as Codemux).results.keep(tool, text, owner),
+  );
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
@@ -127,13 +129,12 @@ export function configFileOf(source: string, explicit: string | undefined): stri
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
 async function pluginsOf(
-  raw: Record<string, unknown> | undefined,
-  configFile: string | undefined,
+  config: { raw: Record<string, unknown>; file: string } | undefined,
   logger: Logger,
   keep: ResultKeeper["keep"],
 ): Promise<LoadedPlugins | undefined> {
-  if (!configFile || raw?.plugins === undefined) return undefined;
-  return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
+  if (config?.raw.plugins === undefined) return undefined;
+  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
 /** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */

@@ -31,68 +31,72 @@ type Fail = (where: string, message: string) => never;
  * const settings = parseHttpSettings(JSON.parse(text), "codemux.json");
  */
 export function parseHttpSettings(config: unknown, file = "config"): HttpSettings {
-  const fail: Fail = (where, message) => {
+  const read = new SettingsReader((where, message) => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
-  };
+  });
   const section = isObject(config) ? config.http : undefined;
   if (section === undefined) return {};
-  const http = objectAt(section, "http", ["trustedProxies", "limits"], fail);
+  const http = read.object(section, "http", ["trustedProxies", "limits"]);
   const settings: HttpSettings = {};
-  if (http.trustedProxies !== undefined) settings.trustedProxies = trustedProxiesAt(http.trustedProxies, fail);
+  if (http.trustedProxies !== undefined) settings.trustedProxies = read.trustedProxies(http.trustedProxies, "http.trustedProxies");
   if (http.limits === undefined) return settings;
-  const limits = objectAt(http.limits, "http.limits", ["connectionsPerAddress", "perPrincipal", "principals"], fail);
+  const limits = read.object(http.limits, "http.limits", ["connectionsPerAddress", "perPrincipal", "principals"]);
   if (limits.connectionsPerAddress !== undefined)
-    settings.maxConnectionsPerAddress = countAt(limits.connectionsPerAddress, "http.limits.connectionsPerAddress", fail);
+    settings.maxConnectionsPerAddress = read.count(limits.connectionsPerAddress, "http.limits.connectionsPerAddress");
   if (limits.perPrincipal !== undefined) {
-    const share = principalAt(limits.perPrincipal, "http.limits.perPrincipal", fail);
+    const share = read.principal(limits.perPrincipal, "http.limits.perPrincipal");
     if (share.sessions !== undefined) settings.maxSessionsPerPrincipal = share.sessions;
     if (share.jobs !== undefined) settings.maxJobsPerPrincipal = share.jobs;
   }
   if (limits.principals !== undefined) {
-    const principals = objectAt(limits.principals, "http.limits.principals", undefined, fail);
+    const principals = read.object(limits.principals, "http.limits.principals");
     settings.principalLimits = Object.fromEntries(
-      Object.entries(principals).map(([name, value]) => [name, principalAt(value, `http.limits.principals.${name}`, fail)]),
+      Object.entries(principals).map(([name, value]) => [name, read.principal(value, `http.limits.principals.${name}`)]),
     );
   }
   return settings;
 }
 
-/** Addresses or CIDR ranges, checked now so a typo stops the start instead of trusting nobody. */
-function trustedProxiesAt(value: unknown, fail: Fail): string[] {
-  const where = "http.trustedProxies";
-  if (!Array.isArray(value) || !value.every((entry) => typeof entry === "string"))
-    fail(where, 'expected a list of addresses or CIDR ranges, e.g. ["127.0.0.1", "10.0.0.0/8"]');
-  const entries = value as string[];
-  try {
-    trustedProxyList(entries);
-  } catch (error) {
-    fail(where, (error as Error).message);
+/** Checks one value at a time; `fail` throws with the field's path. */
+class SettingsReader {
+  constructor(readonly fail: Fail) {}
+
+  object(value: unknown, where: string, known?: string[]): Record<string, unknown> {
+    if (!isObject(value)) return this.fail(where, "expected an object");
+    for (const key of Object.keys(value)) {
+      if (!known || known.includes(key)) continue;
+      const close = closestNames(key, known, 1)[0];
+      this.fail(`${where}.${key}`, `unknown setting${close ? ` (did you mean "${close}"?)` : ""}; ${where} takes ${known.join(", ")}`);
+    }
+    return value;
   }
-  return entries;
-}
 
-function principalAt(value: unknown, where: string, fail: Fail): PrincipalSettings {
-  const record = objectAt(value, where, ["sessions", "jobs"], fail);
-  return {
-    ...(record.sessions !== undefined ? { sessions: countAt(record.sessions, `${where}.sessions`, fail) } : {}),
-    ...(record.jobs !== undefined ? { jobs: countAt(record.jobs, `${where}.jobs`, fail) } : {}),
-  };
-}
-
-function objectAt(value: unknown, where: string, known: string[] | undefined, fail: Fail): Record<string, unknown> {
-  if (!isObject(value)) return fail(where, "expected an object");
-  for (const key of known ? Object.keys(value) : []) {
-    if (known?.includes(key)) continue;
-    const close = closestNames(key, known ?? [], 1)[0];
-    fail(`${where}.${key}`, `unknown setting${close ? ` (did you mean "${close}"?)` : ""}; ${where} takes ${known?.join(", ")}`);
+  count(value: unknown, where: string): number {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+      this.fail(where, `expected a whole number of at least 1 (got ${JSON.stringify(value)?.slice(0, 40)})`);
+    return value as number;
   }
-  return value;
-}
 
-function countAt(value: unknown, where: string, fail: Fail): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
-    fail(where, `expected a whole number of at least 1 (got ${JSON.stringify(value)?.slice(0, 40)})`);
-  return value as number;
+  principal(value: unknown, where: string): PrincipalSettings {
+    const record = this.object(value, where, ["sessions", "jobs"]);
+    return {
+      ...(record.sessions !== undefined ? { sessions: this.count(record.sessions, `${where}.sessions`) } : {}),
+      ...(record.jobs !== undefined ? { jobs: this.count(record.jobs, `${where}.jobs`) } : {}),
+    };
+  }
+
+  /** Addresses or CIDR ranges, checked now so a typo stops the start instead of trusting nobody. */
+  trustedProxies(value: unknown, where: string): string[] {
+    if (!Array.isArray(value) || !value.every((entry) => typeof entry === "string"))
+      this.fail(where, 'expected a list of addresses or CIDR ranges, e.g. ["127.0.0.1", "10.0.0.0/8"]');
+    const entries = value as string[];
+    try {
+      trustedProxyList(entries);
+    } catch (error) {
+      this.fail(where, (error as Error).message);
+    }
+    return entries;
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
