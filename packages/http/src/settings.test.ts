@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseHttpSettings } from "./settings";
 
@@ -18,6 +20,19 @@ describe("the http section of a config file", () => {
       principalLimits: { ci: { sessions: 40 }, bot: { jobs: 1 } },
     });
     expect(parseHttpSettings({ mcpServers: {} })).toEqual({});
+  });
+
+  it("reads the README's example as it says", () => {
+    const readme = readFileSync(join(import.meta.dirname, "../README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Limits per principal and per address"));
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(parseHttpSettings(JSON.parse(example), "README.md")).toEqual({
+      trustedProxies: ["127.0.0.1"],
+      maxConnectionsPerAddress: 32,
+      maxSessionsPerPrincipal: 25,
+      maxJobsPerPrincipal: 12,
+      principalLimits: { ci: { sessions: 60, jobs: 30 } },
+    });
   });
 
   it("names the file and the field of a mistake, with a did-you-mean", () => {

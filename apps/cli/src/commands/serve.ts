@@ -34,7 +34,9 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
 Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
-  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart`;
+  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
+the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
