@@ -2,13 +2,13 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, serveCli } from "./serve-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const ALICE = "alice-cli-token-0123456789";
 const BOB = "bob-cli-token-9876543210";
 const SECRET = "sk-proj-0123456789abcdefghijklmnop";
@@ -34,32 +34,13 @@ async function configWith(http: unknown, name = "codemux.json"): Promise<string>
   return file;
 }
 
-/** Starts `codemux serve --http :0`; resolves with its URL once it says it serves. */
+/** Starts `codemux serve --http :0` with two tokens; resolves with its URL once it says it serves. */
 function serveHttp(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`, ...args], {
-    cwd: dir,
-    env: env(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.push(child);
-  let stderr = "";
-  return new Promise((done, fail) => {
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d;
-      const url = /serving (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1];
-      if (url) done({ child, url });
-    });
-    child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
+  return serveCli(["serve", "--http", ":0", "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`, ...args], { cwd: dir, env: env(), started });
 }
 
 function run(args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env(), stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stderr }));
-  });
+  return runCli(args, { cwd: dir, env: env() });
 }
 
 async function stop(child: ChildProcess): Promise<number | null> {
