@@ -1,5 +1,6 @@
 import { ConfigError, markSelf, type Logger } from "@codemux/pool";
-import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
+import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
+import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
@@ -49,7 +50,11 @@ export interface StartOptions {
   keepBundlesDir?: string;
 }
 
-export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger; level: LogLevel }> {
+export async function startCore(
+  command: Command,
+  context: RunContext,
+  options: StartOptions,
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level);
@@ -64,9 +69,22 @@ export async function startCore(command: Command, context: RunContext, options: 
   const configFile = configFileOf(config.source, opts.config);
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
+  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
+    (core as Codemux).results.keep(tool, text, owner),
+  );
+  const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
-  const jobs = options.serving ? createJobs({ dataDir: codemuxHome(), logger }) : undefined;
+  const jobs = options.serving
+    ? createJobs({
+        dataDir: codemuxHome(),
+        logger,
+        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
+        redactor: plugins?.redactor ?? new Redactor(),
+        ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+        ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+      })
+    : undefined;
   core = new Codemux({
     config,
     mode: opts.mode,
@@ -98,7 +116,7 @@ export async function startCore(command: Command, context: RunContext, options: 
     started.onClose(() => plugins.close());
   }
   core.start({ warmSandbox: options.serving === true });
-  return { core, logger, level };
+  return { core, logger, level, http };
 }
 
 /** The config file being served, when there is one (not the built-in default, not only inline servers). */
@@ -110,11 +128,13 @@ export function configFileOf(source: string, explicit: string | undefined): stri
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
-async function pluginsOf(configFile: string | undefined, logger: Logger, keep: ResultKeeper["keep"]): Promise<LoadedPlugins | undefined> {
-  if (!configFile) return undefined;
-  const raw = JSON.parse(await readFile(configFile, "utf8")) as { plugins?: unknown };
-  if (raw.plugins === undefined) return undefined;
-  return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
+async function pluginsOf(
+  config: { raw: Record<string, unknown>; file: string } | undefined,
+  logger: Logger,
+  keep: ResultKeeper["keep"],
+): Promise<LoadedPlugins | undefined> {
+  if (config?.raw.plugins === undefined) return undefined;
+  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
 /** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */

@@ -2,13 +2,13 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, serveCli } from "./serve-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const TOKEN = "laptop:cli-test-token-0123456789";
 const SECRET = "cli-test-token-0123456789";
 
@@ -31,33 +31,12 @@ afterAll(async () => {
 const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux"), ...extra });
 
 function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
+  return runCli(args, { cwd: dir, env: env(extra) });
 }
 
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--config", configFile, ...args], {
-    cwd: dir,
-    env: env(extra),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.push(child);
-  let stderr = "";
-  return new Promise((done, fail) => {
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d;
-      const url = /serving (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1];
-      if (url) done({ child, url, stderr: () => stderr });
-    });
-    child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
+  return serveCli(["serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(extra), started });
 }
 
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");

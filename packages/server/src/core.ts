@@ -22,7 +22,7 @@ import { BadRequestError } from "./errors";
 import type { JobRunner, TaskStoreFactory } from "./jobs";
 import type { MetaTool } from "./meta-tools/registry";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
-import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+import { LOCAL_PRINCIPAL, type CallRequest, type SessionInfo, type ToolCallMiddleware } from "./pipeline/context";
 import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { McpFeatures } from "./mcp-features";
@@ -231,7 +231,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /** A new client session (over stdio, the one local user). */
-  session(principal = "local"): SessionInfo {
+  session(principal = LOCAL_PRINCIPAL): SessionInfo {
     return { id: randomUUID(), principal };
   }
 
