@@ -77,7 +77,7 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
     const down = core.status().filter((s) => s.state !== "ready" && !servers.includes(s.name));
     const lines = [
       ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
-      ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.state}: ${s.error ?? "no tools yet"})`),
+      ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.error ? `${s.state}: ${s.error}` : (s.detail ?? s.state)})`),
     ];
     if (skills.length > 0)
       lines.push(

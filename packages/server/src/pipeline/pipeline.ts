@@ -141,5 +141,5 @@ class PipelineContext implements CallContext {
 export function unavailable(pool: ToolPool, server: string): { server: string; reason: string } | undefined {
   const status = pool.status().find((s) => s.name === server);
   if (!status || status.state === "ready") return undefined;
-  return { server, reason: status.error ?? `it is ${status.state}` };
+  return { server, reason: status.error ?? `it is ${status.detail ?? status.state}` };
 }

@@ -1,0 +1,60 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// What the built CLI tells a user: states, config mistakes, failing servers, the upfront cost.
+const cli = resolve(import.meta.dirname, "../dist/index.js");
+
+let dir: string;
+let home: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-messages-"));
+  home = await mkdtemp(join(tmpdir(), "codemux-home-"));
+});
+afterAll(async () => {
+  await Promise.all([dir, home].map((d) => rm(d, { recursive: true, force: true })));
+});
+
+function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+async function configFile(name: string, config: unknown): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, typeof config === "string" ? config : JSON.stringify(config));
+  return file;
+}
+
+describe("codemux list", () => {
+  it("calls a server still starting a state (starting (N s)), not an error, and still exits 1 until it is ready", async () => {
+    const file = await configFile("slow.json", {
+      mcpServers: {
+        good: { command: process.execPath, args: [misbehavingServerPath] },
+        slow: { command: process.execPath, args: [misbehavingServerPath, "--start-delay-ms", "600000"], connectTimeoutMs: 600_000 },
+      },
+    });
+    // Both wait out the start-up wait (15 s) for the slow server, side by side.
+    const [table, json] = await Promise.all([codemux(["list", "--config", file]), codemux(["list", "--json", "--config", file])]);
+    expect(table.code).toBe(1);
+    expect(table.stdout).toMatch(/^ {2}slow {2}starting \(\d+ s\) {2}0 tools$/m);
+    expect(table.stdout + table.stderr).not.toMatch(/error|no answer to initialize/i);
+    const slow = (JSON.parse(json.stdout) as Array<Record<string, unknown>>).find((s) => s.name === "slow");
+    expect(slow).toMatchObject({ state: "connecting", detail: expect.stringMatching(/^starting \(\d+ s\)$/) });
+    expect(slow).not.toHaveProperty("error");
+  });
+});
