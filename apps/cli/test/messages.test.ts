@@ -58,3 +58,14 @@ describe("codemux list", () => {
     expect(slow).not.toHaveProperty("error");
   });
 });
+
+describe("a server that fails at start", () => {
+  it("is reported with the line that says why (Cannot find module), not the stack frames and Node's version after it", async () => {
+    const missing = join(dir, "no-such-server.js");
+    const file = await configFile("crash.json", { mcpServers: { broken: { command: process.execPath, args: [missing] } } });
+    const listing = await codemux(["list", "--config", file]);
+    expect(listing.code).toBe(1);
+    expect(listing.stdout).toContain(`broken  failed  0 tools  the process exited with code 1; stderr: Error: Cannot find module '${missing}'\n`);
+    expect(listing.stdout).not.toMatch(/node:internal|Node\.js v/);
+  });
+});

@@ -547,7 +547,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #describeFailure(error: unknown, transport: unknown): Failure {
     const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
     if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
-      return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
+      return { message: withConfigNote(withTail(error.message, this.stderr.telling(5)), this.spec.warnings), transient: false };
     }
     if (isAuthFailure(error))
       return {
@@ -562,12 +562,12 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const network = describeNetworkFailure(error, url);
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
     if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
-      return { message: withTail(error.message, this.stderr.tail(5)), transient: false };
+      return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
     const exited = exitOf(transport);
     if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
       return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
-    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5)), transient: false };
+    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
@@ -586,7 +586,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #exitReason(transport = this.#transport): string {
     const exit = exitOf(transport);
     const how = exit ? (exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`) : "the connection closed";
-    return withTail(how, this.stderr.tail(5));
+    return withTail(how, this.stderr.telling(5));
   }
 
   /** A state that is no failure, in words, for status(); a start is a state, not an error. */
