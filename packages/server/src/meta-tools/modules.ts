@@ -1,10 +1,11 @@
-import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/catalog";
+import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, serverModuleSpecifier } from "@codemux/catalog";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
 import type { SessionInfo } from "../pipeline/context";
 import { textResult } from "../render";
 import { attachSkills } from "../skills/attach";
+import { similarModules } from "../similar-modules";
 import { SKILLS_PREFIX } from "../skills/names";
 import { defineMetaTool } from "./registry";
 
@@ -115,11 +116,7 @@ function readModuleText(core: Codemux, input: string, session: SessionInfo): str
   }
   const source = core.module(normalized, session) ?? attachSkills(core).moduleSource(normalized, session);
   if (source !== undefined) return source;
-  // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
-  const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
-  const candidates =
-    server && core.catalog.servers().includes(server) ? core.modules.list(serverModuleSpecifier(server)) : core.catalog.servers().map(serverModuleSpecifier);
-  const close = normalized.length > 200 ? [] : closestNames(normalized, candidates);
+  const close = similarModules(normalized, core);
   throw new BadRequestError(
     `No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
   );
