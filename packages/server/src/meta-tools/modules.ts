@@ -12,6 +12,8 @@ import { defineMetaTool } from "./registry";
 /** read_module answers this many modules at once, at most. */
 const MAX_SPECIFIERS = 5;
 const SCHEMA_SUFFIX = ".schema";
+/** Skills with problems the module root names; list_modules mcp/skills shows them all. */
+const MAX_SKILLS_NAMED = 3;
 
 export const listModules = defineMetaTool<{ path?: string }>({
   name: "list_modules",
@@ -80,10 +82,7 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
       ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
       ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.error ? `${s.state}: ${s.error}` : (s.detail ?? s.state)})`),
     ];
-    if (skills.length > 0)
-      lines.push(
-        `${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`,
-      );
+    if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skillsToCheck(skills)})`);
     if (lines.length === 0) return "No servers are connected yet.";
     return [
       ...lines,
@@ -120,6 +119,15 @@ function readModuleText(core: Codemux, input: string, session: SessionInfo): str
   throw new BadRequestError(
     `No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
   );
+}
+
+/** `; check report: it needs server "github", which is not in the config` for the first skills with problems, the rest counted. */
+function skillsToCheck(skills: ReadonlyArray<{ name: string; problems: string[] }>): string {
+  const toCheck = skills.filter((s) => s.problems.length > 0);
+  if (toCheck.length === 0) return "";
+  const named = toCheck.slice(0, MAX_SKILLS_NAMED).map((s) => `${s.name}: ${s.problems.join("; ")}`);
+  const more = toCheck.length - named.length;
+  return `; check ${named.join("; ")}${more > 0 ? `; and ${more} more (list_modules mcp/skills)` : ""}`;
 }
 
 function notes(core: Codemux): string {
