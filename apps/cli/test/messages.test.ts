@@ -1,4 +1,7 @@
+import { estimateTokens } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,12 +22,11 @@ afterAll(async () => {
   await Promise.all([dir, home].map((d) => rm(d, { recursive: true, force: true })));
 });
 
+const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
+
 function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") },
-    });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env() });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -67,5 +69,22 @@ describe("a server that fails at start", () => {
     expect(listing.code).toBe(1);
     expect(listing.stdout).toContain(`broken  failed  0 tools  the process exited with code 1; stderr: Error: Cannot find module '${missing}'\n`);
     expect(listing.stdout).not.toMatch(/node:internal|Node\.js v/);
+  });
+});
+
+describe("the upfront tool list", () => {
+  it("list reports the tokens of the list a client of serve gets (the jobs tool included)", async () => {
+    const file = await configFile("one.json", { mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } });
+    const listing = await codemux(["list", "--config", file]);
+    const reported = Number(/Upfront tool list: ~([\d,]+) tokens in mode code/.exec(listing.stdout)?.[1]?.replaceAll(",", ""));
+    const client = new Client({ name: "messages-test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, "--config", file], cwd: dir, env: env(), stderr: "pipe" }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("jobs");
+      expect(reported).toBe(estimateTokens(JSON.stringify(tools)));
+    } finally {
+      await client.close();
+    }
   });
 });
