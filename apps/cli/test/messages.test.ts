@@ -88,3 +88,17 @@ describe("the upfront tool list", () => {
     }
   });
 });
+
+describe("a config with a misspelled key", () => {
+  it("stops with the key meant (comand, mcpServer), exit 2", async () => {
+    const command = await configFile("comand.json", { mcpServers: { a: { comand: "npx", args: ["-y", "pkg"] } } });
+    const top = await configFile("mcpserver.json", { mcpServer: { a: { command: "npx" } } });
+    const [entry, topLevel] = await Promise.all([codemux(["list", "--config", command]), codemux(["list", "--config", top])]);
+    expect(entry).toMatchObject({ code: 2 });
+    expect(entry.stderr).toBe(
+      `codemux: Invalid config ${command}: mcpServers.a.command: required (or give "url" for an HTTP server); did you mean "command" instead of "comand"?\n`,
+    );
+    expect(topLevel).toMatchObject({ code: 2 });
+    expect(topLevel.stderr).toContain('did you mean "mcpServers" instead of "mcpServer"?');
+  });
+});
