@@ -2,14 +2,13 @@ import { estimateTokens } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, runCli } from "./run-cli";
 
 // What the built CLI tells a user: states, config mistakes, failing servers, the upfront cost.
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 
 let dir: string;
 let home: string;
@@ -24,17 +23,7 @@ afterAll(async () => {
 
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
-function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env() });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const codemux = (args: string[]) => runCli(args, { cwd: dir, env: env() });
 
 async function configFile(name: string, config: unknown): Promise<string> {
   const file = join(dir, name);
