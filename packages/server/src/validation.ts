@@ -41,7 +41,8 @@ export class ArgumentValidator {
     if (!schema) return;
     const validate = this.#first.compile(schema);
     if (!validate) return;
-    patternBudget.until = performance.now() + this.#patternBudgetMs;
+    // The clock starts at the first pattern test: a schema without patterns pays nothing for the budget.
+    patternBudget.until = Number.NaN;
     patternBudget.ms = this.#patternBudgetMs;
     if (run(toolName, validate, args)) return;
     const all = size * this.#first.nodes(schema) <= MAX_ALL_ERRORS_WORK ? this.#all.compile(schema) : null;
@@ -126,8 +127,8 @@ function argumentSize(args: object): number | string {
 
 class PatternTimeoutError extends Error {}
 
-/** When the pattern tests of the validation running now must be done (performance.now() time). */
-const patternBudget = { until: Number.POSITIVE_INFINITY, ms: PATTERN_BUDGET_MS };
+/** When the pattern tests of the validation running now must be done (performance.now() time; NaN until its first test). */
+const patternBudget = { until: Number.NaN, ms: PATTERN_BUDGET_MS };
 
 const patternContext = createContext({ patterns: new Map<string, RegExp>(), pattern: "", flags: "", text: "" });
 const patternTest = new Script(
@@ -141,7 +142,9 @@ function boundedRegExp(pattern: string, flags: string): { test: (text: string) =
     // ajv keys its compiled patterns by this.
     toString: () => `/${pattern}/${flags}`,
     test(text: string): boolean {
-      const left = patternBudget.until - performance.now();
+      const now = performance.now();
+      if (Number.isNaN(patternBudget.until)) patternBudget.until = now + patternBudget.ms;
+      const left = patternBudget.until - now;
       const overBudget = () =>
         new PatternTimeoutError(
           `the values took longer than ${patternBudget.ms} ms in all to match the tool's patterns; send fewer, shorter or simpler values`,
