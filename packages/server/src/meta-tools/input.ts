@@ -26,7 +26,8 @@ export interface InputSchema {
  * Reads a meta-tool's arguments by its own declared schema, so bounds and defaults live in one
  * place (the definition the model sees): defaults filled in, types checked with a sentence for each
  * wrong one, numbers and booleans sent as strings accepted, and an object sent as a JSON string
- * (some clients can only send strings) parsed. Properties the schema does not name are ignored here (checkFields refuses them).
+ * (some clients can only send strings) parsed. Properties the schema does not name are ignored
+ * here; checkFields refuses them.
  */
 export function readInput(schema: InputSchema, args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
