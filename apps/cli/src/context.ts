@@ -1,7 +1,7 @@
 import { ConfigError, markSelf, type Logger } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
-import { createJobs } from "@codemux/jobs";
+import { createJobs, jobsListing } from "@codemux/jobs";
 import { Codemux, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
@@ -105,7 +105,8 @@ export async function startCore(
           metaTools: jobs.metaTools,
           taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
         }
-      : {}),
+      : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
+        { metaTools: [jobsListing()] }),
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });

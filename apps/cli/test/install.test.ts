@@ -1,12 +1,11 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { clientConfigPath, codemuxEntry, isCodemuxEntry } from "../src/commands/install";
+import { runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const homes: string[] = [];
 afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));
 
@@ -26,17 +25,7 @@ function envOf(home: string): NodeJS.ProcessEnv {
   };
 }
 
-function codemux(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: home, env: envOf(home), stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const codemux = (home: string, args: string[]) => runCli(args, { cwd: home, env: envOf(home) });
 
 const bad = { command: process.execPath, args: [misbehavingServerPath] };
 const self = { command: "npx", args: ["-y", "codemux@latest", "--config", "/elsewhere/codemux.json"] };

@@ -13,7 +13,7 @@ export { readJobs } from "./journal-view";
 export type { JobView } from "./journal-view";
 export { compactJournal, journalPaths, JournalWriter, loadJournal, recordEvents } from "./journal";
 export type { LoadedJournal, SegmentInfo } from "./journal";
-export { DEFAULT_WAIT_SECONDS, jobMetaTools, jobsMetaTool, MAX_WAIT_SECONDS } from "./meta-tools";
+export { DEFAULT_WAIT_SECONDS, jobMetaTools, jobsListing, jobsMetaTool, MAX_WAIT_SECONDS } from "./meta-tools";
 export { jobTaskStore, TASK_POLL_MS, toTask } from "./task-store";
 export type { TaskStoreOptions } from "./task-store";
 export { argsDigest, callCounts, readTranscript } from "./transcript";

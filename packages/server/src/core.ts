@@ -2,6 +2,7 @@ import { BRIDGE_SPECIFIER, Catalog, type ToolDefinition } from "@codemux/catalog
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import {
   ServerPool,
+  denyReason,
   ServerUnavailableError,
   silentLogger,
   type Logger,
@@ -29,6 +30,7 @@ import { McpFeatures } from "./mcp-features";
 import { ClientRelay } from "./relay";
 import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule } from "./resources-module";
 import { ResultStore } from "./results";
+import { similarModules } from "./similar-modules";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
 import { BUILT_IN_SURFACES } from "./surfaces/index";
@@ -179,6 +181,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.#waitForServer(server),
+      deniedReason: (server, tool) => {
+        const spec = this.#config.servers.find((s) => s.name === server);
+        return spec ? denyReason(spec.tools, tool) : undefined;
+      },
     });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
     this.#cache = cacheStore ? new CatalogCache(cacheStore, options.config) : undefined;
@@ -330,6 +336,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       return await this.executor.execute({
         code,
         modules: (specifier) => this.module(specifier, session),
+        suggestModules: (specifier) => similarModules(specifier, this),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
         onCall: (name, args, context) => {
           if (isResourceCall(name)) return resourceCall(this, name, args, session);
