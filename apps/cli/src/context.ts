@@ -1,6 +1,7 @@
 import { markSelf, type Logger } from "@codemux/pool";
-import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import { createJobs } from "@codemux/jobs";
+import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
+import { parseHttpSettings, type HttpSettings } from "@codemux/http";
+import { createJobs, jobsListing } from "@codemux/jobs";
 import { Codemux, codemuxHome, findConfigFile, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
@@ -43,7 +44,11 @@ export interface StartOptions {
   omitLog?: RegExp;
 }
 
-export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger; level: LogLevel }> {
+export async function startCore(
+  command: Command,
+  context: RunContext,
+  options: StartOptions,
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level, options.omitLog);
@@ -58,9 +63,22 @@ export async function startCore(command: Command, context: RunContext, options: 
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
+  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
+    (core as Codemux).results.keep(tool, text, owner),
+  );
+  const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
-  const jobs = options.serving ? createJobs({ dataDir: codemuxHome(), logger }) : undefined;
+  const jobs = options.serving
+    ? createJobs({
+        dataDir: codemuxHome(),
+        logger,
+        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
+        redactor: plugins?.redactor ?? new Redactor(),
+        ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+        ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+      })
+    : undefined;
   core = new Codemux({
     config,
     mode: opts.mode,
@@ -81,7 +99,8 @@ export async function startCore(command: Command, context: RunContext, options: 
           metaTools: jobs.metaTools,
           taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
         }
-      : {}),
+      : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
+        { metaTools: [jobsListing()] }),
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
@@ -92,15 +111,17 @@ export async function startCore(command: Command, context: RunContext, options: 
     started.onClose(() => plugins.close());
   }
   core.start({ warmSandbox: options.serving === true });
-  return { core, logger, level };
+  return { core, logger, level, http };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
-async function pluginsOf(configFile: string | undefined, logger: Logger, keep: ResultKeeper["keep"]): Promise<LoadedPlugins | undefined> {
-  if (!configFile) return undefined;
-  const raw = JSON.parse(await readFile(configFile, "utf8")) as { plugins?: unknown };
-  if (raw.plugins === undefined) return undefined;
-  return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
+async function pluginsOf(
+  config: { raw: Record<string, unknown>; file: string } | undefined,
+  logger: Logger,
+  keep: ResultKeeper["keep"],
+): Promise<LoadedPlugins | undefined> {
+  if (config?.raw.plugins === undefined) return undefined;
+  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
 /** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */

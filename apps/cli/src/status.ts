@@ -2,7 +2,14 @@ import { estimateTokens, type Codemux } from "@codemux/server";
 import { launchCommand, runsFromCheckout } from "./launch";
 
 export function serverTable(core: Codemux): string {
-  const rows = core.status().map((s) => [s.name, s.state, `${s.toolCount} tools`, s.error ?? ""]);
+  // A start is a state, shown as one (`starting (3 s)`); the last column says why a server failed, or what its state means.
+  const rows = core
+    .status()
+    .map((s) =>
+      s.state === "connecting"
+        ? [s.name, s.detail ?? s.state, `${s.toolCount} tools`, ""]
+        : [s.name, s.state, `${s.toolCount} tools`, s.error ?? s.detail ?? ""],
+    );
   if (rows.length === 0) return "  (no servers configured)";
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => (r[i] as string).length)));
   return rows

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cli, runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
@@ -34,20 +34,8 @@ afterEach(async () => {
 
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
-async function codemux(
-  args: string[],
-  options: { input?: string; env?: Record<string, string>; cwd?: string } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? dir, env: { ...env(), ...options.env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.input ?? "");
-  });
-}
+const codemux = (args: string[], options: { input?: string; env?: Record<string, string>; cwd?: string } = {}) =>
+  runCli(args, { cwd: options.cwd ?? dir, env: { ...env(), ...options.env }, ...(options.input === undefined ? {} : { input: options.input }) });
 
 async function client(args: string[]): Promise<Client> {
   const c = new Client({ name: "cli-test", version: "1.0.0" });

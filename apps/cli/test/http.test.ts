@@ -2,7 +2,8 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
@@ -10,7 +11,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pidfilePath } from "../src/commands/daemon";
-import { cli, runCli } from "./run-cli";
+import { runCli } from "./run-cli";
+import { serveCli } from "./serve-cli";
 
 const TOKEN = "laptop:cli-test-token-0123456789";
 const SECRET = "cli-test-token-0123456789";
@@ -37,21 +39,7 @@ const run = (args: string[], extra: Record<string, string> = {}) => runCli(args,
 
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--config", configFile, ...args], {
-    cwd: dir,
-    env: env(extra),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.push(child);
-  let stderr = "";
-  return new Promise((done, fail) => {
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d;
-      const url = /serving (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1];
-      if (url) done({ child, url, stderr: () => stderr });
-    });
-    child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
+  return serveCli(["serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(extra), started });
 }
 
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");

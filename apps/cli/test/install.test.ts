@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cli, runCli } from "./run-cli";
 import { clientConfigPath, codemuxEntry } from "../src/commands/install";
 import { isCodemuxEntry } from "../src/move-plan";
+import { cli, runCli } from "./run-cli";
 
 const homes: string[] = [];
 afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));

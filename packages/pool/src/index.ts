@@ -60,5 +60,6 @@ export { ServerPool } from "./pool";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { maskUrl, redactConfig, redactSecrets } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
+export { denyReason } from "./tool-filter";
 export { describeTransport } from "./transports";
 export type { TransportContext, TransportFactory } from "./transports";

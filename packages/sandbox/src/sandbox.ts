@@ -149,7 +149,14 @@ export class Sandbox implements CodeExecutor {
     const { deadline } = run;
     const filename = request.filename ?? DEFAULT_FILENAME;
     if (request.signal?.aborted) return cancelled(filename);
-    const input = { code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline };
+    const input = {
+      code: request.code,
+      filename,
+      modules: request.modules,
+      suggest: request.suggestModules,
+      maxCodeBytes: this.#limits.maxCodeBytes,
+      deadline,
+    };
     const refused = checkSnippet(input);
     if (refused) return failure(refused);
     const plan = this.#fastPath ? planFast(input) : undefined;

@@ -1,5 +1,15 @@
 import { closestNames } from "@codemux/catalog";
-import { CodemuxHttpServer, HttpError, isLoopback, parseListen, parseTokenArg, parseTokenFile, watchConfig, type TokenSpec } from "@codemux/http";
+import {
+  CodemuxHttpServer,
+  HttpError,
+  isLoopback,
+  parseListen,
+  parseTokenArg,
+  parseTokenFile,
+  trustedProxyList,
+  watchConfig,
+  type TokenSpec,
+} from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
 import type { Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
@@ -35,7 +45,9 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
 Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
-  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart`;
+  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
+the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
@@ -56,6 +68,7 @@ interface ServeOptions {
   stateless?: boolean;
   cors?: string[];
   allowedHost?: string[];
+  trustedProxy?: string[];
   compatRoutes?: boolean;
   sse: boolean;
   rest: boolean;
@@ -91,6 +104,12 @@ export function registerServe(program: Command, context: RunContext): void {
         collect,
       ),
     )
+    .addOption(
+      new Option(
+        "--trusted-proxy <addr>",
+        "a reverse proxy (IP or CIDR, repeatable) whose X-Forwarded-For names the client; also http.trustedProxies in the config",
+      ).argParser(collect),
+    )
     .option("--compat-routes", "also serve seed 002's REST paths (/retrieve_tools, /describe_tools, /call, /exec, /tools, /call/:name, /restart, /health)")
     .option("--no-sse", "do not serve legacy HTTP+SSE (/sse, /messages)")
     .option("--no-rest", "do not serve the REST gateway (/v1)")
@@ -111,7 +130,7 @@ export function registerServe(program: Command, context: RunContext): void {
         throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
       }
       if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
-      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors"] as const) {
+      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors", "trustedProxy"] as const) {
         if (serveOptions[flag] !== undefined)
           throw new UsageError(
             `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
@@ -204,11 +223,20 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
   }
+  try {
+    trustedProxyList(options.trustedProxy ?? []);
+  } catch (error) {
+    throw new UsageError(`--trusted-proxy: ${(error as Error).message}`);
+  }
   const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
 
-  const { core, level } = await startCore(command, context, {
+  const {
+    core,
+    level,
+    http: settings,
+  } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
     remote: true,
@@ -230,6 +258,10 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       compatRoutes: options.compatRoutes ?? false,
       corsOrigins: options.cors ?? [],
       allowedHosts: options.allowedHost ?? [],
+      trustedProxies: [...(settings.trustedProxies ?? []), ...(options.trustedProxy ?? [])],
+      ...(settings.maxConnectionsPerAddress ? { maxConnectionsPerAddress: settings.maxConnectionsPerAddress } : {}),
+      ...(settings.maxSessionsPerPrincipal ? { maxSessionsPerPrincipal: settings.maxSessionsPerPrincipal } : {}),
+      ...(settings.principalLimits ? { principalLimits: settings.principalLimits } : {}),
       // --log-level warn keeps the access log (info) out, and error keeps only failures.
       log: levelSink(level),
       ...(globals.mode ? { mode: globals.mode } : {}),

@@ -46,6 +46,8 @@ export interface QuickJSRuntimeHooks {
   beforeInstantiate?(memory: WasmMemory, reused: boolean): void;
   /** A run's module is compiled from its source (not found already built in the engine). */
   onLoad?(name: string): void;
+  /** The clock deadlines are read on, in epoch milliseconds; Date.now when absent. */
+  now?(): number;
 }
 
 /**
@@ -183,6 +185,7 @@ class QuickJSRun {
   /** One of them failed to build; the engine cannot serve a run that imports any of them. */
   readonly preloadFailed: boolean;
   readonly #hooks: QuickJSRuntimeHooks;
+  readonly #now: () => number;
   readonly memory: WasmMemory;
 
   constructor(
@@ -191,6 +194,7 @@ class QuickJSRun {
   ) {
     this.memory = options.memory;
     this.#hooks = options.hooks;
+    this.#now = options.hooks.now ?? Date.now;
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
     this.#runtime.setMemoryLimit(options.memoryLimitBytes);
@@ -227,8 +231,8 @@ class QuickJSRun {
    */
   #preload(modules: Record<string, string>): boolean {
     const vm = this.#vm;
-    const until = Date.now() + PRELOAD_BUDGET_MS;
-    this.#runtime.setInterruptHandler(() => Date.now() > until);
+    const until = this.#now() + PRELOAD_BUDGET_MS;
+    this.#runtime.setInterruptHandler(() => this.#now() > until);
     try {
       for (const [name, code] of Object.entries(modules)) {
         const evaluated = vm.evalCode(code, name, { type: "module" });
@@ -318,7 +322,7 @@ class QuickJSRun {
   }
 
   #shouldStop(): boolean {
-    return this.#host.isAborted() || Date.now() >= this.#stopAt;
+    return this.#host.isAborted() || this.#now() >= this.#stopAt;
   }
 
   #installGlobals(): void {
@@ -445,7 +449,7 @@ class QuickJSRun {
 
   /** A timer due after the deadline could never fire within the run, so none is scheduled. */
   #arm(id: number, timer: Timer, ms: number): void {
-    timer.handle = Date.now() + ms < this.#request.deadline ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
+    timer.handle = this.#now() + ms < this.#request.deadline ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
   }
 
   #clearTimer(id: number): void {
@@ -542,7 +546,14 @@ class QuickJSRun {
   #nextEvent(): Promise<void> {
     if (!this.#watching) {
       const wake = () => this.#wake?.();
-      const timer = setTimeout(wake, Math.max(0, this.#request.deadline - Date.now()));
+      let timer: ReturnType<typeof setTimeout>;
+      const untilDeadline = () => {
+        const left = this.#request.deadline - this.#now();
+        // A timer may fire a moment before the clock reads its time: then nothing else would wake the loop, so wait out the rest.
+        if (left > 0) timer = setTimeout(untilDeadline, left);
+        else wake();
+      };
+      timer = setTimeout(untilDeadline, Math.max(0, this.#request.deadline - this.#now()));
       this.#host.signal.addEventListener("abort", wake);
       this.#watching = () => {
         clearTimeout(timer);
@@ -640,8 +651,8 @@ class QuickJSRun {
    */
   #describe(handle: QuickJSHandle): RuntimeError {
     const vm = this.#vm;
-    const pastDeadline = Date.now() >= this.#request.deadline;
-    this.#stopAt = Math.min(this.#stopAt, Date.now() + DESCRIBE_BUDGET_MS);
+    const pastDeadline = this.#now() >= this.#request.deadline;
+    this.#stopAt = Math.min(this.#stopAt, this.#now() + DESCRIBE_BUDGET_MS);
     try {
       const read = (key: string, max: number): string | undefined => {
         const property = vm.getProp(handle, key);
@@ -702,7 +713,7 @@ class QuickJSRun {
     return json.value.consume((text) => (vm.typeof(text) === "string" ? `Uncaught ${vm.getString(text)}` : `Uncaught ${type}`));
   }
 
-  #classify(name: string | undefined, message: string, pastDeadline = Date.now() >= this.#request.deadline): RuntimeError["kind"] {
+  #classify(name: string | undefined, message: string, pastDeadline = this.#now() >= this.#request.deadline): RuntimeError["kind"] {
     if (this.#host.isAborted()) return "aborted";
     if (name === "InternalError" && message === "interrupted") return "timeout";
     if (pastDeadline) return "timeout";
