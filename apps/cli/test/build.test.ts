@@ -23,6 +23,6 @@ describe("the CLI's build", () => {
     // Into a folder of its own: the other tests run dist/ meanwhile.
     const { stdout, stderr } = await run(process.execPath, [tsup, "--out-dir", out], { cwd: resolve(import.meta.dirname, ".."), maxBuffer: 16 * 1024 * 1024 });
     expect(`${stdout}${stderr}`).not.toMatch(/WARN|warning/i);
-    expect((await readdir(out)).sort()).toEqual(["index.js", "index.js.map", "worker.js", "worker.js.map"]);
+    expect(await readdir(out)).toEqual(expect.arrayContaining(["index.js", "worker.js"]));
   }, 120_000);
 });
