@@ -17,6 +17,9 @@ import { LIBS } from "./libs.js";
 import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, TIMERS } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
+/** Interrupt ticks (each some ten thousand bytecode operations, about a millisecond here) a fast-path run may spend before it throws and still be run again through esbuild for esbuild's message. */
+const MAX_REDO_TICKS = 200;
+
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
 }
@@ -178,6 +181,8 @@ class QuickJSRun {
   #stopAt: number;
   /** True only inside the evalCode that links the run's modules. */
   #linking = false;
+  /** Calls of the interrupt handler during that evalCode: QuickJS calls it every so many bytecode operations, so this counts work done, whatever the clock says. */
+  #linkTicks = 0;
   /** The guest wrote to the console: it ran, and did something a second run would repeat. */
   #wrote = false;
   /** Modules built (compiled and evaluated) into this engine before its run, by name: their JavaScript. */
@@ -277,7 +282,10 @@ class QuickJSRun {
   async #evaluate(): Promise<RuntimeOutcome> {
     if (this.#shouldStop()) return this.#stopped();
     this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
-    this.#runtime.setInterruptHandler(() => this.#shouldStop());
+    this.#runtime.setInterruptHandler(() => {
+      if (this.#linking) this.#linkTicks++;
+      return this.#shouldStop();
+    });
     if (this.#request.modules) return this.#evaluateModules();
     const evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     if (evaluated.error) return this.#fail(evaluated.error);
@@ -288,7 +296,9 @@ class QuickJSRun {
    * The snippet, with its modules linked by QuickJS. A failure out of evalCode is either the code's
    * (it did not compile or link: nothing ran) or a throw in a module's first synchronous stretch.
    * Either way no call has left yet (calls leave when the guest yields); unless the guest wrote to
-   * the console, running it again through esbuild repeats nothing anyone saw, so the host may.
+   * the console, running it again through esbuild repeats nothing anyone saw, so the host may, as
+   * long as the guest did little work before it threw (counted in interrupt ticks, not by the clock,
+   * so a loaded machine gives the same answer): a snippet that computed a while keeps its own error.
    */
   #evaluateModules(): Promise<RuntimeOutcome> | RuntimeOutcome {
     this.#linking = true;
@@ -299,7 +309,7 @@ class QuickJSRun {
       this.#linking = false;
     }
     if (evaluated.error) {
-      const unlinked = !this.#wrote && !this.#shouldStop();
+      const unlinked = !this.#wrote && !this.#shouldStop() && this.#linkTicks <= MAX_REDO_TICKS;
       const outcome = this.#fail(evaluated.error);
       return unlinked ? { ...outcome, unlinked } : outcome;
     }
