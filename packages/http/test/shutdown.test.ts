@@ -85,6 +85,7 @@ describe("a call whose client goes away", () => {
           body: "{}",
         });
         cancelled = ((await report.json()) as { value: { count: number } }).value.count;
+        if (cancelled === 0) await new Promise((r) => setTimeout(r, 25));
       }
       expect(s.logs.find((l) => l.path === "/v1/tools/m__hang/call")).toMatchObject({ status: 499 });
       expect(s.logs.filter((l) => l.msg === "internal error")).toEqual([]);
