@@ -10,7 +10,6 @@ import {
   ListResourceTemplatesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -165,13 +164,7 @@ export class McpFeatures {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
-    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
-      for (const name of this.#ready())
-        void this.core.pool
-          .client?.(name)
-          .then((c) => c.sendRootsListChanged())
-          .catch(() => undefined);
-    });
+    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay).
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
@@ -304,24 +297,19 @@ export class McpFeatures {
     return set;
   }
 
-  /** A server's log message goes to every session at or above its level; resource updates to the sessions that subscribed; list changes to all. */
+  /**
+   * A server's log message goes to the one session the relay attributes it to (at or above that session's
+   * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
+   * sessions that subscribed; list changes to all.
+   */
   #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }): void {
+    if (notification.method === "notifications/message") {
+      this.#relayLogMessage(server, notification.params ?? {});
+      return;
+    }
     for (const [sessionId, mcp] of this.#servers) {
       let out: ServerNotification | undefined;
-      if (notification.method === "notifications/message") {
-        const level = notification.params?.level as LoggingLevel;
-        const min = this.#levels.get(sessionId);
-        if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) continue;
-        out = {
-          method: "notifications/message",
-          params: {
-            ...notification.params,
-            level,
-            logger: `${server}${notification.params?.logger ? `/${String(notification.params.logger)}` : ""}`,
-            data: notification.params?.data,
-          },
-        };
-      } else if (notification.method === "notifications/resources/updated") {
+      if (notification.method === "notifications/resources/updated") {
         const own = String(notification.params?.uri ?? "");
         const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;
         if (!this.#subscriptions.get(sessionId)?.has(shown)) continue;
@@ -332,4 +320,37 @@ export class McpFeatures {
       if (out) void mcp.notification(out).catch(() => undefined);
     }
   }
+
+  #relayLogMessage(server: string, params: Record<string, unknown>): void {
+    const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
+    const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
+    const attributed = this.core.relay.attribute(server);
+    const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
+    if (!mcp || !("session" in attributed)) {
+      keepInOwnLog(this.core.logger, { level, source: logger, data: params.data });
+      return;
+    }
+    const min = this.#levels.get(attributed.session.id);
+    if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) return;
+    void mcp.notification({ method: "notifications/message", params: { ...params, level, logger, data: params.data } }).catch(() => undefined);
+  }
+}
+
+/** Characters of a server's log line kept in codemux's own log, at most. */
+const MAX_OWN_LOG_CHARS = 2_000;
+
+/** A server's log line that no client session can be named for, in codemux's log at the nearest level, bounded. */
+function keepInOwnLog(logger: Codemux["logger"], { level, source, data }: { level: LoggingLevel; source: string; data: unknown }): void {
+  let text: string;
+  try {
+    text = typeof data === "string" ? data : (JSON.stringify(data) ?? String(data));
+  } catch {
+    text = String(data);
+  }
+  const line = `[${source}] ${text.slice(0, MAX_OWN_LOG_CHARS)}${text.length > MAX_OWN_LOG_CHARS ? "…" : ""}`;
+  const rank = LEVELS.indexOf(level);
+  if (rank <= LEVELS.indexOf("debug")) logger.debug(line);
+  else if (rank <= LEVELS.indexOf("notice")) logger.info(line);
+  else if (rank <= LEVELS.indexOf("warning")) logger.warn(line);
+  else logger.error(line);
 }
