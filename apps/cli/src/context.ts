@@ -69,6 +69,8 @@ export async function startCore(command: Command, context: RunContext, options: 
   const jobs = options.serving ? createJobs({ dataDir: codemuxHome(), logger }) : undefined;
   core = new Codemux({
     config,
+    // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
+    ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,
     logger,
     logCalls: level === "debug",
