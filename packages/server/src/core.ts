@@ -351,7 +351,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
         modules: (specifier) => this.module(specifier, session),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
         onCall: (name, args, context) => {
-          if (isResourceCall(name)) return resourceCall(this, name, args, session);
+          if (isResourceCall(name)) return resourceCall(this, { name, args, session, signal: context.signal });
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;

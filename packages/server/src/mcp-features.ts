@@ -22,7 +22,7 @@ import {
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
-import type { SessionInfo } from "./pipeline/context";
+import type { CallOrigin, SessionInfo } from "./pipeline/context";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
@@ -142,7 +142,9 @@ export class McpFeatures {
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => this.readResource(request.params.uri, session, extra.signal));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+      this.readResource(request.params.uri, { session, origin: "resources/read", signal: extra.signal }),
+    );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       const owner = await this.#owner(request.params.uri);
       await (await this.core.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
@@ -203,10 +205,14 @@ export class McpFeatures {
     return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
   }
 
-  /** One resource, from its owner; large text contents are kept and previewed like large tool results. */
-  async readResource(uri: string, session: SessionInfo, signal?: AbortSignal): Promise<ReadResourceResult> {
+  /**
+   * One resource, from its owner, through the call pipeline (the plugins see every read); large text
+   * contents are kept and previewed like large tool results.
+   */
+  async readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<ReadResourceResult> {
+    const { session } = caller;
     const owner = await this.#owner(uri);
-    const result = await (await this.#client(owner.server)).readResource({ uri: owner.uri }, signal ? { signal } : undefined);
+    const result = await this.core.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     const contents = await Promise.all(
       result.contents.map(async (content) => {
         if (!("text" in content) || content.text.length <= this.core.largeResultBytes) return { ...content, uri };
