@@ -124,6 +124,7 @@ export class ClientRelay implements ServerRequestRelay {
     const now = this.#clock();
     ended.delete(principal);
     ended.set(principal, now);
+    if (ended.size === 1) return;
     let oldest = now;
     for (const { since } of this.#inflight.get(server)?.values() ?? []) oldest = Math.min(oldest, since);
     // Insertion order is end order: the oldest come first.
