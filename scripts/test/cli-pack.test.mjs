@@ -3,7 +3,7 @@
 // Needs a build first (`pnpm build`); run with `pnpm test:packs`.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -15,6 +15,9 @@ const folder = join(work, "served"); // the folder the built-in filesystem serve
 const project = join(work, "project");
 const env = { ...process.env, CODEMUX_HOME: join(work, "home"), npm_config_prefer_offline: "true", npm_config_update_notifier: "false" };
 let tarball = "";
+
+/** The installed CLI, as npm linked it. */
+const codemuxBin = () => join(project, "node_modules/.bin/codemux");
 
 /** Connects the SDK client (installed in the project with codemux) to a command line; returns what it saw. */
 async function drive(entry, steps) {
@@ -74,7 +77,13 @@ describe("the packed codemux CLI", () => {
       Object.keys(manifest.dependencies).filter((name) => name.startsWith("@codemux/")),
       [],
     );
-    for (const name of ["@jitl/quickjs-wasmfile-release-sync", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-memory", "esbuild"]) {
+    for (const name of [
+      "@jitl/quickjs-wasmfile-release-sync",
+      "@modelcontextprotocol/server-filesystem",
+      "@modelcontextprotocol/server-memory",
+      "esbuild",
+      "typescript",
+    ]) {
       assert.ok(manifest.dependencies[name], `${name} must be a dependency of codemux: it is found from the installed location.`);
     }
   });
@@ -116,8 +125,10 @@ describe("the packed codemux CLI", () => {
     }
   });
 
-  test("the root README's client snippets are the npx form and start a working server", async () => {
+  test("the root README's client snippets start the clone's built CLI (codemux is not on npm yet) and work", async () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
+    const install = readme.slice(readme.indexOf("## Install"), readme.indexOf("\n## ", readme.indexOf("## Install") + 1));
+    assert.match(install, /not on the npm registry yet/);
     const start = readme.indexOf("## Add codemux to your client");
     assert.ok(start >= 0, 'README.md has no "## Add codemux to your client" section.');
     const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
@@ -127,11 +138,43 @@ describe("the packed codemux CLI", () => {
     assert.ok(entries.length >= 2 && claude, "the section should show mcpServers and servers JSON and a claude mcp add line.");
     const [command, ...args] = claude[1].trim().split(/\s+/);
     for (const entry of [...entries, { command, args }]) {
-      assert.equal(entry.command, "npx");
-      assert.deepEqual(entry.args.slice(0, 2), ["-y", "codemux"]);
-      // The README's placeholder folder becomes this test's folder.
-      const seen = await drive({ command: entry.command, args: entry.args.map((arg) => (arg.startsWith("/path/to/") ? folder : arg)) }, ["call"]);
+      assert.equal(entry.command, "node");
+      assert.equal(entry.args[0], "/path/to/codemux/apps/cli/dist/index.js");
+      // The README's placeholders become this clone and this test's folder.
+      const real = entry.args.map((arg) => arg.replace("/path/to/codemux", root).replace("/path/to/your/project", folder));
+      const seen = await drive({ command: process.execPath, args: real }, ["call"]);
       assert.match(seen.call.text, /hello from the pack test/);
     }
+  });
+
+  test("skills save and a snippet that imports the skill work from the packed CLI (it ships TypeScript)", async () => {
+    const skill = join(work, "shout.ts");
+    writeFileSync(
+      skill,
+      '/** The file in capitals. */\nimport { readTextFile } from "mcp/servers/fs/readTextFile";\n\nexport async function shout(input: { path: string }): Promise<string> {\n  const { content } = await readTextFile({ path: input.path });\n  return content.toUpperCase();\n}\n',
+    );
+    const saved = await runCommand(codemuxBin(), ["--root", folder, "skills", "save", "shout", skill], { cwd: project, env });
+    assert.equal(saved.code, 0, `${saved.stdout}${saved.stderr}`);
+    assert.match(saved.stdout, /Saved mcp\/skills\/shout: shout\(input: \{ path: string; \}\): Promise<string>/);
+    const snippet = join(work, "use-skill.ts");
+    writeFileSync(snippet, `import { shout } from "mcp/skills/shout";\nexport default await shout({ path: ${JSON.stringify(join(folder, "hello.txt"))} });\n`);
+    const ran = await runCommand(codemuxBin(), ["--root", folder, "exec", snippet], { cwd: project, env });
+    assert.equal(ran.code, 0, `${ran.stdout}${ran.stderr}`);
+    assert.match(ran.stdout, /HELLO FROM THE PACK TEST/);
+  });
+
+  test("install writes npx -y codemux from an installed copy, and the installed CLI's path with --local", async () => {
+    const home = join(work, "install-home");
+    const cursor = join(home, ".cursor", "mcp.json");
+    mkdirSync(join(home, ".cursor"), { recursive: true });
+    writeFileSync(cursor, JSON.stringify({ mcpServers: { other: { command: "node", args: ["server.js"] } } }));
+    const installEnv = { ...env, HOME: home, CODEMUX_HOME: join(home, ".codemux") };
+    const codemuxConfig = join(home, ".codemux", "codemux.json");
+    const npx = await runCommand(codemuxBin(), ["install", "cursor", "--dry-run"], { cwd: project, env: installEnv });
+    assert.equal(npx.code, 0, npx.stderr);
+    assert.ok(npx.stdout.includes(`would start codemux with: npx -y codemux --config ${codemuxConfig} (npx -y codemux, from the npm registry)`), npx.stdout);
+    const local = await runCommand(codemuxBin(), ["install", "cursor", "--local", "--dry-run"], { cwd: project, env: installEnv });
+    const installed = realpathSync(join(project, "node_modules/codemux/dist/index.js"));
+    assert.match(local.stdout, new RegExp(`would start codemux with: \\S*node ${installed.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} --config `));
   });
 });

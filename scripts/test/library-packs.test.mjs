@@ -25,9 +25,9 @@ before(() => {
 
 after(() => rmSync(work, { recursive: true, force: true }));
 
-/** A registry spec for a package an example needs besides the library: the version the library declares, else the latest. */
-function registrySpec(pkg, name) {
-  const { dependencies = {}, devDependencies = {} } = pkg.manifest;
+/** A registry spec for a package an example needs besides the library: the version its packed manifest declares (catalog: resolved), else the latest. */
+function registrySpec(manifest, name) {
+  const { dependencies = {}, devDependencies = {} } = manifest;
   const range = dependencies[name] ?? devDependencies[name];
   return range && !range.startsWith("workspace:") ? `${name}@${range}` : name;
 }
@@ -48,7 +48,7 @@ describe("each @codemux library installs and runs alone", { concurrency: 3 }, ()
       const tarballs = withWorkspaceDependencies(pkg)
         .filter((dep) => !dep.manifest.private || assert.fail(`${pkg.name} depends on the private package ${dep.name}.`))
         .map((dep) => join(packs, tarballName(dep)));
-      const extras = [...new Set(examples.flatMap((example) => example.installs))].map((name) => registrySpec(pkg, name));
+      const extras = [...new Set(examples.flatMap((example) => example.installs))].map((name) => registrySpec(manifest, name));
       const project = await freshProject(join(work, pkg.name.replace("/", "-")), [...tarballs, ...extras]);
 
       // Every entry point loads with only the declared dependencies installed.

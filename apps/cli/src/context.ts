@@ -1,23 +1,16 @@
-import { ConfigError, markSelf, type Logger } from "@codemux/pool";
-import { loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import { createJobs } from "@codemux/jobs";
-import { Codemux, resolveConfig } from "@codemux/server";
+import { markSelf, type Logger } from "@codemux/pool";
+import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
+import { parseHttpSettings, type HttpSettings } from "@codemux/http";
+import { createJobs, jobsListing } from "@codemux/jobs";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { codemuxHome, defaultConfig } from "./default-config";
+import { Writable } from "node:stream";
+import { defaultConfig } from "./default-config";
+import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
-
-/** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
-    super(message);
-  }
-}
 
 /** The options every command shares. */
 export interface GlobalOptions {
@@ -47,12 +40,18 @@ export interface StartOptions {
   remote?: boolean;
   /** Keep snippets and their bundles (`exec --keep-bundle DIR`, `serve --debug-exec`). */
   keepBundlesDir?: string;
+  /** Log lines the command shows otherwise (list's table has each server's failure). */
+  omitLog?: RegExp;
 }
 
-export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<{ core: Codemux; logger: Logger; level: LogLevel }> {
+export async function startCore(
+  command: Command,
+  context: RunContext,
+  options: StartOptions,
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
-  const logger = stderrLogger(level);
+  const logger = stderrLogger(level, options.omitLog);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({
@@ -61,12 +60,25 @@ export async function startCore(command: Command, context: RunContext, options: 
     fallback: () => defaultConfig(builtInRoot(opts)),
   });
   for (const warning of config.warnings ?? []) logger.warn(warning);
-  const configFile = configFileOf(config.source, opts.config);
+  const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const plugins = await pluginsOf(configFile, logger, (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner));
+  const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
+  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
+    (core as Codemux).results.keep(tool, text, owner),
+  );
+  const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
-  const jobs = options.serving ? createJobs({ dataDir: codemuxHome(), logger }) : undefined;
+  const jobs = options.serving
+    ? createJobs({
+        dataDir: codemuxHome(),
+        logger,
+        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
+        redactor: plugins?.redactor ?? new Redactor(),
+        ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+        ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+      })
+    : undefined;
   core = new Codemux({
     config,
     // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
@@ -89,7 +101,8 @@ export async function startCore(command: Command, context: RunContext, options: 
           metaTools: jobs.metaTools,
           taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
         }
-      : {}),
+      : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
+        { metaTools: [jobsListing()] }),
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
@@ -100,23 +113,17 @@ export async function startCore(command: Command, context: RunContext, options: 
     started.onClose(() => plugins.close());
   }
   core.start({ warmSandbox: options.serving === true });
-  return { core, logger, level };
-}
-
-/** The config file being served, when there is one (not the built-in default, not only inline servers). */
-export function configFileOf(source: string, explicit: string | undefined): string | undefined {
-  const named = explicit ?? process.env.CODEMUX_CONFIG;
-  if (named) return resolve(named);
-  if (source === "built-in default" || source.startsWith("inline")) return undefined;
-  return resolve(source.replace(/ \+ servers given inline$/, ""));
+  return { core, logger, level, http };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
-async function pluginsOf(configFile: string | undefined, logger: Logger, keep: ResultKeeper["keep"]): Promise<LoadedPlugins | undefined> {
-  if (!configFile) return undefined;
-  const raw = JSON.parse(await readFile(configFile, "utf8")) as { plugins?: unknown };
-  if (raw.plugins === undefined) return undefined;
-  return loadPlugins({ config: raw, configFile, logger, dataDir: codemuxHome(), results: { keep } });
+async function pluginsOf(
+  config: { raw: Record<string, unknown>; file: string } | undefined,
+  logger: Logger,
+  keep: ResultKeeper["keep"],
+): Promise<LoadedPlugins | undefined> {
+  if (config?.raw.plugins === undefined) return undefined;
+  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
 }
 
 /** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */
@@ -148,23 +155,46 @@ export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">
   return root;
 }
 
-/** Runs a one-shot command on a core with live servers, and always closes it. */
+/**
+ * Runs a one-shot command on a core with live servers, and always closes it. Ctrl+C (or SIGTERM) ends it
+ * as interrupted, not with the failure of a call whose server the shutdown stops.
+ */
 export async function withCore<T>(
   command: Command,
   context: RunContext,
   ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]
 ): Promise<T> {
   const [options, work] = args.length === 1 ? [{}, args[0]] : args;
-  const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
+  const interrupt = listenForInterrupt(context);
   try {
-    await core.settled();
-    return await work(core);
+    const { core } = await startCore(command, context, { defaultLevel: "warn", ...options });
+    try {
+      const done = core.settled().then(() => work(core));
+      done.catch(() => undefined);
+      return await Promise.race([done, interrupt.interrupted]);
+    } finally {
+      await core.close();
+    }
   } finally {
-    await core.close();
+    interrupt.dispose();
   }
 }
 
-/** A config error is the user's to fix: exit 2 with its sentence. */
-export function isUsageFailure(error: unknown): error is Error {
-  return error instanceof UsageError || error instanceof ConfigError;
+/**
+ * Rejects with an InterruptedError at SIGINT or SIGTERM, and from then on drops what the command prints: how its
+ * work ends (a call whose server the shutdown stops) is not reported. While it listens, the pool's own handler stands aside.
+ */
+function listenForInterrupt(context: RunContext): { interrupted: Promise<never>; dispose: () => void } {
+  let reject: (error: Error) => void = () => undefined;
+  const interrupted = new Promise<never>((_, fail) => {
+    reject = fail;
+  });
+  // A signal before anyone awaits this is not an unhandled rejection: the race picks it up.
+  interrupted.catch(() => undefined);
+  const onSignal = (signal: NodeJS.Signals) => {
+    context.stdout = new Writable({ write: (_chunk, _encoding, next) => next() });
+    reject(new InterruptedError(signal));
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  return { interrupted, dispose: () => process.off("SIGINT", onSignal).off("SIGTERM", onSignal) };
 }

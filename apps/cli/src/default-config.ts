@@ -1,8 +1,8 @@
 import type { PoolConfig } from "@codemux/pool";
 import { parseConfig } from "@codemux/pool";
+import { codemuxHome } from "@codemux/server";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
 const require = createRequire(import.meta.url);
@@ -12,11 +12,6 @@ function serverScript(pkg: string): string {
   const manifest = require.resolve(`${pkg}/package.json`);
   const { bin } = require(manifest) as { bin: Record<string, string> };
   return join(dirname(manifest), Object.values(bin)[0]!);
-}
-
-/** Where codemux keeps its own files: `$CODEMUX_HOME`, else `~/.codemux`. */
-export function codemuxHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CODEMUX_HOME || join(homedir(), ".codemux");
 }
 
 /** With no config: a filesystem server on the current directory and a memory server, both installed with codemux. */

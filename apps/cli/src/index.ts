@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
-import { isUsageFailure, type RunContext } from "./context";
+import type { RunContext } from "./context";
+import { isUsageFailure } from "./errors";
 import { buildProgram } from "./program";
 
 /** Runs the command line; resolves with the exit code. A failure is one sentence on stderr, never a stack trace. */

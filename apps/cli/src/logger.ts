@@ -4,11 +4,14 @@ import { stderrSink, type LogSink } from "@codemux/http";
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Logs go to stderr: stdout carries only the MCP protocol when serving. */
-export function stderrLogger(level: LogLevel): Logger {
+/** The pool's line for a server that failed or was not started; `list` shows the same in its table. */
+export const SERVER_STATE_LINE = /^\[[^\]\s]+\] (?:failed|not started): /;
+
+/** Logs go to stderr: stdout carries only the MCP protocol when serving. Lines that `omit` matches are left out. */
+export function stderrLogger(level: LogLevel, omit?: RegExp): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const at = (l: LogLevel) => (message: string) => {
-    if (LOG_LEVELS.indexOf(l) <= rank) process.stderr.write(`codemux ${l}: ${message}\n`);
+    if (LOG_LEVELS.indexOf(l) <= rank && !omit?.test(message)) process.stderr.write(`codemux ${l}: ${message}\n`);
   };
   return { error: at("error"), warn: at("warn"), info: at("info"), debug: at("debug") };
 }

@@ -19,8 +19,9 @@ import type { RunContext } from "./context";
 import { LOG_LEVELS } from "./logger";
 
 const examples = `
-Config: --config FILE, else $CODEMUX_CONFIG, else ./codemux.json, else the built-in
-default (a filesystem server on --root, the current directory by default, and a memory server).
+Config: --config FILE, else $CODEMUX_CONFIG, else ./codemux.json, else ~/.codemux/codemux.json
+(what codemux install writes; $CODEMUX_HOME moves it), else the built-in default (a filesystem
+server on --root, the current directory by default, and a memory server).
 Environment: CODEMUX_CONFIG, CODEMUX_LOG_LEVEL, CODEMUX_REFRESH_CACHE=1, CODEMUX_HOME (default ~/.codemux).
 
 Examples:
@@ -39,7 +40,7 @@ export function buildProgram(context: RunContext): Command {
   const program = new Command("codemux")
     .description("An MCP proxy: one connection for your client, many servers behind it, found by search and chained in a sandbox.")
     .version(VERSION, "-v, --version")
-    .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers)"))
+    .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers); the lookup without it is below"))
     .addOption(
       new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool")
         .choices(Object.keys(BUILT_IN_SURFACES))

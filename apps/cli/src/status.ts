@@ -1,7 +1,15 @@
 import { estimateTokens, type Codemux } from "@codemux/server";
+import { launchCommand, runsFromCheckout } from "./launch";
 
 export function serverTable(core: Codemux): string {
-  const rows = core.status().map((s) => [s.name, s.state, `${s.toolCount} tools`, s.error ?? ""]);
+  // A start is a state, shown as one (`starting (3 s)`); the last column says why a server failed, or what its state means.
+  const rows = core
+    .status()
+    .map((s) =>
+      s.state === "connecting"
+        ? [s.name, s.detail ?? s.state, `${s.toolCount} tools`, ""]
+        : [s.name, s.state, `${s.toolCount} tools`, s.error ?? s.detail ?? ""],
+    );
   if (rows.length === 0) return "  (no servers configured)";
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => (r[i] as string).length)));
   return rows
@@ -27,26 +35,24 @@ function shellWord(word: string): string {
 }
 
 /**
- * The lines to paste into MCP clients, in the `npx -y codemux ...` form that works wherever Node is
- * installed. `launch.args[0]` is this CLI's script; the rest are the options to pass on.
+ * The lines to paste into MCP clients, in the form `codemux install` writes: `node <this CLI> ...` from a
+ * checkout (codemux is not on the npm registry yet), else `npx -y codemux ...`.
  */
-export function clientSnippets(launch: { command: string; args: string[] }): string[] {
-  const options = launch.args.slice(1);
-  const npx = { command: "npx", args: ["-y", "codemux", ...options] };
+export function clientSnippets(options: string[], local = runsFromCheckout()): string[] {
+  const entry = launchCommand(options, local);
   return [
     'Add codemux to Claude Desktop or Cursor ("mcpServers" in claude_desktop_config.json or ~/.cursor/mcp.json):',
-    `  ${JSON.stringify({ mcpServers: { codemux: npx } })}`,
+    `  ${JSON.stringify({ mcpServers: { codemux: entry } })}`,
     "Claude Code:",
-    `  claude mcp add codemux -- ${["npx", ...npx.args].map(shellWord).join(" ")}`,
+    `  claude mcp add codemux -- ${[entry.command, ...entry.args].map(shellWord).join(" ")}`,
     'VS Code (.vscode/mcp.json, "servers"):',
-    `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...npx } } })}`,
-    "This copy without npx (a checkout, or before codemux is published):",
-    `  ${JSON.stringify({ command: launch.command, args: launch.args })}`,
+    `  ${JSON.stringify({ servers: { codemux: { type: "stdio", ...entry } } })}`,
+    "Or let codemux do it: codemux install claude-desktop|cursor|claude-code|vscode --dry-run",
   ];
 }
 
 /** What a person who started codemux in a terminal needs: what is connected, what it saves, how to add it to a client. */
-export async function terminalStatus(core: Codemux, launch: { command: string; args: string[] }, source: string): Promise<string> {
+export async function terminalStatus(core: Codemux, options: string[], source: string): Promise<string> {
   const { upfront, direct } = await upfrontTokens(core);
   const saved = direct > upfront ? ` instead of ~${direct.toLocaleString("en-US")} (${Math.round((1 - upfront / direct) * 100)}% less)` : "";
   return [
@@ -54,7 +60,7 @@ export async function terminalStatus(core: Codemux, launch: { command: string; a
     serverTable(core),
     `Upfront tool list: ~${upfront.toLocaleString("en-US")} tokens${saved}.`,
     "",
-    ...clientSnippets(launch),
+    ...clientSnippets(options),
     ...(source === "built-in default"
       ? ["(Without --config, codemux serves the built-in default: a filesystem server on the --root folder, and a memory server.)"]
       : []),

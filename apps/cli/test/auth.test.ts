@@ -1,6 +1,9 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,5 +129,41 @@ describe("codemux auth", () => {
     expect(stdio.stderr).toContain('"bad" is a stdio server; only HTTP servers log in with OAuth');
     const unknown = await codemux(["auth", "login", "nope"]);
     expect(unknown.stderr).toContain(`No server named "nope" in ${config} (HTTP servers: p)`);
+  });
+
+  it("opens the browser without a shell: xdg-open gets the authorization URL, & | ^ % and all, as its one argument", async () => {
+    // An authorization server whose metadata puts characters a shell (or cmd.exe) interprets into its authorization URL.
+    const metadata = createServer((request, response) => {
+      if (request.url !== "/.well-known/oauth-authorization-server") return void response.writeHead(404).end();
+      const base = `http://127.0.0.1:${(metadata.address() as AddressInfo).port}`;
+      response.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          issuer: base,
+          authorization_endpoint: `${base}/authorize;x=a&b|c^d%PATH%`,
+          token_endpoint: `${base}/token`,
+          response_types_supported: ["code"],
+          code_challenge_methods_supported: ["S256"],
+        }),
+      );
+    });
+    await new Promise<void>((done) => metadata.listen(0, "127.0.0.1", done));
+    const hostileConfig = join(home, "hostile.json");
+    const url = `http://127.0.0.1:${(metadata.address() as AddressInfo).port}/mcp`;
+    writeFileSync(hostileConfig, JSON.stringify({ mcpServers: { h: { url, oauth: { clientId: "codemux-test" } } } }));
+    const bin = join(home, "bin");
+    const seen = join(home, "xdg-open.log");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\necho "$#" > '${seen}'\nprintf '%s\\n' "$@" >> '${seen}'\n`, { mode: 0o755 });
+    const child = spawn(process.execPath, [cli, "--config", hostileConfig, "auth", "login", "h", "--timeout", "2"], {
+      cwd: home,
+      env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, CODEMUX_HOME: join(home, "data"), DISPLAY: ":0" },
+    });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    await once(child, "close");
+    metadata.close();
+    const printed = /^ {2}(http:\/\/\S+)$/m.exec(stdout)?.[1];
+    expect(printed).toMatch(/\/authorize;x=a&b\|c\^d%PATH%\?/);
+    expect(readFileSync(seen, "utf8")).toBe(`1\n${printed}\n`);
   });
 });

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cli, runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
@@ -34,20 +34,8 @@ afterEach(async () => {
 
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
-async function codemux(
-  args: string[],
-  options: { input?: string; env?: Record<string, string> } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: { ...env(), ...options.env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.input ?? "");
-  });
-}
+const codemux = (args: string[], options: { input?: string; env?: Record<string, string>; cwd?: string } = {}) =>
+  runCli(args, { cwd: options.cwd ?? dir, env: { ...env(), ...options.env }, ...(options.input === undefined ? {} : { input: options.input }) });
 
 async function client(args: string[]): Promise<Client> {
   const c = new Client({ name: "cli-test", version: "1.0.0" });
@@ -109,6 +97,27 @@ describe("codemux serve", () => {
     expect(listing.stdout).toMatch(/good\s+ready/);
     expect(listing.stdout).toMatch(/missing\s+failed\s+0 tools\s+command not found: "codemux-definitely-not-installed"/);
     expect(listing.stdout).toMatch(/quitter\s+failed.*exited with code 3.*boom: missing token/);
+  });
+
+  it("on a terminal, prints client snippets that start this checkout's CLI by its path (codemux is not on npm yet)", async () => {
+    const line = [process.execPath, cli, "--root", dir].map((word) => `'${word}'`).join(" ");
+    // `script` gives codemux a terminal; Ctrl+C ends it once the banner is out.
+    const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: dir, env: env() });
+    let output = "";
+    child.stdin.on("error", () => undefined);
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes("press Ctrl+C to stop")) child.stdin.write("\x03");
+    });
+    await once(child, "close");
+    const lines = output
+      .replaceAll("\r", "")
+      .split("\n")
+      .map((l) => l.trim());
+    const desktop = JSON.parse(lines.find((l) => l.startsWith('{"mcpServers"')) ?? "null") as { mcpServers: { codemux: unknown } } | null;
+    expect(desktop?.mcpServers.codemux).toEqual({ command: process.execPath, args: [cli, "--root", dir] });
+    expect(lines).toContain(`claude mcp add codemux -- ${process.execPath} ${cli} --root ${dir}`);
+    expect(output).not.toContain("npx -y codemux");
   });
 
   it("takes servers inline after --", async () => {
@@ -191,6 +200,33 @@ describe("codemux config errors", () => {
   });
 });
 
+describe("the config lookup", () => {
+  it("reads codemux.json in codemux's home (what install writes) when there is no ./codemux.json, in list, search and auth status", async () => {
+    const codemuxHome = await mkdtemp(join(tmpdir(), "codemux-lookup-home-"));
+    await writeFile(
+      join(codemuxHome, "codemux.json"),
+      JSON.stringify({
+        mcpServers: { installed: { command: process.execPath, args: [misbehavingServerPath] }, remote: { url: "http://127.0.0.1:9/mcp" } },
+      }),
+    );
+    const lookup = { env: { CODEMUX_HOME: codemuxHome } };
+    const listed = await codemux(["list"], lookup);
+    expect(listed.stdout).toMatch(/^\s*installed\s+ready/m);
+    expect(listed.stdout).not.toMatch(/^\s*fs\s/m);
+    expect((await codemux(["search", "echo", "--limit", "1"], lookup)).stdout).toContain("installed__echo");
+    expect((await codemux(["auth", "status"], lookup)).stdout).toBe("remote  not logged in (run codemux auth login remote if it answers 401)\n");
+
+    const project = join(dir, "project-with-config");
+    await mkdir(project, { recursive: true });
+    await writeFile(join(project, "codemux.json"), JSON.stringify({ mcpServers: { local: { command: process.execPath, args: [misbehavingServerPath] } } }));
+    const local = await codemux(["list"], { ...lookup, cwd: project });
+    expect(local).toMatchObject({ code: 0 });
+    expect(local.stdout).toMatch(/^\s*local\s+ready/m);
+    expect(local.stdout).not.toContain("installed");
+    await rm(codemuxHome, { recursive: true, force: true });
+  });
+});
+
 describe("codemux commands", () => {
   it("search, call and list print what a user needs", async () => {
     const search = await codemux(["search", "read", "a", "file", "--limit", "2"]);
@@ -240,7 +276,7 @@ describe("codemux commands", () => {
     expect(await readFile(join(out, "tsconfig.json"), "utf8")).not.toContain(dir);
   });
 
-  it("skips a config entry that is codemux itself, with one warning, and never starts itself", async () => {
+  it("skips a config entry that is codemux itself and goes on: list shows it once and exits 0, serve warns once", async () => {
     const file = join(dir, "client-config.json");
     await writeFile(
       file,
@@ -249,8 +285,24 @@ describe("codemux commands", () => {
       }),
     );
     const result = await codemux(["list", "--config", file]);
+    expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/m\s+ready/);
-    expect(result.stderr.match(/codemux itself/g)).toHaveLength(1);
+    expect(result.stdout).toMatch(/codemux\s+skipped\s+0 tools\s+it starts codemux itself .* it is skipped, and the other servers are served$/m);
+    expect(`${result.stdout}${result.stderr}`.match(/codemux itself/g)).toHaveLength(1);
+    const served = await codemux(["--config", file], {
+      input: `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`,
+    });
+    expect(served.code).toBe(0);
+    expect(served.stderr.match(/codemux itself/g)).toHaveLength(1);
+  });
+
+  it("prints each failure of list once: in the table, not also on stderr", async () => {
+    const file = join(dir, "failing-config.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { quitter: { command: process.execPath, args: [misbehavingServerPath, "--exit-at-start"] } } }));
+    const result = await codemux(["list", "--config", file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/quitter\s+failed\s+0 tools\s+the process exited with code 3/);
+    expect(result.stderr).toBe("");
   });
 
   it("runs the config's plugins on calls (audit writes a line, guard refuses a denied tool)", async () => {
@@ -302,9 +354,30 @@ describe("codemux commands", () => {
     expect(stdout).toContain("--transport http|sse URL");
   });
 
+  it("the README's option table names every --mode that --help offers", async () => {
+    const help = (await codemux(["--help"])).stdout.replace(/\s+/g, " ");
+    const choices = [.../--mode <mode>.*?\(choices: ([^)]*?), default/.exec(help)![1]!.matchAll(/"(\w+)"/g)].map((m) => m[1]);
+    expect(choices).toEqual(["code", "passthrough", "dispatch"]);
+    const row = (await readFile(resolve(import.meta.dirname, "../README.md"), "utf8")).split("\n").find((line) => line.startsWith("| `-m, --mode"));
+    expect(row).toContain(`--mode ${choices.join("\\|")}`);
+  });
+
   it("--help explains the commands and the config", async () => {
     const { stdout, code } = await codemux(["--help"]);
     expect(code).toBe(0);
-    for (const word of ["serve", "list", "search", "call", "exec", "codegen", "--config", "$CODEMUX_CONFIG", "built-in"]) expect(stdout).toContain(word);
+    for (const word of [
+      "serve",
+      "list",
+      "search",
+      "call",
+      "exec",
+      "codegen",
+      "--config",
+      "$CODEMUX_CONFIG",
+      "./codemux.json",
+      "~/.codemux/codemux.json",
+      "built-in",
+    ])
+      expect(stdout).toContain(word);
   });
 });

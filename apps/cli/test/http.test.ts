@@ -2,13 +2,18 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pidfilePath } from "../src/commands/daemon";
+import { runCli } from "./run-cli";
+import { serveCli } from "./serve-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const TOKEN = "laptop:cli-test-token-0123456789";
 const SECRET = "cli-test-token-0123456789";
 
@@ -30,34 +35,11 @@ afterAll(async () => {
 
 const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux"), ...extra });
 
-function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (args: string[], extra: Record<string, string> = {}) => runCli(args, { cwd: dir, env: env(extra) });
 
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--http", ":0", "--config", configFile, ...args], {
-    cwd: dir,
-    env: env(extra),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.push(child);
-  let stderr = "";
-  return new Promise((done, fail) => {
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d;
-      const url = /serving (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1];
-      if (url) done({ child, url, stderr: () => stderr });
-    });
-    child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
+  return serveCli(["serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(extra), started });
 }
 
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
@@ -116,7 +98,9 @@ describe("codemux serve --http", () => {
   });
 
   it("--detach runs in the background; status, a second start, restart and stop behave", async () => {
-    const start = await run(["serve", "--http", ":0", "--detach", "--config", configFile, "--token", TOKEN]);
+    const tokenFile = join(dir, "tokens.txt");
+    await writeFile(tokenFile, `${TOKEN}\n`);
+    const start = await run(["serve", "--http", ":0", "--detach", "--config", configFile, "--token-file", tokenFile]);
     expect(start.code).toBe(0);
     const url = /serving (http:\/\/\S+)\/mcp/.exec(start.stdout)?.[1] as string;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -126,19 +110,101 @@ describe("codemux serve --http", () => {
     const [info] = JSON.parse(status.stdout) as Array<{ pid: number; url: string; state: string }>;
     expect(info).toMatchObject({ url, state: "running" });
 
-    const again = await run(["serve", "--http", ":0", "--detach", "--config", configFile, "--token", TOKEN]);
+    const again = await run(["serve", "--http", ":0", "--detach", "--config", configFile, "--token-file", tokenFile]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already serves this config");
 
-    const restarted = await run(["restart", "--config", configFile]);
+    // A token in this shell that the server was not started with is not added by a restart.
+    const restarted = await run(["restart", "--config", configFile], { CODEMUX_TOKEN: "intruder:intruder-token-0123" });
     expect(restarted.code).toBe(0);
-    const after = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number }>;
+    const after = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number; url: string }>;
     expect(after[0]?.pid).not.toBe(info?.pid);
+    expect((await fetch(`${after[0]?.url}/v1/tools`, { headers: { authorization: `Bearer ${SECRET}` } })).status).toBe(200);
+    expect((await fetch(`${after[0]?.url}/v1/tools`, { headers: { authorization: "Bearer intruder-token-0123" } })).status).toBe(401);
 
     const stop = await run(["stop", "--config", configFile]);
     expect(stop.code).toBe(0);
     const gone = await run(["status", "--config", configFile]);
     expect(gone.code).toBe(3);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it("keeps tokens out of the run file, status --json and ps; a restart without the token's source refuses and leaves the server running", async () => {
+    const start = await run(["serve", "--http", ":0", "--detach", "--config", configFile, "--token", TOKEN]);
+    expect(start.code).toBe(0);
+    const pidfile = pidfilePath(configFile, join(home, ".codemux"));
+    const info = JSON.parse(await readFile(pidfile, "utf8")) as { pid: number; url: string; auth: unknown };
+    expect(info.auth).toEqual({ flags: 1, tokenFile: null, env: null });
+    const status = await run(["status", "--json", "--config", configFile]);
+    for (const seen of [await readFile(pidfile, "utf8"), status.stdout, await readFile(`/proc/${info.pid}/cmdline`, "utf8")])
+      expect(seen).not.toContain(SECRET);
+    expect((await fetch(`${info.url}/v1/tools`)).status).toBe(401);
+
+    const refused = await run(["restart", "--config", configFile]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `codemux: not restarting the background server (pid ${info.pid}, still running): it was started with a token given as --token`,
+    );
+    expect((await fetch(`${info.url}/v1/tools`, { headers: { authorization: `Bearer ${SECRET}` } })).status).toBe(200);
+    expect((await run(["stop", "--config", configFile])).code).toBe(0);
+  });
+
+  it("restart keeps $CODEMUX_TOKEN: refused in a shell without it (the server keeps running with auth), done in one with it", async () => {
+    const start = await run(["serve", "--http", ":0", "--detach", "--config", configFile], { CODEMUX_TOKEN: TOKEN });
+    expect(start.code).toBe(0);
+    const [before] = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number; url: string; auth: unknown }>;
+    expect(before?.auth).toEqual({ flags: 0, tokenFile: null, env: "CODEMUX_TOKEN" });
+    expect((await fetch(`${before?.url}/v1/tools`)).status).toBe(401);
+
+    const refused = await run(["restart", "--config", configFile]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("it was started with its token in $CODEMUX_TOKEN, which this shell does not set; set it and run codemux restart again");
+    const [still] = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number; url: string }>;
+    expect(still?.pid).toBe(before?.pid);
+    expect((await fetch(`${still?.url}/v1/tools`)).status).toBe(401);
+
+    expect((await run(["restart", "--config", configFile], { CODEMUX_TOKEN: TOKEN })).code).toBe(0);
+    const [after] = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number; url: string }>;
+    expect(after?.pid).not.toBe(before?.pid);
+    expect((await fetch(`${after?.url}/v1/tools`)).status).toBe(401);
+    expect((await fetch(`${after?.url}/v1/tools`, { headers: { authorization: `Bearer ${SECRET}` } })).status).toBe(200);
+    expect((await run(["stop", "--config", configFile])).code).toBe(0);
+  });
+
+  it("stop never signals a process that took a stale pidfile's pid; status calls that not running", async () => {
+    const unrelated = spawn("sleep", ["60"], { stdio: "ignore" });
+    started.push(unrelated);
+    await once(unrelated, "spawn");
+    const pidfile = pidfilePath(configFile, join(home, ".codemux"));
+    await mkdir(dirname(pidfile), { recursive: true });
+    for (const identity of ["1 /usr/bin/node /old/codemux serve --http :0", null]) {
+      // A daemon that died, whose pid a `sleep` now has: recorded with its own start time, or (an older run file) with none.
+      await writeFile(
+        pidfile,
+        JSON.stringify({
+          pid: unrelated.pid,
+          url: "http://127.0.0.1:9",
+          configPath: configFile,
+          logFile: null,
+          startedAt: "",
+          version: "0.1.0",
+          argv: [],
+          cwd: dir,
+          auth: { flags: 0, tokenFile: null, env: null },
+          process: identity,
+        }),
+      );
+      const stop = await run(["stop", "--config", configFile]);
+      expect(stop.code).toBe(3);
+      expect(stop.stderr).toContain("codemux is not running in the background for this config");
+      expect(existsSync(pidfile)).toBe(false);
+      expect(unrelated.exitCode).toBe(null);
+      expect(unrelated.signalCode).toBe(null);
+    }
+    await writeFile(pidfile, JSON.stringify({ pid: unrelated.pid, url: "http://127.0.0.1:9", argv: [], cwd: dir, process: "1 elsewhere" }));
+    expect((await run(["status", "--config", configFile])).code).toBe(3);
+    expect((await run(["restart", "--config", configFile])).code).toBe(3);
+    expect(unrelated.signalCode).toBe(null);
+    unrelated.kill();
   });
 });

@@ -1,12 +1,12 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { clientConfigPath, codemuxEntry, isCodemuxEntry } from "../src/commands/install";
+import { clientConfigPath, codemuxEntry } from "../src/commands/install";
+import { isCodemuxEntry } from "../src/move-plan";
+import { cli, runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 const homes: string[] = [];
 afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));
 
@@ -26,17 +26,7 @@ function envOf(home: string): NodeJS.ProcessEnv {
   };
 }
 
-function codemux(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: home, env: envOf(home), stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const codemux = (home: string, args: string[]) => runCli(args, { cwd: home, env: envOf(home) });
 
 const bad = { command: process.execPath, args: [misbehavingServerPath] };
 const self = { command: "npx", args: ["-y", "codemux@latest", "--config", "/elsewhere/codemux.json"] };
@@ -82,6 +72,11 @@ describe("codemux install", () => {
       expect(dry.stdout).toMatch(/^-\s+"bad": \{$/m);
       expect(dry.stdout).toMatch(/^\+\s+"codemux": \{$/m);
       expect(dry.stdout).toContain(`Moved into ${codemuxConfig}: bad.`);
+      // From a checkout the entry is this CLI by its path: codemux is not on the npm registry yet.
+      expect(dry.stdout).toContain(
+        `${file} would start codemux with: ${process.execPath} ${cli} --config ${codemuxConfig} (this copy of codemux by its path (--local)`,
+      );
+      expect(dry.stdout).not.toContain("comments");
       if (client === "claude-desktop") expect(dry.stdout).toContain("Skipped (codemux itself): old.");
       if (client === "vscode") expect(dry.stdout).toContain("Left gh where it was: it uses ${input:...}");
       expect(readFileSync(file, "utf8")).toBe(sample.text);
@@ -105,14 +100,17 @@ describe("codemux install", () => {
       expect(Object.keys(written[key]!)).toEqual(client === "vscode" ? ["codemux", "gh"] : ["codemux"]);
       expect(written[key]!.codemux).toEqual({
         ...(client === "vscode" ? { type: "stdio" } : {}),
-        command: "npx",
-        args: ["-y", "codemux", "--config", codemuxConfig],
+        command: process.execPath,
+        args: [cli, "--config", codemuxConfig],
       });
+      expect(done.stdout).toContain(`${file} now starts codemux with: ${process.execPath} ${cli} --config ${codemuxConfig}`);
+      // Only a file with comments loses something to the rewrite; the backup keeps them.
+      expect(done.stdout.includes("its comments stay in the backup")).toBe(client === "vscode");
       const others = JSON.parse(sample.text.replace(/\/\/.*$/m, "").replace(/,(\s*[}\]])/g, "$1")) as Record<string, unknown>;
       for (const k of Object.keys(others).filter((k) => k !== key)) expect(written[k]).toEqual(others[k]);
 
-      // Started as the client will start it: the flags after "npx -y codemux".
-      const listed = await codemux(home, ["list", ...written[key]!.codemux!.args!.slice(2)]);
+      // Started as the client will start it: the flags after the CLI's path.
+      const listed = await codemux(home, ["list", ...written[key]!.codemux!.args!.slice(1)]);
       expect(listed.stdout).toMatch(/^\s*bad\s+ready\s+\d+ tools/m);
       expect(listed.code).toBe(0);
 
@@ -164,6 +162,86 @@ describe("codemux import", () => {
   });
 });
 
+describe("secrets, empty configs and file modes", () => {
+  const secrets = ["ARGSECRET1", "ghp_0123456789abcdefghijABCDEFGHIJ", "ENVSECRET2", "HEADERSECRET3"];
+  const withSecrets = {
+    mcpServers: {
+      gh: {
+        command: process.execPath,
+        args: [misbehavingServerPath, "--token=ARGSECRET1"],
+        env: { GITHUB_PERSONAL_ACCESS_TOKEN: secrets[1], OTHER: "ENVSECRET2" },
+      },
+      api: { url: "https://api.example.com/mcp", headers: { Authorization: "Bearer HEADERSECRET3" } },
+    },
+  };
+
+  it("install and import --dry-run mask env and header values and secrets in arguments; import says it copies", async () => {
+    const home = tempHome();
+    const file = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(withSecrets, null, 2));
+    const install = await codemux(home, ["install", "cursor", "--dry-run"]);
+    const imported = await codemux(home, ["import", file, "--dry-run"]);
+    for (const run of [install, imported]) {
+      expect(run.code).toBe(0);
+      for (const secret of secrets) expect(run.stdout).not.toContain(secret);
+      expect(run.stdout).toMatch(/^\+\s+"GITHUB_PERSONAL_ACCESS_TOKEN": "\*\*\*",$/m);
+      expect(run.stdout).toMatch(/^\+\s+"Authorization": "\*\*\*"$/m);
+    }
+    expect(install.stdout).toMatch(/^-\s+"OTHER": "\*\*\*"$/m);
+    expect(imported.stdout).toContain(`Copied into ${join(home, ".codemux", "codemux.json")}: gh, api.`);
+    expect(imported.stdout).not.toContain("Moved");
+    const copied = await codemux(home, ["import", file]);
+    expect(copied.stdout).toContain(`Copied into ${join(home, ".codemux", "codemux.json")}: gh, api.`);
+  });
+
+  it("install from a client config without servers says so and writes nothing; with servers already in codemux's config it goes on", async () => {
+    const home = tempHome();
+    const file = join(home, ".cursor", "mcp.json");
+    const codemuxConfig = join(home, ".codemux", "codemux.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, '{ "mcpServers": {} }');
+    const refused = await codemux(home, ["install", "cursor", "--yes"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `codemux: ${file} lists no servers codemux can serve, and codemux's config ${codemuxConfig} has none either, so nothing was written.`,
+    );
+    expect(existsSync(codemuxConfig)).toBe(false);
+    expect(readFileSync(file, "utf8")).toBe('{ "mcpServers": {} }');
+
+    mkdirSync(dirname(codemuxConfig));
+    writeFileSync(codemuxConfig, JSON.stringify({ mcpServers: { bad } }));
+    const done = await codemux(home, ["install", "cursor", "--yes"]);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain(`${file} lists no servers; codemux serves the 1 already in ${codemuxConfig}.`);
+    expect(Object.keys(JSON.parse(readFileSync(file, "utf8")).mcpServers)).toEqual(["codemux"]);
+  });
+
+  it("tightens a codemux config that others can read to 0600 when servers move into it, and says so; a file without comments gets no note about them", async () => {
+    const home = tempHome();
+    const codemuxConfig = join(home, ".codemux", "codemux.json");
+    mkdirSync(dirname(codemuxConfig));
+    writeFileSync(codemuxConfig, JSON.stringify({ mcpServers: { other: { command: "true" } } }), { mode: 0o644 });
+    const source = join(home, "team.json");
+    writeFileSync(source, JSON.stringify(withSecrets));
+    const imported = await codemux(home, ["import", source]);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toContain(`${codemuxConfig} was readable by other users (mode 0644); it is now 0600, as the servers in it may carry API keys.`);
+    expect(statSync(codemuxConfig).mode & 0o777).toBe(0o600);
+
+    chmodSync(codemuxConfig, 0o640);
+    const file = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(file), { recursive: true });
+    // Four spaces and no comments: rewriting changes the layout, and nothing is lost.
+    writeFileSync(file, JSON.stringify({ mcpServers: { more: { command: "true", env: { KEY: "ENVSECRET4" } } } }, null, 4));
+    const installed = await codemux(home, ["install", "cursor", "--yes"]);
+    expect(installed.code).toBe(0);
+    expect(installed.stdout).toContain(`${codemuxConfig} was readable by other users (mode 0640); it is now 0600`);
+    expect(installed.stdout).not.toContain("comments");
+    expect(statSync(codemuxConfig).mode & 0o777).toBe(0o600);
+  });
+});
+
 describe("client config locations", () => {
   it("follow each platform's convention", () => {
     const env = { HOME: "/h", APPDATA: "C:\\Users\\u\\AppData\\Roaming", XDG_CONFIG_HOME: "/x" };
@@ -177,8 +255,7 @@ describe("client config locations", () => {
   });
 
   it("recognises codemux entries, also Windows' cmd /c form, and writes one it recognises", () => {
-    const entry = codemuxEntry("cursor", "/c.json") as { command: string; args: string[] };
-    expect(isCodemuxEntry(entry)).toBe(true);
+    expect(isCodemuxEntry(codemuxEntry("cursor", "/c.json", false))).toBe(true);
     expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "codemux", "--config", "C:\\c.json"] })).toBe(true);
     expect(isCodemuxEntry({ command: "C:\\Windows\\System32\\cmd.exe", args: ["/C", "codemux"] })).toBe(true);
     expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "@modelcontextprotocol/server-memory"] })).toBe(false);

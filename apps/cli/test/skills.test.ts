@@ -1,11 +1,10 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run-cli";
 
-const cli = resolve(import.meta.dirname, "../dist/index.js");
 let dir: string;
 
 beforeAll(async () => {
@@ -24,20 +23,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function codemux(args: string[], input = ""): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, "--no-cache", ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const codemux = (args: string[], input = "") =>
+  runCli(["--no-cache", ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home") }, input });
 
 describe("codemux skills", () => {
   it("saves a file as a skill, lists it, lets exec import it, and deletes it", async () => {

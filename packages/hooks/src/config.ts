@@ -13,6 +13,7 @@ import { rateLimitPlugin } from "./plugins/rate-limit";
 import { redactPlugin } from "./plugins/redact";
 import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
+import type { Redactor } from "./redactor";
 import type { Observability, Plugin, ResultKeeper } from "./types";
 
 const ms = z
@@ -157,6 +158,8 @@ export interface LoadedPlugins {
   observe(observability: Observability | undefined): void;
   /** Tell the plugins the catalog changed (pin records every definition on first sight, not only on first call). */
   toolsChanged(tools: readonly SeenTool[]): Promise<void>;
+  /** The redact plugin's redactor when it is on: what else keeps arguments (the job journal) masks them by the same patterns. */
+  redactor: Redactor | undefined;
   close(): Promise<void>;
 }
 
@@ -176,11 +179,11 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
   };
   const section = isObject(options.config) ? options.config.plugins : undefined;
   const plugins: Plugin[] = [];
+  let redact: ReturnType<typeof redactPlugin> | undefined;
   if (section !== undefined && section !== null) {
     if (!isObject(section)) fail("plugins", 'expected an object whose keys are plugin names, e.g. { "audit": {}, "cache": { "ttlMs": 60000 } }');
     const entries = Object.entries(section as Record<string, unknown>);
     const redactEntry = (section as Record<string, unknown>).redact;
-    let redact: ReturnType<typeof redactPlugin> | undefined;
     for (const [name, raw] of entries) {
       const where = `plugins.${name}`;
       if (raw === false) continue;
@@ -249,6 +252,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     toolsChanged: async (tools) => {
       for (const plugin of seers) await plugin.see(tools);
     },
+    redactor: redact?.redactor,
     close: () => host.close(),
   };
 }

@@ -1,8 +1,21 @@
+import { createSessionServer } from "@codemux/server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CACHE_META, cachePlugin } from "../src/index";
 import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./helpers";
+
+/** A second client on the harness's core, as another principal (what a token's name is over HTTP). */
+async function asPrincipal(harness: Harness, principal: string): Promise<(name: string, args?: Record<string, unknown>) => Promise<CallToolResult>> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createSessionServer(harness.core, { session: { id: `${principal}-session`, principal } }).connect(serverSide);
+  const client = new Client({ name: principal, version: "1.0.0" });
+  await client.connect(clientSide);
+  return async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -58,6 +71,31 @@ describe("cache", () => {
     await harness.call("fs__write_file", { path: file, content: "third" });
     const write = await harness.call("fs__write_file", { path: file, content: "third" });
     expect(write._meta?.[CACHE_META]).toBeUndefined();
+  });
+
+  it("keeps each principal's entries apart by default: another principal's call is never a hit and never gets what the first was answered", async () => {
+    const root = tempDir();
+    const file = join(root, "notes.txt");
+    writeFileSync(file, "alice's notes");
+    harness = await connect({ servers: { fs: filesystem(root) }, plugins: [cachePlugin()] });
+    const bob = await asPrincipal(harness, "bob");
+    expect(textOf(await harness.call("fs__read_text_file", { path: file }))).toBe("alice's notes");
+    writeFileSync(file, "changed");
+    const bobs = await bob("fs__read_text_file", { path: file });
+    expect(bobs._meta?.[CACHE_META]).toBeUndefined();
+    expect(textOf(bobs)).toBe("changed");
+    // Each principal's own repeat is still a hit.
+    expect((await bob("fs__read_text_file", { path: file }))._meta?.[CACHE_META]).toBe("hit");
+    expect(textOf(await harness.call("fs__read_text_file", { path: file }))).toBe("alice's notes");
+  });
+
+  it("shares entries across principals only when perPrincipal is false", async () => {
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__counter"], perPrincipal: false })] });
+    const bob = await asPrincipal(harness, "bob");
+    const first = textOf(await harness.call("s__counter"));
+    const shared = await bob("s__counter");
+    expect(shared._meta?.[CACHE_META]).toBe("hit");
+    expect(textOf(shared)).toBe(first);
   });
 
   it("forgets an entry after its TTL", async () => {

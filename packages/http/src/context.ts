@@ -17,6 +17,8 @@ export interface RequestContext {
   queryToken: string | undefined;
   /** Fields added to this request's log line (session id, tool). */
   log: LogRecord;
+  /** The JSON-RPC request ids an MCP POST carries: shutdown answers each with an error if it is still running. */
+  rpcIds?: Array<string | number>;
 }
 
 /** What the routes share: the core, the options, the sessions and the metrics. */

@@ -13,6 +13,7 @@ export type HttpErrorCode =
   | "unsupported_media_type"
   | "too_large"
   | "capacity"
+  | "quota"
   | "invalid_arguments"
   | "unknown_tool"
   | "server_unavailable"
@@ -21,6 +22,7 @@ export type HttpErrorCode =
   | "tool_error"
   | "exec_error"
   | "busy"
+  | "cancelled"
   | "not_implemented"
   | "internal"
   | "unsafe_bind"
@@ -43,6 +45,9 @@ export const HTTP_STATUS: Record<HttpErrorCode, number> = {
   tool_error: 422,
   exec_error: 422,
   busy: 429,
+  quota: 429,
+  // nginx's "client closed request": the caller went away, so only the log sees it.
+  cancelled: 499,
   internal: 500,
   unsafe_bind: 500,
   invalid_tokens: 500,
@@ -95,5 +100,24 @@ export class UnsafeBindError extends HttpError {
 export class TokenConfigError extends HttpError {
   constructor(message: string) {
     super("invalid_tokens", message);
+  }
+}
+
+/** Why a new MCP session was refused: every slot is taken, or the principal holds its share. */
+export type SessionRefusal = { limit: "sessions"; max: number } | { limit: "sessionsPerPrincipal"; max: number; principal: string };
+
+/** A new MCP session refused at a limit: all the sessions (503 `capacity`) or one principal's share (429 `quota`). */
+export class SessionLimitError extends HttpError {
+  readonly refusal: SessionRefusal;
+
+  constructor(refusal: SessionRefusal) {
+    super(
+      refusal.limit === "sessions" ? "capacity" : "quota",
+      refusal.limit === "sessions"
+        ? `Capacity: ${refusal.max} MCP sessions are open (the limit is ${refusal.max}); try again shortly or close idle clients.`
+        : `Principal "${refusal.principal}" already holds ${refusal.max} MCP sessions, its limit (sessions per principal: ${refusal.max}); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.`,
+      { headers: { "retry-after": "5" }, data: { limit: refusal.limit, max: refusal.max } },
+    );
+    this.refusal = refusal;
   }
 }

@@ -3,6 +3,7 @@
  * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
  */
 export { DEFAULT_HOST, DEFAULT_PORT, isLoopback, parseListen } from "./address";
+export { trustedProxyList } from "./connections";
 export { BoundedEventStore } from "./event-store";
 export type { BoundedEventStoreOptions } from "./event-store";
 export { ERROR_BRAND, HttpError, TokenConfigError, UnsafeBindError } from "./errors";
@@ -12,9 +13,11 @@ export type { LogRecord, LogSink } from "./log";
 export { Counter, Gauge, Histogram, Metrics, callMetricsMiddleware } from "./metrics";
 export type { Labels } from "./metrics";
 export { DEFAULTS } from "./options";
-export type { HttpServeOptions, ReloadSummary } from "./options";
+export type { HttpServeOptions, PrincipalLimits, ReloadSummary } from "./options";
 export { openApiDocument } from "./openapi";
 export { CodemuxHttpServer } from "./server";
+export { parseHttpSettings } from "./settings";
+export type { HttpSettings, PrincipalSettings } from "./settings";
 export type { LogFieldsHook } from "./server";
 export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";
 export type { TokenSpec } from "./tokens";

@@ -7,7 +7,7 @@ import { bridgeRequest } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
-import { sendRpcError, withHeaders } from "./respond";
+import { sendRpcError } from "./respond";
 import type { HttpSession } from "./sessions";
 
 const SESSION_NOT_FOUND = -32001;
@@ -21,6 +21,16 @@ function isInitialize(body: unknown): boolean {
   return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 }
 
+/** The ids of the requests in a POST body (notifications and responses have none to answer). */
+function requestIds(body: unknown): Array<string | number> {
+  const ids: Array<string | number> = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown };
+    if (typeof method === "string" && (typeof id === "string" || typeof id === "number")) ids.push(id);
+  }
+  return ids;
+}
+
 /** `/mcp`: Streamable HTTP, one SDK server per client session over the shared core. */
 export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (gateway.options.stateless) return handleStateless(gateway, ctx);
@@ -30,6 +40,7 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   }
   const id = sessionHeader(ctx);
   const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
+  ctx.rpcIds = requestIds(body);
   if (id === undefined) {
     if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
     sendRpcError(ctx.res, 400, { code: -32000, message: "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one." });
@@ -42,21 +53,13 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
     sendRpcError(ctx.res, 404, { code: SESSION_NOT_FOUND, message: "Session not found" });
     return;
   }
-  const end = gateway.sessions.begin(session);
-  ctx.res.once("close", end);
+  if (method === "GET") gateway.sessions.touch(session);
+  else ctx.res.once("close", gateway.sessions.begin(session));
   await bridgeRequest(session.transport as WebStandardStreamableHTTPServerTransport, { req: ctx.req, res: ctx.res, body });
 }
 
 async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
-  if (!gateway.sessions.reserve()) {
-    const max = gateway.options.maxSessions;
-    gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    sendRpcError(withHeaders(ctx.res, { "retry-after": "5" }), 503, {
-      code: -32000,
-      message: `Capacity: ${max} MCP sessions are open (the limit is ${max}); try again shortly or close idle clients.`,
-    });
-    return;
-  }
+  gateway.sessions.reserve(ctx.principal);
   const id = randomUUID();
   ctx.log.session = id.slice(0, 8);
   let added = false;
@@ -85,7 +88,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
     await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
   } finally {
     if (!added) {
-      gateway.sessions.release();
+      gateway.sessions.release(ctx.principal);
       await transport.close().catch(() => undefined);
     }
   }
@@ -99,6 +102,7 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<v
     });
   }
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
+  ctx.rpcIds = requestIds(body);
   const server = createSessionServer(gateway.core, {
     session: gateway.principalSession(ctx.principal),
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),

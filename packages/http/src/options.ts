@@ -36,7 +36,11 @@ export interface HttpServeOptions {
   mode?: string;
   /** Open MCP sessions at most (Streamable HTTP and SSE together); 100 by default. */
   maxSessions?: number;
-  /** A session with no request for this long is closed; 30 minutes by default. */
+  /** Open MCP sessions one principal may hold; a quarter of `maxSessions` (at least 2) by default. */
+  maxSessionsPerPrincipal?: number;
+  /** Limits for named principals (token names), over the per-principal defaults: `{ ci: { sessions: 40 } }`. */
+  principalLimits?: Record<string, PrincipalLimits>;
+  /** A session with no request for this long is closed, with its open streams; 30 minutes by default. */
   sessionIdleMs?: number;
   /** Request bodies larger than this are refused with 413; 4 MiB by default. */
   maxBodyBytes?: number;
@@ -52,10 +56,25 @@ export interface HttpServeOptions {
   shutdownGraceMs?: number;
   /** Open connections at most; 1024 by default. */
   maxConnections?: number;
+  /** Open connections from one client address at most; 32 by default. */
+  maxConnectionsPerAddress?: number;
+  /**
+   * Reverse proxies (addresses or CIDR ranges, e.g. `127.0.0.1`, `10.0.0.0/8`) whose `X-Forwarded-For`
+   * names the client address; from any other peer the header is ignored. None by default.
+   */
+  trustedProxies?: string[];
+  /** A connection that has sent no authenticated request within this time is closed; 5 s by default. */
+  authTimeoutMs?: number;
   /** Where request log lines go; JSON lines on stderr by default. */
   log?: LogSink;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
+}
+
+/** What one principal may hold; an unset field keeps the default. */
+export interface PrincipalLimits {
+  /** Open MCP sessions. */
+  sessions?: number;
 }
 
 export interface ResolvedOptions {
@@ -73,6 +92,8 @@ export interface ResolvedOptions {
   anyHost: boolean;
   mode: string | undefined;
   maxSessions: number;
+  maxSessionsPerPrincipal: number;
+  principalLimits: Record<string, PrincipalLimits>;
   sessionIdleMs: number;
   maxBodyBytes: number;
   headersTimeoutMs: number;
@@ -81,6 +102,9 @@ export interface ResolvedOptions {
   eventStoreBytes: number;
   shutdownGraceMs: number;
   maxConnections: number;
+  maxConnectionsPerAddress: number;
+  trustedProxies: string[];
+  authTimeoutMs: number;
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
 }
@@ -95,7 +119,14 @@ export const DEFAULTS = {
   eventStoreBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   maxConnections: 1024,
+  maxConnectionsPerAddress: 32,
+  authTimeoutMs: 5_000,
 } as const;
+
+/** A principal's default share of a limit: a quarter, at least 2, so no one principal can take every slot. */
+export function principalShare(limit: number): number {
+  return Math.max(2, Math.floor(limit / 4));
+}
 
 function positive(name: string, value: number, min = 1): number {
   if (!Number.isFinite(value) || value < min) throw new RangeError(`${name} must be a number of at least ${min} (got ${String(value)}).`);
@@ -105,6 +136,11 @@ function positive(name: string, value: number, min = 1): number {
 export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
   const host = options.host ?? DEFAULT_HOST;
   const extraHosts = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
+  const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
+  const principalLimits = options.principalLimits ?? {};
+  for (const [name, limits] of Object.entries(principalLimits)) {
+    if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
+  }
   return {
     host,
     port: options.port ?? DEFAULT_PORT,
@@ -119,7 +155,9 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     allowedHosts: [...defaultAllowedHosts(host), ...extraHosts.filter((h) => h !== "*")],
     anyHost: extraHosts.includes("*"),
     mode: options.mode,
-    maxSessions: positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions),
+    maxSessions,
+    maxSessionsPerPrincipal: positive("maxSessionsPerPrincipal", options.maxSessionsPerPrincipal ?? principalShare(maxSessions)),
+    principalLimits,
     sessionIdleMs: positive("sessionIdleMs", options.sessionIdleMs ?? DEFAULTS.sessionIdleMs, 100),
     maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes ?? DEFAULTS.maxBodyBytes, 1024),
     headersTimeoutMs: positive("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs, 100),
@@ -128,6 +166,9 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     eventStoreBytes: positive("eventStoreBytes", options.eventStoreBytes ?? DEFAULTS.eventStoreBytes, 1024),
     shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 0),
     maxConnections: positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections),
+    maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress),
+    trustedProxies: options.trustedProxies ?? [],
+    authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
     reload: options.reload,
   };

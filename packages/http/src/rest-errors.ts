@@ -36,6 +36,8 @@ export function toHttpError(error: unknown): HttpError {
         return new HttpError("unknown_tool", message);
       case "CALL_TIMEOUT":
         return new HttpError("timeout", message);
+      case "CALL_CANCELLED":
+        return new HttpError("cancelled", message);
       case "DOWNSTREAM_ERROR":
         return new HttpError("downstream_error", message);
       default:

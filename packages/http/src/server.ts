@@ -2,12 +2,13 @@ import type { Codemux, SessionInfo } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isLoopback, isWildcard } from "./address";
 import { handleCompat } from "./compat";
+import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError, UnsafeBindError } from "./errors";
-import { maskTarget, requestIdOf, stderrSink, type LogRecord } from "./log";
+import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
@@ -16,11 +17,10 @@ import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
-import { TokenSet } from "./tokens";
+import { ANONYMOUS_PRINCIPAL, TokenSet } from "./tokens";
 
 const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
 const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
-const ANONYMOUS = "anonymous";
 
 /** Adds fields to every request's log line (a plugin's tenant, a trace id). Must be cheap and must not throw. */
 export type LogFieldsHook = (req: IncomingMessage, record: LogRecord) => LogRecord | undefined;
@@ -45,11 +45,12 @@ export class CodemuxHttpServer {
   readonly #core: Codemux;
   readonly #tokens: TokenSet;
   readonly #server: Server;
+  readonly #guard: ConnectionGuard;
   readonly #gateway: Gateway;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
-  /** Requests being answered, except open streams: shutdown waits for these. */
-  readonly #inFlight = new Set<ServerResponse>();
+  /** Requests being answered, except open streams, with their context once known: shutdown waits for these, then answers them. */
+  readonly #inFlight = new Map<ServerResponse, { mcp: boolean; ctx?: RequestContext }>();
   readonly #startedAt = Date.now();
   #closing = false;
   #listening = false;
@@ -60,7 +61,13 @@ export class CodemuxHttpServer {
     this.#tokens = new TokenSet(this.options.tokens);
     if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
-    this.sessions = new SessionTable({ maxSessions: this.options.maxSessions, idleMs: this.options.sessionIdleMs });
+    const { maxSessionsPerPrincipal, principalLimits } = this.options;
+    this.sessions = new SessionTable({
+      maxSessions: this.options.maxSessions,
+      maxPerPrincipal: (principal) => principalLimits[principal]?.sessions ?? maxSessionsPerPrincipal,
+      idleMs: this.options.sessionIdleMs,
+      onRefused: ({ limit }) => this.metrics.counter("codemux_sessions_rejected_total", "").inc({ limit }),
+    });
     this.#gateway = {
       core,
       options: this.options,
@@ -85,6 +92,13 @@ export class CodemuxHttpServer {
     );
     this.#server.maxConnections = this.options.maxConnections;
     this.#server.maxRequestsPerSocket = 10_000;
+    this.#guard = new ConnectionGuard({
+      maxPerAddress: this.options.maxConnectionsPerAddress,
+      trustedProxies: this.options.trustedProxies,
+      authTimeoutMs: this.options.authTimeoutMs,
+      onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
+    });
+    this.#server.on("connection", (socket: Socket) => this.#guard.accept(socket));
   }
 
   /** Adds fields to every request log line, for plugins (see README, "Hooks"). */
@@ -103,6 +117,7 @@ export class CodemuxHttpServer {
       });
     });
     this.#listening = true;
+    survivePipeErrors();
     if (this.#tokens.size === 0)
       this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
   }
@@ -127,6 +142,7 @@ export class CodemuxHttpServer {
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     await this.#drain(this.options.shutdownGraceMs);
+    this.#answerInFlight();
     await this.sessions.closeAll();
     this.#server.closeAllConnections();
     await closed;
@@ -145,6 +161,24 @@ export class CodemuxHttpServer {
         resolve();
       }
     });
+  }
+
+  /** Past the grace, each request still running gets the shutdown 503; on an MCP stream already open, a JSON-RPC error for each request it carries. */
+  #answerInFlight(): void {
+    const failure = shuttingDown();
+    const rpcError = { code: -32000, message: failure.message };
+    for (const [res, { mcp, ctx }] of this.#inFlight) {
+      if (res.writableEnded || res.destroyed) continue;
+      if (!res.headersSent) {
+        if (mcp) sendRpcError(withHeaders(res, failure.headers), failure.status, rpcError);
+        else sendError(res, failure);
+        continue;
+      }
+      if (String(res.getHeader("content-type")).startsWith("text/event-stream")) {
+        for (const id of ctx?.rpcIds ?? []) res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, error: rpcError })}\n\n`);
+      }
+      res.end();
+    }
   }
 
   #principalSession(principal: string): SessionInfo {
@@ -174,9 +208,18 @@ export class CodemuxHttpServer {
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
     metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+    metrics.counter(
+      "codemux_connections_refused_total",
+      "Connections refused past the limit per address, or closed unauthenticated at the deadline, by reason.",
+    );
+    metrics.counter("codemux_sessions_rejected_total", "Sessions refused at a limit, by limit (sessions, sessionsPerPrincipal).");
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.#guard.refused(req.socket)) {
+      res.destroy();
+      return;
+    }
     const started = performance.now();
     const requestId = requestIdOf(req.headers["x-request-id"]);
     const log: LogRecord = {};
@@ -213,14 +256,15 @@ export class CodemuxHttpServer {
     });
     let mcpRoute = false;
     try {
-      if (this.#closing)
-        throw new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+      if (this.#closing) throw shuttingDown();
+      this.#guard.clientOf(req);
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
       mcpRoute = route === "mcp" || route === "sse" || route === "messages";
       const stream = req.method === "GET" && (route === "mcp" || route === "sse");
-      if (!stream) this.#inFlight.add(res);
+      const entry: { mcp: boolean; ctx?: RequestContext } = { mcp: mcpRoute };
+      if (!stream) this.#inFlight.set(res, entry);
       if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
@@ -236,6 +280,7 @@ export class CodemuxHttpServer {
       const auth = this.#authenticate(req, url);
       principal = auth.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, queryToken: auth.queryToken, log };
+      entry.ctx = ctx;
       await this.#route(ctx, path, route);
     } catch (error) {
       const failure = toHttpError(error);
@@ -326,7 +371,10 @@ export class CodemuxHttpServer {
   }
 
   #authenticate(req: IncomingMessage, url: URL): { principal: string; queryToken: string | undefined } {
-    if (this.#tokens.size === 0) return { principal: ANONYMOUS, queryToken: undefined };
+    if (this.#tokens.size === 0) {
+      this.#guard.authenticated(req.socket);
+      return { principal: ANONYMOUS_PRINCIPAL, queryToken: undefined };
+    }
     const authorization = req.headers.authorization;
     const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
     const header = req.headers["x-api-key"];
@@ -337,11 +385,17 @@ export class CodemuxHttpServer {
     if (principal === undefined) {
       this.metrics.counter("codemux_auth_failures_total", "").inc();
       throw new HttpError("unauthorized", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
-        headers: { "www-authenticate": 'Bearer realm="codemux"' },
+        // Closed after the answer: an unauthenticated client does not keep a connection to try again on.
+        headers: { "www-authenticate": 'Bearer realm="codemux"', connection: "close" },
       });
     }
+    this.#guard.authenticated(req.socket);
     return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
   }
+}
+
+function shuttingDown(): HttpError {
+  return new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
 }
 
 function only(ctx: RequestContext, method: string): void {

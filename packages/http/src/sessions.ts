@@ -1,5 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { SessionLimitError, type SessionRefusal } from "./errors";
 
 /** One MCP client session over HTTP: its transport, its SDK server, and who owns it. */
 export interface HttpSession {
@@ -10,26 +11,32 @@ export interface HttpSession {
   server: Server;
   createdAt: number;
   lastSeen: number;
-  /** Requests (and open streams) in flight; a session is never expired while one is open. */
+  /** Requests in flight; a session is never expired while one is. Open streams are not counted: an idle session expires with them. */
   active: number;
 }
 
 export interface SessionTableOptions {
   maxSessions: number;
+  /** Sessions one principal may hold at most (open and being opened). */
+  maxPerPrincipal: (principal: string) => number;
   idleMs: number;
   now?: () => number;
   onExpire?: (session: HttpSession) => void;
+  onRefused?: (refusal: SessionRefusal) => void;
 }
 
 /**
- * The open MCP sessions, bounded in number and expired after an idle time. A session belongs to the
- * principal that opened it: a lookup by another principal finds nothing, exactly like an unknown id.
+ * The open MCP sessions, bounded in number (in all and per principal) and expired after an idle time.
+ * A session belongs to the principal that opened it: a lookup by another principal finds nothing,
+ * exactly like an unknown id.
  */
 export class SessionTable {
   readonly #sessions = new Map<string, HttpSession>();
-  readonly #options: Required<Omit<SessionTableOptions, "onExpire">> & Pick<SessionTableOptions, "onExpire">;
+  readonly #options: Required<Omit<SessionTableOptions, "onExpire" | "onRefused">> & Pick<SessionTableOptions, "onExpire" | "onRefused">;
   /** Sessions being created (initialize in flight): they count against the limit before they have an id. */
   #reserved = 0;
+  /** Sessions per principal, open or reserved. */
+  readonly #held = new Map<string, number>();
   readonly #sweep: NodeJS.Timeout;
 
   constructor(options: SessionTableOptions) {
@@ -48,21 +55,42 @@ export class SessionTable {
     return n;
   }
 
-  /** Takes a place for a new session, or false at the limit. Call `release` if the session is not added after all. */
-  reserve(): boolean {
-    this.expire();
-    if (this.#sessions.size + this.#reserved >= this.#options.maxSessions) return false;
-    this.#reserved++;
-    return true;
+  /** Sessions `principal` holds (open and being opened). */
+  held(principal: string): number {
+    return this.#held.get(principal) ?? 0;
   }
 
-  release(): void {
+  /**
+   * Takes a place for a new session of `principal`; throws a `SessionLimitError` naming the limit
+   * reached. Call `release` if the session is not added after all.
+   */
+  reserve(principal: string): void {
+    this.expire();
+    const { maxSessions } = this.#options;
+    const perPrincipal = this.#options.maxPerPrincipal(principal);
+    const refusal: SessionRefusal | undefined =
+      this.#sessions.size + this.#reserved >= maxSessions
+        ? { limit: "sessions", max: maxSessions }
+        : this.held(principal) >= perPrincipal
+          ? { limit: "sessionsPerPrincipal", max: perPrincipal, principal }
+          : undefined;
+    if (refusal) {
+      this.#options.onRefused?.(refusal);
+      throw new SessionLimitError(refusal);
+    }
+    this.#reserved++;
+    this.#hold(principal, 1);
+  }
+
+  /** Gives back a place `reserve` took for a session that was not added. */
+  release(principal: string): void {
     this.#reserved = Math.max(0, this.#reserved - 1);
+    this.#hold(principal, -1);
   }
 
   /** Adds a session whose place was reserved. */
   add(session: HttpSession): void {
-    this.release();
+    this.#reserved = Math.max(0, this.#reserved - 1);
     this.#sessions.set(session.id, session);
   }
 
@@ -73,7 +101,21 @@ export class SessionTable {
   }
 
   delete(id: string): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
     this.#sessions.delete(id);
+    this.#hold(session.principal, -1);
+  }
+
+  #hold(principal: string, delta: number): void {
+    const held = this.held(principal) + delta;
+    if (held > 0) this.#held.set(principal, held);
+    else this.#held.delete(principal);
+  }
+
+  /** Marks a client's use of the session without holding it open: an open stream is not use, so it does not keep an idle session alive. */
+  touch(session: HttpSession): void {
+    session.lastSeen = this.#options.now();
   }
 
   /** Marks a request on the session; the returned function marks its end. */
@@ -94,7 +136,7 @@ export class SessionTable {
     const cutoff = this.#options.now() - this.#options.idleMs;
     for (const session of [...this.#sessions.values()]) {
       if (session.active > 0 || session.lastSeen > cutoff) continue;
-      this.#sessions.delete(session.id);
+      this.delete(session.id);
       this.#options.onExpire?.(session);
       void session.transport.close().catch(() => undefined);
     }
@@ -109,6 +151,7 @@ export class SessionTable {
     clearInterval(this.#sweep);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
+    this.#held.clear();
     await Promise.all(sessions.map((s) => s.transport.close().catch(() => undefined)));
   }
 }

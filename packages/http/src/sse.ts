@@ -10,12 +10,7 @@ import type { HttpSession } from "./sessions";
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "GET")
     throw new HttpError("method_not_allowed", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
-  if (!gateway.sessions.reserve()) {
-    gateway.metrics.counter("codemux_sessions_rejected_total", "Sessions refused because the limit was reached.").inc();
-    throw new HttpError("capacity", `Capacity: ${gateway.options.maxSessions} MCP sessions are open (the limit); try again shortly.`, {
-      headers: { "retry-after": "5" },
-    });
-  }
+  gateway.sessions.reserve(ctx.principal);
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
   const transport = new SSEServerTransport(endpoint, ctx.res);
@@ -27,7 +22,6 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   });
   const session: HttpSession = { id, kind: "sse", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
   gateway.sessions.add(session);
-  const end = gateway.sessions.begin(session);
   const keepAlive =
     gateway.options.keepAliveMs > 0
       ? setInterval(() => {
@@ -38,7 +32,6 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   transport.onclose = () => gateway.sessions.delete(id);
   ctx.res.once("close", () => {
     clearInterval(keepAlive);
-    end();
     gateway.sessions.delete(id);
     void server.close().catch(() => undefined);
   });

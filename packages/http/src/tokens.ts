@@ -1,3 +1,4 @@
+import { LOCAL_PRINCIPAL } from "@codemux/server";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { TokenConfigError } from "./errors";
 
@@ -12,6 +13,14 @@ const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 const MIN_TOKEN_CHARS = 8;
 const MAX_TOKEN_CHARS = 4096;
 const MAX_TOKENS = 1000;
+/** The principal of every caller when serving without tokens. */
+export const ANONYMOUS_PRINCIPAL = "anonymous";
+/**
+ * Names a token may not take: the stdio owner's principal (what it saves is the owner's own) and the
+ * no-auth one. Compared without case, since skills are kept in a folder per principal and some file
+ * systems ignore case.
+ */
+const RESERVED_NAMES = new Set([LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL]);
 
 /**
  * Reads a token given on the command line or in the environment: `name:token`, or a bare token
@@ -71,6 +80,11 @@ export class TokenSet {
     const seenTokens = new Set<string>();
     this.#digests = tokens.map(({ name, token }) => {
       if (!NAME.test(name)) throw new TokenConfigError(`Token name "${name.slice(0, 80)}" must be 1-64 letters, digits or _ . @ -.`);
+      if (RESERVED_NAMES.has(name.toLowerCase())) {
+        throw new TokenConfigError(
+          `Token name "${name}" is reserved: "${LOCAL_PRINCIPAL}" is the owner's own principal over stdio and "${ANONYMOUS_PRINCIPAL}" is every caller without a token; name the token after its holder (e.g. laptop:TOKEN).`,
+        );
+      }
       if (token.length < MIN_TOKEN_CHARS || token.length > MAX_TOKEN_CHARS) {
         throw new TokenConfigError(
           `Token "${name}" is ${token.length} characters; use ${MIN_TOKEN_CHARS} to ${MAX_TOKEN_CHARS} (openssl rand -hex 32 makes a good one).`,

@@ -22,7 +22,8 @@ async function openSession(s: Served, token: string): Promise<string> {
 describe("hostile HTTP battery", () => {
   let s: Served;
   beforeAll(async () => {
-    s = await serve({ maxBodyBytes: 64 * 1024, headersTimeoutMs: 300, requestTimeoutMs: 600, maxSessions: 3 });
+    // The limit in all is under test here; principals-limits.test.ts has each principal's share.
+    s = await serve({ maxBodyBytes: 64 * 1024, headersTimeoutMs: 300, requestTimeoutMs: 600, maxSessions: 3, maxSessionsPerPrincipal: 3 });
   });
   afterAll(async () => {
     await s?.close();

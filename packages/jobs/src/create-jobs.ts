@@ -3,7 +3,7 @@ import type { JobRunner, MetaTool, ToolCallMiddleware } from "@codemux/server";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
-import { JobManager, type RecoveryReport } from "./job-manager";
+import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
 import { jobsMetaTool } from "./meta-tools";
 import { jobTaskStore, type TaskStoreOptions } from "./task-store";
 
@@ -15,6 +15,12 @@ export interface JobsOptions {
   maxConcurrent?: number;
   /** Jobs waiting at most (default 50); past it a start is refused. */
   maxQueued?: number;
+  /** Jobs one principal may have waiting (default a quarter of maxQueued, at least 2). */
+  maxQueuedPerPrincipal?: number;
+  /** Limits for named principals over the default share: `{ ci: { jobs: 20 } }`. */
+  principalLimits?: Record<string, JobLimits>;
+  /** Masks secrets in the journal (hooks' `Redactor`); without one the journal keeps only a digest of each request. */
+  redactor?: JournalRedactor;
   /** How long a finished job stays readable (default 7 days). */
   retentionMs?: number;
   /** Leave out the `agent` meta-tool. */
@@ -55,6 +61,9 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+    ...(options.maxQueuedPerPrincipal !== undefined ? { maxQueuedPerPrincipal: options.maxQueuedPerPrincipal } : {}),
+    ...(options.principalLimits ? { principalLimits: options.principalLimits } : {}),
+    ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });

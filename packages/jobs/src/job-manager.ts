@@ -1,4 +1,4 @@
-import { silentLogger, type Logger } from "@codemux/pool";
+import { redactSecrets, silentLogger, type Logger } from "@codemux/pool";
 import type { BackgroundWork, CallContext, JobRunner } from "@codemux/server";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomBytes } from "node:crypto";
@@ -22,6 +22,21 @@ const MAX_REQUEST_BYTES = 256 * 1024;
 /** Parameters worth naming in a progress line, in this order (as seed 001 does). */
 const KEY_PARAMS = ["path", "url", "query", "prompt", "name", "id"];
 
+/**
+ * Masks secrets in what the journal keeps: a job's request, its description, progress and error lines.
+ * `@codemux/hooks`' `Redactor` is one (the rule the audit plugin applies to arguments).
+ */
+export interface JournalRedactor {
+  value(input: unknown, options: { keys: boolean }): { value: unknown };
+  text(input: string): { text: string };
+}
+
+/** What one principal may hold; an unset field keeps the default. */
+export interface JobLimits {
+  /** Jobs waiting in the queue. */
+  jobs?: number;
+}
+
 export interface JobManagerOptions {
   /** The journal's folder, `<dataDir>/jobs`. */
   dir: string;
@@ -30,6 +45,15 @@ export interface JobManagerOptions {
   maxConcurrent?: number;
   /** Jobs waiting at most; past it a start is refused. */
   maxQueued?: number;
+  /** Jobs one principal may have waiting; a quarter of `maxQueued` (at least 2) by default. */
+  maxQueuedPerPrincipal?: number;
+  /** Limits for named principals over the default share: `{ ci: { jobs: 20 } }`. */
+  principalLimits?: Record<string, JobLimits>;
+  /**
+   * Masks secrets in the journal. Without one the journal keeps only a digest of each request (no
+   * arguments, no snippet), and descriptions and progress lines with credentials masked.
+   */
+  redactor?: JournalRedactor;
   /** How long a finished job stays readable (and its transcript kept). */
   retentionMs?: number;
   now?: () => number;
@@ -67,6 +91,7 @@ export class JobManager implements JobRunner {
   readonly logger: Logger;
   readonly maxConcurrent: number;
   readonly maxQueued: number;
+  readonly maxQueuedPerPrincipal: number;
   readonly retentionMs: number;
   readonly now: () => number;
   readonly paths: ReturnType<typeof journalPaths>;
@@ -77,6 +102,8 @@ export class JobManager implements JobRunner {
   readonly #bySignal = new WeakMap<AbortSignal, LiveJob>();
   readonly #bySession = new Map<string, LiveJob>();
   readonly #ready: Promise<RecoveryReport>;
+  readonly #principalLimits: Record<string, JobLimits>;
+  readonly #redactor: JournalRedactor | undefined;
   #writer: JournalWriter | undefined;
   #cancelTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
@@ -89,6 +116,9 @@ export class JobManager implements JobRunner {
     this.logger = options.logger ?? silentLogger;
     this.maxConcurrent = Math.max(1, options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
     this.maxQueued = Math.max(0, options.maxQueued ?? DEFAULT_MAX_QUEUED);
+    this.maxQueuedPerPrincipal = Math.max(1, options.maxQueuedPerPrincipal ?? Math.max(2, Math.floor(this.maxQueued / 4)));
+    this.#principalLimits = options.principalLimits ?? {};
+    this.#redactor = options.redactor;
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
     this.now = options.now ?? Date.now;
     this.#ready = this.#open();
@@ -152,23 +182,16 @@ export class JobManager implements JobRunner {
   async start(work: BackgroundWork, options: { callSession?: string } = {}): Promise<{ id: string; position?: number }> {
     await this.#ready;
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
-    if (this.#running.size >= this.maxConcurrent && this.#queue.length >= this.maxQueued) {
-      throw new JobsError(
-        "QUEUE_FULL",
-        `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
-        {
-          data: { maxQueued: this.maxQueued },
-        },
-      );
-    }
+    const { principal } = work.session;
+    if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
       id,
       kind: work.kind,
-      description: oneLine(work.description, 120),
-      principal: work.session.principal,
+      description: this.#mask(oneLine(work.description, 120)),
+      principal,
       session: work.session.id,
-      request: boundedRequest(work.request),
+      request: this.#journaled(work.request),
       pid: process.pid,
       createdAt: this.now(),
       status: "queued",
@@ -193,7 +216,7 @@ export class JobManager implements JobRunner {
     }
     this.#jobs.set(id, record);
     this.#live.set(id, live);
-    const { principal, description, kind, request, pid, session } = record;
+    const { description, kind, request, pid, session } = record;
     await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
     if (this.#running.size < this.maxConcurrent) {
       this.#launch(live);
@@ -201,6 +224,38 @@ export class JobManager implements JobRunner {
     }
     this.#queue.push(live);
     return { id, position: this.#queue.length };
+  }
+
+  /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting. */
+  #checkQueueRoom(principal: string): void {
+    if (this.#queue.length >= this.maxQueued) {
+      throw new JobsError(
+        "QUEUE_FULL",
+        `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
+        { data: { limit: "maxQueued", max: this.maxQueued } },
+      );
+    }
+    const share = this.#principalLimits[principal]?.jobs ?? this.maxQueuedPerPrincipal;
+    let waiting = 0;
+    for (const job of this.#queue) if (job.record.principal === principal) waiting++;
+    if (waiting >= share) {
+      throw new JobsError(
+        "QUEUE_FULL",
+        `Principal "${principal}" already has ${waiting} jobs waiting, its limit (waiting jobs per principal: ${share}); wait for some to finish (jobs {action:"list"}), cancel one (jobs {action:"cancel"}), or raise http.limits.perPrincipal.jobs in the config.`,
+        { data: { limit: "jobsPerPrincipal", max: share } },
+      );
+    }
+  }
+
+  /** What the journal keeps of a request: redacted, or only its digest when no redactor was given. */
+  #journaled(request: Record<string, unknown>): Record<string, unknown> {
+    if (!this.#redactor) return { argsSha256: argsDigest(request) };
+    return this.#redactor.value(boundedRequest(request), { keys: true }).value as Record<string, unknown>;
+  }
+
+  /** A line for the journal (a description, progress, an error) with secrets masked. */
+  #mask(text: string): string {
+    return this.#redactor ? this.#redactor.text(text).text : redactSecrets(text);
   }
 
   #launch(live: LiveJob): void {
@@ -213,7 +268,7 @@ export class JobManager implements JobRunner {
     this.#watchCancels();
     const progress = (value: Progress) => {
       this.#noteProgress(live, {
-        ...(value.message !== undefined ? { message: oneLine(value.message, 200) } : {}),
+        ...(value.message !== undefined ? { message: this.#mask(oneLine(value.message, 200)) } : {}),
         progress: value.progress,
         ...(value.total !== undefined ? { total: value.total } : {}),
       });
@@ -248,7 +303,7 @@ export class JobManager implements JobRunner {
     if (queued >= 0) this.#queue.splice(queued, 1);
     record.status = status;
     record.endedAt = this.now();
-    if (fields.error !== undefined) record.error = fields.error;
+    if (fields.error !== undefined) record.error = this.#mask(fields.error);
     if (fields.by !== undefined) record.by = fields.by;
     if (status !== "completed" && status !== "failed") live.controller.abort(new JobsError("BAD_REQUEST", `Job ${record.id} was ${status}.`));
     if (live.callSession) this.#bySession.delete(live.callSession);
@@ -291,9 +346,17 @@ export class JobManager implements JobRunner {
     live.resolve();
   }
 
+  /** Fills free slots: the next job is the oldest of the principal running the fewest, so one principal's backlog never holds the others' jobs back. */
   #pump(): void {
     while (!this.#closed && this.#running.size < this.maxConcurrent && this.#queue.length > 0) {
-      const next = this.#queue.shift();
+      const running = new Map<string, number>();
+      for (const job of this.#running) running.set(job.record.principal, (running.get(job.record.principal) ?? 0) + 1);
+      let pick = 0;
+      for (let i = 1; i < this.#queue.length; i++) {
+        const candidate = this.#queue[i] as LiveJob;
+        if ((running.get(candidate.record.principal) ?? 0) < (running.get((this.#queue[pick] as LiveJob).record.principal) ?? 0)) pick = i;
+      }
+      const [next] = this.#queue.splice(pick, 1);
       if (next) this.#launch(next);
     }
   }
@@ -304,7 +367,7 @@ export class JobManager implements JobRunner {
     return job && job.principal === principal ? job : undefined;
   }
 
-  /** 1-based place in the queue of a queued job. */
+  /** 1-based place in the queue of a queued job (jobs of principals running fewer may start before it). */
   position(id: string): number | undefined {
     const index = this.#queue.findIndex((j) => j.record.id === id);
     return index >= 0 ? index + 1 : undefined;
@@ -419,7 +482,7 @@ export class JobManager implements JobRunner {
     const seq = live.seq++;
     const digest = argsDigest(call.args);
     const { record } = live;
-    this.#noteProgress(live, { message: callLine(call.tool, call.args) }, false);
+    this.#noteProgress(live, { message: this.#mask(callLine(call.tool, call.args)) }, false);
     // Written before the call goes out: after a crash, a call with no end line is known to have been in flight.
     await live.transcript.append({ ts: this.now(), type: "call_start", seq, tool: call.tool, argsSha256: digest });
     record.inFlight++;

@@ -37,6 +37,30 @@ const ACTION_FIELDS: Record<Action, readonly string[]> = {
 const STATUSES = ["queued", "running", "completed", "failed", "cancelled", "interrupted"] as const;
 const DEFAULT_LIST_LIMIT = 20;
 
+/** What a client sees of the jobs tool: its name, description and input. */
+const JOBS_TOOL = {
+  name: "jobs",
+  description: `Background jobs: output (results of ids, waiting up to wait_up_to s, default ${DEFAULT_WAIT_SECONDS}; transcript adds tool calls), list, cancel ids.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      action: { type: "string", enum: ["output", "list", "cancel"] },
+      ids: { type: "array", items: { type: "string", maxLength: 40 }, maxItems: 20 },
+      // cancel_job's parameter, still accepted.
+      id: { type: "string", maxLength: 40, unlisted: true },
+      // block: false is wait_up_to: 0; both are accepted, one is listed.
+      block: { type: "boolean", unlisted: true },
+      wait_up_to: { type: "number", minimum: 0, maximum: MAX_WAIT_SECONDS },
+      transcript: { type: "boolean" },
+      // The list says when it left jobs out and to raise limit: no room needed in the listing.
+      limit: { type: "integer", minimum: 1, maximum: 100, unlisted: true },
+      // A rare filter: accepted, not listed.
+      status: { type: "string", enum: STATUSES, unlisted: true },
+    },
+    required: ["action"],
+  },
+} satisfies Pick<MetaTool["definition"], "name" | "description" | "inputSchema">;
+
 /**
  * `jobs`: one meta-tool for background jobs, by action (output, list, cancel): one tool costs the
  * upfront list far less than three. Defaults are applied per action, so a field given to the wrong
@@ -44,26 +68,7 @@ const DEFAULT_LIST_LIMIT = 20;
  */
 export function jobsMetaTool(manager: JobManager): MetaTool<never> {
   return defineMetaTool<JobsRequest>({
-    name: "jobs",
-    description: `Background jobs: output (results of ids, waiting up to wait_up_to s, default ${DEFAULT_WAIT_SECONDS}; transcript adds tool calls), list, cancel ids.`,
-    inputSchema: {
-      type: "object",
-      properties: {
-        action: { type: "string", enum: ["output", "list", "cancel"] },
-        ids: { type: "array", items: { type: "string", maxLength: 40 }, maxItems: 20 },
-        // cancel_job's parameter, still accepted.
-        id: { type: "string", maxLength: 40, unlisted: true },
-        // block: false is wait_up_to: 0; both are accepted, one is listed.
-        block: { type: "boolean", unlisted: true },
-        wait_up_to: { type: "number", minimum: 0, maximum: MAX_WAIT_SECONDS },
-        transcript: { type: "boolean" },
-        // The list says when it left jobs out and to raise limit: no room needed in the listing.
-        limit: { type: "integer", minimum: 1, maximum: 100, unlisted: true },
-        // A rare filter: accepted, not listed.
-        status: { type: "string", enum: STATUSES, unlisted: true },
-      },
-      required: ["action"],
-    },
+    ...JOBS_TOOL,
     run: async (request, ctx) => {
       const { action } = request;
       const allowed = ACTION_FIELDS[action];
@@ -83,6 +88,19 @@ export function jobsMetaTool(manager: JobManager): MetaTool<never> {
         case "cancel":
           return cancel(manager, request, ctx);
       }
+    },
+  }) as MetaTool<never>;
+}
+
+/**
+ * The jobs tool of a core that runs no jobs (a one-shot command), listed as `serve` lists it, so the
+ * upfront tool list such a core measures is the one a client of `serve` gets.
+ */
+export function jobsListing(): MetaTool<never> {
+  return defineMetaTool<JobsRequest>({
+    ...JOBS_TOOL,
+    run: async () => {
+      throw new JobsError("BAD_REQUEST", "Background jobs run only while codemux serves (codemux serve); this command keeps none.");
     },
   }) as MetaTool<never>;
 }

@@ -1,5 +1,8 @@
+import { MetaToolRegistry } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobsListing } from "../src/index";
 import { connect, type Harness } from "./helpers";
 
 /**
@@ -32,5 +35,16 @@ describe("the upfront tool list with jobs", () => {
     expect(tools.map((t) => t.name)).toEqual([...CODE_MODE, "agent"]);
     // The agent's own size stays small too: about 120 tokens when pinned.
     expect(JSON.stringify(tools.find((t) => t.name === "agent")).length).toBeLessThanOrEqual(600);
+  });
+});
+
+describe("the jobs tool of a core that runs no jobs (a one-shot command)", () => {
+  it("is listed as serving lists it, so such a core measures the upfront list a client gets, and a call says where jobs run", async () => {
+    const served = (await h.client.listTools()).tools.find((t) => t.name === "jobs");
+    const listing = new MetaToolRegistry([jobsListing()]);
+    expect(JSON.stringify(listing.definitions())).toBe(JSON.stringify([served]));
+    const answer = (await listing.call("jobs", { action: "list" }, { core: h.core, session: h.core.session(), origin: "cli" })) as CallToolResult;
+    expect(answer.isError).toBe(true);
+    expect(answer.content).toEqual([{ type: "text", text: "Background jobs run only while codemux serves (codemux serve); this command keeps none." }]);
   });
 });

@@ -32,7 +32,7 @@ import {
 import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
 import { redactingLogger, silentLogger, type Logger } from "./logger";
-import { maskUrl, redactSecrets } from "./redact";
+import { redactSecrets } from "./redact";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
@@ -51,8 +51,10 @@ export interface ServerStatus {
   /** The command line or URL, with secrets masked; env and header values never appear. */
   endpoint: string;
   toolCount: number;
-  /** Why the server is not ready: set in every state but "ready" (secrets masked). */
+  /** Why the server failed or dropped: set in `failed`, `reconnecting` and `skipped` (secrets masked). */
   error?: string;
+  /** The state in words where it is no failure: `starting (3 s)` while connecting, what `idle` and `closed` mean. */
+  detail?: string;
   /** What the config parser noticed about this entry (unknown keys, with a did-you-mean). */
   warnings?: string[];
   /** The last lines the server wrote to stderr (stdio only; secrets masked). */
@@ -181,7 +183,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   status(): ServerStatus {
     const info = this.#client?.getServerVersion();
-    const error = this.#state === "ready" ? undefined : this.#reason();
+    const detail = this.#detail();
+    const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
     return {
       name: this.name,
       state: this.#state,
@@ -189,6 +192,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       endpoint: describeTransport(this.spec.transport),
       toolCount: this.#tools.length,
       ...(error ? { error: redactSecrets(error) } : {}),
+      ...(detail ? { detail } : {}),
       ...(this.spec.warnings?.length ? { warnings: this.spec.warnings } : {}),
       stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
@@ -543,7 +547,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #describeFailure(error: unknown, transport: unknown): Failure {
     const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
     if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
-      return { message: withConfigNote(withTail(error.message, this.stderr.tail(5)), this.spec.warnings), transient: false };
+      return { message: withConfigNote(withTail(error.message, this.stderr.telling(5)), this.spec.warnings), transient: false };
     }
     if (isAuthFailure(error))
       return {
@@ -558,12 +562,12 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const network = describeNetworkFailure(error, url);
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
     if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
-      return { message: withTail(error.message, this.stderr.tail(5)), transient: false };
+      return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
     const exited = exitOf(transport);
     if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
       return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
-    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.tail(5)), transient: false };
+    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
@@ -582,28 +586,27 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #exitReason(transport = this.#transport): string {
     const exit = exitOf(transport);
     const how = exit ? (exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`) : "the connection closed";
-    return withTail(how, this.stderr.tail(5));
+    return withTail(how, this.stderr.telling(5));
   }
 
-  /** Why the server is not ready, for status(): every state but "ready" has one. */
-  #reason(): string {
-    const seconds = Math.round((Date.now() - this.#stateSince) / 1000);
-    const endpoint = this.spec.transport.type === "stdio" ? describeTransport(this.spec.transport) : maskUrl(this.spec.transport.url);
+  /** A state that is no failure, in words, for status(); a start is a state, not an error. */
+  #detail(): string | undefined {
     switch (this.#state) {
       case "connecting":
-        return withConfigNote(
-          withTail(`starting: no answer to initialize from ${endpoint} yet (${seconds} s so far)`, this.stderr.tail(3)),
-          this.spec.warnings,
-        );
-      case "reconnecting":
-        return `reconnecting after: ${this.#error ?? "the connection dropped"}`;
+        return `starting (${Math.round((Date.now() - this.#stateSince) / 1000)} s)`;
       case "closed":
         return "closed (codemux is shutting down)";
       case "idle":
         return "not running (lazy): it starts on the first call";
       default:
-        return this.#error ?? `it is ${this.#state}`;
+        return undefined;
     }
+  }
+
+  /** Why the server failed or dropped, for status(). */
+  #reason(): string {
+    if (this.#state === "reconnecting") return `reconnecting after: ${this.#error ?? "the connection dropped"}`;
+    return this.#error ?? `it is ${this.#state}`;
   }
 
   async #onDropped(): Promise<void> {

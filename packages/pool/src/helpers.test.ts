@@ -51,6 +51,54 @@ describe("StderrRing", () => {
   });
 });
 
+describe("StderrRing.telling", () => {
+  const ring = (text: string) => {
+    const r = new StderrRing();
+    r.push(text);
+    return r;
+  };
+
+  it("picks Node's error line, not the stack frames and version banner after it", () => {
+    const node = [
+      "node:internal/modules/cjs/loader:1210",
+      "  throw err;",
+      "  ^",
+      "",
+      "Error: Cannot find module '/nonexistent.js'",
+      "    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)",
+      "    at node:internal/main/run_main_module:28:49 {",
+      "  code: 'MODULE_NOT_FOUND',",
+      "  requireStack: []",
+      "}",
+      "",
+      "Node.js v20.20.2",
+      "",
+    ].join("\n");
+    expect(ring(node).telling(5)).toEqual(["Error: Cannot find module '/nonexistent.js'"]);
+    expect(
+      ring("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' imported from /a.mjs\n    at packageResolve (x:1:1)\nNode.js v20.20.2\n").telling(),
+    ).toEqual(["Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' imported from /a.mjs"]);
+  });
+
+  it("picks Python's last line, and the start of npm's run of error lines", () => {
+    expect(ring("Traceback (most recent call last):\n  File \"<string>\", line 1\nModuleNotFoundError: No module named 'mcp'\n").telling()).toEqual([
+      "ModuleNotFoundError: No module named 'mcp'",
+    ]);
+    const npm = [
+      "npm error code E404",
+      "npm error 404 Not Found - GET https://registry.npmjs.org/nope",
+      "npm error 404",
+      "npm error 404 Note that you can also install from a",
+      "npm error A complete log of this run can be found in: /root/.npm/_logs/x.log",
+    ].join("\n");
+    expect(ring(npm).telling()).toEqual(["npm error code E404", "npm error 404 Not Found - GET https://registry.npmjs.org/nope"]);
+  });
+
+  it("gives the last lines when none states an error, and ignores lines that only mention one", () => {
+    expect(ring("starting\nError handling is on\nlistening on stdio\n").telling(2)).toEqual(["Error handling is on", "listening on stdio"]);
+  });
+});
+
 describe("backoffDelay", () => {
   it("grows exponentially and is capped", () => {
     const mid = () => 0.5;

@@ -75,7 +75,7 @@ export function isCodemuxCommand(command: string, args: readonly string[], nesti
 /** Why this stdio entry must not be started here, or undefined when it may. */
 export function selfSpawnReason(spec: StdioTransportSpec, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (isCodemuxCommand(spec.command, spec.args)) {
-    return `it starts codemux itself ("${[spec.command, ...spec.args].join(" ")}"), which would start its own servers again without end; remove this entry from the config codemux reads`;
+    return `it starts codemux itself ("${[spec.command, ...spec.args].join(" ")}"), which would start its own servers again without end; it is skipped, and the other servers are served`;
   }
   const depth = spawnDepth(env);
   if (depth >= MAX_SPAWN_DEPTH) {

@@ -47,6 +47,8 @@ export class ChildProcessTransport implements Transport {
   readonly #lines: LineSplitter;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** The group got its SIGTERM (from close(), or when the leader exited); nothing sends another. */
+  #terminated = false;
   /** The messages sent in this tick, not yet written. */
   #batch: OutgoingBatch | undefined;
 
@@ -101,8 +103,11 @@ export class ChildProcessTransport implements Transport {
       });
       child.once("exit", (code, signal) => {
         this.exit = { code, signal };
-        // The server is gone: what it left in its group (a wrapper's child) goes too.
-        if (child.pid !== undefined && usesProcessGroups) signalGroup(child.pid, "SIGTERM");
+        // The server is gone: what it left in its group (a wrapper's child) goes too, unless close() signalled it already.
+        if (child.pid !== undefined && usesProcessGroups && !this.#terminated) {
+          this.#terminated = true;
+          signalGroup(child.pid, "SIGTERM");
+        }
       });
       child.once("close", () => {
         if (child.pid !== undefined && !groupAlive(child.pid)) untrackGroup(child.pid);
@@ -174,18 +179,30 @@ export class ChildProcessTransport implements Transport {
       if (this.#closed) resolve();
       else child.once("close", () => resolve());
     });
-    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-    const within = (ms: number) => Promise.race([closed.then(() => true), sleep(ms).then(() => false)]);
+    // Timers stay ref'd: a one-shot command awaits this close at its top level, and an empty event loop would end it with exit 13.
+    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    const within = (ms: number) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), ms);
+        void closed.then(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    const terminate = () => {
+      this.#terminated = true;
+      signalGroup(child, "SIGTERM");
+    };
     // Messages sent in this tick still go out before stdin ends.
     this.#flush();
     child.stdin?.end();
     if (!(await within(STDIN_CLOSE_GRACE_MS))) {
-      signalGroup(child, "SIGTERM");
+      terminate();
       if (!(await within(grace))) signalGroup(child, "SIGKILL");
     }
-    // The leader may be gone while a grandchild that let go of the pipes lives on in the group.
+    // The leader may be gone while a grandchild that let go of the pipes lives on in the group: one SIGTERM, then SIGKILL.
     if (pid !== undefined && usesProcessGroups && groupAlive(pid)) {
-      signalGroup(pid, "SIGTERM");
+      if (!this.#terminated) terminate();
       for (let waited = 0; groupAlive(pid) && waited < grace; waited += 25) await sleep(25);
       if (groupAlive(pid)) signalGroup(pid, "SIGKILL");
     }

@@ -19,6 +19,10 @@ export function createToolFilter(filter: ToolFilter): (toolName: string) => bool
 
 /** Why the filter hides `toolName`, for the error a call to it gets. */
 export function toolFilterReason(filter: ToolFilter, toolName: string): string {
-  if (filter.deny?.map(toRegExp).some((r) => r.test(toolName))) return "it is denied by the config's tools.deny";
-  return "it is not in the config's tools.allow";
+  return denyReason(filter, toolName) ?? "it is not in the config's tools.allow";
+}
+
+/** That `tools.deny` hides `toolName`, or undefined when none of its patterns matches. */
+export function denyReason(filter: ToolFilter, toolName: string): string | undefined {
+  return filter.deny?.map(toRegExp).some((r) => r.test(toolName)) ? "it is denied by the config's tools.deny" : undefined;
 }

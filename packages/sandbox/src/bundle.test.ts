@@ -39,6 +39,19 @@ describe("bundleSnippet", () => {
     expect(bundle.ok || bundle.error.message).toMatch(/^task\.ts:3:\d+: Cannot import "mcp\/nope"/);
   });
 
+  it("names the modules spelled close to a missing one", async () => {
+    const suggest = (specifier: string) => (specifier === "mcp/math/indx.ts" ? ["mcp/math/index.ts"] : []);
+    const bundle = await bundleSnippet({
+      code: 'import { add } from "mcp/math/indx.ts";\nexport default add(1);',
+      filename: "snippet.ts",
+      modules: resolve,
+      suggest,
+    });
+    expect(bundle.ok || bundle.error.message).toBe(
+      'snippet.ts:1:21: Cannot import "mcp/math/indx.ts": no such module is available to the sandbox (did you mean "mcp/math/index.ts"?).',
+    );
+  });
+
   it("refuses dynamic import() even of a module that exists", async () => {
     const bundle = await bundleSnippet({ code: 'const m = await import("mcp/math/index.ts");\nexport default m;', filename: "snippet.ts", modules: resolve });
     expect(bundle).toMatchObject({ ok: false, error: { kind: "import", line: 1 } });

@@ -11,7 +11,7 @@ import {
 } from "./defaults.js";
 import { resolveSpecifier, showSpecifier } from "./module-path.js";
 import { formatBytes } from "./output-buffer.js";
-import type { ModuleResolver, SandboxErrorInfo } from "./types.js";
+import type { ModuleResolver, ModuleSuggester, SandboxErrorInfo } from "./types.js";
 
 /** esbuild namespace of every module in a bundle; none of them lives on disk. */
 export const VIRTUAL_NAMESPACE = "codemux-sandbox";
@@ -21,6 +21,8 @@ export interface BundleInput {
   code: string;
   filename: string;
   modules?: ModuleResolver;
+  /** Module paths close to one that does not exist, for the import error's did-you-mean. */
+  suggest?: ModuleSuggester;
   /** Largest snippet in UTF-8 bytes; default 1 MiB. */
   maxCodeBytes?: number;
   /** Epoch milliseconds by which bundling must be done. */
@@ -197,8 +199,14 @@ function refusal(specifier: string, importer: string, kind: string, input: Bundl
   if (kind === "dynamic-import") return "dynamic import() is not available in the sandbox";
   const resolved = resolveSpecifier(specifier, importer === "<stdin>" ? input.filename : importer);
   if (!resolved.ok) return resolved.reason;
-  if (typeof input.modules?.(resolved.path) !== "string") return "no such module is available to the sandbox";
+  if (typeof input.modules?.(resolved.path) !== "string") return missingModule(resolved.path, input);
   return undefined;
+}
+
+/** Why an import of a module the resolver does not have fails, with the paths spelled close to it. */
+function missingModule(path: string, input: BundleInput): string {
+  const close = input.suggest?.(path).slice(0, 3) ?? [];
+  return `no such module is available to the sandbox${close.length ? ` (did you mean ${close.map((c) => `"${c}"`).join(", ")}?)` : ""}`;
 }
 
 function checkSize(input: BundleInput): SandboxErrorInfo | undefined {
@@ -313,7 +321,7 @@ function virtualModules(input: BundleInput): Plugin {
         if (!resolved.ok) return refuse(resolved.reason);
         if (!sources.has(resolved.path)) {
           const source = input.modules?.(resolved.path);
-          if (typeof source !== "string") return refuse("no such module is available to the sandbox");
+          if (typeof source !== "string") return refuse(missingModule(resolved.path, input));
           sources.set(resolved.path, source);
         }
         return { path: resolved.path, namespace: VIRTUAL_NAMESPACE };

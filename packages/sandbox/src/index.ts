@@ -24,6 +24,7 @@ export type {
   ExecuteResult,
   HostCallContext,
   ModuleResolver,
+  ModuleSuggester,
   SandboxErrorInfo,
   SandboxErrorKind,
   SandboxOptions,

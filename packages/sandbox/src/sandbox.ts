@@ -27,8 +27,6 @@ import { WorkerPool } from "./worker-pool.js";
 
 /** Name of the bundle inside the engine; stack frames naming it are mapped back through the source map. */
 const BUNDLE_FILE = "bundle.js";
-/** A fast-path run that failed before anything of it was seen goes again through esbuild (for its messages) only if it failed within this time. */
-const MAX_REDO_MS = 200;
 
 const EMPTY_OUTPUT = { stdout: "", stderr: "", stdoutTruncated: false, stderrTruncated: false };
 
@@ -149,7 +147,14 @@ export class Sandbox implements CodeExecutor {
     const { deadline } = run;
     const filename = request.filename ?? DEFAULT_FILENAME;
     if (request.signal?.aborted) return cancelled(filename);
-    const input = { code: request.code, filename, modules: request.modules, maxCodeBytes: this.#limits.maxCodeBytes, deadline };
+    const input = {
+      code: request.code,
+      filename,
+      modules: request.modules,
+      suggest: request.suggestModules,
+      maxCodeBytes: this.#limits.maxCodeBytes,
+      deadline,
+    };
     const refused = checkSnippet(input);
     if (refused) return failure(refused);
     const plan = this.#fastPath ? planFast(input) : undefined;
@@ -216,7 +221,6 @@ export class Sandbox implements CodeExecutor {
     const stopRun = () => state.stop.abort(request.signal?.reason);
     request.signal?.addEventListener("abort", stopRun, { once: true });
     try {
-      const started = Date.now();
       const reply = await worker.run(
         { ...job, deadline },
         {
@@ -229,8 +233,8 @@ export class Sandbox implements CodeExecutor {
           onTaken: (chars) => this.#release(state, chars),
         },
       );
-      // Run again through esbuild only when that is cheap: a snippet that computed a while before it threw keeps its own error (and is not run twice).
-      if (reply.type === "done" && reply.outcome.unlinked && job.modules && !state.failure && Date.now() - started <= MAX_REDO_MS) return "unlinked";
+      // Run again through esbuild only when that is cheap: the runtime says "unlinked" only when the guest did little work before it failed (see MAX_REDO_TICKS).
+      if (reply.type === "done" && reply.outcome.unlinked && job.modules && !state.failure) return "unlinked";
       if (job.modules && request.onBundle && reply.type === "done") {
         const modules = Object.entries(job.modules.sources).map(([path, code]) => `\n// ---- module ${JSON.stringify(path)} ----\n${code}`);
         const header = `// ${filename}, types stripped; QuickJS links the modules below itself\n`;

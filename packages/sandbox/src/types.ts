@@ -1,6 +1,9 @@
 /** Returns the source (TypeScript or JavaScript) of a virtual module, or undefined when it does not exist. */
 export type ModuleResolver = (specifier: string) => string | undefined;
 
+/** Module paths spelled close to one that does not exist, best first (the import error names up to three). */
+export type ModuleSuggester = (specifier: string) => readonly string[];
+
 export interface SandboxOptions {
   /** Worker threads evaluating snippets; default `Math.max(1, Math.min(2, os.availableParallelism()))`. */
   workers?: number;
@@ -53,6 +56,8 @@ export interface ExecuteRequest {
   filename?: string;
   /** The only source of imports; every other import is refused. */
   modules?: ModuleResolver;
+  /** Names modules close to a missing one, for a did-you-mean in the import error. */
+  suggestModules?: ModuleSuggester;
   /** Answers `__host_call(name, args)` from the guest; arguments and results cross as JSON. */
   onCall?: (name: string, args: unknown, context: HostCallContext) => Promise<unknown>;
   /** Wall-clock deadline of the whole run, waiting included; default 30 000, capped at `hardTimeoutMs`. */

@@ -295,6 +295,22 @@ describe("running again through esbuild", () => {
   // A fast-path run that fails before anything of it is seen goes again through esbuild for its messages,
   // but only when it failed quickly: one that computed a while keeps its own error, is not run twice, and
   // does not turn into a timeout for having used up its deadline twice.
+  it("gives esbuild's answer for a snippet that failed to link at once, however long the run took for other reasons (a loaded machine, an engine still being built)", async () => {
+    // Each engine evaluates this preloaded module for 400 ms before a run can start on it: the run's wall time is long, its own work tiny.
+    const slowEngines = new Sandbox({
+      workers: 1,
+      preloadModules: { "mcp/slow.ts": "const end = Date.now() + 400;\nwhile (Date.now() < end) {}\nexport const slow = 1;" },
+    });
+    try {
+      await slowEngines.execute({ code: "export default 1;" });
+      const run = await slowEngines.execute({ code: 'import { nope } from "mcp/ok.ts";\nexport default nope;', modules, timeoutMs: 5_000 });
+      expect(run.durationMs).toBeGreaterThan(300);
+      expect(run.error).toMatchObject({ kind: "import", line: 1 });
+    } finally {
+      await slowEngines.close();
+    }
+  });
+
   it("reports the error of a snippet that throws late in its first synchronous stretch, and runs it once", async () => {
     const code = "const end = Date.now() + 600;\nwhile (Date.now() < end) {}\nthrow new Error('boom');";
     const { run, path } = await runKept({ code, timeoutMs: 1_000 });

@@ -2,6 +2,7 @@ import { Sandbox } from "@codemux/sandbox";
 import { describe, expect, it } from "vitest";
 
 const faultyRuntime = new URL("./fixtures/faulty-runtime.mjs", import.meta.url);
+const earlyTimerWorker = new URL("./fixtures/early-timer-worker.mjs", import.meta.url);
 
 describe("worker threads", () => {
   it("keeps the main thread and other runs going while a snippet spins", async () => {
@@ -38,6 +39,20 @@ describe("worker threads", () => {
       expect(result.error).toMatchObject({ kind: "aborted" });
       expect(result.durationMs).toBeLessThan(30_000);
       expect(await sandbox.execute({ code: "export default 1;" })).toMatchObject({ ok: true, result: 1 });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("ends a snippet at its deadline in the worker when the worker's timers fire early", async () => {
+    const sandbox = new Sandbox({ workers: 1, workerUrl: earlyTimerWorker });
+    try {
+      // A started worker, and a deadline far enough off that the run waits on its timers (a busy worker may start a run late).
+      expect(await sandbox.execute({ code: "export default 1;" })).toMatchObject({ ok: true, result: 1 });
+      const late = await sandbox.execute({ code: "await new Promise((r) => setTimeout(r, 60_000));", timeoutMs: 1_000 });
+      expect(late).toMatchObject({ ok: false, error: { kind: "timeout" } });
+      // The engine ended the run itself: the watchdog did not have to stop the worker.
+      expect(late.error?.message).not.toContain("its worker was stopped");
     } finally {
       await sandbox.close();
     }

@@ -1,30 +1,63 @@
 import { ConfigError, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 
-export interface ResolveConfigOptions {
-  /** `--config FILE` */
-  configPath?: string;
+export interface ResolveConfigOptions extends FindConfigOptions {
   /** Servers given on the command line after `--`. */
   inline?: string[];
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
   /** The built-in default, used when nothing else is configured. */
   fallback: () => PoolConfig;
 }
 
+export interface FindConfigOptions {
+  /** `--config FILE` */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** A config file the lookup found, and the step that named or found it. */
+export interface ConfigLocation {
+  file: string;
+  step: "--config" | "CODEMUX_CONFIG" | "./codemux.json" | "codemux home";
+}
+
+/** Where codemux keeps its own files (the config `codemux install` writes, caches, logins): `$CODEMUX_HOME`, else `~/.codemux`. */
+export function codemuxHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.CODEMUX_HOME || join(homedir(), ".codemux");
+}
+
+/** `<codemux home>/codemux.json`: the config `codemux install` and `codemux import` write. */
+export function homeConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(codemuxHome(env), "codemux.json");
+}
+
 /**
- * Where the config comes from: `--config`, `$CODEMUX_CONFIG`, `./codemux.json`, else the built-in
- * default; servers given inline are added to a config file's (a name in both is an error), or
- * served alone when there is no file.
+ * The one config lookup: `--config`, else `$CODEMUX_CONFIG`, else `./codemux.json`, else
+ * `<codemux home>/codemux.json`; undefined means the built-in default. A file named by the first two
+ * is returned even when missing (loading it says so); the last two are steps only when they exist.
+ */
+export function findConfigFile(options: FindConfigOptions = {}): ConfigLocation | undefined {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  if (options.configPath) return { file: resolve(cwd, options.configPath), step: "--config" };
+  if (env.CODEMUX_CONFIG) return { file: resolve(cwd, env.CODEMUX_CONFIG), step: "CODEMUX_CONFIG" };
+  const local = resolve(cwd, "codemux.json");
+  if (existsSync(local)) return { file: local, step: "./codemux.json" };
+  const home = homeConfigFile(env);
+  return existsSync(home) ? { file: home, step: "codemux home" } : undefined;
+}
+
+/**
+ * The config to serve: the file `findConfigFile` finds, else the built-in default; servers given inline
+ * are added to a config file's (a name in both is an error), or served alone when there is no file.
  */
 export async function resolveConfig(options: ResolveConfigOptions): Promise<PoolConfig> {
   const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
   const inline = options.inline && options.inline.length > 0 ? parseInlineServers(options.inline, env) : undefined;
-  const explicit = options.configPath ?? env.CODEMUX_CONFIG;
-  const local = resolve(cwd, "codemux.json");
-  const file = explicit ? await loadConfigFile(resolve(cwd, explicit), env) : existsSync(local) ? await loadConfigFile(local, env) : undefined;
+  const found = findConfigFile(options);
+  const file = found ? await loadConfigFile(found.file, env) : undefined;
   if (!inline) return file ?? options.fallback();
   if (!file) return inline;
   const clash = inline.servers.find((s) => file.servers.some((f) => f.name === s.name));

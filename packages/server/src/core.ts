@@ -2,6 +2,7 @@ import { BRIDGE_SPECIFIER, Catalog, type ToolDefinition } from "@codemux/catalog
 import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import {
   ServerPool,
+  denyReason,
   ServerUnavailableError,
   silentLogger,
   type Logger,
@@ -23,13 +24,14 @@ import { BadRequestError } from "./errors";
 import type { JobRunner, TaskStoreFactory } from "./jobs";
 import type { MetaTool } from "./meta-tools/registry";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
-import type { CallRequest, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+import { LOCAL_PRINCIPAL, type CallRequest, type SessionInfo, type ToolCallMiddleware } from "./pipeline/context";
 import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { McpFeatures } from "./mcp-features";
 import { ClientRelay } from "./relay";
 import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule } from "./resources-module";
 import { ResultStore } from "./results";
+import { similarModules } from "./similar-modules";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
 import { BUILT_IN_SURFACES } from "./surfaces/index";
@@ -190,6 +192,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.#waitForServer(server),
+      deniedReason: (server, tool) => {
+        const spec = this.#config.servers.find((s) => s.name === server);
+        return spec ? denyReason(spec.tools, tool) : undefined;
+      },
     });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
     this.#cache = cacheStore ? new CatalogCache(cacheStore, options.config) : undefined;
@@ -250,7 +256,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /** A new client session (over stdio, the one local user). */
-  session(principal = "local"): SessionInfo {
+  session(principal = LOCAL_PRINCIPAL): SessionInfo {
     return { id: randomUUID(), principal };
   }
 
@@ -349,6 +355,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       return await this.executor.execute({
         code,
         modules: (specifier) => this.module(specifier, session),
+        suggestModules: (specifier) => similarModules(specifier, this),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
         onCall: (name, args, context) => {
           if (isResourceCall(name)) return resourceCall(this, { name, args, session, signal: context.signal });

@@ -1,6 +1,6 @@
 export { CatalogCache, CATALOG_CACHE_VERSION } from "./catalog-cache";
-export { resolveConfig } from "./config";
-export type { ResolveConfigOptions } from "./config";
+export { codemuxHome, findConfigFile, homeConfigFile, resolveConfig } from "./config";
+export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export { Codemux } from "./core";
 export type { CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
 export {
@@ -26,6 +26,7 @@ export type { MetaTool, MetaToolContext } from "./meta-tools/registry";
 export { searchTools as searchToolsMetaTool } from "./meta-tools/search-tools";
 export type { SearchDetail, SearchRequest } from "./meta-tools/search-tools";
 export { composeMiddleware } from "./pipeline/compose";
+export { LOCAL_PRINCIPAL } from "./pipeline/context";
 export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
 export { ToolCallPipeline } from "./pipeline/pipeline";
 export type { ToolCallPipelineOptions } from "./pipeline/pipeline";

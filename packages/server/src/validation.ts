@@ -5,6 +5,12 @@ import { InvalidArgumentsError } from "./errors";
 
 /** One schema `pattern` test may run this long: a downstream schema's pattern is not ours to trust. */
 const PATTERN_TIMEOUT_MS = 50;
+/** All the pattern tests of one validation together may run this long. */
+const PATTERN_BUDGET_MS = 250;
+/** A failed validation is run again for every problem only while values × schema nodes stay under this: each problem found is an object kept. */
+const MAX_ALL_ERRORS_WORK = 200_000;
+/** Problems named in one answer; the rest are counted. */
+const MAX_PROBLEMS = 10;
 
 /**
  * Validates tool arguments against the tool's JSON Schema on the host, before the call, for every
@@ -12,40 +18,60 @@ const PATTERN_TIMEOUT_MS = 50;
  * schemas; zod would cost 12-75 ms to load inside each fresh QuickJS runtime (measured), so the
  * sandbox does not validate. Arguments and schemas are both untrusted: the size and depth of the
  * arguments are checked first, validation stops at the first error, and schema patterns run under a
- * time limit in a vm context (a catastrophic pattern cannot hold the event loop).
+ * time limit in a vm context (a catastrophic pattern cannot hold the event loop). Only arguments
+ * that failed are validated again for all their problems, when they and the schema are small.
  */
 export class ArgumentValidator {
-  readonly #ajv = new Ajv({
-    strict: false,
-    allErrors: false,
-    validateFormats: false,
-    validateSchema: false,
-    addUsedSchema: false,
-    code: { regExp: boundedRegExp },
-  });
-  readonly #compiled = new WeakMap<object, ValidateFunction | null>();
+  readonly #first = new SchemaCompiler(false);
+  readonly #all = new SchemaCompiler(true);
+  readonly #patternBudgetMs: number;
 
-  /** Throws InvalidArgumentsError naming the first bad field; a schema ajv cannot compile is not enforced. */
+  /** `patternBudgetMs`: how long all the pattern tests of one validation may run together (default 250). */
+  constructor(options: { patternBudgetMs?: number } = {}) {
+    this.#patternBudgetMs = options.patternBudgetMs ?? PATTERN_BUDGET_MS;
+  }
+
+  /** Throws InvalidArgumentsError naming the bad fields (the first ten); a schema ajv cannot compile is not enforced. */
   validate(toolName: string, schema: object | undefined, args: unknown): void {
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       throw new InvalidArgumentsError(toolName, [`expected an object of named arguments, got ${describe(args)}`]);
     }
-    const tooLarge = sizeProblem(args);
-    if (tooLarge) throw new InvalidArgumentsError(toolName, [tooLarge]);
+    const size = argumentSize(args);
+    if (typeof size === "string") throw new InvalidArgumentsError(toolName, [size]);
     if (!schema) return;
-    const validate = this.#compile(schema);
+    const validate = this.#first.compile(schema);
     if (!validate) return;
-    let valid: boolean;
-    try {
-      valid = validate(args) as boolean;
-    } catch (error) {
-      if (error instanceof PatternTimeoutError) throw new InvalidArgumentsError(toolName, [error.message]);
-      throw error;
-    }
-    if (!valid) throw new InvalidArgumentsError(toolName, formatErrors(validate.errors ?? []));
+    // The clock starts at the first pattern test: a schema without patterns pays nothing for the budget.
+    patternBudget.until = Number.NaN;
+    patternBudget.ms = this.#patternBudgetMs;
+    if (run(toolName, validate, args)) return;
+    const all = size * this.#first.nodes(schema) <= MAX_ALL_ERRORS_WORK ? this.#all.compile(schema) : null;
+    const errors = all && !run(toolName, all, args) ? all.errors : validate.errors;
+    throw new InvalidArgumentsError(toolName, formatErrors(errors ?? []));
+  }
+}
+
+/** Runs one compiled schema; a pattern out of time is the caller's problem to fix, said so. */
+function run(toolName: string, validate: ValidateFunction, args: object): boolean {
+  try {
+    return validate(args) as boolean;
+  } catch (error) {
+    if (error instanceof PatternTimeoutError) throw new InvalidArgumentsError(toolName, [error.message]);
+    throw error;
+  }
+}
+
+/** Compiles each schema once (stopping at its first error, or collecting all), and counts its nodes. */
+class SchemaCompiler {
+  readonly #ajv: Ajv;
+  readonly #compiled = new WeakMap<object, ValidateFunction | null>();
+  readonly #nodes = new WeakMap<object, number>();
+
+  constructor(allErrors: boolean) {
+    this.#ajv = new Ajv({ strict: false, allErrors, validateFormats: false, validateSchema: false, addUsedSchema: false, code: { regExp: boundedRegExp } });
   }
 
-  #compile(schema: object): ValidateFunction | null {
+  compile(schema: object): ValidateFunction | null {
     if (!this.#compiled.has(schema)) {
       let compiled: ValidateFunction | null;
       try {
@@ -57,10 +83,27 @@ export class ArgumentValidator {
     }
     return this.#compiled.get(schema) ?? null;
   }
+
+  /** Objects and arrays in the schema, counted up to MAX_ALL_ERRORS_WORK + 1. */
+  nodes(schema: object): number {
+    let count = this.#nodes.get(schema);
+    if (count === undefined) {
+      count = 0;
+      const stack: unknown[] = [schema];
+      while (stack.length > 0 && count <= MAX_ALL_ERRORS_WORK) {
+        const node = stack.pop();
+        if (typeof node !== "object" || node === null) continue;
+        count++;
+        for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+      }
+      this.#nodes.set(schema, count);
+    }
+    return count;
+  }
 }
 
-/** One linear walk, stopping early: depth, number of values and string lengths within bounds. */
-function sizeProblem(args: object): string | undefined {
+/** One linear walk, stopping early: the number of values, or why the arguments are too large (depth, count, a string's length). */
+function argumentSize(args: object): number | string {
   let values = 0;
   // Two parallel stacks, so the walk allocates no pair per value.
   const stack: unknown[] = [args];
@@ -79,10 +122,13 @@ function sizeProblem(args: object): string | undefined {
       depths.push(depth + 1);
     }
   }
-  return undefined;
+  return values;
 }
 
 class PatternTimeoutError extends Error {}
+
+/** When the pattern tests of the validation running now must be done (performance.now() time; NaN until its first test). */
+const patternBudget = { until: Number.NaN, ms: PATTERN_BUDGET_MS };
 
 const patternContext = createContext({ patterns: new Map<string, RegExp>(), pattern: "", flags: "", text: "" });
 const patternTest = new Script(
@@ -96,11 +142,20 @@ function boundedRegExp(pattern: string, flags: string): { test: (text: string) =
     // ajv keys its compiled patterns by this.
     toString: () => `/${pattern}/${flags}`,
     test(text: string): boolean {
+      const now = performance.now();
+      if (Number.isNaN(patternBudget.until)) patternBudget.until = now + patternBudget.ms;
+      const left = patternBudget.until - now;
+      const overBudget = () =>
+        new PatternTimeoutError(
+          `the values took longer than ${patternBudget.ms} ms in all to match the tool's patterns; send fewer, shorter or simpler values`,
+        );
+      if (left <= 0) throw overBudget();
       Object.assign(patternContext, { pattern, flags, text });
       try {
-        return patternTest.runInContext(patternContext, { timeout: PATTERN_TIMEOUT_MS }) as boolean;
+        return patternTest.runInContext(patternContext, { timeout: Math.ceil(Math.min(PATTERN_TIMEOUT_MS, left)) }) as boolean;
       } catch (error) {
         if ((error as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
+          if (left < PATTERN_TIMEOUT_MS) throw overBudget();
           throw new PatternTimeoutError(
             `a value took longer than ${PATTERN_TIMEOUT_MS} ms to match the tool's pattern /${pattern.slice(0, 80)}/; send a shorter or simpler value`,
           );
@@ -130,7 +185,9 @@ function formatErrors(errors: ErrorObject[]): string[] {
           .join(", ")}`;
       return `${field(e.instancePath)}: ${e.message ?? "is invalid"}`;
     });
-  return [...new Set(messages)].slice(0, 8);
+  const problems = [...new Set(messages)];
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  return [...problems.slice(0, MAX_PROBLEMS), `and ${problems.length - MAX_PROBLEMS} more`];
 }
 
 function field(pointer: string): string {

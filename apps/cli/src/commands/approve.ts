@@ -1,9 +1,10 @@
 import { approvePins, listPending, pinFileOfConfig, readPinFile } from "@codemux/hooks";
 import type { Command } from "commander";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { UsageError, type GlobalOptions, type RunContext } from "../context";
-import { codemuxHome } from "../default-config";
+import type { GlobalOptions, RunContext } from "../context";
+import { UsageError } from "../errors";
+import { codemuxHome, findConfigFile } from "@codemux/server";
 
 /** `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again. */
 export function registerApprove(program: Command, context: RunContext): void {
@@ -32,9 +33,9 @@ export function registerApprove(program: Command, context: RunContext): void {
     });
 }
 
-/** The pin file of the config codemux would read (`--config`, `$CODEMUX_CONFIG`, `./codemux.json`), else the default. */
+/** The pin file of the config codemux would read, else the default. */
 function pinFileOf(configOption: string | undefined): string {
-  const candidate = configOption ?? process.env.CODEMUX_CONFIG ?? (existsSync("codemux.json") ? "codemux.json" : undefined);
+  const candidate = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
   let config: unknown;
   if (candidate) {
     try {
@@ -43,5 +44,5 @@ function pinFileOf(configOption: string | undefined): string {
       // An unreadable config is reported by the commands that need it; here the default file is the answer.
     }
   }
-  return pinFileOfConfig({ config, configDir: candidate ? dirname(resolve(candidate)) : process.cwd(), dataDir: codemuxHome() });
+  return pinFileOfConfig({ config, configDir: candidate ? dirname(candidate) : process.cwd(), dataDir: codemuxHome() });
 }

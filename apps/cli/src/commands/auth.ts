@@ -1,9 +1,10 @@
 import { authDirectory, deleteAuthRecord, listAuthRecords, loginServer, type AuthRecord, type HttpTransportSpec, type ServerSpec } from "@codemux/pool";
 import { resolveConfig } from "@codemux/server";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { UsageError, type GlobalOptions, type RunContext } from "../context";
+import type { GlobalOptions, RunContext } from "../context";
+import { openInBrowser } from "../browser";
+import { UsageError } from "../errors";
 
 /** `codemux auth login|status|logout`: OAuth logins of remote servers, kept in <codemux home>/auth (owner-only). */
 export function registerAuth(program: Command, context: RunContext): void {
@@ -114,22 +115,6 @@ function describeLogin(record: AuthRecord): string {
   if (!record.expiresAt) return `logged in${refresh}`;
   const minutes = Math.round((Date.parse(record.expiresAt) - Date.now()) / 60_000);
   return `logged in, access token ${minutes > 0 ? `expires in ${minutes} min` : "expired"}${refresh}`;
-}
-
-/** Opens the URL with the platform's opener when a desktop is there; never fails (the URL is printed anyway). */
-function openInBrowser(url: string): void {
-  const platform = process.platform;
-  const desktop = platform === "darwin" || platform === "win32" || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-  if (!desktop) return;
-  const [command, args] =
-    platform === "darwin" ? ["open", [url]] : platform === "win32" ? ["cmd", ["/c", "start", '""', url.replace(/&/g, "^&")]] : ["xdg-open", [url]];
-  try {
-    const child = spawn(command as string, args as string[], { stdio: "ignore", detached: true });
-    child.on("error", () => undefined);
-    child.unref();
-  } catch {
-    // No opener: the printed URL is enough.
-  }
 }
 
 function parsePort(value: string): number {

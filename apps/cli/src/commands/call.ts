@@ -1,6 +1,7 @@
 import { toolResultValue } from "@codemux/codegen";
 import type { Command } from "commander";
-import { UsageError, withCore, type RunContext } from "../context";
+import { withCore, type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { answerText, printAnswer } from "./shared";
 
 /** `codemux call`: one tool through the same pipeline, printing the value a snippet would get. */

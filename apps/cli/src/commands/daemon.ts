@@ -1,9 +1,15 @@
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, closeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { codemuxHome } from "../default-config";
+import { promisify } from "node:util";
+import { codemuxHome } from "@codemux/server";
+import { DaemonRunningError } from "../errors";
 
-/** What a running `codemux serve --http --detach` writes about itself (mode 0600). */
+const execFileAsync = promisify(execFile);
+
+/** What a running `codemux serve --http --detach` writes about itself (mode 0600). It holds no secret. */
 export interface DaemonInfo {
   pid: number;
   url: string;
@@ -11,9 +17,23 @@ export interface DaemonInfo {
   logFile: string | null;
   startedAt: string;
   version: string;
-  /** How it was started, so `restart` starts it the same way. */
+  /** How it was started, so `restart` starts it the same way; never a token (tokens reach a daemon in its environment). */
   argv: string[];
   cwd: string;
+  /** Where its tokens came from, never the tokens: `restart` finds them there again, or refuses. */
+  auth: TokenSources;
+  /** Its start time and command line as the OS reports them, so a pid another process has taken is never signalled. */
+  process: string | null;
+}
+
+/** Where a daemon's tokens came from. */
+export interface TokenSources {
+  /** How many `--token` flags were given; their values are kept nowhere, so `restart` cannot give them again. */
+  flags: number;
+  /** `--token-file`, as an absolute path. */
+  tokenFile: string | null;
+  /** The environment variable a token came from (`CODEMUX_TOKEN`). */
+  env: string | null;
 }
 
 export function runDir(home = codemuxHome()): string {
@@ -49,6 +69,37 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * A process's start time and command line: from /proc on Linux, from ps elsewhere on POSIX; undefined
+ * when the process is gone or the OS cannot tell (Windows). Equal values mean the same process.
+ */
+export async function processIdentity(pid: number): Promise<string | undefined> {
+  if (process.platform === "win32") return undefined;
+  try {
+    if (process.platform === "linux") {
+      const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, "utf8"), readFile(`/proc/${pid}/cmdline`, "utf8")]);
+      // Field 22 of /proc/PID/stat is the start time in clock ticks after boot: the 20th after "pid (comm) ".
+      const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+      return startTime ? `${startTime} ${cmdline.replaceAll("\0", " ").trim()}` : undefined;
+    }
+    const { stdout } = await execFileAsync("ps", ["-o", "lstart=", "-o", "command=", "-p", String(pid)], { timeout: 5_000 });
+    return stdout.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the pid of a run file is still the codemux that wrote it: the same start time and command
+ * line, or, where the OS cannot tell (or the run file predates that record), an answer on its address.
+ */
+export async function isDaemonProcess(info: DaemonInfo): Promise<boolean> {
+  if (!isAlive(info.pid)) return false;
+  const now = info.process ? await processIdentity(info.pid) : undefined;
+  if (info.process && now) return now === info.process;
+  return healthy(info.url);
+}
+
 /** Every daemon pidfile under codemux's home. */
 export function allPidfiles(home = codemuxHome()): string[] {
   try {
@@ -61,10 +112,10 @@ export function allPidfiles(home = codemuxHome()): string[] {
 }
 
 /**
- * Claims the pidfile exclusively (O_EXCL). A stale one (its process is gone) is reclaimed; a live
- * one means another server runs this config, and starting a second one is refused.
+ * Claims the pidfile exclusively (O_EXCL). A stale one (its process is gone, or its pid is another
+ * process's now) is reclaimed; a live one means another server runs this config, and starting a second one is refused.
  */
-export function claimPidfile(pidfile: string, info: DaemonInfo): void {
+export async function claimPidfile(pidfile: string, info: DaemonInfo): Promise<void> {
   mkdirSync(dirname(pidfile), { recursive: true, mode: 0o700 });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -75,9 +126,7 @@ export function claimPidfile(pidfile: string, info: DaemonInfo): void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const existing = readDaemon(pidfile);
-      if (existing && isAlive(existing.pid) && existing.pid !== process.pid) {
-        throw new DaemonRunningError(existing);
-      }
+      if (existing && existing.pid !== process.pid && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);
       rmSync(pidfile, { force: true });
     }
   }
@@ -86,12 +135,6 @@ export function claimPidfile(pidfile: string, info: DaemonInfo): void {
 export function releasePidfile(pidfile: string): void {
   const existing = readDaemon(pidfile);
   if (!existing || existing.pid === process.pid) rmSync(pidfile, { force: true });
-}
-
-export class DaemonRunningError extends Error {
-  constructor(readonly info: DaemonInfo) {
-    super(`codemux already serves this config at ${info.url} (pid ${info.pid}); stop it with \`codemux stop\`, or use \`codemux restart\`.`);
-  }
 }
 
 /** `/healthz` answers within `timeoutMs`. */

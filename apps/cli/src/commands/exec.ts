@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { UsageError, withCore, type RunContext } from "../context";
+import { withCore, type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { answerText, positiveInt, printAnswer } from "./shared";
 
 /** `codemux exec`: a snippet from a file or stdin, answered as execute_code answers. */

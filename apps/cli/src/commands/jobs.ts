@@ -1,8 +1,9 @@
 import { age, duration, readJobs, readTranscript, requestCancel, seconds, statusLine, transcriptLines, type JobView } from "@codemux/jobs";
 import type { Command } from "commander";
 import { join } from "node:path";
-import { UsageError, type RunContext } from "../context";
-import { codemuxHome } from "../default-config";
+import type { RunContext } from "../context";
+import { UsageError } from "../errors";
+import { codemuxHome } from "@codemux/server";
 
 /** How long `jobs cancel` waits to see the serving codemux end the job (it polls requests each second). */
 const CANCEL_WAIT_MS = 5_000;

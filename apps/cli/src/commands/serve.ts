@@ -1,5 +1,15 @@
 import { closestNames } from "@codemux/catalog";
-import { CodemuxHttpServer, HttpError, isLoopback, parseListen, parseTokenArg, parseTokenFile, watchConfig, type TokenSpec } from "@codemux/http";
+import {
+  CodemuxHttpServer,
+  HttpError,
+  isLoopback,
+  parseListen,
+  parseTokenArg,
+  parseTokenFile,
+  trustedProxyList,
+  watchConfig,
+  type TokenSpec,
+} from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
 import type { Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
@@ -8,12 +18,23 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { VERSION } from "@codemux/server";
-import { UsageError, configFileOf, startCore, type GlobalOptions, type RunContext } from "../context";
-import { codemuxHome } from "../default-config";
+import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
+import { startCore, type GlobalOptions, type RunContext } from "../context";
+import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
 import { levelSink } from "../logger";
-import { DaemonRunningError, claimPidfile, healthy, isAlive, logFilePath, pidfilePath, readDaemon, releasePidfile, sleep } from "./daemon";
+import {
+  claimPidfile,
+  healthy,
+  isDaemonProcess,
+  logFilePath,
+  pidfilePath,
+  processIdentity,
+  readDaemon,
+  releasePidfile,
+  sleep,
+  type TokenSources,
+} from "./daemon";
 import { positiveInt } from "./shared";
 
 const SERVE_HELP = `
@@ -24,10 +45,14 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
 Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
-  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart`;
+  codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
+the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
+/** Set in a detached child: the `--token` values given to `serve --detach`, as JSON, kept out of its command line (and ps). */
+const DAEMON_TOKENS_ENV = "CODEMUX_DAEMON_TOKENS";
 /** A daemon's log past this size is rotated when it starts. */
 const MAX_LOG_BYTES = 10 * 1024 * 1024;
 /** How long `--detach` waits for the child to answer /healthz. */
@@ -43,6 +68,7 @@ interface ServeOptions {
   stateless?: boolean;
   cors?: string[];
   allowedHost?: string[];
+  trustedProxy?: string[];
   compatRoutes?: boolean;
   sse: boolean;
   rest: boolean;
@@ -62,7 +88,10 @@ export function registerServe(program: Command, context: RunContext): void {
     .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
     .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
     .addOption(
-      new Option("--token <name:token>", "accept this bearer token (repeatable); NAME is the principal in logs; also $CODEMUX_TOKEN").argParser(collect),
+      new Option(
+        "--token <name:token>",
+        "accept this bearer token (repeatable); NAME is the principal in logs; your shell's ps shows it: prefer --token-file or $CODEMUX_TOKEN",
+      ).argParser(collect),
     )
     .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
@@ -74,6 +103,12 @@ export function registerServe(program: Command, context: RunContext): void {
       new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(
         collect,
       ),
+    )
+    .addOption(
+      new Option(
+        "--trusted-proxy <addr>",
+        "a reverse proxy (IP or CIDR, repeatable) whose X-Forwarded-For names the client; also http.trustedProxies in the config",
+      ).argParser(collect),
     )
     .option("--compat-routes", "also serve seed 002's REST paths (/retrieve_tools, /describe_tools, /call, /exec, /tools, /call/:name, /restart, /health)")
     .option("--no-sse", "do not serve legacy HTTP+SSE (/sse, /messages)")
@@ -95,7 +130,7 @@ export function registerServe(program: Command, context: RunContext): void {
         throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
       }
       if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
-      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors"] as const) {
+      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors", "trustedProxy"] as const) {
         if (serveOptions[flag] !== undefined)
           throw new UsageError(
             `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
@@ -103,19 +138,23 @@ export function registerServe(program: Command, context: RunContext): void {
       }
       const options = command.optsWithGlobals<GlobalOptions>();
       const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
-      // A signal ends the session like the client leaving: children are stopped and the one exit site in index.ts is reached.
+      // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
-      const onSignal = () => stop.abort();
+      const onSignal = (signal: NodeJS.Signals) => {
+        context.exitCode = signalExitCode(signal);
+        stop.abort();
+      };
       // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
       process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
       if (process.stdin.isTTY) {
         void core.ready().then(async () => {
+          // A client starts codemux in a folder of its own: the snippet names the config this run found.
+          const found = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
           const args = [
-            resolve(process.argv[1] ?? "codemux"),
-            ...(options.config ? ["--config", resolve(options.config)] : ["--root", resolve(options.root ?? ".")]),
+            ...(found ? ["--config", found] : ["--root", resolve(options.root ?? ".")]),
             ...(options.mode !== "code" ? ["--mode", options.mode] : []),
           ];
-          process.stderr.write(`${await terminalStatus(core, { command: process.execPath, args }, core.options.config.source)}\n`);
+          process.stderr.write(`${await terminalStatus(core, args, core.options.config.source)}\n`);
         });
       }
       try {
@@ -127,9 +166,10 @@ export function registerServe(program: Command, context: RunContext): void {
     });
 }
 
-/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token). */
-async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
-  const tokens: TokenSpec[] = (options.token ?? []).map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
+/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token), and where they came from. */
+async function collectTokens(options: ServeOptions): Promise<{ tokens: TokenSpec[]; sources: TokenSources }> {
+  const flags = [...(options.token ?? []), ...handedTokens()];
+  const tokens: TokenSpec[] = flags.map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
   if (options.tokenFile) {
     let text: string;
     try {
@@ -143,7 +183,28 @@ async function collectTokens(options: ServeOptions): Promise<TokenSpec[]> {
   }
   const env = process.env.CODEMUX_TOKEN?.trim();
   if (env) tokens.push(parseTokenArg(env, tokens.some((t) => t.name === "default") ? "env" : "default"));
-  return tokens;
+  return { tokens, sources: { flags: flags.length, tokenFile: options.tokenFile ? resolve(options.tokenFile) : null, env: env ? "CODEMUX_TOKEN" : null } };
+}
+
+/** The `--token` values a detaching `serve` handed its daemon; read once and removed, so nothing the daemon starts inherits them. */
+function handedTokens(): string[] {
+  const handed = process.env[DAEMON_TOKENS_ENV];
+  delete process.env[DAEMON_TOKENS_ENV];
+  if (!handed) return [];
+  const values: unknown = JSON.parse(handed);
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** The command line without its `--token` flags (up to the inline servers' `--`): their values go to the daemon in its environment. */
+function withoutTokenFlags(argv: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") return [...kept, ...argv.slice(i)];
+    if (arg === "--token") i++;
+    else if (!arg.startsWith("--token=")) kept.push(arg);
+  }
+  return kept;
 }
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
@@ -154,7 +215,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const tokens = await collectTokens(options).catch((error: unknown) => {
+  const { tokens, sources } = await collectTokens(options).catch((error: unknown) => {
     throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
   });
   if (tokens.length === 0 && !isLoopback(listen.host) && !options.insecureNoAuth) {
@@ -162,17 +223,26 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
   }
-  const configArg = globals.config ?? process.env.CODEMUX_CONFIG;
-  const pidfile = pidfilePath(configArg ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
-  if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile);
+  try {
+    trustedProxyList(options.trustedProxy ?? []);
+  } catch (error) {
+    throw new UsageError(`--trusted-proxy: ${(error as Error).message}`);
+  }
+  const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
+  const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
+  if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
 
-  const { core, level } = await startCore(command, context, {
+  const {
+    core,
+    level,
+    http: settings,
+  } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
     remote: true,
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
-  const file = context.inline.length > 0 ? undefined : configFileOf(core.options.config.source, globals.config);
+  const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
   let http: CodemuxHttpServer;
   try {
@@ -188,6 +258,10 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       compatRoutes: options.compatRoutes ?? false,
       corsOrigins: options.cors ?? [],
       allowedHosts: options.allowedHost ?? [],
+      trustedProxies: [...(settings.trustedProxies ?? []), ...(options.trustedProxy ?? [])],
+      ...(settings.maxConnectionsPerAddress ? { maxConnectionsPerAddress: settings.maxConnectionsPerAddress } : {}),
+      ...(settings.maxSessionsPerPrincipal ? { maxSessionsPerPrincipal: settings.maxSessionsPerPrincipal } : {}),
+      ...(settings.principalLimits ? { principalLimits: settings.principalLimits } : {}),
       // --log-level warn keeps the access log (info) out, and error keeps only failures.
       log: levelSink(level),
       ...(globals.mode ? { mode: globals.mode } : {}),
@@ -211,20 +285,22 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const daemonPidfile = process.env[DAEMON_ENV];
   if (daemonPidfile) {
     try {
-      claimPidfile(daemonPidfile, {
+      await claimPidfile(daemonPidfile, {
         pid: process.pid,
         url: http.url,
         configPath: file ?? null,
         logFile: logFilePath(daemonPidfile),
         startedAt: new Date().toISOString(),
         version: VERSION,
-        argv: process.argv.slice(1).filter((a) => a !== "--detach"),
+        argv: process.argv.slice(1),
         cwd: process.cwd(),
+        auth: sources,
+        process: (await processIdentity(process.pid)) ?? null,
       });
     } catch (error) {
       await http.close();
       await core.close();
-      throw error instanceof DaemonRunningError ? new UsageError(error.message, 1) : error;
+      throw error;
     }
   }
 
@@ -254,16 +330,17 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 }
 
 /** Starts this same command in the background with its output in a log file, and waits until it answers. */
-async function detach(pidfile: string): Promise<void> {
+async function detach(pidfile: string, tokenFlags: string[]): Promise<void> {
   const existing = readDaemon(pidfile);
-  if (existing && isAlive(existing.pid)) throw new UsageError(new DaemonRunningError(existing).message, 1);
+  if (existing && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);
   const logFile = logFilePath(pidfile);
   mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   // Rotated at start: one previous log is kept, so a long-lived daemon's log stays bounded across restarts.
   if (existsSync(logFile) && statSync(logFile).size > MAX_LOG_BYTES) renameSync(logFile, `${logFile}.1`);
   const out = openSync(logFile, "a", 0o600);
-  const args = [...process.execArgv, ...process.argv.slice(1).filter((a) => a !== "--detach")];
-  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, [DAEMON_ENV]: pidfile } });
+  const args = [...process.execArgv, ...withoutTokenFlags(process.argv.slice(1).filter((a) => a !== "--detach"))];
+  const env = { ...process.env, [DAEMON_ENV]: pidfile, ...(tokenFlags.length ? { [DAEMON_TOKENS_ENV]: JSON.stringify(tokenFlags) } : {}) };
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], env });
   child.unref();
   const deadline = Date.now() + DETACH_WAIT_MS;
   let exited: number | null | undefined;

@@ -1,7 +1,8 @@
 import { attachSkills } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { UsageError, withCore, type RunContext } from "../context";
+import { withCore, type RunContext } from "../context";
+import { UsageError } from "../errors";
 import { printAnswer } from "./shared";
 
 /** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill keeps them. */

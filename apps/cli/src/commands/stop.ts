@@ -1,26 +1,29 @@
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
-import { UsageError, type RunContext } from "../context";
-import { isAlive, readDaemon, sleep, type DaemonInfo } from "./daemon";
-import { daemonPidfiles, noDaemon } from "./status";
+import type { RunContext } from "../context";
+import { UsageError } from "../errors";
+import { isAlive, processIdentity, sleep, type DaemonInfo } from "./daemon";
+import { daemonPidfiles, liveDaemon, noDaemon } from "./status";
 
 /** SIGTERM lets calls in flight finish; past this, SIGKILL. */
 const STOP_WAIT_MS = 15_000;
 
-/** Stops one background server: SIGTERM, a bounded wait, then SIGKILL; removes its pidfile. */
+/**
+ * Stops one background server: SIGTERM, a bounded wait, then SIGKILL; removes its pidfile. Only a
+ * process proven to be that server is signalled (see isDaemonProcess): a stale pidfile's pid may be another process's now.
+ */
 export async function stopDaemon(pidfile: string): Promise<DaemonInfo | undefined> {
-  const info = readDaemon(pidfile);
-  if (!info || !isAlive(info.pid)) {
-    rmSync(pidfile, { force: true });
-    return undefined;
-  }
+  const info = await liveDaemon(pidfile);
+  if (!info) return undefined;
   process.kill(info.pid, "SIGTERM");
+  // Gone, or (past its exit) a pid some other process was given meanwhile.
+  const stillThere = async () => isAlive(info.pid) && (info.process ? (await processIdentity(info.pid)) === info.process : true);
   const deadline = Date.now() + STOP_WAIT_MS;
-  while (isAlive(info.pid) && Date.now() < deadline) await sleep(100);
-  if (isAlive(info.pid)) {
+  while ((await stillThere()) && Date.now() < deadline) await sleep(100);
+  if (await stillThere()) {
     process.kill(info.pid, "SIGKILL");
-    for (let i = 0; i < 50 && isAlive(info.pid); i++) await sleep(100);
-    if (isAlive(info.pid)) throw new UsageError(`pid ${info.pid} did not stop, even after SIGKILL; check it with ps.`, 1);
+    for (let i = 0; i < 50 && (await stillThere()); i++) await sleep(100);
+    if (await stillThere()) throw new UsageError(`pid ${info.pid} did not stop, even after SIGKILL; check it with ps.`, 1);
   }
   rmSync(pidfile, { force: true });
   return info;
@@ -30,12 +33,18 @@ export async function stopDaemon(pidfile: string): Promise<DaemonInfo | undefine
 export function registerStop(program: Command, context: RunContext): void {
   program
     .command("stop")
-    .description("stop the background HTTP server (SIGTERM: calls in flight finish; SIGKILL after 15 s)")
+    .description("stop the background HTTP server (SIGTERM: calls in flight finish; SIGKILL after 15 s); a stale pidfile's pid is never signalled")
     .action(async (_options: unknown, command: Command) => {
-      const pidfiles = daemonPidfiles(command).filter((p) => readDaemon(p) !== undefined);
+      const pidfiles = await livePidfiles(command);
       if (pidfiles.length > 1) throw new UsageError(`${pidfiles.length} background servers run; name one with --config FILE (codemux status lists them).`);
       const stopped = pidfiles[0] ? await stopDaemon(pidfiles[0]) : undefined;
       if (!stopped) throw noDaemon();
       context.stdout.write(`stopped codemux at ${stopped.url} (pid ${stopped.pid})\n`);
     });
+}
+
+/** The pidfiles of the daemons that run (stale ones are removed on the way). */
+export async function livePidfiles(command: Command): Promise<string[]> {
+  const live = await Promise.all(daemonPidfiles(command).map(async (pidfile) => ((await liveDaemon(pidfile)) ? pidfile : undefined)));
+  return live.filter((pidfile): pidfile is string => pidfile !== undefined);
 }

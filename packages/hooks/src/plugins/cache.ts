@@ -16,7 +16,10 @@ export interface CacheOptions {
   tools?: string[];
   /** Never cache these, even read-only ones. */
   exclude?: string[];
-  /** One cache per principal instead of one for all; default false (every principal reaches the same servers). */
+  /**
+   * One cache per principal; default true. `false` shares entries across principals: faster, but a
+   * hit tells one principal what another asked and returns what another was answered.
+   */
   perPrincipal?: boolean;
 }
 
@@ -32,7 +35,7 @@ interface Entry {
 
 /**
  * `cache`: answers repeated calls of read-only (or listed) tools from memory for a TTL, keyed by
- * the tool and its arguments' canonical JSON (sorted keys), bounded in bytes with LRU eviction.
+ * the principal, the tool and its arguments' canonical JSON (sorted keys), bounded in bytes with LRU eviction.
  * Error results and thrown errors are never kept.
  */
 export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly size: number; readonly bytes: number; clear(): void } {
@@ -75,7 +78,8 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       if (!listed(call.name) && !(options.readOnly !== false && call.annotations.readOnlyHint === true)) return;
       const args = canonicalJson(call.arguments, MAX_KEY_CHARS);
       if (args === undefined) return;
-      const key = `${options.perPrincipal ? `${call.principal}\u0000` : ""}${call.name}\u0000${args}`;
+      // The principal as a JSON string: no name, however odd, can end where another begins.
+      const key = `${options.perPrincipal === false ? "" : JSON.stringify(call.principal)}\u0000${call.name}\u0000${args}`;
       const entry = entries.get(key);
       if (entry && entry.expiresAt > clock()) {
         // Least recently used goes first: a hit moves to the end.

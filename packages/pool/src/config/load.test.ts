@@ -91,6 +91,28 @@ describe("parseConfig", () => {
     expect(error.message).toMatch(pattern);
   });
 
+  it.each([
+    [
+      { mcpServer: { fs: { command: "x" } } },
+      'top level: expected a "mcpServers" (or "servers") object listing the servers; did you mean "mcpServers" instead of "mcpServer"?',
+    ],
+    [{ server: { fs: { command: "x" } } }, 'did you mean "servers" instead of "server"?'],
+    [
+      { mcpServers: { fs: { comand: "npx", args: ["x"] } } },
+      'mcpServers.fs.command: required (or give "url" for an HTTP server); did you mean "command" instead of "comand"?',
+    ],
+    [{ mcpServers: { r: { URL: "https://x.dev/mcp" } } }, 'did you mean "url" instead of "URL"?'],
+    [{ mcpServers: { r: { type: "http", ulr: "https://x.dev/mcp" } } }, 'mcpServers.r.url: required; did you mean "url" instead of "ulr"?'],
+    [
+      { mcpServers: { r: { type: "htp", url: "https://x.dev/mcp" } } },
+      'mcpServers.r.type: unknown transport "htp" (did you mean "http"?); use "stdio", "http" or "sse"',
+    ],
+    [{ mcpServers: { fs: { command: "x", tools: { alow: ["a"] } } } }, 'mcpServers.fs.tools: unknown key "alow" (did you mean "allow"?); it takes allow, deny'],
+    [{ mcpServers: { r: { url: "https://x.dev/mcp", oauth: { clientID: "a" } } } }, 'mcpServers.r.oauth: unknown key "clientID" (did you mean "clientId"?)'],
+  ])("answers the near miss %j of a known key with a did-you-mean", (value, sentence) => {
+    expect(errorOf(() => parse(value)).message).toContain(sentence);
+  });
+
   it("ignores keys other clients add", () => {
     const config = parse({ mcpServers: { a: { command: "x", autoApprove: [], alwaysAllow: ["y"] } }, inputs: [] });
     expect(config.servers).toHaveLength(1);

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { ConfigError } from "../errors";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
-import { FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, serverEntrySchema } from "./schema";
+import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, serverEntrySchema } from "./schema";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type OAuthSettings, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
 import { rootUri } from "./roots";
 import { closestKey } from "./suggest";
@@ -65,7 +65,7 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
   }
   if (!isObject(data)) return fail("top level", 'expected an object with "mcpServers" (or "servers")');
   const key = "mcpServers" in data ? "mcpServers" : "servers" in data ? "servers" : undefined;
-  if (!key) return fail("top level", 'expected a "mcpServers" (or "servers") object listing the servers');
+  if (!key) return fail("top level", `expected a "mcpServers" (or "servers") object listing the servers${misspelled(data, ["mcpServers", "servers"])}`);
   const entries = data[key];
   if (!isObject(entries)) return fail(key, "expected an object whose keys are server names");
 
@@ -108,8 +108,9 @@ interface SpecContext {
 
 function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext): ServerSpec {
   if (!isObject(raw)) return fail("", 'expected an object with "command" (stdio) or "url" (HTTP)');
-  if (typeof raw.type === "string" && !["stdio", "http", "streamable-http", "streamableHttp", "sse"].includes(raw.type)) {
-    return fail("type", `unknown transport "${raw.type}" (use "stdio", "http" or "sse")`);
+  if (typeof raw.type === "string" && !TRANSPORT_TYPES.includes(raw.type)) {
+    const suggestion = closestKey(raw.type, TRANSPORT_TYPES);
+    return fail("type", `unknown transport "${raw.type}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; use "stdio", "http" or "sse"`);
   }
   // Windsurf writes `serverUrl`, Gemini CLI `httpUrl`: both name the Streamable HTTP endpoint.
   const alias =
@@ -122,9 +123,12 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
       : undefined;
   const source = alias === undefined ? raw : { ...raw, url: alias };
   const isHttp = source.type !== undefined && source.type !== "stdio" ? true : source.command === undefined && source.url !== undefined;
-  if (!isHttp && source.command === undefined) return fail("command", 'required (or give "url" for an HTTP server)');
+  if (!isHttp && source.command === undefined) return fail("command", `required (or give "url" for an HTTP server)${misspelled(raw, ["command", "url"])}`);
   const parsed = serverEntrySchema.options[isHttp ? 1 : 0].safeParse(source);
-  if (!parsed.success) return fail(...firstIssue(parsed.error));
+  if (!parsed.success) {
+    const [field, message] = firstIssue(parsed.error);
+    return fail(field, message === "required" ? `required${misspelled(raw, [field])}` : message);
+  }
   const entry = parsed.data as Record<string, unknown>;
 
   const missing = new Set<string>();
@@ -220,9 +224,26 @@ function processCwd(): string | undefined {
   return typeof process !== "undefined" && typeof process.cwd === "function" ? process.cwd() : undefined;
 }
 
+/** `; did you mean "command" instead of "comand"?` for the first key of `object` that is a near miss of a wanted one, else "". */
+function misspelled(object: Record<string, unknown>, wanted: string[]): string {
+  for (const key of Object.keys(object)) {
+    if (wanted.includes(key) || STDIO_KEYS.includes(key) || HTTP_KEYS.includes(key) || FOREIGN_KEYS.has(key)) continue;
+    const suggestion = closestKey(key, wanted);
+    if (suggestion) return `; did you mean "${suggestion}" instead of "${key}"?`;
+  }
+  return "";
+}
+
 function firstIssue(error: z.ZodError): [string, string] {
   const issue = error.issues[0];
   if (!issue) return ["", "invalid entry"];
+  if (issue.code === "unrecognized_keys") {
+    const block = issue.path.map(String).join(".");
+    const known = BLOCK_KEYS[block] ?? [];
+    const key = issue.keys[0] ?? "";
+    const suggestion = closestKey(key, known);
+    return [block, `unknown key "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; it takes ${known.join(", ")}`];
+  }
   const message = issue.message.replace(/^Invalid input: /, "");
   return [issue.path.map(String).join("."), /received undefined$/.test(message) ? "required" : message];
 }

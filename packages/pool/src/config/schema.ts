@@ -10,6 +10,28 @@ const positiveMs = z
   .positive()
   .max(24 * 60 * 60 * 1000);
 
+const toolsSchema = z
+  .object({
+    allow: z.array(z.string().min(1)).optional(),
+    deny: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
+
+const oauthSchema = z
+  .object({
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    scope: z.string().min(1).optional(),
+    redirectPort: z.number().int().min(1).max(65535).optional(),
+  })
+  .strict();
+
+/** The keys of the blocks inside an entry that take no others, for a did-you-mean on a misspelled one. */
+export const BLOCK_KEYS: Record<string, string[]> = { tools: Object.keys(toolsSchema.shape), oauth: Object.keys(oauthSchema.shape) };
+
+/** The transports an entry's `type` may name. */
+export const TRANSPORT_TYPES = ["stdio", "http", "streamable-http", "streamableHttp", "sse"];
+
 const commonFields = {
   disabled: z.boolean().optional(),
   callTimeoutMs: positiveMs.optional(),
@@ -23,13 +45,7 @@ const commonFields = {
   lazy: z.boolean().optional(),
   idleStopMs: positiveMs.optional(),
   roots: z.array(z.string().min(1, "must not be empty").max(4096)).max(MAX_ROOTS).optional(),
-  tools: z
-    .object({
-      allow: z.array(z.string().min(1)).optional(),
-      deny: z.array(z.string().min(1)).optional(),
-    })
-    .strict()
-    .optional(),
+  tools: toolsSchema.optional(),
 };
 
 const stringMap = z.record(z.string(), z.string());
@@ -52,15 +68,7 @@ export const httpEntrySchema = z.object({
     .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL"),
   headers: stringMap.optional(),
   proxy: z.union([z.string().refine((u) => /^https?:\/\/[^/]/i.test(u), "must be an http(s) proxy URL or false"), z.literal(false)]).optional(),
-  oauth: z
-    .object({
-      clientId: z.string().min(1).optional(),
-      clientSecret: z.string().min(1).optional(),
-      scope: z.string().min(1).optional(),
-      redirectPort: z.number().int().min(1).max(65535).optional(),
-    })
-    .strict()
-    .optional(),
+  oauth: oauthSchema.optional(),
 });
 
 /** One entry of `mcpServers` / `servers`, as the MCP clients write it (unknown keys are warned about, not refused). */

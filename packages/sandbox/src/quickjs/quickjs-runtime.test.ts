@@ -66,6 +66,24 @@ describe("QuickJS runtime: every ending releases the engine cleanly", () => {
     expect(outcome.retire).toBeUndefined();
   });
 
+  it("ends at the deadline when its timer fires before the clock reads the deadline", async () => {
+    // A clock at half speed: every timer fires before the clock reaches the time the timer was set for.
+    const start = Date.now();
+    const now = () => start + (Date.now() - start) / 2;
+    const slow = await createQuickJSRuntime({ memoryLimitBytes: MEMORY_LIMIT }, { now });
+    const outcome = await slow.run(
+      {
+        code: "await new Promise((r) => setTimeout(r, 60_000));",
+        filename: "bundle.js",
+        deadline: now() + 100,
+        limits: { memoryLimitBytes: MEMORY_LIMIT, maxResultBytes: 1024 * 1024 },
+      },
+      host(),
+    );
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "timeout" } });
+    expect(outcome.retire).toBeUndefined();
+  }, 10_000);
+
   it("ends on cancellation while the guest spins", async () => {
     // In a worker the main thread flips a shared flag; here the guest holds the only thread, so time stands in for it.
     const cancelAt = Date.now() + 50;

@@ -17,6 +17,9 @@ import { LIBS } from "./libs.js";
 import { CONSOLE, FORMAT, PRELUDE, SERIALIZE_TOO_DEEP, TIMERS } from "./prelude.js";
 
 /** Node's WebAssembly API; the ES2023 library this repository compiles against does not describe it. */
+/** Interrupt ticks (each some ten thousand bytecode operations, about a millisecond here) a fast-path run may spend before it throws and still be run again through esbuild for esbuild's message. */
+const MAX_REDO_TICKS = 200;
+
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
 }
@@ -46,6 +49,8 @@ export interface QuickJSRuntimeHooks {
   beforeInstantiate?(memory: WasmMemory, reused: boolean): void;
   /** A run's module is compiled from its source (not found already built in the engine). */
   onLoad?(name: string): void;
+  /** The clock deadlines are read on, in epoch milliseconds; Date.now when absent. */
+  now?(): number;
 }
 
 /**
@@ -176,6 +181,8 @@ class QuickJSRun {
   #stopAt: number;
   /** True only inside the evalCode that links the run's modules. */
   #linking = false;
+  /** Calls of the interrupt handler during that evalCode: QuickJS calls it every so many bytecode operations, so this counts work done, whatever the clock says. */
+  #linkTicks = 0;
   /** The guest wrote to the console: it ran, and did something a second run would repeat. */
   #wrote = false;
   /** Modules built (compiled and evaluated) into this engine before its run, by name: their JavaScript. */
@@ -183,6 +190,7 @@ class QuickJSRun {
   /** One of them failed to build; the engine cannot serve a run that imports any of them. */
   readonly preloadFailed: boolean;
   readonly #hooks: QuickJSRuntimeHooks;
+  readonly #now: () => number;
   readonly memory: WasmMemory;
 
   constructor(
@@ -191,6 +199,7 @@ class QuickJSRun {
   ) {
     this.memory = options.memory;
     this.#hooks = options.hooks;
+    this.#now = options.hooks.now ?? Date.now;
     this.#stopAt = Number.POSITIVE_INFINITY;
     this.#runtime = module.newRuntime();
     this.#runtime.setMemoryLimit(options.memoryLimitBytes);
@@ -227,8 +236,8 @@ class QuickJSRun {
    */
   #preload(modules: Record<string, string>): boolean {
     const vm = this.#vm;
-    const until = Date.now() + PRELOAD_BUDGET_MS;
-    this.#runtime.setInterruptHandler(() => Date.now() > until);
+    const until = this.#now() + PRELOAD_BUDGET_MS;
+    this.#runtime.setInterruptHandler(() => this.#now() > until);
     try {
       for (const [name, code] of Object.entries(modules)) {
         const evaluated = vm.evalCode(code, name, { type: "module" });
@@ -273,7 +282,10 @@ class QuickJSRun {
   async #evaluate(): Promise<RuntimeOutcome> {
     if (this.#shouldStop()) return this.#stopped();
     this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
-    this.#runtime.setInterruptHandler(() => this.#shouldStop());
+    this.#runtime.setInterruptHandler(() => {
+      if (this.#linking) this.#linkTicks++;
+      return this.#shouldStop();
+    });
     if (this.#request.modules) return this.#evaluateModules();
     const evaluated = this.#vm.evalCode(this.#request.code, this.#request.filename, { type: "module" });
     if (evaluated.error) return this.#fail(evaluated.error);
@@ -284,7 +296,9 @@ class QuickJSRun {
    * The snippet, with its modules linked by QuickJS. A failure out of evalCode is either the code's
    * (it did not compile or link: nothing ran) or a throw in a module's first synchronous stretch.
    * Either way no call has left yet (calls leave when the guest yields); unless the guest wrote to
-   * the console, running it again through esbuild repeats nothing anyone saw, so the host may.
+   * the console, running it again through esbuild repeats nothing anyone saw, so the host may, as
+   * long as the guest did little work before it threw (counted in interrupt ticks, not by the clock,
+   * so a loaded machine gives the same answer): a snippet that computed a while keeps its own error.
    */
   #evaluateModules(): Promise<RuntimeOutcome> | RuntimeOutcome {
     this.#linking = true;
@@ -295,7 +309,7 @@ class QuickJSRun {
       this.#linking = false;
     }
     if (evaluated.error) {
-      const unlinked = !this.#wrote && !this.#shouldStop();
+      const unlinked = !this.#wrote && !this.#shouldStop() && this.#linkTicks <= MAX_REDO_TICKS;
       const outcome = this.#fail(evaluated.error);
       return unlinked ? { ...outcome, unlinked } : outcome;
     }
@@ -318,7 +332,7 @@ class QuickJSRun {
   }
 
   #shouldStop(): boolean {
-    return this.#host.isAborted() || Date.now() >= this.#stopAt;
+    return this.#host.isAborted() || this.#now() >= this.#stopAt;
   }
 
   #installGlobals(): void {
@@ -445,7 +459,7 @@ class QuickJSRun {
 
   /** A timer due after the deadline could never fire within the run, so none is scheduled. */
   #arm(id: number, timer: Timer, ms: number): void {
-    timer.handle = Date.now() + ms < this.#request.deadline ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
+    timer.handle = this.#now() + ms < this.#request.deadline ? setTimeout(() => this.#fireTimer(id), ms) : undefined;
   }
 
   #clearTimer(id: number): void {
@@ -542,7 +556,14 @@ class QuickJSRun {
   #nextEvent(): Promise<void> {
     if (!this.#watching) {
       const wake = () => this.#wake?.();
-      const timer = setTimeout(wake, Math.max(0, this.#request.deadline - Date.now()));
+      let timer: ReturnType<typeof setTimeout>;
+      const untilDeadline = () => {
+        const left = this.#request.deadline - this.#now();
+        // A timer may fire a moment before the clock reads its time: then nothing else would wake the loop, so wait out the rest.
+        if (left > 0) timer = setTimeout(untilDeadline, left);
+        else wake();
+      };
+      timer = setTimeout(untilDeadline, Math.max(0, this.#request.deadline - this.#now()));
       this.#host.signal.addEventListener("abort", wake);
       this.#watching = () => {
         clearTimeout(timer);
@@ -640,8 +661,8 @@ class QuickJSRun {
    */
   #describe(handle: QuickJSHandle): RuntimeError {
     const vm = this.#vm;
-    const pastDeadline = Date.now() >= this.#request.deadline;
-    this.#stopAt = Math.min(this.#stopAt, Date.now() + DESCRIBE_BUDGET_MS);
+    const pastDeadline = this.#now() >= this.#request.deadline;
+    this.#stopAt = Math.min(this.#stopAt, this.#now() + DESCRIBE_BUDGET_MS);
     try {
       const read = (key: string, max: number): string | undefined => {
         const property = vm.getProp(handle, key);
@@ -702,7 +723,7 @@ class QuickJSRun {
     return json.value.consume((text) => (vm.typeof(text) === "string" ? `Uncaught ${vm.getString(text)}` : `Uncaught ${type}`));
   }
 
-  #classify(name: string | undefined, message: string, pastDeadline = Date.now() >= this.#request.deadline): RuntimeError["kind"] {
+  #classify(name: string | undefined, message: string, pastDeadline = this.#now() >= this.#request.deadline): RuntimeError["kind"] {
     if (this.#host.isAborted()) return "aborted";
     if (name === "InternalError" && message === "interrupted") return "timeout";
     if (pastDeadline) return "timeout";

@@ -5,7 +5,13 @@ import { inBackground } from "./background";
 import { limitResult } from "./limit-result";
 import { defineMetaTool } from "./registry";
 
-export const callTool = defineMetaTool<{ name: string; args?: Record<string, unknown>; args_json?: string; background?: boolean }>({
+export const callTool = defineMetaTool<{
+  name: string;
+  args?: Record<string, unknown>;
+  arguments?: Record<string, unknown>;
+  args_json?: string;
+  background?: boolean;
+}>({
   name: "call_tool",
   description: "Call one tool by server__tool name.",
   inputSchema: {
@@ -13,14 +19,17 @@ export const callTool = defineMetaTool<{ name: string; args?: Record<string, unk
     properties: {
       name: { type: "string" },
       args: { type: "object" },
+      // Unlisted: MCP's own name for the arguments, the same as args.
+      arguments: { type: "object", unlisted: true },
       // Unlisted: args sent as a JSON string are read as an object anyway; kept for callers that name it.
       args_json: { type: "string", unlisted: true },
       background: { type: "boolean" },
     },
     required: ["name"],
   },
-  run: ({ name, args, args_json, background }, ctx) => {
-    const input = args ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
+  run: ({ name, args, arguments: mcpArgs, args_json, background }, ctx) => {
+    if (args !== undefined && mcpArgs !== undefined) throw new BadRequestError('"args" and "arguments" are the same field; send the arguments once.');
+    const input = args ?? mcpArgs ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
     const call = ({
       signal,
       progress,

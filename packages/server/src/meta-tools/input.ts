@@ -1,3 +1,4 @@
+import { closestNames } from "@codemux/catalog";
 import { BadRequestError } from "../errors";
 
 /** The JSON Schema subset meta-tools declare their inputs with. */
@@ -25,7 +26,8 @@ export interface InputSchema {
  * Reads a meta-tool's arguments by its own declared schema, so bounds and defaults live in one
  * place (the definition the model sees): defaults filled in, types checked with a sentence for each
  * wrong one, numbers and booleans sent as strings accepted, and an object sent as a JSON string
- * (some clients can only send strings) parsed. Properties the schema does not name are ignored.
+ * (some clients can only send strings) parsed. Properties the schema does not name are ignored
+ * here; checkFields refuses them.
  */
 export function readInput(schema: InputSchema, args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -41,6 +43,18 @@ export function readInput(schema: InputSchema, args: Record<string, unknown>): R
     out[name] = readValue(name, property, value);
   }
   return out;
+}
+
+/** Refuses the first field the schema does not name, with the closest one it does: a misnamed field is never silently dropped. */
+export function checkFields(tool: string, schema: InputSchema, args: Record<string, unknown>): void {
+  for (const field in args) {
+    if (Object.hasOwn(schema.properties, field) || args[field] === undefined) continue;
+    const close = closestNames(field.slice(0, 100), Object.keys(schema.properties), 1);
+    const listed = Object.keys(schema.properties).filter((name) => !schema.properties[name]?.unlisted);
+    throw new BadRequestError(
+      `${tool} takes no field "${field.slice(0, 100)}"${close.length ? ` (did you mean "${close[0]}"?)` : ""}; it takes ${listed.join(", ")}.`,
+    );
+  }
 }
 
 function readValue(name: string, property: InputProperty, value: unknown): unknown {

@@ -1,16 +1,19 @@
-import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/catalog";
+import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, serverModuleSpecifier } from "@codemux/catalog";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
 import type { SessionInfo } from "../pipeline/context";
 import { textResult } from "../render";
 import { attachSkills } from "../skills/attach";
+import { similarModules } from "../similar-modules";
 import { SKILLS_PREFIX } from "../skills/names";
 import { defineMetaTool } from "./registry";
 
 /** read_module answers this many modules at once, at most. */
 const MAX_SPECIFIERS = 5;
 const SCHEMA_SUFFIX = ".schema";
+/** Skills with problems the module root names; list_modules mcp/skills shows them all. */
+const MAX_SKILLS_NAMED = 3;
 
 export const listModules = defineMetaTool<{ path?: string }>({
   name: "list_modules",
@@ -77,12 +80,9 @@ function listModuleText(core: Codemux, path: string | undefined, session: Sessio
     const down = core.status().filter((s) => s.state !== "ready" && !servers.includes(s.name));
     const lines = [
       ...servers.map((s) => `${serverModuleSpecifier(s)}  (${catalog.entries(s).length} tools)`),
-      ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.state}: ${s.error ?? "no tools yet"})`),
+      ...down.map((s) => `${serverModuleSpecifier(s.name)}  (${s.error ? `${s.state}: ${s.error}` : (s.detail ?? s.state)})`),
     ];
-    if (skills.length > 0)
-      lines.push(
-        `${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skills.some((s) => s.problems.length) ? ", some to check" : ""})`,
-      );
+    if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skillsToCheck(skills)})`);
     if (lines.length === 0) return "No servers are connected yet.";
     return [
       ...lines,
@@ -115,14 +115,19 @@ function readModuleText(core: Codemux, input: string, session: SessionInfo): str
   }
   const source = core.module(normalized, session) ?? attachSkills(core).moduleSource(normalized, session);
   if (source !== undefined) return source;
-  // Suggestions come from the named server's modules (or the server list): a bounded set, whatever the catalog's size.
-  const server = normalized.startsWith(SERVERS_PREFIX) ? normalized.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
-  const candidates =
-    server && core.catalog.servers().includes(server) ? core.modules.list(serverModuleSpecifier(server)) : core.catalog.servers().map(serverModuleSpecifier);
-  const close = normalized.length > 200 ? [] : closestNames(normalized, candidates);
+  const close = similarModules(normalized, core);
   throw new BadRequestError(
     `No module "${normalized}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
   );
+}
+
+/** `; check report: it needs server "github", which is not in the config` for the first skills with problems, the rest counted. */
+function skillsToCheck(skills: ReadonlyArray<{ name: string; problems: string[] }>): string {
+  const toCheck = skills.filter((s) => s.problems.length > 0);
+  if (toCheck.length === 0) return "";
+  const named = toCheck.slice(0, MAX_SKILLS_NAMED).map((s) => `${s.name}: ${s.problems.join("; ")}`);
+  const more = toCheck.length - named.length;
+  return `; check ${named.join("; ")}${more > 0 ? `; and ${more} more (list_modules mcp/skills)` : ""}`;
 }
 
 function notes(core: Codemux): string {

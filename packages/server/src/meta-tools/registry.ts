@@ -3,7 +3,7 @@ import type { Codemux } from "../core";
 import { UnknownMetaToolError } from "../errors";
 import type { CallOrigin, SessionInfo } from "../pipeline/context";
 import { errorResult } from "../render";
-import { readInput, type InputSchema } from "./input";
+import { checkFields, readInput, type InputSchema } from "./input";
 
 /** What a meta-tool's handler gets besides its input: the core, who asks, and the request's signal and progress sink. */
 export interface MetaToolContext {
@@ -80,11 +80,12 @@ export class MetaToolRegistry {
       .map((t) => ({ ...t.definition, inputSchema: listedSchema(t.definition.inputSchema) }));
   }
 
-  /** Reads the input by the tool's schema and runs it; every failure comes back as an error result, never a throw. */
+  /** Reads the input by the tool's schema (refusing a field it does not name) and runs it; every failure comes back as an error result, never a throw. */
   async call(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<CallToolResult> {
     try {
       const tool = this.#tools.get(name);
       if (!tool) throw new UnknownMetaToolError(name, this.names);
+      checkFields(name, tool.definition.inputSchema, args);
       return await tool.run(readInput(tool.definition.inputSchema, args), ctx);
     } catch (error) {
       return errorResult(error, ctx.core.logger);

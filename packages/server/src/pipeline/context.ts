@@ -24,6 +24,9 @@ export interface ClientPeer {
   listRoots(options?: { signal?: AbortSignal }): Promise<ListRootsResult>;
 }
 
+/** The principal of the one user over stdio (and of the CLI): what it saves is the owner's own, so no other identity may take this name. */
+export const LOCAL_PRINCIPAL = "local";
+
 /** Who is asking: one client connection, and the principal it authenticated as ("local" over stdio). */
 export interface SessionInfo {
   /** Unique per client session; result handles and jobs belong to it. */

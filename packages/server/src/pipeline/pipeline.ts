@@ -1,5 +1,5 @@
 import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry, type ToolAnnotations } from "@codemux/catalog";
-import { ServerUnavailableError, type CallOptions } from "@codemux/pool";
+import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
 import type { CallToolResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
@@ -26,6 +26,8 @@ export interface ToolCallPipelineOptions {
   middleware?: readonly ToolCallMiddleware[];
   /** Waits (bounded) for the server a call needs while it is still connecting; resolves at once otherwise. */
   waitForServer?: (server: string) => Promise<void>;
+  /** Why the config denies a tool the catalog does not list (its `tools.deny`), or undefined. */
+  deniedReason?: (server: string, tool: string) => string | undefined;
 }
 
 /**
@@ -38,6 +40,7 @@ export class ToolCallPipeline {
   readonly #pool: ToolPool;
   readonly #catalog: Catalog;
   readonly #waitForServer: (server: string) => Promise<void>;
+  readonly #deniedReason: (server: string, tool: string) => string | undefined;
   readonly #validator = new ArgumentValidator();
   #chain: NextCall;
   #middleware: ToolCallMiddleware[];
@@ -46,6 +49,7 @@ export class ToolCallPipeline {
     this.#pool = options.pool;
     this.#catalog = options.catalog;
     this.#waitForServer = options.waitForServer ?? (async () => undefined);
+    this.#deniedReason = options.deniedReason ?? (() => undefined);
     this.#middleware = [...(options.middleware ?? [])];
     this.#chain = this.#compose();
   }
@@ -56,18 +60,22 @@ export class ToolCallPipeline {
     this.#chain = this.#compose();
   }
 
-  /** Resolves `server__tool`; for a server that is down and has no tools listed, says why it is down. */
+  /** Resolves `server__tool`; for a server that is down and has no tools listed, says why it is down, and for a tool the config denies, that it does. */
   async resolve(name: string): Promise<CatalogEntry> {
     if (name.length > MAX_TOOL_NAME_CHARS) {
       throw new BadRequestError(`No tool has a name of ${name.length} characters; names look like "server__tool" and search_tools finds them.`);
     }
-    const server = splitQualifiedName(name)?.server;
+    const split = splitQualifiedName(name);
+    const server = split?.server;
     if (server !== undefined && this.#catalog.entries(server).length === 0) await this.#waitForServer(server);
     try {
       return this.#catalog.resolve(name);
     } catch (error) {
-      const down = server === undefined ? undefined : unavailable(this.#pool, server);
-      if (UnknownToolError.isInstance(error) && down) throw new ServerUnavailableError(down.server, down.reason, { cause: error });
+      if (!UnknownToolError.isInstance(error) || !split) throw error;
+      const denied = this.#deniedReason(split.server, split.tool);
+      if (denied) throw new ToolNotFoundError(split.server, split.tool, denied, { denied: true });
+      const down = unavailable(this.#pool, split.server);
+      if (down) throw new ServerUnavailableError(down.server, down.reason, { cause: error });
       throw error;
     }
   }
@@ -171,5 +179,5 @@ class PipelineContext implements CallContext {
 export function unavailable(pool: ToolPool, server: string): { server: string; reason: string } | undefined {
   const status = pool.status().find((s) => s.name === server);
   if (!status || status.state === "ready") return undefined;
-  return { server, reason: status.error ?? `it is ${status.state}` };
+  return { server, reason: status.error ?? `it is ${status.detail ?? status.state}` };
 }

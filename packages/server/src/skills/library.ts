@@ -148,24 +148,24 @@ export class SkillLibrary {
     if (project) this.#index(undefined, project);
   }
 
-  /** What changed among a skill's tools since it was saved: gone, or a different schema. A server still connecting is not judged. */
+  /** What changed among a skill's tools since it was saved: a server no longer in the config, a tool gone, or a different schema. A server still connecting is not judged. */
   problems(skill: Skill): string[] {
     const problems: string[] = [];
-    const connecting = new Set(
-      this.#core
-        .status()
-        .filter((s) => s.state === "connecting")
-        .map((s) => s.name),
-    );
+    const statuses = this.#core.status();
+    const configured = new Set(statuses.map((s) => s.name));
+    const connecting = new Set(statuses.filter((s) => s.state === "connecting").map((s) => s.name));
+    const missing = new Set<string>();
     for (const [qualifiedName, hash] of Object.entries(skill.tools)) {
       const entry = this.#core.catalog.get(qualifiedName);
       const server = qualifiedName.split(SEPARATOR)[0] ?? "";
       if (!entry) {
-        if (!connecting.has(server)) problems.push(`${qualifiedName} is gone`);
+        if (!configured.has(server)) missing.add(server);
+        else if (!connecting.has(server)) problems.push(`${qualifiedName} is gone`);
       } else if (schemaHash(entry.tool) !== hash) {
         problems.push(`${qualifiedName} changed its schema`);
       }
     }
+    for (const server of missing) problems.unshift(`it needs server "${server}", which is not in the config`);
     return problems;
   }
 

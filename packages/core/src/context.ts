@@ -1,0 +1,86 @@
+import type { ClientCapabilities, CreateMessageResult, ElicitResult, ListRootsResult, Progress, ToolResult } from "./mcp";
+import type { CatalogEntry, ToolAnnotations } from "./tool";
+
+/** Where a downstream call came from. Later surfaces (REST, jobs, dispatch) add their own. */
+export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" | "job" | "dispatch" | "cli" | (string & {});
+
+/**
+ * The client on the other end of a session, for requests that go to it (asking the user, sampling the
+ * client's model, its roots). Each method rejects when the client did not declare the capability.
+ */
+export interface ClientPeer {
+  capabilities(): ClientCapabilities | undefined;
+  elicit(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<ElicitResult>;
+  createMessage(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CreateMessageResult>;
+  listRoots(options?: { signal?: AbortSignal }): Promise<ListRootsResult>;
+}
+
+/** Who is asking: one client connection, and the principal it authenticated as ("local" over stdio). */
+export interface SessionInfo {
+  /** Unique per client session; result handles and jobs belong to it. */
+  id: string;
+  /** The authenticated identity (a token's name over HTTP); the same for every session of one user. */
+  principal: string;
+  /** The connected client, when the session is an MCP connection (not the CLI or REST). */
+  peer?: ClientPeer;
+}
+
+/** What every middleware of the call pipeline sees and may change (arguments) on its way to the server. */
+export interface CallContext {
+  /** The resolved tool: its names, server and definition. */
+  readonly entry: CatalogEntry;
+  /** The tool's annotations (hints from its server: read-only, destructive...), `{}` when it has none. */
+  readonly annotations: ToolAnnotations;
+  /** The arguments as they will be sent; a middleware may replace them before calling `next`. */
+  arguments: Record<string, unknown>;
+  readonly origin: CallOrigin;
+  readonly session: SessionInfo;
+  /** Aborted when the caller cancels; passed to the downstream request. */
+  readonly signal: AbortSignal | undefined;
+  /** Progress of this call, to pass on to whoever waits for it. */
+  readonly progress: ((progress: Progress) => void) | undefined;
+  /** Per-call timeout override (ms); the server's `callTimeoutMs` otherwise. */
+  readonly timeoutMs: number | undefined;
+  /** The background job this call belongs to, when it runs inside one. */
+  readonly job: string | undefined;
+  /** The id of the client request behind this call (a JSON-RPC id, or a front end's request id), to match logs. */
+  readonly requestId: string | undefined;
+  /** Free room for middleware to share facts about this call (a cache hit, a plugin's timing). */
+  readonly state: Map<string, unknown>;
+}
+
+/** The rest of the chain after a middleware: call it to go on, or answer without it. */
+export type NextCall = (ctx: CallContext) => Promise<ToolResult>;
+
+/**
+ * One step around every downstream call. Runs in order; may change `ctx.arguments`, answer without
+ * calling `next` (a cache, a policy refusal), or look at and replace the result on the way back.
+ *
+ * @example
+ * const timing: ToolCallMiddleware = async (ctx, next) => {
+ *   const started = performance.now();
+ *   try { return await next(ctx); } finally { log(`${ctx.entry.qualifiedName} ${performance.now() - started} ms`); }
+ * };
+ */
+export type ToolCallMiddleware = (ctx: CallContext, next: NextCall) => Promise<ToolResult>;
+
+/** A call before its name is resolved: what a surface hands to the pipeline. */
+export interface CallRequest {
+  /** `server__tool` */
+  name: string;
+  arguments: unknown;
+  origin: CallOrigin;
+  session: SessionInfo;
+  signal?: AbortSignal;
+  /**
+   * Ends the downstream request in place of `signal`, as long as the context's `signal` is still this
+   * request's: one signal shared by many calls, which must abort as soon as `signal` does while the call
+   * is pending. A snippet's calls share their run's (aborted when the run ends, as each call's own
+   * signal is then), sparing each call an abort listener of its own on its signal, at microseconds apiece.
+   */
+  downstreamSignal?: AbortSignal;
+  progress?: (progress: Progress) => void;
+  timeoutMs?: number;
+  requestId?: string;
+  job?: string;
+}

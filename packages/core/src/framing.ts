@@ -1,0 +1,53 @@
+/** A JSON-RPC 2.0 message as it crosses a transport: a request, a notification, a result or an error. */
+export type JsonRpcMessage = {
+  jsonrpc: "2.0";
+  id?: string | number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+};
+
+/** The `_meta` key of a request that belongs to an MCP task (protocol 2025-11-25). */
+const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
+const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isId = (id: unknown) => typeof id === "string" || Number.isInteger(id);
+const onlyKeys = (value: Record<string, unknown>, allowed: Set<string>) => {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
+};
+
+/** What MCP takes as a progress token, and as a request id beside a `_meta`: a string or an integer held exactly. */
+export const isProgressToken = (value: unknown): value is string | number => typeof value === "string" || Number.isSafeInteger(value);
+
+/**
+ * A request's `_meta` a schema would accept unchanged: at most a progress token beside other keys
+ * (clients send one with many calls); a related task, an odd token or a `__proto__` key is not plain.
+ */
+function plainRequestMeta(meta: unknown): boolean {
+  if (!isRecord(meta) || Object.hasOwn(meta, "__proto__") || meta[RELATED_TASK_META_KEY] !== undefined) return false;
+  return meta.progressToken === undefined || isProgressToken(meta.progressToken);
+}
+
+/**
+ * Recognizes the common message shapes without a schema (a request with at most a progress token in
+ * its `_meta`, a notification, a result without `_meta`), which costs more than the rest of a proxied
+ * call to validate. Undefined means "not a common shape": the caller validates it with the protocol's
+ * schema, so what is accepted and refused stays exactly the schema's.
+ */
+export function plainJsonRpcMessage(value: unknown): JsonRpcMessage | undefined {
+  if (!isRecord(value) || value.jsonrpc !== "2.0") return undefined;
+  if (typeof value.method === "string") {
+    const params = value.params;
+    const request = "id" in value;
+    const plainParams =
+      params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isProgressToken(value.id) && plainRequestMeta(params._meta))));
+    if (plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id))) return value as JsonRpcMessage;
+  } else if ("result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS)) {
+    return value as JsonRpcMessage;
+  }
+  return undefined;
+}

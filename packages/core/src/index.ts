@@ -1,0 +1,40 @@
+export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, SessionInfo, ToolCallMiddleware } from "./context";
+export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions } from "./errors";
+export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";
+export { LOG_LEVELS, redactingLogger, silentLogger, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
+export { isSecretParameter, maskUrl, redactSecrets } from "./mask";
+export type {
+  AudioContent,
+  ClientCapabilities,
+  ContentBlock,
+  CreateMessageResult,
+  ElicitResult,
+  EmbeddedResource,
+  ImageContent,
+  ListRootsResult,
+  Progress,
+  ResourceContents,
+  ResourceLink,
+  TextContent,
+  ToolResult,
+} from "./mcp";
+export {
+  BRIDGE_SPECIFIER,
+  MAX_TOOL_NAME_LENGTH,
+  MODULE_ROOT,
+  SEPARATOR,
+  SERVERS_PREFIX,
+  SERVER_MODULE_NAMES,
+  SERVER_NAME_PATTERN,
+  isReservedWord,
+  qualifiedToolName,
+  serverModuleSpecifier,
+  splitQualifiedName,
+  splitWords,
+  toFunctionName,
+  toolModuleSpecifier,
+  uniqueFunctionNames,
+} from "./names";
+export { joinedText, otherContentKinds, textResult, toolResultValue, type ToolResultLike } from "./result";
+export { estimateTokens, estimateTokensOfChars } from "./tokens";
+export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

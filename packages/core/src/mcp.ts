@@ -1,0 +1,73 @@
+/**
+ * The MCP shapes codemux's contracts speak of, written out here so that no contract depends on one
+ * SDK line: structurally the protocol's own (2025-11-25), open to fields a later revision adds.
+ */
+
+type Open = { [key: string]: unknown };
+
+export interface TextContent extends Open {
+  type: "text";
+  text: string;
+}
+export interface ImageContent extends Open {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+export interface AudioContent extends Open {
+  type: "audio";
+  data: string;
+  mimeType: string;
+}
+export interface ResourceLink extends Open {
+  type: "resource_link";
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+export type ResourceContents = Open & { uri: string; mimeType?: string } & ({ text: string } | { blob: string });
+export interface EmbeddedResource extends Open {
+  type: "resource";
+  resource: ResourceContents;
+}
+/** One part of a tool result's `content`. */
+export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource;
+
+/** A tool's answer (`tools/call` result). */
+export interface ToolResult extends Open {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/** A progress report of a request under way. */
+export interface Progress extends Open {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a client declared it can do (`sampling`, `elicitation`, `roots`, ...), as it declared it. */
+export type ClientCapabilities = Open & {
+  sampling?: Open;
+  elicitation?: Open;
+  roots?: Open & { listChanged?: boolean };
+};
+
+/** The result of asking a client's user (`elicitation/create`). */
+export interface ElicitResult extends Open {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
+/** The result of sampling a client's model (`sampling/createMessage`). */
+export interface CreateMessageResult extends Open {
+  role: "user" | "assistant";
+  model: string;
+  content: unknown;
+}
+/** A client's roots (`roots/list`). */
+export interface ListRootsResult extends Open {
+  roots: Array<Open & { uri: string; name?: string }>;
+}

@@ -1,0 +1,43 @@
+import type { ToolResult } from "./mcp";
+
+/** A text answer. */
+export function textResult(text: string): ToolResult {
+  return { content: [{ type: "text", text }] };
+}
+
+/** The parts of a tool result the value rule reads. */
+export interface ToolResultLike {
+  content?: ReadonlyArray<{ type: string; text?: unknown }>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/**
+ * What a tool's result is worth to code: `structuredContent` if present, else the text parts
+ * (joined by "\n") parsed as JSON when they are JSON, else that text; with no text part, the
+ * content array. The one rule: the CLI prints it, wrappers in the sandbox return it, REST answers it.
+ */
+export function toolResultValue(result: ToolResultLike): unknown {
+  if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
+  const text = joinedText(result);
+  if (text === undefined) return result.content ?? [];
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The text parts joined by "\n"; undefined when there is none. */
+export function joinedText(result: ToolResultLike): string | undefined {
+  const parts = Array.isArray(result.content) ? result.content : [];
+  const texts: string[] = [];
+  for (const part of parts) if (part && part.type === "text" && typeof part.text === "string") texts.push(part.text);
+  return texts.length > 0 ? texts.join("\n") : undefined;
+}
+
+/** Content parts that are not text (images, audio, resources): the value leaves them out, so a caller says so. */
+export function otherContentKinds(result: ToolResultLike): string[] {
+  const parts = Array.isArray(result.content) ? result.content : [];
+  return parts.filter((part) => part && part.type !== "text").map((part) => String(part.type));
+}

@@ -1,0 +1,269 @@
+import { Codemux } from "@codemux/server";
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CodemuxHttpServer } from "../src/index";
+import { TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+});
+
+/** An initialize request as `token`'s principal: the new session's id, or the refusal. */
+async function initialize(s: Served, token: string): Promise<{ id: string | undefined; res: RawResponse }> {
+  const res = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(token) }, body: INIT });
+  return { id: res.status === 200 ? (res.headers["mcp-session-id"] as string) : undefined, res };
+}
+
+const sessionHeaders = (token: string, id: string) => ({ ...MCP_HEADERS, ...bearer(token), "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" });
+
+/** A raw TCP connection from a chosen loopback address (Linux routes all of 127/8 to this host). */
+interface Connection {
+  socket: Socket;
+  /** Everything received and not yet taken by `request`. */
+  received: string;
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+async function connectFrom(s: Served, localAddress: string): Promise<Connection> {
+  const socket = connect({ host: "127.0.0.1", port: s.http.port, localAddress });
+  let isClosed = false;
+  const conn: Connection = {
+    socket,
+    received: "",
+    closed: new Promise((resolve) => socket.once("close", () => resolve())),
+    isClosed: () => isClosed,
+  };
+  socket.on("data", (chunk: Buffer) => (conn.received += chunk.toString("latin1")));
+  socket.on("error", () => undefined);
+  socket.once("close", () => (isClosed = true));
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  return conn;
+}
+
+/** Sends one GET on the connection and reads its whole answer (status line, headers, body). */
+async function request(conn: Connection, path: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: string }> {
+  const lines = Object.entries({ host: "127.0.0.1", ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+  conn.socket.write(`GET ${path} HTTP/1.1\r\n${lines.join("")}\r\n`);
+  for (;;) {
+    const end = conn.received.indexOf("\r\n\r\n");
+    const length = Number(/content-length: (\d+)/i.exec(conn.received.slice(0, end))?.[1] ?? Number.NaN);
+    if (end >= 0 && conn.received.length >= end + 4 + length) {
+      const head = conn.received.slice(0, end);
+      const body = conn.received.slice(end + 4, end + 4 + length);
+      conn.received = conn.received.slice(end + 4 + length);
+      return { status: Number(head.slice(9, 12)), head, body };
+    }
+    if (conn.isClosed()) throw new Error(`connection closed after: ${conn.received.slice(0, 200)}`);
+    await new Promise((resolve) => conn.socket.once("data", resolve).once("close", resolve));
+  }
+}
+
+/** Starts a request whose headers never end: a byte now and then, as a slowloris client sends. */
+function trickle(conn: Connection): void {
+  conn.socket.write("GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  const drip = setInterval(() => conn.socket.writable && conn.socket.write("X-Slow: 1\r\n"), 200);
+  conn.socket.once("close", () => clearInterval(drip));
+}
+
+/** Reads a stream to its end: resolves when the server closes it. */
+async function untilEnded(response: Response): Promise<string> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let text = "";
+  for (;;) {
+    const read = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+    if (read.done) return text;
+    text += new TextDecoder().decode(read.value);
+  }
+}
+
+describe("reserved principals", () => {
+  let core: Codemux;
+  beforeAll(() => {
+    core = new Codemux({ config: config({ m: misbehaving() }) });
+  });
+  afterAll(async () => {
+    await core.close();
+  });
+
+  it("refuses a token named after the stdio owner or the no-auth caller, in any case, with a sentence that says what to do", () => {
+    for (const name of ["local", "Local", "LOCAL", "anonymous", "Anonymous"]) {
+      expect(() => new CodemuxHttpServer(core, { port: 0, tokens: [{ name, token: "a-long-enough-token-0123" }] })).toThrow(
+        `Token name "${name}" is reserved: "local" is the owner's own principal over stdio and "anonymous" is every caller without a token; name the token after its holder (e.g. laptop:TOKEN).`,
+      );
+    }
+  });
+});
+
+describe("secrets in the access log", () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("masks a query token whose parameter name is percent-encoded, as authentication decodes it", async () => {
+    for (const name of ["api%6Bey", "%61%70%69%6b%65%79", "apikey"]) {
+      const res = await raw(`${s.url}/v1/tools?${name}=${TOKENS.alice}&limit=1`);
+      expect(res.status).toBe(200);
+      const line = s.logs.find((l) => l.msg === "request" && l.requestId === res.headers["x-request-id"]);
+      expect(line).toMatchObject({ principal: "alice", path: "/v1/tools?apikey=***&limit=1" });
+    }
+    expect(JSON.stringify(s.logs)).not.toContain(TOKENS.alice);
+  });
+});
+
+describe("no principal takes every session slot", () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve({ maxSessions: 8, principalLimits: { bob: { sessions: 3 } } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("refuses a principal past a quarter of the slots (at least 2) with 429 naming the limit and its value, while others still get theirs", async () => {
+    const first = await initialize(s, TOKENS.alice);
+    const second = await initialize(s, TOKENS.alice);
+    expect([first.res.status, second.res.status]).toEqual([200, 200]);
+    const third = await initialize(s, TOKENS.alice);
+    expect(third.res.status).toBe(429);
+    expect(third.res.headers["retry-after"]).toBe("5");
+    expect(JSON.parse(third.res.body).error).toEqual({
+      code: -32000,
+      message:
+        'Principal "alice" already holds 2 MCP sessions, its limit (sessions per principal: 2); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.',
+    });
+    // The legacy SSE transport counts against the same share.
+    const sse = await raw(`${s.url}/sse`, { headers: bearer(TOKENS.alice) });
+    expect(sse.status).toBe(429);
+    expect(JSON.parse(sse.body).error.message).toContain("sessions per principal: 2");
+
+    // bob's own limit (3) overrides the default share; his sessions never count against alice's.
+    const bobs = [await initialize(s, TOKENS.bob), await initialize(s, TOKENS.bob), await initialize(s, TOKENS.bob)];
+    expect(bobs.map((b) => b.res.status)).toEqual([200, 200, 200]);
+    const fourth = await initialize(s, TOKENS.bob);
+    expect(fourth.res.status).toBe(429);
+    expect(JSON.parse(fourth.res.body).error.message).toContain('Principal "bob" already holds 3 MCP sessions, its limit (sessions per principal: 3)');
+
+    // Ending a session gives its place back to its principal.
+    expect((await raw(`${s.url}/mcp`, { method: "DELETE", headers: sessionHeaders(TOKENS.alice, first.id as string) })).status).toBe(200);
+    expect((await initialize(s, TOKENS.alice)).res.status).toBe(200);
+    expect(s.http.metrics.render()).toMatch(/codemux_sessions_rejected_total\{limit="sessionsPerPrincipal"\} 3/);
+  });
+});
+
+describe("streams expire when idle", () => {
+  it("closes an idle session whose GET stream is open, and a legacy SSE stream with no messages, and frees their places", async () => {
+    const s = await serve({ sessionIdleMs: 300, maxSessions: 8 });
+    try {
+      const { id } = await initialize(s, TOKENS.alice);
+      const headers = sessionHeaders(TOKENS.alice, id as string);
+      const stream = await fetch(`${s.url}/mcp`, { headers: { ...headers, accept: "text/event-stream" } });
+      expect(stream.status).toBe(200);
+      const legacy = await fetch(`${s.url}/sse`, { headers: bearer(TOKENS.alice) });
+      expect(legacy.status).toBe(200);
+      // Nothing is asked on either: the server ends both streams once the session is idle.
+      await untilEnded(stream);
+      expect(await untilEnded(legacy)).toContain("event: endpoint");
+      const after = await raw(`${s.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+      expect(after.status).toBe(404);
+      expect(s.http.sessions.held("alice")).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("connection exhaustion", () => {
+  const slow = { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
+  const open: Connection[] = [];
+  afterAll(() => {
+    for (const conn of open) conn.socket.destroy();
+  });
+  const from = async (s: Served, address: string) => {
+    const conn = await connectFrom(s, address);
+    open.push(conn);
+    return conn;
+  };
+
+  it("one address holding trickling connections cannot lock other addresses out: past its limit each is answered 429 and closed", async () => {
+    const s = await serve({ ...slow, maxConnections: 12, maxConnectionsPerAddress: 4, authTimeoutMs: 60_000 });
+    try {
+      const attacker: Connection[] = [];
+      for (let i = 0; i < 20; i++) {
+        const conn = await from(s, "127.0.0.2");
+        trickle(conn);
+        attacker.push(conn);
+      }
+      const other = await from(s, "127.0.0.3");
+      expect((await request(other, "/v1/tools", bearer(TOKENS.bob))).status).toBe(200);
+      // Every connection was accepted or refused before the later one from 127.0.0.3 was answered; the refusals arrive.
+      const refused = () => attacker.filter((conn) => conn.isClosed());
+      while (refused().length < 16) await Promise.race(attacker.filter((conn) => !conn.isClosed()).map((conn) => conn.closed));
+      for (const conn of refused()) {
+        expect(conn.received).toContain("HTTP/1.1 429 Too Many Requests");
+        expect(conn.received).toContain(
+          "Too many connections from 127.0.0.2: 4 are open, the limit per address (connections per address: 4); close idle connections and retry, or raise http.limits.connectionsPerAddress in the config.",
+        );
+      }
+      expect(attacker.filter((conn) => !conn.isClosed()).length).toBe(4);
+      expect(s.http.metrics.render()).toContain('codemux_connections_refused_total{reason="per_address"} 16');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("closes a connection that sends no authenticated request by the deadline, keeps an authenticated one, and closes after a 401", async () => {
+    const s = await serve({ ...slow, authTimeoutMs: 300 });
+    try {
+      const authenticated = await from(s, "127.0.0.4");
+      expect((await request(authenticated, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      const trickler = await from(s, "127.0.0.4");
+      trickle(trickler);
+      // Both had the same deadline, the authenticated one first: once the trickler is cut, the other would have been too.
+      await trickler.closed;
+      expect(authenticated.isClosed()).toBe(false);
+      expect((await request(authenticated, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      expect(s.http.metrics.render()).toContain('codemux_connections_refused_total{reason="auth_timeout"} 1');
+
+      const guesser = await from(s, "127.0.0.4");
+      const denied = await request(guesser, "/v1/tools", bearer("not-a-valid-token"));
+      expect(denied.status).toBe(401);
+      expect(denied.head.toLowerCase()).toContain("connection: close");
+      await guesser.closed;
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("reads the client address from X-Forwarded-For only when the peer is a trusted proxy, from its right end", async () => {
+    const s = await serve({ maxConnectionsPerAddress: 2, trustedProxies: ["127.0.0.1", "127.0.0.5/32"] });
+    try {
+      const through = async (forwarded: string) => request(await from(s, "127.0.0.1"), "/v1/tools", { ...bearer(TOKENS.alice), "x-forwarded-for": forwarded });
+      expect((await through("198.51.100.7")).status).toBe(200);
+      // A hop the client wrote itself (left of what the proxy appended) changes nothing; nor does a second trusted proxy.
+      expect((await through("203.0.113.1, 198.51.100.7, 127.0.0.5")).status).toBe(200);
+      const refused = await through("198.51.100.7");
+      expect(refused.status).toBe(429);
+      expect(JSON.parse(refused.body).error.message).toContain("Too many connections from 198.51.100.7: 2 are open");
+      expect((await through("198.51.100.8")).status).toBe(200);
+
+      // From a peer that is not a trusted proxy the header is ignored: the peer's own address counts.
+      const direct = await from(s, "127.0.0.6");
+      expect((await request(direct, "/v1/tools", { ...bearer(TOKENS.bob), "x-forwarded-for": "192.0.2.1" })).status).toBe(200);
+      await from(s, "127.0.0.6");
+      const third = await from(s, "127.0.0.6");
+      await third.closed;
+      expect(third.received).toContain("Too many connections from 127.0.0.6: 2 are open");
+    } finally {
+      await s.close();
+    }
+  });
+});

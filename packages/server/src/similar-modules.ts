@@ -1,0 +1,20 @@
+import { SERVERS_PREFIX, closestNames, serverModuleSpecifier, type Catalog } from "@codemux/catalog";
+import type { ModuleTree } from "@codemux/codegen";
+
+/** Longer paths get no suggestions: comparing spellings costs time in proportion to their length. */
+const MAX_SUGGESTED_CHARS = 200;
+
+/**
+ * The module path spelled closest to one that does not exist (none when nothing is close): among the
+ * named server's modules (the server spelled closest when none goes by that name), else among the
+ * server modules. The candidates are one server's modules or the server list, whatever the catalog's size.
+ */
+export function similarModules(specifier: string, { catalog, modules }: { catalog: Catalog; modules: ModuleTree }): string[] {
+  if (specifier.length > MAX_SUGGESTED_CHARS) return [];
+  const servers = catalog.servers();
+  const named = specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
+  const server = named === undefined || servers.includes(named) ? named : closestNames(named, servers, 1)[0];
+  if (named === undefined || server === undefined) return closestNames(specifier, servers.map(serverModuleSpecifier), 1);
+  const respelled = `${serverModuleSpecifier(server)}${specifier.slice(SERVERS_PREFIX.length + named.length)}`;
+  return closestNames(respelled, modules.list(serverModuleSpecifier(server)), 1);
+}

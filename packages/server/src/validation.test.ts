@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { InvalidArgumentsError } from "./errors";
+import { ArgumentValidator } from "./validation";
+
+const problemsOf = (validator: ArgumentValidator, schema: object, args: unknown): string[] => {
+  try {
+    validator.validate("t__x", schema, args);
+    return [];
+  } catch (error) {
+    if (error instanceof InvalidArgumentsError) return error.problems;
+    throw error;
+  }
+};
+
+const numbers = (names: string[]) => ({
+  type: "object",
+  properties: Object.fromEntries(names.map((n) => [n, { type: "number" }])),
+  required: names,
+});
+
+describe("ArgumentValidator", () => {
+  const validator = new ArgumentValidator();
+
+  it("names every problem of wrong arguments, not only the first", () => {
+    expect(problemsOf(validator, numbers(["a", "b"]), { a: "1" })).toEqual(["b: required", "a: must be number"]);
+  });
+
+  it("names the first ten problems and counts the rest", () => {
+    const names = Array.from({ length: 15 }, (_, i) => `f${i}`);
+    const problems = problemsOf(validator, numbers(names), {});
+    expect(problems).toHaveLength(11);
+    expect(problems.slice(0, 2)).toEqual(["f0: required", "f1: required"]);
+    expect(problems[10]).toBe("and 5 more");
+  });
+
+  it("names only the first problem of arguments too large to validate twice", () => {
+    const schema = { type: "object", properties: { a: { type: "number" }, list: { type: "array", items: { type: "number" } } }, required: ["a", "b"] };
+    expect(problemsOf(validator, schema, { a: "1", list: Array.from({ length: 50_000 }, () => 1) })).toHaveLength(1);
+  });
+
+  it("stops matching patterns once one validation has spent its time on them", () => {
+    const schema = { type: "object", properties: { code: { type: "string", pattern: "^[a-z]+$" } } };
+    expect(problemsOf(new ArgumentValidator({ patternBudgetMs: 0 }), schema, { code: "abc" })).toEqual([
+      "the values took longer than 0 ms in all to match the tool's patterns; send fewer, shorter or simpler values",
+    ]);
+    expect(problemsOf(validator, schema, { code: "abc" })).toEqual([]);
+  });
+});
