@@ -81,6 +81,8 @@ export async function startCore(
     : undefined;
   core = new Codemux({
     config,
+    // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
+    ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,
     logger,
     logCalls: level === "debug",

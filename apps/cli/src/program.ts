@@ -49,7 +49,12 @@ export function buildProgram(context: RunContext): Command {
     .addOption(
       new Option("--log-level <level>", "stderr logging; debug logs every call; warn or error leaves out the HTTP access log").choices([...LOG_LEVELS]),
     )
-    .addOption(new Option("--root <dir>", "folder the built-in filesystem server serves (default: the current folder)"))
+    .addOption(
+      new Option(
+        "--root <dir>",
+        "folder the built-in filesystem server serves (default: the current folder), and the root servers are told unless their entry sets roots",
+      ),
+    )
     .option("--allow-broad-root", "let the built-in filesystem server serve / or your home folder")
     .option("--no-cache", "do not use or write the cached catalog (~/.codemux/cache)")
     .option("--lazy", "start each server only when a call needs it (its tools come from the cached catalog until then)")

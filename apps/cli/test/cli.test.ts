@@ -1,4 +1,4 @@
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { askingServerPath, misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cli, runCli } from "./run-cli";
@@ -324,6 +325,15 @@ describe("codemux commands", () => {
       .split("\n")
       .map((l) => JSON.parse(l) as { tool: string; outcome: string; origin: string });
     expect(lines.map((l) => `${l.origin}:${l.tool}:${l.outcome}`)).toEqual(["cli:echo:ok", "cli:crash:refused"]);
+  });
+
+  it("tells a server that asks for its roots --root (never a client's), and no roots without it when a config is given", async () => {
+    const file = join(dir, "roots-config.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { ask: { command: process.execPath, args: [askingServerPath] } } }));
+    const told = await codemux(["call", "ask__roots", "{}", "--config", file, "--root", "project"]);
+    expect(told).toMatchObject({ code: 0 });
+    expect(JSON.parse(told.stdout)).toEqual({ roots: [{ uri: pathToFileURL(join(dir, "project")).href }] });
+    expect(JSON.parse((await codemux(["call", "ask__roots", "{}", "--config", file])).stdout)).toEqual({ roots: [] });
   });
 
   it("warns about unknown keys in the config with a suggestion", async () => {

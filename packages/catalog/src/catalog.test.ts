@@ -64,6 +64,35 @@ describe("Catalog", () => {
     expect(catalog.search("web__fetch_page", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["web__fetch_page"]);
   });
 
+  it("shows an owned document only to searches by its owner, never to a search that names no owner", () => {
+    const catalog = new Catalog();
+    const skill = (owner: string | undefined, name: string) =>
+      catalog.setDocument({
+        id: `${owner ?? "project"}/${name}`,
+        kind: "skill",
+        ...(owner !== undefined ? { owner } : {}),
+        qualifiedName: `skill:${name}`,
+        server: "skills",
+        name,
+        functionName: name,
+        moduleSpecifier: `mcp/skills/${name}`,
+        signature: `${name}()`,
+        summary: "",
+        tool: { name, description: "rotate the payroll ledger", inputSchema: { type: "object" } },
+      });
+    skill("alice", "aliceLedger");
+    skill("bob", "bobLedger");
+    skill(undefined, "teamLedger");
+    const found = (owner?: string) =>
+      catalog
+        .search("payroll ledger", { limit: 10, ...(owner !== undefined ? { owner } : {}) })
+        .map((h) => h.entry.name)
+        .sort();
+    expect(found("alice")).toEqual(["aliceLedger", "teamLedger"]);
+    expect(found("bob")).toEqual(["bobLedger", "teamLedger"]);
+    expect(found()).toEqual(["teamLedger"]);
+  });
+
   it("searches the values of enum parameters, of arrays' items too", () => {
     const catalog = new Catalog();
     catalog.setServerTools("browser", [

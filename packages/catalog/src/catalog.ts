@@ -20,12 +20,12 @@ export interface CatalogDocument extends CatalogEntry {
   /** Unique among documents; what `removeDocument` takes. */
   id: string;
   kind: Exclude<SearchKind, "tool">;
-  /** Whose it is (a principal): found only by that owner's searches when a search names its owner; everyone's when unset. */
+  /** Whose it is (a principal): found only by searches that name this owner; everyone's when unset. */
   owner?: string;
 }
 
 export interface CatalogSearchOptions extends SearchOptions {
-  /** Who searches: documents owned by someone else are left out. */
+  /** Who searches: documents owned by anyone else are left out; without it, every owned document is. */
   owner?: string;
 }
 
@@ -136,14 +136,15 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     const { owner, ...indexOptions } = options;
     const limit = options.limit ?? 10;
     // Documents of other owners are dropped after ranking: ask for enough more that the limit still fills.
-    const hidden = owner === undefined ? 0 : this.documents().filter((d) => d.owner !== undefined && d.owner !== owner).length;
+    const hidden = this.documents().filter((d) => d.owner !== undefined && d.owner !== owner).length;
     const exact = this.#byName.get(query.trim());
     const hits = this.#index
       .search(query, { ...indexOptions, limit: limit + hidden })
       .flatMap((hit): CatalogSearchHit[] => {
         const entry = this.#byName.get(hit.id) ?? this.#documents.get(hit.id);
         if (!entry || entry === exact) return [];
-        if (owner !== undefined && "owner" in entry && entry.owner !== undefined && entry.owner !== owner) return [];
+        // A search that names no owner is nobody's: it sees no one's own documents (a saved skill is its principal's alone).
+        if ("owner" in entry && entry.owner !== undefined && entry.owner !== owner) return [];
         return [{ entry, score: hit.score }];
       })
       .slice(0, limit);

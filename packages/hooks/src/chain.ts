@@ -116,8 +116,8 @@ export class PluginChain {
         if (!plugin.onError) continue;
         const onError = plugin.onError.bind(plugin);
         const error: unknown = outcome.error;
-        const answer: Invoked<CallToolResult> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkResult);
-        if (answer.ok && answer.value) outcome = { result: answer.value };
+        const answer: Invoked<CallToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
+        if (answer.ok && answer.value) outcome = answer.value instanceof Error ? { error: answer.value } : { result: answer.value };
       }
     }
 
@@ -262,6 +262,10 @@ function checkBefore(value: unknown): BeforeCallResult | undefined {
 
 function checkResult(value: unknown): CallToolResult | undefined {
   return isResult(value) ? value : undefined;
+}
+
+function checkErrorAnswer(value: unknown): CallToolResult | Error | undefined {
+  return value instanceof Error ? value : checkResult(value);
 }
 
 function describe(value: unknown): string {

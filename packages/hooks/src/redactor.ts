@@ -40,10 +40,24 @@ export interface RedactorOptions {
 
 export const DEFAULT_MAX_SCAN_CHARS = 2_000_000;
 
+/** How a reader may join text parts (nothing between, a newline as the wrappers do, a space): a secret split across parts is looked for in each. */
+const JOINS = ["", "\n", " "];
+
+const MARKER = /^\[REDACTED:[^\]]{1,100}\]$/;
+
+/** Where one secret lies in a text: [start, end) of the part to mask. */
+interface Span {
+  start: number;
+  end: number;
+  name: string;
+}
+
 /** Masks secrets in text and in JSON values, within a scan bound. */
 export class Redactor {
   readonly patterns: readonly SecretPattern[];
   readonly maxScanChars: number;
+  /** The same patterns with match indices, to find where a secret lies across joined parts. */
+  readonly #located: ReadonlyArray<{ name: string; regex: RegExp; group: number | undefined }>;
 
   constructor(options: RedactorOptions = {}) {
     const builtIns = options.builtIns ?? true;
@@ -52,7 +66,55 @@ export class Redactor {
       ...p,
       regex: p.regex.global ? p.regex : new RegExp(p.regex.source, `${p.regex.flags}g`),
     }));
+    this.#located = this.patterns.map((p) => ({
+      name: p.name,
+      regex: new RegExp(p.regex.source, p.regex.flags.includes("d") ? p.regex.flags : `${p.regex.flags}d`),
+      group: p.group,
+    }));
     this.maxScanChars = options.maxScanChars ?? DEFAULT_MAX_SCAN_CHARS;
+  }
+
+  /**
+   * Texts that a reader may join (the text parts of one result): each masked alone, then masked where a
+   * secret appears only once they are joined, whichever way (`JOINS`); the joined scan is bounded like one text.
+   */
+  texts(inputs: readonly string[]): { texts: string[]; count: number } {
+    let count = 0;
+    let texts = inputs.map((input) => {
+      const masked = this.text(input);
+      count += masked.count;
+      return masked.text;
+    });
+    if (texts.length < 2) return { texts, count };
+    for (const join of JOINS) {
+      const spans = this.#spans(texts.join(join).slice(0, this.maxScanChars));
+      if (spans.length === 0) continue;
+      count += spans.length;
+      texts = maskSpans(texts, join.length, spans);
+    }
+    return { texts, count };
+  }
+
+  /** Every secret's span in `text`, overlapping ones merged, in order. */
+  #spans(text: string): Span[] {
+    const spans: Span[] = [];
+    for (const { name, regex, group } of this.#located) {
+      regex.lastIndex = 0;
+      for (const match of text.matchAll(regex)) {
+        const whole: [number, number] = [match.index, match.index + match[0].length];
+        const [start, end] = (group !== undefined ? match.indices?.[group] : undefined) ?? whole;
+        // A part masked alone already holds markers: a pattern that takes a marker for a value is not a new secret.
+        if (end > start && !MARKER.test(text.slice(start, end))) spans.push({ start, end, name });
+      }
+    }
+    spans.sort((a, b) => a.start - b.start);
+    const merged: Span[] = [];
+    for (const span of spans) {
+      const last = merged[merged.length - 1];
+      if (last && span.start < last.end) last.end = Math.max(last.end, span.end);
+      else merged.push({ ...span });
+    }
+    return merged;
   }
 
   /** The text with every secret masked, and how many were. */
@@ -100,16 +162,49 @@ export class Redactor {
         return "[REDACTED:too-deep]";
       }
       if (Array.isArray(node)) return node.map((item) => walk(item, depth + 1));
-      const out: Record<string, unknown> = {};
+      const entries: Array<[string, unknown]> = [];
+      const keys = new Set<string>();
       for (const [key, item] of Object.entries(node as Record<string, unknown>)) {
+        // A key is text a reader sees as much as a value: a secret used as a key is masked too (a number keeps two masked keys apart).
+        let shown = walk(key, depth + 1) as string;
+        for (let n = 2; shown !== key && keys.has(shown); n++) shown = `${shown.replace(/#\d+$/, "")}#${n}`;
+        keys.add(shown);
         if (options.keys && SECRET_KEY.test(key) && item !== null && item !== undefined && item !== "") {
           count++;
-          out[key] = "[REDACTED]";
-        } else out[key] = walk(item, depth + 1);
+          entries.push([shown, "[REDACTED]"]);
+        } else entries.push([shown, walk(item, depth + 1)]);
       }
-      return out;
+      // fromEntries defines each key as an own property: a "__proto__" key stays data, never the prototype.
+      return Object.fromEntries(entries);
     };
     const value = walk(input, 0);
     return { value, count };
   }
+}
+
+/** The texts with each span (found in the texts joined by `joinLength` characters) masked in every text it touches. */
+function maskSpans(texts: string[], joinLength: number, spans: readonly Span[]): string[] {
+  const out: string[] = [];
+  let offset = 0;
+  let next = 0;
+  for (const text of texts) {
+    const end = offset + text.length;
+    let built = "";
+    let at = 0;
+    // Spans are ordered and apart: those before this text are done, one may run on into the next text.
+    while (next < spans.length && (spans[next] as Span).start < end) {
+      const span = spans[next] as Span;
+      const from = Math.max(span.start, offset) - offset;
+      const to = Math.min(span.end, end) - offset;
+      if (to > from) {
+        built += `${text.slice(at, from)}[REDACTED:${span.name}]`;
+        at = to;
+      }
+      if (span.end > end) break;
+      next++;
+    }
+    out.push(built + text.slice(at));
+    offset = end + joinLength;
+  }
+  return out;
 }

@@ -130,6 +130,9 @@ export interface Plugin {
   beforeCall?(call: PluginCall): MaybePromise<BeforeCallResult | void>;
   /** May return a replacement result; `undefined` keeps it. Runs on short-circuited results too. */
   afterCall?(call: PluginCall, result: CallToolResult): MaybePromise<CallToolResult | void>;
-  /** The call threw (or an inner plugin refused it); may return a result to answer instead. */
-  onError?(call: PluginCall, error: unknown): MaybePromise<CallToolResult | void>;
+  /**
+   * The call threw (or an inner plugin refused it); may return a result to answer instead, or an error to
+   * throw in its place (the same failure told differently, e.g. with secrets masked).
+   */
+  onError?(call: PluginCall, error: unknown): MaybePromise<CallToolResult | Error | void>;
 }

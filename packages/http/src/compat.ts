@@ -27,7 +27,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     if (!query || query.length > 500) throw new HttpError("bad_request", '"query" is required: a few words (at most 500 characters) describing the task.');
     await core.discovered();
     const limit = typeof body.limit === "number" && body.limit >= 1 ? Math.min(50, Math.floor(body.limit)) : 10;
-    const hits = core.catalog.search(query, { limit });
+    const hits = core.catalog.search(query, { limit, owner: ctx.principal });
     sendJson(ctx.res, 200, { tools: hits.map((h) => dehydrated(h.entry)), count: hits.length });
     return true;
   }
@@ -66,7 +66,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     need("GET");
     await core.discovered();
     const q = ctx.url.searchParams.get("q");
-    const entries = q ? core.catalog.search(q.slice(0, 500), { limit: 50 }).map((h) => h.entry) : core.catalog.entries();
+    const entries = q ? core.catalog.search(q.slice(0, 500), { limit: 50, owner: ctx.principal }).map((h) => h.entry) : core.catalog.entries();
     sendJson(ctx.res, 200, { tools: entries.map(dehydrated), count: entries.length, hint: "GET /tools/{name} for full inputSchema" });
     return true;
   }

@@ -89,7 +89,8 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     if (!query) throw new HttpError("bad_request", '"q" must not be empty: describe what you want to do in a few words.');
     await core.discovered();
     checkServer(gateway, input.server);
-    const hits = core.catalog.search(query, { limit: input.limit, ...(input.server ? { server: input.server } : {}) });
+    // Saved skills are their principal's, as in MCP search_tools.
+    const hits = core.catalog.search(query, { limit: input.limit, owner: ctx.principal, ...(input.server ? { server: input.server } : {}) });
     sendJson(ctx.res, 200, {
       tools: hits.map((hit) => ({
         ...describeEntry(hit.entry, input.detail),

@@ -1,4 +1,6 @@
 import { request } from "node:http";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
 import { Codemux } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
@@ -11,6 +13,15 @@ export function config(servers: Record<string, unknown>): PoolConfig {
 }
 
 export const misbehaving = (...args: string[]) => ({ command: process.execPath, args: [misbehavingServerPath, ...args] });
+
+const require = createRequire(import.meta.url);
+
+/** The entry script of a reference server installed from npm, run with this Node. */
+export function referenceServer(pkg: string): string {
+  const manifest = require.resolve(`${pkg}/package.json`);
+  const { bin } = require(manifest) as { bin: Record<string, string> };
+  return join(dirname(manifest), Object.values(bin)[0] as string);
+}
 
 export interface Served {
   core: Codemux;

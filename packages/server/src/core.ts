@@ -15,7 +15,8 @@ import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type 
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { EventEmitter } from "node:events";
 import { CatalogCache } from "./catalog-cache";
 import { CACHE_SAVE_DELAY_MS, DEFAULT_DISCOVERY_WAIT_MS, DEFAULT_LARGE_RESULT_BYTES, DEFAULT_RESULT_TTL_MS, DEFAULT_STARTUP_WAIT_MS } from "./defaults";
@@ -86,6 +87,11 @@ export interface CodemuxOptions {
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
   resultTtlMs?: number;
+  /**
+   * The folder codemux was given (the CLI's `--root`, or the folder the built-in default serves): the root
+   * a server whose entry has no `roots` is told when it asks; with neither, it is told none.
+   */
+  root?: string;
 }
 
 export interface ExecuteOptions {
@@ -120,8 +126,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly catalog = new Catalog();
   readonly modules = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
   readonly pipeline: ToolCallPipeline;
-  /** Routes the servers' sampling, elicitation and roots requests to the client whose call caused them. */
-  readonly relay = new ClientRelay();
+  /** Routes the servers' sampling and elicitation requests to the client whose call caused them, and answers their roots requests from the config. */
+  readonly relay: ClientRelay;
   readonly results: ResultStore;
   readonly mode: string;
   readonly logger: Logger;
@@ -167,6 +173,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     if (!this.#surfaceFactories[this.mode]) throw new BadRequestError(`Unknown mode "${this.mode}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
     this.#executorOption = options.executor;
     this.#sandboxOptions = options.sandbox;
+    const rootUri = options.root === undefined ? undefined : pathToFileURL(resolve(options.root)).href;
+    this.relay = new ClientRelay({
+      roots: (server) => (this.#config.servers.find((s) => s.name === server)?.roots ?? (rootUri ? [rootUri] : [])).map((uri) => ({ uri })),
+      clock: this.clock,
+    });
     this.results = new ResultStore({
       ttlMs: options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
       now: this.clock,
@@ -217,8 +228,16 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    */
   async reload(config: PoolConfig): Promise<PoolUpdate> {
     if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
-    const update = await this.pool.update(config.servers);
+    const previous = this.#config;
+    // Servers restarted by the update ask for their roots while it runs: they must get the new config's.
     this.#config = config;
+    let update: PoolUpdate;
+    try {
+      update = await this.pool.update(config.servers);
+    } catch (error) {
+      this.#config = previous;
+      throw error;
+    }
     if (update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
     return update;
   }
@@ -339,7 +358,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
         suggestModules: (specifier) => similarModules(specifier, this),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
         onCall: (name, args, context) => {
-          if (isResourceCall(name)) return resourceCall(this, name, args, session);
+          if (isResourceCall(name)) return resourceCall(this, { name, args, session, signal: context.signal });
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;

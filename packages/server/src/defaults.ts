@@ -43,3 +43,8 @@ export const MAX_VALIDATED_STRING_CHARS = 1024 * 1024;
 /** Arguments nested deeper than this, or with more values than this, are refused before validation. */
 export const MAX_ARGUMENT_DEPTH = 64;
 export const MAX_ARGUMENT_VALUES = 100_000;
+/**
+ * How long after a principal's call on a server ends a request or log line from that server may still be
+ * about it: while this lasts, another principal's call in flight there is not taken as its cause.
+ */
+export const LATE_REQUEST_WINDOW_MS = 60_000;

@@ -1,7 +1,7 @@
 /** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
 export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
 
-export type ServerErrorCode = "BAD_REQUEST" | "INVALID_ARGUMENTS" | "RESULT_NOT_FOUND" | "UNKNOWN_META_TOOL" | "STORE_FAILED";
+export type ServerErrorCode = "BAD_REQUEST" | "INVALID_ARGUMENTS" | "RESULT_NOT_FOUND" | "UNKNOWN_META_TOOL" | "STORE_FAILED" | "RESOURCE_READ_FAILED";
 
 /** Base of every error @codemux/server raises; `code` is stable for callers to branch on. */
 export class CodemuxError extends Error {
@@ -44,6 +44,13 @@ export class InvalidArgumentsError extends CodemuxError {
 export class BadRequestError extends CodemuxError {
   constructor(message: string) {
     super("BAD_REQUEST", message);
+  }
+}
+
+/** A resource read answered with an error result (by a plugin of the call pipeline) instead of contents. */
+export class ResourceReadError extends CodemuxError {
+  constructor(uri: string, reason: string) {
+    super("RESOURCE_READ_FAILED", `Reading the resource "${uri.slice(0, 300)}" failed: ${reason}`);
   }
 }
 

@@ -10,7 +10,6 @@ import {
   ListResourceTemplatesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -23,7 +22,7 @@ import {
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
-import type { SessionInfo } from "./pipeline/context";
+import type { CallOrigin, SessionInfo } from "./pipeline/context";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
@@ -143,7 +142,9 @@ export class McpFeatures {
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => this.readResource(request.params.uri, session, extra.signal));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+      this.readResource(request.params.uri, { session, origin: "resources/read", signal: extra.signal }),
+    );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       const owner = await this.#owner(request.params.uri);
       await (await this.core.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
@@ -165,13 +166,7 @@ export class McpFeatures {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
-    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
-      for (const name of this.#ready())
-        void this.core.pool
-          .client?.(name)
-          .then((c) => c.sendRootsListChanged())
-          .catch(() => undefined);
-    });
+    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay).
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
@@ -210,10 +205,14 @@ export class McpFeatures {
     return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
   }
 
-  /** One resource, from its owner; large text contents are kept and previewed like large tool results. */
-  async readResource(uri: string, session: SessionInfo, signal?: AbortSignal): Promise<ReadResourceResult> {
+  /**
+   * One resource, from its owner, through the call pipeline (the plugins see every read); large text
+   * contents are kept and previewed like large tool results.
+   */
+  async readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<ReadResourceResult> {
+    const { session } = caller;
     const owner = await this.#owner(uri);
-    const result = await (await this.#client(owner.server)).readResource({ uri: owner.uri }, signal ? { signal } : undefined);
+    const result = await this.core.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     const contents = await Promise.all(
       result.contents.map(async (content) => {
         if (!("text" in content) || content.text.length <= this.core.largeResultBytes) return { ...content, uri };
@@ -304,24 +303,19 @@ export class McpFeatures {
     return set;
   }
 
-  /** A server's log message goes to every session at or above its level; resource updates to the sessions that subscribed; list changes to all. */
+  /**
+   * A server's log message goes to the one session the relay attributes it to (at or above that session's
+   * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
+   * sessions that subscribed; list changes to all.
+   */
   #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }): void {
+    if (notification.method === "notifications/message") {
+      this.#relayLogMessage(server, notification.params ?? {});
+      return;
+    }
     for (const [sessionId, mcp] of this.#servers) {
       let out: ServerNotification | undefined;
-      if (notification.method === "notifications/message") {
-        const level = notification.params?.level as LoggingLevel;
-        const min = this.#levels.get(sessionId);
-        if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) continue;
-        out = {
-          method: "notifications/message",
-          params: {
-            ...notification.params,
-            level,
-            logger: `${server}${notification.params?.logger ? `/${String(notification.params.logger)}` : ""}`,
-            data: notification.params?.data,
-          },
-        };
-      } else if (notification.method === "notifications/resources/updated") {
+      if (notification.method === "notifications/resources/updated") {
         const own = String(notification.params?.uri ?? "");
         const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;
         if (!this.#subscriptions.get(sessionId)?.has(shown)) continue;
@@ -332,4 +326,37 @@ export class McpFeatures {
       if (out) void mcp.notification(out).catch(() => undefined);
     }
   }
+
+  #relayLogMessage(server: string, params: Record<string, unknown>): void {
+    const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
+    const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
+    const attributed = this.core.relay.attribute(server);
+    const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
+    if (!mcp || !("session" in attributed)) {
+      keepInOwnLog(this.core.logger, { level, source: logger, data: params.data });
+      return;
+    }
+    const min = this.#levels.get(attributed.session.id);
+    if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) return;
+    void mcp.notification({ method: "notifications/message", params: { ...params, level, logger, data: params.data } }).catch(() => undefined);
+  }
+}
+
+/** Characters of a server's log line kept in codemux's own log, at most. */
+const MAX_OWN_LOG_CHARS = 2_000;
+
+/** A server's log line that no client session can be named for, in codemux's log at the nearest level, bounded. */
+function keepInOwnLog(logger: Codemux["logger"], { level, source, data }: { level: LoggingLevel; source: string; data: unknown }): void {
+  let text: string;
+  try {
+    text = typeof data === "string" ? data : (JSON.stringify(data) ?? String(data));
+  } catch {
+    text = String(data);
+  }
+  const line = `[${source}] ${text.slice(0, MAX_OWN_LOG_CHARS)}${text.length > MAX_OWN_LOG_CHARS ? "…" : ""}`;
+  const rank = LEVELS.indexOf(level);
+  if (rank <= LEVELS.indexOf("debug")) logger.debug(line);
+  else if (rank <= LEVELS.indexOf("notice")) logger.info(line);
+  else if (rank <= LEVELS.indexOf("warning")) logger.warn(line);
+  else logger.error(line);
 }

@@ -1,5 +1,6 @@
 import type { ServerRequestRelay } from "@codemux/pool";
-import { ErrorCode, McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type ClientCapabilities, type Root } from "@modelcontextprotocol/sdk/types.js";
+import { LATE_REQUEST_WINDOW_MS } from "./defaults";
 import type { SessionInfo, ToolCallMiddleware } from "./pipeline/context";
 
 /** What each server-to-client request needs the client to have declared. */
@@ -9,53 +10,100 @@ const NEEDS: Record<string, keyof ClientCapabilities> = {
   "roots/list": "roots",
 };
 
+export interface ClientRelayOptions {
+  /** The roots a shared server is told when it asks (`roots/list`): its config entry's, else the core's root. */
+  roots: (server: string) => Root[];
+  /**
+   * Whether one connection to `server` serves every principal (all servers today). Servers run per principal
+   * or per session (issue 29) will answer false and get their own client's roots and roots changes.
+   */
+  isShared?: (server: string) => boolean;
+  /** Milliseconds since the epoch; `Date.now` when absent. */
+  clock?: () => number;
+}
+
+/** One client session's calls in flight on one server. */
+interface InFlight {
+  session: SessionInfo;
+  calls: number;
+  /** When the first of these calls began. */
+  since: number;
+}
+
+/** Who a server's request or log line is for: one session, or why that cannot be known. */
+export type Attribution = { session: SessionInfo } | { refused: string };
+
 /**
- * Routes requests that downstream servers send to "their client" (sampling, elicitation, roots) to the
- * client session whose call caused them: the session with a call in flight on that server. One
- * downstream connection serves many clients, and a request carries no mark of the call behind it, so
- * when calls of several sessions are in flight on the server at once the request is refused rather
- * than risk showing one client another's prompt. Roots asked for outside any call go to the only
- * connected client that has roots, and are refused when there are several.
+ * Routes what downstream servers send to "their client" (sampling, elicitation, roots requests, log
+ * lines) to the client session whose call caused it. One downstream connection serves many principals,
+ * and a 2025-era request carries no mark of the call behind it, so codemux attributes it only when
+ * that is certain enough never to cross principals: exactly one session has calls in flight on the
+ * server, and no other principal's call on it ended during those calls or shortly before them (its
+ * server may still be asking about it). Otherwise the request is refused. A shared server's roots come
+ * from the config, never from a client: one client must not widen what the server may touch for others.
  */
 export class ClientRelay implements ServerRequestRelay {
-  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
-  readonly #sessions = new Map<string, SessionInfo>();
-  /** server -> session id -> calls in flight */
-  readonly #inflight = new Map<string, Map<string, number>>();
+  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: {} };
+  readonly #roots: (server: string) => Root[];
+  readonly #isShared: (server: string) => boolean;
+  readonly #clock: () => number;
+  /** server -> session id -> its calls in flight */
+  readonly #inflight = new Map<string, Map<string, InFlight>>();
+  /** server -> principal -> when its last call on the server ended */
+  readonly #ended = new Map<string, Map<string, number>>();
 
-  /** A connected MCP client session; returns the function that forgets it. */
-  register(session: SessionInfo): () => void {
-    this.#sessions.set(session.id, session);
-    return () => this.#sessions.delete(session.id);
+  constructor(options: ClientRelayOptions) {
+    this.#roots = options.roots;
+    this.#isShared = options.isShared ?? (() => true);
+    this.#clock = options.clock ?? Date.now;
   }
 
-  /** Connected sessions, for notifications to all of them. */
-  sessions(): SessionInfo[] {
-    return [...this.#sessions.values()];
-  }
-
-  /** Counts each call in flight per server and session, so a request from the server can be routed to its caller. */
+  /** Counts each call in flight per server and session, and when each principal's last call ended, so what a server sends can be attributed. */
   middleware(): ToolCallMiddleware {
     return async (ctx, next) => {
       const server = ctx.entry.server;
-      const counts = this.#inflight.get(server) ?? new Map<string, number>();
-      this.#inflight.set(server, counts);
-      counts.set(ctx.session.id, (counts.get(ctx.session.id) ?? 0) + 1);
+      let sessions = this.#inflight.get(server);
+      if (!sessions) this.#inflight.set(server, (sessions = new Map()));
+      const own = sessions.get(ctx.session.id);
+      if (own) own.calls++;
+      else sessions.set(ctx.session.id, { session: ctx.session, calls: 1, since: this.#clock() });
       try {
         return await next(ctx);
       } finally {
-        const left = (counts.get(ctx.session.id) ?? 1) - 1;
-        if (left > 0) counts.set(ctx.session.id, left);
-        else counts.delete(ctx.session.id);
+        const entry = sessions.get(ctx.session.id);
+        if (entry && --entry.calls === 0) sessions.delete(ctx.session.id);
+        this.#markEnded(server, ctx.session.principal);
       }
     };
   }
 
+  /** The session a server's request or log line belongs to, or why none can be named. */
+  attribute(server: string): Attribution {
+    const callers = [...(this.#inflight.get(server)?.values() ?? [])];
+    if (callers.length === 0) return { refused: `${server} sent it outside any call` };
+    if (callers.length > 1)
+      return { refused: `${server} sent it while calls of ${callers.length} clients were in flight on it, so codemux cannot tell which client it is for` };
+    const [{ session, since }] = callers as [InFlight];
+    const cutoff = since - LATE_REQUEST_WINDOW_MS;
+    for (const [principal, at] of this.#ended.get(server) ?? []) {
+      if (principal !== session.principal && at >= cutoff)
+        return { refused: `${server} sent it just after another client's call on it ended, so it may be about that call` };
+    }
+    return { session };
+  }
+
   async handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const session = this.#route(server, request.method);
-    const peer = session.peer;
+    if (request.method === "roots/list" && this.#isShared(server)) return { roots: this.#roots(server) };
+    const attributed = this.attribute(server);
+    if ("refused" in attributed) throw new McpError(ErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
+    const peer = attributed.session.peer;
+    if (!peer)
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `codemux refused ${request.method}: ${server} sent it during a call with no MCP client to ask (a REST call or a job).`,
+      );
     const capability = NEEDS[request.method];
-    if (!peer || !capability || !peer.capabilities()?.[capability]) {
+    if (!capability || !peer.capabilities()?.[capability]) {
       throw new McpError(ErrorCode.InvalidRequest, `The client that called ${server} does not support ${request.method}; codemux cannot ask it.`);
     }
     const params = (request.params ?? {}) as never;
@@ -69,24 +117,20 @@ export class ClientRelay implements ServerRequestRelay {
     }
   }
 
-  #route(server: string, method: string): SessionInfo {
-    const callers = [...(this.#inflight.get(server)?.keys() ?? [])];
-    if (callers.length === 1) {
-      const session = this.#sessions.get(callers[0] as string);
-      if (session) return session;
+  /** Remembers when a principal's call on a server ended, dropping ends too old to matter to any call still in flight, so the map stays small. */
+  #markEnded(server: string, principal: string): void {
+    let ended = this.#ended.get(server);
+    if (!ended) this.#ended.set(server, (ended = new Map()));
+    const now = this.#clock();
+    ended.delete(principal);
+    ended.set(principal, now);
+    if (ended.size === 1) return;
+    let oldest = now;
+    for (const { since } of this.#inflight.get(server)?.values() ?? []) oldest = Math.min(oldest, since);
+    // Insertion order is end order: the oldest come first.
+    for (const [other, at] of ended) {
+      if (at >= oldest - LATE_REQUEST_WINDOW_MS) break;
+      ended.delete(other);
     }
-    if (callers.length > 1) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        `${server} sent ${method} while calls of ${callers.length} clients were in flight on it; codemux cannot tell which client it is for, so it refuses rather than ask the wrong one.`,
-      );
-    }
-    const capability = NEEDS[method];
-    const able = this.sessions().filter((s) => capability && s.peer?.capabilities()?.[capability]);
-    if (method === "roots/list" && able.length === 1) return able[0] as SessionInfo;
-    throw new McpError(
-      ErrorCode.InvalidRequest,
-      `${server} sent ${method} outside any call${able.length > 1 ? " while several clients are connected" : " and no connected client can answer it"}.`,
-    );
   }
 }

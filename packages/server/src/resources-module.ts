@@ -28,7 +28,8 @@ export async function readResource(uri: string): Promise<ResourceContents[]> {
 }
 
 /** Answers the module's host calls; undefined for any other name (a tool call). */
-export async function resourceCall(core: Codemux, name: string, args: unknown, session: SessionInfo): Promise<unknown> {
+export async function resourceCall(core: Codemux, call: { name: string; args: unknown; session: SessionInfo; signal?: AbortSignal }): Promise<unknown> {
+  const { name, args, session, signal } = call;
   if (name === LIST)
     return (await core.features.listResources()).map(({ uri, name: title, description, mimeType }) => ({
       uri,
@@ -38,7 +39,7 @@ export async function resourceCall(core: Codemux, name: string, args: unknown, s
     }));
   const uri = typeof args === "object" && args !== null ? (args as { uri?: unknown }).uri : undefined;
   if (typeof uri !== "string") throw new TypeError('readResource needs a uri string, like readResource("file:///notes.txt").');
-  return (await core.features.readResource(uri, session)).contents;
+  return (await core.features.readResource(uri, { session, origin: "execute_code", ...(signal ? { signal } : {}) })).contents;
 }
 
 /** True for the module's own host calls. */

@@ -67,7 +67,6 @@ export function createSession(core: Codemux, options: SessionServerOptions = {})
   );
   session = { ...(options.session ?? core.session()), peer: clientPeer(server) };
   const current: SessionInfo = session;
-  const forgetRelay = core.relay.register(current);
   const forgetFeatures = core.features.attach(server, current);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
@@ -105,7 +104,6 @@ export function createSession(core: Codemux, options: SessionServerOptions = {})
   server.onclose = () => {
     clearTimeout(timer);
     core.off("toolsChanged", notify);
-    forgetRelay();
     forgetFeatures();
   };
   return { server, callTool };

@@ -203,6 +203,24 @@ describe("config warnings", () => {
 });
 
 describe("client variables", () => {
+  it("reads a server's roots as file:// URIs, relative paths against the config's folder, and refuses other schemes", () => {
+    const config = parse(
+      {
+        mcpServers: {
+          fs: { command: "fs", roots: ["data", "/srv/shared", "file:///srv/other%20folder", "${HOME}/notes"] },
+          remote: { url: "https://x.dev/mcp" },
+        },
+      },
+      { HOME: "/home/u" },
+    );
+    expect(config.servers[0]?.roots).toEqual(["file:///home/u/data", "file:///srv/shared", "file:///srv/other%20folder", "file:///home/u/notes"]);
+    expect(config.servers[1]?.roots).toBeUndefined();
+    expect(errorOf(() => parse({ mcpServers: { fs: { command: "fs", roots: ["https://evil.example/"] } } })).message).toBe(
+      "Invalid config /home/u/codemux.json: mcpServers.fs.roots.0: must be a folder path or a file:// URI",
+    );
+    expect(errorOf(() => parse({ mcpServers: { fs: { command: "fs", roots: "data" } } })).message).toMatch(/mcpServers\.fs\.roots: .*array/);
+  });
+
   it("expands ${env:NAME}, ${userHome} and ${workspaceFolder} (the config's folder)", () => {
     const config = parse(
       {

@@ -3,6 +3,7 @@ import { ConfigError } from "../errors";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
 import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, serverEntrySchema } from "./schema";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type OAuthSettings, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
+import { rootUri } from "./roots";
 import { closestKey } from "./suggest";
 
 export interface ParseConfigOptions {
@@ -167,11 +168,20 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
     ...(entry.refreshIntervalMs === undefined ? {} : { refreshIntervalMs: entry.refreshIntervalMs as number }),
     ...(entry.lazy === true ? { lazy: true } : {}),
     ...(entry.idleStopMs === undefined ? {} : { idleStopMs: entry.idleStopMs as number }),
+    ...(entry.roots === undefined ? {} : { roots: rootsOf(entry.roots as string[], { base: context.workspaceFolder, sub, fail }) }),
   };
   if (missing.size > 0) {
     spec.problem = `environment variable${missing.size > 1 ? "s" : ""} ${[...missing].join(", ")} ${missing.size > 1 ? "are" : "is"} not set (write \${NAME:-default} for a default)`;
   }
   return spec;
+}
+
+/** The entry's `roots` as `file://` URIs, `${VAR}` expanded and relative paths resolved against the config's folder. */
+function rootsOf(roots: string[], { base, sub, fail }: { base: string | undefined; sub: (value: string, field: string) => string; fail: Fail }): string[] {
+  return roots.map((root, i) => {
+    const made = rootUri(sub(root, `roots.${i}`), base);
+    return "uri" in made ? made.uri : fail(`roots.${i}`, made.problem);
+  });
 }
 
 /** One sentence per key that neither codemux nor another known client reads, with the nearest key codemux reads. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_ROOTS } from "./roots";
 
 // Server names become part of `server__tool` names and module paths: the rule is the catalog's, the config checks names by it.
 export { SERVER_NAME_PATTERN } from "@codemux/catalog";
@@ -43,6 +44,7 @@ const commonFields = {
     .optional(),
   lazy: z.boolean().optional(),
   idleStopMs: positiveMs.optional(),
+  roots: z.array(z.string().min(1, "must not be empty").max(4096)).max(MAX_ROOTS).optional(),
   tools: toolsSchema.optional(),
 };
 

@@ -50,6 +50,11 @@ export interface ServerSpec {
   lazy?: boolean;
   /** A lazy server unused this long is stopped (it starts again on the next call); the pool's `idleStopMs` when unset. */
   idleStopMs?: number;
+  /**
+   * The folders the server is told are its roots when it asks (`roots/list`), as `file://` URIs; unset,
+   * the core's default root. Never a client's: one server serves every client.
+   */
+  roots?: string[];
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
   /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */

@@ -1,12 +1,23 @@
 import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry, type ToolAnnotations } from "@codemux/catalog";
 import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
 import { composeMiddleware } from "./compose";
 import type { CallContext, CallOrigin, CallRequest, NextCall, SessionInfo, ToolCallMiddleware } from "./context";
+import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
+
+/** One resource to read through the pipeline: whose, and for whom. */
+export interface ResourceReadRequest {
+  server: string;
+  /** The URI as the server knows it. */
+  uri: string;
+  origin: CallOrigin;
+  session: SessionInfo;
+  signal?: AbortSignal;
+}
 
 export interface ToolCallPipelineOptions {
   pool: ToolPool;
@@ -85,12 +96,31 @@ export class ToolCallPipeline {
     return this.#chain(new PipelineContext(entry, request));
   }
 
+  /**
+   * Reads one resource through the same middleware as a tool call (the guard, audit and redaction see it as
+   * `<server>__resources/read` with `{ uri }` and its contents as embedded resources), then the server.
+   */
+  async readResource(request: ResourceReadRequest): Promise<ReadResourceResult> {
+    const entry = resourceReadEntry(request.server);
+    const call: CallRequest = { name: entry.qualifiedName, arguments: { uri: request.uri }, origin: request.origin, session: request.session };
+    if (request.signal) call.signal = request.signal;
+    return toolResultAsResource(await this.#chain(new PipelineContext(entry, call)), request.uri);
+  }
+
+  async #read(ctx: CallContext): Promise<CallToolResult> {
+    if (!this.#pool.client) throw new BadRequestError("This pool offers tools only; it cannot read resources.");
+    const client = await this.#pool.client(ctx.entry.server);
+    const signal = PipelineContext.downstreamSignal(ctx);
+    return resourceAsToolResult(await client.readResource({ uri: String(ctx.arguments.uri) }, signal ? { signal } : undefined));
+  }
+
   #compose(): NextCall {
     const validate: ToolCallMiddleware = (ctx, next) => {
       this.#validator.validate(ctx.entry.qualifiedName, ctx.entry.tool.inputSchema, ctx.arguments);
       return next(ctx);
     };
     return composeMiddleware([...this.#middleware, validate], (ctx) => {
+      if (isResourceReadEntry(ctx.entry)) return this.#read(ctx);
       // The pool retries transient failures of read-only and idempotent tools only.
       const options: CallOptions = { annotations: ctx.annotations };
       const signal = PipelineContext.downstreamSignal(ctx);

@@ -183,7 +183,8 @@ export class SkillLibrary {
       if (specifier in modules || !specifier.startsWith("mcp/")) continue;
       const other = skillNameOf(specifier);
       // A skill that imports itself, or one that is not there, is the type checker's to report ("cannot find module").
-      const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#core.module(specifier);
+      const source =
+        other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#core.module(specifier, { id: "skill-check", principal });
       if (source === undefined) continue;
       modules[specifier] = source;
       pending.push(...importSpecifiers(source));

@@ -105,14 +105,28 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
     isolatedModules: true,
     paths: { "mcp/*": [`${root}mcp/*`] },
   };
-  const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile, directoryExists } = host;
-  host.directoryExists = (name) => name.startsWith(root) || `${name}/` === root || (directoryExists?.call(host, name) ?? false);
-  host.fileExists = (name) => files.has(name) || (!name.startsWith(root) && fileExists.call(host, name));
-  host.readFile = (name) => files.get(name) ?? (name.startsWith(root) ? undefined : readFile.call(host, name));
-  host.getSourceFile = (name, language, ...rest) => {
-    const text = files.get(name);
-    return text === undefined ? getSourceFile.call(host, name, language, ...rest) : ts.createSourceFile(name, text, language, true);
+  // The program sees only these modules and the compiler's own lib typings: no path a skill names reaches the host's files.
+  const libFile = ts.getDefaultLibFilePath(options);
+  const libDir = libFile.slice(0, libFile.lastIndexOf("/") + 1);
+  const isLib = (name: string) => name.startsWith(libDir) && /^lib(\.[a-z0-9]+)*\.d\.ts$/.test(name.slice(libDir.length));
+  const read = (name: string) => files.get(name) ?? (isLib(name) ? ts.sys.readFile(name) : undefined);
+  const host: TypeScript.CompilerHost = {
+    getSourceFile: (name, language) => {
+      const text = read(name);
+      return text === undefined ? undefined : ts.createSourceFile(name, text, language, true);
+    },
+    getDefaultLibFileName: () => libFile,
+    getDefaultLibLocation: () => libDir.slice(0, -1),
+    writeFile: () => undefined,
+    getCurrentDirectory: () => root.slice(0, -1),
+    getCanonicalFileName: (name) => name,
+    useCaseSensitiveFileNames: () => true,
+    getNewLine: () => "\n",
+    fileExists: (name) => files.has(name) || (isLib(name) && ts.sys.fileExists(name)),
+    readFile: read,
+    directoryExists: (name) => `${name}/`.startsWith(root) || `${name}/` === libDir,
+    getDirectories: () => [],
+    realpath: (name) => name,
   };
   const program = ts.createProgram([skillFile, globals], options, host);
   const where = (file: TypeScript.SourceFile | undefined, start: number | undefined): string => {
