@@ -31,8 +31,7 @@ import {
 } from "./defaults";
 import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
-import { redactingLogger, silentLogger, type Logger } from "./logger";
-import { redactSecrets } from "./redact";
+import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
