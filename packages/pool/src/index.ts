@@ -60,4 +60,5 @@ export { redactConfig } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { denyReason } from "./tool-filter";
 export { describeTransport } from "./transports";
-export type { TransportContext, TransportFactory } from "./transports";
+export type { TransportFactory } from "./transports";
+export type { TransportContext } from "./config/types";

@@ -5,9 +5,8 @@
  * import { ChildProcessTransport } from "@codemux/pool/stdio";
  * const transport = new ChildProcessTransport({ type: "stdio", command: "npx", args: ["-y", "server"], env: {} });
  */
-import type { StdioTransportSpec } from "./config/types";
+import type { StdioTransportSpec, TransportContext } from "./config/types";
 import { ChildProcessTransport } from "./stdio-transport";
-import type { TransportContext } from "./transports";
 
 export { loadConfigFile } from "./config/load";
 export { childEnvironment, inheritedVariableNames } from "./environment";

@@ -2,18 +2,9 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { HttpTransportSpec, TransportSpec } from "./config/types";
+import type { HttpTransportSpec, TransportContext, TransportSpec } from "./config/types";
 import { proxyFor } from "./proxy";
-import { maskUrl, redactSecrets, type Logger } from "@codemux/core";
-import type { StderrRing } from "./stderr-ring";
-
-export interface TransportContext {
-  server: string;
-  stderr: StderrRing;
-  logger: Logger;
-  /** codemux's environment: proxy variables, and what stdio servers inherit. */
-  env?: NodeJS.ProcessEnv;
-}
+import { maskUrl, redactSecrets } from "@codemux/core";
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 

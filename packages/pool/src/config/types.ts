@@ -1,4 +1,6 @@
+import type { Logger } from "@codemux/core";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from "../defaults";
+import type { StderrRing } from "../stderr-ring";
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS };
 
@@ -67,4 +69,13 @@ export interface PoolConfig {
   servers: ServerSpec[];
   /** Mistakes that do not stop the config (unknown keys, with a did-you-mean), one sentence each, for the CLI to print. */
   warnings?: string[];
+}
+
+/** What a transport factory is given besides the spec: the server it connects, where its stderr goes, the logger. */
+export interface TransportContext {
+  server: string;
+  stderr: StderrRing;
+  logger: Logger;
+  /** codemux's environment: proxy variables, and what stdio servers inherit. */
+  env?: NodeJS.ProcessEnv;
 }
