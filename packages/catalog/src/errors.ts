@@ -15,8 +15,9 @@ export class UnknownToolError extends CatalogError {
   constructor(requested: string, suggestions: string[]) {
     super(
       "UNKNOWN_TOOL",
-      `No tool named "${requested}".${suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""} Names look like "server__tool"; search_tools finds them.`,
-      { data: { requested, suggestions } },
+      `No tool named "${requested}".${suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""} Names look like "server__tool".`,
+      // The front end that shows this adds its own way to find tools (search_tools, GET /v1/tools?q=...).
+      { data: { requested, suggestions, hint: "findTools" } },
     );
     this.requested = requested;
     this.suggestions = suggestions;

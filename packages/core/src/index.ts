@@ -10,6 +10,18 @@ export {
 } from "./context";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";
+export {
+  defineMetaTool,
+  type BackgroundWork,
+  type InputProperty,
+  type InputSchema,
+  type JobRunner,
+  type MetaTool,
+  type MetaToolContext,
+  type MetaToolServices,
+  type RequestContext,
+  type Surface,
+} from "./meta-tool";
 export { LOG_LEVELS, redactingLogger, silentLogger, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
 export { SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretPattern } from "./mask";
 export { closestKey, closestNames, editDistance } from "./suggest";
