@@ -100,7 +100,7 @@ export async function startCore(
       ? {
           jobs: jobs.runner,
           metaTools: jobs.metaTools,
-          taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
+          taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
         }
       : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
         { metaTools: [jobsListing()] }),

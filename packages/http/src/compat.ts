@@ -1,4 +1,5 @@
 import type { CatalogEntry } from "@codemux/core";
+import { REST_HINTS, searchCatalog } from "@codemux/server";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
@@ -15,7 +16,9 @@ const DESCRIPTION_CHARS = 200;
  */
 export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: string): Promise<boolean> {
   const method = ctx.req.method ?? "GET";
-  const { core } = gateway;
+  const services = { ...gateway.core.services, hints: REST_HINTS };
+  const { readiness, catalog, pipeline } = services;
+  const session = () => gateway.principalSession(ctx.principal);
   const post = () => readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true }) as Promise<Record<string, unknown> | undefined>;
   const need = (allowed: string) => {
     if (method !== allowed) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${allowed} on ${path}.`, { headers: { allow: allowed } });
@@ -25,9 +28,8 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     const body = objectBody(await post());
     const query = typeof body.query === "string" ? body.query.trim() : "";
     if (!query || query.length > 500) throw new HttpError("BAD_REQUEST", '"query" is required: a few words (at most 500 characters) describing the task.');
-    await core.discovered();
     const limit = typeof body.limit === "number" && body.limit >= 1 ? Math.min(50, Math.floor(body.limit)) : 10;
-    const hits = core.catalog.search(query, { limit, owner: ctx.principal });
+    const { hits } = await searchCatalog(services, { query, limit }, session());
     sendJson(ctx.res, 200, { tools: hits.map((h) => dehydrated(h.entry)), count: hits.length });
     return true;
   }
@@ -37,11 +39,11 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     const names = Array.isArray(body.names) ? body.names.filter((n): n is string => typeof n === "string") : [];
     if (names.length === 0 || names.length > MAX_DESCRIBE)
       throw new HttpError("BAD_REQUEST", `"names" must list 1 to ${MAX_DESCRIBE} tool names (server__tool).`);
-    await core.discovered();
+    await readiness.discovered();
     const tools = [];
     for (const name of names) {
       try {
-        const entry = core.catalog.resolve(name);
+        const entry = catalog.resolve(name);
         tools.push({ name: entry.qualifiedName, description: entry.tool.description ?? "", inputSchema: entry.tool.inputSchema });
       } catch (error) {
         tools.push({ name: name.slice(0, 200), error: (error as Error).message });
@@ -64,16 +66,16 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   }
   if (path === "/tools") {
     need("GET");
-    await core.discovered();
-    const q = ctx.url.searchParams.get("q");
-    const entries = q ? core.catalog.search(q.slice(0, 500), { limit: 50, owner: ctx.principal }).map((h) => h.entry) : core.catalog.entries();
+    const q = ctx.url.searchParams.get("q")?.slice(0, 500).trim();
+    await readiness.discovered();
+    const entries = q ? (await searchCatalog(services, { query: q, limit: 50 }, session())).hits.map((h) => h.entry) : catalog.entries();
     sendJson(ctx.res, 200, { tools: entries.map(dehydrated), count: entries.length, hint: "GET /tools/{name} for full inputSchema" });
     return true;
   }
   if (path.startsWith("/tools/")) {
     need("GET");
-    await core.discovered();
-    const entry = await core.pipeline.resolve(decodeURIComponent(path.slice("/tools/".length)));
+    await readiness.discovered();
+    const entry = await pipeline.resolve(decodeURIComponent(path.slice("/tools/".length)));
     sendJson(ctx.res, 200, { name: entry.qualifiedName, description: entry.tool.description ?? "", inputSchema: entry.tool.inputSchema });
     return true;
   }

@@ -1,4 +1,5 @@
-import { CODE_META_TOOLS, VERSION, type InputProperty, type InputSchema } from "@codemux/server";
+import type { InputProperty, InputSchema } from "@codemux/core";
+import { CODE_META_TOOLS, VERSION } from "@codemux/server";
 import type { Gateway } from "./context";
 
 type Json = Record<string, unknown>;

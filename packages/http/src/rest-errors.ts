@@ -19,6 +19,7 @@ export function toHttpError(error: unknown): HttpError {
         return new HttpError("INVALID_ARGUMENTS", message, { data: { problems: (error.data?.problems as string[] | undefined) ?? [] } });
       case "RESULT_NOT_FOUND":
       case "UNKNOWN_META_TOOL":
+      case "UNKNOWN_SERVER":
         return new HttpError("NOT_FOUND", message);
       case "STORE_FAILED":
         break;

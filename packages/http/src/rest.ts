@@ -1,12 +1,20 @@
-import { type CatalogEntry, toolResultValue, type ToolResult } from "@codemux/core";
+import { estimateTokens, toolResultValue, type CatalogEntry, type InputSchema, type ToolResult } from "@codemux/core";
 import {
-  executeCodeMetaTool,
-  limitResult,
+  CODE_META_TOOLS,
+  REST_HINTS,
+  callRequest,
+  checkServer,
+  executionBody,
+  executionResult,
+  keepIfLarge,
+  keptNotice,
+  keptStat,
   readInput,
-  readResultMetaTool,
-  searchToolsMetaTool,
-  type InputSchema,
-  type MetaToolContext,
+  readKept,
+  searchCatalog,
+  type CodemuxServices,
+  type LimitedResult,
+  type ReadResultRequest,
   type SearchDetail,
 } from "@codemux/server";
 import { readJson } from "./body";
@@ -64,8 +72,16 @@ function queryArgs(url: URL, schema: InputSchema, rename: Record<string, string>
   return args;
 }
 
-function metaContext(gateway: Gateway, ctx: RequestContext, signal?: AbortSignal): MetaToolContext {
-  return { core: gateway.core, session: gateway.principalSession(ctx.principal), origin: "rest", ...(signal ? { signal } : {}) };
+/** codemux's services as REST answers with them: its hints name REST's own routes. */
+function restServices(gateway: Gateway): CodemuxServices {
+  return { ...gateway.core.services, hints: REST_HINTS };
+}
+
+/** The input schema of one of mode code's meta-tools: REST reads its query and body by the same schema. */
+function schemaOf(name: string): InputSchema {
+  const tool = CODE_META_TOOLS.find((t) => t.definition.name === name);
+  if (!tool) throw new Error(`The code surface has no meta-tool "${name}".`);
+  return tool.definition.inputSchema;
 }
 
 /** Aborted when the client goes away before its answer, so the downstream call is cancelled too. */
@@ -78,25 +94,22 @@ function disconnectSignal(ctx: RequestContext): AbortSignal {
 }
 
 async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  const { core } = gateway;
-  const schema = searchToolsMetaTool.definition.inputSchema;
+  const services = restServices(gateway);
   const q = ctx.url.searchParams.get("q");
   if (q !== null) {
+    const schema = schemaOf("search_tools");
     const input = readInput(schema, queryArgs(ctx.url, schema, { q: "query" })) as { query: string; limit: number; server?: string; detail: SearchDetail };
-    const query = input.query.trim();
-    if (!query) throw new HttpError("BAD_REQUEST", '"q" must not be empty: describe what you want to do in a few words.');
-    await core.discovered();
-    checkServer(gateway, input.server);
+    if (!input.query.trim()) throw new HttpError("BAD_REQUEST", '"q" must not be empty: describe what you want to do in a few words.');
     // Saved skills are their principal's, as in MCP search_tools.
-    const hits = core.catalog.search(query, { limit: input.limit, owner: ctx.principal, ...(input.server ? { server: input.server } : {}) });
+    const answer = await searchCatalog(services, input, gateway.principalSession(ctx.principal));
     sendJson(ctx.res, 200, {
-      tools: hits.map((hit) => ({
+      tools: answer.hits.map((hit) => ({
         ...describeEntry(hit.entry, input.detail),
         ...(Number.isFinite(hit.score) ? { score: Math.round(hit.score * 1000) / 1000 } : { exact: true }),
       })),
-      count: hits.length,
-      total: core.catalog.size,
-      ...pending(gateway),
+      count: answer.hits.length,
+      total: answer.tools,
+      ...(answer.pending.length ? { pending: answer.pending } : {}),
     });
     return;
   }
@@ -113,10 +126,11 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
       offset: ctx.url.searchParams.get("offset") ?? undefined,
     },
   ) as { limit: number; offset: number };
-  await core.discovered();
-  checkServer(gateway, server);
-  const entries = core.catalog.entries(server);
+  await services.readiness.discovered();
+  checkServer(services, server);
+  const entries = services.catalog.entries(server);
   const page = entries.slice(limit.offset, limit.offset + limit.limit);
+  const pending = services.readiness.pendingNote();
   sendJson(ctx.res, 200, {
     tools: page.map((entry) => (detail === "name" ? { name: entry.qualifiedName, signature: entry.signature } : describeEntry(entry, detail))),
     count: page.length,
@@ -125,24 +139,8 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
       ? { next: `?offset=${limit.offset + page.length}&limit=${limit.limit}${server ? `&server=${encodeURIComponent(server)}` : ""}` }
       : {}),
     hint: "GET /v1/tools/{name} for the schema and TypeScript module; GET /v1/tools?q=... to search",
-    ...pending(gateway),
+    ...(pending.length ? { pending } : {}),
   });
-}
-
-function pending(gateway: Gateway): { pending?: string[] } {
-  const notes = gateway.core.pendingNote();
-  return notes.length ? { pending: notes } : {};
-}
-
-function checkServer(gateway: Gateway, server: string | undefined): void {
-  if (server === undefined || gateway.core.catalog.entries(server).length > 0) return;
-  const status = gateway.core.status().find((s) => s.name === server);
-  if (status && status.state !== "ready") {
-    throw new HttpError("SERVER_UNAVAILABLE", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, {
-      headers: { "retry-after": "5" },
-    });
-  }
-  throw new HttpError("NOT_FOUND", `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
 }
 
 function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string, unknown> {
@@ -158,8 +156,9 @@ function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string
 }
 
 async function describeTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
-  const entry = await gateway.core.pipeline.resolve(name);
-  const typescript = gateway.core.modules.get(entry.moduleSpecifier) ?? "";
+  const { pipeline, namespace } = gateway.core.services;
+  const entry = await pipeline.resolve(name);
+  const typescript = namespace.source(entry.moduleSpecifier) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
     sendText(ctx.res, typescript, "text/plain; charset=utf-8");
     return;
@@ -182,11 +181,18 @@ function textOf(result: ToolResult): string {
   return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
 }
 
-/** A result kept because it was too large: its handle and the preview text that explains how to read it. */
-function spilled(result: ToolResult): { handle: string; text: string } | undefined {
-  const text = textOf(result);
-  const handle = /"(res_[0-9a-f]{12})"/.exec(text)?.[1];
-  return handle ? { handle, text } : undefined;
+/** A result kept because it was too large, as REST shows it: the handle, its size, a preview, and how to read it here. */
+function spilled(limited: Extract<LimitedResult, { kept: object }>, tool: string): Record<string, unknown> {
+  const { kept } = limited;
+  return {
+    handle: kept.handle,
+    bytes: kept.bytes,
+    lines: kept.lines,
+    estimatedTokens: limited.estimatedTokens,
+    expiresAt: new Date(kept.expiresAt).toISOString(),
+    preview: limited.preview.text,
+    text: textOf(keptNotice(limited, tool, REST_HINTS)),
+  };
 }
 
 /** Runs one downstream call as the principal's REST session; shared with the compat routes. */
@@ -196,19 +202,19 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
     throw new HttpError("BAD_REQUEST", 'The body must be a JSON object of the tool\'s arguments, such as {"path": "README.md"}.');
   }
   ctx.log.tool = name.slice(0, 100);
+  const services = restServices(gateway);
   const session = gateway.principalSession(ctx.principal);
-  const result = await gateway.core.callTool({ name, arguments: args ?? {}, origin: "rest", session, signal: disconnectSignal(ctx) });
-  const limited = await limitResult(gateway.core, { tool: name, result, owner: session.id });
-  const raw = ctx.url.searchParams.has("raw");
+  const result = await services.pipeline.call(callRequest({ name, args: args ?? {} }, { session, origin: "rest", signal: disconnectSignal(ctx) }));
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id });
+  const raw = ctx.url.searchParams.has("raw") ? { result: limited.kept ? keptNotice(limited, name, REST_HINTS) : limited.result } : {};
   if (result.isError) {
     sendJson(ctx.res, 422, {
       error: { code: "tool_error", message: textOf(result).slice(0, 4000) || `${name} reported an error without a message.` },
-      ...(raw ? { result: limited } : {}),
+      ...raw,
     });
     return;
   }
-  const kept = limited !== result ? spilled(limited) : undefined;
-  sendJson(ctx.res, 200, { tool: name, ...(kept ? { spilled: kept } : { value: toolResultValue(result) }), ...(raw ? { result: limited } : {}) });
+  sendJson(ctx.res, 200, { tool: name, ...(limited.kept ? { spilled: spilled(limited, name) } : { value: toolResultValue(result) }), ...raw });
 }
 
 async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
@@ -220,26 +226,26 @@ async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Pr
 export async function runExec(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw new HttpError("BAD_REQUEST", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
-  const input = readInput(executeCodeMetaTool.definition.inputSchema, body as Record<string, unknown>) as { code: string; timeoutMs: number };
-  const result = await executeCodeMetaTool.run(input, metaContext(gateway, ctx, disconnectSignal(ctx)));
-  const text = textOf(result);
-  let answer: Record<string, unknown>;
-  try {
-    answer = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    const kept = spilled(result);
-    sendJson(ctx.res, result.isError ? 422 : 200, kept ? { spilled: kept } : { text });
+  const input = readInput(schemaOf("execute_code"), body as Record<string, unknown>) as { code: string; timeoutMs: number };
+  const services = restServices(gateway);
+  const session = gateway.principalSession(ctx.principal);
+  const run = await services.snippets.execute(input.code, { timeoutMs: input.timeoutMs, session, signal: disconnectSignal(ctx) });
+  const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session.id });
+  if (limited.kept) {
+    sendJson(ctx.res, run.ok ? 200 : 422, { spilled: spilled(limited, "execute_code") });
     return;
   }
-  if (!result.isError) {
+  const outcome = executionBody(run);
+  const answer: Record<string, unknown> = { ...outcome, estimatedTokens: estimateTokens(JSON.stringify(outcome)) };
+  if (run.ok) {
     sendJson(ctx.res, 200, answer);
     return;
   }
-  const { error, ...rest } = answer as { error?: { kind?: string; message?: string } };
-  const kind = error?.kind ?? "runtime";
+  const { error, ...rest } = answer;
+  const kind = run.error?.kind ?? "runtime";
   const status = kind === "queue_full" ? 429 : kind === "invalid_request" ? 400 : kind === "timeout" ? 504 : 422;
   sendJson(withHeaders(ctx.res, status === 429 ? { "retry-after": "2" } : {}), status, {
-    error: { code: kind === "queue_full" ? "busy" : "exec_error", ...error, message: error?.message ?? "The snippet failed." },
+    error: { code: kind === "queue_full" ? "busy" : "exec_error", ...(error as object), message: run.error?.message ?? "The snippet failed." },
     ...rest,
   });
 }
@@ -249,13 +255,15 @@ async function exec(gateway: Gateway, ctx: RequestContext): Promise<void> {
 }
 
 async function readResult(gateway: Gateway, ctx: RequestContext, handle: string): Promise<void> {
-  const schema = readResultMetaTool.definition.inputSchema;
-  const input = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as { handle: string; op: string };
-  const result = await readResultMetaTool.run(input as never, metaContext(gateway, ctx));
-  const text = textOf(result);
-  if (input.op === "stat") {
-    sendJson(ctx.res, 200, JSON.parse(text));
+  const schema = schemaOf("read_result");
+  const request = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as unknown as ReadResultRequest;
+  const { results } = gateway.core.services;
+  const session = gateway.principalSession(ctx.principal);
+  const kept = results.get(request.handle, session.id);
+  const text = await results.read(kept.handle, session.id);
+  if (request.op === "stat") {
+    sendJson(ctx.res, 200, keptStat(kept, text));
     return;
   }
-  sendJson(ctx.res, 200, { handle: input.handle, op: input.op, text });
+  sendJson(ctx.res, 200, { handle: request.handle, op: request.op, text: readKept(kept, text, request) });
 }

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { executeCodeMetaTool } from "@codemux/server";
+import { CODE_META_TOOLS } from "@codemux/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKENS, bearer, json, serve, type Served } from "./helpers";
 
@@ -103,7 +103,7 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
     expect(Object.keys(paths)).toEqual(expect.arrayContaining(["/v1/tools", "/v1/tools/{name}", "/v1/tools/{name}/call", "/v1/exec", "/v1/results/{handle}"]));
     expect(paths["/v1/results/{handle}"]?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(["op", "pattern", "lines"]));
     expect(Object.keys(paths["/v1/exec"]?.post?.requestBody?.content["application/json"]?.schema.properties ?? {})).toEqual(
-      Object.keys(executeCodeMetaTool.definition.inputSchema.properties),
+      Object.keys(CODE_META_TOOLS.find((t) => t.definition.name === "execute_code")?.definition.inputSchema.properties ?? {}),
     );
   });
 

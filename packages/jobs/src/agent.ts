@@ -1,5 +1,4 @@
-import { estimateTokens, type SessionInfo, type ToolDefinition, type ToolResult } from "@codemux/core";
-import { defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/server";
+import { estimateTokens, type SessionInfo, type ToolDefinition, type ToolResult, defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/core";
 import type { CreateMessageRequest, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
@@ -208,7 +207,7 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
   const { manager, ctx, callSession, signal } = run;
   const jobId = manager.jobForCall({ signal, session: callSession, origin: "job", progress: undefined }) ?? "";
   const startedAt = performance.now();
-  const surface = ctx.core.surface("code");
+  const surface = ctx.services.surface("code");
   const tools = (await surface.listTools()).filter((t) => AGENT_TOOLS.includes(t.name)).map(agentTool);
   const systemPrompt = run.native ? SYSTEM : `${SYSTEM}\n\n${textProtocol(tools)}`;
   const messages: SamplingMessage[] = [...run.history];
@@ -256,7 +255,7 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
       run.progress({ progress: ++step, message: callLine(use.name, use.input) });
       const result = AGENT_TOOLS.includes(use.name)
         ? await manager.recordCall(jobId, { tool: use.name, args: use.input, origin: "agent" }, () =>
-            surface.callTool(use.name, { ...use.input, background: false }, { core: ctx.core, session: callSession, origin: "job", signal }),
+            surface.callTool(use.name, { ...use.input, background: false }, { session: callSession, origin: "job", signal }),
           )
         : { content: [{ type: "text" as const, text: `No tool "${use.name}" here; use one of ${AGENT_TOOLS.join(", ")}.` }], isError: true };
       answers.push({ id: use.id, name: use.name, result });

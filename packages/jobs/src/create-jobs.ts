@@ -1,5 +1,4 @@
-import type { Logger, ToolCallMiddleware } from "@codemux/core";
-import type { JobRunner, MetaTool } from "@codemux/server";
+import type { JobRunner, Logger, MetaTool, ToolCallMiddleware } from "@codemux/core";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";

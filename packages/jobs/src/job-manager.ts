@@ -1,5 +1,4 @@
-import { redactSecrets, silentLogger, type Logger, type CallContext, type Progress, type ToolResult } from "@codemux/core";
-import type { BackgroundWork, JobRunner } from "@codemux/server";
+import { redactSecrets, silentLogger, type Logger, type CallContext, type Progress, type ToolResult, type BackgroundWork, type JobRunner } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";

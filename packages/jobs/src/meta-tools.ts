@@ -1,5 +1,4 @@
-import { textResult, type ToolResult } from "@codemux/core";
-import { defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/server";
+import { textResult, type ToolResult, defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/core";
 import { JobsError } from "./errors";
 import { age, duration, estimate, seconds, statusLine, summary, transcriptLines, type JobSummary } from "./format";
 import type { JobManager } from "./job-manager";

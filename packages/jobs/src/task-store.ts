@@ -1,5 +1,4 @@
-import type { SessionInfo, ToolResult } from "@codemux/core";
-import type { Codemux } from "@codemux/server";
+import type { SessionInfo, Surface, ToolResult } from "@codemux/core";
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
 import { JobsError } from "./errors";
@@ -11,11 +10,10 @@ export const TASK_POLL_MS = 500;
 const PAGE = 50;
 
 export interface TaskStoreOptions {
-  core: Codemux;
+  /** The surface whose tools a task calls (the session's mode). */
+  surface: Surface;
   /** The session the tasks belong to (its principal owns them); a function when it is made after the server. */
   session: SessionInfo | (() => SessionInfo);
-  /** The mode whose tools a task calls; the core's when absent. */
-  mode?: string;
   /** Told when a task ends, for `notifications/tasks/status` (e.g. `(task) => server.notification({ method: "notifications/tasks/status", params: task })`). */
   onStatus?: (task: Task) => void;
 }
@@ -36,13 +34,13 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       const name = String(params.name ?? "");
       const args = (typeof params.arguments === "object" && params.arguments !== null ? params.arguments : {}) as Record<string, unknown>;
       const who = session();
-      const surface = options.core.surface(options.mode);
+      const { surface } = options;
       const { id } = await manager.start({
         kind: "task",
         description: name,
         request: { name, args },
         session: who,
-        run: ({ signal, progress }) => surface.callTool(name, args, { core: options.core, session: who, origin: "job", signal, progress }),
+        run: ({ signal, progress }) => surface.callTool(name, args, { session: who, origin: "job", signal, progress }),
       });
       const job = find(id);
       if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);

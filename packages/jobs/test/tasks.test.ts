@@ -25,7 +25,7 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
     metaTools: jobs.metaTools,
     middleware: [jobs.middleware],
     dataDir,
-    taskStore: ({ session, notify }) => jobs.taskStore({ core: core as Codemux, session, onStatus: notify }),
+    taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
   });
   core.start();
   const server = createSessionServer(core);

@@ -1,9 +1,9 @@
-import { MetaToolRegistry } from "@codemux/server";
+import { Codemux } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobsListing } from "../src/index";
-import { connect, type Harness } from "./helpers";
+import { config, connect, type Harness } from "./helpers";
 
 /**
  * The upfront tool list in mode code as `codemux serve` runs it (skills and jobs on), the fixed cost every
@@ -41,9 +41,11 @@ describe("the upfront tool list with jobs", () => {
 describe("the jobs tool of a core that runs no jobs (a one-shot command)", () => {
   it("is listed as serving lists it, so such a core measures the upfront list a client gets, and a call says where jobs run", async () => {
     const served = (await h.client.listTools()).tools.find((t) => t.name === "jobs");
-    const listing = new MetaToolRegistry([jobsListing()]);
-    expect(JSON.stringify(listing.definitions())).toBe(JSON.stringify([served]));
-    const answer = (await listing.call("jobs", { action: "list" }, { core: h.core, session: h.core.session(), origin: "cli" })) as CallToolResult;
+    const oneShot = new Codemux({ config: config({}), metaTools: [jobsListing()] });
+    const code = oneShot.surface("code");
+    expect(JSON.stringify((await code.listTools()).find((t) => t.name === "jobs"))).toBe(JSON.stringify(served));
+    const answer = (await code.callTool("jobs", { action: "list" }, { session: oneShot.session(), origin: "cli" })) as CallToolResult;
+    await oneShot.close();
     expect(answer.isError).toBe(true);
     expect(answer.content).toEqual([{ type: "text", text: "Background jobs run only while codemux serves (codemux serve); this command keeps none." }]);
   });

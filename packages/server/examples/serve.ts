@@ -1,5 +1,5 @@
 import { parseConfig } from "@codemux/pool";
-import { Codemux, createSessionServer } from "@codemux/server";
+import { Codemux, createSessionServer, searchCatalog } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 
@@ -12,13 +12,15 @@ const core = new Codemux({ config }); // mode "code" (default) or "passthrough"
 core.start(); // connects the servers in the background
 await core.ready(); // optional: requests wait for servers still connecting, up to startupWaitMs
 
-// Use it directly: a search, as the model gets it, and a snippet chaining typed tool modules.
-console.log(await core.searchTools({ query: "read a file", limit: 3 }));
-const run = await core.executeCode(`
-  import { listDirectory } from "mcp/servers/fs/listDirectory";
+// Use it directly: the search and the snippet host the meta-tools use, answering with data.
+const found = await searchCatalog(core.services, { query: "read a file", limit: 3 });
+console.log(found.hits.map((hit) => hit.entry.qualifiedName).join("\n"));
+const run = await core.services.snippets.execute(
+  `import { listDirectory } from "mcp/servers/fs/listDirectory";
   const { content } = await listDirectory({ path: "." }); // the server declares an outputSchema
-  export default content.split("\\n").length;
-`);
+  export default content.split("\\n").length;`,
+  { session: core.session() },
+);
 console.log(run.ok ? run.result : run.error);
 
 // ...or serve it: one SDK server per client session, over any transport

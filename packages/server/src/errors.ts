@@ -1,6 +1,13 @@
 import { CodemuxError } from "@codemux/core";
 
-export type ServerErrorCode = "BAD_REQUEST" | "INVALID_ARGUMENTS" | "RESULT_NOT_FOUND" | "UNKNOWN_META_TOOL" | "STORE_FAILED" | "RESOURCE_READ_FAILED";
+export type ServerErrorCode =
+  | "UNKNOWN_SERVER"
+  | "BAD_REQUEST"
+  | "INVALID_ARGUMENTS"
+  | "RESULT_NOT_FOUND"
+  | "UNKNOWN_META_TOOL"
+  | "STORE_FAILED"
+  | "RESOURCE_READ_FAILED";
 
 /** Base of every error @codemux/server raises; `code` is stable for callers to branch on. */
 export class ServerError extends CodemuxError<ServerErrorCode> {
@@ -19,8 +26,9 @@ export class InvalidArgumentsError extends ServerError {
 
 /** A meta-tool was called with arguments it cannot use. */
 export class BadRequestError extends ServerError {
-  constructor(message: string) {
-    super("BAD_REQUEST", message);
+  /** `data.hint: "findTools"` asks the front end to add its own way to find tools after the message. */
+  constructor(message: string, data?: Record<string, unknown>) {
+    super("BAD_REQUEST", message, data ? { data } : {});
   }
 }
 
@@ -54,5 +62,12 @@ export class StoreError extends ServerError {
   constructor(what: string, options: { cause: unknown }) {
     const reason = (options.cause as { code?: string })?.code ?? (options.cause instanceof Error ? options.cause.message : String(options.cause));
     super("STORE_FAILED", `codemux could not ${what} (${reason}); check that its data folder is writable and has space.`, options);
+  }
+}
+
+/** No server goes by the name asked for (in a search or a listing limited to one server). */
+export class UnknownServerError extends ServerError {
+  constructor(server: string, servers: readonly string[]) {
+    super("UNKNOWN_SERVER", `No server named "${server.slice(0, 100)}". Servers: ${servers.join(", ") || "none"}.`, { data: { server: server.slice(0, 100) } });
   }
 }

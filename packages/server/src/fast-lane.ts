@@ -1,4 +1,4 @@
-import { isProgressToken } from "@codemux/pool";
+import { isProgressToken } from "@codemux/core";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,

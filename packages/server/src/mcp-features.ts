@@ -1,4 +1,4 @@
-import { SEPARATOR, splitQualifiedName, type CallOrigin, type SessionInfo } from "@codemux/core";
+import { type CallOrigin, type Logger, SEPARATOR, type SessionInfo, splitQualifiedName } from "@codemux/core";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
@@ -21,7 +21,12 @@ import {
   type ResourceTemplate,
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Codemux } from "./core";
+import type { Catalog } from "@codemux/catalog";
+import type { ToolCallPipeline } from "./pipeline/pipeline";
+import type { Readiness } from "./readiness";
+import type { ClientRelay } from "./relay";
+import type { ResultStore } from "./results";
+import type { ToolPool } from "./tool-pool";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
@@ -35,6 +40,18 @@ const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "
  * subscribe), prompts under `server__prompt` names, argument completion, and the servers' log
  * messages, for every client session of one core, in any mode.
  */
+/** What the features need of codemux: the servers, the catalog (to index resources and prompts), the pipeline (resource reads go through it), the relay (whose log lines are whose) and where large contents are kept. */
+export interface McpFeaturesOptions {
+  pool: ToolPool;
+  catalog: Catalog;
+  readiness: Readiness;
+  pipeline: ToolCallPipeline;
+  relay: ClientRelay;
+  results: ResultStore;
+  largeResultBytes: number;
+  logger: Logger;
+}
+
 export class McpFeatures {
   /** URI as shown to clients -> the server and the URI it knows. */
   readonly #uris = new Map<string, { server: string; uri: string }>();
@@ -43,22 +60,26 @@ export class McpFeatures {
   readonly #levels = new Map<string, LoggingLevel>();
   readonly #servers = new Map<string, Server>();
 
-  constructor(readonly core: Codemux) {
-    core.pool.on("notification", (server, notification) => {
+  readonly #deps: McpFeaturesOptions;
+
+  constructor(deps: McpFeaturesOptions) {
+    this.#deps = deps;
+    const { pool } = deps;
+    pool.on("notification", (server, notification) => {
       this.#relayNotification(server, notification);
       if (notification.method.endsWith("/list_changed")) void this.#indexServer(server);
     });
     // search_tools finds resources and prompts too, marked by kind, as each server connects.
-    core.pool.on("tools", (server) => void this.#indexServer(server));
-    core.pool.on("removed", (server) => this.#unindex(server));
+    pool.on("tools", (server) => void this.#indexServer(server));
+    pool.on("removed", (server) => this.#unindex(server));
   }
 
   /** Puts one server's resources, templates and prompts (at most INDEXED each) in the catalog's search, replacing what it had there. */
   async #indexServer(server: string): Promise<void> {
-    if (!this.core.pool.client) return;
-    let client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>;
+    if (!this.#deps.pool.client) return;
+    let client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>;
     try {
-      client = await this.core.pool.client(server);
+      client = await this.#deps.pool.client(server);
     } catch {
       return;
     }
@@ -90,7 +111,7 @@ export class McpFeatures {
       fields: { name: string; shown: string; signature: string; description?: string | undefined; module: string },
     ) => {
       const description = fields.description ?? "";
-      this.core.catalog.setDocument({
+      this.#deps.catalog.setDocument({
         id: `${server}:${key}`,
         kind,
         qualifiedName: fields.shown,
@@ -130,8 +151,8 @@ export class McpFeatures {
   }
 
   #unindex(server: string): void {
-    for (const doc of this.core.catalog.documents()) {
-      if ((doc.kind === "resource" || doc.kind === "prompt") && doc.server === server) this.core.catalog.removeDocument(doc.kind, doc.id);
+    for (const doc of this.#deps.catalog.documents()) {
+      if ((doc.kind === "resource" || doc.kind === "prompt") && doc.server === server) this.#deps.catalog.removeDocument(doc.kind, doc.id);
     }
   }
 
@@ -146,7 +167,7 @@ export class McpFeatures {
     );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       const owner = await this.#owner(request.params.uri);
-      await (await this.core.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
+      await (await this.#deps.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
       this.#subscriptionsOf(session.id).add(request.params.uri);
       return {};
     });
@@ -211,11 +232,11 @@ export class McpFeatures {
   async readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<ReadResourceResult> {
     const { session } = caller;
     const owner = await this.#owner(uri);
-    const result = await this.core.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
+    const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     const contents = await Promise.all(
       result.contents.map(async (content) => {
-        if (!("text" in content) || content.text.length <= this.core.largeResultBytes) return { ...content, uri };
-        const kept = await this.core.results.keep(`resource ${uri}`, content.text, session.id);
+        if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes) return { ...content, uri };
+        const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session.id);
         const preview = content.text.slice(0, 2000);
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
       }),
@@ -243,9 +264,9 @@ export class McpFeatures {
 
   async #gather<T>(
     capability: "resources" | "prompts",
-    list: (client: Awaited<ReturnType<NonNullable<Codemux["pool"]["client"]>>>) => Promise<T[]>,
+    list: (client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>) => Promise<T[]>,
   ): Promise<Array<{ server: string; items: T[] }>> {
-    await this.core.discovered();
+    await this.#deps.readiness.discovered();
     const results = await Promise.all(
       this.#ready().map(async (server) => {
         try {
@@ -253,7 +274,7 @@ export class McpFeatures {
           if (!client.getServerCapabilities()?.[capability]) return { server, items: [] };
           return { server, items: await list(client) };
         } catch (error) {
-          this.core.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
+          this.#deps.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
           return { server, items: [] };
         }
       }),
@@ -262,15 +283,15 @@ export class McpFeatures {
   }
 
   #ready(): string[] {
-    return this.core
+    return this.#deps.readiness
       .status()
       .filter((s) => s.state === "ready")
       .map((s) => s.name);
   }
 
   async #client(server: string) {
-    if (!this.core.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
-    return this.core.pool.client(server);
+    if (!this.#deps.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
+    return this.#deps.pool.client(server);
   }
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
@@ -281,7 +302,7 @@ export class McpFeatures {
     if (uri.startsWith(COLLISION_SCHEME)) {
       const rest = uri.slice(COLLISION_SCHEME.length);
       const server = rest.slice(0, rest.indexOf("/"));
-      if (this.core.pool.names.includes(server)) return { server, uri: rest.slice(server.length + 1) };
+      if (this.#deps.pool.names.includes(server)) return { server, uri: rest.slice(server.length + 1) };
     }
     for (const { server, items } of await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates)) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
@@ -291,7 +312,7 @@ export class McpFeatures {
 
   #promptOwner(qualified: string): { server: string; name: string } {
     const split = splitQualifiedName(qualified);
-    if (!split || !this.core.pool.names.includes(split.server))
+    if (!split || !this.#deps.pool.names.includes(split.server))
       throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };
   }
@@ -329,10 +350,10 @@ export class McpFeatures {
   #relayLogMessage(server: string, params: Record<string, unknown>): void {
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
-    const attributed = this.core.relay.attribute(server);
+    const attributed = this.#deps.relay.attribute(server);
     const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
     if (!mcp || !("session" in attributed)) {
-      keepInOwnLog(this.core.logger, { level, source: logger, data: params.data });
+      keepInOwnLog(this.#deps.logger, { level, source: logger, data: params.data });
       return;
     }
     const min = this.#levels.get(attributed.session.id);
@@ -345,7 +366,7 @@ export class McpFeatures {
 const MAX_OWN_LOG_CHARS = 2_000;
 
 /** A server's log line that no client session can be named for, in codemux's log at the nearest level, bounded. */
-function keepInOwnLog(logger: Codemux["logger"], { level, source, data }: { level: LoggingLevel; source: string; data: unknown }): void {
+function keepInOwnLog(logger: Logger, { level, source, data }: { level: LoggingLevel; source: string; data: unknown }): void {
   let text: string;
   try {
     text = typeof data === "string" ? data : (JSON.stringify(data) ?? String(data));

@@ -9,11 +9,21 @@ import {
   type Progress,
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Codemux } from "./core";
+import type { ClientPeer, RequestContext, SessionInfo, Surface } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
-import type { MetaToolContext } from "./meta-tools/registry";
-import type { ClientPeer, SessionInfo } from "@codemux/core";
+import type { TaskStoreFactory } from "./jobs";
+import type { McpFeatures } from "./mcp-features";
 import { VERSION } from "./version";
+
+/** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
+export interface SessionHost {
+  surface(mode?: string): Surface;
+  session(): SessionInfo;
+  readonly features: McpFeatures;
+  readonly options: { taskStore?: TaskStoreFactory | undefined };
+  on(event: "toolsChanged", listener: () => void): unknown;
+  off(event: "toolsChanged", listener: () => void): unknown;
+}
 
 export interface SessionServerOptions {
   /** Who this client is; a new local session when absent. HTTP serving passes the authenticated principal. */
@@ -30,7 +40,7 @@ export interface SessionServerOptions {
  * const server = createSessionServer(core);
  * await server.connect(new StdioServerTransport(process.stdin, process.stdout));
  */
-export function createSessionServer(core: Codemux, options: SessionServerOptions = {}): Server {
+export function createSessionServer(core: SessionHost, options: SessionServerOptions = {}): Server {
   return createSession(core, options).server;
 }
 
@@ -49,11 +59,12 @@ export interface Session {
 }
 
 /** The session behind `createSessionServer`, with its tools/call handler for the stdio fast lane (see fast-lane.ts). */
-export function createSession(core: Codemux, options: SessionServerOptions = {}): Session {
+export function createSession(core: SessionHost, options: SessionServerOptions = {}): Session {
   const surface = core.surface(options.mode);
   const instructions = surface.instructions();
   let session: SessionInfo | undefined;
   const taskStore = core.options.taskStore?.({
+    surface,
     session: () => session as SessionInfo,
     notify: (task) => void server.notification({ method: "notifications/tasks/status", params: task }).catch(() => undefined),
   });
@@ -75,7 +86,7 @@ export function createSession(core: Codemux, options: SessionServerOptions = {})
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
     if (params.task && extra.taskStore) return extra.taskStore.createTask({ ttl: params.task.ttl }).then((task) => ({ task }));
     const args = (params.arguments ?? {}) as Record<string, unknown>;
-    const ctx: MetaToolContext = { core, session: current, origin: "call_tool", signal: extra.signal, requestId: String(extra.requestId) };
+    const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId: String(extra.requestId) };
     const token = params._meta?.progressToken;
     // The common call has no progress token: straight to the surface, nothing to wait for after it.
     if (token === undefined) return surface.callTool(params.name, args, ctx);

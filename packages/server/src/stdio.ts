@@ -1,6 +1,6 @@
-import type { Codemux } from "./core";
+import type { Logger } from "@codemux/core";
 import { attachFastLane } from "./fast-lane";
-import { createSession } from "./session";
+import { createSession, type SessionHost } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
 
 export interface ServeStdioOptions {
@@ -8,7 +8,10 @@ export interface ServeStdioOptions {
   stdout?: NodeJS.WritableStream;
   /** Ends the session (a signal to stop, such as SIGTERM). */
   signal?: AbortSignal;
-  /** Answer plain tools/call requests on the fast lane (same answers, without the SDK Server's parsing); true by default. */
+  /**
+   * Answer plain tools/call requests on the fast lane (same answers, without the SDK Server's parsing);
+   * true unless the environment says `CODEMUX_SERVER_LANE=0` (every request then takes the SDK's path).
+   */
   fastLane?: boolean;
 }
 
@@ -21,7 +24,7 @@ export interface ServeStdioOptions {
  * await serveStdio(core);
  * await core.close();
  */
-export async function serveStdio(core: Codemux, streams: ServeStdioOptions = {}): Promise<void> {
+export async function serveStdio(core: SessionHost & { logger: Logger }, streams: ServeStdioOptions = {}): Promise<void> {
   const session = createSession(core);
   const { server } = session;
   const transport = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
@@ -30,7 +33,7 @@ export async function serveStdio(core: Codemux, streams: ServeStdioOptions = {})
   });
   server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
   await server.connect(transport);
-  const lane = streams.fastLane === false ? undefined : attachFastLane(session, transport);
+  const lane = (streams.fastLane ?? process.env.CODEMUX_SERVER_LANE !== "0") ? attachFastLane(session, transport) : undefined;
   if (streams.signal?.aborted) await transport.close();
   streams.signal?.addEventListener("abort", () => void transport.close(), { once: true });
   await closed;

@@ -11,5 +11,5 @@ afterAll(() => core.close());
 it("builds the bridge into each run's engine before the run (evaluated before the snippet's own imports)", async () => {
   await core.ready();
   const code = 'import "mcp/patch";\nimport { ToolError } from "mcp/bridge";\nexport default Object.getPrototypeOf(ToolError).name;';
-  for (let i = 0; i < 2; i++) expect(await core.executeCode(code)).toMatchObject({ ok: true, result: "Error" });
+  for (let i = 0; i < 2; i++) expect(await core.services.snippets.execute(code, { session: core.session() })).toMatchObject({ ok: true, result: "Error" });
 });

@@ -200,11 +200,7 @@ describe("a chain through kept results", () => {
 
     const other = await h.core
       .surface("dispatch")
-      .callTool(
-        DISPATCH_TOOL_NAME,
-        { action: "call", tool: "bad__echo", argumentsFrom: kept.handle },
-        { core: h.core, session: h.core.session(), origin: "cli" },
-      );
+      .callTool(DISPATCH_TOOL_NAME, { action: "call", tool: "bad__echo", argumentsFrom: kept.handle }, { session: h.core.session(), origin: "cli" });
     expect(textOf(other)).toMatch(/No kept result/);
   });
 });

@@ -90,7 +90,7 @@ describe("a snippet's calls and their signals", () => {
     ]);
     try {
       const code = `const calls = [1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) }));\n__host_call("m__hang", {});\nexport default (await Promise.all(calls)).length;`;
-      const run = await c.executeCode(code);
+      const run = await c.services.snippets.execute(code, { session: c.session() });
       expect(run).toMatchObject({ ok: true, result: 3 });
       expect(poolSignals).toHaveLength(4);
       expect(new Set(poolSignals).size).toBe(1);
@@ -117,7 +117,7 @@ describe("a snippet's calls and their signals", () => {
     });
     try {
       const code = `export default (await Promise.all([1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) })))).length;`;
-      expect(await c.executeCode(code)).toMatchObject({ ok: true, result: 3 });
+      expect(await c.services.snippets.execute(code, { session: c.session() })).toMatchObject({ ok: true, result: 3 });
       expect(poolSignals[0]).toBe(own.signal);
       // A copied context keeps the call's own signal, and the pool gets it.
       expect(poolSignals[1]).toBe(seen[1]);

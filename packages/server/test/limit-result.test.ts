@@ -1,11 +1,11 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { Codemux, MemoryStore, limitResult } from "../src/index";
+import { CODE_HINTS, Codemux, MemoryStore, limitResult } from "../src/index";
 import { estimateTokens } from "@codemux/core";
 import { config } from "./helpers";
 
 const core = new Codemux({ config: config({}), largeResultBytes: 1000, resultStore: new MemoryStore() });
-const limit = (result: CallToolResult) => limitResult(core, { tool: "t__x", result, owner: "me" });
+const limit = (result: CallToolResult) => limitResult({ ...core.services, hints: CODE_HINTS }, { tool: "t__x", result, owner: "me" });
 
 /** Structured content that counts how often it is stringified. */
 function counted(value: Record<string, unknown>): { structured: Record<string, unknown>; times: () => number } {

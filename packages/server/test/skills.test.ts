@@ -138,11 +138,8 @@ describe("project skills and mode dispatch", () => {
       join(projectDir, "greet.ts"),
       "/** Greets someone by name. */\nexport async function greet(input: { name: string }): Promise<string> {\n  return `hello ${input.name}`;\n}\n",
     );
-    const { attachSkills } = await import("../src/index");
-    const d = await connect({ config: config({ bad: misbehaving() }), dataDir, mode: "dispatch" });
+    const d = await connect({ config: config({ bad: misbehaving() }), dataDir, projectSkillsDir: projectDir, mode: "dispatch" });
     try {
-      // Given before the surface is made, so it is the library the core uses.
-      attachSkills(d.core, { dataDir, projectDir });
       await d.core.ready();
       const body = JSON.parse(
         await d.text(DISPATCH_TOOL_NAME, {

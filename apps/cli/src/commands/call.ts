@@ -1,3 +1,4 @@
+import { CLI_HINTS } from "@codemux/server";
 import { toolResultValue } from "@codemux/core";
 import type { Command } from "commander";
 import { withCore, type RunContext } from "../context";
@@ -14,7 +15,7 @@ export function registerCall(program: Command, context: RunContext): void {
     .action(async (name: string, json: string, _options, command: Command) => {
       const args = parseJsonObject(json);
       await withCore(command, context, async (core) => {
-        const result = await core.surface("code").callTool("call_tool", { name, args }, { core, session: core.session(), origin: "cli" });
+        const result = await core.surface("code", { hints: CLI_HINTS }).callTool("call_tool", { name, args }, { session: core.session(), origin: "cli" });
         const value = result.isError ? undefined : toolResultValue(result);
         printAnswer(context, result, value === undefined ? answerText(result) : typeof value === "string" ? value : JSON.stringify(value, null, 2));
       });

@@ -12,7 +12,7 @@ export function registerCodegen(program: Command, context: RunContext): void {
     .action(async (options: { out: string }, command: Command) => {
       await withCore(command, context, async (core) => {
         const out = resolve(options.out);
-        const { files } = await writeModuleTree(core.modules, out);
+        const { files } = await writeModuleTree(core.services.namespace.generated, out);
         context.stdout.write(`Wrote ${files} files for ${core.catalog.size} tools of ${core.catalog.servers().length} servers to ${out}\n`);
       });
     });

@@ -1,3 +1,4 @@
+import { CLI_HINTS } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
 import { withCore, type RunContext } from "../context";
@@ -21,8 +22,8 @@ export function registerExec(program: Command, context: RunContext): void {
             });
       await withCore(command, context, { ...(options.keepBundle ? { keepBundlesDir: options.keepBundle } : {}) }, async (core) => {
         const result = await core
-          .surface("code")
-          .callTool("execute_code", { code, timeoutMs: options.timeout }, { core, session: core.session(), origin: "cli" });
+          .surface("code", { hints: CLI_HINTS })
+          .callTool("execute_code", { code, timeoutMs: options.timeout }, { session: core.session(), origin: "cli" });
         printAnswer(context, result, prettyJson(answerText(result)));
       });
     });

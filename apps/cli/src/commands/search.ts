@@ -1,3 +1,4 @@
+import { CLI_HINTS } from "@codemux/server";
 import { Option, type Command } from "commander";
 import { withCore, type RunContext } from "../context";
 import { positiveInt, printAnswer } from "./shared";
@@ -14,7 +15,7 @@ export function registerSearch(program: Command, context: RunContext): void {
     .action(async (query: string[], options: { limit: number; server?: string; detail: string }, command: Command) => {
       await withCore(command, context, async (core) => {
         const args = { query: query.join(" "), limit: options.limit, detail: options.detail, ...(options.server ? { server: options.server } : {}) };
-        printAnswer(context, await core.surface("code").callTool("search_tools", args, { core, session: core.session(), origin: "cli" }));
+        printAnswer(context, await core.surface("code", { hints: CLI_HINTS }).callTool("search_tools", args, { session: core.session(), origin: "cli" }));
       });
     });
 }

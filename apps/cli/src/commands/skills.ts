@@ -1,4 +1,4 @@
-import { attachSkills } from "@codemux/server";
+import { CLI_HINTS } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
 import { withCore, type RunContext } from "../context";
@@ -27,7 +27,9 @@ export function registerSkills(program: Command, context: RunContext): void {
           .trim();
       if (!description) throw new UsageError("Say what the skill does with --description, or in a /** comment */ at the top of the file.");
       await withCore(command, context, async (core) => {
-        const result = await core.surface("code").callTool("save_skill", { name, code, description }, { core, session: core.session(), origin: "cli" });
+        const result = await core
+          .surface("code", { hints: CLI_HINTS })
+          .callTool("save_skill", { name, code, description }, { session: core.session(), origin: "cli" });
         printAnswer(context, result);
       });
     });
@@ -38,7 +40,7 @@ export function registerSkills(program: Command, context: RunContext): void {
     .option("--json", "machine-readable output")
     .action(async (options: { json?: boolean }, command: Command) => {
       await withCore(command, context, async (core) => {
-        const listed = attachSkills(core).list(core.session().principal);
+        const listed = core.services.skills.list(core.session().principal);
         if (options.json) {
           context.stdout.write(
             `${JSON.stringify(
@@ -66,7 +68,9 @@ export function registerSkills(program: Command, context: RunContext): void {
     .argument("<name>")
     .action(async (name: string, _options: unknown, command: Command) => {
       await withCore(command, context, async (core) => {
-        const result = await core.surface("code").callTool("save_skill", { name, delete: true }, { core, session: core.session(), origin: "cli" });
+        const result = await core
+          .surface("code", { hints: CLI_HINTS })
+          .callTool("save_skill", { name, delete: true }, { session: core.session(), origin: "cli" });
         printAnswer(context, result);
       });
     });

@@ -1,16 +1,20 @@
-import type { ToolResult, CallRequest } from "@codemux/core";
+import { defineMetaTool, type RequestContext, type ToolResult } from "@codemux/core";
 import { BadRequestError } from "../errors";
+import { callRequest } from "../pipeline/call-request";
+import { limitResult } from "../render/limit-result";
+import type { CodemuxServices } from "../services";
 import { inBackground } from "./background";
-import { limitResult } from "./limit-result";
-import { defineMetaTool } from "./registry";
 
-export const callTool = defineMetaTool<{
-  name: string;
-  args?: Record<string, unknown>;
-  arguments?: Record<string, unknown>;
-  args_json?: string;
-  background?: boolean;
-}>({
+export const callTool = defineMetaTool<
+  {
+    name: string;
+    args?: Record<string, unknown>;
+    arguments?: Record<string, unknown>;
+    args_json?: string;
+    background?: boolean;
+  },
+  CodemuxServices
+>({
   name: "call_tool",
   description: "Call one tool by server__tool name.",
   inputSchema: {
@@ -29,33 +33,21 @@ export const callTool = defineMetaTool<{
   run: ({ name, args, arguments: mcpArgs, args_json, background }, ctx) => {
     if (args !== undefined && mcpArgs !== undefined) throw new BadRequestError('"args" and "arguments" are the same field; send the arguments once.');
     const input = args ?? mcpArgs ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
-    const call = ({
-      signal,
-      progress,
-      origin,
-      job,
-    }: {
-      signal: AbortSignal | undefined;
-      progress: typeof ctx.progress;
-      origin: string;
-      job?: string;
-    }): Promise<ToolResult> => {
-      const request: CallRequest = { name, arguments: input, origin, session: ctx.session };
-      if (signal) request.signal = signal;
-      if (progress) request.progress = progress;
-      if (ctx.requestId !== undefined) request.requestId = ctx.requestId;
-      if (job !== undefined) request.job = job;
-      return ctx.core.callTool(request).then((result) => limitResult(ctx.core, { tool: name, owner: ctx.session.id, result }));
-    };
+    const { services } = ctx;
+    const call = (request: RequestContext & { job?: string }): Promise<ToolResult> =>
+      services.pipeline
+        .call(callRequest({ name, args: input }, request))
+        .then((result) => limitResult(services, { tool: name, owner: ctx.session.id, result }));
     if (background)
       return inBackground(ctx, {
         kind: "call_tool",
         description: name,
         request: { name, args: input },
-        run: ({ signal, progress, job }) => call({ signal, progress, origin: "job", job }),
+        run: ({ signal, progress, job }) =>
+          call({ session: ctx.session, origin: "job", signal, progress, job, ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}) }),
       });
     // An MCP client's call is "call_tool"; the CLI and REST pass their own origin through.
-    return call({ signal: ctx.signal, progress: ctx.progress, origin: ctx.origin });
+    return call(ctx);
   },
 });
 

@@ -1,10 +1,11 @@
+import { defineMetaTool } from "@codemux/core";
 import { DEFAULT_EXECUTE_TIMEOUT_MS, MAX_EXECUTE_TIMEOUT_MS } from "../defaults";
-import { executionResult } from "../render";
+import { limitResult } from "../render/limit-result";
+import { executionResult } from "../render/text";
+import type { CodemuxServices } from "../services";
 import { inBackground } from "./background";
-import { limitResult } from "./limit-result";
-import { defineMetaTool } from "./registry";
 
-export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; background?: boolean }>({
+export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; background?: boolean }, CodemuxServices>({
   name: "execute_code",
   description:
     'Run TypeScript chaining tools in a sandbox: import { readTextFile } from "mcp/servers/fs/readTextFile" (async; returns the value, throws errors). Answers export default as JSON, and console output.',
@@ -20,7 +21,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
   run: async ({ code, timeoutMs, background }, ctx) => {
     const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress, job?: string) => {
       let step = 0;
-      const run = await ctx.core.executeCode(code, {
+      const run = await ctx.services.snippets.execute(code, {
         timeoutMs,
         session: ctx.session,
         ...(signal ? { signal } : {}),
@@ -34,7 +35,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
             }
           : {}),
       });
-      return limitResult(ctx.core, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
+      return limitResult(ctx.services, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
     };
     if (background) {
       const description = code.trimStart().split("\n", 1)[0]?.slice(0, 120) ?? "snippet";

@@ -1,26 +1,6 @@
+import type { InputProperty, InputSchema } from "@codemux/core";
 import { closestNames } from "@codemux/core";
 import { BadRequestError } from "../errors";
-
-/** The JSON Schema subset meta-tools declare their inputs with. */
-export interface InputProperty {
-  type?: "string" | "integer" | "number" | "boolean" | "object" | "array";
-  description?: string;
-  enum?: readonly string[];
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  maxItems?: number;
-  items?: InputProperty;
-  default?: unknown;
-  /** Accepted on input but not shown in the tool list (an alias kept for older callers). */
-  unlisted?: boolean;
-}
-
-export interface InputSchema {
-  type: "object";
-  properties: Record<string, InputProperty>;
-  required?: readonly string[];
-}
 
 /**
  * Reads a meta-tool's arguments by its own declared schema, so bounds and defaults live in one

@@ -1,10 +1,9 @@
 import { runInNewContext } from "node:vm";
 import { GREP_TIMEOUT_MS, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_GREP_PATTERN_CHARS, MAX_LINE_CHARS, MAX_PAGE_CHARS } from "../defaults";
+import { defineMetaTool, estimateTokens, textResult } from "@codemux/core";
 import { BadRequestError } from "../errors";
 import type { KeptResult } from "../results";
-import { textResult } from "../render";
-import { estimateTokens } from "@codemux/core";
-import { defineMetaTool } from "./registry";
+import type { CodemuxServices } from "../services";
 
 type Op = "stat" | "head" | "tail" | "slice" | "grep" | "read";
 
@@ -23,7 +22,7 @@ export interface ReadResultRequest {
 /** read_result never answers more than this, whatever maxBytes asks: it must never need a handle of its own. */
 const MAX_READ_BYTES = MAX_PAGE_CHARS;
 
-export const readResult = defineMetaTool<ReadResultRequest>({
+export const readResult = defineMetaTool<ReadResultRequest, CodemuxServices>({
   name: "read_result",
   // The preview that hands out a handle names the ops too, so this stays short.
   description: "Page a large kept result (handle from its preview): head/tail lines, slice from..to, grep pattern ± context.",
@@ -44,16 +43,16 @@ export const readResult = defineMetaTool<ReadResultRequest>({
     required: ["handle"],
   },
   annotations: { readOnlyHint: true },
-  run: async (request, { core, session }) => {
-    const kept = core.results.get(request.handle, session.id);
-    const text = await core.results.read(kept.handle, session.id);
+  run: async (request, { services, session }) => {
+    const kept = services.results.get(request.handle, session.id);
+    const text = await services.results.read(kept.handle, session.id);
     return textResult(readKept(kept, text, request));
   },
 });
 
 /** One read_result answer over a kept text; every op's line numbers and counts agree (a final newline ends the last line, it does not start one). */
 export function readKept(kept: KeptResult, text: string, request: ReadResultRequest): string {
-  if (request.op === "stat") return stat(kept, text);
+  if (request.op === "stat") return JSON.stringify(keptStat(kept, text));
   if (request.op === "read") return readBytes(text, request.fromByte ?? 0, request.maxBytes ?? MAX_READ_BYTES);
   const lines = splitLines(text);
   switch (request.op) {
@@ -77,8 +76,9 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-function stat(kept: KeptResult, text: string): string {
-  return JSON.stringify({
+/** What a kept result is: its size, lines, estimated tokens, its first keys when it is a JSON object, and when it expires. */
+export function keptStat(kept: KeptResult, text: string): Record<string, unknown> {
+  return {
     handle: kept.handle,
     tool: kept.tool,
     bytes: kept.bytes,
@@ -86,7 +86,7 @@ function stat(kept: KeptResult, text: string): string {
     estimatedTokens: estimateTokens(text),
     ...topLevelKeys(text),
     expiresAt: new Date(kept.expiresAt).toISOString(),
-  });
+  };
 }
 
 /** For a JSON object, its first keys (and how many there are), so the model knows what to grep for. */

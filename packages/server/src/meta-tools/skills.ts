@@ -1,11 +1,10 @@
+import { defineMetaTool, textResult } from "@codemux/core";
 import { BadRequestError } from "../errors";
+import type { CodemuxServices } from "../services";
 import { MAX_SKILL_CODE_BYTES } from "../skills/names";
-import { attachSkills } from "../skills/attach";
-import { textResult } from "../render";
-import { defineMetaTool } from "./registry";
 
 // One tool for saving and deleting: a separate delete tool cost ~57 upfront tokens for a rare action.
-export const saveSkill = defineMetaTool<{ name: string; code?: string; description?: string; delete?: boolean }>({
+export const saveSkill = defineMetaTool<{ name: string; code?: string; description?: string; delete?: boolean }, CodemuxServices>({
   name: "save_skill",
   description: "Save working code as mcp/skills/<name> (export async function <name>(input)); delete: true removes it.",
   inputSchema: {
@@ -18,8 +17,8 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
     },
     required: ["name"],
   },
-  run: async ({ name, code, description, delete: remove }, { core, session }) => {
-    const skills = attachSkills(core);
+  run: async ({ name, code, description, delete: remove }, { services, session }) => {
+    const { skills } = services;
     if (remove) {
       if (code !== undefined || description !== undefined) throw new BadRequestError('delete: true takes only "name"; leave out code and description.');
       await skills.delete(session.principal, name);

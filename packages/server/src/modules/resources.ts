@@ -1,5 +1,4 @@
-import type { Codemux } from "./core";
-import type { SessionInfo } from "@codemux/core";
+import type { CallOrigin, SessionInfo } from "@codemux/core";
 
 /** The module snippets import to reach the servers' resources. */
 export const RESOURCES_SPECIFIER = "mcp/resources";
@@ -27,11 +26,20 @@ export async function readResource(uri: string): Promise<ResourceContents[]> {
 `;
 }
 
-/** Answers the module's host calls; undefined for any other name (a tool call). */
-export async function resourceCall(core: Codemux, call: { name: string; args: unknown; session: SessionInfo; signal?: AbortSignal }): Promise<unknown> {
+/** The servers' resources, as snippets reach them: listed and read for a session, through the call pipeline. */
+export interface ResourceReader {
+  listResources(): Promise<Array<{ uri: string; name: string; description?: string; mimeType?: string }>>;
+  readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<{ contents: unknown[] }>;
+}
+
+/** Answers the module's host calls. */
+export async function resourceCall(
+  reader: ResourceReader,
+  call: { name: string; args: unknown; session: SessionInfo; signal?: AbortSignal },
+): Promise<unknown> {
   const { name, args, session, signal } = call;
   if (name === LIST)
-    return (await core.features.listResources()).map(({ uri, name: title, description, mimeType }) => ({
+    return (await reader.listResources()).map(({ uri, name: title, description, mimeType }) => ({
       uri,
       name: title,
       ...(description ? { description } : {}),
@@ -39,7 +47,7 @@ export async function resourceCall(core: Codemux, call: { name: string; args: un
     }));
   const uri = typeof args === "object" && args !== null ? (args as { uri?: unknown }).uri : undefined;
   if (typeof uri !== "string") throw new TypeError('readResource needs a uri string, like readResource("file:///notes.txt").');
-  return (await core.features.readResource(uri, { session, origin: "execute_code", ...(signal ? { signal } : {}) })).contents;
+  return (await reader.readResource(uri, { session, origin: "execute_code", ...(signal ? { signal } : {}) })).contents;
 }
 
 /** True for the module's own host calls. */

@@ -75,7 +75,7 @@ export class ToolCallPipeline {
   /** Resolves `server__tool`; for a server that is down and has no tools listed, says why it is down, and for a tool the config denies, that it does. */
   async resolve(name: string): Promise<CatalogEntry> {
     if (name.length > MAX_TOOL_NAME_CHARS) {
-      throw new BadRequestError(`No tool has a name of ${name.length} characters; names look like "server__tool" and search_tools finds them.`);
+      throw new BadRequestError(`No tool has a name of ${name.length} characters; names look like "server__tool".`, { hint: "findTools" });
     }
     const split = splitQualifiedName(name);
     const server = split?.server;
@@ -188,7 +188,7 @@ class PipelineContext implements CallContext {
 }
 
 /** Why a server's tools cannot be used now, or undefined when it is ready: the one place this is worked out. */
-export function unavailable(pool: ToolPool, server: string): { server: string; reason: string } | undefined {
+export function unavailable(pool: Pick<ToolPool, "status">, server: string): { server: string; reason: string } | undefined {
   const status = pool.status().find((s) => s.name === server);
   if (!status || status.state === "ready") return undefined;
   return { server, reason: status.error ?? `it is ${status.detail ?? status.state}` };

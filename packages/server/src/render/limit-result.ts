@@ -1,35 +1,67 @@
 import { estimateTokens, estimateTokensOfChars, type ToolResult } from "@codemux/core";
-import type { Codemux } from "../core";
 import { MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
+import type { KeptResult, ResultStore } from "../results";
+import type { AnswerHints } from "./hints";
+
+/** What a result becomes on its way to a reader: the result itself with its size, or kept (too large) with a preview. */
+export type LimitedResult =
+  | { kept: undefined; result: ToolResult }
+  | { kept: KeptResult; isError: boolean; estimatedTokens: number; preview: { description: string; text: string; estimatedTokens: number } };
+
+/** What keeping a large result needs: where to keep it and from what size. */
+export interface ResultLimits {
+  readonly results: Pick<ResultStore, "keep">;
+  readonly largeResultBytes: number;
+}
 
 /**
- * A result over the core's `largeResultBytes` is kept (for the session that asked) and replaced by a
- * preview with its size, its estimated tokens and a handle for read_result. Happens where the
- * model-facing answer is made, after the call pipeline.
+ * A result over `largeResultBytes` is kept (for the session that asked) and replaced by a preview with
+ * its size and estimated tokens; a smaller one gets its size in `_meta`. Data: each front end writes
+ * the notice in its own words (`limitResult` for MCP, JSON for REST).
  */
-export async function limitResult(core: Codemux, options: { tool: string; result: ToolResult; owner: string }): Promise<ToolResult> {
+export async function keepIfLarge(limits: ResultLimits, options: { tool: string; result: ToolResult; owner: string }): Promise<LimitedResult> {
   const { tool, result, owner } = options;
   // Structured content is stringified at most once, for its size and for the kept text alike.
   const structured = structuredJson(result);
-  if (approximateBytes(result, structured) <= core.largeResultBytes) return withSize(result, structured);
+  if (approximateBytes(result, structured) <= limits.largeResultBytes) return { kept: undefined, result: withSize(result, structured) };
   const text = resultText(result, structured);
-  if (!text) return result;
-  const kept = await core.results.keep(tool, text, owner);
+  if (!text) return { kept: undefined, result };
+  const kept = await limits.results.keep(tool, text, owner);
   const preview = previewOf(text);
+  return {
+    kept,
+    isError: result.isError === true,
+    estimatedTokens: estimateTokens(text),
+    preview: { ...preview, estimatedTokens: estimateTokens(preview.text) },
+  };
+}
+
+/** The notice a model reads in place of a kept result, naming the ways of the surface it came through. */
+export function keptNotice(limited: Extract<LimitedResult, { kept: KeptResult }>, tool: string, hints: AnswerHints): ToolResult {
+  const { kept, preview } = limited;
   return {
     content: [
       {
         type: "text",
         text: [
-          `The result of ${tool} is ${formatBytes(kept.bytes)} (~${estimateTokens(text).toLocaleString("en-US")} tokens, ${kept.lines.toLocaleString("en-US")} lines), too large to show whole. It is kept as "${kept.handle}" for ${Math.round((kept.expiresAt - kept.createdAt) / 60_000)} minutes.`,
-          `Read it with read_result {"handle":"${kept.handle}","op":"grep","pattern":"..."} (ops: stat, head, tail, slice, grep, read), or process the data inside execute_code, where tools return the full value.`,
-          `--- preview: ${preview.description} (~${estimateTokens(preview.text).toLocaleString("en-US")} tokens) ---`,
+          `The result of ${tool} is ${formatBytes(kept.bytes)} (~${limited.estimatedTokens.toLocaleString("en-US")} tokens, ${kept.lines.toLocaleString("en-US")} lines), too large to show whole. It is kept as "${kept.handle}" for ${Math.round((kept.expiresAt - kept.createdAt) / 60_000)} minutes.`,
+          `${hints.readKept(kept.handle)}${hints.inCode ? `, ${hints.inCode}` : ""}.`,
+          `--- preview: ${preview.description} (~${preview.estimatedTokens.toLocaleString("en-US")} tokens) ---`,
           preview.text,
         ].join("\n"),
       },
     ],
-    ...(result.isError ? { isError: true } : {}),
+    ...(limited.isError ? { isError: true } : {}),
   };
+}
+
+/** `keepIfLarge`, written for a model: the result with its size, or the notice of the kept one. One step of every MCP answer that carries a tool's result. */
+export async function limitResult(
+  services: ResultLimits & { hints: AnswerHints },
+  options: { tool: string; result: ToolResult; owner: string },
+): Promise<ToolResult> {
+  const limited = await keepIfLarge(services, options);
+  return limited.kept ? keptNotice(limited, options.tool, services.hints) : limited.result;
 }
 
 /** Keys of `_meta` on inline results: their size and estimated tokens, beside the content, which stays as the tool gave it. */

@@ -1,25 +1,31 @@
 import type { ExecuteResult } from "@codemux/sandbox";
 import { isCodemuxError, type Logger, type ToolResult, estimateTokens } from "@codemux/core";
-
-/** A text answer. */
-export function textResult(value: string): ToolResult {
-  return { content: [{ type: "text", text: value }] };
-}
+import type { AnswerHints } from "./hints";
 
 /**
  * Every failure reaches the model as a sentence in an error result, never a stack trace. An error a
- * codemux package raised on purpose (it carries the brand) is its own message; anything else (a bug,
- * a Node system error) is named as codemux's own failure and logged, so it never passes for a tool's answer.
+ * codemux package raised on purpose (it carries the brand) is its own message, with the surface's
+ * way to find tools after it when the error asks for one (`data.hint: "findTools"`); anything else
+ * (a bug, a Node system error) is named as codemux's own failure and logged, so it never passes for a
+ * tool's answer.
  */
-export function errorResult(error: unknown, logger?: Logger): ToolResult {
-  if (isCodemuxError(error)) return { content: [{ type: "text", text: error.message }], isError: true };
-  const message = error instanceof Error ? error.message : String(error);
-  logger?.error(`internal error: ${error instanceof Error && error.stack ? error.stack : message}`);
-  return { content: [{ type: "text", text: `codemux internal error: ${message.slice(0, 500)}` }], isError: true };
+export function errorResult(error: unknown, context: { logger?: Logger; hints?: AnswerHints } = {}): ToolResult {
+  return { content: [{ type: "text", text: errorText(error, context) }], isError: true };
 }
 
-/** The snippet's outcome as compact JSON: result, output, time and calls; an error names its kind and position. */
-export function executionResult(run: ExecuteResult): ToolResult {
+/** The sentence of `errorResult`, for front ends that answer in other shapes (REST, the CLI). */
+export function errorText(error: unknown, context: { logger?: Logger; hints?: AnswerHints } = {}): string {
+  if (isCodemuxError(error)) {
+    const hint = error.data?.hint === "findTools" && context.hints ? ` ${capitalized(context.hints.findTools)}.` : "";
+    return `${error.message}${hint}`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  context.logger?.error(`internal error: ${error instanceof Error && error.stack ? error.stack : message}`);
+  return `codemux internal error: ${message.slice(0, 500)}`;
+}
+
+/** A snippet's outcome as data every front end answers with: result (or error, with its kind and position), output, time and calls. */
+export function executionBody(run: ExecuteResult): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (run.ok) body.result = run.result ?? null;
   else body.error = run.error;
@@ -27,8 +33,17 @@ export function executionResult(run: ExecuteResult): ToolResult {
   if (run.stderr) body.stderr = run.stderr;
   body.durationMs = Math.round(run.durationMs);
   body.toolCalls = run.calls;
-  const json = JSON.stringify(body);
+  return body;
+}
+
+/** The snippet's outcome as compact JSON for a model, with the answer's own size in tokens. */
+export function executionResult(run: ExecuteResult): ToolResult {
+  const json = JSON.stringify(executionBody(run));
   // The answer's own size, so the model can weigh reading it again against processing it in the snippet.
   const text = `${json.slice(0, -1)},"estimatedTokens":${estimateTokens(json) + 6}}`;
   return { content: [{ type: "text", text }], ...(run.ok ? {} : { isError: true }) };
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -1,10 +1,10 @@
-import { SEPARATOR, SERVERS_PREFIX, type SessionInfo } from "@codemux/core";
-import { summarize, type CatalogDocument } from "@codemux/catalog";
+import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX } from "@codemux/core";
+import { summarize, type Catalog, type CatalogDocument } from "@codemux/catalog";
+import type { ServerStatus } from "@codemux/pool";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Codemux } from "../core";
 import { BadRequestError, StoreError } from "../errors";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
 import { typeCheckSkill, type SkillImport } from "./typecheck";
@@ -35,6 +35,15 @@ export interface SkillLibraryOptions {
   projectDir?: string;
 }
 
+/** What a library needs of codemux: the catalog (to index skills and read their tools), the servers' states, the other modules, a clock. */
+export interface SkillLibraryDependencies {
+  catalog: Catalog;
+  status(): ServerStatus[];
+  /** A module a skill may import (a tool wrapper, the bridge), as a snippet of `principal` would resolve it; skills are the library's own. */
+  moduleSource(specifier: string, principal: string): string | undefined;
+  clock(): number;
+}
+
 /** The metadata file beside each skill's `.ts`. */
 interface SkillMeta {
   name: string;
@@ -59,24 +68,24 @@ const MAX_CHECKED_MODULES = 300;
  * listing says when one disappeared or changed.
  */
 export class SkillLibrary {
-  readonly #core: Codemux;
+  readonly #deps: SkillLibraryDependencies;
   readonly #dir: string | undefined;
   readonly #projectDir: string | undefined;
   readonly #saved = new Map<string, Map<string, Skill>>();
   readonly #project = new Map<string, Skill>();
 
-  constructor(core: Codemux, options: SkillLibraryOptions = {}) {
-    this.#core = core;
+  constructor(deps: SkillLibraryDependencies, options: SkillLibraryOptions = {}) {
+    this.#deps = deps;
     this.#dir = options.dataDir === undefined ? undefined : join(options.dataDir, "skills");
     this.#projectDir = options.projectDir;
     this.#load();
   }
 
-  /** Answers `mcp/skills/<name>` with the skill's source for the session's principal (the local one when no session is given). */
-  readonly moduleSource = (specifier: string, session?: SessionInfo): string | undefined => {
+  /** Answers `mcp/skills/<name>` with the skill's source for the principal (the local one when none is given). */
+  moduleSource(specifier: string, principal: string = LOCAL_PRINCIPAL): string | undefined {
     const name = skillNameOf(specifier);
-    return name === undefined ? undefined : this.get(session?.principal ?? "local", name)?.code;
-  };
+    return name === undefined ? undefined : this.get(principal, name)?.code;
+  }
 
   /** The principal's skills and the project's it does not override, by name. */
   list(principal: string): ListedSkill[] {
@@ -112,7 +121,7 @@ export class SkillLibrary {
       description,
       code: request.code,
       signature: result.signature,
-      savedAt: new Date(this.#core.clock()).toISOString(),
+      savedAt: new Date(this.#deps.clock()).toISOString(),
       tools: this.#toolsOf(result.imports),
       origin: "saved",
     };
@@ -143,7 +152,7 @@ export class SkillLibrary {
       }
     }
     own.delete(name);
-    this.#core.catalog.removeDocument("skill", documentId(principal, name));
+    this.#deps.catalog.removeDocument("skill", documentId(principal, name));
     const project = this.#project.get(name);
     if (project) this.#index(undefined, project);
   }
@@ -151,12 +160,12 @@ export class SkillLibrary {
   /** What changed among a skill's tools since it was saved: a server no longer in the config, a tool gone, or a different schema. A server still connecting is not judged. */
   problems(skill: Skill): string[] {
     const problems: string[] = [];
-    const statuses = this.#core.status();
+    const statuses = this.#deps.status();
     const configured = new Set(statuses.map((s) => s.name));
     const connecting = new Set(statuses.filter((s) => s.state === "connecting").map((s) => s.name));
     const missing = new Set<string>();
     for (const [qualifiedName, hash] of Object.entries(skill.tools)) {
-      const entry = this.#core.catalog.get(qualifiedName);
+      const entry = this.#deps.catalog.get(qualifiedName);
       const server = qualifiedName.split(SEPARATOR)[0] ?? "";
       if (!entry) {
         if (!configured.has(server)) missing.add(server);
@@ -183,8 +192,7 @@ export class SkillLibrary {
       if (specifier in modules || !specifier.startsWith("mcp/")) continue;
       const other = skillNameOf(specifier);
       // A skill that imports itself, or one that is not there, is the type checker's to report ("cannot find module").
-      const source =
-        other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#core.module(specifier, { id: "skill-check", principal });
+      const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#deps.moduleSource(specifier, principal);
       if (source === undefined) continue;
       modules[specifier] = source;
       pending.push(...importSpecifiers(source));
@@ -199,7 +207,7 @@ export class SkillLibrary {
       if (!specifier.startsWith(SERVERS_PREFIX)) continue;
       const [server = "", fn] = specifier.slice(SERVERS_PREFIX.length).split("/");
       const wanted = fn !== undefined && fn !== "index" ? [fn] : names;
-      for (const entry of this.#core.catalog.entries(server)) if (wanted.includes(entry.functionName)) tools[entry.qualifiedName] = schemaHash(entry.tool);
+      for (const entry of this.#deps.catalog.entries(server)) if (wanted.includes(entry.functionName)) tools[entry.qualifiedName] = schemaHash(entry.tool);
     }
     return tools;
   }
@@ -268,7 +276,7 @@ export class SkillLibrary {
       tool: { name: skill.name, description: skill.description, inputSchema: { type: "object" } },
     };
     // A principal's own skill hides the project's of the same name from that principal's searches.
-    this.#core.catalog.setDocument(document);
+    this.#deps.catalog.setDocument(document);
   }
 }
 

@@ -33,3 +33,6 @@ export function skillNameOf(specifier: string): string | undefined {
   const name = normalized.slice(SKILLS_PREFIX.length);
   return SKILL_NAME_PATTERN.test(name) ? name : undefined;
 }
+
+/** The folder of skills a team commits beside its code, read when it exists in the folder codemux starts in. */
+export const PROJECT_SKILLS_DIR = ".codemux/skills";

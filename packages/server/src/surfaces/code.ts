@@ -1,3 +1,4 @@
+import type { Surface } from "@codemux/core";
 import { callTool } from "../meta-tools/call-tool";
 import { executeCode } from "../meta-tools/execute-code";
 import { listModules, readModule } from "../meta-tools/modules";
@@ -5,23 +6,21 @@ import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
 import { saveSkill } from "../meta-tools/skills";
-import { attachSkills } from "../skills/attach";
-import type { Surface, SurfaceFactory } from "./surface";
+import { CODE_HINTS } from "../render/hints";
+import type { SurfaceFactory } from "./surface";
 
 /** The meta-tools of mode `code`, in the order clients show them. */
 export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCode, callTool, readResult, saveSkill] as const;
 
 /** Mode `code` (the default): a few meta-tools instead of every downstream tool. */
-export const codeSurface: SurfaceFactory = (core): Surface => {
-  // Saved skills are importable and searchable from the first request.
-  attachSkills(core);
-  const registry = new MetaToolRegistry([...CODE_META_TOOLS, ...core.extraMetaTools]);
+export const codeSurface: SurfaceFactory = ({ services, metaTools, hints }): Surface => {
+  const registry = new MetaToolRegistry({ ...services, hints: hints ?? CODE_HINTS }, [...CODE_META_TOOLS, ...metaTools]);
   return {
     name: "code",
     listChanges: false,
     instructions: () => {
       // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = core.pool.names;
+      const servers = services.pool.names;
       return [
         "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
@@ -30,6 +29,6 @@ export const codeSurface: SurfaceFactory = (core): Surface => {
         .trim();
     },
     listTools: async (session) => registry.definitions(session),
-    callTool: (name, args, ctx) => registry.call(name, args, ctx),
+    callTool: (name, args, request) => registry.call(name, args, request),
   };
 };

@@ -1,16 +1,27 @@
-import { SEPARATOR, type CatalogEntry, type ToolResult, estimateTokens } from "@codemux/core";
-import type { ReadResultRequest } from "../meta-tools/read-result";
-import type { Codemux } from "../core";
+import {
+  SEPARATOR,
+  defineMetaTool,
+  estimateTokens,
+  textResult,
+  type CatalogEntry,
+  type MetaTool,
+  type MetaToolContext,
+  type Surface,
+  type ToolResult,
+} from "@codemux/core";
 import { MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import { executeCode } from "../meta-tools/execute-code";
-import { layoutJson, limitResult } from "../meta-tools/limit-result";
-import { readResult } from "../meta-tools/read-result";
-import { MetaToolRegistry, defineMetaTool, type MetaToolContext } from "../meta-tools/registry";
+import { readResult, type ReadResultRequest } from "../meta-tools/read-result";
+import { readInput } from "../meta-tools/input";
+import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
-import { errorResult, textResult } from "../render";
-import { attachSkills } from "../skills/attach";
-import type { Surface, SurfaceFactory } from "./surface";
+import { callRequest } from "../pipeline/call-request";
+import { DISPATCH_HINTS } from "../render/hints";
+import { layoutJson, limitResult } from "../render/limit-result";
+import { errorResult } from "../render/text";
+import type { CodemuxServices } from "../services";
+import type { SurfaceFactory } from "./surface";
 
 /** The one tool of mode `dispatch`. */
 export const DISPATCH_TOOL_NAME = "codemux";
@@ -52,7 +63,7 @@ const KEEP_PREVIEW_CHARS = 300;
 const MAX_AMBIGUOUS_SHOWN = 5;
 
 // The whole upfront cost of this mode: every word earns its place (under 500 tokens with the schema).
-export const dispatchTool = defineMetaTool<DispatchRequest>({
+export const dispatchTool = defineMetaTool<DispatchRequest, CodemuxServices>({
   name: DISPATCH_TOOL_NAME,
   description: [
     "Use many MCP servers' tools through this one tool; pick an action:",
@@ -93,23 +104,24 @@ export const dispatchTool = defineMetaTool<DispatchRequest>({
   run: (request, ctx) => dispatch(request, ctx),
 });
 
-/** The meta-tools dispatch delegates to: the same input reading, bounds and answers as mode `code`. */
-const delegates = new MetaToolRegistry([searchTools, executeCode, readResult]);
+/** Runs a meta-tool of mode `code` for an action: the same input reading, bounds and answers (with dispatch's hints, from the context). */
+function delegate<Input>(tool: MetaTool<Input, CodemuxServices>, args: Record<string, unknown>, ctx: MetaToolContext<CodemuxServices>): Promise<ToolResult> {
+  return tool.run(readInput(tool.definition.inputSchema, args) as Input, ctx);
+}
 
 /**
  * Mode `dispatch`: one tool, `codemux`, whose `action` searches, lists, calls, runs a snippet or reads
  * a kept result, for clients with a strict tool budget.
  */
-export const dispatchSurface: SurfaceFactory = (core): Surface => {
-  // Saved skills are importable (exec) and searchable from the first request.
-  attachSkills(core);
-  const registry = new MetaToolRegistry([dispatchTool]);
+export const dispatchSurface: SurfaceFactory = ({ services: shared, hints }): Surface => {
+  const services = { ...shared, hints: hints ?? DISPATCH_HINTS };
+  const registry = new MetaToolRegistry(services, [dispatchTool]);
   return {
     name: "dispatch",
     listChanges: false,
     instructions: () => {
       // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = core.pool.names;
+      const servers = services.pool.names;
       return [
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
@@ -118,11 +130,11 @@ export const dispatchSurface: SurfaceFactory = (core): Surface => {
         .trim();
     },
     listTools: async () => registry.definitions(),
-    callTool: (name, args, ctx) => registry.call(name, args, ctx),
+    callTool: (name, args, request) => registry.call(name, args, request),
   };
 };
 
-async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise<ToolResult> {
+async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxServices>): Promise<ToolResult> {
   const { action } = request;
   const allowed = ACTION_FIELDS[action];
   const stray = Object.keys(request).filter((field) => field !== "action" && !allowed.includes(field));
@@ -133,15 +145,19 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise
   }
   switch (action) {
     case "search":
-      return delegates.call("search_tools", pick(request, ["query", "server", "limit"]), ctx);
+      return delegate(searchTools, pick(request, ["query", "server", "limit"]), ctx);
     case "list":
-      return limitResult(ctx.core, { tool: `${DISPATCH_TOOL_NAME} list`, result: jsonResult(await listServers(ctx.core, request)), owner: ctx.session.id });
+      return limitResult(ctx.services, {
+        tool: `${DISPATCH_TOOL_NAME} list`,
+        result: jsonResult(await listServers(ctx.services, request)),
+        owner: ctx.session.id,
+      });
     case "call":
       return callAction(request, ctx);
     case "exec":
-      return delegates.call("execute_code", pick(request, ["code", "timeoutMs"]), ctx);
+      return delegate(executeCode, pick(request, ["code", "timeoutMs"]), ctx);
     case "read":
-      return delegates.call("read_result", pick(request, ACTION_FIELDS.read), ctx);
+      return delegate(readResult, pick(request, ACTION_FIELDS.read), ctx);
   }
 }
 
@@ -161,18 +177,19 @@ interface ListedServer {
 }
 
 /** Servers (state, tool count, why one is down) and, when few or asked for by server, their tools. */
-async function listServers(core: Codemux, request: DispatchRequest): Promise<Record<string, unknown>> {
-  await core.discovered();
-  const statuses = core.status();
-  const known = new Set([...statuses.map((s) => s.name), ...core.catalog.servers()]);
+async function listServers(services: CodemuxServices, request: DispatchRequest): Promise<Record<string, unknown>> {
+  const { readiness, catalog } = services;
+  await readiness.discovered();
+  const statuses = readiness.status();
+  const known = new Set([...statuses.map((s) => s.name), ...catalog.servers()]);
   if (request.server !== undefined && !known.has(request.server)) {
     throw new BadRequestError(`No server named "${request.server.slice(0, 100)}". Servers: ${[...known].sort().join(", ") || "none"}.`);
   }
-  const withTools = request.server !== undefined || core.catalog.size <= LIST_ALL_TOOLS_UP_TO;
+  const withTools = request.server !== undefined || catalog.size <= LIST_ALL_TOOLS_UP_TO;
   const names = request.server !== undefined ? [request.server] : [...known].sort();
   const servers = names.map((name): ListedServer => {
     const status = statuses.find((s) => s.name === name);
-    const entries = core.catalog.entries(name);
+    const entries = catalog.entries(name);
     return {
       name,
       state: status?.state ?? "ready",
@@ -181,10 +198,11 @@ async function listServers(core: Codemux, request: DispatchRequest): Promise<Rec
       ...(withTools ? { toolList: entries.map((e) => listedTool(e, request)) } : {}),
     };
   });
+  const pending = readiness.pendingNote();
   return {
     servers,
-    ...(withTools ? {} : { hint: `${core.catalog.size} tools: search {query}, or list {server} for one server's tools.` }),
-    ...(core.pendingNote().length ? { note: core.pendingNote().join(" ") } : {}),
+    ...(withTools ? {} : { hint: `${catalog.size} tools: search {query}, or list {server} for one server's tools.` }),
+    ...(pending.length ? { note: pending.join(" ") } : {}),
   };
 }
 
@@ -198,41 +216,35 @@ function listedTool(entry: CatalogEntry, request: DispatchRequest): NonNullable<
   };
 }
 
-async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promise<ToolResult> {
-  const { core, session } = ctx;
+async function callAction(request: DispatchRequest, ctx: MetaToolContext<CodemuxServices>): Promise<ToolResult> {
+  const { services, session } = ctx;
   if (request.tool === undefined) throw new BadRequestError('call needs "tool": a server__tool name, or a tool name that one server has (search finds them).');
   if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
   if (request.pointer !== undefined && request.argumentsFrom === undefined)
     throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
-  const name = await resolveToolName(core, request.tool, request.server);
+  const name = await resolveToolName(services, request.tool, request.server);
   const args =
-    request.argumentsFrom !== undefined ? await argumentsFromKept(core, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
+    request.argumentsFrom !== undefined ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
   let result: ToolResult;
   try {
-    result = await core.callTool({
-      name,
-      arguments: args,
-      origin: "dispatch",
-      session,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.progress ? { progress: ctx.progress } : {}),
-    });
+    result = await services.pipeline.call(callRequest({ name, args, origin: "dispatch" }, ctx));
   } catch (error) {
-    return errorResult(error, core.logger);
+    return errorResult(error, services);
   }
   // Nothing to keep when the result has no text (only images or audio): it comes back as it is.
-  if (!request.keep || result.isError || keptTextOf(result) === "") return limitResult(core, { tool: name, result, owner: session.id });
-  return keepResult(core, name, result, session.id);
+  if (!request.keep || result.isError || keptTextOf(result) === "") return limitResult(services, { tool: name, result, owner: session.id });
+  return keepResult(services, name, result, session.id);
 }
 
 /** `server` + `tool`, a `server__tool` name, or a bare tool name that exactly one server has. */
-async function resolveToolName(core: Codemux, tool: string, server: string | undefined): Promise<string> {
+async function resolveToolName(services: CodemuxServices, tool: string, server: string | undefined): Promise<string> {
+  const { catalog, readiness } = services;
   const name = tool.trim();
   if (server !== undefined) return `${server}${SEPARATOR}${name}`;
-  if (core.catalog.get(name)) return name;
-  await core.discovered();
-  if (core.catalog.get(name)) return name;
-  const matches = core.catalog.entries().filter((e) => e.name === name || e.functionName === name);
+  if (catalog.get(name)) return name;
+  await readiness.discovered();
+  if (catalog.get(name)) return name;
+  const matches = catalog.entries().filter((e) => e.name === name || e.functionName === name);
   if (matches.length === 1) return (matches[0] as CatalogEntry).qualifiedName;
   if (matches.length > 1) {
     const shown = matches.slice(0, MAX_AMBIGUOUS_SHOWN).map((e) => e.qualifiedName);
@@ -245,14 +257,14 @@ async function resolveToolName(core: Codemux, tool: string, server: string | und
 }
 
 /** The arguments a kept result holds: its text parsed as JSON, optionally at a JSON Pointer, which must be an object. */
-async function argumentsFromKept(core: Codemux, owner: string, handle: string, pointer: string | undefined): Promise<Record<string, unknown>> {
-  const kept = core.results.get(handle, owner);
+async function argumentsFromKept(services: CodemuxServices, owner: string, handle: string, pointer: string | undefined): Promise<Record<string, unknown>> {
+  const kept = services.results.get(handle, owner);
   if (kept.bytes > MAX_RELAYOUT_BYTES) {
     throw new BadRequestError(
       `${handle} is ${kept.bytes} bytes; arguments from a kept result may be at most ${MAX_RELAYOUT_BYTES}. Pick the part you need in exec.`,
     );
   }
-  const text = await core.results.read(handle, owner);
+  const text = await services.results.read(handle, owner);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -283,9 +295,9 @@ function atPointer(value: unknown, pointer: string, handle: string): unknown {
 }
 
 /** Keeps a result for the next call or for read, and answers with its handle, size and a short preview. */
-async function keepResult(core: Codemux, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
+async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
   const text = keptTextOf(result);
-  const kept = await core.results.keep(tool, text, owner);
+  const kept = await services.results.keep(tool, text, owner);
   const preview = text.length > KEEP_PREVIEW_CHARS ? `${text.slice(0, KEEP_PREVIEW_CHARS)}…` : text;
   return jsonResult({
     handle: kept.handle,

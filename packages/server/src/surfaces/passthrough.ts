@@ -1,40 +1,39 @@
-import type { ToolDefinition, CallRequest } from "@codemux/core";
-import { limitResult } from "../meta-tools/limit-result";
+import type { Surface, ToolDefinition } from "@codemux/core";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
-import { errorResult } from "../render";
-import type { Surface, SurfaceFactory } from "./surface";
+import { callRequest } from "../pipeline/call-request";
+import { PASSTHROUGH_HINTS } from "../render/hints";
+import { limitResult } from "../render/limit-result";
+import { errorResult } from "../render/text";
+import type { SurfaceFactory } from "./surface";
 
 /**
  * Mode `passthrough`: every downstream tool under its `server__tool` name, plus read_result, so the
  * handle in a large result's preview can be read back.
  */
-export const passthroughSurface: SurfaceFactory = (core): Surface => {
-  const meta = new MetaToolRegistry([readResult]);
+export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }): Surface => {
+  const services = { ...shared, hints: hints ?? PASSTHROUGH_HINTS };
+  const meta = new MetaToolRegistry(services, [readResult]);
   return {
     name: "passthrough",
     listChanges: true,
     instructions: () => undefined,
     listTools: async () => {
-      await core.discovered();
-      const downstream = core.catalog
+      await services.readiness.discovered();
+      const downstream = services.catalog
         .entries()
         .map(
           (entry): ToolDefinition => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
         );
       return [...downstream, ...meta.definitions()];
     },
-    callTool: async (name, args, ctx) => {
-      if (meta.has(name) && !core.catalog.get(name)) return meta.call(name, args, ctx);
-      // Every downstream call of this mode comes through here: the request is built field by field.
-      const request: CallRequest = { name, arguments: args, origin: "passthrough", session: ctx.session };
-      if (ctx.signal) request.signal = ctx.signal;
-      if (ctx.progress) request.progress = ctx.progress;
-      if (ctx.requestId !== undefined) request.requestId = ctx.requestId;
+    callTool: async (name, args, request) => {
+      if (meta.has(name) && !services.catalog.get(name)) return meta.call(name, args, request);
       try {
-        return await limitResult(core, { tool: name, result: await core.callTool(request), owner: ctx.session.id });
+        const result = await services.pipeline.call(callRequest({ name, args, origin: "passthrough" }, request));
+        return await limitResult(services, { tool: name, result, owner: request.session.id });
       } catch (error) {
-        return errorResult(error, core.logger);
+        return errorResult(error, services);
       }
     },
   };

@@ -1,0 +1,350 @@
+import {
+  LOCAL_PRINCIPAL,
+  silentLogger,
+  type JobRunner,
+  type Logger,
+  type MetaTool,
+  type SessionInfo,
+  type Surface,
+  type ToolCallMiddleware,
+} from "@codemux/core";
+import { Catalog } from "@codemux/catalog";
+import { ModuleTree } from "@codemux/codegen";
+import { ServerPool, denyReason, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
+import { HOST_CALL_GLOBAL, type CodeExecutor, type SandboxOptions } from "@codemux/sandbox";
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { CatalogCache } from "./catalog-cache";
+import { DEFAULT_DISCOVERY_WAIT_MS, DEFAULT_LARGE_RESULT_BYTES, DEFAULT_RESULT_TTL_MS, DEFAULT_STARTUP_WAIT_MS } from "./defaults";
+import { BadRequestError } from "./errors";
+import type { TaskStoreFactory } from "./jobs";
+import { McpFeatures } from "./mcp-features";
+import { ModuleNamespace, type ModuleSource } from "./modules/namespace";
+import { logCalls } from "./pipeline/log-calls";
+import { ToolCallPipeline } from "./pipeline/pipeline";
+import { Readiness } from "./readiness";
+import type { AnswerHints } from "./render/hints";
+import { ClientRelay } from "./relay";
+import { ResultStore } from "./results";
+import type { CodemuxServices } from "./services";
+import { SkillLibrary } from "./skills/library";
+import { PROJECT_SKILLS_DIR } from "./skills/names";
+import { SnippetHost } from "./snippets";
+import { FileStore } from "./stores/file-store";
+import type { Store } from "./stores/store";
+import { BUILT_IN_SURFACES } from "./surfaces/index";
+import type { SurfaceFactory } from "./surfaces/surface";
+import type { ToolPool } from "./tool-pool";
+
+export interface CodemuxOptions {
+  config: PoolConfig;
+  /** The surface clients see, by name: `code` (default, the meta-tools), `passthrough` (every downstream tool), `dispatch` (one tool), or one added in `surfaces`. */
+  mode?: string;
+  logger?: Logger;
+  /** The folder codemux was given (`--root`): what a shared server is told its roots are when its config entry names none. */
+  root?: string;
+  /** The downstream servers; a `ServerPool` of `config` when absent. */
+  pool?: ToolPool;
+  /** Options of the default `ServerPool`. */
+  poolOptions?: PoolOptions;
+  /** Runs snippets; a `Sandbox` (with `sandbox` options) when absent, started on first use. */
+  executor?: CodeExecutor;
+  sandbox?: SandboxOptions;
+  /** Where large results are kept; files in a private temporary folder when absent. */
+  resultStore?: Store;
+  /** Where the last good catalog is kept, so a restart answers at once; `cacheDir` makes a file store; off when both are absent. */
+  cacheStore?: Store;
+  cacheDir?: string;
+  /** Skip reading the cached catalog (it is still written): `--refresh-cache`. */
+  refreshCache?: boolean;
+  /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
+  middleware?: ToolCallMiddleware[];
+  /** Extra modes, by name. */
+  surfaces?: Record<string, SurfaceFactory>;
+  /** More meta-tools for mode `code` (jobs, agent...), after the built-in ones. */
+  metaTools?: MetaTool<never, CodemuxServices>[];
+  /** Runs `background: true` requests; without it they are refused. */
+  jobs?: JobRunner;
+  /** Serves MCP tasks (task-augmented tools/call, tasks/get, result, list, cancel) for each session; off without it. */
+  taskStore?: TaskStoreFactory;
+  /** More modules snippets may import, asked after codemux's own; each answers a specifier with TypeScript source or undefined. */
+  moduleSources?: ModuleSource[];
+  /** codemux's own folder for data that outlives a run (skills, journals); features that need it are off without it. */
+  dataDir?: string;
+  /** The folder of skills a team commits; `./.codemux/skills` when it exists and this is absent. */
+  projectSkillsDir?: string;
+  /** Keep each snippet, its bundle and source map under this folder (one subfolder a run), for debugging. */
+  keepBundlesDir?: string;
+  /** Log every downstream call at debug level (name, origin, outcome, duration); off by default, so the hot path builds no log line. */
+  logCalls?: boolean;
+  /** Milliseconds since the epoch; `Date.now` when absent. */
+  clock?: () => number;
+  /** How long a call waits for the server it needs while that server is still connecting. */
+  startupWaitMs?: number;
+  /** How long after start a search waits for servers with nothing cached. */
+  discoveryWaitMs?: number;
+  /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
+  largeResultBytes?: number;
+  resultTtlMs?: number;
+}
+
+interface CodemuxEvents {
+  /** The set of tools changed (a server connected, dropped or changed its list, or a reload changed the servers). */
+  toolsChanged: [];
+}
+
+/**
+ * The wiring root of codemux: it builds the services (readiness, the module namespace, the snippet
+ * host, the call pipeline, the result store, the skills, the MCP features) over one pool, and hands
+ * them, not itself, to the surfaces of its modes. Front ends (an MCP session, REST, the CLI) start it,
+ * ask it for a surface or a session, and close it.
+ *
+ * @example
+ * const core = new Codemux({ config: await loadConfigFile("codemux.json") });
+ * core.start();
+ * const answer = await core.surface("code").callTool("search_tools", { query: "read a file" }, { session: core.session(), origin: "cli" });
+ * await core.close();
+ */
+export class Codemux extends EventEmitter<CodemuxEvents> {
+  readonly options: CodemuxOptions;
+  readonly mode: string;
+  readonly logger: Logger;
+  readonly clock: () => number;
+  readonly dataDir: string | undefined;
+  readonly pool: ToolPool;
+  readonly catalog = new Catalog();
+  readonly pipeline: ToolCallPipeline;
+  /** Routes the servers' sampling, elicitation and roots requests to the client whose call caused them. */
+  readonly relay: ClientRelay;
+  readonly results: ResultStore;
+  /** Resources, prompts, completions and logging of every server, for every session. */
+  readonly features: McpFeatures;
+  readonly readiness: Readiness;
+  /** What surfaces, meta-tools and front ends are given. */
+  readonly services: Omit<CodemuxServices, "hints">;
+  readonly #snippets: SnippetHost;
+  readonly #surfaceFactories: Record<string, SurfaceFactory>;
+  readonly #surfaces = new Map<string, Surface>();
+  #config: PoolConfig;
+  #started = false;
+  readonly #closers: Array<() => Promise<void> | void> = [];
+  readonly #beforeClose: Array<() => Promise<void> | void> = [];
+
+  constructor(options: CodemuxOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.options = options;
+    this.#config = options.config;
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? Date.now;
+    this.dataDir = options.dataDir;
+    this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
+    this.mode = options.mode ?? "code";
+    if (!this.#surfaceFactories[this.mode]) throw new BadRequestError(`Unknown mode "${this.mode}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
+
+    const rootUri = options.root === undefined ? undefined : pathToFileURL(resolve(options.root)).href;
+    this.relay = new ClientRelay({
+      roots: (server) => (this.#config.servers.find((s) => s.name === server)?.roots ?? (rootUri ? [rootUri] : [])).map((uri) => ({ uri })),
+      clock: this.clock,
+    });
+    this.results = new ResultStore({
+      ttlMs: options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+      now: this.clock,
+      ...(options.resultStore ? { store: options.resultStore } : {}),
+    });
+    // A lazy server waits for its first call only when its tools are known without it (from the cache).
+    this.pool =
+      options.pool ??
+      new ServerPool(options.config, {
+        logger: this.logger,
+        relay: this.relay,
+        deferStart: (server) => this.readiness.isCached(server),
+        ...options.poolOptions,
+      });
+    const tree = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
+    const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
+    this.readiness = new Readiness({
+      pool: this.pool,
+      catalog: this.catalog,
+      modules: tree,
+      cache: cacheStore ? new CatalogCache(cacheStore, options.config) : undefined,
+      refreshCache: options.refreshCache === true,
+      logger: this.logger,
+      clock: this.clock,
+      startupWaitMs: options.startupWaitMs ?? DEFAULT_STARTUP_WAIT_MS,
+      discoveryWaitMs: options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS,
+    });
+    this.readiness.on("toolsChanged", () => this.emit("toolsChanged"));
+    this.pipeline = new ToolCallPipeline({
+      pool: this.pool,
+      catalog: this.catalog,
+      middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
+      waitForServer: (server) => this.readiness.waitForServer(server),
+      deniedReason: (server, tool) => {
+        const spec = this.#config.servers.find((s) => s.name === server);
+        return spec ? denyReason(spec.tools, tool) : undefined;
+      },
+    });
+    const largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
+    this.features = new McpFeatures({
+      pool: this.pool,
+      catalog: this.catalog,
+      readiness: this.readiness,
+      pipeline: this.pipeline,
+      relay: this.relay,
+      results: this.results,
+      largeResultBytes,
+      logger: this.logger,
+    });
+    const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);
+    // Skills import the other modules as a snippet of the same principal would: the namespace answers them (made just below).
+    const skills: SkillLibrary = new SkillLibrary(
+      {
+        catalog: this.catalog,
+        status: () => this.pool.status(),
+        moduleSource: (specifier: string, principal: string): string | undefined => namespace.source(specifier, { id: "skill-check", principal }),
+        clock: this.clock,
+      },
+      { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },
+    );
+    const namespace: ModuleNamespace = new ModuleNamespace({
+      tree,
+      catalog: this.catalog,
+      skills,
+      resources: this.features,
+      hostCallGlobal: HOST_CALL_GLOBAL,
+      status: () => this.pool.status(),
+      ...(options.moduleSources ? { extra: options.moduleSources } : {}),
+    });
+    this.#snippets = new SnippetHost({
+      namespace,
+      pipeline: this.pipeline,
+      readiness: this.readiness,
+      logger: this.logger,
+      clock: this.clock,
+      ...(options.executor ? { executor: options.executor } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      ...(options.keepBundlesDir ? { keepBundlesDir: options.keepBundlesDir } : {}),
+    });
+    this.services = {
+      logger: this.logger,
+      catalog: this.catalog,
+      readiness: this.readiness,
+      pool: this.pool,
+      pipeline: this.pipeline,
+      namespace,
+      snippets: this.#snippets,
+      results: this.results,
+      largeResultBytes,
+      skills,
+      features: this.features,
+      jobs: options.jobs,
+      surface: (mode) => this.surface(mode),
+    };
+  }
+
+  /** The config being served (the last one `reload` applied). */
+  get config(): PoolConfig {
+    return this.#config;
+  }
+
+  /**
+   * Applies a changed config while serving: servers added, removed or changed are started, stopped
+   * or restarted; unchanged servers keep their connection; clients are told their tool list changed.
+   */
+  async reload(config: PoolConfig): Promise<PoolUpdate> {
+    if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
+    const previous = this.#config;
+    // Servers restarted by the update ask for their roots while it runs: they must get the new config's.
+    this.#config = config;
+    let update: PoolUpdate;
+    try {
+      update = await this.pool.update(config.servers);
+    } catch (error) {
+      this.#config = previous;
+      throw error;
+    }
+    if (update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
+    return update;
+  }
+
+  /**
+   * Loads the cached catalog, then connects every server in the background. Requests wait only for
+   * the server they need; `ready()` waits for all. `warmSandbox` starts a sandbox worker once the
+   * servers are up, so the first execute_code does not wait for it.
+   */
+  start(options: { warmSandbox?: boolean } = {}): void {
+    if (this.#started) return;
+    this.#started = true;
+    const started = this.readiness.start();
+    if (options.warmSandbox && this.mode === "code") void started.then(() => this.#snippets.warm());
+  }
+
+  /** A new client session (over stdio, the one local user). */
+  session(principal = LOCAL_PRINCIPAL): SessionInfo {
+    return { id: randomUUID(), principal };
+  }
+
+  /** The surface of a mode, made once per core (and per other front end's hints, such as the CLI's). */
+  surface(name: string = this.mode, options: { hints?: AnswerHints } = {}): Surface {
+    const key = options.hints ? `${name} ${options.hints.findTools}` : name;
+    let surface = this.#surfaces.get(key);
+    if (!surface) {
+      const factory = this.#surfaceFactories[name];
+      if (!factory) throw new BadRequestError(`Unknown mode "${name}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
+      surface = factory({ services: this.services, metaTools: this.options.metaTools ?? [], ...(options.hints ? { hints: options.hints } : {}) });
+      this.#surfaces.set(key, surface);
+    }
+    return surface;
+  }
+
+  /** The modes this core serves, by name. */
+  get modes(): string[] {
+    return Object.keys(this.#surfaceFactories);
+  }
+
+  /** Waits (bounded) until every server has connected or failed; servers known from the cache do not hold it up. True when all settled in time. */
+  ready(timeoutMs?: number): Promise<boolean> {
+    return this.readiness.ready(timeoutMs);
+  }
+
+  /** Waits (bounded) until every server has connected or failed, cached or not: for one-shot commands that want live servers. */
+  settled(timeoutMs?: number): Promise<boolean> {
+    return this.readiness.settled(timeoutMs);
+  }
+
+  status(): ServerStatus[] {
+    return this.pool.status();
+  }
+
+  /**
+   * Runs `closer` when the core closes: after its servers and sandbox stop (plugins flushing their
+   * files), or with `before: true` while they still run (a job runner recording its jobs as interrupted).
+   */
+  onClose(closer: () => Promise<void> | void, options: { before?: boolean } = {}): void {
+    (options.before ? this.#beforeClose : this.#closers).push(closer);
+  }
+
+  /** Stops every server and the sandbox, deletes the kept results, then runs the `onClose` closers. */
+  async close(): Promise<void> {
+    await runClosers(this.#beforeClose.splice(0), this.logger);
+    await this.readiness.flush();
+    await Promise.all([this.pool.close(), this.#snippets.close()]);
+    await this.results.clear();
+    await runClosers(this.#closers.splice(0), this.logger);
+  }
+}
+
+/** Runs each closer in order; one that fails is logged and the others still run. */
+async function runClosers(closers: Array<() => Promise<void> | void>, logger: Logger): Promise<void> {
+  for (const closer of closers) {
+    try {
+      await closer();
+    } catch (error) {
+      logger.warn(`while closing: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, type CatalogEntry, type SessionInfo } from "@codemux/core";
+import type { Catalog } from "@codemux/catalog";
+import type { ModuleTree } from "@codemux/codegen";
+import type { ServerStatus } from "@codemux/pool";
+import { BadRequestError } from "../errors";
+import type { ListedSkill, SkillLibrary } from "../skills/library";
+import { SKILLS_PREFIX } from "../skills/names";
+import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule, type ResourceReader } from "./resources";
+import { similarModules } from "./similar";
+
+/** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
+export type ModuleSource = (specifier: string, session?: SessionInfo) => string | undefined;
+
+/** What list_modules shows for a path, before any front end writes it out. */
+export type ModuleListing =
+  /** `mcp`: every server (with its tool count), the servers that are down and why, and the principal's skills. */
+  | { kind: "root"; servers: Array<{ name: string; tools: number }>; down: ServerStatus[]; skills: ListedSkill[] }
+  /** `mcp/skills`: the principal's skills and the project's. */
+  | { kind: "skills"; skills: ListedSkill[] }
+  /** `mcp/servers/<server>`: its tools. */
+  | { kind: "server"; specifier: string; entries: CatalogEntry[] }
+  /** Any other path with modules under it. */
+  | { kind: "modules"; specifiers: string[] };
+
+/** A `.../<tool>.schema` path names the JSON Schema of that tool's input. */
+const SCHEMA_SUFFIX = ".schema";
+
+export interface ModuleNamespaceOptions {
+  /** The `servers/` and `bridge` mounts: the generated tool wrappers. */
+  tree: ModuleTree;
+  catalog: Catalog;
+  /** The `skills/` mount: each principal's saved skills and the project's. */
+  skills: SkillLibrary;
+  /** The `resources` mount's host calls. */
+  resources: ResourceReader;
+  /** The sandbox's host-call global, which the generated modules call. */
+  hostCallGlobal: string;
+  /** The servers' states, for the listing of the ones that are down. */
+  status(): ServerStatus[];
+  /** More modules (an embedder's), asked last. */
+  extra?: readonly ModuleSource[];
+}
+
+/**
+ * The one owner of the `mcp/*` namespace that snippets import from and `list_modules` / `read_module`
+ * show: `mcp/servers/...` and `mcp/bridge` (generated from the catalog), `mcp/resources`, and
+ * `mcp/skills/<name>` (per principal). Lookup, listing, suggestions for a mistyped path and the
+ * routing of the host calls its own modules make all go through here.
+ */
+export class ModuleNamespace {
+  readonly #options: ModuleNamespaceOptions;
+  readonly #resources: string;
+
+  constructor(options: ModuleNamespaceOptions) {
+    this.#options = options;
+    this.#resources = resourcesModule(options.hostCallGlobal);
+  }
+
+  /** The generated mounts (`servers/` and `bridge`), as codegen writes them to disk. */
+  get generated(): ModuleTree {
+    return this.#options.tree;
+  }
+
+  /** The source a snippet of `session` gets for `specifier`, from the mount it names; undefined when none has it. */
+  source(specifier: string, session?: SessionInfo): string | undefined {
+    const { tree, skills, extra } = this.#options;
+    const generated = tree.get(specifier);
+    if (generated !== undefined) return generated;
+    const path = specifier.replace(/\.ts$/, "");
+    if (path === RESOURCES_SPECIFIER) return this.#resources;
+    if (path.startsWith(SKILLS_PREFIX)) return skills.moduleSource(path, session?.principal);
+    for (const source of extra ?? []) {
+      const found = source(specifier, session);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** The path spelled closest to one that does not exist (none when nothing is close), for a did-you-mean. */
+  suggest(specifier: string): string[] {
+    return similarModules(specifier, this.#options);
+  }
+
+  /** What is under a path (the whole namespace without one), for `session`'s principal; throws a sentence when nothing is. */
+  list(path: string | undefined, session: SessionInfo): ModuleListing {
+    const { catalog, tree, skills, status } = this.#options;
+    const specifier = path ? normalizeSpecifier(path) : MODULE_ROOT;
+    if (`${specifier}/` === SKILLS_PREFIX) return { kind: "skills", skills: skills.list(session.principal) };
+    if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
+      const servers = catalog.servers();
+      return {
+        kind: "root",
+        servers: servers.map((name) => ({ name, tools: catalog.entries(name).length })),
+        down: status().filter((s) => s.state !== "ready" && !servers.includes(s.name)),
+        skills: skills.list(session.principal),
+      };
+    }
+    const server = serverOf(specifier);
+    if (server !== undefined && specifier === `${SERVERS_PREFIX}${server}` && catalog.servers().includes(server)) {
+      return { kind: "server", specifier, entries: catalog.entries(server) };
+    }
+    const specifiers = tree.list(specifier);
+    if (specifiers.length > 0) return { kind: "modules", specifiers };
+    throw new BadRequestError(
+      `No modules under "${specifier}". Servers: ${
+        catalog
+          .servers()
+          .map((s) => `${SERVERS_PREFIX}${s}`)
+          .join(", ") || "none"
+      }.`,
+    );
+  }
+
+  /**
+   * A module as read_module shows it: by path (`mcp/servers/fs/readTextFile`, also without `mcp/`),
+   * by `server__tool` name, or `.../<tool>.schema` for the tool's input schema as JSON. Throws a
+   * sentence with the path meant when there is no such module.
+   */
+  read(input: string, session: SessionInfo): { specifier: string; source: string } {
+    const { catalog, tree } = this.#options;
+    if (input.includes(SEPARATOR) && !input.includes("/")) {
+      const entry = catalog.resolve(input.trim());
+      return { specifier: entry.moduleSpecifier, source: tree.get(entry.moduleSpecifier) ?? "" };
+    }
+    const specifier = normalizeSpecifier(input);
+    if (specifier.endsWith(SCHEMA_SUFFIX)) {
+      const entry = catalog.entries().find((e) => e.moduleSpecifier === specifier.slice(0, -SCHEMA_SUFFIX.length));
+      if (entry) return { specifier, source: JSON.stringify(entry.tool.inputSchema, null, 2) };
+    }
+    const source = this.source(specifier, session);
+    if (source !== undefined) return { specifier, source };
+    const close = this.suggest(specifier);
+    throw new BadRequestError(
+      `No module "${specifier}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
+    );
+  }
+
+  /** True for a host call of the namespace's own modules (`mcp/resources`), which no tool answers. */
+  ownsCall(name: string): boolean {
+    return isResourceCall(name);
+  }
+
+  /** Answers a host call `ownsCall` claimed, for the session whose snippet made it. */
+  call(call: { name: string; args: unknown; session: SessionInfo; signal?: AbortSignal }): Promise<unknown> {
+    return resourceCall(this.#options.resources, call);
+  }
+}
+
+/** The mounts besides the servers, as list_modules names them. */
+export const MOUNT_NOTES: readonly string[] = [
+  `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`,
+  `${RESOURCES_SPECIFIER}  (listResources / readResource of every server)`,
+];
+
+/** Accepts `mcp/servers/fs/readTextFile` (and the same without `mcp/`); refuses absolute paths and `..`. */
+export function normalizeSpecifier(input: string): string {
+  const text = input.trim().replace(/\.(d\.)?ts$/, "");
+  if (!text) throw new BadRequestError("The module path is empty; list_modules shows what exists.");
+  if (text.startsWith("/") || text.startsWith("\\") || /^[A-Za-z]:/.test(text) || text.includes("\0")) {
+    throw new BadRequestError(`"${input.slice(0, 300)}" is an absolute path; modules are named like "mcp/servers/fs/readTextFile".`);
+  }
+  const parts = text.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
+  if (parts.some((p) => p === ".."))
+    throw new BadRequestError(`"${input.slice(0, 300)}" climbs with ".."; modules are named like "mcp/servers/fs/readTextFile".`);
+  if (parts[0] !== MODULE_ROOT) parts.unshift(MODULE_ROOT);
+  return parts.join("/");
+}
+
+/** `mcp/servers/<server>` for a path under it, else undefined. */
+export function serverOf(specifier: string): string | undefined {
+  return specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
+}

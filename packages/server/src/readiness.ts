@@ -1,0 +1,187 @@
+import type { Logger, ToolDefinition } from "@codemux/core";
+import type { Catalog } from "@codemux/catalog";
+import { type ModuleTree, codegenToolOf } from "@codemux/codegen";
+import type { ServerStatus } from "@codemux/pool";
+import { EventEmitter } from "node:events";
+import type { CatalogCache } from "./catalog-cache";
+import { CACHE_SAVE_DELAY_MS } from "./defaults";
+import type { ToolPool } from "./tool-pool";
+
+export interface ReadinessOptions {
+  pool: ToolPool;
+  catalog: Catalog;
+  modules: ModuleTree;
+  cache: CatalogCache | undefined;
+  /** Skip reading the cached catalog (it is still written). */
+  refreshCache: boolean;
+  logger: Logger;
+  clock: () => number;
+  startupWaitMs: number;
+  discoveryWaitMs: number;
+}
+
+interface ReadinessEvents {
+  /** The set of tools changed (a server connected, dropped or changed its list). */
+  toolsChanged: [];
+}
+
+/**
+ * Which servers are there, and waiting for them: keeps the catalog and the module tree in step with the
+ * pool (and with the last good catalog on disk, so a restart answers at once), and waits, bounded, for
+ * the servers a request needs while they connect.
+ */
+export class Readiness extends EventEmitter<ReadinessEvents> {
+  readonly #options: ReadinessOptions;
+  /** Servers whose tools so far come from the disk cache, not from the server. */
+  readonly #cached = new Set<string>();
+  #cacheLoaded: Promise<void> = Promise.resolve();
+  #startedAt: number | undefined;
+  #saveTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: ReadinessOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.#options = options;
+    const { pool, catalog, modules } = options;
+    pool.on("tools", (server, tools) => {
+      this.#cached.delete(server);
+      this.#setServerTools(server, tools);
+      this.#scheduleSave();
+    });
+    pool.on("removed", (server) => {
+      this.#cached.delete(server);
+      catalog.removeServer(server);
+      modules.removeServer(server);
+      this.emit("toolsChanged");
+    });
+  }
+
+  /** Resolves once the cached catalog is loaded (at once before start, or with none). */
+  loaded(): Promise<void> {
+    return this.#cacheLoaded;
+  }
+
+  /** True for a server whose tools come from the cache while it has not connected yet: the pool starts it on its first call. */
+  isCached(server: string): boolean {
+    return this.#cached.has(server);
+  }
+
+  /** Loads the cached catalog, then connects every server in the background; resolves when the pool's start has begun. */
+  start(): Promise<void> {
+    if (this.#startedAt !== undefined) return this.#cacheLoaded;
+    this.#startedAt = this.#options.clock();
+    this.#cacheLoaded = this.#loadCache();
+    return this.#cacheLoaded.then(() => this.#options.pool.start());
+  }
+
+  /** Waits (bounded) until every server has connected or failed; servers known from the cache do not hold it up. True when all settled in time. */
+  async ready(timeoutMs = this.#options.startupWaitMs): Promise<boolean> {
+    await this.#cacheLoaded;
+    const { pool } = this.#options;
+    const waiting = pool.status().filter((s) => s.state === "connecting" && !this.#cached.has(s.name));
+    if (waiting.length === 0) return true;
+    return this.#waitUntil(() => pool.status().every((s) => s.state !== "connecting" || this.#cached.has(s.name)), timeoutMs);
+  }
+
+  /** Waits (bounded) until every server has connected or failed, cached or not: for one-shot commands that want live servers. */
+  async settled(timeoutMs = this.#options.startupWaitMs): Promise<boolean> {
+    await this.#cacheLoaded;
+    return this.#waitUntil(() => this.#options.pool.status().every((s) => s.state !== "connecting"), timeoutMs);
+  }
+
+  /**
+   * For answers over the whole catalog (search, module lists): waits for servers with nothing cached
+   * only during the first seconds after start, so a hung server never holds a search up for long.
+   */
+  async discovered(): Promise<void> {
+    await this.#cacheLoaded;
+    const { clock, discoveryWaitMs } = this.#options;
+    const left = (this.#startedAt ?? clock()) + discoveryWaitMs - clock();
+    if (left > 0) await this.ready(left);
+  }
+
+  /** Waits (bounded) while one server is connecting for the first time with nothing cached; at once otherwise. */
+  async waitForServer(server: string): Promise<void> {
+    await this.#cacheLoaded;
+    const connecting = () => this.#options.pool.status().some((s) => s.name === server && s.state === "connecting") && !this.#cached.has(server);
+    if (connecting()) await this.#waitUntil(() => !connecting(), this.#options.startupWaitMs);
+  }
+
+  status(): ServerStatus[] {
+    return this.#options.pool.status();
+  }
+
+  /** Servers still connecting, for a note under answers given before they are all there. */
+  pendingNote(): string[] {
+    const connecting = this.status()
+      .filter((s) => s.state === "connecting")
+      .map((s) => s.name);
+    const missing = connecting.filter((s) => !this.#cached.has(s));
+    const cached = connecting.filter((s) => this.#cached.has(s));
+    return [
+      ...(missing.length ? [`(still connecting: ${missing.join(", ")}; their tools are not listed yet)`] : []),
+      ...(cached.length ? [`(still connecting: ${cached.join(", ")}; their tools are listed from the last run)`] : []),
+    ];
+  }
+
+  /** Writes the catalog cache now if a save is pending (at close). */
+  async flush(): Promise<void> {
+    if (!this.#saveTimer) return;
+    clearTimeout(this.#saveTimer);
+    await this.#save();
+  }
+
+  async #loadCache(): Promise<void> {
+    const { cache, refreshCache, pool, catalog } = this.#options;
+    if (!cache || refreshCache) return;
+    const names = new Set(pool.names);
+    for (const [server, tools] of await cache.load()) {
+      if (!names.has(server) || catalog.entries(server).length > 0) continue;
+      this.#cached.add(server);
+      this.#setServerTools(server, tools);
+    }
+  }
+
+  /** Resolves true once `done()` holds (checked on every server state change), or false after `timeoutMs`. */
+  #waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (done()) return Promise.resolve(true);
+    const { pool } = this.#options;
+    return new Promise((resolve) => {
+      const finish = (value: boolean) => {
+        clearTimeout(timer);
+        pool.off("state", onState);
+        resolve(value);
+      };
+      const onState = () => {
+        if (done()) finish(true);
+      };
+      const timer = setTimeout(() => finish(false), Math.max(0, timeoutMs));
+      pool.on("state", onState);
+    });
+  }
+
+  #scheduleSave(): void {
+    if (!this.#options.cache) return;
+    clearTimeout(this.#saveTimer);
+    this.#saveTimer = setTimeout(() => void this.#save(), CACHE_SAVE_DELAY_MS);
+    this.#saveTimer.unref();
+  }
+
+  async #save(): Promise<void> {
+    this.#saveTimer = undefined;
+    const { catalog, cache, logger } = this.#options;
+    const servers = new Map(catalog.servers().map((s) => [s, catalog.entries(s).map((e) => e.tool)]));
+    try {
+      await cache?.save(servers);
+    } catch (error) {
+      logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
+    }
+  }
+
+  #setServerTools(server: string, tools: ToolDefinition[]): void {
+    const { catalog, modules } = this.#options;
+    catalog.setServerTools(server, tools);
+    modules.setServer(server, catalog.entries(server).map(codegenToolOf));
+    this.emit("toolsChanged");
+  }
+}

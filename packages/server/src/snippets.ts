@@ -1,0 +1,116 @@
+import { BRIDGE_SPECIFIER, type CallRequest, type Logger, type Progress, type SessionInfo } from "@codemux/core";
+import { Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
+import { randomUUID } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ModuleNamespace } from "./modules/namespace";
+import type { ToolCallPipeline } from "./pipeline/pipeline";
+import type { Readiness } from "./readiness";
+
+export interface ExecuteOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  session: SessionInfo;
+  requestId?: string;
+  /** The background job running this snippet; its calls carry it. */
+  job?: string;
+  onprogress?: (progress: { tool: string; progress: Progress }) => void;
+}
+
+export interface SnippetHostOptions {
+  namespace: ModuleNamespace;
+  pipeline: ToolCallPipeline;
+  readiness: Readiness;
+  logger: Logger;
+  clock: () => number;
+  /** Runs snippets; a `Sandbox` (with `sandbox` options) when absent, started on first use. */
+  executor?: CodeExecutor;
+  sandbox?: SandboxOptions;
+  /** Keep each snippet, its bundle and source map under this folder (one subfolder a run), for debugging. */
+  keepBundlesDir?: string;
+}
+
+/**
+ * Runs snippets for the meta-tools: hands the sandbox one object that answers both its questions, the
+ * source of a module (from the namespace) and a host call (a tool through the call pipeline, with origin
+ * `execute_code`, or one of the namespace's own modules).
+ */
+export class SnippetHost {
+  readonly #options: SnippetHostOptions;
+  #executor: CodeExecutor | undefined;
+
+  constructor(options: SnippetHostOptions) {
+    this.#options = options;
+  }
+
+  /** The sandbox, made on first use; every tool wrapper imports the bridge, so each run's engine builds it before the run. */
+  get executor(): CodeExecutor {
+    const { executor, sandbox, namespace } = this.#options;
+    this.#executor ??= executor ?? new Sandbox({ preloadModules: { [BRIDGE_SPECIFIER]: namespace.source(BRIDGE_SPECIFIER) as string }, ...sandbox });
+    return this.#executor;
+  }
+
+  async execute(code: string, options: ExecuteOptions): Promise<ExecuteResult> {
+    const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
+    await readiness.loaded();
+    await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
+    const { session, requestId, job, onprogress } = options;
+    // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
+    let runCalls: AbortController | undefined;
+    try {
+      return await this.executor.execute({
+        code,
+        modules: (specifier) => namespace.source(specifier, session),
+        suggestModules: (specifier) => namespace.suggest(specifier),
+        // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
+        onCall: (name, args, context) => {
+          if (namespace.ownsCall(name)) return namespace.call({ name, args, session, signal: context.signal });
+          runCalls ??= new AbortController();
+          const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
+          if (requestId !== undefined) request.requestId = requestId;
+          if (job !== undefined) request.job = job;
+          if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
+          return pipeline.call(request);
+        },
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(keepBundlesDir, bundle) } : {}),
+      });
+    } finally {
+      runCalls?.abort(new Error("The sandbox run ended."));
+    }
+  }
+
+  /** Starts a worker ahead of the first snippet (its first run is the slowest). */
+  warm(): void {
+    void this.executor.execute({ code: "export default 0" }).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.#executor?.close();
+  }
+
+  /** Writes one run's snippet, bundle and source map to a folder of its own (owner-only), and logs where. */
+  async #keepBundle(dir: string, bundle: { entry: string; bundle: string; map: string }): Promise<void> {
+    const { logger, clock } = this.#options;
+    const runDir = join(dir, `${new Date(clock()).toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`);
+    try {
+      await mkdir(runDir, { recursive: true, mode: 0o700 });
+      await Promise.all([
+        writeFile(join(runDir, "entry.ts"), bundle.entry, { mode: 0o600 }),
+        writeFile(join(runDir, "bundle.mjs"), bundle.bundle, { mode: 0o600 }),
+        writeFile(join(runDir, "bundle.mjs.map"), bundle.map, { mode: 0o600 }),
+      ]);
+      logger.info(`kept the snippet and its bundle in ${runDir}`);
+    } catch (error) {
+      logger.warn(`could not keep the bundle in ${runDir}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** Servers a snippet imports (`mcp/servers/<name>`), so it waits only for those; linear in the code's length. */
+function importedServers(code: string): string[] {
+  const servers = new Set<string>();
+  for (const match of code.slice(0, 1_000_000).matchAll(/mcp\/servers\/([A-Za-z0-9_-]{1,100})/g)) servers.add(match[1] as string);
+  return [...servers].slice(0, 100);
+}
