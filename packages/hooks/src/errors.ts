@@ -1,7 +1,7 @@
 /** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
 export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
 
-export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE";
+export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE" | "CANNOT_WRAP";
 
 /**
  * Base of every error @codemux/hooks raises; `code` is stable for callers to branch on (a REST
@@ -69,5 +69,12 @@ export class PluginFailedError extends HooksError {
 export class PinFileError extends HooksError {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super("PIN_FILE", message, options);
+  }
+}
+
+/** `wrapWithProxy` cannot wrap this server: it is wrapped already, or its SDK keeps its request handlers where the wrapper cannot reach them. */
+export class CannotWrapError extends HooksError {
+  constructor(message: string) {
+    super("CANNOT_WRAP", message);
   }
 }
