@@ -161,6 +161,15 @@ describe("the call lane (stdio)", () => {
       const pool = await startPool([rawSpec("r")], options);
       expect(await requestId(pool, "r"), JSON.stringify(options)).toEqual(id);
     }
+    // Without an `env` option, the variable is read from the process's own environment.
+    const saved = process.env.CODEMUX_CALL_LANE;
+    process.env.CODEMUX_CALL_LANE = "0";
+    try {
+      expect(await requestId(await startPool([rawSpec("r")]), "r")).toEqual(expect.any(Number));
+    } finally {
+      if (saved === undefined) delete process.env.CODEMUX_CALL_LANE;
+      else process.env.CODEMUX_CALL_LANE = saved;
+    }
   });
 
   // The SDK client drops progress that arrives in the same read as its answer (it hands progress over a microtask late).
