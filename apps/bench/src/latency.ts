@@ -1,6 +1,7 @@
+import type { ToolCallMiddleware } from "@codemux/core";
 import { parseConfig } from "@codemux/pool";
 import { Sandbox } from "@codemux/sandbox";
-import { Codemux, createSessionServer, type ToolCallMiddleware } from "@codemux/server";
+import { Codemux, createSessionServer } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";

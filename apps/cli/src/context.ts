@@ -1,4 +1,5 @@
-import { markSelf, type Logger } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
+import { markSelf } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";

@@ -1,3 +1,4 @@
+import { PluginConfigError } from "@codemux/hooks";
 import { ConfigError } from "@codemux/pool";
 import { constants } from "node:os";
 
@@ -32,5 +33,5 @@ export class DaemonRunningError extends UsageError {
 
 /** A config error is the user's to fix: exit 2 with its sentence. */
 export function isUsageFailure(error: unknown): error is Error {
-  return error instanceof UsageError || error instanceof ConfigError;
+  return error instanceof UsageError || ConfigError.isInstance(error) || PluginConfigError.isInstance(error);
 }

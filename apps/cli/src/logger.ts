@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
 import { stderrSink, type LogSink } from "@codemux/http";
 
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;

@@ -1,4 +1,5 @@
-import { estimateTokens, type Codemux } from "@codemux/server";
+import { estimateTokens } from "@codemux/core";
+import type { Codemux } from "@codemux/server";
 import { launchCommand, runsFromCheckout } from "./launch";
 
 export function serverTable(core: Codemux): string {

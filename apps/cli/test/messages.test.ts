@@ -1,4 +1,4 @@
-import { estimateTokens } from "@codemux/server";
+import { estimateTokens } from "@codemux/core";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Catalog } from "./catalog";
 import { UnknownToolError } from "./errors";
-import type { ToolDefinition } from "./tool";
+import type { ToolDefinition } from "@codemux/core";
 
 const tool = (name: string, description = "", properties: Record<string, object> = {}): ToolDefinition => ({
   name,

@@ -1,10 +1,17 @@
+import {
+  SEPARATOR,
+  closestNames,
+  qualifiedToolName,
+  splitQualifiedName,
+  toolModuleSpecifier,
+  uniqueFunctionNames,
+  type CatalogEntry,
+  type ToolDefinition,
+} from "@codemux/core";
 import { EventEmitter } from "node:events";
 import { UnknownToolError } from "./errors";
-import { SEPARATOR, qualifiedToolName, splitQualifiedName, toolModuleSpecifier, uniqueFunctionNames } from "./names";
 import { type SearchDocument, ToolSearchIndex, type SearchKind, type SearchOptions } from "./search/index";
 import { signatureOf, summarize } from "./signature";
-import { closestNames } from "./suggest";
-import type { CatalogEntry, ToolDefinition } from "./tool";
 
 export interface CatalogSearchHit {
   /** A tool, or a document of another kind (its `kind` says which). */

@@ -1,25 +1,10 @@
-/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
-export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+import { CodemuxError } from "@codemux/core";
 
 export type CatalogErrorCode = "UNKNOWN_TOOL";
 
 /** Base of every error @codemux/catalog raises; `code` is stable for callers to branch on. */
-export class CatalogError extends Error {
-  readonly [ERROR_BRAND] = "catalog";
-  readonly code: CatalogErrorCode;
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: CatalogErrorCode, message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.data = options.data;
-  }
-
-  /** True for a CatalogError from any installed copy of this package (where `instanceof` fails across copies). */
-  static isInstance(value: unknown): value is CatalogError {
-    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "catalog";
-  }
+export class CatalogError extends CodemuxError<CatalogErrorCode> {
+  static override readonly package = "catalog";
 }
 
 /** No tool goes by the name asked for; the message suggests close names. */
@@ -37,7 +22,7 @@ export class UnknownToolError extends CatalogError {
     this.suggestions = suggestions;
   }
 
-  static override isInstance(value: unknown): value is UnknownToolError {
+  static override isInstance<T extends abstract new (...args: never[]) => CodemuxError>(this: T, value: unknown): value is InstanceType<T> {
     return CatalogError.isInstance(value) && value.code === "UNKNOWN_TOOL";
   }
 }

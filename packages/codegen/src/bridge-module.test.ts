@@ -4,7 +4,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { typeCheck } from "../test/typecheck";
 import { renderBridgeModule } from "./bridge-module";
-import { toolResultValue } from "./result-value";
+import { toolResultValue } from "@codemux/core";
 
 interface Bridge {
   callTool(name: string, args: unknown): Promise<unknown>;

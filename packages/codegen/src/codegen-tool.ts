@@ -1,4 +1,4 @@
-import { qualifiedToolName, uniqueFunctionNames, type CatalogEntry, type ToolDefinition } from "@codemux/catalog";
+import { qualifiedToolName, uniqueFunctionNames, type CatalogEntry, type ToolDefinition } from "@codemux/core";
 
 /** One downstream tool as codegen needs it; `codegenTools` (or the catalog) computes the names. */
 export interface CodegenTool {

@@ -1,22 +1,10 @@
-/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
-const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+import { CodemuxError } from "@codemux/core";
 
 export type CodegenErrorCode = "INVALID_SERVER_NAME" | "INVALID_FUNCTION_NAME" | "UNSAFE_PATH" | "WRITE_FAILED";
 
 /** Base of every error @codemux/codegen raises; `code` is stable for callers to branch on. */
-export class CodegenError extends Error {
-  readonly [ERROR_BRAND] = "codegen";
-  readonly code: CodegenErrorCode;
-  constructor(code: CodegenErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-
-  /** True for a CodegenError from any installed copy of this package. */
-  static isInstance(value: unknown): value is CodegenError {
-    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "codegen";
-  }
+export class CodegenError extends CodemuxError<CodegenErrorCode> {
+  static override readonly package = "codegen";
 }
 
 export class InvalidServerNameError extends CodegenError {

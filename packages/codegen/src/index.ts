@@ -5,8 +5,6 @@ export { CodegenError, InvalidFunctionNameError, InvalidServerNameError, UnsafeP
 export type { CodegenErrorCode } from "./errors";
 export { ModuleTree } from "./module-tree";
 export type { ModuleTreeOptions } from "./module-tree";
-export { joinedText, otherContentKinds, toolResultValue } from "./result-value";
-export type { ToolResultLike } from "./result-value";
 export { schemaToTypeScript } from "./schema-to-typescript";
 export type { SchemaToTypeScriptOptions } from "./schema-to-typescript";
 export { renderToolModule } from "./tool-module";

@@ -6,7 +6,7 @@ import {
   isReservedWord,
   serverModuleSpecifier,
   toolModuleSpecifier,
-} from "@codemux/catalog";
+} from "@codemux/core";
 import { renderBridgeModule } from "./bridge-module";
 import type { CodegenTool } from "./codegen-tool";
 import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";

@@ -1,4 +1,4 @@
-import { serverModuleSpecifier, toolModuleSpecifier } from "@codemux/catalog";
+import { serverModuleSpecifier, toolModuleSpecifier } from "@codemux/core";
 import type { CodegenTool } from "./codegen-tool";
 import { stringLiteral } from "./names";
 import { toolTypeNames } from "./tool-module";

@@ -1,4 +1,4 @@
-import { BRIDGE_SPECIFIER } from "@codemux/catalog";
+import { BRIDGE_SPECIFIER } from "@codemux/core";
 import type { CodegenTool } from "./codegen-tool";
 import { jsDoc } from "./jsdoc";
 import { pascalCase, stringLiteral } from "./names";

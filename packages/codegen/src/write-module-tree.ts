@@ -1,8 +1,8 @@
+import { BRIDGE_SPECIFIER, MODULE_ROOT } from "@codemux/core";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { UnsafePathError, WriteError } from "./errors";
-import { BRIDGE_SPECIFIER, MODULE_ROOT } from "@codemux/catalog";
 import type { ModuleTree } from "./module-tree";
 import { renderSchemasModule } from "./schemas-module";
 

@@ -1,5 +1,5 @@
+import type { ToolDefinition } from "@codemux/core";
 import { readFileSync } from "node:fs";
-import type { ToolDefinition } from "@codemux/catalog";
 export { codegenTools } from "../src/index";
 
 /** The host-call global the sandbox gives snippets; tests pass it as the server does. */

@@ -25,6 +25,9 @@ export interface SessionInfo {
   peer?: ClientPeer;
 }
 
+/** The principal of the one user over stdio (and of the CLI): what it saves is the owner's own, so no other identity may take this name. */
+export const LOCAL_PRINCIPAL = "local";
+
 /** What every middleware of the call pipeline sees and may change (arguments) on its way to the server. */
 export interface CallContext {
   /** The resolved tool: its names, server and definition. */

@@ -13,6 +13,12 @@ class ShelfEmptyError extends ShelfError {
 class LampError extends CodemuxError<"DARK"> {
   static override readonly package = "lamp";
 }
+class ShelfFullError extends ShelfError {
+  static override readonly forCode = "FULL";
+  constructor() {
+    super("FULL", "The shelf is full; take something off first.");
+  }
+}
 
 describe("CodemuxError", () => {
   it("carries a stable code, the data, the cause, its class name and the package's brand", () => {
@@ -30,6 +36,13 @@ describe("CodemuxError", () => {
     expect(LampError.isInstance(new LampError("DARK", "dark"))).toBe(true);
     expect(CodemuxError.isInstance(copy)).toBe(true);
     expect(isCodemuxError(new LampError("DARK", "dark"))).toBe(true);
+  });
+
+  it("matches one code of a package on a subclass that stands for it", () => {
+    expect(ShelfFullError.isInstance(new ShelfFullError())).toBe(true);
+    expect(ShelfFullError.isInstance(new ShelfError("FULL", "full, from another copy of the class"))).toBe(true);
+    expect(ShelfFullError.isInstance(new ShelfEmptyError("a"))).toBe(false);
+    expect(ShelfError.isInstance(new ShelfFullError())).toBe(true);
   });
 
   it("is not fooled by errors without the brand, or with a brand that is not a package name", () => {

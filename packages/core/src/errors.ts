@@ -24,6 +24,8 @@ export interface CodemuxErrorOptions {
 export class CodemuxError<Code extends string = string> extends Error {
   /** The package whose errors a subclass stands for; `isInstance` on that subclass matches it. */
   static readonly package: string = "";
+  /** Set on a subclass that stands for one code of its package: `isInstance` then matches that code only. */
+  static readonly forCode: string | undefined = undefined;
   readonly [ERROR_BRAND]: string;
   readonly code: Code;
   readonly data: Record<string, unknown> | undefined;
@@ -37,14 +39,17 @@ export class CodemuxError<Code extends string = string> extends Error {
   }
 
   /** True for an error of this class's package (any codemux error, on `CodemuxError` itself), from any installed copy. */
-  static isInstance<T extends abstract new (...args: never[]) => CodemuxError>(this: T, value: unknown): value is InstanceType<T> {
+  static isInstance<T extends ErrorClass>(this: T, value: unknown): value is InstanceType<T> {
     if (typeof value !== "object" || value === null) return false;
     const brand = (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND];
     if (typeof brand !== "string") return false;
-    const wanted = (this as unknown as typeof CodemuxError).package;
-    return wanted === "" || brand === wanted;
+    const { package: wanted, forCode } = this as unknown as typeof CodemuxError;
+    return (wanted === "" || brand === wanted) && (forCode === undefined || (value as { code?: unknown }).code === forCode);
   }
 }
+
+/** A codemux error class, as the `this` of `isInstance`. */
+export type ErrorClass = abstract new (...args: never[]) => CodemuxError;
 
 /** True for an error a codemux package raised on purpose: its message is meant for the user. */
 export function isCodemuxError(value: unknown): value is CodemuxError {

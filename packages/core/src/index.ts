@@ -1,8 +1,18 @@
-export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, SessionInfo, ToolCallMiddleware } from "./context";
-export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions } from "./errors";
+export {
+  LOCAL_PRINCIPAL,
+  type CallContext,
+  type CallOrigin,
+  type CallRequest,
+  type ClientPeer,
+  type NextCall,
+  type SessionInfo,
+  type ToolCallMiddleware,
+} from "./context";
+export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";
 export { LOG_LEVELS, redactingLogger, silentLogger, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
-export { isSecretParameter, maskUrl, redactSecrets } from "./mask";
+export { SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretPattern } from "./mask";
+export { closestKey, closestNames, editDistance } from "./suggest";
 export type {
   AudioContent,
   ClientCapabilities,
@@ -13,7 +23,9 @@ export type {
   ImageContent,
   ListRootsResult,
   Progress,
+  BlobResourceContents,
   ResourceContents,
+  TextResourceContents,
   ResourceLink,
   TextContent,
   ToolResult,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { maskUrl, redactSecrets } from "./mask";
+import { SECRET_PATTERNS, maskUrl, redactSecrets } from "./mask";
 
 describe("maskUrl", () => {
   it("masks credentials and secret query parameters, keeping the rest readable", () => {
@@ -19,5 +19,18 @@ describe("redactSecrets", () => {
     expect(masked).toBe("cannot reach https://x.dev/mcp?api_key=***. token=***&x=1 --api-key *** --token=*** Authorization: Bearer ***, http://***:***@h/p");
     expect(redactSecrets("npx -y @modelcontextprotocol/server-filesystem /tmp")).toBe("npx -y @modelcontextprotocol/server-filesystem /tmp");
     expect(redactSecrets("npx -y server-github ghp_0123456789abcdefghijABCDEFGHIJ")).toBe("npx -y server-github ***");
+  });
+});
+
+describe("SECRET_PATTERNS in log lines", () => {
+  it("masks a JWT, a private key and a password assignment in what codemux writes, keeping what says where", () => {
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlMTIz";
+    expect(redactSecrets(`token ${jwt} refused`)).toBe("token *** refused");
+    expect(redactSecrets("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- loaded")).toBe("*** loaded");
+    expect(redactSecrets('config: password: "hunter22" at line 3')).toBe('config: password: "***" at line 3');
+  });
+
+  it("has each group at the end of its match, which is how a group is masked", () => {
+    for (const pattern of SECRET_PATTERNS.filter((p) => p.group !== undefined)) expect(pattern.regex.source.endsWith(")")).toBe(true);
   });
 });

@@ -26,7 +26,10 @@ export interface ResourceLink extends Open {
   description?: string;
   mimeType?: string;
 }
-export type ResourceContents = Open & { uri: string; mimeType?: string } & ({ text: string } | { blob: string });
+// Type aliases, not interfaces, and closed: `"text" in contents` then tells the two apart.
+export type TextResourceContents = { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> };
+export type BlobResourceContents = { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
+export type ResourceContents = TextResourceContents | BlobResourceContents;
 export interface EmbeddedResource extends Open {
   type: "resource";
   resource: ResourceContents;
@@ -65,7 +68,8 @@ export interface ElicitResult extends Open {
 export interface CreateMessageResult extends Open {
   role: "user" | "assistant";
   model: string;
-  content: unknown;
+  /** One part (text, image, audio) or, with tools, several (tool uses among them). */
+  content: ContentBlock | (Open & { type: string }) | Array<ContentBlock | (Open & { type: string })>;
 }
 /** A client's roots (`roots/list`). */
 export interface ListRootsResult extends Open {

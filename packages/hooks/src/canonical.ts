@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
 import { createHash } from "node:crypto";
 
 /**
@@ -52,7 +52,7 @@ export function digestOf(value: unknown): string {
 }
 
 /** The size in characters of a result's payload (text, data, resources, structured content), measured without building its JSON. */
-export function resultSize(result: CallToolResult): number {
+export function resultSize(result: ToolResult): number {
   let bytes = 0;
   for (const part of result.content ?? []) {
     if (part.type === "text") bytes += part.text.length;
@@ -64,6 +64,6 @@ export function resultSize(result: CallToolResult): number {
 }
 
 /** The text blocks of a result, joined. */
-export function resultText(result: CallToolResult): string {
+export function resultText(result: ToolResult): string {
   return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
 }

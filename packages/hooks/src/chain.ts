@@ -1,5 +1,4 @@
-import type { Logger } from "@codemux/pool";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger, ToolResult } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 import { HooksError, PluginFailedError, PluginRefusedError } from "./errors";
 import type { BeforeCallResult, CallSession, Observability, Plugin, PluginCall, ToolHints, ToolInfo } from "./types";
@@ -29,7 +28,7 @@ export interface ChainOptions {
   observability?: () => Observability | undefined;
 }
 
-type Outcome = { result: CallToolResult } | { error: unknown };
+type Outcome = { result: ToolResult } | { error: unknown };
 type Invoked<T> = { ok: true; value: T } | { ok: false; reason: string; error: unknown };
 
 /** Plugins in run order: priority, highest first; equal priorities keep their given order. */
@@ -63,7 +62,7 @@ export class PluginChain {
     return this.plugins.length === 0;
   }
 
-  async run(input: ChainInput, next: (args: Record<string, unknown>) => Promise<CallToolResult>): Promise<CallToolResult> {
+  async run(input: ChainInput, next: (args: Record<string, unknown>) => Promise<ToolResult>): Promise<ToolResult> {
     const call = new CallView(input, this.#clock());
     const ran: Plugin[] = [];
     let outcome: Outcome | undefined;
@@ -107,8 +106,8 @@ export class PluginChain {
       if ("result" in outcome) {
         if (!plugin.afterCall) continue;
         const after = plugin.afterCall.bind(plugin);
-        const result: CallToolResult = outcome.result;
-        const answer: Invoked<CallToolResult> = await this.#invoke(plugin, "afterCall", call, () => after(call, result), checkResult);
+        const result: ToolResult = outcome.result;
+        const answer: Invoked<ToolResult> = await this.#invoke(plugin, "afterCall", call, () => after(call, result), checkResult);
         if (!answer.ok) {
           if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "afterCall", answer.reason, { cause: answer.error, after: true }) };
         } else if (answer.value) outcome = { result: answer.value };
@@ -116,7 +115,7 @@ export class PluginChain {
         if (!plugin.onError) continue;
         const onError = plugin.onError.bind(plugin);
         const error: unknown = outcome.error;
-        const answer: Invoked<CallToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
+        const answer: Invoked<ToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
         if (answer.ok && answer.value) outcome = answer.value instanceof Error ? { error: answer.value } : { result: answer.value };
       }
     }
@@ -248,7 +247,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isResult(value: unknown): value is CallToolResult {
+function isResult(value: unknown): value is ToolResult {
   return isObject(value) && Array.isArray(value.content);
 }
 
@@ -260,11 +259,11 @@ function checkBefore(value: unknown): BeforeCallResult | undefined {
   return undefined;
 }
 
-function checkResult(value: unknown): CallToolResult | undefined {
+function checkResult(value: unknown): ToolResult | undefined {
   return isResult(value) ? value : undefined;
 }
 
-function checkErrorAnswer(value: unknown): CallToolResult | Error | undefined {
+function checkErrorAnswer(value: unknown): ToolResult | Error | undefined {
   return value instanceof Error ? value : checkResult(value);
 }
 

@@ -1,4 +1,5 @@
-import { ConfigError, type Logger } from "@codemux/pool";
+import { PluginConfigError } from "./errors";
+import type { Logger } from "@codemux/core";
 import { access } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -164,7 +165,7 @@ export interface LoadedPlugins {
 }
 
 /**
- * Reads the `plugins` section of a config file, validates it (a `ConfigError` naming the field),
+ * Reads the `plugins` section of a config file, validates it (a `PluginConfigError` naming the field),
  * loads local modules relative to the config's folder, and starts every plugin.
  *
  * @example
@@ -175,7 +176,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
   const file = options.configFile ?? "config";
   const configDir = options.configDir ?? (options.configFile ? dirname(resolve(options.configFile)) : process.cwd());
   const fail = (where: string, message: string): never => {
-    throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
+    throw new PluginConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
   };
   const section = isObject(options.config) ? options.config.plugins : undefined;
   const plugins: Plugin[] = [];
@@ -241,7 +242,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
   try {
     await host.start();
   } catch (error) {
-    throw new ConfigError(`Invalid config ${file}: plugins: ${(error as Error).message}`, { file, cause: error });
+    throw new PluginConfigError(`Invalid config ${file}: plugins: ${(error as Error).message}`, { file, cause: error });
   }
   const seers = plugins.filter((p): p is Plugin & { see(tools: readonly SeenTool[]): Promise<void> } => typeof (p as { see?: unknown }).see === "function");
   return {

@@ -1,28 +1,13 @@
-/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
-export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+import { CodemuxError } from "@codemux/core";
 
-export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE" | "CANNOT_WRAP";
+export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE" | "CONFIG_INVALID" | "CANNOT_WRAP";
 
 /**
  * Base of every error @codemux/hooks raises; `code` is stable for callers to branch on (a REST
  * front end maps RATE_LIMITED to 429 with `data.retryAfterMs`, REFUSED / NOT_CONFIRMED / QUARANTINED to 403).
  */
-export class HooksError extends Error {
-  readonly [ERROR_BRAND] = "hooks";
-  readonly code: HooksErrorCode;
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: HooksErrorCode, message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.data = options.data;
-  }
-
-  /** True for an error of this package from any installed copy of it. */
-  static isInstance(value: unknown): value is HooksError {
-    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "hooks";
-  }
+export class HooksError extends CodemuxError<HooksErrorCode> {
+  static override readonly package = "hooks";
 }
 
 /** A plugin refused the call (`{ action: "abort" }`); the downstream tool was not called. */
@@ -72,8 +57,21 @@ export class PinFileError extends HooksError {
   }
 }
 
+/** The config's `plugins` section is wrong; the message names the file and the field. */
+export class PluginConfigError extends HooksError {
+  static override readonly forCode = "CONFIG_INVALID";
+  readonly file: string;
+
+  constructor(message: string, options: { file: string; cause?: unknown }) {
+    super("CONFIG_INVALID", message, { cause: options.cause, data: { file: options.file } });
+    this.file = options.file;
+  }
+}
+
 /** `wrapWithProxy` cannot wrap this server: it is wrapped already, or its SDK keeps its request handlers where the wrapper cannot reach them. */
 export class CannotWrapError extends HooksError {
+  static override readonly forCode = "CANNOT_WRAP";
+
   constructor(message: string) {
     super("CANNOT_WRAP", message);
   }

@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { PluginChain, orderPlugins } from "./chain";

@@ -3,7 +3,7 @@ export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_M
 export type { ChainInput, ChainOptions } from "./chain";
 export { BUILT_IN_PLUGINS, loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
-export { CannotWrapError, ERROR_BRAND, HooksError, PinFileError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
+export { CannotWrapError, HooksError, PinFileError, PluginConfigError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
 export type { HooksErrorCode } from "./errors";
 export { globMatcher } from "./glob";
 export { PluginHost, defaultDataDir } from "./host";
@@ -28,7 +28,7 @@ export type { RedactOptions } from "./plugins/redact";
 export { FULL_RESULT_ARGUMENT, SUMMARIZED_META, summarizePlugin } from "./plugins/summarize";
 export type { SummarizeOptions } from "./plugins/summarize";
 export { BUILT_IN_SECRET_PATTERNS, DEFAULT_MAX_SCAN_CHARS, Redactor } from "./redactor";
-export type { RedactorOptions, SecretPattern } from "./redactor";
+export type { RedactorOptions } from "./redactor";
 export { RotatingFile } from "./rotating-file";
 export type { RotatingFileOptions } from "./rotating-file";
 export type {

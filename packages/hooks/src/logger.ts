@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
 
 /** Warnings and errors on stderr, never stdout (the MCP stream over stdio). */
 export const stderrLogger: Logger = {

@@ -1,4 +1,4 @@
-import type { CallContext, NextCall, ToolCallMiddleware } from "@codemux/server";
+import type { CallContext, NextCall, ToolCallMiddleware } from "@codemux/core";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { Observability, Plugin } from "./types";
 

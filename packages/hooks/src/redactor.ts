@@ -1,31 +1,7 @@
-/** A named secret pattern; the match (or its `group`) is replaced by `[REDACTED:name]`. */
-export interface SecretPattern {
-  name: string;
-  regex: RegExp;
-  /** Mask only this capture group (keeps `password=` and masks what follows). */
-  group?: number;
-}
+import { SECRET_PATTERNS, type SecretPattern } from "@codemux/core";
 
-/**
- * Built-in patterns, written to run in linear time (bounded quantifiers, no nested repetition),
- * since the text they scan comes from tools.
- */
-export const BUILT_IN_SECRET_PATTERNS: readonly SecretPattern[] = [
-  { name: "private-key", regex: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----[\s\S]{0,20000}?-----END [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----/g },
-  { name: "github-token", regex: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
-  { name: "aws-access-key", regex: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
-  { name: "bearer", regex: /\b(?:Bearer|Basic)\s+([A-Za-z0-9._~+/=-]{8,4096})/g, group: 1 },
-  { name: "jwt", regex: /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}/g },
-  { name: "api-key", regex: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g },
-  { name: "slack-token", regex: /\bxox[abprs]-[A-Za-z0-9-]{10,255}/g },
-  { name: "google-api-key", regex: /\bAIza[0-9A-Za-z_-]{35}\b/g },
-  { name: "stripe-key", regex: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,255}/g },
-  {
-    name: "secret-assignment",
-    regex: /\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?token|auth[_-]?token)("?\s{0,3}[:=]\s{0,3}"?)([^\s"',;&]{4,512})/gi,
-    group: 2,
-  },
-];
+/** The built-in patterns: codemux's one list of what a secret looks like (SECRET_PATTERNS of @codemux/core), each linear in time. */
+export const BUILT_IN_SECRET_PATTERNS: readonly SecretPattern[] = SECRET_PATTERNS;
 
 /** Argument names whose values are secrets whatever they look like (audit lines mask them whole). */
 const SECRET_KEY = /passw|secret|token|api[-_]?key|apikey|authorization|credential|private[-_]?key|cookie|session/i;

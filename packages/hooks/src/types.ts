@@ -1,6 +1,4 @@
-import type { Logger } from "@codemux/pool";
-import type { ClientPeer } from "@codemux/server";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger, ClientPeer, ToolResult } from "@codemux/core";
 
 /** The hints a server gives about a tool (MCP `ToolAnnotations`); `{}` when it gave none. */
 export interface ToolHints {
@@ -62,7 +60,7 @@ export interface PluginCall {
 /** What `beforeCall` may answer; `undefined` is the same as `{ action: "continue" }`. */
 export type BeforeCallResult =
   | { action: "continue"; arguments?: Record<string, unknown> }
-  | { action: "respond"; result: CallToolResult }
+  | { action: "respond"; result: ToolResult }
   | { action: "abort"; error: string | Error };
 
 type MaybePromise<T> = T | Promise<T>;
@@ -129,10 +127,10 @@ export interface Plugin {
   close?(): MaybePromise<void>;
   beforeCall?(call: PluginCall): MaybePromise<BeforeCallResult | void>;
   /** May return a replacement result; `undefined` keeps it. Runs on short-circuited results too. */
-  afterCall?(call: PluginCall, result: CallToolResult): MaybePromise<CallToolResult | void>;
+  afterCall?(call: PluginCall, result: ToolResult): MaybePromise<ToolResult | void>;
   /**
    * The call threw (or an inner plugin refused it); may return a result to answer instead, or an error to
    * throw in its place (the same failure told differently, e.g. with secrets masked).
    */
-  onError?(call: PluginCall, error: unknown): MaybePromise<CallToolResult | Error | void>;
+  onError?(call: PluginCall, error: unknown): MaybePromise<ToolResult | Error | void>;
 }

@@ -1,7 +1,6 @@
-import type { ClientPeer } from "@codemux/server";
+import type { ClientPeer, ToolResult } from "@codemux/core";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { CannotWrapError, HooksError } from "./errors";
 import { PluginHost, type PluginHostOptions } from "./host";
@@ -97,11 +96,11 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
             signal: extra.signal,
             state: new Map(),
           },
-          async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as CallToolResult,
+          async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as ToolResult,
         );
       } catch (error) {
         // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
-        if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies CallToolResult;
+        if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies ToolResult;
         throw error;
       }
     };
@@ -157,8 +156,9 @@ function lowLevel(server: McpServer | Server): Server {
 function peerOf(server: Server): ClientPeer {
   return {
     capabilities: () => server.getClientCapabilities(),
-    elicit: (params, options) => server.elicitInput(params, options?.signal ? { signal: options.signal } : undefined),
-    createMessage: (params, options) => server.createMessage(params, options?.signal ? { signal: options.signal } : undefined),
+    // Relayed as the plugin built it: the SDK validates it on the way out.
+    elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
+    createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
   };
 }

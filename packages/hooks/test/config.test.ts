@@ -1,4 +1,4 @@
-import { ConfigError } from "@codemux/pool";
+import { PluginConfigError } from "../src/index";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -25,7 +25,7 @@ async function failure(plugins: unknown, configDir = tempDir()): Promise<string>
   try {
     await load(plugins, configDir);
   } catch (error) {
-    expect(ConfigError.isInstance(error)).toBe(true);
+    expect(PluginConfigError.isInstance(error)).toBe(true);
     return (error as Error).message.replace(join(configDir, "codemux.json"), "codemux.json");
   }
   throw new Error("expected a config error");

@@ -1,4 +1,5 @@
-import { parseConfig, type Logger, type PoolConfig } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
+import { parseConfig, type PoolConfig } from "@codemux/pool";
 import { Codemux, createSessionServer, type CodemuxOptions } from "@codemux/server";
 import { misbehavingServerPath, replayServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

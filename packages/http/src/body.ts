@@ -29,11 +29,11 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
     };
     const onError = (error: Error) => {
       cleanup();
-      reject(new HttpError("bad_request", `The request body could not be read (${error.message.slice(0, 100)}).`));
+      reject(new HttpError("BAD_REQUEST", `The request body could not be read (${error.message.slice(0, 100)}).`));
     };
     const onAborted = () => {
       cleanup();
-      reject(new HttpError("bad_request", "The client closed the connection before sending the whole body."));
+      reject(new HttpError("BAD_REQUEST", "The client closed the connection before sending the whole body."));
     };
     const cleanup = () => {
       req.off("data", onData).off("end", onEnd).off("error", onError).off("aborted", onAborted);
@@ -43,7 +43,7 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
 }
 
 function tooLarge(maxBytes: number): HttpError {
-  return new HttpError("too_large", `The request body is larger than ${maxBytes} bytes; send less, or raise --max-body-bytes on the server.`, {
+  return new HttpError("TOO_LARGE", `The request body is larger than ${maxBytes} bytes; send less, or raise --max-body-bytes on the server.`, {
     data: { limit: maxBytes },
     headers: { connection: "close" },
   });
@@ -64,18 +64,18 @@ export async function readJson(req: IncomingMessage, maxBytes: number, options: 
   if (empty && options.allowEmpty) return undefined;
   if (!isJsonContentType(type)) {
     throw new HttpError(
-      "unsupported_media_type",
+      "UNSUPPORTED_MEDIA_TYPE",
       `Send the body as JSON with "Content-Type: application/json" (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`,
     );
   }
   const body = await readBody(req, maxBytes);
   if (body.length === 0) {
     if (options.allowEmpty) return undefined;
-    throw new HttpError("invalid_json", "The request body is empty; send a JSON value.");
+    throw new HttpError("INVALID_JSON", "The request body is empty; send a JSON value.");
   }
   try {
     return JSON.parse(body.toString("utf8"));
   } catch (error) {
-    throw new HttpError("invalid_json", `The request body is not valid JSON: ${(error as Error).message.slice(0, 200)}.`);
+    throw new HttpError("INVALID_JSON", `The request body is not valid JSON: ${(error as Error).message.slice(0, 200)}.`);
   }
 }

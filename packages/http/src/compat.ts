@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "@codemux/catalog";
+import type { CatalogEntry } from "@codemux/core";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
@@ -18,13 +18,13 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   const { core } = gateway;
   const post = () => readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true }) as Promise<Record<string, unknown> | undefined>;
   const need = (allowed: string) => {
-    if (method !== allowed) throw new HttpError("method_not_allowed", `Use ${allowed} on ${path}.`, { headers: { allow: allowed } });
+    if (method !== allowed) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${allowed} on ${path}.`, { headers: { allow: allowed } });
   };
   if (path === "/retrieve_tools") {
     need("POST");
     const body = objectBody(await post());
     const query = typeof body.query === "string" ? body.query.trim() : "";
-    if (!query || query.length > 500) throw new HttpError("bad_request", '"query" is required: a few words (at most 500 characters) describing the task.');
+    if (!query || query.length > 500) throw new HttpError("BAD_REQUEST", '"query" is required: a few words (at most 500 characters) describing the task.');
     await core.discovered();
     const limit = typeof body.limit === "number" && body.limit >= 1 ? Math.min(50, Math.floor(body.limit)) : 10;
     const hits = core.catalog.search(query, { limit, owner: ctx.principal });
@@ -36,7 +36,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     const body = objectBody(await post());
     const names = Array.isArray(body.names) ? body.names.filter((n): n is string => typeof n === "string") : [];
     if (names.length === 0 || names.length > MAX_DESCRIBE)
-      throw new HttpError("bad_request", `"names" must list 1 to ${MAX_DESCRIBE} tool names (server__tool).`);
+      throw new HttpError("BAD_REQUEST", `"names" must list 1 to ${MAX_DESCRIBE} tool names (server__tool).`);
     await core.discovered();
     const tools = [];
     for (const name of names) {
@@ -53,7 +53,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   if (path === "/call") {
     need("POST");
     const body = objectBody(await post());
-    if (typeof body.name !== "string") throw new HttpError("bad_request", '"name" is required: the server__tool to call, with "args" its arguments.');
+    if (typeof body.name !== "string") throw new HttpError("BAD_REQUEST", '"name" is required: the server__tool to call, with "args" its arguments.');
     await runCall(gateway, ctx, { name: body.name, args: body.args ?? {} });
     return true;
   }
@@ -87,7 +87,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   }
   if (path === "/restart" || path === "/reinit") {
     need("POST");
-    if (!gateway.options.reload) throw new HttpError("not_implemented", "This server cannot reload its config (it was started without a config file).");
+    if (!gateway.options.reload) throw new HttpError("NOT_IMPLEMENTED", "This server cannot reload its config (it was started without a config file).");
     sendJson(ctx.res, 200, { ok: true, ...(await gateway.options.reload()) });
     return true;
   }
@@ -96,7 +96,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
 
 function objectBody(body: unknown): Record<string, unknown> {
   if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError("bad_request", "The body must be a JSON object.");
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError("BAD_REQUEST", "The body must be a JSON object.");
   return body as Record<string, unknown>;
 }
 

@@ -80,7 +80,7 @@ export class ConnectionGuard {
     this.#release(socket);
     if (this.#take(socket, client)) return client;
     this.#options.onRefused?.("per_address");
-    throw new HttpError("quota", this.#refusal(client), { headers: { connection: "close", "retry-after": "5" } });
+    throw new HttpError("QUOTA", this.#refusal(client), { headers: { connection: "close", "retry-after": "5" } });
   }
 
   /** The connection carried an authenticated request: its deadline is lifted. */

@@ -1,4 +1,5 @@
-import type { Codemux, SessionInfo } from "@codemux/server";
+import type { SessionInfo } from "@codemux/core";
+import type { Codemux } from "@codemux/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { LogRecord } from "./log";
 import type { Metrics } from "./metrics";

@@ -1,69 +1,66 @@
-/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
-export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+import { CodemuxError } from "@codemux/core";
 
 export type HttpErrorCode =
-  | "bad_request"
-  | "invalid_json"
-  | "unauthorized"
-  | "forbidden"
-  | "invalid_host"
-  | "invalid_origin"
-  | "not_found"
-  | "method_not_allowed"
-  | "unsupported_media_type"
-  | "too_large"
-  | "capacity"
-  | "quota"
-  | "invalid_arguments"
-  | "unknown_tool"
-  | "server_unavailable"
-  | "timeout"
-  | "downstream_error"
-  | "tool_error"
-  | "exec_error"
-  | "busy"
-  | "cancelled"
-  | "not_implemented"
-  | "internal"
-  | "unsafe_bind"
-  | "invalid_tokens";
+  | "BAD_REQUEST"
+  | "INVALID_JSON"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "INVALID_HOST"
+  | "INVALID_ORIGIN"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "TOO_LARGE"
+  | "CAPACITY"
+  | "QUOTA"
+  | "INVALID_ARGUMENTS"
+  | "UNKNOWN_TOOL"
+  | "SERVER_UNAVAILABLE"
+  | "TIMEOUT"
+  | "DOWNSTREAM_ERROR"
+  | "TOOL_ERROR"
+  | "EXEC_ERROR"
+  | "BUSY"
+  | "CANCELLED"
+  | "NOT_IMPLEMENTED"
+  | "INTERNAL"
+  | "UNSAFE_BIND"
+  | "INVALID_TOKENS";
 
 /** The status each code answers with. */
 export const HTTP_STATUS: Record<HttpErrorCode, number> = {
-  bad_request: 400,
-  invalid_json: 400,
-  invalid_arguments: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  invalid_host: 403,
-  invalid_origin: 403,
-  not_found: 404,
-  unknown_tool: 404,
-  method_not_allowed: 405,
-  too_large: 413,
-  unsupported_media_type: 415,
-  tool_error: 422,
-  exec_error: 422,
-  busy: 429,
-  quota: 429,
+  BAD_REQUEST: 400,
+  INVALID_JSON: 400,
+  INVALID_ARGUMENTS: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  INVALID_HOST: 403,
+  INVALID_ORIGIN: 403,
+  NOT_FOUND: 404,
+  UNKNOWN_TOOL: 404,
+  METHOD_NOT_ALLOWED: 405,
+  TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  TOOL_ERROR: 422,
+  EXEC_ERROR: 422,
+  BUSY: 429,
+  QUOTA: 429,
   // nginx's "client closed request": the caller went away, so only the log sees it.
-  cancelled: 499,
-  internal: 500,
-  unsafe_bind: 500,
-  invalid_tokens: 500,
-  not_implemented: 501,
-  downstream_error: 502,
-  capacity: 503,
-  server_unavailable: 503,
-  timeout: 504,
+  CANCELLED: 499,
+  INTERNAL: 500,
+  UNSAFE_BIND: 500,
+  INVALID_TOKENS: 500,
+  NOT_IMPLEMENTED: 501,
+  DOWNSTREAM_ERROR: 502,
+  CAPACITY: 503,
+  SERVER_UNAVAILABLE: 503,
+  TIMEOUT: 504,
 };
 
-/** Base of every error @codemux/http raises; `code` is stable, `status` is the HTTP status it answers with. */
-export class HttpError extends Error {
-  readonly [ERROR_BRAND] = "http";
-  readonly code: HttpErrorCode;
+/** Base of every error @codemux/http raises; `code` is stable, `status` is the HTTP status it answers with, and REST answers `code` in lower case (`not_found`). */
+export class HttpError extends CodemuxError<HttpErrorCode> {
+  static override readonly package = "http";
   readonly status: number;
-  readonly data: Record<string, unknown> | undefined;
   /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
   readonly headers: Record<string, string>;
 
@@ -72,17 +69,9 @@ export class HttpError extends Error {
     message: string,
     options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, options);
     this.status = options.status ?? HTTP_STATUS[code];
-    this.data = options.data;
     this.headers = options.headers ?? {};
-  }
-
-  /** True for an error of this package from any installed copy of it. */
-  static isInstance(value: unknown): value is HttpError {
-    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "http";
   }
 }
 
@@ -90,7 +79,7 @@ export class HttpError extends Error {
 export class UnsafeBindError extends HttpError {
   constructor(address: string) {
     super(
-      "unsafe_bind",
+      "UNSAFE_BIND",
       `Refusing to serve ${address} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
   }
@@ -99,7 +88,7 @@ export class UnsafeBindError extends HttpError {
 /** A token list that cannot be used (a bad file, an empty or duplicate token). */
 export class TokenConfigError extends HttpError {
   constructor(message: string) {
-    super("invalid_tokens", message);
+    super("INVALID_TOKENS", message);
   }
 }
 
@@ -112,7 +101,7 @@ export class SessionLimitError extends HttpError {
 
   constructor(refusal: SessionRefusal) {
     super(
-      refusal.limit === "sessions" ? "capacity" : "quota",
+      refusal.limit === "sessions" ? "CAPACITY" : "QUOTA",
       refusal.limit === "sessions"
         ? `Capacity: ${refusal.max} MCP sessions are open (the limit is ${refusal.max}); try again shortly or close idle clients.`
         : `Principal "${refusal.principal}" already holds ${refusal.max} MCP sessions, its limit (sessions per principal: ${refusal.max}); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.`,

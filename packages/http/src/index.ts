@@ -6,7 +6,7 @@ export { DEFAULT_HOST, DEFAULT_PORT, isLoopback, parseListen } from "./address";
 export { trustedProxyList } from "./connections";
 export { BoundedEventStore } from "./event-store";
 export type { BoundedEventStoreOptions } from "./event-store";
-export { ERROR_BRAND, HttpError, TokenConfigError, UnsafeBindError } from "./errors";
+export { HttpError, TokenConfigError, UnsafeBindError } from "./errors";
 export type { HttpErrorCode } from "./errors";
 export { maskTarget, stderrSink } from "./log";
 export type { LogRecord, LogSink } from "./log";

@@ -1,4 +1,4 @@
-import { maskUrl } from "@codemux/pool";
+import { maskUrl } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 
 /** One structured log record; written as a JSON line. */

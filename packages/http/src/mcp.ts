@@ -36,7 +36,7 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   if (gateway.options.stateless) return handleStateless(gateway, ctx);
   const method = ctx.req.method ?? "GET";
   if (!["POST", "GET", "DELETE"].includes(method)) {
-    throw new HttpError("method_not_allowed", "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
+    throw new HttpError("METHOD_NOT_ALLOWED", "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
   }
   const id = sessionHeader(ctx);
   const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
@@ -97,7 +97,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
 async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "POST") {
-    throw new HttpError("method_not_allowed", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", {
+    throw new HttpError("METHOD_NOT_ALLOWED", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", {
       headers: { allow: "POST" },
     });
   }

@@ -1,5 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolCallMiddleware } from "@codemux/server";
+import type { ToolCallMiddleware, ToolResult } from "@codemux/core";
 
 export type Labels = Record<string, string>;
 
@@ -154,7 +153,7 @@ export function callMetricsMiddleware(metrics: Metrics): ToolCallMiddleware {
     const started = performance.now();
     const labels = { server: ctx.entry.server, origin: String(ctx.origin).slice(0, 40) };
     calls.inc(labels);
-    let result: CallToolResult | undefined;
+    let result: ToolResult | undefined;
     try {
       result = await next(ctx);
       return result;

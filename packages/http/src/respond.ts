@@ -37,7 +37,7 @@ export function sendText(res: ServerResponse, text: string, contentType = "text/
 
 /** The REST error shape `{ error: { code, message } }` with the error's status and headers. */
 export function sendError(res: ServerResponse, error: HttpError): void {
-  sendJson(withHeaders(res, error.headers), error.status, { error: { code: error.code, message: error.message, ...(error.data ?? {}) } });
+  sendJson(withHeaders(res, error.headers), error.status, { error: { code: error.code.toLowerCase(), message: error.message, ...(error.data ?? {}) } });
 }
 
 /** The MCP endpoints answer errors as JSON-RPC (clients parse that), with the HTTP status the spec names. */
@@ -47,5 +47,5 @@ export function sendRpcError(res: ServerResponse, status: number, error: { code:
 
 /** A JSON-RPC error code for an HttpError on an MCP route: parse errors are -32700, the rest -32000 (server error). */
 export function rpcCodeOf(error: HttpError): number {
-  return error.code === "invalid_json" ? -32700 : error.code === "bad_request" ? -32600 : -32000;
+  return error.code === "INVALID_JSON" ? -32700 : error.code === "BAD_REQUEST" ? -32600 : -32000;
 }

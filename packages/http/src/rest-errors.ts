@@ -1,6 +1,6 @@
 import { CatalogError } from "@codemux/catalog";
 import { PoolError } from "@codemux/pool";
-import { CodemuxError } from "@codemux/server";
+import { ServerError } from "@codemux/server";
 import { HttpError } from "./errors";
 
 /**
@@ -11,38 +11,38 @@ import { HttpError } from "./errors";
 export function toHttpError(error: unknown): HttpError {
   if (HttpError.isInstance(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (CodemuxError.isInstance(error)) {
+  if (ServerError.isInstance(error)) {
     switch (error.code) {
       case "BAD_REQUEST":
-        return new HttpError("bad_request", message);
+        return new HttpError("BAD_REQUEST", message);
       case "INVALID_ARGUMENTS":
-        return new HttpError("invalid_arguments", message, { data: { problems: (error.data?.problems as string[] | undefined) ?? [] } });
+        return new HttpError("INVALID_ARGUMENTS", message, { data: { problems: (error.data?.problems as string[] | undefined) ?? [] } });
       case "RESULT_NOT_FOUND":
       case "UNKNOWN_META_TOOL":
-        return new HttpError("not_found", message);
+        return new HttpError("NOT_FOUND", message);
       case "STORE_FAILED":
         break;
     }
   }
   if (CatalogError.isInstance(error))
-    return new HttpError("unknown_tool", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
+    return new HttpError("UNKNOWN_TOOL", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
   if (PoolError.isInstance(error)) {
     switch (error.code) {
       case "SERVER_UNAVAILABLE":
       case "SERVER_DISCONNECTED":
-        return new HttpError("server_unavailable", message, { headers: { "retry-after": "5" } });
+        return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
       case "SERVER_NOT_FOUND":
       case "TOOL_NOT_FOUND":
-        return new HttpError("unknown_tool", message);
+        return new HttpError("UNKNOWN_TOOL", message);
       case "CALL_TIMEOUT":
-        return new HttpError("timeout", message);
+        return new HttpError("TIMEOUT", message);
       case "CALL_CANCELLED":
-        return new HttpError("cancelled", message);
+        return new HttpError("CANCELLED", message);
       case "DOWNSTREAM_ERROR":
-        return new HttpError("downstream_error", message);
+        return new HttpError("DOWNSTREAM_ERROR", message);
       default:
         break;
     }
   }
-  return new HttpError("internal", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
+  return new HttpError("INTERNAL", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
 }

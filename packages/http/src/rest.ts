@@ -1,5 +1,4 @@
-import { toolResultValue } from "@codemux/codegen";
-import type { CatalogEntry } from "@codemux/catalog";
+import { type CatalogEntry, toolResultValue, type ToolResult } from "@codemux/core";
 import {
   executeCodeMetaTool,
   limitResult,
@@ -10,7 +9,6 @@ import {
   type MetaToolContext,
   type SearchDetail,
 } from "@codemux/server";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
@@ -42,7 +40,7 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
 
 async function only(method: string, allowed: string[], run: () => unknown): Promise<true> {
   if (!allowed.includes(method)) {
-    throw new HttpError("method_not_allowed", `Use ${allowed.join(" or ")} on this path.`, { headers: { allow: allowed.join(", ") } });
+    throw new HttpError("METHOD_NOT_ALLOWED", `Use ${allowed.join(" or ")} on this path.`, { headers: { allow: allowed.join(", ") } });
   }
   await run();
   return true;
@@ -52,7 +50,7 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new HttpError("bad_request", `The path segment "${segment.slice(0, 100)}" is not valid percent-encoding.`);
+    throw new HttpError("BAD_REQUEST", `The path segment "${segment.slice(0, 100)}" is not valid percent-encoding.`);
   }
 }
 
@@ -86,7 +84,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (q !== null) {
     const input = readInput(schema, queryArgs(ctx.url, schema, { q: "query" })) as { query: string; limit: number; server?: string; detail: SearchDetail };
     const query = input.query.trim();
-    if (!query) throw new HttpError("bad_request", '"q" must not be empty: describe what you want to do in a few words.');
+    if (!query) throw new HttpError("BAD_REQUEST", '"q" must not be empty: describe what you want to do in a few words.');
     await core.discovered();
     checkServer(gateway, input.server);
     // Saved skills are their principal's, as in MCP search_tools.
@@ -104,7 +102,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   }
   const server = ctx.url.searchParams.get("server") ?? undefined;
   const detail = (ctx.url.searchParams.get("detail") ?? "name") as SearchDetail;
-  if (!["name", "summary", "full"].includes(detail)) throw new HttpError("bad_request", '"detail" must be one of "name", "summary", "full".');
+  if (!["name", "summary", "full"].includes(detail)) throw new HttpError("BAD_REQUEST", '"detail" must be one of "name", "summary", "full".');
   const limit = readInput(
     {
       type: "object",
@@ -140,11 +138,11 @@ function checkServer(gateway: Gateway, server: string | undefined): void {
   if (server === undefined || gateway.core.catalog.entries(server).length > 0) return;
   const status = gateway.core.status().find((s) => s.name === server);
   if (status && status.state !== "ready") {
-    throw new HttpError("server_unavailable", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, {
+    throw new HttpError("SERVER_UNAVAILABLE", `Server "${server}" is ${status.state}${status.error ? `: ${status.error}` : ""}.`, {
       headers: { "retry-after": "5" },
     });
   }
-  throw new HttpError("not_found", `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
+  throw new HttpError("NOT_FOUND", `No server named "${server.slice(0, 100)}". Servers: ${gateway.core.catalog.servers().join(", ") || "none"}.`);
 }
 
 function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string, unknown> {
@@ -180,12 +178,12 @@ async function describeTool(gateway: Gateway, ctx: RequestContext, name: string)
   });
 }
 
-function textOf(result: CallToolResult): string {
+function textOf(result: ToolResult): string {
   return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
 }
 
 /** A result kept because it was too large: its handle and the preview text that explains how to read it. */
-function spilled(result: CallToolResult): { handle: string; text: string } | undefined {
+function spilled(result: ToolResult): { handle: string; text: string } | undefined {
   const text = textOf(result);
   const handle = /"(res_[0-9a-f]{12})"/.exec(text)?.[1];
   return handle ? { handle, text } : undefined;
@@ -195,7 +193,7 @@ function spilled(result: CallToolResult): { handle: string; text: string } | und
 export async function runCall(gateway: Gateway, ctx: RequestContext, call: { name: string; args: unknown }): Promise<void> {
   const { name, args } = call;
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-    throw new HttpError("bad_request", 'The body must be a JSON object of the tool\'s arguments, such as {"path": "README.md"}.');
+    throw new HttpError("BAD_REQUEST", 'The body must be a JSON object of the tool\'s arguments, such as {"path": "README.md"}.');
   }
   ctx.log.tool = name.slice(0, 100);
   const session = gateway.principalSession(ctx.principal);
@@ -221,7 +219,7 @@ async function callTool(gateway: Gateway, ctx: RequestContext, name: string): Pr
 /** execute_code over REST; shared with the compat routes. */
 export async function runExec(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
   if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw new HttpError("bad_request", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
+    throw new HttpError("BAD_REQUEST", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
   const input = readInput(executeCodeMetaTool.definition.inputSchema, body as Record<string, unknown>) as { code: string; timeoutMs: number };
   const result = await executeCodeMetaTool.run(input, metaContext(gateway, ctx, disconnectSignal(ctx)));
   const text = textOf(result);

@@ -1,4 +1,5 @@
-import type { Codemux, SessionInfo } from "@codemux/server";
+import type { SessionInfo } from "@codemux/core";
+import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -284,7 +285,7 @@ export class CodemuxHttpServer {
       await this.#route(ctx, path, route);
     } catch (error) {
       const failure = toHttpError(error);
-      if (failure.status >= 500 && failure.code === "internal") {
+      if (failure.status >= 500 && failure.code === "INTERNAL") {
         this.options.log({
           time: new Date().toISOString(),
           level: "error",
@@ -336,7 +337,7 @@ export class CodemuxHttpServer {
     const host = header ? hostOfHeader(header) : undefined;
     if (host && this.options.allowedHosts.includes(host)) return;
     throw new HttpError(
-      "invalid_host",
+      "INVALID_HOST",
       `Host "${(header ?? "").slice(0, 100)}" is not one this server answers to; add it with --allowed-host if a proxy forwards it.`,
     );
   }
@@ -358,7 +359,7 @@ export class CodemuxHttpServer {
       if (parsed.host === req.headers.host) return undefined;
       if (isLoopback(host) && isLoopback(this.options.host)) return undefined;
     }
-    throw new HttpError("invalid_origin", `Origin "${origin.slice(0, 100)}" may not call this server; list it with --cors ORIGIN to allow a web app.`);
+    throw new HttpError("INVALID_ORIGIN", `Origin "${origin.slice(0, 100)}" may not call this server; list it with --cors ORIGIN to allow a web app.`);
   }
 
   #cors(res: ServerResponse, origin: string): void {
@@ -384,7 +385,7 @@ export class CodemuxHttpServer {
     const principal = presented === undefined ? undefined : this.#tokens.verify(presented);
     if (principal === undefined) {
       this.metrics.counter("codemux_auth_failures_total", "").inc();
-      throw new HttpError("unauthorized", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
+      throw new HttpError("UNAUTHORIZED", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
         // Closed after the answer: an unauthenticated client does not keep a connection to try again on.
         headers: { "www-authenticate": 'Bearer realm="codemux"', connection: "close" },
       });
@@ -395,18 +396,18 @@ export class CodemuxHttpServer {
 }
 
 function shuttingDown(): HttpError {
-  return new HttpError("capacity", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
+  return new HttpError("CAPACITY", "codemux is shutting down; retry against the next instance.", { headers: { connection: "close", "retry-after": "5" } });
 }
 
 function only(ctx: RequestContext, method: string): void {
-  if (ctx.req.method !== method) throw new HttpError("method_not_allowed", `Use ${method} on this path.`, { headers: { allow: method } });
+  if (ctx.req.method !== method) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${method} on this path.`, { headers: { allow: method } });
 }
 
 function parseUrl(target: string | undefined): URL {
   try {
     return new URL(target ?? "/", "http://codemux.invalid");
   } catch {
-    throw new HttpError("bad_request", "The request target is not a valid path.");
+    throw new HttpError("BAD_REQUEST", "The request target is not a valid path.");
   }
 }
 
@@ -425,7 +426,7 @@ function routeName(path: string, options: ResolvedOptions): string {
 
 function notFound(path: string): HttpError {
   return new HttpError(
-    "not_found",
+    "NOT_FOUND",
     `Nothing at ${path.slice(0, 100)}. codemux serves MCP at /mcp (Streamable HTTP) and /sse (legacy SSE), REST at /v1 (GET /v1/openapi.json describes it), and /healthz, /readyz, /metrics.`,
   );
 }

@@ -1,4 +1,4 @@
-import { closestNames } from "@codemux/catalog";
+import { closestNames } from "@codemux/core";
 import { ConfigError } from "@codemux/pool";
 import { trustedProxyList } from "./connections";
 

@@ -9,7 +9,7 @@ import type { HttpSession } from "./sessions";
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "GET")
-    throw new HttpError("method_not_allowed", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
+    throw new HttpError("METHOD_NOT_ALLOWED", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
   gateway.sessions.reserve(ctx.principal);
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
@@ -41,7 +41,7 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
 
 /** `POST /messages?sessionId=`: one message of a legacy SSE session, from the principal that opened it. */
 export async function postSseMessage(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (ctx.req.method !== "POST") throw new HttpError("method_not_allowed", "Use POST on /messages.", { headers: { allow: "POST" } });
+  if (ctx.req.method !== "POST") throw new HttpError("METHOD_NOT_ALLOWED", "Use POST on /messages.", { headers: { allow: "POST" } });
   const id = ctx.url.searchParams.get("sessionId") ?? "";
   ctx.log.session = id.slice(0, 8);
   const session = id ? gateway.sessions.get(id, ctx.principal) : undefined;

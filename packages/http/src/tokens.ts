@@ -1,4 +1,4 @@
-import { LOCAL_PRINCIPAL } from "@codemux/server";
+import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { TokenConfigError } from "./errors";
 

@@ -1,6 +1,7 @@
+import type { Logger } from "@codemux/core";
 import { loadPlugins, type LoadedPlugins } from "@codemux/hooks";
 import { createJobs, type Jobs } from "@codemux/jobs";
-import { parseConfig, type Logger } from "@codemux/pool";
+import { parseConfig } from "@codemux/pool";
 import { Codemux } from "@codemux/server";
 import { askingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

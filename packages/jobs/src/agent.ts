@@ -1,5 +1,6 @@
-import { defineMetaTool, estimateTokens, type MetaTool, type MetaToolContext, type SessionInfo } from "@codemux/server";
-import type { CallToolResult, CreateMessageRequest, SamplingMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { estimateTokens, type SessionInfo, type ToolDefinition, type ToolResult } from "@codemux/core";
+import { defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/server";
+import type { CreateMessageRequest, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
 import { seconds } from "./format";
@@ -25,7 +26,7 @@ const SYSTEM = [
 ].join(" ");
 
 /** The text protocol, for clients whose sampling has no tool support: tool calls as fenced JSON blocks. */
-export function textProtocol(tools: Tool[]): string {
+export function textProtocol(tools: ToolDefinition[]): string {
   return [
     "To use a tool, reply with one or more blocks exactly like this and nothing else:",
     "```tool",
@@ -37,7 +38,7 @@ export function textProtocol(tools: Tool[]): string {
   ].join("\n");
 }
 
-/** Tool blocks of a text-protocol reply, in order; malformed blocks are reported back as errors. */
+/** ToolDefinition blocks of a text-protocol reply, in order; malformed blocks are reported back as errors. */
 export function parseToolBlocks(text: string): Array<{ id: string; name: string; input: Record<string, unknown> } | { id: string; error: string }> {
   const found: Array<{ id: string; name: string; input: Record<string, unknown> } | { id: string; error: string }> = [];
   const pattern = /```tool[ \t]*\r?\n([\s\S]*?)```/g;
@@ -71,13 +72,13 @@ function textOf(blocks: Block[]): string {
   return blocks.map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : "")).join("\n");
 }
 
-function toolText(result: CallToolResult): string {
+function toolText(result: ToolResult): string {
   const text = result.content.map((c) => (c.type === "text" ? c.text : `[${c.type} content]`)).join("\n");
   return text.length > MAX_TOOL_TEXT ? `${text.slice(0, MAX_TOOL_TEXT)}\n[cut at ${MAX_TOOL_TEXT} characters]` : text;
 }
 
 /** The agent's view of a meta-tool: no `background` (its calls already run inside a job). */
-function agentTool(tool: Tool): Tool {
+function agentTool(tool: ToolDefinition): ToolDefinition {
   const properties = { ...(tool.inputSchema.properties ?? {}) };
   delete properties.background;
   return { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { ...tool.inputSchema, properties } };
@@ -203,7 +204,7 @@ interface AgentRun {
   maxTurns: number;
 }
 
-async function runAgent(run: AgentRun): Promise<CallToolResult> {
+async function runAgent(run: AgentRun): Promise<ToolResult> {
   const { manager, ctx, callSession, signal } = run;
   const jobId = manager.jobForCall({ signal, session: callSession, origin: "job", progress: undefined }) ?? "";
   const startedAt = performance.now();
@@ -245,7 +246,7 @@ async function runAgent(run: AgentRun): Promise<CallToolResult> {
       final = textOf(blocks);
       break;
     }
-    const answers: Array<{ id: string; name: string; result: CallToolResult }> = [];
+    const answers: Array<{ id: string; name: string; result: ToolResult }> = [];
     for (const use of uses) {
       if ("error" in use) {
         answers.push({ id: use.id, name: "(unreadable)", result: { content: [{ type: "text", text: `Not run: ${use.error}.` }], isError: true } });

@@ -1,5 +1,5 @@
-import type { Logger } from "@codemux/pool";
-import type { JobRunner, MetaTool, ToolCallMiddleware } from "@codemux/server";
+import type { Logger, ToolCallMiddleware } from "@codemux/core";
+import type { JobRunner, MetaTool } from "@codemux/server";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";

@@ -1,5 +1,4 @@
-import { estimateTokens } from "@codemux/server";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { estimateTokens, type ToolResult } from "@codemux/core";
 import type { TranscriptEntry } from "./transcript";
 import type { JobRecord } from "./types";
 
@@ -85,7 +84,7 @@ export function summary(job: JobRecord, now: number, position?: number): JobSumm
 }
 
 /** A result's text, for token counts. */
-export function resultText(result: CallToolResult): string {
+export function resultText(result: ToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 }
 
@@ -109,6 +108,6 @@ export function transcriptLines(entries: TranscriptEntry[], limit = 200): string
   return hidden > 0 ? [`(${hidden} earlier entries not shown)`, ...lines] : lines;
 }
 
-export function estimate(result: CallToolResult): number {
+export function estimate(result: ToolResult): number {
   return estimateTokens(resultText(result));
 }

@@ -3,7 +3,7 @@ export type { AgentUsage } from "./agent";
 export { requestCancel } from "./cancel-request";
 export { createJobs } from "./create-jobs";
 export type { Jobs, JobsOptions } from "./create-jobs";
-export { ERROR_BRAND, JobsError } from "./errors";
+export { JobsError } from "./errors";
 export type { JobsErrorCode } from "./errors";
 export { age, duration, seconds, statusLine, transcriptLines } from "./format";
 export type { JobSummary } from "./format";

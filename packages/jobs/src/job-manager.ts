@@ -1,6 +1,5 @@
-import { redactSecrets, silentLogger, type Logger } from "@codemux/pool";
-import type { BackgroundWork, CallContext, JobRunner } from "@codemux/server";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { redactSecrets, silentLogger, type Logger, type CallContext, type Progress, type ToolResult } from "@codemux/core";
+import type { BackgroundWork, JobRunner } from "@codemux/server";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -273,7 +272,7 @@ export class JobManager implements JobRunner {
         ...(value.total !== undefined ? { total: value.total } : {}),
       });
     };
-    let run: Promise<CallToolResult>;
+    let run: Promise<ToolResult>;
     try {
       run = live.work.run({ signal: live.controller.signal, progress, job: live.record.id });
     } catch (error) {
@@ -295,7 +294,7 @@ export class JobManager implements JobRunner {
     void this.#writer?.append({ t: "progress", id: record.id, ts: now, progress: record.progress, toolCalls: record.toolCalls });
   }
 
-  async #finish(live: LiveJob, status: TerminalStatus, fields: { result?: CallToolResult; error?: string; by?: string }): Promise<void> {
+  async #finish(live: LiveJob, status: TerminalStatus, fields: { result?: ToolResult; error?: string; by?: string }): Promise<void> {
     const { record } = live;
     if (TERMINAL.has(record.status)) return;
     const wasRunning = this.#running.delete(live);
@@ -437,11 +436,11 @@ export class JobManager implements JobRunner {
   }
 
   /** A job's full result (from its file when it was too large for the journal line). */
-  async result(job: JobRecord): Promise<CallToolResult | undefined> {
+  async result(job: JobRecord): Promise<ToolResult | undefined> {
     if (job.result) return job.result;
     if (!job.resultRef) return undefined;
     try {
-      return JSON.parse(await readFile(join(this.paths.results, job.resultRef), "utf8")) as CallToolResult;
+      return JSON.parse(await readFile(join(this.paths.results, job.resultRef), "utf8")) as ToolResult;
     } catch (error) {
       return { content: [{ type: "text", text: `The result file of ${job.id} cannot be read (${(error as Error).message}).` }], isError: true };
     }
@@ -476,7 +475,7 @@ export class JobManager implements JobRunner {
   }
 
   /** Runs one tool call of a job and writes it to the job's transcript. */
-  async recordCall<T extends CallToolResult>(id: string, call: { tool: string; args: unknown; origin: string }, run: () => Promise<T>): Promise<T> {
+  async recordCall<T extends ToolResult>(id: string, call: { tool: string; args: unknown; origin: string }, run: () => Promise<T>): Promise<T> {
     const live = this.#live.get(id);
     if (!live) return run();
     const seq = live.seq++;

@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/pool";
+import type { Logger } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
-import { defineMetaTool, textResult, type MetaTool, type MetaToolContext } from "@codemux/server";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { textResult, type ToolResult } from "@codemux/core";
+import { defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/server";
 import { JobsError } from "./errors";
 import { age, duration, estimate, seconds, statusLine, summary, transcriptLines, type JobSummary } from "./format";
 import type { JobManager } from "./job-manager";
@@ -12,7 +12,7 @@ export const MAX_WAIT_SECONDS = 300;
 /** While waiting, a progress notification this often keeps clients that reset their timeout on progress alive. */
 const WAIT_PROGRESS_MS = 5_000;
 
-type Content = CallToolResult["content"][number];
+type Content = ToolResult["content"][number];
 
 type Action = "output" | "list" | "cancel";
 
@@ -110,7 +110,7 @@ export function jobMetaTools(manager: JobManager): MetaTool<never>[] {
   return [jobsMetaTool(manager)];
 }
 
-async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<CallToolResult> {
+async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const ids = request.ids ?? [];
   const block = request.block ?? true;
   const waitSeconds = request.wait_up_to ?? DEFAULT_WAIT_SECONDS;
@@ -173,7 +173,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   return { content, structuredContent: { jobs }, ...(anyFailed ? { isError: true } : {}) };
 }
 
-async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<CallToolResult> {
+async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const { status } = request;
   const limit = request.limit ?? DEFAULT_LIST_LIMIT;
   await manager.refreshForeign();
@@ -189,7 +189,7 @@ async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolCont
   return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { jobs: shown.map((j) => summary(j, now, manager.position(j.id))) } };
 }
 
-async function cancel(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<CallToolResult> {
+async function cancel(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const ids = [...new Set([...(request.ids ?? []), ...(request.id !== undefined ? [request.id] : [])])];
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'cancel needs "ids": the job ids to stop (jobs {action:"list"} shows yours).');
   const lines: string[] = [];

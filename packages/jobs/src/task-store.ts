@@ -1,6 +1,7 @@
-import type { Codemux, SessionInfo } from "@codemux/server";
+import type { SessionInfo, ToolResult } from "@codemux/core";
+import type { Codemux } from "@codemux/server";
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
-import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
+import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
 import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
 import type { JobRecord } from "./types";
@@ -64,7 +65,7 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       const result = await manager.result(job);
       if (result) return result;
       const text = job.status === "cancelled" ? "The task was cancelled." : (job.error ?? `The task ended ${job.status} without a result.`);
-      return { content: [{ type: "text", text }], isError: true } satisfies CallToolResult;
+      return { content: [{ type: "text", text }], isError: true } satisfies ToolResult;
     },
     async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
       if (status === "cancelled") await manager.cancel(taskId, session().principal, "task");

@@ -1,6 +1,5 @@
-import { estimateTokens } from "@codemux/server";
-import type { Logger } from "@codemux/pool";
-import type { CallToolResult, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type Logger, estimateTokens, type ToolResult } from "@codemux/core";
+import type { SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createHash } from "node:crypto";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
@@ -38,7 +37,7 @@ export function argsDigest(args: unknown): string {
 }
 
 /** A result's size in bytes of JSON and its estimated tokens (the one estimator codemux uses). */
-export function resultSize(result: CallToolResult): { bytes: number; estimatedTokens: number } {
+export function resultSize(result: ToolResult): { bytes: number; estimatedTokens: number } {
   const text = result.content.map((c) => (c.type === "text" ? c.text : JSON.stringify(c))).join("\n");
   return { bytes: Buffer.byteLength(text), estimatedTokens: estimateTokens(text) };
 }

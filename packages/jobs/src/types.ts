@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
 
 /** `queued` and `running` change; the others are terminal and never change again. */
 export type JobStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "interrupted";
@@ -33,7 +33,7 @@ export interface JobRecord {
   /** Downstream and agent tool calls finished, and still running. */
   toolCalls: number;
   inFlight: number;
-  result?: CallToolResult;
+  result?: ToolResult;
   /** A result too large for the journal line: a file under `<dir>/results/`. */
   resultRef?: string;
   error?: string;
@@ -52,7 +52,7 @@ export type JournalEvent =
       id: string;
       ts: number;
       status: "completed" | "failed" | "cancelled" | "interrupted";
-      result?: CallToolResult;
+      result?: ToolResult;
       resultRef?: string;
       error?: string;
       by?: string;

@@ -1,5 +1,6 @@
+import type { SessionInfo } from "@codemux/core";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
-import { Codemux, createSessionServer, type SessionInfo } from "@codemux/server";
+import { Codemux, createSessionServer } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";

@@ -1,4 +1,4 @@
-import type { SessionInfo } from "@codemux/server";
+import type { SessionInfo } from "@codemux/core";
 import { appendFile, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";

@@ -17,9 +17,8 @@ import {
 import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
 import { LaneChannel } from "./lane-channel";
-import { redactingLogger, silentLogger, type Logger } from "./logger";
-import { redactSecrets } from "./redact";
 import { SdkChannel } from "./sdk-channel";
+import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";

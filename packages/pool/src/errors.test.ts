@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DownstreamError, ERROR_BRAND, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
+import { ERROR_BRAND } from "@codemux/core";
+import { ConfigError, DownstreamError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 
 describe("PoolError", () => {
   it("is recognized by its brand across installed copies, and subclasses by their code", () => {

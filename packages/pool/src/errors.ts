@@ -1,7 +1,4 @@
-import { redactSecrets } from "./redact";
-
-/** Marks every codemux error, whichever package and installed copy made it; the value names the package. */
-export const ERROR_BRAND: unique symbol = Symbol.for("codemux.error");
+import { CodemuxError, redactSecrets } from "@codemux/core";
 
 export type PoolErrorCode =
   | "CONFIG_INVALID"
@@ -24,21 +21,11 @@ interface PoolErrorOptions {
 }
 
 /** Base of every error @codemux/pool raises; `code` is stable for callers to branch on. Messages never hold URL secrets. */
-export class PoolError extends Error {
-  readonly [ERROR_BRAND] = "pool";
-  readonly code: PoolErrorCode;
-  readonly data: Record<string, unknown> | undefined;
+export class PoolError extends CodemuxError<PoolErrorCode> {
+  static override readonly package = "pool";
 
   constructor(code: PoolErrorCode, message: string, options: PoolErrorOptions = {}) {
-    super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.data = options.data;
-  }
-
-  /** True for a PoolError from any installed copy of this package (where `instanceof` fails across copies). */
-  static isInstance(value: unknown): value is PoolError {
-    return typeof value === "object" && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === "pool";
+    super(code, redactSecrets(message), options);
   }
 }
 
@@ -50,9 +37,7 @@ export class ConfigError extends PoolError {
     this.file = options.file;
   }
 
-  static override isInstance(value: unknown): value is ConfigError {
-    return PoolError.isInstance(value) && value.code === "CONFIG_INVALID";
-  }
+  static override readonly forCode = "CONFIG_INVALID";
 }
 
 export class ServerNotFoundError extends PoolError {
@@ -65,9 +50,7 @@ export class ServerNotFoundError extends PoolError {
     });
   }
 
-  static override isInstance(value: unknown): value is ServerNotFoundError {
-    return PoolError.isInstance(value) && value.code === "SERVER_NOT_FOUND";
-  }
+  static override readonly forCode = "SERVER_NOT_FOUND";
 }
 
 /** The server is not connected and could not be (re)connected in time. */
@@ -80,9 +63,7 @@ export class ServerUnavailableError extends PoolError {
     super("SERVER_UNAVAILABLE", `Server "${server}" is unavailable: ${reason}`, { ...options, data: { server, ...options.data } });
   }
 
-  static override isInstance(value: unknown): value is ServerUnavailableError {
-    return PoolError.isInstance(value) && value.code === "SERVER_UNAVAILABLE";
-  }
+  static override readonly forCode = "SERVER_UNAVAILABLE";
 }
 
 /** The connection closed (the process exited, the stream dropped) while a call was in flight. */
@@ -95,9 +76,7 @@ export class ServerDisconnectedError extends PoolError {
     super("SERVER_DISCONNECTED", `Server "${server}" disconnected during the call: ${reason}`, { ...options, data: { server, ...options.data } });
   }
 
-  static override isInstance(value: unknown): value is ServerDisconnectedError {
-    return PoolError.isInstance(value) && value.code === "SERVER_DISCONNECTED";
-  }
+  static override readonly forCode = "SERVER_DISCONNECTED";
 }
 
 export class CallTimeoutError extends PoolError {
@@ -113,9 +92,7 @@ export class CallTimeoutError extends PoolError {
     });
   }
 
-  static override isInstance(value: unknown): value is CallTimeoutError {
-    return PoolError.isInstance(value) && value.code === "CALL_TIMEOUT";
-  }
+  static override readonly forCode = "CALL_TIMEOUT";
 }
 
 export class CallCancelledError extends PoolError {
@@ -127,9 +104,7 @@ export class CallCancelledError extends PoolError {
     super("CALL_CANCELLED", `Call to ${server}__${tool} was cancelled.`, { ...options, data: { server, tool, ...options.data } });
   }
 
-  static override isInstance(value: unknown): value is CallCancelledError {
-    return PoolError.isInstance(value) && value.code === "CALL_CANCELLED";
-  }
+  static override readonly forCode = "CALL_CANCELLED";
 }
 
 /** The tool does not exist on the server, or the config hides it (`data.denied` is true then). */
@@ -143,9 +118,7 @@ export class ToolNotFoundError extends PoolError {
     super("TOOL_NOT_FOUND", `Server "${server}" cannot call "${tool}": ${reason}.`, { data: { server, tool, denied: options.denied ?? false } });
   }
 
-  static override isInstance(value: unknown): value is ToolNotFoundError {
-    return PoolError.isInstance(value) && value.code === "TOOL_NOT_FOUND";
-  }
+  static override readonly forCode = "TOOL_NOT_FOUND";
 }
 
 /** The downstream answered the call with a JSON-RPC error (or an HTTP error). */
@@ -163,7 +136,5 @@ export class DownstreamError extends PoolError {
     });
   }
 
-  static override isInstance(value: unknown): value is DownstreamError {
-    return PoolError.isInstance(value) && value.code === "DOWNSTREAM_ERROR";
-  }
+  static override readonly forCode = "DOWNSTREAM_ERROR";
 }

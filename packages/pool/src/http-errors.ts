@@ -1,7 +1,7 @@
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { HTTP_SNIPPET_CHARS } from "./defaults";
-import { maskUrl } from "./redact";
+import { maskUrl } from "@codemux/core";
 
 const REASONS: Record<number, string> = {
   400: "Bad Request",

@@ -3,9 +3,8 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { HttpTransportSpec, TransportSpec } from "./config/types";
-import type { Logger } from "./logger";
 import { proxyFor } from "./proxy";
-import { maskUrl, redactSecrets } from "./redact";
+import { maskUrl, redactSecrets, type Logger } from "@codemux/core";
 import type { StderrRing } from "./stderr-ring";
 
 export interface TransportContext {

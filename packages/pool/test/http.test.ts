@@ -1,3 +1,4 @@
+import type { Logger } from "@codemux/core";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -8,7 +9,7 @@ import { tmpdir } from "node:os";
 import { PassThrough } from "node:stream";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DownstreamError, ServerPool, ServerUnavailableError, type Logger, type PoolOptions, type ServerSpec } from "../src/index";
+import { DownstreamError, ServerPool, ServerUnavailableError, type PoolOptions, type ServerSpec } from "../src/index";
 import { freePort, httpSpec, startHttpServer, textOf } from "./helpers";
 
 const require = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from "@codemux/catalog";
+import type { ToolDefinition } from "@codemux/core";
 import type { PoolConfig } from "@codemux/pool";
 import { createHash } from "node:crypto";
 import type { Store } from "./stores/store";

@@ -1,18 +1,19 @@
-import { BRIDGE_SPECIFIER, Catalog, type ToolDefinition } from "@codemux/catalog";
-import { ModuleTree, codegenToolOf } from "@codemux/codegen";
 import {
-  ServerPool,
-  denyReason,
-  ServerUnavailableError,
+  BRIDGE_SPECIFIER,
+  type ToolDefinition,
   silentLogger,
   type Logger,
-  type PoolConfig,
-  type PoolOptions,
-  type PoolUpdate,
-  type ServerStatus,
-} from "@codemux/pool";
+  type Progress,
+  type ToolResult,
+  LOCAL_PRINCIPAL,
+  type CallRequest,
+  type SessionInfo,
+  type ToolCallMiddleware,
+} from "@codemux/core";
+import { Catalog } from "@codemux/catalog";
+import { ModuleTree, codegenToolOf } from "@codemux/codegen";
+import { ServerPool, denyReason, ServerUnavailableError, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
 import { HOST_CALL_GLOBAL, Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -24,7 +25,6 @@ import { BadRequestError } from "./errors";
 import type { JobRunner, TaskStoreFactory } from "./jobs";
 import type { MetaTool } from "./meta-tools/registry";
 import { checkQuery, formatHits, type SearchRequest } from "./meta-tools/search-tools";
-import { LOCAL_PRINCIPAL, type CallRequest, type SessionInfo, type ToolCallMiddleware } from "./pipeline/context";
 import { logCalls } from "./pipeline/log-calls";
 import { ToolCallPipeline, unavailable } from "./pipeline/pipeline";
 import { McpFeatures } from "./mcp-features";
@@ -339,7 +339,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   }
 
   /** One downstream call through the pipeline (resolution, middleware, validation, the pool). */
-  callTool(request: CallRequest): Promise<CallToolResult> {
+  callTool(request: CallRequest): Promise<ToolResult> {
     return this.pipeline.call(request);
   }
 

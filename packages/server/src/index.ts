@@ -5,13 +5,11 @@ export { Codemux } from "./core";
 export type { CodemuxOptions, ExecuteOptions, ModuleSource } from "./core";
 export {
   BadRequestError,
-  CodemuxError,
-  ERROR_BRAND,
   InvalidArgumentsError,
   ResultNotFoundError,
+  ServerError,
   StoreError,
   UnknownMetaToolError,
-  isCodemuxError,
 } from "./errors";
 export type { ServerErrorCode } from "./errors";
 export { callTool as callToolMetaTool } from "./meta-tools/call-tool";
@@ -26,8 +24,6 @@ export type { MetaTool, MetaToolContext } from "./meta-tools/registry";
 export { searchTools as searchToolsMetaTool } from "./meta-tools/search-tools";
 export type { SearchDetail, SearchRequest } from "./meta-tools/search-tools";
 export { composeMiddleware } from "./pipeline/compose";
-export { LOCAL_PRINCIPAL } from "./pipeline/context";
-export type { CallContext, CallOrigin, CallRequest, ClientPeer, NextCall, SessionInfo, ToolCallMiddleware } from "./pipeline/context";
 export { ToolCallPipeline } from "./pipeline/pipeline";
 export type { ToolCallPipelineOptions } from "./pipeline/pipeline";
 export { errorResult, executionResult, textResult } from "./render";
@@ -51,7 +47,6 @@ export type { DispatchRequest } from "./surfaces/dispatch";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { passthroughSurface } from "./surfaces/passthrough";
 export type { Surface, SurfaceFactory } from "./surfaces/surface";
-export { estimateTokens } from "./tokens";
 export type { ToolPool } from "./tool-pool";
 export { ArgumentValidator } from "./validation";
 export { VERSION } from "./version";

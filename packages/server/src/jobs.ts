@@ -1,6 +1,6 @@
+import type { Progress, ToolResult, SessionInfo } from "@codemux/core";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
-import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js";
-import type { SessionInfo } from "./pipeline/context";
+import type { Task } from "@modelcontextprotocol/sdk/types.js";
 
 /** Work to run in the background: a snippet or one tool call, as execute_code or call_tool would answer it. */
 export interface BackgroundWork {
@@ -11,7 +11,7 @@ export interface BackgroundWork {
   request: Record<string, unknown>;
   session: SessionInfo;
   /** Does the work; the signal aborts when the job is cancelled, progress is kept for `jobs` output. */
-  run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string }): Promise<CallToolResult>;
+  run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string }): Promise<ToolResult>;
 }
 
 /**

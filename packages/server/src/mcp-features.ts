@@ -1,4 +1,4 @@
-import { SEPARATOR, splitQualifiedName } from "@codemux/catalog";
+import { SEPARATOR, splitQualifiedName, type CallOrigin, type SessionInfo } from "@codemux/core";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
@@ -22,7 +22,6 @@ import {
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "./core";
-import type { CallOrigin, SessionInfo } from "./pipeline/context";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { CallContext, SessionInfo } from "./pipeline/context";
+import type { CallContext, SessionInfo } from "@codemux/core";
 import { ClientRelay } from "./relay";
 
 /** A relay on a clock the test moves, and calls on it that stay in flight until ended. */

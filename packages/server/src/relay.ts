@@ -1,7 +1,7 @@
 import type { ServerRequestRelay } from "@codemux/pool";
 import { ErrorCode, McpError, type ClientCapabilities, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { SessionInfo, ToolCallMiddleware } from "./pipeline/context";
+import type { SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
 /** What each server-to-client request needs the client to have declared. */
 const NEEDS: Record<string, keyof ClientCapabilities> = {

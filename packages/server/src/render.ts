@@ -1,11 +1,8 @@
-import type { Logger } from "@codemux/pool";
 import type { ExecuteResult } from "@codemux/sandbox";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { isCodemuxError } from "./errors";
-import { estimateTokens } from "./tokens";
+import { isCodemuxError, type Logger, type ToolResult, estimateTokens } from "@codemux/core";
 
 /** A text answer. */
-export function textResult(value: string): CallToolResult {
+export function textResult(value: string): ToolResult {
   return { content: [{ type: "text", text: value }] };
 }
 
@@ -14,7 +11,7 @@ export function textResult(value: string): CallToolResult {
  * codemux package raised on purpose (it carries the brand) is its own message; anything else (a bug,
  * a Node system error) is named as codemux's own failure and logged, so it never passes for a tool's answer.
  */
-export function errorResult(error: unknown, logger?: Logger): CallToolResult {
+export function errorResult(error: unknown, logger?: Logger): ToolResult {
   if (isCodemuxError(error)) return { content: [{ type: "text", text: error.message }], isError: true };
   const message = error instanceof Error ? error.message : String(error);
   logger?.error(`internal error: ${error instanceof Error && error.stack ? error.stack : message}`);
@@ -22,7 +19,7 @@ export function errorResult(error: unknown, logger?: Logger): CallToolResult {
 }
 
 /** The snippet's outcome as compact JSON: result, output, time and calls; an error names its kind and position. */
-export function executionResult(run: ExecuteResult): CallToolResult {
+export function executionResult(run: ExecuteResult): ToolResult {
   const body: Record<string, unknown> = {};
   if (run.ok) body.result = run.result ?? null;
   else body.error = run.error;

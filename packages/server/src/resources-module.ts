@@ -1,5 +1,5 @@
 import type { Codemux } from "./core";
-import type { SessionInfo } from "./pipeline/context";
+import type { SessionInfo } from "@codemux/core";
 
 /** The module snippets import to reach the servers' resources. */
 export const RESOURCES_SPECIFIER = "mcp/resources";

@@ -12,7 +12,7 @@ import {
 import type { Codemux } from "./core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import type { MetaToolContext } from "./meta-tools/registry";
-import type { ClientPeer, SessionInfo } from "./pipeline/context";
+import type { ClientPeer, SessionInfo } from "@codemux/core";
 import { VERSION } from "./version";
 
 export interface SessionServerOptions {
@@ -113,8 +113,9 @@ export function createSession(core: Codemux, options: SessionServerOptions = {})
 function clientPeer(server: Server): ClientPeer {
   return {
     capabilities: () => server.getClientCapabilities(),
-    elicit: (params, options) => server.elicitInput(params, options?.signal ? { signal: options.signal } : undefined),
-    createMessage: (params, options) => server.createMessage(params, options?.signal ? { signal: options.signal } : undefined),
+    // The server's own request, relayed as it came: the SDK validates it on the way out.
+    elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
+    createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
   };
 }

@@ -1,4 +1,5 @@
-import { SERVERS_PREFIX, closestNames, serverModuleSpecifier, type Catalog } from "@codemux/catalog";
+import { SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/core";
+import type { Catalog } from "@codemux/catalog";
 import type { ModuleTree } from "@codemux/codegen";
 
 /** Longer paths get no suggestions: comparing spellings costs time in proportion to their length. */

@@ -1,7 +1,6 @@
+import type { ToolDefinition, ToolResult } from "@codemux/core";
 import type { CallOptions, DownstreamNotification, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
-import type { ToolDefinition } from "@codemux/catalog";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * What the core needs of its downstream servers. `ServerPool` from @codemux/pool is the real one;
@@ -13,7 +12,7 @@ export interface ToolPool {
   /** Connects every server; resolves when each is ready or failed. Never rejects. */
   start(): Promise<void>;
   /** `options.signal` may be shared by many calls (a snippet run's, aborted when the run ends): an abort after a call settled must not touch it. */
-  callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+  callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>;
   on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
   on(event: "state", listener: (status: ServerStatus) => void): unknown;
   on(event: "removed", listener: (server: string) => void): unknown;

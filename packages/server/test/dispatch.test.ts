@@ -1,9 +1,10 @@
+import { estimateTokens } from "@codemux/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DISPATCH_TOOL_NAME, estimateTokens } from "../src/index";
+import { DISPATCH_TOOL_NAME } from "../src/index";
 import { config, connect, misbehaving, node, referenceServer, textOf, type Harness } from "./helpers";
 
 let h: Harness;

@@ -1,3 +1,4 @@
+import { silentLogger } from "@codemux/core";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,7 +13,6 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "@codemux/pool";
 import { Codemux, type ToolPool } from "../src/index";
 import { serveStdio } from "../src/stdio";
 import { attachFastLane, checkedResult, wireResult } from "../src/fast-lane";

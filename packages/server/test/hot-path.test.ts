@@ -1,8 +1,9 @@
+import type { ToolCallMiddleware } from "@codemux/core";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { Codemux, type ToolCallMiddleware, type ToolPool } from "../src/index";
+import { Codemux, type ToolPool } from "../src/index";
 import { config, connect, misbehaving } from "./helpers";
 
 const ECHO = {

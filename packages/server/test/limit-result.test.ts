@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { Codemux, MemoryStore, limitResult } from "../src/index";
-import { estimateTokens } from "../src/tokens";
+import { estimateTokens } from "@codemux/core";
 import { config } from "./helpers";
 
 const core = new Codemux({ config: config({}), largeResultBytes: 1000, resultStore: new MemoryStore() });

@@ -1,8 +1,9 @@
+import { textResult } from "@codemux/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Codemux, createSessionServer, defineMetaTool, textResult } from "../src/index";
+import { Codemux, createSessionServer, defineMetaTool } from "../src/index";
 import { config, misbehaving, textOf } from "./helpers";
 
 // A meta-tool only clients with sampling are shown, with an alias accepted on input but not listed.

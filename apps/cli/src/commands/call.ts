@@ -1,4 +1,4 @@
-import { toolResultValue } from "@codemux/codegen";
+import { toolResultValue } from "@codemux/core";
 import type { Command } from "commander";
 import { withCore, type RunContext } from "../context";
 import { UsageError } from "../errors";

@@ -1,4 +1,4 @@
-import { closestNames } from "@codemux/catalog";
+import { closestNames } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
 import { canonicalJson } from "../canonical";
 import { globMatcher } from "../glob";
 import type { Plugin, PluginMetrics } from "../types";
@@ -87,7 +87,7 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
         entries.set(key, entry);
         call.logField("cache", "hit");
         metrics?.increment("codemux_cache_hits_total", { server: call.server });
-        const result = JSON.parse(entry.json) as CallToolResult;
+        const result = JSON.parse(entry.json) as ToolResult;
         return { action: "respond", result: { ...result, _meta: { ...result._meta, [CACHE_META]: "hit" } } };
       }
       if (entry) drop(key);

@@ -1,8 +1,8 @@
+import type { Logger } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { PluginRefusedError } from "../errors";
 import { changedFields, hashDefinition, readPinFile, writePinFile, type PinFile, type PinRecord } from "../pin-store";
 import type { Plugin, PluginMetrics, ToolInfo } from "../types";
-import type { Logger } from "@codemux/pool";
 
 export interface PinOptions {
   /** The pin file; `pins.json` under the data dir by default; relative to the config's folder. */

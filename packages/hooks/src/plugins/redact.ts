@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
 import { Redactor, type RedactorOptions } from "../redactor";
 import type { Plugin, PluginMetrics } from "../types";
 
@@ -45,7 +45,7 @@ export function redactPlugin(options: RedactOptions = {}): Plugin & { readonly r
 }
 
 /** The result with its secrets masked, and how many; only image and audio data pass unscanned. */
-export function redactResult(redactor: Redactor, result: CallToolResult): { result: CallToolResult; count: number } {
+export function redactResult(redactor: Redactor, result: ToolResult): { result: ToolResult; count: number } {
   const parts = result.content ?? [];
   const texts = parts.flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : []));
   const joined = redactor.texts(texts);
@@ -56,7 +56,7 @@ export function redactResult(redactor: Redactor, result: CallToolResult): { resu
     count += masked.count;
     return masked.part;
   });
-  const rest: Partial<CallToolResult> = {};
+  const rest: Partial<ToolResult> = {};
   for (const key of ["structuredContent", "_meta"] as const) {
     if (result[key] === undefined) continue;
     const masked = redactor.value(result[key]);
@@ -64,10 +64,10 @@ export function redactResult(redactor: Redactor, result: CallToolResult): { resu
     rest[key] = masked.value as Record<string, unknown>;
   }
   if (count === 0) return { result, count };
-  return { result: { ...result, content, ...rest } as CallToolResult, count };
+  return { result: { ...result, content, ...rest } as ToolResult, count };
 }
 
-type Part = CallToolResult["content"][number];
+type Part = ToolResult["content"][number];
 
 /** One content part masked: every string field (its text already masked with its neighbours' as `text`), a text-typed blob decoded, media data left. */
 function maskPart(redactor: Redactor, part: Part, text: string | undefined): { part: Part; count: number } {

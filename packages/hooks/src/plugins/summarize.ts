@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { resultText } from "../canonical";
 import { globMatcher } from "../glob";
@@ -137,8 +137,9 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
           },
           { signal },
         );
-        if (answer.content.type !== "text" || !answer.content.text.trim()) return;
-        summary = answer.content.text.trim();
+        const part = Array.isArray(answer.content) ? undefined : answer.content;
+        if (part?.type !== "text" || typeof part.text !== "string" || !part.text.trim()) return;
+        summary = part.text.trim();
         model = answer.model;
       } catch {
         // The client refused, timed out or failed: the original result is the answer.
@@ -154,7 +155,7 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
         where = `call ${call.name} again with {"${FULL_RESULT_ARGUMENT}":"${handle}"}`;
       }
       call.logField("summarized", true);
-      const summarized: CallToolResult = {
+      const summarized: ToolResult = {
         content: [
           {
             type: "text",

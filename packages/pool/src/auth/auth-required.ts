@@ -1,3 +1,4 @@
+import type { ErrorClass } from "@codemux/core";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { PoolError, ServerUnavailableError } from "../errors";
 
@@ -17,7 +18,7 @@ export class AuthRequiredError extends ServerUnavailableError {
     this.reason = reason;
   }
 
-  static override isInstance(value: unknown): value is AuthRequiredError {
+  static override isInstance<T extends ErrorClass>(this: T, value: unknown): value is InstanceType<T> {
     return PoolError.isInstance(value) && value.code === "SERVER_UNAVAILABLE" && value.data?.needsLogin === true;
   }
 }

@@ -1,6 +1,5 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult, CallRequest } from "@codemux/core";
 import { BadRequestError } from "../errors";
-import type { CallRequest } from "../pipeline/context";
 import { inBackground } from "./background";
 import { limitResult } from "./limit-result";
 import { defineMetaTool } from "./registry";
@@ -40,7 +39,7 @@ export const callTool = defineMetaTool<{
       progress: typeof ctx.progress;
       origin: string;
       job?: string;
-    }): Promise<CallToolResult> => {
+    }): Promise<ToolResult> => {
       const request: CallRequest = { name, arguments: input, origin, session: ctx.session };
       if (signal) request.signal = signal;
       if (progress) request.progress = progress;

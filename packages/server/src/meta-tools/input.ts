@@ -1,4 +1,4 @@
-import { closestNames } from "@codemux/catalog";
+import { closestNames } from "@codemux/core";
 import { BadRequestError } from "../errors";
 
 /** The JSON Schema subset meta-tools declare their inputs with. */

@@ -1,14 +1,13 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { estimateTokens, estimateTokensOfChars, type ToolResult } from "@codemux/core";
 import type { Codemux } from "../core";
 import { MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
-import { estimateTokens, estimateTokensOfChars } from "../tokens";
 
 /**
  * A result over the core's `largeResultBytes` is kept (for the session that asked) and replaced by a
  * preview with its size, its estimated tokens and a handle for read_result. Happens where the
  * model-facing answer is made, after the call pipeline.
  */
-export async function limitResult(core: Codemux, options: { tool: string; result: CallToolResult; owner: string }): Promise<CallToolResult> {
+export async function limitResult(core: Codemux, options: { tool: string; result: ToolResult; owner: string }): Promise<ToolResult> {
   const { tool, result, owner } = options;
   // Structured content is stringified at most once, for its size and for the kept text alike.
   const structured = structuredJson(result);
@@ -40,7 +39,7 @@ export const META_ESTIMATED_TOKENS = "codemux/estimatedTokens";
 /** A result's structured content as JSON, made once and only when asked for; undefined when it has none or it cannot be stringified. */
 type StructuredJson = () => string | undefined;
 
-function structuredJson(result: CallToolResult): StructuredJson {
+function structuredJson(result: ToolResult): StructuredJson {
   let json: string | undefined;
   let made = false;
   return () => {
@@ -56,7 +55,7 @@ function structuredJson(result: CallToolResult): StructuredJson {
  * An inline result with its size (UTF-8 bytes of its text parts and structured content, as if joined
  * by newlines) and estimated tokens in `_meta`; measured part by part, without joining them.
  */
-export function withSize(result: CallToolResult, structured: StructuredJson = structuredJson(result)): CallToolResult {
+export function withSize(result: ToolResult, structured: StructuredJson = structuredJson(result)): ToolResult {
   let chars = 0;
   let bytes = 0;
   let parts = 0;
@@ -79,7 +78,7 @@ export function withSize(result: CallToolResult, structured: StructuredJson = st
 }
 
 /** The size of a result's JSON without building it: text and data lengths, plus structured content measured once. */
-function approximateBytes(result: CallToolResult, structured: StructuredJson): number {
+function approximateBytes(result: ToolResult, structured: StructuredJson): number {
   let bytes = 0;
   for (const part of result.content ?? []) {
     if (part.type === "text") bytes += part.text.length;
@@ -92,7 +91,7 @@ function approximateBytes(result: CallToolResult, structured: StructuredJson): n
 }
 
 /** The text parts of a result (and structuredContent when there is no text), in lines worth paging. */
-function resultText(result: CallToolResult, structured: StructuredJson): string {
+function resultText(result: ToolResult, structured: StructuredJson): string {
   const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
   if (texts.length) return pageable(texts.join("\n"));
   if (result.structuredContent === undefined) return "";

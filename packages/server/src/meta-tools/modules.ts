@@ -1,8 +1,7 @@
-import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, serverModuleSpecifier } from "@codemux/catalog";
+import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, serverModuleSpecifier, type SessionInfo } from "@codemux/core";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import type { Codemux } from "../core";
 import { BadRequestError } from "../errors";
-import type { SessionInfo } from "../pipeline/context";
 import { textResult } from "../render";
 import { attachSkills } from "../skills/attach";
 import { similarModules } from "../similar-modules";

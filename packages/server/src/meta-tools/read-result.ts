@@ -3,7 +3,7 @@ import { GREP_TIMEOUT_MS, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_GREP_PATTERN_C
 import { BadRequestError } from "../errors";
 import type { KeptResult } from "../results";
 import { textResult } from "../render";
-import { estimateTokens } from "../tokens";
+import { estimateTokens } from "@codemux/core";
 import { defineMetaTool } from "./registry";
 
 type Op = "stat" | "head" | "tail" | "slice" | "grep" | "read";

@@ -1,7 +1,6 @@
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress, ToolDefinition, ToolResult, CallOrigin, SessionInfo } from "@codemux/core";
 import type { Codemux } from "../core";
 import { UnknownMetaToolError } from "../errors";
-import type { CallOrigin, SessionInfo } from "../pipeline/context";
 import { errorResult } from "../render";
 import { checkFields, readInput, type InputSchema } from "./input";
 
@@ -19,8 +18,8 @@ export interface MetaToolContext {
 
 /** A meta-tool, defined once: the definition the model sees (its input schema is also what reads the input), and its handler. */
 export interface MetaTool<Input = Record<string, unknown>> {
-  readonly definition: Tool & { inputSchema: InputSchema };
-  run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
+  readonly definition: ToolDefinition & { inputSchema: InputSchema };
+  run(input: Input, ctx: MetaToolContext): Promise<ToolResult>;
   /** Whether a session's tool list shows this tool (e.g. only to clients with a capability); always when absent. A call is not checked: the tool refuses it with its own sentence. */
   readonly listed?: (session: SessionInfo | undefined) => boolean;
 }
@@ -37,9 +36,9 @@ export interface MetaTool<Input = Record<string, unknown>> {
  * });
  */
 export function defineMetaTool<Input>(
-  spec: Tool & {
+  spec: ToolDefinition & {
     inputSchema: InputSchema;
-    run(input: Input, ctx: MetaToolContext): Promise<CallToolResult>;
+    run(input: Input, ctx: MetaToolContext): Promise<ToolResult>;
     listed?: (session: SessionInfo | undefined) => boolean;
   },
 ): MetaTool<Input> {
@@ -74,14 +73,14 @@ export class MetaToolRegistry {
    * range, defaults are applied on input, and `unlisted` properties (aliases, rare options an answer
    * points to) are accepted; all of them are left out here.
    */
-  definitions(session?: SessionInfo): Tool[] {
+  definitions(session?: SessionInfo): ToolDefinition[] {
     return [...this.#tools.values()]
       .filter((t) => !t.listed || t.listed(session))
       .map((t) => ({ ...t.definition, inputSchema: listedSchema(t.definition.inputSchema) }));
   }
 
   /** Reads the input by the tool's schema (refusing a field it does not name) and runs it; every failure comes back as an error result, never a throw. */
-  async call(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<ToolResult> {
     try {
       const tool = this.#tools.get(name);
       if (!tool) throw new UnknownMetaToolError(name, this.names);
@@ -93,7 +92,7 @@ export class MetaToolRegistry {
   }
 }
 
-function listedSchema(schema: InputSchema): Tool["inputSchema"] {
+function listedSchema(schema: InputSchema): ToolDefinition["inputSchema"] {
   const properties = Object.fromEntries(
     Object.entries(schema.properties)
       .filter(([, property]) => !property.unlisted)

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "@codemux/catalog";
+import type { CatalogEntry } from "@codemux/core";
 import { MAX_QUERY_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import { textResult } from "../render";

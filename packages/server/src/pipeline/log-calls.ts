@@ -1,5 +1,4 @@
-import type { Logger } from "@codemux/pool";
-import type { ToolCallMiddleware } from "./context";
+import type { Logger, ToolCallMiddleware } from "@codemux/core";
 
 /** Logs every downstream call at debug level: name, origin, duration and outcome (never the arguments: they may hold secrets). */
 export function logCalls(logger: Logger): ToolCallMiddleware {

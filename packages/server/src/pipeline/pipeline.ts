@@ -1,12 +1,24 @@
-import { UnknownToolError, splitQualifiedName, type Catalog, type CatalogEntry, type ToolAnnotations } from "@codemux/catalog";
+import {
+  splitQualifiedName,
+  type CatalogEntry,
+  type ToolAnnotations,
+  type Progress,
+  type ToolResult,
+  type CallContext,
+  type CallOrigin,
+  type CallRequest,
+  type NextCall,
+  type SessionInfo,
+  type ToolCallMiddleware,
+} from "@codemux/core";
+import { UnknownToolError, type Catalog } from "@codemux/catalog";
 import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
-import type { CallToolResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
 import { composeMiddleware } from "./compose";
-import type { CallContext, CallOrigin, CallRequest, NextCall, SessionInfo, ToolCallMiddleware } from "./context";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
 /** One resource to read through the pipeline: whose, and for whom. */
@@ -81,7 +93,7 @@ export class ToolCallPipeline {
   }
 
   /** One downstream call, start to end. */
-  call(request: CallRequest): Promise<CallToolResult> {
+  call(request: CallRequest): Promise<ToolResult> {
     // The common case, a listed tool, resolves with one lookup and no wait (resolve copies the server's list to see if it must wait).
     const listed = request.name.length <= MAX_TOOL_NAME_CHARS ? this.#catalog.get(request.name) : undefined;
     if (listed === undefined) return this.resolve(request.name).then((entry) => this.#run(entry, request));
@@ -92,7 +104,7 @@ export class ToolCallPipeline {
     }
   }
 
-  #run(entry: CatalogEntry, request: CallRequest): Promise<CallToolResult> {
+  #run(entry: CatalogEntry, request: CallRequest): Promise<ToolResult> {
     return this.#chain(new PipelineContext(entry, request));
   }
 
@@ -107,7 +119,7 @@ export class ToolCallPipeline {
     return toolResultAsResource(await this.#chain(new PipelineContext(entry, call)), request.uri);
   }
 
-  async #read(ctx: CallContext): Promise<CallToolResult> {
+  async #read(ctx: CallContext): Promise<ToolResult> {
     if (!this.#pool.client) throw new BadRequestError("This pool offers tools only; it cannot read resources.");
     const client = await this.#pool.client(ctx.entry.server);
     const signal = PipelineContext.downstreamSignal(ctx);

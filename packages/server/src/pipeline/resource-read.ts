@@ -1,5 +1,5 @@
-import { SEPARATOR, type CatalogEntry } from "@codemux/catalog";
-import type { CallToolResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { SEPARATOR, type CatalogEntry, type ToolResult } from "@codemux/core";
+import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { ResourceReadError } from "../errors";
 
 /** The name a resource read goes by in the call pipeline: plugins see `<server>__resources/read` with `{ uri }`. */
@@ -34,12 +34,12 @@ export function isResourceReadEntry(entry: CatalogEntry): boolean {
 }
 
 /** A resource's contents as a tool result, one embedded resource part each, for the plugins to see. */
-export function resourceAsToolResult(result: ReadResourceResult): CallToolResult {
+export function resourceAsToolResult(result: ReadResourceResult): ToolResult {
   return { content: result.contents.map((resource) => ({ type: "resource", resource })), ...(result._meta ? { _meta: result._meta } : {}) };
 }
 
 /** The contents back from the result the plugins let through; a text part (a plugin's answer) is read as text of the resource. */
-export function toolResultAsResource(result: CallToolResult, uri: string): ReadResourceResult {
+export function toolResultAsResource(result: ToolResult, uri: string): ReadResourceResult {
   const text = result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
   if (result.isError) throw new ResourceReadError(uri, text || "the read was refused without a reason.");
   const contents = result.content.flatMap((part): ReadResourceResult["contents"] => {

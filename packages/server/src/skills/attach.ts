@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Codemux } from "../core";
-import type { SessionInfo } from "../pipeline/context";
+import type { SessionInfo } from "@codemux/core";
 import { SkillLibrary, type SkillLibraryOptions } from "./library";
 
 const libraries = new WeakMap<Codemux, SkillLibrary>();

@@ -1,11 +1,11 @@
-import { SEPARATOR, SERVERS_PREFIX, summarize, type CatalogDocument } from "@codemux/catalog";
+import { SEPARATOR, SERVERS_PREFIX, type SessionInfo } from "@codemux/core";
+import { summarize, type CatalogDocument } from "@codemux/catalog";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Codemux } from "../core";
 import { BadRequestError, StoreError } from "../errors";
-import type { SessionInfo } from "../pipeline/context";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
 import { typeCheckSkill, type SkillImport } from "./typecheck";
 

@@ -1,4 +1,4 @@
-import { isReservedWord } from "@codemux/catalog";
+import { isReservedWord } from "@codemux/core";
 import { BadRequestError } from "../errors";
 
 /** Where skills are imported from: `mcp/skills/<name>`. */

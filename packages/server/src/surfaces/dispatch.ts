@@ -1,6 +1,5 @@
+import { SEPARATOR, type CatalogEntry, type ToolResult, estimateTokens } from "@codemux/core";
 import type { ReadResultRequest } from "../meta-tools/read-result";
-import { SEPARATOR, type CatalogEntry } from "@codemux/catalog";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Codemux } from "../core";
 import { MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
@@ -11,7 +10,6 @@ import { MetaToolRegistry, defineMetaTool, type MetaToolContext } from "../meta-
 import { searchTools } from "../meta-tools/search-tools";
 import { errorResult, textResult } from "../render";
 import { attachSkills } from "../skills/attach";
-import { estimateTokens } from "../tokens";
 import type { Surface, SurfaceFactory } from "./surface";
 
 /** The one tool of mode `dispatch`. */
@@ -124,7 +122,7 @@ export const dispatchSurface: SurfaceFactory = (core): Surface => {
   };
 };
 
-async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise<CallToolResult> {
+async function dispatch(request: DispatchRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const { action } = request;
   const allowed = ACTION_FIELDS[action];
   const stray = Object.keys(request).filter((field) => field !== "action" && !allowed.includes(field));
@@ -200,7 +198,7 @@ function listedTool(entry: CatalogEntry, request: DispatchRequest): NonNullable<
   };
 }
 
-async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promise<CallToolResult> {
+async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const { core, session } = ctx;
   if (request.tool === undefined) throw new BadRequestError('call needs "tool": a server__tool name, or a tool name that one server has (search finds them).');
   if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
@@ -209,7 +207,7 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext): Promi
   const name = await resolveToolName(core, request.tool, request.server);
   const args =
     request.argumentsFrom !== undefined ? await argumentsFromKept(core, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
-  let result: CallToolResult;
+  let result: ToolResult;
   try {
     result = await core.callTool({
       name,
@@ -285,7 +283,7 @@ function atPointer(value: unknown, pointer: string, handle: string): unknown {
 }
 
 /** Keeps a result for the next call or for read, and answers with its handle, size and a short preview. */
-async function keepResult(core: Codemux, tool: string, result: CallToolResult, owner: string): Promise<CallToolResult> {
+async function keepResult(core: Codemux, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
   const text = keptTextOf(result);
   const kept = await core.results.keep(tool, text, owner);
   const preview = text.length > KEEP_PREVIEW_CHARS ? `${text.slice(0, KEEP_PREVIEW_CHARS)}…` : text;
@@ -302,7 +300,7 @@ async function keepResult(core: Codemux, tool: string, result: CallToolResult, o
 }
 
 /** What a kept call result holds: its text parts, as the client would have read them (as limitResult keeps them), else the structured value laid out for paging. */
-function keptTextOf(result: CallToolResult): string {
+function keptTextOf(result: ToolResult): string {
   const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
   if (texts.length > 0 || result.structuredContent === undefined) return texts.join("\n");
   const json = JSON.stringify(result.structuredContent);
@@ -310,7 +308,7 @@ function keptTextOf(result: CallToolResult): string {
 }
 
 /** A JSON answer with its own size in tokens, as execute_code answers (unless the body gives the tokens of what it describes). */
-function jsonResult(body: Record<string, unknown>): CallToolResult {
+function jsonResult(body: Record<string, unknown>): ToolResult {
   const json = JSON.stringify(body);
   if ("estimatedTokens" in body) return textResult(json);
   const estimate = estimateTokens(json);

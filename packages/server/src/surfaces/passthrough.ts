@@ -1,8 +1,7 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolDefinition, CallRequest } from "@codemux/core";
 import { limitResult } from "../meta-tools/limit-result";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
-import type { CallRequest } from "../pipeline/context";
 import { errorResult } from "../render";
 import type { Surface, SurfaceFactory } from "./surface";
 
@@ -20,7 +19,9 @@ export const passthroughSurface: SurfaceFactory = (core): Surface => {
       await core.discovered();
       const downstream = core.catalog
         .entries()
-        .map((entry): Tool => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }));
+        .map(
+          (entry): ToolDefinition => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
+        );
       return [...downstream, ...meta.definitions()];
     },
     callTool: async (name, args, ctx) => {

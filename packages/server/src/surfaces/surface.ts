@@ -1,7 +1,6 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolDefinition, ToolResult, SessionInfo } from "@codemux/core";
 import type { Codemux } from "../core";
 import type { MetaToolContext } from "../meta-tools/registry";
-import type { SessionInfo } from "../pipeline/context";
 
 /**
  * What one mode shows a client: its tool list and how a call to one of its tools is answered.
@@ -15,8 +14,8 @@ export interface Surface {
   /** True when the tool list follows the catalog, so clients are told when it changes. */
   readonly listChanges: boolean;
   /** The tools one session's client sees (some are listed only to clients with a capability); a session-less caller sees the plain list. */
-  listTools(session?: SessionInfo): Promise<Tool[]>;
-  callTool(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<CallToolResult>;
+  listTools(session?: SessionInfo): Promise<ToolDefinition[]>;
+  callTool(name: string, args: Record<string, unknown>, ctx: MetaToolContext): Promise<ToolResult>;
 }
 
 /** Makes a mode's surface over a core. */
