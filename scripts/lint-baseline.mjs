@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Rewrites biome.json's "overrides" so that every file with a finding today reports it as a
 // warning, while the same rules stay errors for every other (new) file. Run it after fixing
-// findings to shrink the list: `pnpm lint:baseline`. It never adds a rule, only downgrades.
+// findings to shrink the list: `pnpm lint:baseline`. It never adds a rule, only downgrades; overrides
+// that configure a rule for a set of files (not a baseline's "warn") are kept as they are.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
@@ -9,7 +10,9 @@ import { relative, resolve } from "node:path";
 const root = resolve(import.meta.dirname, "..");
 const configPath = resolve(root, "biome.json");
 const config = JSON.parse(readFileSync(configPath, "utf8"));
-delete config.overrides;
+const isBaseline = (override) => Object.values(override.linter?.rules ?? {}).every((group) => Object.values(group).every((level) => level === "warn"));
+const kept = (config.overrides ?? []).filter((override) => !isBaseline(override));
+config.overrides = kept;
 writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
 
 let output = "";
@@ -32,14 +35,15 @@ for (const match of output.matchAll(/^::(?:error|warning) title=lint\/(\w+)\/(\w
   byRule.get(rule).add(file);
 }
 
-config.overrides = [...byRule.entries()]
+const baseline = [...byRule.entries()]
   .sort(([a], [b]) => a.localeCompare(b))
   .map(([rule, files]) => {
     const [group, name] = rule.split("/");
     return { includes: [...files].sort(), linter: { rules: { [group]: { [name]: "warn" } } } };
   });
+config.overrides = [...kept, ...baseline];
 writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
-for (const { includes, linter } of config.overrides) {
+for (const { includes, linter } of baseline) {
   const [group, rules] = Object.entries(linter.rules)[0];
   console.log(`${group}/${Object.keys(rules)[0]}: ${includes.length} file(s) kept as warnings`);
 }

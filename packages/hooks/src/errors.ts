@@ -1,6 +1,6 @@
 import { CodemuxError } from "@codemux/core";
 
-export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE" | "CONFIG_INVALID";
+export type HooksErrorCode = "REFUSED" | "RATE_LIMITED" | "NOT_CONFIRMED" | "QUARANTINED" | "PLUGIN_FAILED" | "PIN_FILE" | "CONFIG_INVALID" | "CANNOT_WRAP";
 
 /**
  * Base of every error @codemux/hooks raises; `code` is stable for callers to branch on (a REST
@@ -65,5 +65,14 @@ export class PluginConfigError extends HooksError {
   constructor(message: string, options: { file: string; cause?: unknown }) {
     super("CONFIG_INVALID", message, { cause: options.cause, data: { file: options.file } });
     this.file = options.file;
+  }
+}
+
+/** `wrapWithProxy` cannot wrap this server: it is wrapped already, or its SDK keeps its request handlers where the wrapper cannot reach them. */
+export class CannotWrapError extends HooksError {
+  static override readonly forCode = "CANNOT_WRAP";
+
+  constructor(message: string) {
+    super("CANNOT_WRAP", message);
   }
 }

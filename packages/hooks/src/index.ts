@@ -3,7 +3,7 @@ export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_M
 export type { ChainInput, ChainOptions } from "./chain";
 export { BUILT_IN_PLUGINS, loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
-export { HooksError, PinFileError, PluginConfigError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
+export { CannotWrapError, HooksError, PinFileError, PluginConfigError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
 export type { HooksErrorCode } from "./errors";
 export { globMatcher } from "./glob";
 export { PluginHost, defaultDataDir } from "./host";

@@ -2,7 +2,7 @@ import type { ClientPeer, ToolResult } from "@codemux/core";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { randomUUID } from "node:crypto";
-import { HooksError } from "./errors";
+import { CannotWrapError, HooksError } from "./errors";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { Plugin, ToolInfo } from "./types";
 
@@ -42,18 +42,13 @@ const WRAPPED: unique symbol = Symbol.for("codemux.hooks.wrapped");
 export async function wrapWithProxy<S extends McpServer | Server>(server: S, options: WrapOptions): Promise<S> {
   const low = lowLevel(server);
   const marked = low as unknown as { [WRAPPED]?: boolean };
-  if (marked[WRAPPED]) throw new Error("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
-  const handlers = (low as unknown as { _requestHandlers?: unknown })._requestHandlers;
-  if (!(handlers instanceof Map)) {
-    throw new Error(
-      "wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them; use SDK 1.x (tested with 1.32).",
-    );
-  }
+  if (marked[WRAPPED]) throw new CannotWrapError("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
+  const { handlers, serverName: ownName } = sdkInternals(low);
   const host = new PluginHost(options.plugins, options);
   await host.start();
   marked[WRAPPED] = true;
 
-  const serverName = sanitize(options.name ?? (low as unknown as { _serverInfo?: { name?: string } })._serverInfo?.name ?? "server");
+  const serverName = sanitize(options.name ?? ownName ?? "server");
   const sessionId = randomUUID();
   const peer = peerOf(low);
   const definitions = new Map<string, ToolInfo>();
@@ -61,7 +56,7 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
 
   const definitionOf = async (tool: string, extra: RawExtra): Promise<ToolInfo | undefined> => {
     if (!definitions.has(tool) || !listed) {
-      const list = (handlers as Map<string, RawHandler>).get("tools/list");
+      const list = handlers.get("tools/list");
       if (list) {
         try {
           const answer = (await list({ method: "tools/list", params: {} }, extra)) as { tools?: ToolInfo[] };
@@ -110,11 +105,10 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
       }
     };
 
-  const map = handlers as Map<string, RawHandler>;
-  const set = map.set.bind(map);
+  const set = handlers.set.bind(handlers);
   // McpServer installs its tools/call handler on the first registerTool, maybe after wrapping: catch it there.
-  map.set = (method: string, handler: RawHandler) => set(method, method === "tools/call" ? wrap(handler) : handler);
-  const existing = map.get("tools/call");
+  handlers.set = (method: string, handler: RawHandler) => set(method, method === "tools/call" ? wrap(handler) : handler);
+  const existing = handlers.get("tools/call");
   if (existing) set("tools/call", wrap(existing));
 
   for (const target of [low, server] as Array<{ sendToolListChanged?: () => unknown }>) {
@@ -133,6 +127,24 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
     await host.close();
   };
   return server;
+}
+
+/**
+ * The one place that reads the SDK's private fields. SDK 1.x has no public way to get or replace a
+ * handler already installed: its `setRequestHandler` fills the private map `_requestHandlers`, which
+ * is wrapped here (and `Server` has no getter for its name, `_serverInfo`). Throws at wrap time,
+ * rather than silently not wrapping, when an SDK keeps them elsewhere.
+ */
+function sdkInternals(low: Server): { handlers: Map<string, RawHandler>; serverName: string | undefined } {
+  const internals = low as unknown as { _requestHandlers?: unknown; _serverInfo?: { name?: unknown } };
+  const handlers = internals._requestHandlers;
+  if (!(handlers instanceof Map)) {
+    throw new CannotWrapError(
+      "wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them (the private `_requestHandlers` map of SDK 1.x); install @modelcontextprotocol/sdk 1.32.2, the version @codemux/hooks is tested with.",
+    );
+  }
+  const name = internals._serverInfo?.name;
+  return { handlers: handlers as Map<string, RawHandler>, serverName: typeof name === "string" ? name : undefined };
 }
 
 function lowLevel(server: McpServer | Server): Server {

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { cachePlugin, guardPlugin, wrapWithProxy, type Plugin, type PluginCall } from "../src/index";
+import { CannotWrapError, cachePlugin, guardPlugin, wrapWithProxy, type Plugin, type PluginCall } from "../src/index";
 import { connectClient, textOf, type ClientOptions } from "./helpers";
 
 async function clientOf(server: McpServer | Server, options: ClientOptions = {}): Promise<Client> {
@@ -106,8 +106,22 @@ describe("wrapWithProxy", () => {
     const client = await clientOf(server);
     expect(textOf(await call(client, "echo", { a: 1 }))).toBe('{"a":1}');
     expect(names).toEqual(["low__echo:true"]);
-    await expect(wrapWithProxy(server, { plugins: [] })).rejects.toThrow(/already wrapped/);
+    const again = await wrapWithProxy(server, { plugins: [] }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(CannotWrapError);
+    expect((again as Error).message).toMatch(/already wrapped; pass all plugins in one call/);
     await client.close();
+  });
+
+  it("refuses at wrap time, before any plugin starts, an SDK whose request handlers are not where it reaches them", async () => {
+    const server = new Server({ name: "moved", version: "1.0.0" }, { capabilities: { tools: {} } });
+    // What a later SDK looks like to the wrapper: no private handler map.
+    Object.defineProperty(server, "_requestHandlers", { value: {} });
+    const started: string[] = [];
+    const error = await wrapWithProxy(server, { plugins: [{ name: "p", init: () => void started.push("p") }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CannotWrapError);
+    expect((error as CannotWrapError).code).toBe("CANNOT_WRAP");
+    expect((error as Error).message).toMatch(/keeps its request handlers where codemux cannot wrap them .*install @modelcontextprotocol\/sdk 1\.32\.2/);
+    expect(started).toEqual([]);
   });
 
   it("runs the README's example", async () => {

@@ -3,8 +3,9 @@
 // Sync pieces: what the SDK's request path runs on each answer, against the lane. Async rows: a whole call
 // over bench/loopback.mjs (no pipe, no other process) through each path of the same build.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { CallToolResultSchema, JSONRPCMessageSchema, isJSONRPCResultResponse } from "@modelcontextprotocol/sdk/types.js";
+// The parse the SDK's request path runs on a result (its zod-compat hands zod 4 schemas to zod/v4-mini).
+import { safeParse } from "zod/v4-mini";
 import { ServerPool } from "../dist/index.js";
 import { LoopbackTransport } from "./loopback.mjs";
 
@@ -51,16 +52,16 @@ sync(
 );
 sync("new AbortController + its signal (the SDK path, per request)", () => new AbortController().signal, 50_000);
 
-const spec = (type) => ({
+const spec = () => ({
   name: "m",
-  transport: type === "stdio" ? { type, command: "loopback", args: [], env: {} } : { type, url: "http://loopback.invalid/mcp", headers: {} },
+  transport: { type: "stdio", command: "loopback", args: [], env: {} },
   callTimeoutMs: 60_000,
   connectTimeoutMs: 10_000,
   tools: {},
 });
-const lanePool = new ServerPool([spec("stdio")], { retryDelaysMs: [], createTransport: () => new LoopbackTransport() });
-// An "http" spec over the same loopback: the pool's SDK request path, in the same build.
-const sdkPool = new ServerPool([spec("http")], { retryDelaysMs: [], createTransport: () => new LoopbackTransport() });
+const lanePool = new ServerPool([spec()], { retryDelaysMs: [], callLane: true, createTransport: () => new LoopbackTransport() });
+// The same loopback with the lane off: the pool's SDK request path, in the same build.
+const sdkPool = new ServerPool([spec()], { retryDelaysMs: [], callLane: false, createTransport: () => new LoopbackTransport() });
 await Promise.all([lanePool.start(), sdkPool.start()]);
 const client = new Client({ name: "bench", version: "1.0.0" });
 await client.connect(new LoopbackTransport());

@@ -1,25 +1,10 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  CallToolResultSchema,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-  type ClientCapabilities,
-  type Progress,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, ClientCapabilities, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
-import { CallLane, type LaneCallOptions } from "./call-lane";
+import { callError, isConnectionClosed } from "./call-errors";
+import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamNotification } from "./channel";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
@@ -29,8 +14,10 @@ import {
   DEFAULT_RETRY_DELAYS_MS,
   STABLE_AFTER_MS,
 } from "./defaults";
-import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError, ToolNotFoundError } from "./errors";
+import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
+import { LaneChannel } from "./lane-channel";
+import { SdkChannel } from "./sdk-channel";
 import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
@@ -90,12 +77,6 @@ export interface ServerRequestRelay {
   handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>>;
 }
 
-/** A notification from a downstream server that codemux passes on (logging, resources, prompts). */
-export interface DownstreamNotification {
-  method: string;
-  params?: Record<string, unknown>;
-}
-
 export interface ConnectionOptions {
   createTransport?: TransportFactory;
   /** Relays sampling, elicitation and roots requests from the servers; without it they declare none of these. */
@@ -115,8 +96,13 @@ export interface ConnectionOptions {
   deferStart?: (server: string) => boolean;
   /** A lazy server unused this long is stopped (0 = never); a server's `idleStopMs` wins. */
   idleStopMs?: number;
-  /** The environment codemux runs in (proxy variables, what stdio servers inherit, the nesting marker); `process.env` by default. */
+  /** The environment codemux runs in (proxy variables, what stdio servers inherit, the nesting marker, `CODEMUX_CALL_LANE`); `process.env` by default. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Whether stdio servers' `tools/call` takes the call lane rather than the SDK client's request path (same
+   * answers, less CPU a call). When absent, on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`.
+   */
+  callLane?: boolean;
 }
 
 interface ConnectionEvents {
@@ -134,10 +120,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #stateSince = Date.now();
   #error: string | undefined;
   #transientFailure = false;
-  #client: Client | undefined;
-  /** The fast lane for tools/call on the ready client (stdio only); used while its `client` is `#client`. */
-  #lane: CallLane | undefined;
-  #pending: Client | undefined;
+  /** How the ready connection reaches the server: the SDK client, or on stdio the call lane in front of it. */
+  #channel: DownstreamChannel | undefined;
+  /** The channel of a connection attempt still under way, closed by close(). */
+  #pending: SdkChannel | undefined;
   #transport: unknown;
   #tools: Tool[] = [];
   #attempt: Promise<void> | undefined;
@@ -181,7 +167,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   status(): ServerStatus {
-    const info = this.#client?.getServerVersion();
+    const info = this.#channel?.serverInfo;
     const detail = this.#detail();
     const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
     return {
@@ -234,8 +220,13 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     });
   }
 
-  /** Resolves with a ready client, connecting now if the server is down. */
+  /** Resolves with a ready SDK client (for resources, prompts, completions), connecting now if the server is down. */
   async ensureReady(): Promise<Client> {
+    return (await this.#ensureChannel()).client;
+  }
+
+  /** Resolves with the ready channel, connecting now if the server is down. */
+  async #ensureChannel(): Promise<DownstreamChannel> {
     if (this.#state === "closed") throw new ServerUnavailableError(this.name, "codemux is shutting down");
     if (this.#state === "skipped") throw new ServerUnavailableError(this.name, `it was not started: ${this.#error ?? "skipped"}`);
     if (this.#state !== "ready") {
@@ -245,10 +236,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
       await this.#connect();
     }
-    if (this.#state !== "ready" || !this.#client) {
+    if (this.#state !== "ready" || !this.#channel) {
       throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, { data: { sent: false, transient: this.#transientFailure } });
     }
-    return this.#client;
+    return this.#channel;
   }
 
   /**
@@ -259,12 +250,17 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (!this.#allowed(tool)) return Promise.reject(new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true }));
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
-    const lane = this.#lane;
-    if (lane === undefined || !this.#onLane(lane, options)) return this.#attempts({ tool, args, options });
+    const request: ChannelCall = {
+      name: tool,
+      arguments: args ?? {},
+      timeoutMs: options.timeoutMs ?? this.spec.callTimeoutMs,
+      onprogress: options.onprogress,
+      signal: options.signal,
+    };
+    const channel = this.#readyChannel(options);
+    if (channel === undefined) return this.#attempts(request, options);
     // The common case in one promise layer (no async frame, no catch in between): a failure goes on to the retries.
-    return lane
-      .call(tool, args ?? {}, this.#laneOptions(options))
-      .then(this.#answered, (error: unknown) => this.#attempts({ tool, args, options }, { error: this.#translate(error, tool, options) }));
+    return channel.callTool(request).then(this.#answered, (error: unknown) => this.#attempts(request, options, this.#recover(error, request, options)));
   }
 
   /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
@@ -278,39 +274,75 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#scheduleIdleStop();
   }
 
-  /** Tries until an answer or a failure not worth retrying; `first` is the first attempt's failure when it was already made. */
-  async #attempts(
-    call: { tool: string; args: Record<string, unknown> | undefined; options: CallOptions },
-    first?: { error: unknown },
-  ): Promise<CallToolResult> {
-    const { tool, args, options } = call;
+  /** Tries until an answer or a failure not worth retrying; `first` is the first attempt when it was already made. */
+  async #attempts(request: ChannelCall, options: CallOptions, first?: Promise<CallToolResult>): Promise<CallToolResult> {
     try {
       for (let retries = 0; ; retries++) {
         let failure: unknown;
-        if (retries === 0 && first !== undefined) {
-          failure = first.error;
-        } else {
-          try {
-            const result = await this.#callOnce(tool, args, options);
-            if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
-            return result;
-          } catch (error) {
-            failure = error;
-          }
+        try {
+          const result = await (retries === 0 && first !== undefined ? first : this.#callOnce(request, options));
+          if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
+          return result;
+        } catch (error) {
+          failure = error;
         }
         // Worked out on a failure only: a call that succeeds pays for none of it.
         const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
         const delay = delays[retries];
         const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
         if (delay === undefined || options.signal?.aborted || !retryable(failure, safeAfterSend)) throw failure;
-        this.#logger.info(`[${this.name}] ${tool}: ${(failure as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+        this.#logger.info(`[${this.name}] ${request.name}: ${(failure as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
         await abortableSleep(delay, options.signal).catch((reason: unknown) => {
-          throw new CallCancelledError(this.name, tool, { cause: reason });
+          throw new CallCancelledError(this.name, request.name, { cause: reason });
         });
       }
     } finally {
       this.#callEnded();
     }
+  }
+
+  /** The channel when the server is ready and the call not already cancelled (a cancelled one takes the slow path, which says so). */
+  #readyChannel(options: CallOptions): DownstreamChannel | undefined {
+    return this.#state === "ready" && !options.signal?.aborted ? this.#channel : undefined;
+  }
+
+  /** One attempt: on the ready channel at once (no await before the request is written), else after connecting. */
+  #callOnce(request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+    const channel = this.#readyChannel(options);
+    if (channel === undefined) return this.#connectAndCall(request, options);
+    return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
+  }
+
+  async #connectAndCall(request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+    if (options.signal?.aborted) throw new CallCancelledError(this.name, request.name);
+    const channel = await this.#ensureChannel();
+    return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
+  }
+
+  /** After a failed attempt: a Streamable HTTP server that restarted no longer knows our session, so a new one is started and the call sent once more. */
+  async #recover(error: unknown, request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+    if (httpStatusOf(error) !== 404 || this.spec.transport.type !== "http") throw this.#translate(error, request, options);
+    this.#logger.info(`[${this.name}] session expired (HTTP 404); re-initializing`);
+    await this.#drop("the session expired");
+    const fresh = await this.#ensureChannel();
+    return fresh.callTool(request).catch((e: unknown) => {
+      throw this.#translate(e, request, options);
+    });
+  }
+
+  /** The one translation of a channel's failure into the PoolError the caller gets; a failure only a login fixes also marks the server failed. */
+  #translate(error: unknown, request: ChannelCall, options: CallOptions): Error {
+    const failure = callError(error, {
+      server: this.name,
+      tool: request.name,
+      timeoutMs: request.timeoutMs,
+      cancelled: options.signal?.aborted === true,
+      ready: this.#state === "ready",
+      url: this.spec.transport.type === "stdio" ? "" : this.spec.transport.url,
+      closedBecause: () => this.#exitReason(),
+    });
+    if (AuthRequiredError.isInstance(failure)) this.#needsLogin(failure);
+    return failure;
   }
 
   /** A lazy server with no call in flight is stopped after `idleStopMs`, keeping its tools; the next call starts it again. */
@@ -323,21 +355,21 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   async #stopIdle(): Promise<void> {
-    const client = this.#client;
-    if (this.#inFlight > 0 || this.#state !== "ready" || !client) return;
+    const channel = this.#channel;
+    if (this.#inFlight > 0 || this.#state !== "ready" || !channel) return;
     this.#logger.info(`[${this.name}] stopped after being unused; the next call starts it again`);
     // Dropped first, so that its close is not taken for a crash to recover from.
-    this.#client = undefined;
+    this.#channel = undefined;
     this.#stopTimers();
     this.#setState("idle");
-    await client.close().catch(() => undefined);
+    await channel.close().catch(() => undefined);
   }
 
   /** Lists the tools again (on `tools/list_changed`, on the refresh interval, or when a caller wants fresh data). */
   async refreshTools(): Promise<Tool[]> {
-    const client = this.#client;
-    if (!client || this.#state !== "ready") return this.#tools;
-    this.#setTools(await listAllTools(client, this.spec.connectTimeoutMs));
+    const channel = this.#channel;
+    if (!channel || this.#state !== "ready") return this.#tools;
+    this.#setTools(await channel.listTools(this.spec.connectTimeoutMs));
     return this.#tools;
   }
 
@@ -346,110 +378,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#setState("closed");
     this.#stopTimers();
     clearTimeout(this.#idleTimer);
-    const clients = [this.#client, this.#pending];
-    this.#client = undefined;
+    const channels = [this.#channel, this.#pending];
+    this.#channel = undefined;
     this.#pending = undefined;
-    await Promise.all(clients.map((c) => c?.close().catch(() => undefined)));
-  }
-
-  /** One attempt. A ready stdio server is called on the lane at once: no await before the request is written. */
-  #callOnce(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    const lane = this.#lane;
-    if (lane !== undefined && this.#onLane(lane, options)) {
-      return lane.call(tool, args ?? {}, this.#laneOptions(options)).catch((error: unknown) => {
-        throw this.#translate(error, tool, options);
-      });
-    }
-    return this.#connectAndCall(tool, args, options);
-  }
-
-  /** The lane serves the ready client it was made for; an aborted call takes the slow path, which says so. */
-  #onLane(lane: CallLane, options: CallOptions): boolean {
-    return lane.client === this.#client && this.#state === "ready" && !options.signal?.aborted;
-  }
-
-  #laneOptions(options: CallOptions): LaneCallOptions {
-    return { timeout: options.timeoutMs ?? this.spec.callTimeoutMs, onprogress: options.onprogress, signal: options.signal };
-  }
-
-  async #connectAndCall(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    if (options.signal?.aborted) throw new CallCancelledError(this.name, tool);
-    const client = await this.ensureReady();
-    try {
-      return await this.#request(client, tool, args, options);
-    } catch (error) {
-      // A Streamable HTTP server that restarted no longer knows our session: start a new one and retry once.
-      if (httpStatusOf(error) === 404 && this.spec.transport.type === "http") {
-        this.#logger.info(`[${this.name}] session expired (HTTP 404); re-initializing`);
-        await this.#drop("the session expired");
-        const fresh = await this.ensureReady();
-        return this.#request(fresh, tool, args, options).catch((e: unknown) => {
-          throw this.#translate(e, tool, options);
-        });
-      }
-      throw this.#translate(error, tool, options);
-    }
-  }
-
-  #request(client: Client, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    const lane = this.#lane;
-    if (lane?.client === client) return lane.call(tool, args ?? {}, this.#laneOptions(options));
-    const signal = options.signal;
-    const request = (requestSignal: AbortSignal | undefined) =>
-      client.request({ method: "tools/call", params: { name: tool, arguments: args ?? {} } }, CallToolResultSchema, {
-        timeout: options.timeoutMs ?? this.spec.callTimeoutMs,
-        // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
-        onprogress: options.onprogress ?? (() => undefined),
-        resetTimeoutOnProgress: true,
-        ...(requestSignal ? { signal: requestSignal } : {}),
-      }) as Promise<CallToolResult>;
-    if (!signal) return request(undefined);
-    // The SDK never removes its abort listener: given the caller's signal, an abort after the answer would still
-    // send notifications/cancelled. It gets a signal of this request alone, cut from the caller's once settled.
-    const controller = new AbortController();
-    const forward = () => controller.abort(signal.reason);
-    if (signal.aborted) forward();
-    else signal.addEventListener("abort", forward, { once: true });
-    return request(controller.signal).finally(() => signal.removeEventListener("abort", forward));
-  }
-
-  /** A PoolError for the caller; `data.sent` says whether the request may have reached the server, `data.transient` whether trying again may help. */
-  #translate(error: unknown, tool: string, options: CallOptions): Error {
-    if (options.signal?.aborted) return new CallCancelledError(this.name, tool, { cause: error });
-    if (isAuthFailure(error)) return this.#needsLogin(error);
-    if (PoolError.isInstance(error)) {
-      if (error.code === "NOT_CONNECTED")
-        return new ServerUnavailableError(this.name, "the server process is not running; it is restarted on the next call", {
-          cause: error,
-          data: { sent: false, transient: true },
-        });
-      return error;
-    }
-    if (error instanceof McpError) {
-      if (error.code === ErrorCode.RequestTimeout) return new CallTimeoutError(this.name, tool, options.timeoutMs ?? this.spec.callTimeoutMs, { cause: error });
-      if (error.code === ErrorCode.ConnectionClosed)
-        return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
-      return new DownstreamError(this.name, tool, error.message.replace(/^MCP error -?\d+: /, ""), error.code, { cause: error });
-    }
-    const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
-    const network = networkCause(error);
-    if (network) {
-      const notSent =
-        ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT_FAILED", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(
-          network.code ?? "",
-        ) || isTlsCode(network.code);
-      return new ServerUnavailableError(this.name, `${describeNetworkFailure(error, url)}; it is tried again on the next call`, {
-        cause: error,
-        data: { sent: !notSent, transient: !isTlsCode(network.code) },
-      });
-    }
-    const status = httpStatusOf(error);
-    if (status !== undefined) {
-      const data = { httpStatus: status, sent: !(status === 502 || status === 503 || status === 429), transient: [429, 502, 503, 504].includes(status) };
-      return new DownstreamError(this.name, tool, describeHttpError(error, url) ?? `HTTP ${status}`, undefined, { cause: error, data });
-    }
-    if (this.#state !== "ready") return new ServerDisconnectedError(this.name, this.#exitReason(), { cause: error, data: { sent: true, transient: true } });
-    return new DownstreamError(this.name, tool, error instanceof Error ? error.message : String(error), undefined, { cause: error });
+    await Promise.all(channels.map((c) => c?.close().catch(() => undefined)));
   }
 
   #connect(): Promise<void> {
@@ -475,11 +407,28 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
     }
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
-    const client = new Client(this.options.clientInfo ?? { name: "codemux", version: "0.1.0" }, { capabilities: this.options.relay?.capabilities ?? {} });
-    this.#relayTo(client);
-    this.#pending = client;
+    const relay = this.options.relay;
+    // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
+    let channel: DownstreamChannel | undefined;
+    const current = () => channel !== undefined && this.#channel === channel;
+    const sdk = new SdkChannel({
+      clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
+      capabilities: relay?.capabilities ?? {},
+      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, signal) } : {}),
+      onnotification: (notification) => {
+        if (current()) this.emit("notification", notification);
+      },
+      ontoolschanged: () => {
+        if (!current()) return;
+        this.#sawListChanged = true;
+        this.#scheduleRefresh();
+      },
+      onclose: () => {
+        if (current()) void this.#onDropped();
+      },
+    });
+    this.#pending = sdk;
     let transport: unknown;
-    let lane: CallLane | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -488,7 +437,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           this.spec.connectTimeoutMs,
         );
       });
-      const tools = await Promise.race([
+      const { picked, tools } = await Promise.race([
         (async () => {
           const made = await (this.options.createTransport ?? createTransport)(this.spec.transport, {
             server: this.name,
@@ -497,29 +446,22 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             ...(this.options.env ? { env: this.options.env } : {}),
           });
           transport = made;
-          if (this.#pending !== client) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
-          await client.connect(made, { timeout: this.spec.connectTimeoutMs });
-          // HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors).
-          if (this.spec.transport.type === "stdio") lane = new CallLane(client, made);
-          return listAllTools(client, this.spec.connectTimeoutMs);
+          if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
+          await sdk.connect(made, this.spec.connectTimeoutMs);
+          // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors).
+          const lane = this.spec.transport.type === "stdio" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
+          return { picked: lane ? new LaneChannel(sdk, made) : sdk, tools: await sdk.listTools(this.spec.connectTimeoutMs) };
         })(),
         timeout,
       ]);
       if ((this.#state as ServerState) === "closed") {
-        await client.close().catch(() => undefined);
+        await sdk.close().catch(() => undefined);
         return;
       }
       this.#pending = undefined;
-      this.#client = client;
-      this.#lane = lane;
+      channel = picked;
+      this.#channel = picked;
       this.#transport = transport;
-      client.onclose = () => {
-        if (this.#client === client) void this.#onDropped();
-      };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        this.#sawListChanged = true;
-        this.#scheduleRefresh();
-      });
       if (this.#everReady) this.#restarts += 1;
       this.#everReady = true;
       this.#readySince = Date.now();
@@ -527,11 +469,11 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#transientFailure = false;
       this.#setTools(tools);
       this.#setState("ready");
-      this.#startSweep(client);
+      this.#startSweep(picked);
       this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
     } catch (error) {
-      if (this.#pending === client) this.#pending = undefined;
-      await client.close().catch(() => undefined);
+      if (this.#pending === sdk) this.#pending = undefined;
+      await sdk.close().catch(() => undefined);
       // A transport made after close() began (the race lost) is closed here too.
       await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
       if ((this.#state as ServerState) === "closed") return;
@@ -563,23 +505,20 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
       return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
     const exited = exitOf(transport);
-    if (exited || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
-      return { message: this.#exitReason(transport), transient: this.#everReady };
+    if (exited || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
     return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
-  #needsLogin(error: unknown): Error {
-    const failure = AuthRequiredError.isInstance(error) ? error : new AuthRequiredError(this.name, "the server refused the stored login", { cause: error });
-    const client = this.#client;
-    this.#client = undefined;
+  #needsLogin(failure: AuthRequiredError): void {
+    const channel = this.#channel;
+    this.#channel = undefined;
     this.#stopTimers();
     this.#error = failure.reason;
     this.#transientFailure = false;
     this.#setState("failed");
-    void client?.close().catch(() => undefined);
-    return failure;
+    void channel?.close().catch(() => undefined);
   }
 
   #exitReason(transport = this.#transport): string {
@@ -614,17 +553,17 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const reason = this.#exitReason();
     this.#logger.warn(`[${this.name}] disconnected: ${reason}`);
     if (Date.now() - this.#readySince > STABLE_AFTER_MS) this.#failures = 0;
-    this.#client = undefined;
+    this.#channel = undefined;
     this.#fail({ message: reason, transient: true }, true);
   }
 
   async #drop(reason: string): Promise<void> {
-    const client = this.#client;
-    this.#client = undefined;
+    const channel = this.#channel;
+    this.#channel = undefined;
     this.#stopTimers();
     this.#error = reason;
     this.#setState("reconnecting");
-    await client?.close().catch(() => undefined);
+    await channel?.close().catch(() => undefined);
   }
 
   /** Marks the server down; when `retry`, schedules a restart with backoff until the attempts run out. */
@@ -657,17 +596,18 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Re-lists the tools on an interval, unless the server has shown that it sends `tools/list_changed`. */
-  #startSweep(client: Client): void {
+  #startSweep(channel: DownstreamChannel): void {
     const every = this.spec.refreshIntervalMs ?? this.options.refreshIntervalMs ?? DEFAULT_REFRESH_INTERVAL_MS;
     clearInterval(this.#sweepTimer);
     if (every <= 0) return;
     this.#sweepTimer = setInterval(() => {
-      if (this.#client !== client || this.#state !== "ready") return;
-      if (this.#sawListChanged && client.getServerCapabilities()?.tools?.listChanged) return;
+      if (this.#channel !== channel || this.#state !== "ready") return;
+      if (this.#sawListChanged && channel.capabilities?.tools?.listChanged) return;
       const before = JSON.stringify(this.#tools);
-      listAllTools(client, this.spec.connectTimeoutMs)
+      channel
+        .listTools(this.spec.connectTimeoutMs)
         .then((tools) => {
-          if (this.#client !== client) return;
+          if (this.#channel !== channel) return;
           const filtered = tools.filter((t) => this.#allowed(t.name));
           this.#lastRefreshAt = Date.now();
           if (JSON.stringify(filtered) !== before) {
@@ -688,28 +628,6 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#sweepTimer = undefined;
   }
 
-  /** Server-to-client requests go to the relay; notifications worth passing on become events. */
-  #relayTo(client: Client): void {
-    const relay = this.options.relay;
-    if (relay) {
-      const forward = (request: { method: string; params?: Record<string, unknown> }, extra: { signal: AbortSignal }) =>
-        relay.handle(this.name, request, extra.signal);
-      if (relay.capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, forward as never);
-      if (relay.capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, forward as never);
-      if (relay.capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, forward as never);
-    }
-    for (const schema of [
-      LoggingMessageNotificationSchema,
-      ResourceUpdatedNotificationSchema,
-      ResourceListChangedNotificationSchema,
-      PromptListChangedNotificationSchema,
-    ]) {
-      client.setNotificationHandler(schema, async (notification) => {
-        if (this.#client === client) this.emit("notification", notification as DownstreamNotification);
-      });
-    }
-  }
-
   #setTools(tools: Tool[]): void {
     this.#tools = tools.filter((t) => this.#allowed(t.name));
     this.#lastRefreshAt = Date.now();
@@ -722,18 +640,6 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#state = state;
     this.emit("state", this.status());
   }
-}
-
-async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
-  if (!client.getServerCapabilities()?.tools) return [];
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return tools;
 }
 
 /** Safe to try again: a transient failure before the request reached the server, or any transient failure of a read-only or idempotent tool. */

@@ -21,10 +21,10 @@ export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
 export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
+export type { DownstreamNotification } from "./channel";
 export type {
   CallOptions,
   ConnectionOptions,
-  DownstreamNotification,
   RetryHints,
   ServerConnection,
   ServerRequestRelay,

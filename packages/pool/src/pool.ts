@@ -2,7 +2,8 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ServerConnection, type CallOptions, type ConnectionOptions, type DownstreamNotification, type ServerStatus } from "./connection";
+import type { DownstreamNotification } from "./channel";
+import { ServerConnection, type CallOptions, type ConnectionOptions, type ServerStatus } from "./connection";
 import { ServerNotFoundError } from "./errors";
 
 export type PoolOptions = ConnectionOptions;

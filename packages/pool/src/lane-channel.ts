@@ -1,6 +1,4 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// The parse the SDK's request path runs: its errors (a $ZodError) are the same on both paths.
-import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
@@ -8,9 +6,15 @@ import {
   McpError,
   ProgressNotificationSchema,
   type CallToolResult,
+  type Implementation,
   type JSONRPCMessage,
   type Progress,
+  type ServerCapabilities,
+  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+// The parse the SDK's request path runs (its zod-compat calls zod/v4-mini's): the errors (a $ZodError) are the same on both paths.
+import { safeParse } from "zod/v4-mini";
+import type { ChannelCall, DownstreamChannel } from "./channel";
 
 /** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
 const ID_PREFIX = "codemux-";
@@ -26,13 +30,6 @@ type Message = JSONRPCMessage & {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-export interface LaneCallOptions {
-  /** Time without an answer or a progress notification before the call ends with RequestTimeout. */
-  timeout: number;
-  onprogress?: ((progress: Progress) => void) | undefined;
-  signal?: AbortSignal | undefined;
-}
-
 class PendingCall {
   /** When the call times out (`performance.now()` time); progress moves it. */
   deadline = 0;
@@ -44,7 +41,7 @@ class PendingCall {
   reject: (error: unknown) => void = noop;
   constructor(
     readonly id: string,
-    readonly options: LaneCallOptions,
+    readonly request: ChannelCall,
   ) {}
 }
 
@@ -59,17 +56,20 @@ const noop = () => undefined;
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
- * `tools/call` on a connected SDK client without the SDK's per-call cost: the request is sent and its
- * answer matched here, by wrapping the transport's `onmessage` (answers to lane ids and progress for lane
- * tokens stop here; every other message goes on to the SDK client, which keeps initialize, tools/list,
- * server requests and notifications). The SDK's semantics are kept: the timeout is an McpError
+ * The stdio call lane: `tools/call` on a connected SDK client without the SDK's per-call cost. The request
+ * is sent and its answer matched here, by wrapping the transport's `onmessage` (answers to lane ids and
+ * progress for lane tokens stop here; every other message goes on to the SDK client, which keeps
+ * initialize, tools/list, server requests and notifications); everything but `tools/call` is the SDK
+ * channel's, which it wraps. The SDK's semantics are kept: the timeout is an McpError
  * RequestTimeout, progress resets it and reaches `onprogress`, an abort sends `notifications/cancelled`
  * (only while the call is pending) and rejects, a close rejects with ConnectionClosed, a JSON-RPC error
  * becomes the same McpError, and a result is checked as `CallToolResultSchema` would (the schema itself
  * for anything but plain text content). Unlike the SDK, a settled call leaves no listener on the signal.
  */
-export class CallLane {
+export class LaneChannel implements DownstreamChannel {
   readonly #pending = new Map<string, PendingCall>();
+  /** The channel that carries everything but `tools/call`. */
+  readonly #sdk: DownstreamChannel;
   readonly #transport: Transport;
   #next = 0;
   #closed = false;
@@ -81,11 +81,9 @@ export class CallLane {
   /** The last send's promise, so that calls sharing it share one rejection handler. */
   #lastSent: Promise<void> | undefined;
 
-  /** Call once the client is connected to `transport`: the lane wraps the handlers the SDK installed. */
-  constructor(
-    readonly client: Client,
-    transport: Transport,
-  ) {
+  /** Make it once `sdk` is connected to `transport`: the lane wraps the handlers the SDK installed. */
+  constructor(sdk: DownstreamChannel, transport: Transport) {
+    this.#sdk = sdk;
     this.#transport = transport;
     const toSdk = transport.onmessage;
     const sdkClose = transport.onclose;
@@ -102,28 +100,53 @@ export class CallLane {
     };
   }
 
+  get client(): Client {
+    return this.#sdk.client;
+  }
+
+  get serverInfo(): Implementation | undefined {
+    return this.#sdk.serverInfo;
+  }
+
+  get capabilities(): ServerCapabilities | undefined {
+    return this.#sdk.capabilities;
+  }
+
+  listTools(timeoutMs: number): Promise<Tool[]> {
+    return this.#sdk.listTools(timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.#sdk.close();
+  }
+
   /** How many calls wait for an answer. */
   get pending(): number {
     return this.#pending.size;
   }
 
-  call(name: string, args: Record<string, unknown>, options: LaneCallOptions): Promise<CallToolResult> {
+  callTool(request: ChannelCall): Promise<CallToolResult> {
     return new Promise<CallToolResult>((resolve, reject) => {
       if (this.#closed) return reject(new Error("Not connected"));
-      const signal = options.signal;
+      const signal = request.signal;
       if (signal?.aborted) return reject(signal.reason);
       const id = `${ID_PREFIX}${++this.#next}`;
-      const call = new PendingCall(id, options);
+      const call = new PendingCall(id, request);
       call.resolve = resolve;
       call.reject = reject;
       this.#pending.set(id, call);
       // A waiting call keeps the process alive through its timeout, as the SDK's timer of its own does.
       if (this.#pending.size === 1) this.#timer?.ref();
-      call.deadline = performance.now() + options.timeout;
+      call.deadline = performance.now() + request.timeoutMs;
       this.#arm(call.deadline);
       if (signal) this.#watch(signal, call);
       // A progress token always: progress then resets the timeout, even when our caller does not listen.
-      const sent = this.#transport.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } });
+      const sent = this.#transport.send({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: request.name, arguments: request.arguments, _meta: { progressToken: id } },
+      });
       call.sent = sent;
       // A transport that writes a tick's messages together answers them with one promise: one handler for all.
       if (sent !== this.#lastSent) {
@@ -189,9 +212,9 @@ export class CallLane {
       const { progressToken: _, ...rest } = parsed.data.params;
       progress = rest;
     }
-    call.deadline = performance.now() + call.options.timeout;
+    call.deadline = performance.now() + call.request.timeoutMs;
     try {
-      call.options.onprogress?.(progress);
+      call.request.onprogress?.(progress);
     } catch {
       // As in the SDK, a failing progress handler does not fail the call.
     }
@@ -217,7 +240,7 @@ export class CallLane {
       if (call.deadline <= now) expired.push(call);
       else if (call.deadline < next) next = call.deadline;
     }
-    for (const call of expired) this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.options.timeout }));
+    for (const call of expired) this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.request.timeoutMs }));
     if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
   };
 

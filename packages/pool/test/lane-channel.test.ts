@@ -3,8 +3,8 @@ import type { ChildProcess } from "node:child_process";
 import { getEventListeners } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { isPlainCallToolResult } from "../src/call-lane";
-import { CallCancelledError, CallTimeoutError, DownstreamError, ServerDisconnectedError, ServerPool, type ServerSpec } from "../src/index";
+import { isPlainCallToolResult } from "../src/lane-channel";
+import { CallCancelledError, CallTimeoutError, DownstreamError, ServerDisconnectedError, ServerPool, type PoolOptions, type ServerSpec } from "../src/index";
 import { httpSpec, startHttpServer, stdioSpec, textOf } from "./helpers";
 
 const rawServerPath = fileURLToPath(new URL("./fixtures/raw-server.mjs", import.meta.url));
@@ -15,8 +15,8 @@ afterEach(async () => {
   for (const child of children.splice(0)) child.kill();
 });
 
-async function startPool(specs: ServerSpec[]): Promise<ServerPool> {
-  const pool = new ServerPool(specs, { retryDelaysMs: [] });
+async function startPool(specs: ServerSpec[], options: PoolOptions = {}): Promise<ServerPool> {
+  const pool = new ServerPool(specs, { retryDelaysMs: [], ...options });
   pools.push(pool);
   await pool.start();
   return pool;
@@ -36,20 +36,31 @@ async function cancellations(pool: ServerPool, server: string): Promise<{ count:
   return JSON.parse(textOf(await pool.callTool(server, "cancellations")));
 }
 
-describe("tools/call on the fast lane (stdio)", () => {
+/** The request id the server saw for one call: a lane id (`codemux-1`) or the SDK client's number. */
+async function requestId(pool: ServerPool, server: string): Promise<unknown> {
+  return JSON.parse(textOf(await pool.callTool(server, "request-id")));
+}
+
+// The SDK's semantics, held on both channels whatever CODEMUX_CALL_LANE says: the lane must answer as the SDK does.
+describe.each([
+  { channel: "the call lane", callLane: true, ids: expect.stringMatching(/^codemux-\d+$/), everyProgress: true },
+  { channel: "the SDK client", callLane: false, ids: expect.any(Number), everyProgress: false },
+])("tools/call on stdio through $channel", ({ callLane, ids, everyProgress }) => {
+  const start = (specs: ServerSpec[]) => startPool(specs, { callLane });
+
   it("times out as the SDK does and cancels the call downstream exactly once", async () => {
-    const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 300 })]);
+    const pool = await start([stdioSpec("m", [], { callTimeoutMs: 300 })]);
     const error = await pool.callTool("m", "hang").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CallTimeoutError);
     expect((error as CallTimeoutError).cause).toMatchObject({ code: ErrorCode.RequestTimeout, data: { timeout: 300 } });
     expect((error as CallTimeoutError).message).toMatch(/timed out after 300 ms/);
     const seen = await cancellations(pool, "m");
     expect(seen).toMatchObject({ count: 1, notices: 1 });
-    expect(seen.requestIds[0]).toEqual(expect.stringMatching(/^codemux-\d+$/));
+    expect(seen.requestIds[0]).toEqual(ids);
   });
 
   it("times each call out on its own deadline: a short timeout after a long one still ends first", async () => {
-    const pool = await startPool([stdioSpec("m")]);
+    const pool = await start([stdioSpec("m")]);
     const ended: string[] = [];
     const track = (label: string, call: Promise<unknown>) =>
       call.then(
@@ -65,38 +76,19 @@ describe("tools/call on the fast lane (stdio)", () => {
     expect((await cancellations(pool, "m")).count).toBe(2);
   });
 
-  it("resets the timeout on progress and hands every progress notification, in order, to onprogress before the answer", async () => {
-    const pool = await startPool([stdioSpec("m", [], { callTimeoutMs: 400 })]);
+  it("resets the timeout on progress and hands progress, in order, to onprogress before the answer", async () => {
+    const pool = await start([stdioSpec("m", [], { callTimeoutMs: 400 })]);
     const progress: unknown[] = [];
     const result = await pool.callTool("m", "slow", { ms: 1200, steps: 8 }, { onprogress: (p) => progress.push(p) });
     expect(textOf(result)).toBe("slept 1200 ms");
-    expect(progress).toEqual(Array.from({ length: 8 }, (_, i) => ({ progress: i + 1, total: 8 })));
+    const all = Array.from({ length: 8 }, (_, i) => ({ progress: i + 1, total: 8 }));
+    // The SDK client hands progress over a microtask late: the last one, when it comes in the same read as the answer, is dropped.
+    expect(progress).toEqual(everyProgress ? all : all.slice(0, progress.length));
     expect((await cancellations(pool, "m")).notices).toBe(0);
   });
 
-  it("passes progress messages through, and survives an onprogress that throws", async () => {
-    const pool = await startPool([rawSpec("r")]);
-    const progress: unknown[] = [];
-    const result = await pool.callTool(
-      "r",
-      "progress",
-      { steps: 2 },
-      {
-        onprogress: (p) => {
-          progress.push(p);
-          throw new Error("a broken listener");
-        },
-      },
-    );
-    expect(textOf(result)).toBe("done");
-    expect(progress).toEqual([
-      { progress: 1, total: 2, message: "step 1" },
-      { progress: 2, total: 2, message: "step 2" },
-    ]);
-  });
-
   it("cancels on abort once, and sends nothing for calls that finished before the signal aborted", async () => {
-    const pool = await startPool([stdioSpec("m")]);
+    const pool = await start([stdioSpec("m")]);
     const shared = new AbortController();
     for (let i = 0; i < 20; i++) await pool.callTool("m", "echo", { text: `n${i}` }, { signal: shared.signal });
     // A settled call leaves no listener behind on its caller's signal.
@@ -116,23 +108,8 @@ describe("tools/call on the fast lane (stdio)", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
-  it("calls sharing one signal put one abort listener on it, and its abort cancels each of them downstream", async () => {
-    const pool = await startPool([stdioSpec("m")]);
-    const controller = new AbortController();
-    const hung = Array.from({ length: 20 }, () => pool.callTool("m", "hang", {}, { signal: controller.signal }));
-    const answered = Array.from({ length: 20 }, (_, i) => pool.callTool("m", "echo", { text: `e${i}` }, { signal: controller.signal }));
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
-    expect((await Promise.all(answered)).map(textOf)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
-    // One round trip after them: the server has the hung calls when the abort comes.
-    await pool.callTool("m", "counter", {});
-    controller.abort(new Error("the run ended"));
-    for (const call of hung) await expect(call).rejects.toBeInstanceOf(CallCancelledError);
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
-    expect(await cancellations(pool, "m")).toMatchObject({ count: 20, notices: 20 });
-  });
-
   it("does not send a call whose signal aborted before it started", async () => {
-    const pool = await startPool([stdioSpec("m")]);
+    const pool = await start([stdioSpec("m")]);
     const before = JSON.parse(textOf(await pool.callTool("m", "counter"))).calls as number;
     await expect(pool.callTool("m", "echo", { text: "x" }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(CallCancelledError);
     expect(JSON.parse(textOf(await pool.callTool("m", "counter"))).calls).toBe(before + 1);
@@ -140,7 +117,7 @@ describe("tools/call on the fast lane (stdio)", () => {
   });
 
   it("turns a JSON-RPC error answer into the same DownstreamError as the SDK path", async () => {
-    const pool = await startPool([stdioSpec("m"), rawSpec("r")]);
+    const pool = await start([stdioSpec("m"), rawSpec("r")]);
     const thrown = await pool.callTool("m", "throw", { message: "no such file" }).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(DownstreamError);
     expect((thrown as DownstreamError).message).toBe("m__throw failed: no such file");
@@ -154,7 +131,7 @@ describe("tools/call on the fast lane (stdio)", () => {
   });
 
   it("fails every call in flight with ServerDisconnectedError when the server dies mid-call", async () => {
-    const pool = await startPool([stdioSpec("m")]);
+    const pool = await start([stdioSpec("m")]);
     const hung = [pool.callTool("m", "hang"), pool.callTool("m", "hang")];
     const crash = pool.callTool("m", "crash", { code: 9 });
     for (const call of [...hung, crash]) {
@@ -165,9 +142,77 @@ describe("tools/call on the fast lane (stdio)", () => {
     }
     expect(textOf(await pool.callTool("m", "echo", { text: "back" }))).toBe("back");
   });
+});
+
+// What only the lane does, and what it must keep apart from the SDK client running beside it.
+describe("the call lane (stdio)", () => {
+  it("is on by default and off with callLane: false or CODEMUX_CALL_LANE=0, where the SDK client sends tools/call", async () => {
+    const lane = expect.stringMatching(/^codemux-\d+$/);
+    const { CODEMUX_CALL_LANE: _, ...unset } = process.env;
+    const withLane = (value: string) => ({ ...unset, CODEMUX_CALL_LANE: value });
+    const cases: Array<[PoolOptions, unknown]> = [
+      [{ env: unset }, lane],
+      [{ env: withLane("1") }, lane],
+      [{ callLane: false, env: unset }, expect.any(Number)],
+      [{ env: withLane("0") }, expect.any(Number)],
+      [{ env: withLane(" Off ") }, expect.any(Number)],
+      // The option, when given, is the embedder's choice: it wins over the environment.
+      [{ callLane: true, env: withLane("0") }, lane],
+    ];
+    for (const [options, id] of cases) {
+      const pool = await startPool([rawSpec("r")], options);
+      expect(await requestId(pool, "r"), JSON.stringify(options)).toEqual(id);
+    }
+    // Without an `env` option, the variable is read from the process's own environment.
+    const saved = process.env.CODEMUX_CALL_LANE;
+    process.env.CODEMUX_CALL_LANE = "0";
+    try {
+      expect(await requestId(await startPool([rawSpec("r")]), "r")).toEqual(expect.any(Number));
+    } finally {
+      if (saved === undefined) delete process.env.CODEMUX_CALL_LANE;
+      else process.env.CODEMUX_CALL_LANE = saved;
+    }
+  });
+
+  // The SDK client drops progress that arrives in the same read as its answer (it hands progress over a microtask late).
+  it("passes progress messages through, and survives an onprogress that throws", async () => {
+    const pool = await startPool([rawSpec("r")], { callLane: true });
+    const progress: unknown[] = [];
+    const result = await pool.callTool(
+      "r",
+      "progress",
+      { steps: 2 },
+      {
+        onprogress: (p) => {
+          progress.push(p);
+          throw new Error("a broken listener");
+        },
+      },
+    );
+    expect(textOf(result)).toBe("done");
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: "step 1" },
+      { progress: 2, total: 2, message: "step 2" },
+    ]);
+  });
+
+  it("calls sharing one signal put one abort listener on it, and its abort cancels each of them downstream", async () => {
+    const pool = await startPool([stdioSpec("m")], { callLane: true });
+    const controller = new AbortController();
+    const hung = Array.from({ length: 20 }, () => pool.callTool("m", "hang", {}, { signal: controller.signal }));
+    const answered = Array.from({ length: 20 }, (_, i) => pool.callTool("m", "echo", { text: `e${i}` }, { signal: controller.signal }));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    expect((await Promise.all(answered)).map(textOf)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
+    // One round trip after them: the server has the hung calls when the abort comes.
+    await pool.callTool("m", "counter", {});
+    controller.abort(new Error("the run ended"));
+    for (const call of hung) await expect(call).rejects.toBeInstanceOf(CallCancelledError);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(await cancellations(pool, "m")).toMatchObject({ count: 20, notices: 20 });
+  });
 
   it("answers exactly what the SDK's own request path answers, for plain, unusual, large and invalid results", async () => {
-    const pool = await startPool([rawSpec("r")]);
+    const pool = await startPool([rawSpec("r")], { callLane: true });
     // The same connection's SDK client: its numeric ids run next to the lane's, on the same server.
     const client = await pool.client("r");
     const image = { type: "image", data: Buffer.from("png").toString("base64"), mimeType: "image/png" };
@@ -207,7 +252,7 @@ describe("tools/call on the fast lane (stdio)", () => {
   });
 
   it("keeps its ids apart from the SDK client's: interleaved calls on both paths each get their own answer", async () => {
-    const pool = await startPool([rawSpec("r")]);
+    const pool = await startPool([rawSpec("r")], { callLane: true });
     const client = await pool.client("r");
     const calls = Array.from({ length: 100 }, (_, i) =>
       i % 2 === 0

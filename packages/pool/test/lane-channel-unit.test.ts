@@ -1,8 +1,8 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { CallLane } from "../src/call-lane";
+import type { DownstreamChannel } from "../src/channel";
+import { LaneChannel } from "../src/lane-channel";
 
 /** A transport whose sends answer with the promise the test gives, so that several sends can share one write. */
 function fakeTransport(): { transport: Transport; sent: JSONRPCMessage[]; next: { promise: Promise<void> } } {
@@ -19,17 +19,19 @@ function fakeTransport(): { transport: Transport; sent: JSONRPCMessage[]; next: 
   return { transport, sent, next };
 }
 
+const call = (name: string) => ({ name, arguments: {}, timeoutMs: 10_000 });
+
 describe("the call lane's writes", () => {
   it("fails exactly the calls whose shared write failed, each with the write's error", async () => {
     const { transport, sent, next } = fakeTransport();
-    const lane = new CallLane({} as Client, transport);
+    const lane = new LaneChannel({} as DownstreamChannel, transport);
     let fail: (error: Error) => void = () => undefined;
     next.promise = new Promise<void>((_, reject) => {
       fail = reject;
     });
-    const first = [lane.call("a", {}, { timeout: 10_000 }), lane.call("b", {}, { timeout: 10_000 })];
+    const first = [lane.callTool(call("a")), lane.callTool(call("b"))];
     next.promise = Promise.resolve();
-    const other = lane.call("c", {}, { timeout: 10_000 });
+    const other = lane.callTool(call("c"));
     const broken = new Error("EPIPE");
     fail(broken);
     for (const call of first) await expect(call).rejects.toBe(broken);

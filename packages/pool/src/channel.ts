@@ -1,0 +1,45 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+
+/** The environment variable that turns the stdio call lane off (`0`, `false` or `off`), unless `callLane` says otherwise. */
+const CALL_LANE_VARIABLE = "CODEMUX_CALL_LANE";
+
+/** A notification from a downstream server that codemux passes on (logging, resources, prompts). */
+export interface DownstreamNotification {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** One `tools/call` as a channel sends it: the connection has already chosen the timeout. */
+export interface ChannelCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Time without an answer or a progress notification before the call ends with RequestTimeout. */
+  timeoutMs: number;
+  onprogress?: ((progress: Progress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * How a ready connection reaches its server, picked once per connection: the SDK client
+ * (`sdk-channel.ts`), or on stdio the call lane in front of it (`lane-channel.ts`). A channel only
+ * carries requests and rejects with what the SDK raises (an `McpError`, a transport error); the
+ * connection above it owns retries, the timeout's value and the translation into pool errors.
+ */
+export interface DownstreamChannel {
+  readonly serverInfo: Implementation | undefined;
+  readonly capabilities: ServerCapabilities | undefined;
+  /** The SDK client under the channel, for what no channel method carries yet: resources, prompts, completions (`ServerPool.client()`). */
+  readonly client: Client;
+  callTool(call: ChannelCall): Promise<CallToolResult>;
+  /** Every page of `tools/list`; none when the server declares no tools. */
+  listTools(timeoutMs: number): Promise<Tool[]>;
+  close(): Promise<void>;
+}
+
+/** Whether stdio connections take the call lane: the `callLane` option when given, else on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`. */
+export function callLaneEnabled(option: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
+  if (option !== undefined) return option;
+  const value = env[CALL_LANE_VARIABLE]?.trim().toLowerCase();
+  return value !== "0" && value !== "false" && value !== "off";
+}
