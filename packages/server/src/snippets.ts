@@ -1,4 +1,13 @@
-import { BRIDGE_SPECIFIER, type CallRequest, type Logger, type Progress, type SessionInfo } from "@codemux/core";
+import {
+  BRIDGE_SPECIFIER,
+  toolValueAnswer,
+  VALUE_CALL_SUFFIX,
+  type CallRequest,
+  type Logger,
+  type Progress,
+  type SessionInfo,
+  type ToolResult,
+} from "@codemux/core";
 import { Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -63,14 +72,18 @@ export class SnippetHost {
         modules: (specifier) => namespace.source(specifier, session),
         suggestModules: (specifier) => namespace.suggest(specifier),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
-        onCall: (name, args, context) => {
-          if (namespace.ownsCall(name)) return namespace.call({ name, args, session, signal: context.signal });
+        onCall: (called, args, context) => {
+          if (namespace.ownsCall(called)) return namespace.call({ name: called, args, session, signal: context.signal });
+          // The bridge's callTool asks for the value: the host turns the result into it, the guest only forwards.
+          const value = called.endsWith(VALUE_CALL_SUFFIX);
+          const name = value ? called.slice(0, -VALUE_CALL_SUFFIX.length) : called;
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;
           if (job !== undefined) request.job = job;
           if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
-          return pipeline.call(request);
+          const result = pipeline.call(request);
+          return value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
         },
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
