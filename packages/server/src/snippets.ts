@@ -15,6 +15,8 @@ import { join } from "node:path";
 import type { ModuleNamespace } from "./modules/namespace";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
+import type { AnswerHints } from "./render/hints";
+import { withFindTools } from "./render/text";
 
 export interface ExecuteOptions {
   timeoutMs?: number;
@@ -24,6 +26,8 @@ export interface ExecuteOptions {
   /** The background job running this snippet; its calls carry it. */
   job?: string;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
+  /** The front end's hints: a call's "no tool named" error then says how to find tools there. */
+  hints?: AnswerHints;
 }
 
 export interface SnippetHostOptions {
@@ -63,7 +67,7 @@ export class SnippetHost {
     const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
     await readiness.loaded();
     await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
-    const { session, requestId, job, onprogress } = options;
+    const { session, requestId, job, onprogress, hints } = options;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
     try {
@@ -83,7 +87,8 @@ export class SnippetHost {
           if (job !== undefined) request.job = job;
           if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
           const result = pipeline.call(request);
-          return value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
+          const answer = value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
+          return hints ? answer.catch((error: unknown) => Promise.reject(withFindTools(error, hints))) : answer;
         },
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
