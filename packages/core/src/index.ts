@@ -1,3 +1,4 @@
+export { isLoopback } from "./address";
 export {
   LOCAL_PRINCIPAL,
   type CallContext,

@@ -33,11 +33,6 @@ export function parseListen(text: string | undefined): { host: string; port: num
   return { host, port };
 }
 
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::ffff:127.0.0.1";
-}
-
 export function isWildcard(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "");
   return h === "0.0.0.0" || h === "::" || h === "";

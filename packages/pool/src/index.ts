@@ -20,7 +20,7 @@ export type { InterpolationContext, InterpolationResult } from "./config/interpo
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
-export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
+export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, TlsSettings, ToolFilter, TransportSpec } from "./config/types";
 export type { DownstreamNotification } from "./channel";
 export type { CallOptions, ConnectionOptions, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEPTH_VARIABLE } from "./defaults";

@@ -200,6 +200,18 @@ describe("config warnings", () => {
       /mcpServers\.p\.proxy: must be an http\(s\) proxy URL or false/,
     );
   });
+
+  it("reads a tls block: files relative to the config's folder, ${VAR} expanded, a certificate only with its key", () => {
+    const config = parse(
+      { mcpServers: { s: { url: "https://corp.example/mcp", tls: { ca: "certs/ca.pem", cert: "${CERTS}/me.pem", key: "/abs/me-key.pem" } } } },
+      { CERTS: "/etc/codemux" },
+    );
+    expect(config.servers[0]!.transport).toMatchObject({ tls: { ca: "/home/u/certs/ca.pem", cert: "/etc/codemux/me.pem", key: "/abs/me-key.pem" } });
+    expect(() => parse({ mcpServers: { s: { url: "https://corp.example/mcp", tls: { cert: "me.pem" } } } })).toThrow(
+      /mcpServers\.s\.tls: cert and key go together/,
+    );
+    expect(() => parse({ mcpServers: { s: { url: "https://corp.example/mcp", tls: { ca: "a.pem", verify: false } } } })).toThrow(/mcpServers\.s\.tls/);
+  });
 });
 
 describe("client variables", () => {

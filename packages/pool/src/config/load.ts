@@ -1,8 +1,17 @@
+import { resolve } from "node:path";
 import type { z } from "zod";
 import { ConfigError } from "../errors";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
 import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, serverEntrySchema } from "./schema";
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type OAuthSettings, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
+import {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  type OAuthSettings,
+  type PoolConfig,
+  type ServerSpec,
+  type TlsSettings,
+  type TransportSpec,
+} from "./types";
 import { rootUri } from "./roots";
 import { closestKey } from "./suggest";
 
@@ -100,6 +109,12 @@ function oauthOf(oauth: OAuthSettings, sub: (value: string, field: string) => st
   };
 }
 
+/** The `tls` block with `${VAR}` expanded in its paths, each resolved against the config's folder. */
+function tlsOf(tls: TlsSettings, { base, sub }: { base: string | undefined; sub: (value: string, field: string) => string }): TlsSettings {
+  const file = (value: string | undefined, field: keyof TlsSettings) => (value ? { [field]: resolve(base ?? ".", sub(value, `tls.${field}`)) } : {});
+  return { ...file(tls.ca, "ca"), ...file(tls.cert, "cert"), ...file(tls.key, "key") };
+}
+
 interface SpecContext {
   env: NodeJS.ProcessEnv;
   context: InterpolationContext;
@@ -149,6 +164,7 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
       headers: subMap(entry.headers, "headers"),
       ...(entry.proxy === undefined ? {} : { proxy: entry.proxy === false ? false : sub(entry.proxy as string, "proxy") }),
       ...(entry.oauth === undefined ? {} : { oauth: oauthOf(entry.oauth as OAuthSettings, sub) }),
+      ...(entry.tls === undefined ? {} : { tls: tlsOf(entry.tls as TlsSettings, { base: context.workspaceFolder, sub }) }),
     };
   } else {
     transport = {
