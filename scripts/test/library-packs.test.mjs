@@ -1,7 +1,8 @@
 // Each public @codemux library on its own: packed with `pnpm pack` (workspace ranges replaced),
 // installed with npm into an empty project together with only the tarballs of the @codemux
 // packages it depends on (they are not on the registry), each of its entry points imported, and
-// its README example (examples/*.ts, marked in the README) run there with plain Node.
+// its README example (examples/*.ts, marked in the README) run there with plain Node, after what
+// the example's marker says it installs besides.
 // Needs a build first (`pnpm build`); run with `pnpm test:packs`.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import ts from "typescript";
-import { freshProject, runCommand } from "../lib/fresh-project.mjs";
+import { freshProject, installInto, runCommand } from "../lib/fresh-project.mjs";
 import { readmeBlocks } from "../lib/readme-examples.mjs";
 import { packAll, tarballName, withWorkspaceDependencies, workspacePackages } from "../lib/workspace.mjs";
 
@@ -48,8 +49,7 @@ describe("each @codemux library installs and runs alone", { concurrency: 3 }, ()
       const tarballs = withWorkspaceDependencies(pkg)
         .filter((dep) => !dep.manifest.private || assert.fail(`${pkg.name} depends on the private package ${dep.name}.`))
         .map((dep) => join(packs, tarballName(dep)));
-      const extras = [...new Set(examples.flatMap((example) => example.installs))].map((name) => registrySpec(manifest, name));
-      const project = await freshProject(join(work, pkg.name.replace("/", "-")), [...tarballs, ...extras]);
+      const project = await freshProject(join(work, pkg.name.replace("/", "-")), tarballs);
 
       // Every entry point loads with only the declared dependencies installed.
       const imports = entryPoints(pkg)
@@ -58,6 +58,14 @@ describe("each @codemux library installs and runs alone", { concurrency: 3 }, ()
       writeFileSync(join(project, "entry-points.mjs"), `${imports}\nconsole.log("loaded");\n`);
       const loaded = await runCommand(process.execPath, ["entry-points.mjs"], { cwd: project, env });
       assert.equal(loaded.code, 0, `importing ${entryPoints(pkg).join(", ")} from a fresh install failed:\n${loaded.stderr}`);
+
+      // Then what the examples install besides: another @codemux library (jobs' example wires the server) from its
+      // tarball, anything else from the registry.
+      const extras = [...new Set(examples.flatMap((example) => example.installs))].flatMap((name) => {
+        const library = libraries.find((lib) => lib.name === name);
+        return library ? withWorkspaceDependencies(library).map((dep) => join(packs, tarballName(dep))) : [registrySpec(manifest, name)];
+      });
+      if (extras.length > 0) await installInto(project, extras);
 
       for (const example of examples) {
         const source = readFileSync(join(pkg.dir, example.file), "utf8");
