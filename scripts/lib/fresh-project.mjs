@@ -13,11 +13,6 @@ export const NPM_INSTALL_FLAGS = ["install", "--no-audit", "--no-fund", "--prefe
 export async function freshProject(dir, specs) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "fresh-project", private: true, type: "module" }, null, 2)}\n`);
-  return installInto(dir, specs);
-}
-
-/** Installs `specs` into the project in `dir`, keeping what it has. */
-export async function installInto(dir, specs) {
   try {
     await run("npm", [...NPM_INSTALL_FLAGS, ...specs], { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {

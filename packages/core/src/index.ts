@@ -59,6 +59,15 @@ export {
   toolModuleSpecifier,
   uniqueFunctionNames,
 } from "./names";
-export { joinedText, otherContentKinds, textResult, toolResultValue, type ToolResultLike } from "./result";
+export {
+  joinedText,
+  otherContentKinds,
+  textResult,
+  toolResultValue,
+  toolValueAnswer,
+  VALUE_CALL_SUFFIX,
+  type ToolResultLike,
+  type ToolValueAnswer,
+} from "./result";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
