@@ -1,5 +1,5 @@
 import type { Logger } from "@codemux/core";
-import { markSelf } from "@codemux/pool";
+import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
@@ -64,7 +64,8 @@ export async function startCore(
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
+  // The same JSONC reading as the servers' (resolveConfig has already refused a file that does not parse).
+  const raw = configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
   const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
     (core as Codemux).results.keep(tool, text, owner),
   );

@@ -229,6 +229,26 @@ describe("the config lookup", () => {
   });
 });
 
+describe("config forms", () => {
+  it("reads a single-server file named after the file, and VS Code's .vscode/mcp.json with comments, trailing commas and ${workspaceFolder}", async () => {
+    await writeFile(join(dir, "ev-server.json"), JSON.stringify({ type: "stdio", command: process.execPath, args: [misbehavingServerPath] }));
+    const single = await codemux(["list", "--json", "--config", "ev-server.json"]);
+    expect(single).toMatchObject({ code: 0 });
+    expect((JSON.parse(single.stdout) as Array<{ name: string; state: string }>).map((s) => [s.name, s.state])).toEqual([["ev-server", "ready"]]);
+
+    const project = join(dir, "vscode-project");
+    await mkdir(join(project, ".vscode"), { recursive: true });
+    await writeFile(join(project, "server.mjs"), `await import(${JSON.stringify(pathToFileURL(misbehavingServerPath).href)});\n`);
+    await writeFile(
+      join(project, ".vscode", "mcp.json"),
+      `{\n  // VS Code writes JSONC\n  "servers": {\n    "ws": { "command": ${JSON.stringify(process.execPath)}, "args": ["\${workspaceFolder}/server.mjs",], },\n  },\n}\n`,
+    );
+    const vscode = await codemux(["list", "--json", "--config", ".vscode/mcp.json"], { cwd: project });
+    expect(vscode).toMatchObject({ code: 0 });
+    expect((JSON.parse(vscode.stdout) as Array<{ name: string; state: string }>).map((s) => [s.name, s.state])).toEqual([["ws", "ready"]]);
+  });
+});
+
 describe("codemux commands", () => {
   it("search, call and list print what a user needs", async () => {
     const search = await codemux(["search", "read", "a", "file", "--limit", "2"]);
