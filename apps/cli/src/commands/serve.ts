@@ -3,6 +3,7 @@ import {
   CodemuxHttpServer,
   HttpError,
   isLoopback,
+  listenFromEnv,
   parseListen,
   parseTokenArg,
   parseTokenFile,
@@ -33,6 +34,7 @@ import {
   readDaemon,
   releasePidfile,
   sleep,
+  type DaemonInfo,
   type TokenSources,
 } from "./daemon";
 import { positiveInt } from "./shared";
@@ -46,6 +48,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+  CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
+                                                        what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
 the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
 
@@ -86,7 +90,12 @@ export function registerServe(program: Command, context: RunContext): void {
   program
     .command("serve", { isDefault: true })
     .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
-    .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
+    .addOption(
+      new Option(
+        "--http [addr]",
+        "serve over HTTP at [HOST:]PORT instead of stdio; a part not given comes from $CODEMUX_HOST / $CODEMUX_PORT, else 127.0.0.1:3920 (:0 picks a free port)",
+      ),
+    )
     .addOption(
       new Option(
         "--token <name:token>",
@@ -211,7 +220,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const globals = command.optsWithGlobals<GlobalOptions>();
   let listen: { host: string; port: number };
   try {
-    listen = parseListen(options.http === true ? undefined : options.http);
+    // Each part --http gives wins over CODEMUX_HOST / CODEMUX_PORT, which win over the defaults.
+    listen = parseListen(options.http === true ? undefined : options.http, listenFromEnv());
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -294,6 +304,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
         version: VERSION,
         argv: process.argv.slice(1),
         cwd: process.cwd(),
+        listenEnv: listenEnvOf(process.env),
         auth: sources,
         process: (await processIdentity(process.pid)) ?? null,
       });
@@ -330,6 +341,11 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 }
 
 /** Starts this same command in the background with its output in a log file, and waits until it answers. */
+/** The listen variables that are set, as `restart` must give them again. */
+function listenEnvOf(env: NodeJS.ProcessEnv): DaemonInfo["listenEnv"] {
+  return Object.fromEntries(["CODEMUX_HOST", "CODEMUX_PORT"].flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
+}
+
 async function detach(pidfile: string, tokenFlags: string[]): Promise<void> {
   const existing = readDaemon(pidfile);
   if (existing && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);
