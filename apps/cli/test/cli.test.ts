@@ -127,6 +127,29 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
   });
 
+  it("keeps results over --spill-bytes, else over the config's spillBytes, as handles; 0 and unlimited are usage errors", async () => {
+    await writeFile(
+      join(dir, "spill.json"),
+      JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, spillBytes: 1024 }),
+    );
+    const echo = { name: "call_tool", arguments: { name: "m__echo", args: { text: "y".repeat(2000) } } };
+    const fromConfig = await client(["serve", "--config", "spill.json"]);
+    expect(textOf(await fromConfig.callTool(echo))).toMatch(/too large to show whole/);
+    const fromFlag = await client(["serve", "--config", "spill.json", "--spill-bytes", "4096"]);
+    expect(textOf(await fromFlag.callTool(echo))).toBe("y".repeat(2000));
+
+    for (const bad of ["0", "unlimited", "1048577"]) {
+      const refused = await codemux(["serve", "--config", "spill.json", "--spill-bytes", bad]);
+      expect(refused).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('a whole number of bytes from 1 to 1048576; larger results are kept as handles, so 0 and "unlimited" are not allowed'),
+      });
+    }
+    await writeFile(join(dir, "spill-zero.json"), JSON.stringify({ mcpServers: {}, spillBytes: 0 }));
+    const zero = await codemux(["serve", "--config", "spill-zero.json"]);
+    expect(zero).toMatchObject({ code: 2, stderr: expect.stringContaining("spill-zero.json: spillBytes: expected a whole number of bytes from 1 to 1048576") });
+  });
+
   it("runs a snippet in the background when serving and hands its result to jobs output", async () => {
     const c = await client(["--", "m", "--", process.execPath, misbehavingServerPath]);
     const names = (await c.listTools()).tools.map((t) => t.name);

@@ -12,9 +12,9 @@ import {
   type TokenSpec,
 } from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
-import type { Codemux } from "@codemux/server";
+import { SPILL_BYTES_RULE, isSpillBytes, type Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -79,6 +79,7 @@ interface ServeOptions {
   maxSessions?: number;
   sessionIdleMs?: number;
   maxBodyBytes?: number;
+  spillBytes?: number;
   watch?: boolean;
   detach?: boolean;
 }
@@ -125,6 +126,12 @@ export function registerServe(program: Command, context: RunContext): void {
     .addOption(new Option("--max-sessions <n>", "open MCP sessions at most (default 100); past it, 503").argParser(positiveInt))
     .addOption(new Option("--session-idle-ms <ms>", "close a session idle this long (default 1800000)").argParser(positiveInt))
     .addOption(new Option("--max-body-bytes <n>", "refuse larger request bodies with 413 (default 4194304)").argParser(positiveInt))
+    .addOption(
+      new Option(
+        "--spill-bytes <n>",
+        "keep results larger than N bytes as handles to page through (default 65536, about 16k tokens; at most 1048576)",
+      ).argParser(spillBytesArg),
+    )
     .option("--watch", "apply edits of the config file without a restart (default with --http)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
@@ -146,7 +153,11 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
+      const { core } = await startCore(command, context, {
+        defaultLevel: "info",
+        serving: true,
+        ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
+      });
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -250,6 +261,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     defaultLevel: "info",
     serving: true,
     remote: true,
+    ...(options.spillBytes ? { spillBytes: options.spillBytes } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
   const file = context.inline.length > 0 ? undefined : configFile;
@@ -341,6 +353,13 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 }
 
 /** Starts this same command in the background with its output in a log file, and waits until it answers. */
+/** `--spill-bytes`: within the bounds every threshold keeps. */
+function spillBytesArg(value: string): number {
+  const bytes = /^\d{1,8}$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!isSpillBytes(bytes)) throw new InvalidArgumentError(`expected ${SPILL_BYTES_RULE}.`);
+  return bytes;
+}
+
 /** The listen variables that are set, as `restart` must give them again. */
 function listenEnvOf(env: NodeJS.ProcessEnv): DaemonInfo["listenEnv"] {
   return Object.fromEntries(["CODEMUX_HOST", "CODEMUX_PORT"].flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
