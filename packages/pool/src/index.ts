@@ -17,6 +17,7 @@ export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
 export { interpolate } from "./config/interpolate";
 export type { InterpolationContext, InterpolationResult } from "./config/interpolate";
+export { parseJsonc } from "./config/jsonc";
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
