@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ClientCapabilities, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
@@ -32,6 +33,10 @@ export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "
 
 export interface ServerStatus {
   name: string;
+  /** A short name for this connection, `c1`, `c2`... in the order the servers were added; kept while the pool runs. */
+  alias: string;
+  /** 8 hex digits of a hash of the server's resolved entry: it changes when the entry does (a reloaded config). */
+  id: string;
   state: ServerState;
   transport: "stdio" | "http" | "sse";
   /** The command line or URL, with secrets masked; env and header values never appear. */
@@ -143,11 +148,19 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   readonly #allowed: (tool: string) => boolean;
   readonly #logger: Logger;
 
+  /** See `ServerStatus.id`. */
+  readonly id: string;
+
   constructor(
     readonly spec: ServerSpec,
     readonly options: ConnectionOptions = {},
+    readonly alias = "c1",
   ) {
     super();
+    this.id = createHash("sha256")
+      .update(JSON.stringify([spec.name, spec.transport, spec.tools]))
+      .digest("hex")
+      .slice(0, 8);
     this.setMaxListeners(0);
     this.#allowed = createToolFilter(spec.tools);
     this.#logger = redactingLogger(options.logger ?? silentLogger);
@@ -172,6 +185,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
     return {
       name: this.name,
+      alias: this.alias,
+      id: this.id,
       state: this.#state,
       transport: this.spec.transport.type,
       endpoint: describeTransport(this.spec.transport),

@@ -33,6 +33,7 @@ export interface PoolUpdate {
  */
 export class ServerPool extends EventEmitter<PoolEvents> {
   readonly #connections = new Map<string, ServerConnection>();
+  readonly #aliases = new Map<string, string>();
   #started: Promise<void> | undefined;
 
   constructor(
@@ -70,7 +71,10 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   }
 
   #add(spec: ServerSpec): ServerConnection {
-    const connection = new ServerConnection(spec, this.options);
+    // A server keeps its alias across reloads; a new name takes the next one, never a freed one.
+    let alias = this.#aliases.get(spec.name);
+    if (alias === undefined) this.#aliases.set(spec.name, (alias = `c${this.#aliases.size + 1}`));
+    const connection = new ServerConnection(spec, this.options, alias);
     connection.on("state", (status) => this.emit("state", status));
     connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
     connection.on("notification", (notification) => this.emit("notification", spec.name, notification));

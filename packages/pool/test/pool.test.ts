@@ -16,6 +16,7 @@ import {
   parseConfig,
   type ServerSpec,
 } from "../src/index";
+import { stdioSpec } from "./helpers";
 
 const require = createRequire(import.meta.url);
 const pools: ServerPool[] = [];
@@ -249,5 +250,26 @@ describe("ServerPool over Streamable HTTP", () => {
       ["without", "failed"],
     ]);
     expect(pool.status()[1]!.error).toMatch(/401/);
+  });
+});
+
+describe("connection identity", () => {
+  it("names each server's connection c1, c2... for the pool's life, with an id that changes only when its entry does", async () => {
+    const pool = new ServerPool([stdioSpec("a"), stdioSpec("b")]);
+    const before = pool.status();
+    expect(before.map((s) => [s.name, s.alias])).toEqual([
+      ["a", "c1"],
+      ["b", "c2"],
+    ]);
+    for (const s of before) expect(s.id).toMatch(/^[0-9a-f]{8}$/);
+    // b's entry changes, a goes, d comes: b keeps its alias with a new id, d takes the next alias, a's is not reused.
+    await pool.update([stdioSpec("b", ["--changed"]), stdioSpec("d")]);
+    const after = Object.fromEntries(pool.status().map((s) => [s.name, s]));
+    expect(after.b).toMatchObject({ alias: "c2" });
+    expect(after.b?.id).not.toBe(before[1]?.id);
+    expect(after.d).toMatchObject({ alias: "c3" });
+    await pool.update([stdioSpec("b", ["--changed"]), stdioSpec("d"), stdioSpec("a")]);
+    expect(pool.status().find((s) => s.name === "a")).toMatchObject({ alias: "c1", id: before[0]?.id });
+    await pool.close();
   });
 });

@@ -31,8 +31,10 @@ function stalledPool(poolConfig: PoolConfig): ToolPool {
   return {
     names: poolConfig.servers.map((s) => s.name),
     status: () =>
-      poolConfig.servers.map((s) => ({
+      poolConfig.servers.map((s, i) => ({
         name: s.name,
+        alias: `c${i + 1}`,
+        id: "00000000",
         state: "connecting" as const,
         transport: "stdio" as const,
         endpoint: "stalled",
