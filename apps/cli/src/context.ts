@@ -96,6 +96,7 @@ export async function startCore(
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
+    ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
     ...(options.serving
       ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
@@ -207,4 +208,13 @@ function listenForInterrupt(context: RunContext): { interrupted: Promise<never>;
   };
   process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
   return { interrupted, dispose: () => process.off("SIGINT", onSignal).off("SIGTERM", onSignal) };
+}
+
+/** `CODEMUX_CATALOG_CACHE_TTL_MS`: a whole number of milliseconds from 1 to a year; unset or empty means no TTL. */
+function cacheTtlOf(value: string | undefined): { catalogCacheTtlMs?: number } {
+  if (value === undefined || value.trim() === "") return {};
+  const ms = /^\d{1,12}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(ms >= 1 && ms <= 31_536_000_000))
+    throw new UsageError(`CODEMUX_CATALOG_CACHE_TTL_MS is "${value.slice(0, 40)}"; give milliseconds from 1 to 31536000000 (a year), e.g. 86400000 for a day.`);
+  return { catalogCacheTtlMs: ms };
 }

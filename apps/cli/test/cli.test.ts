@@ -397,6 +397,12 @@ describe("codemux commands", () => {
     expect(result.stderr).toMatch(/call fs__list_directory \(cli\) ok in \d+ ms/);
   });
 
+  it("takes CODEMUX_CATALOG_CACHE_TTL_MS as milliseconds, and a bad value is a usage error", async () => {
+    expect((await codemux(["list"], { env: { CODEMUX_CATALOG_CACHE_TTL_MS: "86400000" } })).code).toBe(0);
+    const bad = await codemux(["list"], { env: { CODEMUX_CATALOG_CACHE_TTL_MS: "a day" } });
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('CODEMUX_CATALOG_CACHE_TTL_MS is "a day"; give milliseconds') });
+  });
+
   it("says which command was meant for a typo, and exits 2 on usage errors", async () => {
     const typo = await codemux(["lst"]);
     expect(typo.code).toBe(2);

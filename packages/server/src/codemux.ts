@@ -60,6 +60,8 @@ export interface CodemuxOptions {
   cacheDir?: string;
   /** Skip reading the cached catalog (it is still written): `--refresh-cache`. */
   refreshCache?: boolean;
+  /** A cached catalog older than this (ms) still answers at start, and its lazy servers are connected once in the background to list their tools afresh; no limit by default. */
+  catalogCacheTtlMs?: number;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
   /** Extra modes, by name. */
@@ -172,6 +174,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       modules: tree,
       cache: cacheStore ? new CatalogCache(cacheStore, options.config) : undefined,
       refreshCache: options.refreshCache === true,
+      cacheTtlMs: options.catalogCacheTtlMs,
       logger: this.logger,
       clock: this.clock,
       startupWaitMs: options.startupWaitMs ?? DEFAULT_STARTUP_WAIT_MS,

@@ -14,6 +14,8 @@ export interface ReadinessOptions {
   cache: CatalogCache | undefined;
   /** Skip reading the cached catalog (it is still written). */
   refreshCache: boolean;
+  /** A cache older than this is still used at start, but each lazy server in it is connected once in the background to list its tools afresh. */
+  cacheTtlMs: number | undefined;
   logger: Logger;
   clock: () => number;
   startupWaitMs: number;
@@ -35,6 +37,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
   /** Servers whose tools so far come from the disk cache, not from the server. */
   readonly #cached = new Set<string>();
   #cacheLoaded: Promise<void> = Promise.resolve();
+  /** The cache read at start was older than `cacheTtlMs`. */
+  #stale = false;
   #startedAt: number | undefined;
   #saveTimer: NodeJS.Timeout | undefined;
 
@@ -71,7 +75,7 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     if (this.#startedAt !== undefined) return this.#cacheLoaded;
     this.#startedAt = this.#options.clock();
     this.#cacheLoaded = this.#loadCache();
-    return this.#cacheLoaded.then(() => this.#options.pool.start());
+    return this.#cacheLoaded.then(() => this.#options.pool.start()).then(() => this.#refreshStale());
   }
 
   /** Waits (bounded) until every server has connected or failed; servers known from the cache do not hold it up. True when all settled in time. */
@@ -135,11 +139,25 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { cache, refreshCache, pool, catalog } = this.#options;
     if (!cache || refreshCache) return;
     const names = new Set(pool.names);
-    for (const [server, tools] of await cache.load()) {
+    const { servers, savedAt } = await cache.load();
+    for (const [server, tools] of servers) {
       if (!names.has(server) || catalog.entries(server).length > 0) continue;
       this.#cached.add(server);
       this.#setServerTools(server, tools);
     }
+    const { cacheTtlMs, clock } = this.#options;
+    this.#stale = cacheTtlMs !== undefined && clock() - savedAt > cacheTtlMs;
+  }
+
+  /** After the pool's start: a lazy server whose tools came from a stale cache is connected once, so its list is fetched afresh. */
+  #refreshStale(): void {
+    if (!this.#stale) return;
+    const { pool, logger, cacheTtlMs } = this.#options;
+    const idle = pool.status().filter((s) => s.state === "idle" && this.#cached.has(s.name));
+    if (idle.length > 0)
+      logger.info(`the catalog cache is older than ${cacheTtlMs} ms: connecting ${idle.map((s) => s.name).join(", ")} to list their tools afresh`);
+    for (const { name } of idle)
+      void pool.client?.(name).catch((error: Error) => logger.warn(`[${name}] refreshing its cached tools failed: ${error.message}`));
   }
 
   /** Resolves true once `done()` holds (checked on every server state change), or false after `timeoutMs`. */
@@ -172,7 +190,7 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { catalog, cache, logger } = this.#options;
     const servers = new Map(catalog.servers().map((s) => [s, catalog.entries(s).map((e) => e.tool)]));
     try {
-      await cache?.save(servers);
+      await cache?.save(servers, this.#options.clock());
     } catch (error) {
       logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
     }

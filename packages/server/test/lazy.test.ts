@@ -35,7 +35,7 @@ beforeAll(async () => {
     },
     { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object" as const } },
   ];
-  await new CatalogCache(cacheStore, cfg).save(new Map(cfg.servers.map((s) => [s.name, tools])));
+  await new CatalogCache(cacheStore, cfg).save(new Map(cfg.servers.map((s) => [s.name, tools])), Date.now());
   h = await connect({ config: cfg, cacheStore, poolOptions: { backoff: { initialMs: 50, maxMs: 200 }, idleStopMs: 1_000 } });
   await h.core.ready();
 });
