@@ -197,6 +197,22 @@ describe("modules", () => {
     expect(top).toMatch(/Snippet globals: .*URLSearchParams.*TextEncoder/);
     const fs = await h.text("list_modules", { path: "mcp/servers/fs" });
     expect(fs).toContain("mcp/servers/fs/readTextFile  readTextFile({ path: string");
+    expect(fs).toContain('import { schema } from "mcp/servers/fs/<function>.schema"');
+  });
+
+  it("gives a tool's JSON Schema as a .schema module that read_module shows and a snippet imports", async () => {
+    const inputSchema = h.core.catalog.resolve("fs__read_text_file").tool.inputSchema;
+    const source = await h.text("read_module", { specifier: "mcp/servers/fs/readTextFile.schema" });
+    expect(source).toContain("export const schema = {");
+    const body = JSON.parse(
+      await h.text("execute_code", {
+        code: `
+          import { schema } from "mcp/servers/fs/readTextFile.schema";
+          import { schema as echo } from "mcp/servers/bad/echo.schema";
+          export default { schema, echoRequired: echo.required };`,
+      }),
+    );
+    expect(body.result).toEqual({ schema: inputSchema, echoRequired: ["text"] });
   });
 
   it("reads a typed module and refuses absolute and climbing paths", async () => {
