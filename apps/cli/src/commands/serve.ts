@@ -22,7 +22,7 @@ import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
-import { levelSink } from "../logger";
+import { levelSink, loggerSink } from "../logger";
 import {
   claimPidfile,
   healthy,
@@ -116,7 +116,7 @@ export function registerServe(program: Command, context: RunContext): void {
     .addOption(new Option("--max-sessions <n>", "open MCP sessions at most (default 100); past it, 503").argParser(positiveInt))
     .addOption(new Option("--session-idle-ms <ms>", "close a session idle this long (default 1800000)").argParser(positiveInt))
     .addOption(new Option("--max-body-bytes <n>", "refuse larger request bodies with 413 (default 4194304)").argParser(positiveInt))
-    .option("--watch", "apply edits of the config file without a restart (default with --http)")
+    .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
     .addHelpText("after", SERVE_HELP)
@@ -138,6 +138,9 @@ export function registerServe(program: Command, context: RunContext): void {
       }
       const options = command.optsWithGlobals<GlobalOptions>();
       const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
+      const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
+      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
+      if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -149,9 +152,8 @@ export function registerServe(program: Command, context: RunContext): void {
       if (process.stdin.isTTY) {
         void core.ready().then(async () => {
           // A client starts codemux in a folder of its own: the snippet names the config this run found.
-          const found = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
           const args = [
-            ...(found ? ["--config", found] : ["--root", resolve(options.root ?? ".")]),
+            ...(file ? ["--config", file] : ["--root", resolve(options.root ?? ".")]),
             ...(options.mode !== "code" ? ["--mode", options.mode] : []),
           ];
           process.stderr.write(`${await terminalStatus(core, args, core.options.config.source)}\n`);
@@ -160,6 +162,7 @@ export function registerServe(program: Command, context: RunContext): void {
       try {
         await serveStdio(core, { signal: stop.signal });
       } finally {
+        watcher?.close();
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
         await core.close();
       }
