@@ -60,6 +60,7 @@ export {
   toolModuleSpecifier,
   uniqueFunctionNames,
 } from "./names";
+export { callLine, oneLine } from "./progress";
 export { joinedText, otherContentKinds, textResult, toolResultValue, type ToolResultLike } from "./result";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

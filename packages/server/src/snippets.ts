@@ -15,6 +15,8 @@ export interface ExecuteOptions {
   /** The background job running this snippet; its calls carry it. */
   job?: string;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
+  /** Told of each tool call the snippet starts, before it goes out. */
+  oncall?: (call: { tool: string; args: unknown }) => void;
 }
 
 export interface SnippetHostOptions {
@@ -54,7 +56,7 @@ export class SnippetHost {
     const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
     await readiness.loaded();
     await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
-    const { session, requestId, job, onprogress } = options;
+    const { session, requestId, job, onprogress, oncall } = options;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
     try {
@@ -65,6 +67,7 @@ export class SnippetHost {
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
         onCall: (name, args, context) => {
           if (namespace.ownsCall(name)) return namespace.call({ name, args, session, signal: context.signal });
+          oncall?.({ tool: name, args });
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;

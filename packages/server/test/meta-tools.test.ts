@@ -303,6 +303,32 @@ describe("execute_code", () => {
     expect(await h.text("read_result", { handle, op: "grep", pattern: '"row": 4321,', context: 1 })).toContain('"text": "some data 4321"');
   });
 
+  it("sends a progress line per tool call started, naming the tool and its key parameters cut to 80 characters, secrets masked", async () => {
+    const messages: string[] = [];
+    const progress: number[] = [];
+    const query = `ghp_${"a".repeat(36)} ${"long query ".repeat(20)}`;
+    const code = `
+      import { readTextFile } from "mcp/servers/fs/readTextFile";
+      import { searchNodes } from "mcp/servers/memory/searchNodes";
+      import { counter } from "mcp/servers/bad/counter";
+      await readTextFile({ path: ${JSON.stringify(join(dir, "hello.txt"))} });
+      await searchNodes({ query: ${JSON.stringify(query)} });
+      await counter({});
+      export default "done";`;
+    const result = await h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, {
+      onprogress: (p) => {
+        progress.push(p.progress);
+        if (p.message) messages.push(p.message);
+      },
+    });
+    expect(JSON.parse(textOf(result as CallToolResult)).result).toBe("done");
+    expect(messages).toEqual([`fs__read_text_file path=${join(dir, "hello.txt")}`, expect.stringMatching(/^memory__search_nodes query=/), "bad__counter"]);
+    const shown = (messages[1] as string).slice("memory__search_nodes query=".length);
+    expect(shown).toHaveLength(80);
+    expect(shown).toMatch(/^\*\*\* long query long query .*…$/);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+  });
+
   it("keeps the proxy answering while a runaway snippet runs", async () => {
     const runaway = h.call("execute_code", { code: "while (true) {}", timeoutMs: 1500 });
     const started = Date.now();
