@@ -1,4 +1,4 @@
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingEntry, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -16,16 +16,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const server = (name: string, extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [misbehavingServerPath, "--name", name], ...extra });
+const server = misbehavingEntry;
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
-
-async function until(check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("the condition never held");
-}
 
 describe("serve over stdio with a config file", () => {
   it("applies edits of the file while a client is connected: servers added, changed and removed, list_changed sent, a bad edit refused", async () => {
