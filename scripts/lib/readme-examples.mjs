@@ -1,6 +1,7 @@
 // README examples that tests run. In a package README, an example is a ```ts block right after
 // a marker line naming its file, and optionally what a fresh project installs besides the package:
 //   <!-- example: examples/serve.ts; installs: @modelcontextprotocol/server-filesystem -->
+//   (an @codemux library named there is installed from its packed tarball, as the library itself is)
 // A block after `<!-- output of: examples/x.ts -->` is text that running the example prints.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

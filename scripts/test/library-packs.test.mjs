@@ -4,12 +4,12 @@
 // its README example (examples/*.ts, marked in the README) run there with plain Node.
 // Needs a build first (`pnpm build`); run with `pnpm test:packs`.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import ts from "typescript";
-import { freshProject, runCommand } from "../lib/fresh-project.mjs";
+import { freshProject, NPM_INSTALL_FLAGS, runCommand } from "../lib/fresh-project.mjs";
 import { readmeBlocks } from "../lib/readme-examples.mjs";
 import { packAll, tarballName, withWorkspaceDependencies, workspacePackages } from "../lib/workspace.mjs";
 
@@ -38,6 +38,57 @@ function entryPoints(pkg) {
   return keys.map((key) => (key === "." ? pkg.name : `${pkg.name}/${key.slice(2)}`));
 }
 
+/** What the engine, the bundler and the type checker bring: a library that does not run snippets must never install them. */
+const SNIPPET_RUNTIME = [
+  "esbuild",
+  "quickjs-emscripten-core",
+  "@jitl/quickjs-wasmfile-release-sync",
+  "sucrase",
+  "typescript",
+  "@codemux/sandbox",
+  "@codemux/server",
+];
+/** Packages each library's install must not contain (its own dependency closure, before any example's extras). */
+const NEVER_INSTALLS = {
+  "@codemux/core": [...SNIPPET_RUNTIME, "@modelcontextprotocol/sdk", "zod"],
+  "@codemux/catalog": [...SNIPPET_RUNTIME, "@modelcontextprotocol/sdk"],
+  // wrapWithProxy wraps the caller's own SDK server: the SDK is a peer, and the hooks alone stay small.
+  "@codemux/hooks": [...SNIPPET_RUNTIME, "@modelcontextprotocol/sdk", "ajv"],
+  "@codemux/jobs": [...SNIPPET_RUNTIME, "@modelcontextprotocol/sdk", "ajv"],
+  "@codemux/pool": SNIPPET_RUNTIME,
+};
+
+/** The packages under a project's node_modules (scoped ones as @scope/name). */
+function installedPackages(project) {
+  const modules = join(project, "node_modules");
+  const names = [];
+  for (const entry of readdirSync(modules)) {
+    if (entry.startsWith(".")) continue;
+    if (entry.startsWith("@")) for (const inner of readdirSync(join(modules, entry))) names.push(`${entry}/${inner}`);
+    else names.push(entry);
+  }
+  return names;
+}
+
+/** Whether a package's built files (code or types) import `name` (or one of its subpaths). */
+function distImports(pkg, name) {
+  const dist = join(pkg.dir, "dist");
+  if (!existsSync(dist)) return false;
+  const specifier = new RegExp(`["']${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}(?:/[^"']*)?["']`);
+  return readdirSync(dist, { recursive: true })
+    .filter((file) => /\.(?:js|d\.ts)$/.test(String(file)))
+    .some((file) => specifier.test(readFileSync(join(dist, String(file)), "utf8")));
+}
+
+describe("each @codemux library declares only what it uses", () => {
+  for (const pkg of libraries) {
+    test(pkg.name, () => {
+      const unused = Object.keys(pkg.manifest.dependencies ?? {}).filter((name) => !distImports(pkg, name));
+      assert.deepEqual(unused, [], `${pkg.name} declares dependencies its built files never import; every install of it would carry them.`);
+    });
+  }
+});
+
 describe("each @codemux library installs and runs alone", { concurrency: 3 }, () => {
   for (const pkg of libraries) {
     test(pkg.name, async () => {
@@ -48,8 +99,25 @@ describe("each @codemux library installs and runs alone", { concurrency: 3 }, ()
       const tarballs = withWorkspaceDependencies(pkg)
         .filter((dep) => !dep.manifest.private || assert.fail(`${pkg.name} depends on the private package ${dep.name}.`))
         .map((dep) => join(packs, tarballName(dep)));
-      const extras = [...new Set(examples.flatMap((example) => example.installs))].map((name) => registrySpec(manifest, name));
-      const project = await freshProject(join(work, pkg.name.replace("/", "-")), [...tarballs, ...extras]);
+      // An example's extras: another @codemux library as its packed tarball (with its own), anything else from the registry.
+      const extras = [
+        ...new Set(
+          examples
+            .flatMap((example) => example.installs)
+            .flatMap((name) => {
+              const library = libraries.find((other) => other.name === name);
+              return library ? withWorkspaceDependencies(library).map((dep) => join(packs, tarballName(dep))) : [registrySpec(manifest, name)];
+            }),
+        ),
+      ];
+      const project = await freshProject(join(work, pkg.name.replace("/", "-")), tarballs);
+      // The library's own closure, before an example adds what it needs.
+      const brought = installedPackages(project).filter((name) => (NEVER_INSTALLS[pkg.name] ?? []).includes(name));
+      assert.deepEqual(brought, [], `npm install ${pkg.name} brings packages it does not use.`);
+      if (extras.length > 0) {
+        const added = await runCommand("npm", [...NPM_INSTALL_FLAGS, ...extras], { cwd: project, env });
+        assert.equal(added.code, 0, `npm install ${extras.join(" ")} (the examples' extras) failed:\n${added.stderr}`);
+      }
 
       // Every entry point loads with only the declared dependencies installed.
       const imports = entryPoints(pkg)

@@ -113,7 +113,9 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
   const downstream = await startDownstream();
   const dir = await mkdtemp(join(tmpdir(), "codemux-bench-http-"));
   const configFile = join(dir, "codemux.json");
-  await writeFile(configFile, JSON.stringify({ mcpServers: { m: { type: "http", url: downstream.url } } }));
+  // One address and one token stand for 55 clients here: the gateway's per-address and per-principal shares are raised to fit them.
+  const http = { limits: { connectionsPerAddress: 256, perPrincipal: { sessions: 200 } } };
+  await writeFile(configFile, JSON.stringify({ mcpServers: { m: { type: "http", url: downstream.url } }, http }));
   const codemux = await startCodemux(configFile);
   const auth = { authorization: `Bearer ${TOKEN}` };
   try {

@@ -239,6 +239,10 @@ describe("codemux commands", () => {
     expect(JSON.parse(call.stdout)).toEqual({ content: "alpha" });
     const bad = await codemux(["call", "fs__read_text_file", "{oops"]);
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("not valid JSON") });
+    // A mistyped name: the CLI's own way to find tools, not a meta-tool's.
+    const typo = await codemux(["call", "fs__read_txt_file", "{}"]);
+    expect(typo.code).toBe(1);
+    expect(typo.stdout + typo.stderr).toMatch(/No tool named "fs__read_txt_file"\. .*; codemux search finds them\./);
     const json = JSON.parse((await codemux(["list", "--json"])).stdout) as Array<{ name: string; state: string }>;
     expect(json.map((s) => [s.name, s.state])).toEqual([
       ["fs", "ready"],

@@ -4,7 +4,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { typeCheck } from "../test/typecheck";
 import { renderBridgeModule } from "./bridge-module";
-import { toolResultValue } from "@codemux/core";
+import { toolResultValue, toolValueAnswer, VALUE_CALL_SUFFIX } from "@codemux/core";
 
 interface Bridge {
   callTool(name: string, args: unknown): Promise<unknown>;
@@ -25,20 +25,36 @@ function loadBridge(hostCall: (name: string, args: unknown) => Promise<unknown>,
   return exports as Bridge;
 }
 
+/** The host as the server's snippet host answers: the raw result, or for a value call the value answer made from it. */
+function asHost(result: unknown): (name: string) => Promise<unknown> {
+  return async (name) =>
+    name.endsWith(VALUE_CALL_SUFFIX) ? toolValueAnswer(name.slice(0, -VALUE_CALL_SUFFIX.length), result as Parameters<typeof toolValueAnswer>[1]) : result;
+}
+
 function hostReturning(result: unknown) {
   const calls: { name: string; args: unknown }[] = [];
+  const answer = asHost(result);
   const bridge = loadBridge(async (name, args) => {
     calls.push({ name, args });
-    return result;
+    return answer(name);
   });
   return { bridge, calls };
 }
 
 describe("mcp/bridge", () => {
-  it("passes the qualified name and arguments to __host_call", async () => {
+  it("passes the qualified name and arguments to __host_call, callTool asking for the value", async () => {
     const { bridge, calls } = hostReturning({ content: [{ type: "text", text: "ok" }] });
     await bridge.callTool("fs__read_text_file", { path: "a.txt" });
-    expect(calls).toEqual([{ name: "fs__read_text_file", args: { path: "a.txt" } }]);
+    await bridge.callToolRaw("fs__read_text_file", { path: "b.txt" });
+    expect(calls).toEqual([
+      { name: `fs__read_text_file${VALUE_CALL_SUFFIX}`, args: { path: "a.txt" } },
+      { name: "fs__read_text_file", args: { path: "b.txt" } },
+    ]);
+  });
+
+  it("forwards the host's value without reading the result itself", async () => {
+    const bridge = loadBridge(async () => ({ value: "the host's value" }));
+    expect(await bridge.callTool("x__y", {})).toBe("the host's value");
   });
 
   it("returns structuredContent when present, whatever the text says", async () => {
@@ -112,7 +128,7 @@ export { raw, value, blocks, isToolError };
     expect(typeCheck({ "mcp/bridge": renderBridgeModule(HOST_CALL), use })).toEqual([]);
   });
 
-  it("gives the same value as the host's toolResultValue for every shape of result", async () => {
+  it("resolves with the value toolResultValue gives, for every shape of result", async () => {
     const cases = [
       { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { b: 2 } },
       {
@@ -141,7 +157,7 @@ export { raw, value, blocks, isToolError };
         { type: "image", data: "AAAA", mimeType: "image/png" },
       ],
     };
-    const bridge = loadBridge(async () => result, warnings);
+    const bridge = loadBridge(asHost(result), warnings);
     expect(await bridge.callTool("charts__draw", {})).toBe("a chart");
     expect(String(warnings[0]?.[0])).toContain("charts__draw also returned image content");
     expect(await bridge.callToolRaw("charts__draw", {})).toEqual(result);

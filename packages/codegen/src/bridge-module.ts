@@ -1,14 +1,15 @@
+import { VALUE_CALL_SUFFIX } from "@codemux/core";
 import { stringLiteral } from "./names";
 
 /**
  * Source of the `mcp/bridge` module. Models read it, and once its types are stripped it runs inside the
  * sandbox, so it is plain ES2020 with no Node APIs: its only way out is the sandbox's host-call global,
- * whose name the sandbox owns and the caller passes in. `callTool` mirrors `toolResultValue`.
+ * whose name the sandbox owns and the caller passes in. `callTool` asks the host for the value (`toolValueAnswer`).
  */
 export function renderBridgeModule(hostCallGlobal: string): string {
   if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(hostCallGlobal))
     throw new TypeError(`The host-call global must be an identifier, not ${stringLiteral(hostCallGlobal)}.`);
-  return BRIDGE_TEMPLATE.replaceAll("__HOST_CALL__", hostCallGlobal);
+  return BRIDGE_TEMPLATE.replaceAll("__HOST_CALL__", hostCallGlobal).replaceAll("__VALUE_SUFFIX__", VALUE_CALL_SUFFIX);
 }
 
 const BRIDGE_TEMPLATE = `/**
@@ -36,8 +37,8 @@ export interface CallToolResult {
 export class ToolError extends Error {
   declare readonly tool: string;
   declare readonly result: CallToolResult;
-  constructor(tool: string, result: CallToolResult) {
-    super(\`\${tool}: \${joinText(result) ?? "the tool reported an error without a message"}\`);
+  constructor(tool: string, result: CallToolResult, message: string) {
+    super(message);
     this.name = "ToolError";
     this.tool = tool;
     this.result = result;
@@ -49,33 +50,19 @@ export async function callToolRaw(name: string, args: unknown): Promise<CallTool
   return (await __HOST_CALL__(name, args)) as CallToolResult;
 }
 
+/** The host's answer to a value call: the value (and a note on parts it left out), or the error. */
+type ValueAnswer = { value: unknown; warning?: string; error?: undefined } | { error: { message: string; result: CallToolResult } };
+
 /**
  * Calls a tool and resolves with its value: \`structuredContent\` if present, else the text content
  * (parts joined by "\\n") parsed as JSON when it is JSON, else that text; with no text part, the content array.
  * Throws a ToolError when the result has \`isError\`. Parts the value leaves out (an image beside the
- * text) are named on stderr; \`callToolRaw\` returns every part.
+ * text) are named on stderr; \`callToolRaw\` returns every part. The host computes the value; this forwards it.
  */
 export async function callTool(name: string, args: unknown): Promise<unknown> {
-  // The host call itself, not callToolRaw: one async layer less on every call.
-  const result = (await __HOST_CALL__(name, args)) as CallToolResult;
-  if (result.isError) throw new ToolError(name, result);
-  const others: string[] = [];
-  for (const part of Array.isArray(result.content) ? result.content : []) if (part && part.type !== "text") others.push(part.type);
-  if (others.length > 0) console.warn(\`\${name} also returned \${others.join(", ")} content; callToolRaw("\${name}", args) from "mcp/bridge" returns every part.\`);
-  if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
-  const text = joinText(result);
-  if (text === undefined) return result.content;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function joinText(result: CallToolResult): string | undefined {
-  const parts = Array.isArray(result.content) ? result.content : [];
-  const texts: string[] = [];
-  for (const part of parts) if (part && part.type === "text" && typeof part.text === "string") texts.push(part.text);
-  return texts.length > 0 ? texts.join("\\n") : undefined;
+  const answer = (await __HOST_CALL__(name + "__VALUE_SUFFIX__", args)) as ValueAnswer;
+  if (answer.error) throw new ToolError(name, answer.error.result, answer.error.message);
+  if (answer.warning) console.warn(answer.warning);
+  return answer.value;
 }
 `;

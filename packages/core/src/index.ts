@@ -61,6 +61,15 @@ export {
   uniqueFunctionNames,
 } from "./names";
 export { callLine, oneLine } from "./progress";
-export { joinedText, otherContentKinds, textResult, toolResultValue, type ToolResultLike } from "./result";
+export {
+  joinedText,
+  otherContentKinds,
+  textResult,
+  toolResultValue,
+  toolValueAnswer,
+  VALUE_CALL_SUFFIX,
+  type ToolResultLike,
+  type ToolValueAnswer,
+} from "./result";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

@@ -41,3 +41,25 @@ export function otherContentKinds(result: ToolResultLike): string[] {
   const parts = Array.isArray(result.content) ? result.content : [];
   return parts.filter((part) => part && part.type !== "text").map((part) => String(part.type));
 }
+
+/**
+ * A host call that asks for a tool's value rather than its raw result: the bridge's `callTool`
+ * calls `<server__tool>` + this suffix, and the host answers with a `ToolValueAnswer`.
+ */
+export const VALUE_CALL_SUFFIX = "#value";
+
+/** What the host answers a value call with: the value (and a note on the parts it left out), or the error result. */
+export type ToolValueAnswer = { value: unknown; warning?: string } | { error: { message: string; result: unknown } };
+
+/**
+ * The host's one turn of a result into what `callTool` resolves with (or throws), so the guest
+ * bridge only forwards: the value by `toolResultValue`, a warning naming the content it leaves
+ * out, or for `isError` the message a ToolError carries.
+ */
+export function toolValueAnswer(tool: string, result: ToolResultLike): ToolValueAnswer {
+  if (result.isError) return { error: { message: `${tool}: ${joinedText(result) ?? "the tool reported an error without a message"}`, result } };
+  const others = otherContentKinds(result);
+  const value = toolResultValue(result);
+  if (others.length === 0) return { value };
+  return { value, warning: `${tool} also returned ${others.join(", ")} content; callToolRaw("${tool}", args) from "mcp/bridge" returns every part.` };
+}

@@ -1,6 +1,6 @@
 import { CatalogError } from "@codemux/catalog";
 import { PoolError } from "@codemux/pool";
-import { ServerError } from "@codemux/server";
+import { errorText, REST_HINTS, ServerError } from "@codemux/server";
 import { HttpError } from "./errors";
 
 /**
@@ -26,7 +26,9 @@ export function toHttpError(error: unknown): HttpError {
     }
   }
   if (CatalogError.isInstance(error))
-    return new HttpError("UNKNOWN_TOOL", message, { data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] } });
+    return new HttpError("UNKNOWN_TOOL", errorText(error, { hints: REST_HINTS }), {
+      data: { suggestions: (error.data?.suggestions as string[] | undefined) ?? [] },
+    });
   if (PoolError.isInstance(error)) {
     switch (error.code) {
       case "SERVER_UNAVAILABLE":

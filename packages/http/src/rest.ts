@@ -1,4 +1,4 @@
-import { estimateTokens, toolResultValue, type CatalogEntry, type InputSchema, type ToolResult } from "@codemux/core";
+import { estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
 import {
   CODE_META_TOOLS,
   REST_HINTS,
@@ -177,10 +177,6 @@ async function describeTool(gateway: Gateway, ctx: RequestContext, name: string)
   });
 }
 
-function textOf(result: ToolResult): string {
-  return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
-}
-
 /** A result kept because it was too large, as REST shows it: the handle, its size, a preview, and how to read it here. */
 function spilled(limited: Extract<LimitedResult, { kept: object }>, tool: string): Record<string, unknown> {
   const { kept } = limited;
@@ -191,7 +187,7 @@ function spilled(limited: Extract<LimitedResult, { kept: object }>, tool: string
     estimatedTokens: limited.estimatedTokens,
     expiresAt: new Date(kept.expiresAt).toISOString(),
     preview: limited.preview.text,
-    text: textOf(keptNotice(limited, tool, REST_HINTS)),
+    text: joinedText(keptNotice(limited, tool, REST_HINTS)) ?? "",
   };
 }
 
@@ -209,7 +205,7 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
   const raw = ctx.url.searchParams.has("raw") ? { result: limited.kept ? keptNotice(limited, name, REST_HINTS) : limited.result } : {};
   if (result.isError) {
     sendJson(ctx.res, 422, {
-      error: { code: "tool_error", message: textOf(result).slice(0, 4000) || `${name} reported an error without a message.` },
+      error: { code: "tool_error", message: (joinedText(result) ?? "").slice(0, 4000) || `${name} reported an error without a message.` },
       ...raw,
     });
     return;

@@ -54,7 +54,10 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
     expect(await ts.text()).toBe(tool.typescript);
     const missing = await fetch(`${s.url}/v1/tools/m__ecko`, { headers: auth });
     expect(missing.status).toBe(404);
-    expect((await json(missing)).error).toMatchObject({ code: "unknown_tool", suggestions: ["m__echo"] });
+    const error = (await json(missing)).error as { message: string };
+    expect(error).toMatchObject({ code: "unknown_tool", suggestions: ["m__echo"] });
+    // REST's own way to find tools, not a meta-tool's.
+    expect(error.message).toMatch(/; GET \/v1\/tools\?q=\.\.\. finds them\.$/);
   });
 
   it("calls a tool with its native arguments: the value, a 422 for a tool error, a 400 for bad arguments", async () => {

@@ -6,8 +6,8 @@
  * const pool = new ServerPool(await loadConfigFile("codemux.json"));
  * await pool.start();
  */
-export { AuthRequiredError, needsLoginReason } from "./auth/auth-required";
-export { DEFAULT_LOGIN_TIMEOUT_MS, loginServer } from "./auth/login";
+export { AuthRequiredError } from "./auth/auth-required";
+export { loginServer } from "./auth/login";
 export type { LoginOptions } from "./auth/login";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
@@ -22,22 +22,8 @@ export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
 export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, ToolFilter, TransportSpec } from "./config/types";
 export type { DownstreamNotification } from "./channel";
-export type {
-  CallOptions,
-  ConnectionOptions,
-  RetryHints,
-  ServerConnection,
-  ServerRequestRelay,
-  ServerState,
-  ServerStatus,
-} from "./connection";
-export {
-  DEFAULT_CALL_TIMEOUT_MS,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_REFRESH_INTERVAL_MS,
-  DEFAULT_RETRY_DELAYS_MS,
-  DEPTH_VARIABLE,
-} from "./defaults";
+export type { CallOptions, ConnectionOptions, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEPTH_VARIABLE } from "./defaults";
 export {
   CallCancelledError,
   CallTimeoutError,
@@ -59,6 +45,5 @@ export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { denyReason } from "./tool-filter";
-export { describeTransport } from "./transports";
 export type { TransportFactory } from "./transports";
 export type { TransportContext } from "./config/types";

@@ -2,20 +2,7 @@ export { Sandbox } from "./sandbox.js";
 export { SandboxClosedError, SandboxError, SandboxOptionsError } from "./errors.js";
 export type { SandboxErrorCode } from "./errors.js";
 export { HOST_CALL_GLOBAL, REMOVED_GLOBALS, SANDBOX_GLOBALS } from "./globals.js";
-export {
-  DEFAULT_HARD_TIMEOUT_MS,
-  DEFAULT_MAX_CALL_ARGS_BYTES,
-  DEFAULT_MAX_CODE_BYTES,
-  DEFAULT_MAX_CONCURRENT_BUNDLES,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  DEFAULT_MAX_QUEUE,
-  DEFAULT_MAX_RESULT_BYTES,
-  DEFAULT_MAX_RESULT_DEPTH,
-  DEFAULT_MAX_RUN_PENDING_BYTES,
-  DEFAULT_MAX_TOTAL_PENDING_BYTES,
-  DEFAULT_MEMORY_LIMIT_BYTES,
-  DEFAULT_TIMEOUT_MS,
-} from "./defaults.js";
+export { DEFAULT_HARD_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_BUNDLES, DEFAULT_MAX_QUEUE, DEFAULT_MAX_RESULT_DEPTH, DEFAULT_TIMEOUT_MS } from "./defaults.js";
 export { bundleSnippet } from "./bundle.js";
 export type { BundleInput, BundleOutcome } from "./bundle.js";
 export type {

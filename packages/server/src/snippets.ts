@@ -1,4 +1,13 @@
-import { BRIDGE_SPECIFIER, type CallRequest, type Logger, type Progress, type SessionInfo } from "@codemux/core";
+import {
+  BRIDGE_SPECIFIER,
+  toolValueAnswer,
+  VALUE_CALL_SUFFIX,
+  type CallRequest,
+  type Logger,
+  type Progress,
+  type SessionInfo,
+  type ToolResult,
+} from "@codemux/core";
 import { Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -6,6 +15,8 @@ import { join } from "node:path";
 import type { ModuleNamespace } from "./modules/namespace";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
+import type { AnswerHints } from "./render/hints";
+import { withFindTools } from "./render/text";
 
 export interface ExecuteOptions {
   timeoutMs?: number;
@@ -17,6 +28,8 @@ export interface ExecuteOptions {
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
   /** Told of each tool call the snippet starts, before it goes out. */
   oncall?: (call: { tool: string; args: unknown }) => void;
+  /** The front end's hints: a call's "no tool named" error then says how to find tools there. */
+  hints?: AnswerHints;
 }
 
 export interface SnippetHostOptions {
@@ -56,7 +69,7 @@ export class SnippetHost {
     const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
     await readiness.loaded();
     await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
-    const { session, requestId, job, onprogress, oncall } = options;
+    const { session, requestId, job, onprogress, oncall, hints } = options;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
     try {
@@ -65,15 +78,20 @@ export class SnippetHost {
         modules: (specifier) => namespace.source(specifier, session),
         suggestModules: (specifier) => namespace.suggest(specifier),
         // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
-        onCall: (name, args, context) => {
-          if (namespace.ownsCall(name)) return namespace.call({ name, args, session, signal: context.signal });
+        onCall: (called, args, context) => {
+          if (namespace.ownsCall(called)) return namespace.call({ name: called, args, session, signal: context.signal });
+          // The bridge's callTool asks for the value: the host turns the result into it, the guest only forwards.
+          const value = called.endsWith(VALUE_CALL_SUFFIX);
+          const name = value ? called.slice(0, -VALUE_CALL_SUFFIX.length) : called;
           oncall?.({ tool: name, args });
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;
           if (job !== undefined) request.job = job;
           if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
-          return pipeline.call(request);
+          const result = pipeline.call(request);
+          const answer = value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
+          return hints ? answer.catch((error: unknown) => Promise.reject(withFindTools(error, hints))) : answer;
         },
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

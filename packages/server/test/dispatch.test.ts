@@ -101,6 +101,13 @@ describe("action call", () => {
     expect(textOf(result)).toMatch(/Tool "echo" exists in 2 servers \(bad__echo, twin__echo\); give the server__tool name or "server"/);
   });
 
+  it("says how to find a tool it does not know in its own words, in a call and in a snippet", async () => {
+    expect(await text({ action: "call", tool: "nosuch__tool" })).toMatch(/^No tool named "nosuch__tool"\. .*; codemux \{"action":"search"\} finds them\.$/);
+    const snippet = await text({ action: "exec", code: 'import { callTool } from "mcp/bridge";\nexport default await callTool("nosuch__tool", {});' });
+    expect(snippet).toContain('codemux {\\"action\\":\\"search\\"} finds them.');
+    expect(snippet).not.toContain("search_tools");
+  });
+
   it("validates arguments as call_tool does, before the call", async () => {
     const result = await codemux({ action: "call", tool: "bad__echo", arguments: { text: 42 } });
     expect(result.isError).toBe(true);

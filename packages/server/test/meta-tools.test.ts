@@ -283,6 +283,27 @@ describe("execute_code", () => {
     expect(body.result[2]).toContain('No tool named "nosuch__tool"');
   });
 
+  it("turns a result into a value on the host: a ToolError with the server's message and result, a note on stderr for an image left out", async () => {
+    const { body } = await run(`
+      import { callTool, callToolRaw, ToolError } from "mcp/bridge";
+      const error = await callTool("bad__fail", { message: "it broke" }).catch((e: unknown) => e);
+      const image = await callTool("everything__get-tiny-image", {});
+      const raw = await callToolRaw("everything__get-tiny-image", {});
+      export default {
+        isToolError: error instanceof ToolError,
+        tool: (error as ToolError).tool,
+        message: (error as ToolError).message,
+        isError: (error as ToolError).result.isError,
+        valueIsText: typeof image === "string",
+        rawKinds: raw.content.map((part) => part.type),
+      };
+    `);
+    expect(body.result).toMatchObject({ isToolError: true, tool: "bad__fail", isError: true, valueIsText: true });
+    expect(body.result.message).toMatch(/^bad__fail: .*it broke/);
+    expect(body.result.rawKinds).toContain("image");
+    expect(body.stderr).toContain("everything__get-tiny-image also returned image content");
+  });
+
   it("returns values: structured content, parsed JSON and text", async () => {
     const { body } = await run(`
       import { structured } from "mcp/servers/bad/structured";

@@ -38,6 +38,14 @@ describe("a tool the config denies", () => {
   });
 });
 
+describe("a tool that does not exist", () => {
+  it("says search_tools finds them, in call_tool and in a snippet (mode code's own way)", async () => {
+    expect(textOf(await h.call("call_tool", { name: "nosuch__tool" }))).toMatch(/^No tool named "nosuch__tool"\. .*; search_tools finds them\.$/);
+    const run = await execute('import { callTool } from "mcp/bridge";\nexport default await callTool("nosuch__tool", {});');
+    expect(run.error?.message).toMatch(/No tool named "nosuch__tool"\. .*; search_tools finds them\./);
+  });
+});
+
 describe("a mistyped import in a snippet", () => {
   it("names the module it was close to, in the tool's server or in the server spelled closest", async () => {
     const tool = await execute('import { echo } from "mcp/servers/mb/ech";\nexport default await echo({ text: "x" });');

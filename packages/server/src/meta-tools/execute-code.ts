@@ -24,6 +24,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
       const run = await ctx.services.snippets.execute(code, {
         timeoutMs,
         session: ctx.session,
+        hints: ctx.services.hints,
         ...(signal ? { signal } : {}),
         ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         ...(job !== undefined ? { job } : {}),

@@ -16,12 +16,18 @@ export function errorResult(error: unknown, context: { logger?: Logger; hints?: 
 /** The sentence of `errorResult`, for front ends that answer in other shapes (REST, the CLI). */
 export function errorText(error: unknown, context: { logger?: Logger; hints?: AnswerHints } = {}): string {
   if (isCodemuxError(error)) {
-    const hint = error.data?.hint === "findTools" && context.hints ? ` ${capitalized(context.hints.findTools)}.` : "";
-    return `${error.message}${hint}`;
+    // "... Names look like "server__tool"; search_tools finds them." (each front end's own way after the semicolon)
+    if (error.data?.hint === "findTools" && context.hints) return `${error.message.replace(/\.$/, "")}; ${context.hints.findTools}.`;
+    return error.message;
   }
   const message = error instanceof Error ? error.message : String(error);
   context.logger?.error(`internal error: ${error instanceof Error && error.stack ? error.stack : message}`);
   return `codemux internal error: ${message.slice(0, 500)}`;
+}
+
+/** An error a snippet's call raised, with the front end's way to find tools when it asks for one; else the error itself. */
+export function withFindTools(error: unknown, hints: AnswerHints): unknown {
+  return isCodemuxError(error) && error.data?.hint === "findTools" ? new Error(errorText(error, { hints })) : error;
 }
 
 /** A snippet's outcome as data every front end answers with: result (or error, with its kind and position), output, time and calls. */
@@ -42,8 +48,4 @@ export function executionResult(run: ExecuteResult): ToolResult {
   // The answer's own size, so the model can weigh reading it again against processing it in the snippet.
   const text = `${json.slice(0, -1)},"estimatedTokens":${estimateTokens(json) + 6}}`;
   return { content: [{ type: "text", text }], ...(run.ok ? {} : { isError: true }) };
-}
-
-function capitalized(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
