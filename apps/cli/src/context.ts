@@ -1,9 +1,9 @@
 import type { Logger } from "@codemux/core";
-import { markSelf } from "@codemux/pool";
+import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, resolveConfig } from "@codemux/server";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig, spillBytesOf } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
@@ -41,6 +41,8 @@ export interface StartOptions {
   remote?: boolean;
   /** Keep snippets and their bundles (`exec --keep-bundle DIR`, `serve --debug-exec`). */
   keepBundlesDir?: string;
+  /** `serve --spill-bytes`: results larger are kept as handles. */
+  spillBytes?: number;
   /** Log lines the command shows otherwise (list's table has each server's failure). */
   omitLog?: RegExp;
 }
@@ -64,7 +66,8 @@ export async function startCore(
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const raw = configFile ? (JSON.parse((await readFile(configFile, "utf8")).replace(/^\uFEFF/, "")) as Record<string, unknown>) : undefined;
+  // The same JSONC reading as the servers' (resolveConfig has already refused a file that does not parse).
+  const raw = configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
   const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
     (core as Codemux).results.keep(tool, text, owner),
   );
@@ -93,8 +96,10 @@ export async function startCore(
     ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
-    // A one-shot command prints the whole result: a handle would die with the process.
-    ...(options.serving ? {} : { largeResultBytes: Number.POSITIVE_INFINITY }),
+    // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
+    ...(options.serving
+      ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
+      : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
     ...(jobs
       ? {
@@ -125,6 +130,10 @@ async function pluginsOf(
 ): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
+}
+
+function spillOf(bytes: number | undefined): { largeResultBytes?: number } {
+  return bytes === undefined ? {} : { largeResultBytes: bytes };
 }
 
 /** Where snippets and bundles are kept: an explicit folder, or with CODEMUX_DEBUG_EXEC=1 (not over HTTP) codemux's debug folder. */

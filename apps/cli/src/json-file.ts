@@ -1,4 +1,4 @@
-import { parseConfig } from "@codemux/pool";
+import { parseJsonc } from "@codemux/pool";
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -25,57 +25,15 @@ export async function readJsonFile(file: string, { missingOk = false } = {}): Pr
   }
   if (text.length > 16 * 1024 * 1024) throw new UsageError(`${file} is over 16 MB; it does not look like an MCP client config.`);
   const mode = (await stat(file)).mode & 0o777;
-  const { text: plain, comments } = stripJsonComments(text.replace(/^\uFEFF/, ""));
   let data: unknown;
+  let comments: boolean;
   try {
-    data = plain.trim() === "" ? {} : JSON.parse(plain);
-  } catch {
-    // parseConfig reports JSON syntax errors with the file, line and column; the blanked comments keep positions.
-    try {
-      parseConfig(plain, { file });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    throw new UsageError(`${file} is not valid JSON.`);
+    ({ value: data, comments } = parseJsonc(text, file, { empty: {} }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw new UsageError(`${file}: expected a JSON object at the top level.`);
   return { data: data as Json, text, mode, comments };
-}
-
-/** Blanks `//` and `/* *\/` comments and drops trailing commas outside strings (VS Code's files are JSONC); positions are kept; says whether there were comments. */
-export function stripJsonComments(text: string): { text: string; comments: boolean } {
-  let out = "";
-  let comments = false;
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === "/" && text[i + 1] === "/") {
-      comments = true;
-      const end = text.indexOf("\n", i);
-      const stop = end < 0 ? text.length : end;
-      out += " ".repeat(stop - i);
-      i = stop;
-    } else if (c === "/" && text[i + 1] === "*") {
-      comments = true;
-      const end = text.indexOf("*/", i + 2);
-      const stop = end < 0 ? text.length : end + 2;
-      out += text.slice(i, stop).replace(/[^\n]/g, " ");
-      i = stop;
-    } else if (c === ",") {
-      const rest = /^[\s]*(?:\/\/[^\n]*\n[\s]*|\/\*[\s\S]*?\*\/[\s]*)*[}\]]/.exec(text.slice(i + 1, i + 1 + 4096));
-      out += rest ? " " : ",";
-      i += 1;
-    } else {
-      out += c;
-      i += 1;
-    }
-  }
-  return { text: out, comments };
 }
 
 /** Writes through a temporary file and a rename, so a crash never leaves half a config. */

@@ -127,6 +127,29 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
   });
 
+  it("keeps results over --spill-bytes, else over the config's spillBytes, as handles; 0 and unlimited are usage errors", async () => {
+    await writeFile(
+      join(dir, "spill.json"),
+      JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, spillBytes: 1024 }),
+    );
+    const echo = { name: "call_tool", arguments: { name: "m__echo", args: { text: "y".repeat(2000) } } };
+    const fromConfig = await client(["serve", "--config", "spill.json"]);
+    expect(textOf(await fromConfig.callTool(echo))).toMatch(/too large to show whole/);
+    const fromFlag = await client(["serve", "--config", "spill.json", "--spill-bytes", "4096"]);
+    expect(textOf(await fromFlag.callTool(echo))).toBe("y".repeat(2000));
+
+    for (const bad of ["0", "unlimited", "1048577"]) {
+      const refused = await codemux(["serve", "--config", "spill.json", "--spill-bytes", bad]);
+      expect(refused).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('a whole number of bytes from 1 to 1048576; larger results are kept as handles, so 0 and "unlimited" are not allowed'),
+      });
+    }
+    await writeFile(join(dir, "spill-zero.json"), JSON.stringify({ mcpServers: {}, spillBytes: 0 }));
+    const zero = await codemux(["serve", "--config", "spill-zero.json"]);
+    expect(zero).toMatchObject({ code: 2, stderr: expect.stringContaining("spill-zero.json: spillBytes: expected a whole number of bytes from 1 to 1048576") });
+  });
+
   it("runs a snippet in the background when serving and hands its result to jobs output", async () => {
     const c = await client(["--", "m", "--", process.execPath, misbehavingServerPath]);
     const names = (await c.listTools()).tools.map((t) => t.name);
@@ -226,6 +249,26 @@ describe("the config lookup", () => {
     expect(local.stdout).toMatch(/^\s*local\s+ready/m);
     expect(local.stdout).not.toContain("installed");
     await rm(codemuxHome, { recursive: true, force: true });
+  });
+});
+
+describe("config forms", () => {
+  it("reads a single-server file named after the file, and VS Code's .vscode/mcp.json with comments, trailing commas and ${workspaceFolder}", async () => {
+    await writeFile(join(dir, "ev-server.json"), JSON.stringify({ type: "stdio", command: process.execPath, args: [misbehavingServerPath] }));
+    const single = await codemux(["list", "--json", "--config", "ev-server.json"]);
+    expect(single).toMatchObject({ code: 0 });
+    expect((JSON.parse(single.stdout) as Array<{ name: string; state: string }>).map((s) => [s.name, s.state])).toEqual([["ev-server", "ready"]]);
+
+    const project = join(dir, "vscode-project");
+    await mkdir(join(project, ".vscode"), { recursive: true });
+    await writeFile(join(project, "server.mjs"), `await import(${JSON.stringify(pathToFileURL(misbehavingServerPath).href)});\n`);
+    await writeFile(
+      join(project, ".vscode", "mcp.json"),
+      `{\n  // VS Code writes JSONC\n  "servers": {\n    "ws": { "command": ${JSON.stringify(process.execPath)}, "args": ["\${workspaceFolder}/server.mjs",], },\n  },\n}\n`,
+    );
+    const vscode = await codemux(["list", "--json", "--config", ".vscode/mcp.json"], { cwd: project });
+    expect(vscode).toMatchObject({ code: 0 });
+    expect((JSON.parse(vscode.stdout) as Array<{ name: string; state: string }>).map((s) => [s.name, s.state])).toEqual([["ws", "ready"]]);
   });
 });
 

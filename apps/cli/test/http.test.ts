@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,6 +41,16 @@ const run = (args: string[], extra: Record<string, string> = {}) => runCli(args,
 /** Starts `codemux serve --http` in the foreground; resolves with its URL once it says it serves. */
 function serveHttp(args: string[], extra: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   return serveCli(["serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(extra), started });
+}
+
+/** A port no one listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, "close");
+  return port;
 }
 
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
@@ -95,6 +106,54 @@ describe("codemux serve --http", () => {
     const weak = await run(["serve", "--http", ":0", "--token", "short", "--config", configFile]);
     expect(weak.code).toBe(2);
     expect(weak.stderr).toMatch(/8 to 4096/);
+  });
+
+  it("listens where CODEMUX_HOST and CODEMUX_PORT say; each part --http gives wins; a bad value or an open host without a token exits 2", async () => {
+    const fromEnv = await serveCli(["serve", "--http", "--config", configFile], {
+      cwd: dir,
+      env: env({ CODEMUX_HOST: "127.0.0.2", CODEMUX_PORT: "0" }),
+      started,
+    });
+    expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+    expect(fromEnv.url).not.toMatch(/:3920$/);
+    expect((await fetch(`${fromEnv.url}/healthz`)).status).toBe(200);
+    fromEnv.child.kill("SIGTERM");
+    const flagHost = await serveCli(["serve", "--http", "127.0.0.1", "--config", configFile], {
+      cwd: dir,
+      env: env({ CODEMUX_HOST: "127.0.0.2", CODEMUX_PORT: "0" }),
+      started,
+    });
+    expect(flagHost.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(flagHost.url).not.toMatch(/:3920$/);
+    flagHost.child.kill("SIGTERM");
+
+    const badPort = await run(["serve", "--http", "--config", configFile], { CODEMUX_PORT: "http" });
+    expect(badPort).toMatchObject({ code: 2, stderr: expect.stringContaining('CODEMUX_PORT is "http"; give a port number from 0 to 65535') });
+    const badHost = await run(["serve", "--http", "--config", configFile], { CODEMUX_HOST: "0.0.0.0:8080" });
+    expect(badHost).toMatchObject({ code: 2, stderr: expect.stringContaining('CODEMUX_HOST is "0.0.0.0:8080"; give a host name or address without a port') });
+    const open = await run(["serve", "--http", "--config", configFile], { CODEMUX_HOST: "0.0.0.0", CODEMUX_PORT: "0" });
+    expect(open).toMatchObject({ code: 2, stderr: expect.stringContaining("refusing to serve 0.0.0.0:0 without a token") });
+  });
+
+  it("restart listens at the address CODEMUX_HOST and CODEMUX_PORT gave the daemon, whatever the restarting shell sets", async () => {
+    const config = join(dir, "listen-env.json");
+    await writeFile(config, JSON.stringify({ mcpServers: {} }));
+    const tokenFile = join(dir, "listen-env-tokens.txt");
+    await writeFile(tokenFile, `${TOKEN}\n`);
+    const port = await freePort();
+    const start = await run(["serve", "--http", "--detach", "--config", config, "--token-file", tokenFile], {
+      CODEMUX_HOST: "127.0.0.1",
+      CODEMUX_PORT: String(port),
+    });
+    expect(start.code).toBe(0);
+    const urlOf = async () => (JSON.parse((await run(["status", "--json", "--config", config])).stdout) as Array<{ url: string }>)[0]?.url;
+    try {
+      expect(await urlOf()).toBe(`http://127.0.0.1:${port}`);
+      expect((await run(["restart", "--config", config], { CODEMUX_HOST: "127.0.0.2", CODEMUX_PORT: "0" })).code).toBe(0);
+      expect(await urlOf()).toBe(`http://127.0.0.1:${port}`);
+    } finally {
+      expect((await run(["stop", "--config", config])).code).toBe(0);
+    }
   });
 
   it("--detach runs in the background; status, a second start, restart and stop behave", async () => {

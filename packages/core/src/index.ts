@@ -1,3 +1,4 @@
+export { isLoopback } from "./address";
 export {
   LOCAL_PRINCIPAL,
   type CallContext,
@@ -22,7 +23,7 @@ export {
   type RequestContext,
   type Surface,
 } from "./meta-tool";
-export { LOG_LEVELS, redactingLogger, silentLogger, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
+export { LOG_LEVELS, redactingLogger, silentLogger, isSwitchedOff, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
 export { SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretPattern } from "./mask";
 export { closestKey, closestNames, editDistance } from "./suggest";
 export type {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactingLogger, silentLogger, stderrLogger, type Logger } from "./logger";
+import { isSwitchedOff, redactingLogger, silentLogger, stderrLogger, type Logger } from "./logger";
 
 describe("stderrLogger", () => {
   it("writes lines at its level and above, prefixed and with secrets masked", () => {
@@ -32,5 +32,12 @@ describe("redactingLogger", () => {
     for (const level of ["debug", "info", "warn", "error"] as const) logger[level](`--token=abc${level}123`);
     expect(seen).toEqual(["--token=***", "--token=***", "--token=***", "--token=***"]);
     expect(() => silentLogger.error("nothing")).not.toThrow();
+  });
+});
+
+describe("isSwitchedOff", () => {
+  it("is true for 0, false and off in any case, and for nothing else", () => {
+    for (const value of ["0", "false", "OFF", " off "]) expect(isSwitchedOff(value)).toBe(true);
+    for (const value of [undefined, "", "1", "no", "true"]) expect(isSwitchedOff(value)).toBe(false);
   });
 });

@@ -51,3 +51,9 @@ export function redactingLogger(logger: Logger): Logger {
     error: (message) => logger.error(redactSecrets(message)),
   };
 }
+
+/** Whether a switch variable's value turns something off: `0`, `false` or `off` (any case, spaces around ignored). */
+export function isSwitchedOff(value: string | undefined): boolean {
+  const text = value?.trim().toLowerCase();
+  return text === "0" || text === "false" || text === "off";
+}

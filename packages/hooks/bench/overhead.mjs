@@ -1,4 +1,4 @@
-// Call overhead of the plugin chain: `node bench/overhead.mjs` after `pnpm build` (figures in the README).
+// Call overhead of the plugin chain: `node bench/overhead.mjs` after `pnpm build` (figures in docs/perf/hooks.md).
 import { parseConfig } from "@codemux/pool";
 import { Codemux } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";

@@ -1,9 +1,4 @@
-import type { Logger } from "@codemux/core";
+import { stderrLogger as coreStderrLogger, type Logger } from "@codemux/core";
 
-/** Warnings and errors on stderr, never stdout (the MCP stream over stdio). */
-export const stderrLogger: Logger = {
-  debug() {},
-  info() {},
-  warn: (message) => void process.stderr.write(`[hooks] ${message}\n`),
-  error: (message) => void process.stderr.write(`[hooks] ${message}\n`),
-};
+/** Warnings and errors on stderr (never stdout, the MCP stream over stdio), as `hooks warn: ...`, secrets masked: core's logger. */
+export const stderrLogger: Logger = coreStderrLogger({ level: "warn", prefix: "hooks" });

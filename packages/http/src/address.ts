@@ -5,11 +5,14 @@ export const DEFAULT_PORT = 3920;
 
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"];
 
-/** `[HOST:]PORT`, `HOST`, `:PORT` or `[::1]:PORT`; loopback and port 3920 when parts are missing. */
-export function parseListen(text: string | undefined): { host: string; port: number } {
+/** `[HOST:]PORT`, `HOST`, `:PORT` or `[::1]:PORT`; the parts missing come from `fallback` (loopback and port 3920). */
+export function parseListen(
+  text: string | undefined,
+  fallback: { host: string; port: number } = { host: DEFAULT_HOST, port: DEFAULT_PORT },
+): { host: string; port: number } {
   const value = (text ?? "").trim();
-  if (!value) return { host: DEFAULT_HOST, port: DEFAULT_PORT };
-  let host = DEFAULT_HOST;
+  if (!value) return fallback;
+  let host = fallback.host;
   let portText = "";
   const bracket = /^\[([^\]]+)\](?::(\d*))?$/.exec(value);
   if (bracket) {
@@ -23,19 +26,32 @@ export function parseListen(text: string | undefined): { host: string; port: num
       // A bare host (an IPv6 address without brackets has several colons and no port).
       host = value;
     } else {
-      host = value.slice(0, colon) || DEFAULT_HOST;
+      host = value.slice(0, colon) || fallback.host;
       portText = value.slice(colon + 1);
     }
   }
-  const port = portText === "" ? DEFAULT_PORT : Number(portText);
+  const port = portText === "" ? fallback.port : Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new RangeError(`"${value.slice(0, 100)}" has no valid port; write [HOST:]PORT, such as 127.0.0.1:3920 or :0 for any free port.`);
   return { host, port };
 }
 
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::ffff:127.0.0.1";
+/**
+ * `CODEMUX_HOST` and `CODEMUX_PORT` (for containers and client configs that set variables, not flags), over the defaults;
+ * unset or empty means the default, and a bad value is a RangeError saying which variable and what to write.
+ */
+export function listenFromEnv(env: NodeJS.ProcessEnv = process.env): { host: string; port: number } {
+  const host = env.CODEMUX_HOST?.trim() || DEFAULT_HOST;
+  const portText = env.CODEMUX_PORT?.trim() || String(DEFAULT_PORT);
+  // One colon is an IPv4 address or name with a port; an IPv6 address has several.
+  if (!/^\[?[A-Za-z0-9.:%-]{1,253}\]?$/.test(host) || (host.split(":").length === 2 && !host.startsWith("[")))
+    throw new RangeError(
+      `CODEMUX_HOST is "${host.slice(0, 100)}"; give a host name or address without a port, such as 0.0.0.0 (the port goes in CODEMUX_PORT).`,
+    );
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535))
+    throw new RangeError(`CODEMUX_PORT is "${portText.slice(0, 100)}"; give a port number from 0 to 65535 (0 picks a free one).`);
+  return { host: host.replace(/^\[(.*)\]$/, "$1"), port };
 }
 
 export function isWildcard(host: string): boolean {

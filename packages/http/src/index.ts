@@ -2,7 +2,8 @@
  * @codemux/http: codemux over HTTP. Streamable HTTP (and legacy SSE) for many MCP clients, a REST
  * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
  */
-export { DEFAULT_HOST, DEFAULT_PORT, isLoopback, parseListen } from "./address";
+export { DEFAULT_HOST, DEFAULT_PORT, listenFromEnv, parseListen } from "./address";
+export { isLoopback } from "@codemux/core";
 export { trustedProxyList } from "./connections";
 export { BoundedEventStore } from "./event-store";
 export type { BoundedEventStoreOptions } from "./event-store";

@@ -182,9 +182,11 @@ function spilled(limited: Extract<LimitedResult, { kept: object }>, tool: string
   const { kept } = limited;
   return {
     handle: kept.handle,
+    autoSpilled: true,
     bytes: kept.bytes,
     lines: kept.lines,
     estimatedTokens: limited.estimatedTokens,
+    ...limited.keys,
     expiresAt: new Date(kept.expiresAt).toISOString(),
     preview: limited.preview.text,
     text: joinedText(keptNotice(limited, tool, REST_HINTS)) ?? "",

@@ -1,10 +1,10 @@
-import type { SessionInfo } from "@codemux/core";
+import { isLoopback, type SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { authority, hostOfHeader, isLoopback, isWildcard } from "./address";
+import { authority, hostOfHeader, isWildcard } from "./address";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";

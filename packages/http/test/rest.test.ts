@@ -87,6 +87,7 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
 
   it("spills a large result to a handle and pages it with the read_result ops", async () => {
     const answer = await json(await fetch(`${s.url}/v1/tools/m__huge/call`, post({ bytes: 100_000, lines: true })));
+    expect(answer.spilled).toMatchObject({ autoSpilled: true, estimatedTokens: expect.any(Number), preview: expect.stringMatching(/^line 1: x+/) });
     const handle = (answer.spilled as { handle: string }).handle;
     const stat = await json(await fetch(`${s.url}/v1/results/${handle}`, { headers: auth }));
     expect(stat).toMatchObject({ handle, tool: "m__huge", lines: expect.any(Number) });

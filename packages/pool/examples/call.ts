@@ -1,6 +1,7 @@
 import { ServerPool, parseConfig } from "@codemux/pool";
 
-// Or `await loadConfigFile("./codemux.json")`: { "mcpServers": { ... } } or { "servers": { ... } }
+// Or `await loadConfigFile("./codemux.json")`: { "mcpServers": { ... } } or { "servers": { ... } }, JSON or JSONC,
+// or one server at the top level ({ "command": ... } or { "url": ... }, named by "name" or after the file)
 const config = parseConfig(
   JSON.stringify({
     mcpServers: { demo: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] } },

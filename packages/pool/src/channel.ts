@@ -1,3 +1,4 @@
+import { isSwitchedOff } from "@codemux/core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
@@ -40,6 +41,5 @@ export interface DownstreamChannel {
 /** Whether stdio connections take the call lane: the `callLane` option when given, else on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`. */
 export function callLaneEnabled(option: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
   if (option !== undefined) return option;
-  const value = env[CALL_LANE_VARIABLE]?.trim().toLowerCase();
-  return value !== "0" && value !== "false" && value !== "off";
+  return !isSwitchedOff(env[CALL_LANE_VARIABLE]);
 }

@@ -2,9 +2,10 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { HttpTransportSpec, TransportContext, TransportSpec } from "./config/types";
+import type { HttpTransportSpec, TlsSettings, TransportContext, TransportSpec } from "./config/types";
+import type { TlsMaterial } from "./node-fetch";
 import { proxyFor } from "./proxy";
-import { maskUrl, redactSecrets } from "@codemux/core";
+import { isLoopback, maskUrl, redactSecrets } from "@codemux/core";
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -34,11 +35,32 @@ export const createTransport: TransportFactory = async (spec, context) => {
 };
 
 async function fetchFor(spec: HttpTransportSpec, context: TransportContext): Promise<FetchLike> {
+  const url = new URL(spec.url);
+  if (url.protocol === "http:" && !isLoopback(url.hostname))
+    context.logger.warn(
+      `[${context.server}] connects over plain http:// to ${url.host}: its requests, tokens and results cross the network unencrypted; use an https:// URL (a private CA goes in the entry's tls.ca)`,
+    );
   const proxy = proxyFor(spec.url, spec.proxy, context.env ?? process.env);
-  if (!proxy) return (url, init) => globalThis.fetch(url, init);
-  context.logger.info(`[${context.server}] connecting via proxy ${maskUrl(proxy)}`);
-  const { createProxyFetch } = await import("./proxy-fetch");
-  return createProxyFetch(proxy);
+  if (!proxy && !spec.tls) return (input, init) => globalThis.fetch(input, init);
+  if (proxy) context.logger.info(`[${context.server}] connecting via proxy ${maskUrl(proxy)}`);
+  const [{ createNodeFetch }, tls] = await Promise.all([import("./node-fetch"), spec.tls ? readTls(spec.tls) : undefined]);
+  return createNodeFetch({ ...(proxy ? { proxy } : {}), ...(tls ? { tls } : {}) });
+}
+
+/** The entry's certificate files, read at each connection attempt (so a renewed certificate is taken without a restart). */
+async function readTls(tls: TlsSettings): Promise<TlsMaterial> {
+  const { readFile } = await import("node:fs/promises");
+  const read = async (field: keyof TlsSettings): Promise<Partial<TlsMaterial>> => {
+    const path = tls[field];
+    if (path === undefined) return {};
+    try {
+      return { [field]: await readFile(path) };
+    } catch (error) {
+      throw new Error(`cannot read tls.${field} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const parts = await Promise.all([read("ca"), read("cert"), read("key")]);
+  return Object.assign({}, ...parts) as TlsMaterial;
 }
 
 /** The stored OAuth login of the server (`codemux auth login`) when it has one or an oauth block, unless its entry sends its own Authorization header. */

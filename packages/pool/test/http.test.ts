@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { PassThrough } from "node:stream";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DownstreamError, ServerPool, ServerUnavailableError, type PoolOptions, type ServerSpec } from "../src/index";
+import { DownstreamError, ServerPool, ServerUnavailableError, type PoolOptions, type ServerSpec, type TlsSettings } from "../src/index";
 import { freePort, httpSpec, startHttpServer, textOf } from "./helpers";
 
 const require = createRequire(import.meta.url);
@@ -240,6 +240,78 @@ describe("downstream HTTP through a proxy", () => {
     expect(error).toBe(
       `cannot reach https://mcp.example.invalid/mcp: proxy refused (the proxy 127.0.0.1:${port} refused the tunnel to mcp.example.invalid:443: HTTP 407 Proxy Authentication Required (PROXY_CONNECT_FAILED))`,
     );
+  });
+});
+
+/** A self-signed certificate for 127.0.0.1 (IP in subjectAltName, as Node checks it) and its key, written to a fresh folder. */
+function selfSigned(name: string): { dir: string; cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), `codemux-${name}-`));
+  dirs.push(dir);
+  const cert = join(dir, `${name}.pem`);
+  const key = join(dir, `${name}-key.pem`);
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", `/CN=${name}`].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]),
+    { stdio: "ignore" },
+  );
+  return { dir, cert, key };
+}
+
+function tlsSpec(name: string, url: string, tls?: TlsSettings): ServerSpec {
+  return { name, transport: { type: "http", url, headers: {}, ...(tls ? { tls } : {}) }, callTimeoutMs: 5000, connectTimeoutMs: 5000, tools: {} };
+}
+
+describe("downstream HTTPS with the entry's own certificates (tls)", () => {
+  it("trusts the CA that tls.ca names, and refuses a self-signed server without it", async () => {
+    const server = selfSigned("server");
+    const base = new URL(await startHttpServer(children));
+    const port = await listen(
+      createHttpsServer({ key: readFileSync(server.key), cert: readFileSync(server.cert) }, (req, res) => forward(req, res, new URL(req.url!, base))),
+    );
+    const url = `https://127.0.0.1:${port}/mcp`;
+    const trusted = await startPool([tlsSpec("trusted", url, { ca: server.cert })]);
+    expect(textOf(await trusted.callTool("trusted", "echo", { text: "over tls" }))).toBe("over tls");
+    const untrusted = await startPool([tlsSpec("untrusted", url)], { retryDelaysMs: [] });
+    expect(untrusted.status()[0]).toMatchObject({ state: "failed", error: expect.stringMatching(/self.signed certificate/i) });
+  });
+
+  it("sends the client certificate of tls.cert and tls.key to a server that requires one (mutual TLS)", async () => {
+    const server = selfSigned("server");
+    const client = selfSigned("client");
+    const base = new URL(await startHttpServer(children));
+    const port = await listen(
+      createHttpsServer(
+        { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(client.cert), requestCert: true, rejectUnauthorized: true },
+        (req, res) => forward(req, res, new URL(req.url!, base)),
+      ),
+    );
+    const url = `https://127.0.0.1:${port}/mcp`;
+    const withCert = await startPool([tlsSpec("mtls", url, { ca: server.cert, cert: client.cert, key: client.key })]);
+    expect(textOf(await withCert.callTool("mtls", "echo", { text: "both ends known" }))).toBe("both ends known");
+    const without = await startPool([tlsSpec("anonymous", url, { ca: server.cert })], { retryDelaysMs: [] });
+    expect(without.status()[0]).toMatchObject({ state: "failed" });
+  });
+
+  it("names a certificate file it cannot read", async () => {
+    const pool = await startPool([tlsSpec("missing", "https://127.0.0.1:1/mcp", { ca: "/nonexistent/ca.pem" })], { retryDelaysMs: [] });
+    expect(pool.status()[0]).toMatchObject({ state: "failed", error: expect.stringContaining("cannot read tls.ca /nonexistent/ca.pem: ENOENT") });
+  });
+
+  it("warns when a server is reached over plain http:// off this machine, and not on loopback", async () => {
+    const { lines, logger } = recordingLogger();
+    await startPool([tlsSpec("remote", "http://codemux-test.invalid/mcp"), tlsSpec("local", `http://127.0.0.1:${await freePort()}/mcp`)], {
+      logger,
+      retryDelaysMs: [],
+    });
+    const warnings = lines.filter((line) => line.includes("plain http://"));
+    expect(warnings).toEqual([expect.stringContaining("[remote] connects over plain http:// to codemux-test.invalid")]);
   });
 });
 

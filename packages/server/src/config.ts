@@ -2,6 +2,7 @@ import { ConfigError, loadConfigFile, parseInlineServers, type PoolConfig } from
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { MAX_INLINE_BYTES } from "./defaults";
 
 export interface ResolveConfigOptions extends FindConfigOptions {
   /** Servers given on the command line after `--`. */
@@ -69,4 +70,19 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Pool
     source: `${file.source} + servers given inline`,
     warnings: [...(file.warnings ?? []), ...(inline.warnings ?? [])],
   };
+}
+
+/** What a global spill threshold may be, in words: a bound always holds, so neither 0 nor "unlimited". */
+export const SPILL_BYTES_RULE = `a whole number of bytes from 1 to ${MAX_INLINE_BYTES}; larger results are kept as handles, so 0 and "unlimited" are not allowed`;
+
+export function isSpillBytes(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_INLINE_BYTES;
+}
+
+/** The config's top-level `spillBytes` (results larger are kept as handles), or undefined when it has none. */
+export function spillBytesOf(config: unknown, file: string): number | undefined {
+  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).spillBytes : undefined;
+  if (value === undefined) return undefined;
+  if (!isSpillBytes(value)) throw new ConfigError(`Invalid config ${file}: spillBytes: expected ${SPILL_BYTES_RULE}.`, { file });
+  return value;
 }

@@ -2,6 +2,8 @@
 
 /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
 export const DEFAULT_LARGE_RESULT_BYTES = 64 * 1024;
+/** The most a threshold may let through inline, per call (`resultSizeThreshold`) or for all (`--spill-bytes`): never "unlimited". */
+export const MAX_INLINE_BYTES = 1024 * 1024;
 /** How long a kept result stays readable. */
 export const DEFAULT_RESULT_TTL_MS = 30 * 60_000;
 /** Total bytes of kept results; the oldest go first past this. */

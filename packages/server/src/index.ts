@@ -1,9 +1,18 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
 export type { CodemuxOptions } from "./codemux";
-export { codemuxHome, findConfigFile, homeConfigFile, resolveConfig } from "./config";
+export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, spillBytesOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
-export { BadRequestError, InvalidArgumentsError, ResultNotFoundError, ServerError, StoreError, UnknownMetaToolError, UnknownServerError } from "./errors";
+export {
+  BadRequestError,
+  InvalidArgumentsError,
+  ResourceReadError,
+  ResultNotFoundError,
+  ServerError,
+  StoreError,
+  UnknownMetaToolError,
+  UnknownServerError,
+} from "./errors";
 export type { ServerErrorCode } from "./errors";
 export type { TaskStoreFactory } from "./jobs";
 export { McpFeatures } from "./mcp-features";

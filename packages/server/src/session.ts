@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ClientPeer, RequestContext, SessionInfo, Surface } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
+import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
 import { VERSION } from "./version";
@@ -20,6 +21,8 @@ export interface SessionHost {
   surface(mode?: string): Surface;
   session(): SessionInfo;
   readonly features: McpFeatures;
+  /** Milliseconds since the epoch, for when an answer was processed. */
+  readonly clock: () => number;
   readonly options: { taskStore?: TaskStoreFactory | undefined };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
@@ -86,10 +89,13 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
     if (params.task && extra.taskStore) return extra.taskStore.createTask({ ttl: params.task.ttl }).then((task) => ({ task }));
     const args = (params.arguments ?? {}) as Record<string, unknown>;
-    const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId: String(extra.requestId) };
+    const requestId = String(extra.requestId);
+    const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId };
+    const startedAt = core.clock();
+    const answered = (result: CallToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
     // The common call has no progress token: straight to the surface, nothing to wait for after it.
-    if (token === undefined) return surface.callTool(params.name, args, ctx);
+    if (token === undefined) return surface.callTool(params.name, args, ctx).then(answered);
     // Progress is sent as it comes, and the answer waits for those sends: over HTTP a late one would be dropped after the result.
     const sending = new Set<Promise<void>>();
     ctx.progress = (value: Progress) => {
@@ -101,7 +107,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     };
     return surface.callTool(params.name, args, ctx).then(async (result) => {
       await Promise.all(sending);
-      return result;
+      return answered(result);
     });
   };
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra));

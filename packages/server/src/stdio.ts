@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/core";
+import { isSwitchedOff, type Logger } from "@codemux/core";
 import { attachFastLane } from "./fast-lane";
 import { createSession, type SessionHost } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
@@ -10,7 +10,7 @@ export interface ServeStdioOptions {
   signal?: AbortSignal;
   /**
    * Answer plain tools/call requests on the fast lane (same answers, without the SDK Server's parsing);
-   * true unless the environment says `CODEMUX_SERVER_LANE=0` (every request then takes the SDK's path).
+   * true unless the environment says `CODEMUX_SERVER_LANE=0` (or `false`, `off`: every request then takes the SDK's path).
    */
   fastLane?: boolean;
 }
@@ -33,7 +33,7 @@ export async function serveStdio(core: SessionHost & { logger: Logger }, streams
   });
   server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
   await server.connect(transport);
-  const lane = (streams.fastLane ?? process.env.CODEMUX_SERVER_LANE !== "0") ? attachFastLane(session, transport) : undefined;
+  const lane = (streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE)) ? attachFastLane(session, transport) : undefined;
   if (streams.signal?.aborted) await transport.close();
   streams.signal?.addEventListener("abort", () => void transport.close(), { once: true });
   await closed;

@@ -146,6 +146,45 @@ describe("action call", () => {
   });
 });
 
+describe("spill control", () => {
+  it("answers a result over the threshold with a JSON notice: autoSpilled, size, tokens, a preview and how to go on", async () => {
+    const spilled = await json({ action: "call", tool: "bad__huge", arguments: { bytes: 200_000, lines: true } });
+    expect(spilled).toMatchObject({
+      handle: expect.stringMatching(/^res_[0-9a-f]+$/),
+      tool: "bad__huge",
+      autoSpilled: true,
+      lines: expect.any(Number),
+      expiresAt: expect.any(String),
+      hint: expect.stringContaining("resultSizeThreshold"),
+    });
+    expect(spilled.bytes as number).toBeGreaterThanOrEqual(200_000);
+    expect(spilled.estimatedTokens).toBe(Math.ceil((spilled.bytes as number) / 4));
+    expect(spilled.preview).toMatch(/^line 1: x+/);
+    expect((spilled.preview as string).length).toBeLessThanOrEqual(301);
+    expect(spilled.topLevelKeys).toBeUndefined();
+  });
+
+  it("takes a call's resultSizeThreshold: lower spills a small result (with a JSON object's keys), higher lets a large one through, capped at 1 MiB", async () => {
+    const small = await json({ action: "call", tool: "bad__structured", arguments: { n: 21 }, resultSizeThreshold: 10 });
+    expect(small).toMatchObject({ autoSpilled: true, tool: "bad__structured", topLevelKeys: ["n", "doubled"], topLevelKeyCount: 2 });
+    const through = await codemux({ action: "call", tool: "bad__huge", arguments: { bytes: 200_000 }, resultSizeThreshold: 300_000 });
+    expect(textOf(through)).toHaveLength(200_000);
+    const capped = await json({ action: "call", tool: "bad__huge", arguments: { bytes: 1_100_000 }, resultSizeThreshold: 5_000_000 });
+    expect(capped).toMatchObject({ autoSpilled: true, bytes: 1_100_000 });
+    // 0 is the global threshold (64 KB here), never "unlimited".
+    expect(await json({ action: "call", tool: "bad__huge", arguments: { bytes: 100_000 }, resultSizeThreshold: 0 })).toMatchObject({ autoSpilled: true });
+    expect(await text({ action: "call", tool: "bad__echo", arguments: { text: "inline" }, resultSizeThreshold: 0 })).toBe("inline");
+    expect(textOf(await codemux({ action: "call", tool: "bad__echo", arguments: { text: "x" }, resultSizeThreshold: -1 }))).toMatch(/resultSizeThreshold/);
+  });
+
+  it("marks a kept result asked for with keep as not autoSpilled, and keeps an error result's isError", async () => {
+    expect(await json({ action: "call", tool: "bad__echo", arguments: { text: "kept" }, keep: true })).toMatchObject({ autoSpilled: false });
+    const failed = await codemux({ action: "call", tool: "bad__fail", arguments: { message: "e".repeat(200) }, resultSizeThreshold: 50 });
+    expect(failed.isError).toBe(true);
+    expect(JSON.parse(textOf(failed))).toMatchObject({ autoSpilled: true, tool: "bad__fail" });
+  });
+});
+
 describe("action exec", () => {
   it("answers exactly as execute_code", async () => {
     const body = await json({ action: "exec", code: 'import { echo } from "mcp/servers/bad"; export default (await echo({ text: "in" })) + "!";' });
@@ -158,9 +197,8 @@ describe("action exec", () => {
 
 describe("action read", () => {
   it("pages a result kept because it was large: stat, head, tail, slice, grep, read with maxBytes", async () => {
-    const preview = await text({ action: "call", tool: "bad__huge", arguments: { bytes: 200_000, lines: true } });
-    const handle = /kept as "(res_[0-9a-f]+)"/.exec(preview)?.[1] as string;
-    expect(preview).toMatch(/~[\d,]+ tokens/);
+    const spilled = await json({ action: "call", tool: "bad__huge", arguments: { bytes: 200_000, lines: true } });
+    const handle = spilled.handle as string;
     expect(JSON.parse(await text({ action: "read", handle }))).toMatchObject({ handle, tool: "bad__huge", estimatedTokens: expect.any(Number) });
     expect(await text({ action: "read", handle, op: "head", lines: 2 })).toMatch(/^1: line 1: x+\n2: line 2: x+$/);
     expect(await text({ action: "read", handle, op: "tail", lines: 1 })).toMatch(/^\d+: line \d+: x+$/);

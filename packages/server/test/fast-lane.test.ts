@@ -144,10 +144,13 @@ describe("the fast lane's answers are the SDK path's, byte for byte", () => {
   let fast: RawSession;
   let sdk: RawSession;
   let nextId = 100;
+  // Two processes cannot answer at the same instant: when and how long are set aside (checked below), every other byte compared.
+  const untimed = (answer: string) =>
+    answer.replace(/"codemux\/processedAt":"[^"]*","codemux\/durationMs":\d+/, '"codemux/processedAt":"T","codemux/durationMs":0');
   const both = async (method: string, params?: unknown) => {
     const id = nextId++;
     const [a, b] = await Promise.all([fast.request(id, method, params), sdk.request(id, method, params)]);
-    return { fast: a, sdk: b };
+    return { fast: { ...a, answer: untimed(a.answer) }, sdk: { ...b, answer: untimed(b.answer) } };
   };
 
   beforeAll(async () => {
@@ -176,6 +179,19 @@ describe("the fast lane's answers are the SDK path's, byte for byte", () => {
   ])("%s", async (_label, params) => {
     const { fast: a, sdk: b } = await both("tools/call", params);
     expect(a.answer).toBe(b.answer);
+  });
+
+  it("stamps each answer with its request id, when it was processed and how long it took, in the same place on both paths", async () => {
+    const id = nextId++;
+    const params = { name: "call_tool", arguments: { name: "bad__echo", args: { text: "stamped" } } };
+    const [a, b] = await Promise.all([fast.request(id, "tools/call", params), sdk.request(id, "tools/call", params)]);
+    for (const { answer } of [a, b]) {
+      const meta = (JSON.parse(answer) as { result: { _meta: Record<string, unknown> } }).result._meta;
+      expect(meta).toMatchObject({ "codemux/requestId": String(id), "codemux/durationMs": expect.any(Number) });
+      expect(Date.now() - Date.parse(meta["codemux/processedAt"] as string)).toBeLessThan(60_000);
+    }
+    expect(untimed(a.answer)).toContain('"codemux/processedAt":"T","codemux/durationMs":0');
+    expect(untimed(a.answer)).toBe(untimed(b.answer));
   });
 
   it.each([

@@ -176,6 +176,16 @@ describe("large results", () => {
     expect(textOf(await h.call("read_result", { handle: "res_nope", op: "stat" }))).toMatch(/No kept result "res_nope"/);
   });
 
+  it("takes call_tool's resultSizeThreshold (capped at 1 MiB, 0 the global one) and names a JSON object's top-level keys in the notice", async () => {
+    const kept = textOf(await h.call("call_tool", { name: "bad__structured", args: { n: 2 }, resultSizeThreshold: 10 }));
+    expect(kept).toMatch(/too large to show whole/);
+    expect(kept).toContain("Top-level keys: n, doubled.");
+    expect(textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 100_000 }, resultSizeThreshold: 200_000 }))).toHaveLength(100_000);
+    expect(textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 1_100_000 }, resultSizeThreshold: 5_000_000 }))).toMatch(/too large/);
+    expect(textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 100_000 }, resultSizeThreshold: 0 }))).toMatch(/too large/);
+    expect(textOf(await h.call("call_tool", { name: "bad__echo", args: { text: "inline" }, resultSizeThreshold: 0 }))).toBe("inline");
+  });
+
   it("shows a huge single line clipped, around the match for grep", async () => {
     const text = textOf(await h.call("call_tool", { name: "bad__huge", args: { bytes: 200_000 } }));
     const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;

@@ -1,3 +1,4 @@
+import { parseJsonc } from "@codemux/pool";
 import { approvePins, listPending, pinFileOfConfig, readPinFile } from "@codemux/hooks";
 import type { Command } from "commander";
 import { readFileSync } from "node:fs";
@@ -39,7 +40,7 @@ function pinFileOf(configOption: string | undefined): string {
   let config: unknown;
   if (candidate) {
     try {
-      config = JSON.parse(readFileSync(candidate, "utf8"));
+      config = parseJsonc(readFileSync(candidate, "utf8"), candidate).value;
     } catch {
       // An unreadable config is reported by the commands that need it; here the default file is the answer.
     }

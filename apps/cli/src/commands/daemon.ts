@@ -20,6 +20,8 @@ export interface DaemonInfo {
   /** How it was started, so `restart` starts it the same way; never a token (tokens reach a daemon in its environment). */
   argv: string[];
   cwd: string;
+  /** `CODEMUX_HOST` and `CODEMUX_PORT` as it was started with, so that `restart` listens at the same address from any shell. */
+  listenEnv?: { CODEMUX_HOST?: string; CODEMUX_PORT?: string };
   /** Where its tokens came from, never the tokens: `restart` finds them there again, or refuses. */
   auth: TokenSources;
   /** Its start time and command line as the OS reports them, so a pid another process has taken is never signalled. */

@@ -56,5 +56,8 @@ function restartEnvironment(info: DaemonInfo): NodeJS.ProcessEnv {
   if (auth.env && !env[auth.env]?.trim())
     throw refuse(`it was started with its token in $${auth.env}, which this shell does not set; set it and run codemux restart again`);
   if (!auth.env) delete env.CODEMUX_TOKEN;
-  return env;
+  // The address it listened at, whatever this shell sets.
+  delete env.CODEMUX_HOST;
+  delete env.CODEMUX_PORT;
+  return { ...env, ...info.listenEnv };
 }

@@ -3,6 +3,7 @@ import {
   CodemuxHttpServer,
   HttpError,
   isLoopback,
+  listenFromEnv,
   parseListen,
   parseTokenArg,
   parseTokenFile,
@@ -11,9 +12,9 @@ import {
   type TokenSpec,
 } from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
-import type { Codemux } from "@codemux/server";
+import { SPILL_BYTES_RULE, isSpillBytes, type Codemux } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -33,6 +34,7 @@ import {
   readDaemon,
   releasePidfile,
   sleep,
+  type DaemonInfo,
   type TokenSources,
 } from "./daemon";
 import { positiveInt } from "./shared";
@@ -46,6 +48,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+  CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
+                                                        what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
 the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
 
@@ -75,6 +79,7 @@ interface ServeOptions {
   maxSessions?: number;
   sessionIdleMs?: number;
   maxBodyBytes?: number;
+  spillBytes?: number;
   watch?: boolean;
   detach?: boolean;
 }
@@ -86,7 +91,12 @@ export function registerServe(program: Command, context: RunContext): void {
   program
     .command("serve", { isDefault: true })
     .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
-    .addOption(new Option("--http [addr]", "serve over HTTP at [HOST:]PORT instead of stdio (default 127.0.0.1:3920; :0 picks a free port)"))
+    .addOption(
+      new Option(
+        "--http [addr]",
+        "serve over HTTP at [HOST:]PORT instead of stdio; a part not given comes from $CODEMUX_HOST / $CODEMUX_PORT, else 127.0.0.1:3920 (:0 picks a free port)",
+      ),
+    )
     .addOption(
       new Option(
         "--token <name:token>",
@@ -116,6 +126,12 @@ export function registerServe(program: Command, context: RunContext): void {
     .addOption(new Option("--max-sessions <n>", "open MCP sessions at most (default 100); past it, 503").argParser(positiveInt))
     .addOption(new Option("--session-idle-ms <ms>", "close a session idle this long (default 1800000)").argParser(positiveInt))
     .addOption(new Option("--max-body-bytes <n>", "refuse larger request bodies with 413 (default 4194304)").argParser(positiveInt))
+    .addOption(
+      new Option(
+        "--spill-bytes <n>",
+        "keep results larger than N bytes as handles to page through (default 65536, about 16k tokens; at most 1048576)",
+      ).argParser(spillBytesArg),
+    )
     .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
@@ -137,7 +153,11 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core } = await startCore(command, context, { defaultLevel: "info", serving: true });
+      const { core } = await startCore(command, context, {
+        defaultLevel: "info",
+        serving: true,
+        ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
+      });
       const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
       const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
       if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
@@ -214,7 +234,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const globals = command.optsWithGlobals<GlobalOptions>();
   let listen: { host: string; port: number };
   try {
-    listen = parseListen(options.http === true ? undefined : options.http);
+    // Each part --http gives wins over CODEMUX_HOST / CODEMUX_PORT, which win over the defaults.
+    listen = parseListen(options.http === true ? undefined : options.http, listenFromEnv());
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -243,6 +264,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     defaultLevel: "info",
     serving: true,
     remote: true,
+    ...(options.spillBytes ? { spillBytes: options.spillBytes } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
   const file = context.inline.length > 0 ? undefined : configFile;
@@ -297,6 +319,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
         version: VERSION,
         argv: process.argv.slice(1),
         cwd: process.cwd(),
+        listenEnv: listenEnvOf(process.env),
         auth: sources,
         process: (await processIdentity(process.pid)) ?? null,
       });
@@ -333,6 +356,18 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 }
 
 /** Starts this same command in the background with its output in a log file, and waits until it answers. */
+/** `--spill-bytes`: within the bounds every threshold keeps. */
+function spillBytesArg(value: string): number {
+  const bytes = /^\d{1,8}$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!isSpillBytes(bytes)) throw new InvalidArgumentError(`expected ${SPILL_BYTES_RULE}.`);
+  return bytes;
+}
+
+/** The listen variables that are set, as `restart` must give them again. */
+function listenEnvOf(env: NodeJS.ProcessEnv): DaemonInfo["listenEnv"] {
+  return Object.fromEntries(["CODEMUX_HOST", "CODEMUX_PORT"].flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
+}
+
 async function detach(pidfile: string, tokenFlags: string[]): Promise<void> {
   const existing = readDaemon(pidfile);
   if (existing && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);

@@ -67,9 +67,13 @@ describe("parseConfig", () => {
   });
 
   it("names the file, line and column of a JSON syntax error", () => {
-    const error = errorOf(() => parse('{\n  "mcpServers": {\n    "a": { "command": "x", }\n  }\n}'));
-    expect(error.message).toMatch(/^Invalid config \/home\/u\/codemux\.json: JSON syntax error at line 3, column \d+/);
-    expect(error.message).not.toMatch(/\n\s+at /);
+    const error = errorOf(() => parse('{\n  "mcpServers": {\n    "a": { "command": "x" "args": [] }\n  }\n}'));
+    expect(error.message).toBe('Invalid config /home/u/codemux.json: JSON syntax error at line 3, column 27: expected "," or "}" after a value, found this.');
+  });
+
+  it("reads JSONC (VS Code's mcp.json): comments and trailing commas", () => {
+    const config = parse('{\n  // mine\n  "servers": {\n    "a": { "command": "x", /* no args */ },\n  },\n}');
+    expect(config.servers.map((s) => s.transport)).toEqual([{ type: "stdio", command: "x", args: [], env: {} }]);
   });
 
   it.each([
@@ -200,6 +204,42 @@ describe("config warnings", () => {
       /mcpServers\.p\.proxy: must be an http\(s\) proxy URL or false/,
     );
   });
+
+  it("reads a tls block: files relative to the config's folder, ${VAR} expanded, a certificate only with its key", () => {
+    const config = parse(
+      { mcpServers: { s: { url: "https://corp.example/mcp", tls: { ca: "certs/ca.pem", cert: "${CERTS}/me.pem", key: "/abs/me-key.pem" } } } },
+      { CERTS: "/etc/codemux" },
+    );
+    expect(config.servers[0]!.transport).toMatchObject({ tls: { ca: "/home/u/certs/ca.pem", cert: "/etc/codemux/me.pem", key: "/abs/me-key.pem" } });
+    expect(() => parse({ mcpServers: { s: { url: "https://corp.example/mcp", tls: { cert: "me.pem" } } } })).toThrow(
+      /mcpServers\.s\.tls: cert and key go together/,
+    );
+    expect(() => parse({ mcpServers: { s: { url: "https://corp.example/mcp", tls: { ca: "a.pem", verify: false } } } })).toThrow(/mcpServers\.s\.tls/);
+  });
+});
+
+describe("single-server files", () => {
+  const parseFile = (value: unknown, file: string) => parseConfig(JSON.stringify(value), { file, env: {} });
+
+  it("reads a file whose top level is one server, named after the file or its name field", () => {
+    const stdio = parseFile({ type: "stdio", command: "node", args: ["server.js"] }, "/home/u/ev-server.json");
+    expect(stdio.servers).toMatchObject([{ name: "ev-server", transport: { type: "stdio", command: "node", args: ["server.js"] } }]);
+    expect(stdio.warnings).toEqual([]);
+    const http = parseFile({ name: "remote", type: "streamableHttp", url: "https://x.dev/mcp" }, "/home/u/server.json");
+    expect(http.servers).toMatchObject([{ name: "remote", transport: { type: "http", url: "https://x.dev/mcp" } }]);
+    expect(parseFile({ url: "http://localhost:8080/sse", type: "sse" }, "C:\\mcp\\legacy.json").servers[0]).toMatchObject({ name: "legacy" });
+  });
+
+  it("names the field alone in a single server's errors, and asks for a name when the file's is not a server name", () => {
+    expect(errorOf(() => parseFile({ command: "node", args: "server.js" }, "/home/u/server.json")).message).toBe(
+      "Invalid config /home/u/server.json: args: expected array, received string",
+    );
+    expect(errorOf(() => parseFile({ type: "http" }, "/home/u/server.json")).message).toBe("Invalid config /home/u/server.json: url: required");
+    expect(errorOf(() => parseFile({ command: "node" }, "/home/u/my server.json")).message).toBe(
+      'Invalid config /home/u/my server.json: top level: the file holds one server, which is named after the file, but "my server" is not a server name; add a "name" field (letters, digits, "-" and single "_")',
+    );
+    expect(errorOf(() => parseFile({ name: "a__b", command: "node" }, "/home/u/s.json")).message).toMatch(/: name: a server name may hold/);
+  });
 });
 
 describe("client variables", () => {
@@ -232,6 +272,13 @@ describe("client variables", () => {
     );
     expect(config.servers[0]!.transport).toMatchObject({ command: "/home/u/bin/s", args: ["/home/u/data", "t0k", "u"], env: { T: "t0k" } });
     expect(parse({ mcpServers: { a: { command: "x", env: { T: "${env:NOPE}" } } } }).servers[0]!.problem).toMatch(/NOPE is not set/);
+  });
+
+  it("takes ${workspaceFolder} of a file in .vscode to be the folder that holds .vscode", () => {
+    const text = JSON.stringify({ servers: { a: { command: "s", args: ["${workspaceFolder}/data", "${workspaceFolderBasename}"], roots: ["docs"] } } });
+    const config = parseConfig(text, { file: "/home/u/proj/.vscode/mcp.json", env: {} });
+    expect(config.servers[0]!.transport).toMatchObject({ args: ["/home/u/proj/data", "proj"] });
+    expect(config.servers[0]!.roots).toEqual(["file:///home/u/proj/docs"]);
   });
 
   it.each([

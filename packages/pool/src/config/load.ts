@@ -1,23 +1,33 @@
+import { resolve } from "node:path";
 import type { z } from "zod";
 import { ConfigError } from "../errors";
+import { parseJsonc } from "./jsonc";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
 import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, serverEntrySchema } from "./schema";
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, type OAuthSettings, type PoolConfig, type ServerSpec, type TransportSpec } from "./types";
+import {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  type OAuthSettings,
+  type PoolConfig,
+  type ServerSpec,
+  type TlsSettings,
+  type TransportSpec,
+} from "./types";
 import { rootUri } from "./roots";
 import { closestKey } from "./suggest";
 
 export interface ParseConfigOptions {
-  /** Shown in error messages; its folder is `${workspaceFolder}` unless `workspaceFolder` is given. */
+  /** Shown in error messages; its folder (or, in `.vscode/`, that folder's parent) is `${workspaceFolder}` unless `workspaceFolder` is given. */
   file?: string;
   env?: NodeJS.ProcessEnv;
-  /** `${workspaceFolder}`: the config file's folder by default, else the working directory. */
+  /** `${workspaceFolder}`: the config file's folder by default (the parent of `.vscode`), else the working directory. */
   workspaceFolder?: string;
   /** `${userHome}`: `HOME` / `USERPROFILE` of `env` by default. */
   home?: string;
 }
 
 /**
- * Reads and validates a config file in the format MCP clients use (`mcpServers` or `servers`).
+ * Reads and validates a config file in the format MCP clients use (`mcpServers` or `servers`, JSON or JSONC), or a file holding one server.
  * @example const config = await loadConfigFile("./codemux.json"); config.warnings?.forEach((w) => console.error(w));
  */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<PoolConfig> {
@@ -47,38 +57,31 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
   const env = options.env ?? process.env;
   const context: InterpolationContext = {
     home: options.home ?? env.HOME ?? env.USERPROFILE,
-    workspaceFolder: options.workspaceFolder ?? folderOf(options.file) ?? processCwd(),
+    workspaceFolder: options.workspaceFolder ?? workspaceOf(folderOf(options.file)) ?? processCwd(),
     pathSeparator: typeof process !== "undefined" && process.platform === "win32" ? "\\" : "/",
   };
   const fail = (where: string, message: string): never => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
   };
-  let data: unknown;
-  try {
-    data = JSON.parse(text.replace(/^\uFEFF/, ""));
-  } catch (error) {
-    const { line, column } = jsonErrorPosition(text, (error as Error).message);
-    throw new ConfigError(`Invalid config ${file}: JSON syntax error at line ${line}, column ${column}: ${cleanJsonMessage((error as Error).message)}.`, {
-      file,
-      cause: error,
-    });
-  }
+  const data = parseJsonc(text, file).value;
   if (!isObject(data)) return fail("top level", 'expected an object with "mcpServers" (or "servers")');
   const key = "mcpServers" in data ? "mcpServers" : "servers" in data ? "servers" : undefined;
-  if (!key) return fail("top level", `expected a "mcpServers" (or "servers") object listing the servers${misspelled(data, ["mcpServers", "servers"])}`);
-  const entries = data[key];
-  if (!isObject(entries)) return fail(key, "expected an object whose keys are server names");
+  const entries = key ? data[key] : isSingleServer(data) ? { [singleServerName(data, file, fail)]: data } : undefined;
+  if (!key && !entries)
+    return fail("top level", `expected a "mcpServers" (or "servers") object listing the servers${misspelled(data, ["mcpServers", "servers"])}`);
+  if (!isObject(entries)) return fail(key ?? "top level", "expected an object whose keys are server names");
 
   const servers: ServerSpec[] = [];
   const warnings: string[] = [];
   for (const [name, raw] of Object.entries(entries)) {
-    const where = `${key}.${name}`;
+    // A single-server file's fields are at the top level, so its errors name the field alone.
+    const where = key ? `${key}.${name}` : "";
     if (!SERVER_NAME_PATTERN.test(name)) {
       fail(where, 'a server name may hold letters, digits, "-" and single "_" (not "__", not at either end)');
     }
     if (isObject(raw) && raw.disabled === true) continue;
-    const spec = toSpec(name, raw, { env, context, fail: (field, message) => fail(field ? `${where}.${field}` : where, message) });
-    const entryWarnings = unknownKeyWarnings(`${file}: ${where}`, raw as Record<string, unknown>, spec);
+    const spec = toSpec(name, raw, { env, context, fail: (field, message) => fail([where, field].filter(Boolean).join(".") || "top level", message) });
+    const entryWarnings = unknownKeyWarnings(where ? `${file}: ${where}` : file, raw as Record<string, unknown>, spec);
     if (entryWarnings.length) {
       spec.warnings = entryWarnings;
       warnings.push(...entryWarnings);
@@ -86,6 +89,30 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
     servers.push(spec);
   }
   return { source: file, servers, warnings };
+}
+
+/** A file whose top level is one entry (`{"command": ...}` or `{"url": ...}`), as `--config server.json` files of other proxies are. */
+function isSingleServer(data: Record<string, unknown>): boolean {
+  return (
+    ["command", "url", "serverUrl", "httpUrl"].some((k) => typeof data[k] === "string") ||
+    (typeof data.type === "string" && TRANSPORT_TYPES.includes(data.type))
+  );
+}
+
+/** A single server's name: its `name` field, else the file's name without its extension. */
+function singleServerName(data: Record<string, unknown>, file: string, fail: (where: string, message: string) => never): string {
+  if (typeof data.name === "string") {
+    return SERVER_NAME_PATTERN.test(data.name)
+      ? data.name
+      : fail("name", 'a server name may hold letters, digits, "-" and single "_" (not "__", not at either end)');
+  }
+  const base = file.slice(Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\")) + 1).replace(/\.[^.]*$/, "");
+  return SERVER_NAME_PATTERN.test(base)
+    ? base
+    : fail(
+        "top level",
+        `the file holds one server, which is named after the file, but "${base}" is not a server name; add a "name" field (letters, digits, "-" and single "_")`,
+      );
 }
 
 type Fail = (field: string, message: string) => never;
@@ -98,6 +125,12 @@ function oauthOf(oauth: OAuthSettings, sub: (value: string, field: string) => st
     ...(oauth.scope ? { scope: sub(oauth.scope, "oauth.scope") } : {}),
     ...(oauth.redirectPort ? { redirectPort: oauth.redirectPort } : {}),
   };
+}
+
+/** The `tls` block with `${VAR}` expanded in its paths, each resolved against the config's folder. */
+function tlsOf(tls: TlsSettings, { base, sub }: { base: string | undefined; sub: (value: string, field: string) => string }): TlsSettings {
+  const file = (value: string | undefined, field: keyof TlsSettings) => (value ? { [field]: resolve(base ?? ".", sub(value, `tls.${field}`)) } : {});
+  return { ...file(tls.ca, "ca"), ...file(tls.cert, "cert"), ...file(tls.key, "key") };
 }
 
 interface SpecContext {
@@ -149,6 +182,7 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
       headers: subMap(entry.headers, "headers"),
       ...(entry.proxy === undefined ? {} : { proxy: entry.proxy === false ? false : sub(entry.proxy as string, "proxy") }),
       ...(entry.oauth === undefined ? {} : { oauth: oauthOf(entry.oauth as OAuthSettings, sub) }),
+      ...(entry.tls === undefined ? {} : { tls: tlsOf(entry.tls as TlsSettings, { base: context.workspaceFolder, sub }) }),
     };
   } else {
     transport = {
@@ -211,6 +245,12 @@ function unknownKeyWarnings(where: string, raw: Record<string, unknown>, spec: S
   return warnings;
 }
 
+/** VS Code's `${workspaceFolder}` for `.vscode/mcp.json` is the folder that holds `.vscode`, not `.vscode` itself. */
+function workspaceOf(folder: string | undefined): string | undefined {
+  const match = folder === undefined ? null : /^(.*)[\\/]\.vscode$/.exec(folder);
+  return match ? match[1] || "/" : folder;
+}
+
 function folderOf(file: string | undefined): string | undefined {
   if (!file || !/[\\/]/.test(file)) return undefined;
   const index = Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\"));
@@ -250,22 +290,4 @@ function firstIssue(error: z.ZodError): [string, string] {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** V8 reports a character position (and, on newer versions, line and column); editors want line and column. */
-function jsonErrorPosition(text: string, message: string): { line: number; column: number } {
-  const lineColumn = /line (\d+) column (\d+)/.exec(message);
-  if (lineColumn) return { line: Number(lineColumn[1]), column: Number(lineColumn[2]) };
-  const position = /position (\d+)/.exec(message);
-  const offset = position ? Number(position[1]) : text.length;
-  const before = text.slice(0, offset);
-  const line = before.split("\n").length;
-  return { line, column: offset - before.lastIndexOf("\n") };
-}
-
-function cleanJsonMessage(message: string): string {
-  return message
-    .replace(/\s*in JSON at position \d+.*$/, "")
-    .replace(/\s*\(line \d+ column \d+\)/, "")
-    .replace(/, ".*" is not valid JSON$/, "");
 }

@@ -69,6 +69,11 @@ export const httpEntrySchema = z.object({
   headers: stringMap.optional(),
   proxy: z.union([z.string().refine((u) => /^https?:\/\/[^/]/i.test(u), "must be an http(s) proxy URL or false"), z.literal(false)]).optional(),
   oauth: oauthSchema.optional(),
+  tls: z
+    .object({ ca: z.string().min(1).optional(), cert: z.string().min(1).optional(), key: z.string().min(1).optional() })
+    .strict()
+    .refine((tls) => (tls.cert === undefined) === (tls.key === undefined), "cert and key go together (a client certificate and its private key)")
+    .optional(),
 });
 
 /** One entry of `mcpServers` / `servers`, as the MCP clients write it (unknown keys are warned about, not refused). */
@@ -79,7 +84,7 @@ export type HttpEntry = z.infer<typeof httpEntrySchema>;
 
 /** The keys codemux reads, per kind of entry. */
 export const STDIO_KEYS = ["type", "command", "args", "env", "cwd", ...Object.keys(commonFields)];
-export const HTTP_KEYS = ["type", "url", "headers", "proxy", "oauth", ...Object.keys(commonFields)];
+export const HTTP_KEYS = ["type", "url", "headers", "proxy", "oauth", "tls", ...Object.keys(commonFields)];
 
 /**
  * Keys other MCP clients (Claude Desktop and Code, Cursor, VS Code, Windsurf, Cline/Roo, Gemini CLI, Zed, goose...)

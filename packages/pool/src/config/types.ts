@@ -21,6 +21,18 @@ export interface HttpTransportSpec {
   proxy?: string | false;
   /** The entry's `oauth` block: a pre-registered client and a scope for `codemux auth login`. */
   oauth?: OAuthSettings;
+  /** Certificate files for this server's HTTPS connections (absolute paths). */
+  tls?: TlsSettings;
+}
+
+/**
+ * A per-server `tls` block: a CA bundle to trust besides the system's (a private CA, a self-signed
+ * server), and a client certificate with its key for servers that ask for one (mutual TLS).
+ */
+export interface TlsSettings {
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 /** A per-server `oauth` block; without one, a server that answers 401 still gets a login through dynamic registration. */

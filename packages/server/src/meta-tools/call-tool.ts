@@ -12,6 +12,7 @@ export const callTool = defineMetaTool<
     arguments?: Record<string, unknown>;
     args_json?: string;
     background?: boolean;
+    resultSizeThreshold?: number;
   },
   CodemuxServices
 >({
@@ -27,17 +28,19 @@ export const callTool = defineMetaTool<
       // Unlisted: args sent as a JSON string are read as an object anyway; kept for callers that name it.
       args_json: { type: "string", unlisted: true },
       background: { type: "boolean" },
+      // Unlisted: the notice of a kept result names it; bytes, 0 = the global threshold, capped at MAX_INLINE_BYTES.
+      resultSizeThreshold: { type: "integer", minimum: 0, unlisted: true },
     },
     required: ["name"],
   },
-  run: ({ name, args, arguments: mcpArgs, args_json, background }, ctx) => {
+  run: ({ name, args, arguments: mcpArgs, args_json, background, resultSizeThreshold }, ctx) => {
     if (args !== undefined && mcpArgs !== undefined) throw new BadRequestError('"args" and "arguments" are the same field; send the arguments once.');
     const input = args ?? mcpArgs ?? (args_json !== undefined ? parseArgsJson(args_json) : {});
     const { services } = ctx;
     const call = (request: RequestContext & { job?: string }): Promise<ToolResult> =>
       services.pipeline
         .call(callRequest({ name, args: input }, request))
-        .then((result) => limitResult(services, { tool: name, owner: ctx.session.id, result }));
+        .then((result) => limitResult(services, { tool: name, owner: ctx.session.id, result, threshold: resultSizeThreshold }));
     if (background)
       return inBackground(ctx, {
         kind: "call_tool",

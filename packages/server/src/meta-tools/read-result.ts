@@ -2,6 +2,7 @@ import { runInNewContext } from "node:vm";
 import { GREP_TIMEOUT_MS, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_GREP_PATTERN_CHARS, MAX_LINE_CHARS, MAX_PAGE_CHARS } from "../defaults";
 import { defineMetaTool, estimateTokens, textResult } from "@codemux/core";
 import { BadRequestError } from "../errors";
+import { topLevelKeys } from "../render/limit-result";
 import type { KeptResult } from "../results";
 import type { CodemuxServices } from "../services";
 
@@ -87,18 +88,6 @@ export function keptStat(kept: KeptResult, text: string): Record<string, unknown
     ...topLevelKeys(text),
     expiresAt: new Date(kept.expiresAt).toISOString(),
   };
-}
-
-/** For a JSON object, its first keys (and how many there are), so the model knows what to grep for. */
-function topLevelKeys(text: string): { topLevelKeys?: string[]; topLevelKeyCount?: number } {
-  const first = text.trimStart()[0];
-  if (first !== "{") return {};
-  try {
-    const keys = Object.keys(JSON.parse(text) as object);
-    return { topLevelKeys: keys.slice(0, 50).map((k) => k.slice(0, 100)), topLevelKeyCount: keys.length };
-  } catch {
-    return {};
-  }
 }
 
 /** Bytes `fromByte`.. of the text, up to `maxBytes`, cut on a character boundary, with where to go on. */

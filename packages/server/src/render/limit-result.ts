@@ -1,12 +1,22 @@
 import { estimateTokens, estimateTokensOfChars, type ToolResult } from "@codemux/core";
-import { MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
+import { MAX_INLINE_BYTES, MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
 import type { KeptResult, ResultStore } from "../results";
 import type { AnswerHints } from "./hints";
 
 /** What a result becomes on its way to a reader: the result itself with its size, or kept (too large) with a preview. */
 export type LimitedResult =
   | { kept: undefined; result: ToolResult }
-  | { kept: KeptResult; isError: boolean; estimatedTokens: number; preview: { description: string; text: string; estimatedTokens: number } };
+  | {
+      kept: KeptResult;
+      isError: boolean;
+      estimatedTokens: number;
+      preview: { description: string; text: string; estimatedTokens: number };
+      /** The first keys of a JSON object result, and how many it has. */
+      keys: TopLevelKeys;
+    };
+
+/** A JSON object's first keys (each cut to 100 characters) and how many it has; empty for anything else. */
+export type TopLevelKeys = { topLevelKeys?: string[]; topLevelKeyCount?: number };
 
 /** What keeping a large result needs: where to keep it and from what size. */
 export interface ResultLimits {
@@ -19,11 +29,12 @@ export interface ResultLimits {
  * its size and estimated tokens; a smaller one gets its size in `_meta`. Data: each front end writes
  * the notice in its own words (`limitResult` for MCP, JSON for REST).
  */
-export async function keepIfLarge(limits: ResultLimits, options: { tool: string; result: ToolResult; owner: string }): Promise<LimitedResult> {
+export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): Promise<LimitedResult> {
   const { tool, result, owner } = options;
   // Structured content is stringified at most once, for its size and for the kept text alike.
   const structured = structuredJson(result);
-  if (approximateBytes(result, structured) <= limits.largeResultBytes) return { kept: undefined, result: withSize(result, structured) };
+  if (approximateBytes(result, structured) <= spillBytes(options.threshold, limits.largeResultBytes))
+    return { kept: undefined, result: withSize(result, structured) };
   const text = resultText(result, structured);
   if (!text) return { kept: undefined, result };
   const kept = await limits.results.keep(tool, text, owner);
@@ -33,7 +44,45 @@ export async function keepIfLarge(limits: ResultLimits, options: { tool: string;
     isError: result.isError === true,
     estimatedTokens: estimateTokens(text),
     preview: { ...preview, estimatedTokens: estimateTokens(preview.text) },
+    keys: isPlainObject(result.structuredContent) && !texts(result).length ? keysOf(result.structuredContent) : topLevelKeys(text),
   };
+}
+
+/** What to limit: a tool's result, whose it is, and the call's own threshold (`resultSizeThreshold`), if it gave one. */
+export interface LimitOptions {
+  tool: string;
+  result: ToolResult;
+  owner: string;
+  /** Bytes; 0 or absent is the global threshold, and more than MAX_INLINE_BYTES is that much. */
+  threshold?: number | undefined;
+}
+
+/** The threshold a call spills at: its own, capped (a model cannot ask for an unbounded answer), else the global one. */
+export function spillBytes(threshold: number | undefined, global: number): number {
+  return threshold === undefined || threshold <= 0 ? global : Math.min(threshold, MAX_INLINE_BYTES);
+}
+
+/** For a JSON object's text (parsed only within the relayout bound), its first keys and how many there are. */
+export function topLevelKeys(text: string): TopLevelKeys {
+  if (text.length > MAX_RELAYOUT_BYTES || text.trimStart()[0] !== "{") return {};
+  try {
+    return keysOf(JSON.parse(text) as object);
+  } catch {
+    return {};
+  }
+}
+
+function keysOf(value: object): TopLevelKeys {
+  const keys = Object.keys(value);
+  return { topLevelKeys: keys.slice(0, 50).map((k) => k.slice(0, 100)), topLevelKeyCount: keys.length };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function texts(result: ToolResult): string[] {
+  return (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
 }
 
 /** The notice a model reads in place of a kept result, naming the ways of the surface it came through. */
@@ -46,6 +95,11 @@ export function keptNotice(limited: Extract<LimitedResult, { kept: KeptResult }>
         text: [
           `The result of ${tool} is ${formatBytes(kept.bytes)} (~${limited.estimatedTokens.toLocaleString("en-US")} tokens, ${kept.lines.toLocaleString("en-US")} lines), too large to show whole. It is kept as "${kept.handle}" for ${Math.round((kept.expiresAt - kept.createdAt) / 60_000)} minutes.`,
           `${hints.readKept(kept.handle)}${hints.inCode ? `, ${hints.inCode}` : ""}.`,
+          ...(limited.keys.topLevelKeys
+            ? [
+                `Top-level keys: ${limited.keys.topLevelKeys.join(", ")}${(limited.keys.topLevelKeyCount ?? 0) > limited.keys.topLevelKeys.length ? ` (of ${limited.keys.topLevelKeyCount})` : ""}.`,
+              ]
+            : []),
           `--- preview: ${preview.description} (~${preview.estimatedTokens.toLocaleString("en-US")} tokens) ---`,
           preview.text,
         ].join("\n"),
@@ -56,10 +110,7 @@ export function keptNotice(limited: Extract<LimitedResult, { kept: KeptResult }>
 }
 
 /** `keepIfLarge`, written for a model: the result with its size, or the notice of the kept one. One step of every MCP answer that carries a tool's result. */
-export async function limitResult(
-  services: ResultLimits & { hints: AnswerHints },
-  options: { tool: string; result: ToolResult; owner: string },
-): Promise<ToolResult> {
+export async function limitResult(services: ResultLimits & { hints: AnswerHints }, options: LimitOptions): Promise<ToolResult> {
   const limited = await keepIfLarge(services, options);
   return limited.kept ? keptNotice(limited, options.tool, services.hints) : limited.result;
 }
@@ -124,8 +175,8 @@ function approximateBytes(result: ToolResult, structured: StructuredJson): numbe
 
 /** The text parts of a result (and structuredContent when there is no text), in lines worth paging. */
 function resultText(result: ToolResult, structured: StructuredJson): string {
-  const texts = (result.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : []));
-  if (texts.length) return pageable(texts.join("\n"));
+  const parts = texts(result);
+  if (parts.length) return pageable(parts.join("\n"));
   if (result.structuredContent === undefined) return "";
   return layoutJson(result.structuredContent) ?? structured() ?? "";
 }

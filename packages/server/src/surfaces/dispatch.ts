@@ -9,7 +9,7 @@ import {
   type Surface,
   type ToolResult,
 } from "@codemux/core";
-import { MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
+import { MAX_INLINE_BYTES, MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import { executeCode } from "../meta-tools/execute-code";
 import { readResult, type ReadResultRequest } from "../meta-tools/read-result";
@@ -18,7 +18,8 @@ import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
 import { callRequest } from "../pipeline/call-request";
 import { DISPATCH_HINTS } from "../render/hints";
-import { layoutJson, limitResult } from "../render/limit-result";
+import { keepIfLarge, layoutJson, limitResult, topLevelKeys, type TopLevelKeys } from "../render/limit-result";
+import type { KeptResult } from "../results";
 import { errorResult } from "../render/text";
 import type { CodemuxServices } from "../services";
 import type { SurfaceFactory } from "./surface";
@@ -41,6 +42,7 @@ export interface DispatchRequest extends Partial<Omit<ReadResultRequest, "op">> 
   argumentsFrom?: string;
   pointer?: string;
   keep?: boolean;
+  resultSizeThreshold?: number;
   code?: string;
   timeoutMs?: number;
   op?: string;
@@ -50,7 +52,7 @@ export interface DispatchRequest extends Partial<Omit<ReadResultRequest, "op">> 
 const ACTION_FIELDS: Record<Action, readonly string[]> = {
   list: ["server", "schemas", "annotations"],
   search: ["query", "server", "limit"],
-  call: ["tool", "server", "arguments", "argumentsFrom", "pointer", "keep"],
+  call: ["tool", "server", "arguments", "argumentsFrom", "pointer", "keep", "resultSizeThreshold"],
   exec: ["code", "timeoutMs"],
   read: ["handle", "op", "lines", "from", "to", "pattern", "context", "fromByte", "maxBytes"],
 };
@@ -71,7 +73,7 @@ export const dispatchTool = defineMetaTool<DispatchRequest, CodemuxServices>({
     "list {server?, schemas?, annotations?}: servers and their tools.",
     "call {tool, arguments | argumentsFrom: handle, server?, keep?}: call a tool (server__tool, or a bare name if unique). keep:true keeps the result and answers with a handle and a preview; argumentsFrom takes a kept JSON object (at JSON Pointer pointer) as arguments, so data passes between tools without you.",
     "exec {code}: run TypeScript that imports tools (mcp/servers/<server>/<tool>) or saved skills (mcp/skills/<name>) and chains them; returns export default.",
-    "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result. Results over 64 KB are kept automatically.",
+    "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result. Large results are kept automatically.",
   ].join("\n"),
   inputSchema: {
     type: "object",
@@ -87,6 +89,8 @@ export const dispatchTool = defineMetaTool<DispatchRequest, CodemuxServices>({
       argumentsFrom: { type: "string", maxLength: 100 },
       pointer: { type: "string", maxLength: 1000 },
       keep: { type: "boolean" },
+      // Unlisted: the answer of an automatically kept result names it; bytes, 0 = the global threshold, capped at MAX_INLINE_BYTES.
+      resultSizeThreshold: { type: "integer", minimum: 0, unlisted: true },
       code: { type: "string" },
       timeoutMs: { type: "integer", minimum: 100 },
       handle: { type: "string", maxLength: 100 },
@@ -232,8 +236,18 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
     return errorResult(error, services);
   }
   // Nothing to keep when the result has no text (only images or audio): it comes back as it is.
-  if (!request.keep || result.isError || keptTextOf(result) === "") return limitResult(services, { tool: name, result, owner: session.id });
-  return keepResult(services, name, result, session.id);
+  if (request.keep && !result.isError && keptTextOf(result) !== "") return keepResult(services, name, result, session.id);
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id, threshold: request.resultSizeThreshold });
+  if (!limited.kept) return limited.result;
+  const text = limited.preview.text;
+  const notice = keptAnswer(name, limited.kept, {
+    autoSpilled: true,
+    estimatedTokens: limited.estimatedTokens,
+    keys: limited.keys,
+    preview: text.length > KEEP_PREVIEW_CHARS ? `${text.slice(0, KEEP_PREVIEW_CHARS)}…` : text,
+    hint: `${keptHint(limited.kept.handle)}; a call's resultSizeThreshold (bytes, up to ${MAX_INLINE_BYTES}) lets more through`,
+  });
+  return limited.isError ? { ...notice, isError: true } : notice;
 }
 
 /** `server` + `tool`, a `server__tool` name, or a bare tool name that exactly one server has. */
@@ -298,17 +312,37 @@ function atPointer(value: unknown, pointer: string, handle: string): unknown {
 async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
   const text = keptTextOf(result);
   const kept = await services.results.keep(tool, text, owner);
-  const preview = text.length > KEEP_PREVIEW_CHARS ? `${text.slice(0, KEEP_PREVIEW_CHARS)}…` : text;
+  return keptAnswer(tool, kept, {
+    autoSpilled: false,
+    estimatedTokens: estimateTokens(text),
+    keys: topLevelKeys(text),
+    preview: text.length > KEEP_PREVIEW_CHARS ? `${text.slice(0, KEEP_PREVIEW_CHARS)}…` : text,
+    hint: keptHint(kept.handle),
+  });
+}
+
+/** The answer for a kept result, asked for (`keep`) or not (`autoSpilled`): its handle, size, tokens, first keys, a preview and what to do with it. */
+function keptAnswer(
+  tool: string,
+  kept: KeptResult,
+  about: { autoSpilled: boolean; estimatedTokens: number; keys: TopLevelKeys; preview: string; hint: string },
+): ToolResult {
   return jsonResult({
     handle: kept.handle,
     tool,
+    autoSpilled: about.autoSpilled,
     bytes: kept.bytes,
     lines: kept.lines,
-    estimatedTokens: estimateTokens(text),
+    estimatedTokens: about.estimatedTokens,
+    ...about.keys,
     expiresAt: new Date(kept.expiresAt).toISOString(),
-    preview,
-    hint: `pass it on with {action:"call", argumentsFrom:"${kept.handle}"}, or read it with {action:"read", handle:"${kept.handle}"}`,
+    preview: about.preview,
+    hint: about.hint,
   });
+}
+
+function keptHint(handle: string): string {
+  return `pass it on with {action:"call", argumentsFrom:"${handle}"}, or read it with {action:"read", handle:"${handle}", op:"stat"|"grep"|"slice"}`;
 }
 
 /** What a kept call result holds: its text parts, as the client would have read them (as limitResult keeps them), else the structured value laid out for paging. */

@@ -52,13 +52,23 @@ class TunnelAgent extends HttpsAgent {
   }
 }
 
+/** Certificates for HTTPS connections, as file contents: a CA to trust besides the system's, a client certificate and key. */
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 /**
- * A fetch that goes through an HTTP proxy: plain requests in absolute form, HTTPS through CONNECT
- * tunnels, connections kept alive. Node's own fetch ignores HTTPS_PROXY. Failures are
- * `TypeError("fetch failed")` with the cause, as fetch reports them.
+ * A fetch on Node's http/https modules, for what the global fetch cannot do without extra packages:
+ * go through an HTTP proxy (plain requests in absolute form, HTTPS through CONNECT tunnels; Node's
+ * own fetch ignores HTTPS_PROXY) and use a server's own certificates (`tls`). Connections are kept
+ * alive. Failures are `TypeError("fetch failed")` with the cause, as fetch reports them.
  */
-export function createProxyFetch(proxyUrl: string): FetchLike {
-  const url = new URL(proxyUrl);
+export function createNodeFetch(options: { proxy?: string; tls?: TlsMaterial }): FetchLike {
+  const tls: AgentOptions = { keepAlive: true, ...options.tls };
+  if (options.proxy === undefined) return directFetch(new HttpAgent({ keepAlive: true }), new HttpsAgent(tls));
+  const url = new URL(options.proxy);
   const proxy: ProxyTarget = {
     url,
     authorization: url.username
@@ -66,8 +76,56 @@ export function createProxyFetch(proxyUrl: string): FetchLike {
       : undefined,
   };
   const plainAgent = url.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-  const tunnelAgent = new TunnelAgent(proxy, { keepAlive: true });
+  const tunnelAgent = new TunnelAgent(proxy, tls);
+  return sendWith((target, request, headers) =>
+    target.protocol === "http:"
+      ? {
+          send: url.protocol === "https:" ? httpsRequest : httpRequest,
+          options: {
+            host: url.hostname,
+            port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+            method: request.method,
+            path: target.href,
+            agent: plainAgent,
+            headers: { ...headers, ...(proxy.authorization ? { "proxy-authorization": proxy.authorization } : {}) },
+          },
+        }
+      : {
+          send: httpsRequest,
+          options: {
+            host: target.hostname,
+            port: Number(target.port || 443),
+            method: request.method,
+            path: `${target.pathname}${target.search}`,
+            agent: tunnelAgent,
+            headers,
+          },
+        },
+  );
+}
 
+/** Straight to the server, with the given agents (the https one carries the certificates). */
+function directFetch(plain: HttpAgent, secure: HttpsAgent): FetchLike {
+  return sendWith((target, request, headers) => {
+    const https = target.protocol === "https:";
+    return {
+      send: https ? httpsRequest : httpRequest,
+      options: {
+        host: target.hostname,
+        port: Number(target.port || (https ? 443 : 80)),
+        method: request.method,
+        path: `${target.pathname}${target.search}`,
+        agent: https ? secure : plain,
+        headers,
+      },
+    };
+  });
+}
+
+type Route = (target: URL, request: Request, headers: Record<string, string>) => { send: typeof httpRequest; options: RequestOptions };
+
+/** The fetch around one request function: the body read once, the answer as a streaming Response, abort passed on. */
+function sendWith(route: Route): FetchLike {
   return async (input, init) => {
     const request = new Request(input, init);
     const target = new URL(request.url);
@@ -79,25 +137,7 @@ export function createProxyFetch(proxyUrl: string): FetchLike {
 
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const options: RequestOptions =
-        target.protocol === "http:"
-          ? {
-              host: url.hostname,
-              port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-              method: request.method,
-              path: target.href,
-              agent: plainAgent,
-              headers: { ...headers, ...(proxy.authorization ? { "proxy-authorization": proxy.authorization } : {}) },
-            }
-          : {
-              host: target.hostname,
-              port: Number(target.port || 443),
-              method: request.method,
-              path: `${target.pathname}${target.search}`,
-              agent: tunnelAgent,
-              headers,
-            };
-      const send = target.protocol === "http:" ? (url.protocol === "https:" ? httpsRequest : httpRequest) : httpsRequest;
+      const { send, options } = route(target, request, headers);
       const req = send(options, resolve);
       req.on("error", (error) => reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error })));
       signal?.addEventListener("abort", () => req.destroy(signal.reason as Error), { once: true });
