@@ -24,3 +24,14 @@ export function levelSink(level: LogLevel, sink: LogSink = stderrSink): LogSink 
     if (at <= rank) sink(record);
   };
 }
+
+/** Records (the config watcher's) as this logger's text lines: over stdio, logs are text, not JSON. */
+export function loggerSink(logger: Logger): LogSink {
+  return ({ level, msg, time: _time, ...fields }) => {
+    const details = Object.entries(fields)
+      .filter(([, value]) => !(Array.isArray(value) && value.length === 0))
+      .map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(", ") : String(value)}`);
+    const line = `${String(msg)}${details.length ? ` (${details.join("; ")})` : ""}`;
+    (LOG_LEVELS.includes(level as LogLevel) ? logger[level as LogLevel] : logger.info)(line);
+  };
+}

@@ -51,9 +51,21 @@ describe("ModuleTree", () => {
     expect(tree.get("mcp/servers/fs/readTextFile")).toContain(`callTool("fs__read_text_file", input)`);
     expect(tree.get("mcp/servers/fs/readTextFile.ts")).toBe(tree.get("mcp/servers/fs/readTextFile"));
     expect(tree.get("mcp/servers/fs/nope")).toBeUndefined();
+    expect(tree.get("mcp/servers/fs/nope.schema")).toBeUndefined();
     expect(tree.get("mcp/servers/fs/readTextFile/x")).toBeUndefined();
     expect(tree.get("mcp/servers/fs/__proto__")).toBeUndefined();
     expect(tree.get("servers/fs")).toBeUndefined();
+  });
+
+  it("gets a tool's JSON Schema as the module .../<function>.schema, which type-checks beside a snippet that imports it", () => {
+    const tree = fsTree();
+    const source = tree.get("mcp/servers/fs/readTextFile.schema") as string;
+    expect(source).toContain("JSON Schema of the input of readTextFile (fs__read_text_file).");
+    expect(source).toContain('export const schema = {\n  "type": "object",');
+    expect(source).not.toContain("outputSchema");
+    expect(tree.get("mcp/servers/fs/readTextFile.schema.ts")).toBe(source);
+    const use = 'import { schema } from "mcp/servers/fs/readTextFile.schema";\nexport const required: string[] = schema.required;\n';
+    expect(typeCheck({ "mcp/servers/fs/readTextFile.schema": source, use })).toEqual([]);
   });
 
   it("replaces a server's modules on setServer and drops them on removeServer", () => {

@@ -1,5 +1,6 @@
 import {
   BRIDGE_SPECIFIER,
+  SCHEMA_MODULE_SUFFIX,
   SERVER_MODULE_NAMES,
   SERVER_NAME_PATTERN,
   SERVERS_PREFIX,
@@ -11,6 +12,7 @@ import { renderBridgeModule } from "./bridge-module";
 import type { CodegenTool } from "./codegen-tool";
 import { InvalidFunctionNameError, InvalidServerNameError } from "./errors";
 import { isIdentifier } from "./names";
+import { renderSchemaModule } from "./schema-module";
 import { renderServerIndexModule } from "./server-index-module";
 import { renderToolModule, toolTypeNames } from "./tool-module";
 
@@ -23,6 +25,8 @@ interface ServerModules {
   tools: readonly CodegenTool[];
   index: string;
   modules: Map<string, string>;
+  /** By function name, for the `.schema` modules, made when imported (most never are). */
+  byFunction: Map<string, CodegenTool>;
 }
 
 /** The wrapper modules of every server, in memory and keyed by specifier, regenerated per server. */
@@ -39,7 +43,8 @@ export class ModuleTree {
     if (!SERVER_NAME_PATTERN.test(server)) throw new InvalidServerNameError(server);
     checkFunctionNames(server, tools);
     const modules = new Map(tools.map((tool) => [tool.functionName, renderToolModule(tool)]));
-    this.servers.set(server, { tools: [...tools], index: renderServerIndexModule(server, tools), modules });
+    const byFunction = new Map(tools.map((tool) => [tool.functionName, tool]));
+    this.servers.set(server, { tools: [...tools], index: renderServerIndexModule(server, tools), modules, byFunction });
   }
 
   removeServer(server: string): void {
@@ -57,8 +62,8 @@ export class ModuleTree {
   }
 
   /**
-   * The TypeScript source of one module: `mcp/bridge`, `mcp/servers/<server>` (also `.../index`) or
-   * `mcp/servers/<server>/<function>`. A trailing `.ts` or `/` is ignored.
+   * The TypeScript source of one module: `mcp/bridge`, `mcp/servers/<server>` (also `.../index`),
+   * `mcp/servers/<server>/<function>` or its JSON Schemas, `.../<function>.schema`. A trailing `.ts` or `/` is ignored.
    */
   get(specifier: string): string | undefined {
     const normalized = specifier.replace(/\/+$/, "").replace(/\.ts$/, "");
@@ -68,6 +73,10 @@ export class ModuleTree {
     const modules = this.servers.get(server);
     if (modules === undefined || rest.length > 0) return undefined;
     if (name === undefined || name === "index") return modules.index;
+    if (name.endsWith(SCHEMA_MODULE_SUFFIX)) {
+      const tool = modules.byFunction.get(name.slice(0, -SCHEMA_MODULE_SUFFIX.length));
+      return tool && renderSchemaModule(tool);
+    }
     return modules.modules.get(name);
   }
 

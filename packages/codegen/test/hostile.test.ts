@@ -57,6 +57,7 @@ describe("hostile tool names, descriptions and schemas", () => {
   const tree = new ModuleTree({ hostCallGlobal: HOST_CALL });
   tree.setServer("evil", hostile);
   const modules = Object.fromEntries(tree.list().map((specifier) => [specifier, tree.get(specifier) as string]));
+  modules["mcp/servers/evil/x.schema"] = tree.get("mcp/servers/evil/x.schema") as string;
 
   it("never produce TypeScript that fails to compile", () => {
     modules["mcp/servers/evil/schemas"] =
@@ -87,6 +88,18 @@ describe("hostile tool names, descriptions and schemas", () => {
     );
     expect(source).toContain(`  "__proto__": string;`);
     expect(source).toContain("upper?: Proto;");
+  });
+
+  it("give .schema modules that evaluate to the schemas exactly, __proto__ keys as own keys", () => {
+    const { outputText } = ts.transpileModule(modules["mcp/servers/evil/x.schema"] as string, {
+      compilerOptions: { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS },
+    });
+    const exports: Record<string, unknown> = {};
+    runInNewContext(outputText, { exports });
+    expect(JSON.stringify(exports.schema)).toBe(JSON.stringify(inputSchema));
+    expect(JSON.stringify(exports.outputSchema)).toBe(JSON.stringify(inputSchema));
+    expect(Object.keys((exports.schema as { properties: object }).properties)).toContain("__proto__");
+    expect((globalThis as { pwned?: unknown }).pwned).toBeUndefined();
   });
 
   it("give zod schemas that build and validate", () => {

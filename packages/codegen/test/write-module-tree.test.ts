@@ -38,12 +38,14 @@ describe("writeModuleTree", () => {
     expect(fsFiles).toContain("readTextFile.ts");
     expect(fsFiles).toContain("index.ts");
     expect(fsFiles).toContain("schemas.ts");
-    // bridge, tsconfig, package.json, README, and per server its tool modules plus index.ts and schemas.ts.
+    expect(fsFiles).toContain("readTextFile.schema.ts");
+    // bridge, tsconfig, package.json, README, and per server its tool and .schema modules plus index.ts and schemas.ts.
     const tools = Object.keys(FIXTURES).reduce((n, server) => n + (tree.tools(server)?.length ?? 0), 0);
-    expect(files).toBe(4 + tools + 2 * Object.keys(FIXTURES).length);
+    expect(files).toBe(4 + 2 * tools + 2 * Object.keys(FIXTURES).length);
 
     expect(await readFile(join(outDir, "servers", "fs", "readTextFile.ts"), "utf8")).toBe(tree.get("mcp/servers/fs/readTextFile"));
     expect(await readFile(join(outDir, "bridge.ts"), "utf8")).toBe(tree.get("mcp/bridge"));
+    expect(await readFile(join(outDir, "servers", "fs", "readTextFile.schema.ts"), "utf8")).toBe(tree.get("mcp/servers/fs/readTextFile.schema"));
     expect(await readFile(join(outDir, "servers", "fs", "schemas.ts"), "utf8")).toMatch(
       /^import \{ z \} from "zod";\n[\s\S]*export const readTextFileInput = z\.object\(/,
     );

@@ -47,6 +47,7 @@ export {
   BRIDGE_SPECIFIER,
   MAX_TOOL_NAME_LENGTH,
   MODULE_ROOT,
+  SCHEMA_MODULE_SUFFIX,
   SEPARATOR,
   SERVERS_PREFIX,
   SERVER_MODULE_NAMES,
@@ -60,6 +61,7 @@ export {
   toolModuleSpecifier,
   uniqueFunctionNames,
 } from "./names";
+export { callLine, oneLine } from "./progress";
 export {
   joinedText,
   otherContentKinds,

@@ -42,6 +42,9 @@ export function toolModuleSpecifier(server: string, functionName: string): strin
   return `${SERVERS_PREFIX}${server}/${functionName}`;
 }
 
+/** After a tool's module path, names the module of its JSON Schemas: `mcp/servers/fs/readTextFile.schema`. */
+export const SCHEMA_MODULE_SUFFIX = ".schema";
+
 /** True for a word that cannot name a generated function. */
 export function isReservedWord(name: string): boolean {
   return RESERVED.has(name);

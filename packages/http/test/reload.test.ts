@@ -1,6 +1,6 @@
 import { loadConfigFile } from "@codemux/pool";
 import { Codemux } from "@codemux/server";
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingEntry, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -11,16 +11,8 @@ import { describe, expect, it } from "vitest";
 import { CodemuxHttpServer, watchConfig, type LogRecord } from "../src/index";
 import { TOKENS, bearer } from "./helpers";
 
-const server = (name: string, extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [misbehavingServerPath, "--name", name], ...extra });
+const server = misbehavingEntry;
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
-
-async function until(check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("the condition never held");
-}
 
 describe("hot reload while clients are connected", () => {
   it("adds, edits and removes servers from the watched file; unchanged ones keep their connection; a bad edit keeps the last good config", async () => {

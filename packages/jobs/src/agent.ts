@@ -1,9 +1,19 @@
-import { estimateTokens, type SessionInfo, type ToolDefinition, type ToolResult, defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/core";
+import {
+  callLine,
+  estimateTokens,
+  redactSecrets,
+  type SessionInfo,
+  type ToolDefinition,
+  type ToolResult,
+  defineMetaTool,
+  type MetaTool,
+  type MetaToolContext,
+} from "@codemux/core";
 import type { CreateMessageRequest, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
 import { seconds } from "./format";
-import { callLine, type JobManager } from "./job-manager";
+import type { JobManager } from "./job-manager";
 import { readTranscript } from "./transcript";
 import { TERMINAL } from "./types";
 
@@ -252,7 +262,7 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
         continue;
       }
       toolUses++;
-      run.progress({ progress: ++step, message: callLine(use.name, use.input) });
+      run.progress({ progress: ++step, message: callLine(use.name, use.input, redactSecrets) });
       const result = AGENT_TOOLS.includes(use.name)
         ? await manager.recordCall(jobId, { tool: use.name, args: use.input, origin: "agent" }, () =>
             surface.callTool(use.name, { ...use.input, background: false }, { session: callSession, origin: "job", signal }),

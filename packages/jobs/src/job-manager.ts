@@ -1,4 +1,15 @@
-import { redactSecrets, silentLogger, type Logger, type CallContext, type Progress, type ToolResult, type BackgroundWork, type JobRunner } from "@codemux/core";
+import {
+  callLine,
+  oneLine,
+  redactSecrets,
+  silentLogger,
+  type Logger,
+  type CallContext,
+  type Progress,
+  type ToolResult,
+  type BackgroundWork,
+  type JobRunner,
+} from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,8 +28,6 @@ const CANCEL_POLL_MS = 1_000;
 const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
 const FOREIGN_REFRESH_MS = 2_000;
 const MAX_REQUEST_BYTES = 256 * 1024;
-/** Parameters worth naming in a progress line, in this order (as seed 001 does). */
-const KEY_PARAMS = ["path", "url", "query", "prompt", "name", "id"];
 
 /**
  * Masks secrets in what the journal keeps: a job's request, its description, progress and error lines.
@@ -480,7 +489,7 @@ export class JobManager implements JobRunner {
     const seq = live.seq++;
     const digest = argsDigest(call.args);
     const { record } = live;
-    this.#noteProgress(live, { message: this.#mask(callLine(call.tool, call.args)) }, false);
+    this.#noteProgress(live, { message: callLine(call.tool, call.args, (text) => this.#mask(text)) }, false);
     // Written before the call goes out: after a crash, a call with no end line is known to have been in flight.
     await live.transcript.append({ ts: this.now(), type: "call_start", seq, tool: call.tool, argsSha256: digest });
     record.inFlight++;
@@ -578,11 +587,6 @@ export function isTerminal(status: JobStatus): boolean {
   return TERMINAL.has(status);
 }
 
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
 function errorText(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, 2_000);
 }
@@ -592,18 +596,4 @@ function boundedRequest(request: Record<string, unknown>): Record<string, unknow
   const json = JSON.stringify(request) ?? "{}";
   if (json.length <= MAX_REQUEST_BYTES) return request;
   return { truncated: true, bytes: json.length, argsSha256: argsDigest(request) };
-}
-
-/** Seed 001's progress line: the tool and its telling parameters, each cut to 80 characters. */
-export function callLine(tool: string, args: unknown): string {
-  if (typeof args !== "object" || args === null) return tool;
-  const record = args as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const key of KEY_PARAMS) {
-    const value = record[key];
-    if (value === undefined || value === null || typeof value === "object") continue;
-    parts.push(`${key}=${oneLine(String(value), 80)}`);
-    if (parts.length === 3) break;
-  }
-  return parts.length ? `${tool} ${parts.join(" ")}` : tool;
 }

@@ -61,5 +61,6 @@ export function defaultWorkerCount(): number {
 
 /** Where the pool starts its workers; a bundler may point `SandboxOptions.workerUrl` elsewhere. */
 export function defaultWorkerUrl(): URL {
-  return new URL("./worker.js", import.meta.url);
+  // Run from sources (`pnpm dev:cli`, through tsx) this module is a .ts file, and the worker is a TypeScript one to load through tsx.
+  return new URL(import.meta.url.endsWith(".ts") ? "./worker-source.mjs" : "./worker.js", import.meta.url);
 }

@@ -26,6 +26,8 @@ export interface ExecuteOptions {
   /** The background job running this snippet; its calls carry it. */
   job?: string;
   onprogress?: (progress: { tool: string; progress: Progress }) => void;
+  /** Told of each tool call the snippet starts, before it goes out. */
+  oncall?: (call: { tool: string; args: unknown }) => void;
   /** The front end's hints: a call's "no tool named" error then says how to find tools there. */
   hints?: AnswerHints;
 }
@@ -67,7 +69,7 @@ export class SnippetHost {
     const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
     await readiness.loaded();
     await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
-    const { session, requestId, job, onprogress, hints } = options;
+    const { session, requestId, job, onprogress, oncall, hints } = options;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
     try {
@@ -81,6 +83,7 @@ export class SnippetHost {
           // The bridge's callTool asks for the value: the host turns the result into it, the guest only forwards.
           const value = called.endsWith(VALUE_CALL_SUFFIX);
           const name = value ? called.slice(0, -VALUE_CALL_SUFFIX.length) : called;
+          oncall?.({ tool: name, args });
           runCalls ??= new AbortController();
           const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
           if (requestId !== undefined) request.requestId = requestId;

@@ -207,6 +207,22 @@ describe("modules", () => {
     expect(top).toMatch(/Snippet globals: .*URLSearchParams.*TextEncoder/);
     const fs = await h.text("list_modules", { path: "mcp/servers/fs" });
     expect(fs).toContain("mcp/servers/fs/readTextFile  readTextFile({ path: string");
+    expect(fs).toContain('import { schema } from "mcp/servers/fs/<function>.schema"');
+  });
+
+  it("gives a tool's JSON Schema as a .schema module that read_module shows and a snippet imports", async () => {
+    const inputSchema = h.core.catalog.resolve("fs__read_text_file").tool.inputSchema;
+    const source = await h.text("read_module", { specifier: "mcp/servers/fs/readTextFile.schema" });
+    expect(source).toContain("export const schema = {");
+    const body = JSON.parse(
+      await h.text("execute_code", {
+        code: `
+          import { schema } from "mcp/servers/fs/readTextFile.schema";
+          import { schema as echo } from "mcp/servers/bad/echo.schema";
+          export default { schema, echoRequired: echo.required };`,
+      }),
+    );
+    expect(body.result).toEqual({ schema: inputSchema, echoRequired: ["text"] });
   });
 
   it("reads a typed module and refuses absolute and climbing paths", async () => {
@@ -316,6 +332,32 @@ describe("execute_code", () => {
     expect(text).toMatch(/^The result of execute_code is \d+ KB/);
     const handle = /kept as "(res_[0-9a-f]+)"/.exec(text)![1]!;
     expect(await h.text("read_result", { handle, op: "grep", pattern: '"row": 4321,', context: 1 })).toContain('"text": "some data 4321"');
+  });
+
+  it("sends a progress line per tool call started, naming the tool and its key parameters cut to 80 characters, secrets masked", async () => {
+    const messages: string[] = [];
+    const progress: number[] = [];
+    const query = `ghp_${"a".repeat(36)} ${"long query ".repeat(20)}`;
+    const code = `
+      import { readTextFile } from "mcp/servers/fs/readTextFile";
+      import { searchNodes } from "mcp/servers/memory/searchNodes";
+      import { counter } from "mcp/servers/bad/counter";
+      await readTextFile({ path: ${JSON.stringify(join(dir, "hello.txt"))} });
+      await searchNodes({ query: ${JSON.stringify(query)} });
+      await counter({});
+      export default "done";`;
+    const result = await h.client.callTool({ name: "execute_code", arguments: { code } }, undefined, {
+      onprogress: (p) => {
+        progress.push(p.progress);
+        if (p.message) messages.push(p.message);
+      },
+    });
+    expect(JSON.parse(textOf(result as CallToolResult)).result).toBe("done");
+    expect(messages).toEqual([`fs__read_text_file path=${join(dir, "hello.txt")}`, expect.stringMatching(/^memory__search_nodes query=/), "bad__counter"]);
+    const shown = (messages[1] as string).slice("memory__search_nodes query=".length);
+    expect(shown).toHaveLength(80);
+    expect(shown).toMatch(/^\*\*\* long query long query .*…$/);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
   });
 
   it("keeps the proxy answering while a runaway snippet runs", async () => {

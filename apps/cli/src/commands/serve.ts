@@ -23,7 +23,7 @@ import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
-import { levelSink } from "../logger";
+import { levelSink, loggerSink } from "../logger";
 import {
   claimPidfile,
   healthy,
@@ -132,7 +132,7 @@ export function registerServe(program: Command, context: RunContext): void {
         "keep results larger than N bytes as handles to page through (default 65536, about 16k tokens; at most 1048576)",
       ).argParser(spillBytesArg),
     )
-    .option("--watch", "apply edits of the config file without a restart (default with --http)")
+    .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
     .addHelpText("after", SERVE_HELP)
@@ -158,6 +158,9 @@ export function registerServe(program: Command, context: RunContext): void {
         serving: true,
         ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
       });
+      const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
+      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
+      if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -169,9 +172,8 @@ export function registerServe(program: Command, context: RunContext): void {
       if (process.stdin.isTTY) {
         void core.ready().then(async () => {
           // A client starts codemux in a folder of its own: the snippet names the config this run found.
-          const found = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
           const args = [
-            ...(found ? ["--config", found] : ["--root", resolve(options.root ?? ".")]),
+            ...(file ? ["--config", file] : ["--root", resolve(options.root ?? ".")]),
             ...(options.mode !== "code" ? ["--mode", options.mode] : []),
           ];
           process.stderr.write(`${await terminalStatus(core, args, core.options.config.source)}\n`);
@@ -180,6 +182,7 @@ export function registerServe(program: Command, context: RunContext): void {
       try {
         await serveStdio(core, { signal: stop.signal });
       } finally {
+        watcher?.close();
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
         await core.close();
       }

@@ -1,4 +1,4 @@
-import { defineMetaTool } from "@codemux/core";
+import { callLine, defineMetaTool, redactSecrets } from "@codemux/core";
 import { DEFAULT_EXECUTE_TIMEOUT_MS, MAX_EXECUTE_TIMEOUT_MS } from "../defaults";
 import { limitResult } from "../render/limit-result";
 import { executionResult } from "../render/text";
@@ -35,6 +35,8 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
                 report({ progress: ++step, message: `${tool}: ${progress.progress}${progress.total ? `/${progress.total}` : ""}` }),
             }
           : {}),
+        // A line per call started, in the foreground only: a job keeps its calls' lines itself (as its lastProgress).
+        ...(report && job === undefined ? { oncall: ({ tool, args }) => report({ progress: ++step, message: callLine(tool, args, redactSecrets) }) } : {}),
       });
       return limitResult(ctx.services, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
     };

@@ -1,4 +1,4 @@
-import { defineMetaTool, serverModuleSpecifier, textResult } from "@codemux/core";
+import { SCHEMA_MODULE_SUFFIX, defineMetaTool, serverModuleSpecifier, textResult } from "@codemux/core";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import { BadRequestError } from "../errors";
 import { MOUNT_NOTES, type ModuleListing } from "../modules/namespace";
@@ -69,7 +69,11 @@ export function listingText(listing: ModuleListing): string {
       );
     }
     case "server":
-      return listing.entries.map((e) => `${e.moduleSpecifier}  ${e.signature}`).join("\n") || `${listing.specifier} has no tools.`;
+      if (listing.entries.length === 0) return `${listing.specifier} has no tools.`;
+      return [
+        ...listing.entries.map((e) => `${e.moduleSpecifier}  ${e.signature}`),
+        `Input JSON Schemas: import { schema } from "${listing.specifier}/<function>${SCHEMA_MODULE_SUFFIX}".`,
+      ].join("\n");
     case "modules":
       return listing.specifiers.join("\n");
   }

@@ -22,9 +22,6 @@ export type ModuleListing =
   /** Any other path with modules under it. */
   | { kind: "modules"; specifiers: string[] };
 
-/** A `.../<tool>.schema` path names the JSON Schema of that tool's input. */
-const SCHEMA_SUFFIX = ".schema";
-
 export interface ModuleNamespaceOptions {
   /** The `servers/` and `bridge` mounts: the generated tool wrappers. */
   tree: ModuleTree;
@@ -113,7 +110,7 @@ export class ModuleNamespace {
 
   /**
    * A module as read_module shows it: by path (`mcp/servers/fs/readTextFile`, also without `mcp/`),
-   * by `server__tool` name, or `.../<tool>.schema` for the tool's input schema as JSON. Throws a
+   * by `server__tool` name, or `.../<tool>.schema` for the module of the tool's JSON Schemas. Throws a
    * sentence with the path meant when there is no such module.
    */
   read(input: string, session: SessionInfo): { specifier: string; source: string } {
@@ -123,10 +120,6 @@ export class ModuleNamespace {
       return { specifier: entry.moduleSpecifier, source: tree.get(entry.moduleSpecifier) ?? "" };
     }
     const specifier = normalizeSpecifier(input);
-    if (specifier.endsWith(SCHEMA_SUFFIX)) {
-      const entry = catalog.entries().find((e) => e.moduleSpecifier === specifier.slice(0, -SCHEMA_SUFFIX.length));
-      if (entry) return { specifier, source: JSON.stringify(entry.tool.inputSchema, null, 2) };
-    }
     const source = this.source(specifier, session);
     if (source !== undefined) return { specifier, source };
     const close = this.suggest(specifier);

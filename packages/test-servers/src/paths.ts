@@ -1,0 +1,11 @@
+// Resolved against the built index.js, which bundles this file: the servers are built beside it.
+import { fileURLToPath } from "node:url";
+
+/** Absolute path of the built misbehaving server (run it with `node`). */
+export const misbehavingServerPath: string = fileURLToPath(new URL("./misbehaving.js", import.meta.url));
+
+/** Absolute path of the built catalog replay server (run it with `node PATH CATALOG.json`). */
+export const replayServerPath: string = fileURLToPath(new URL("./replay.js", import.meta.url));
+
+/** Absolute path of the built asking server (run it with `node`): questions and log lines in and after calls, results as given. */
+export const askingServerPath: string = fileURLToPath(new URL("./asking.js", import.meta.url));
