@@ -105,10 +105,15 @@ describe("codemux serve", () => {
     // `script` gives codemux a terminal; Ctrl+C ends it once the banner is out.
     const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: dir, env: env() });
     let output = "";
+    let stopped = false;
     child.stdin.on("error", () => undefined);
     child.stdout.on("data", (chunk: Buffer) => {
       output += chunk;
-      if (output.includes("press Ctrl+C to stop")) child.stdin.write("\x03");
+      // Once: the terminal echoes "^C", and a Ctrl+C for every echo floods the terminal until codemux has gone.
+      if (!stopped && output.includes("press Ctrl+C to stop")) {
+        stopped = true;
+        child.stdin.write("\x03");
+      }
     });
     await once(child, "close");
     const lines = output
@@ -120,7 +125,7 @@ describe("codemux serve", () => {
     expect(lines).toContain(`claude mcp add codemux -- ${process.execPath} ${cli} --root ${dir}`);
     expect(output).not.toContain("npx -y codemux");
     // Two real servers start before the banner: on a loaded 2-core machine that alone has taken 20 s.
-  }, 90_000);
+  }, 60_000);
 
   it("takes servers inline after --", async () => {
     const c = await client(["serve", "--", "m", "--", process.execPath, misbehavingServerPath]);
