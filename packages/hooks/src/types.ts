@@ -1,33 +1,17 @@
-import type { Logger, ClientPeer, ToolResult } from "@codemux/core";
+import type { ClientPeer, Logger, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
 
-/** The hints a server gives about a tool (MCP `ToolAnnotations`); `{}` when it gave none. */
-export interface ToolHints {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-  [key: string]: unknown;
-}
+/** The hints a server gives about a tool (MCP `ToolAnnotations`, core's type); `{}` when it gave none. */
+export type ToolHints = ToolAnnotations;
 
-/** A tool's definition as its server lists it (the part plugins read: pin hashes it whole). */
-export interface ToolInfo {
-  name: string;
-  title?: string;
-  description?: string;
+/** A tool's definition as its server lists it (the part plugins read: pin hashes it whole); schemas as any server sends them. */
+export interface ToolInfo extends Pick<ToolDefinition, "name" | "title" | "description" | "annotations"> {
   inputSchema?: unknown;
   outputSchema?: unknown;
-  annotations?: ToolHints;
   [key: string]: unknown;
 }
 
 /** Who made the call: the session, its principal, and its client when it is an MCP connection. */
-export interface CallSession {
-  id: string;
-  principal: string;
-  /** Requests to the calling client (elicitation, sampling); absent for the CLI and REST. */
-  peer?: ClientPeer;
-}
+export type CallSession = SessionInfo;
 
 /** What a plugin sees of one tool call. Only `arguments` changes, and only through `beforeCall`'s answer. */
 export interface PluginCall {
