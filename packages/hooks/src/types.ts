@@ -1,4 +1,4 @@
-import type { ClientPeer, Logger, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
+import type { Logger, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
 
 /** The hints a server gives about a tool (MCP `ToolAnnotations`, core's type); `{}` when it gave none. */
 export type ToolHints = ToolAnnotations;
