@@ -321,20 +321,41 @@ describe("which calls take the fast lane (in process)", () => {
     await core.close();
   });
 
-  it("serveStdio serves calls on the lane", async () => {
+  /** Serves two calls over stdio and returns the debug lines; `fastLane` as serveStdio takes it. */
+  async function serveTwoCalls(fastLane?: boolean): Promise<string[]> {
     const lines: string[] = [];
     const { core } = fakeCore({ ...silentLogger, debug: (line) => lines.push(line) });
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const serving = serveStdio(core, { stdin, stdout });
+    const serving = serveStdio(core, { stdin, stdout, ...(fastLane === undefined ? {} : { fastLane }) });
     const { request } = wire(stdin, stdout);
     await request(1, "initialize", initialize);
     await request(2, "tools/call", echo);
     await request(3, "tools/call", echo);
     stdin.end();
     await serving;
-    expect(lines).toContain("stdio session closed: 2 tools/call answered on the fast lane");
     await core.close();
+    return lines;
+  }
+
+  it("serveStdio serves calls on the lane, and not with fastLane false", async () => {
+    expect(await serveTwoCalls(true)).toContain("stdio session closed: 2 tools/call answered on the fast lane");
+    expect((await serveTwoCalls(false)).join("\n")).not.toContain("fast lane");
+  });
+
+  it("CODEMUX_SERVER_LANE=0, false or off turns the lane off when serveStdio is given no fastLane", async () => {
+    const previous = process.env.CODEMUX_SERVER_LANE;
+    try {
+      for (const value of ["0", "false", "off"]) {
+        process.env.CODEMUX_SERVER_LANE = value;
+        expect((await serveTwoCalls()).join("\n")).not.toContain("fast lane");
+      }
+      process.env.CODEMUX_SERVER_LANE = "1";
+      expect(await serveTwoCalls()).toContain("stdio session closed: 2 tools/call answered on the fast lane");
+    } finally {
+      if (previous === undefined) delete process.env.CODEMUX_SERVER_LANE;
+      else process.env.CODEMUX_SERVER_LANE = previous;
+    }
   });
 
   it("aborts a call in flight when the connection closes, and when it is cancelled, as the SDK does", async () => {
