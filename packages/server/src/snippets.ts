@@ -72,6 +72,8 @@ export class SnippetHost {
     const { session, requestId, job, onprogress, oncall, hints } = options;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
+    // Kept files are written before the answer goes back, so whoever reads the folder then finds them.
+    let keeping: Promise<void> | undefined;
     try {
       return await this.executor.execute({
         code,
@@ -95,10 +97,17 @@ export class SnippetHost {
         },
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(keepBundlesDir ? { onBundle: (bundle) => void this.#keepBundle(keepBundlesDir, bundle) } : {}),
+        ...(keepBundlesDir
+          ? {
+              onBundle: (bundle) => {
+                keeping = this.#keepBundle(keepBundlesDir, bundle);
+              },
+            }
+          : {}),
       });
     } finally {
       runCalls?.abort(new Error("The sandbox run ended."));
+      await keeping;
     }
   }
 
