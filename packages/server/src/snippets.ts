@@ -2,9 +2,9 @@ import {
   BRIDGE_SPECIFIER,
   toolValueAnswer,
   VALUE_CALL_SUFFIX,
-  type CallRequest,
   type Logger,
   type Progress,
+  type RequestContext,
   type SessionInfo,
   type ToolResult,
 } from "@codemux/core";
@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModuleNamespace } from "./modules/namespace";
+import { callRequest } from "./pipeline/call-request";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
@@ -70,6 +71,10 @@ export class SnippetHost {
     await readiness.loaded();
     await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
     const { session, requestId, job, onprogress, oncall, hints } = options;
+    // What every call of this run shares; each call adds its own signal (and progress) to the request built from it.
+    const run: RequestContext & { job?: string } = { session, origin: "execute_code" };
+    if (requestId !== undefined) run.requestId = requestId;
+    if (job !== undefined) run.job = job;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
     // Kept files are written before the answer goes back, so whoever reads the folder then finds them.
@@ -79,7 +84,7 @@ export class SnippetHost {
         code,
         modules: (specifier) => namespace.source(specifier, session),
         suggestModules: (specifier) => namespace.suggest(specifier),
-        // A snippet's every tool call comes through here: the request is built field by field, with no spread objects.
+        // A snippet's every tool call comes through here.
         onCall: (called, args, context) => {
           if (namespace.ownsCall(called)) return namespace.call({ name: called, args, session, signal: context.signal });
           // The bridge's callTool asks for the value: the host turns the result into it, the guest only forwards.
@@ -87,9 +92,9 @@ export class SnippetHost {
           const name = value ? called.slice(0, -VALUE_CALL_SUFFIX.length) : called;
           oncall?.({ tool: name, args });
           runCalls ??= new AbortController();
-          const request: CallRequest = { name, arguments: args, origin: "execute_code", session, signal: context.signal, downstreamSignal: runCalls.signal };
-          if (requestId !== undefined) request.requestId = requestId;
-          if (job !== undefined) request.job = job;
+          const request = callRequest({ name, args }, run);
+          request.signal = context.signal;
+          request.downstreamSignal = runCalls.signal;
           if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
           const result = pipeline.call(request);
           const answer = value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
