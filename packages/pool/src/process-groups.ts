@@ -12,7 +12,7 @@ let installed = false;
 export const usesProcessGroups = process.platform !== "win32";
 
 export function trackGroup(pid: number): void {
-  install();
+  watchForExit();
   groups.add(pid);
 }
 
@@ -55,7 +55,8 @@ export function killAllGroupsNow(): void {
   groups.clear();
 }
 
-function install(): void {
+/** Installs the exit and signal handlers that end the tracked groups (once). */
+export function watchForExit(): void {
   if (installed) return;
   installed = true;
   // 'exit' cannot wait: whatever a graceful close left running is killed outright.

@@ -8,7 +8,7 @@ import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
 import { LineSplitter } from "./line-splitter";
 import { jsonRpcMessage } from "./json-rpc-message";
-import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups } from "./process-groups";
+import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups, watchForExit } from "./process-groups";
 import { childMarker } from "./self";
 import { StderrRing } from "./stderr-ring";
 
@@ -75,6 +75,8 @@ export class ChildProcessTransport implements Transport {
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
       const parent = this.options.parentEnv ?? process.env;
+      // Before the spawn: a SIGTERM that lands while the child starts must find the cleanup handler in place.
+      watchForExit();
       const child = spawn(this.spec.command, this.spec.args, {
         env: { ...childEnvironment(this.spec.env, parent), ...childMarker(parent) },
         cwd: this.spec.cwd,
@@ -84,6 +86,8 @@ export class ChildProcessTransport implements Transport {
         detached: usesProcessGroups,
       });
       this.#child = child;
+      // At once, not on 'spawn' (a tick later): a signal handled in between must already see this group.
+      if (child.pid !== undefined) trackGroup(child.pid);
       child.once("error", (error: NodeJS.ErrnoException) => {
         const wrapped =
           error.code === "ENOENT"
@@ -97,10 +101,7 @@ export class ChildProcessTransport implements Transport {
         this.onerror?.(wrapped);
         this.#finish();
       });
-      child.once("spawn", () => {
-        if (child.pid !== undefined) trackGroup(child.pid);
-        resolve();
-      });
+      child.once("spawn", () => resolve());
       child.once("exit", (code, signal) => {
         this.exit = { code, signal };
         // The server is gone: what it left in its group (a wrapper's child) goes too, unless close() signalled it already.

@@ -65,6 +65,19 @@ describe.skipIf(process.platform === "win32")("no stdio server outlives codemux"
     await until(() => processesWith(marker).length === 0 && !groupExists(group));
   });
 
+  it("a parent SIGTERMed while a server is being spawned still ends that server's group", async () => {
+    const marker = `at-spawn-${randomUUID()}`;
+    const parent = spawn(process.execPath, [parentScript, JSON.stringify([hungWrapper("hung", marker)]), "sigterm-at-spawn"], { stdio: ["pipe", "pipe", "inherit"] });
+    let output = "";
+    parent.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    const [, exitSignal] = (await once(parent, "exit")) as [number | null, NodeJS.Signals | null];
+    expect(exitSignal).toBe("SIGTERM");
+    const wrapper = Number(/spawned (\d+)/.exec(output)?.[1]);
+    expect(wrapper).toBeGreaterThan(0);
+    // Without the handler in place before the spawn the parent dies of the signal at once and the wrapper lives on.
+    await until(() => processesWith(marker).length === 0 && !groupExists(wrapper));
+  });
+
   it("gives every stdio server the nesting marker", async () => {
     const pool = new ServerPool(
       [
