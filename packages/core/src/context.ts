@@ -19,8 +19,16 @@ export interface ClientPeer {
 export interface SessionInfo {
   /** Unique per client session; result handles and jobs belong to it. */
   id: string;
-  /** The authenticated identity (a token's name over HTTP); the same for every session of one user. */
+  /**
+   * The authenticated identity, the same for every session of one user. Named by kind so that two
+   * kinds never merge: `token:<name>` (a static token), `oauth:<issuer>#<subject>` (an OAuth access
+   * token), `local` (the owner over stdio and the CLI), `anonymous` (HTTP without auth).
+   */
   principal: string;
+  /** Groups the principal belongs to (an OAuth token's group claim, a static token's `groups`): policies may match them. */
+  groups?: readonly string[];
+  /** The scopes granted to this session (an OAuth token's `scope`, a static token's `scopes`); rights such as `admin` need theirs. */
+  scopes?: readonly string[];
   /** The connected client, when the session is an MCP connection (not the CLI or REST). */
   peer?: ClientPeer;
 }
