@@ -55,6 +55,10 @@ export interface ServerStatus {
   serverInfo?: { name: string; version: string };
   /** When the tool list was last fetched (ISO 8601). */
   lastRefreshAt?: string;
+  /** Set for an isolated server: one instance per `principal` or `session`; its status is its listing connection's. */
+  isolation?: "principal" | "session";
+  /** How many instances of an isolated server run now. */
+  instances?: number;
 }
 
 /** Hints from the tool's annotations that make a retry after the request was sent safe. */
@@ -70,6 +74,27 @@ export interface CallOptions {
   timeoutMs?: number;
   /** The tool's annotations: with `readOnlyHint` or `idempotentHint` a call is retried on any transient failure. */
   annotations?: RetryHints;
+  /** The client session making the call: an isolated server (`isolation`) serves it on that session's or principal's own instance. */
+  session?: CallerSession;
+}
+
+/** Who makes a call, as the pool needs it to pick an isolated server's instance. */
+export interface CallerSession {
+  id: string;
+  principal: string;
+}
+
+/** What the relay is told with a server's request besides the request: its signal, and whose instance sent it. */
+export interface RelayContext {
+  signal: AbortSignal;
+  /** Set when an isolated server's instance sent the request. */
+  owner?: InstanceOwner | undefined;
+}
+
+/** Whose instance of an isolated server a connection is: a principal's, or (with `session`) one client session's. */
+export interface InstanceOwner {
+  principal: string;
+  session?: string;
 }
 
 /**
@@ -78,8 +103,8 @@ export interface CallOptions {
  */
 export interface ServerRequestRelay {
   capabilities: ClientCapabilities;
-  /** Answers one request of `server`; rejects (an McpError) when no client session can answer it. */
-  handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** Answers one request of `server` (of `owner`'s instance when it is isolated); rejects (an McpError) when no client session can answer it. */
+  handle(server: string, request: { method: string; params?: Record<string, unknown> }, context: RelayContext): Promise<Record<string, unknown>>;
 }
 
 export interface ConnectionOptions {
@@ -108,6 +133,8 @@ export interface ConnectionOptions {
    * answers, less CPU a call). When absent, on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`.
    */
   callLane?: boolean;
+  /** Set on an isolated server's instance: whose it is, passed to the relay with each of its requests. */
+  owner?: InstanceOwner;
 }
 
 interface ConnectionEvents {
@@ -237,7 +264,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   /** Resolves with a ready SDK client (for resources, prompts, completions), connecting now if the server is down. */
   async ensureReady(): Promise<Client> {
-    return (await this.#ensureChannel()).client;
+    const channel = await this.#ensureChannel();
+    // A server started for a resource read or a prompt, with no call after it, still stops when idle.
+    this.#scheduleIdleStop();
+    return channel.client;
   }
 
   /** Resolves with the ready channel, connecting now if the server is down. */
@@ -429,7 +459,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const sdk = new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
-      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, signal) } : {}),
+      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, { signal, owner: this.options.owner }) } : {}),
       onnotification: (notification) => {
         if (current()) this.emit("notification", notification);
       },

@@ -22,6 +22,7 @@ import {
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog } from "@codemux/catalog";
+import type { InstanceOwner } from "@codemux/pool";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
@@ -65,7 +66,12 @@ export class McpFeatures {
   constructor(deps: McpFeaturesOptions) {
     this.#deps = deps;
     const { pool } = deps;
-    pool.on("notification", (server, notification) => {
+    pool.on("notification", (server, notification, owner) => {
+      // An instance's log lines go to its owner; its resources and prompts are listed, for everyone, by the listing connection.
+      if (owner) {
+        if (notification.method === "notifications/message") this.#relayLogMessage(server, notification.params ?? {}, owner);
+        return;
+      }
       this.#relayNotification(server, notification);
       if (notification.method.endsWith("/list_changed")) void this.#indexServer(server);
     });
@@ -159,6 +165,7 @@ export class McpFeatures {
   /** Adds the handlers to one session's MCP server and forgets the session when it closes. */
   attach(server: Server, session: SessionInfo): () => void {
     this.#servers.set(session.id, server);
+    const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
@@ -186,11 +193,16 @@ export class McpFeatures {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
-    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay).
+    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay), an instance its owner's when it asks.
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
       this.#levels.delete(session.id);
+      detachRelay();
+      // What the session owned downstream ends with it: its instances of servers isolated per session.
+      void this.#deps.pool
+        .closeSession?.(session.id)
+        .catch((error: unknown) => this.#deps.logger.warn(`while ending a session's servers: ${(error as Error).message}`));
     };
   }
 
@@ -347,10 +359,10 @@ export class McpFeatures {
     }
   }
 
-  #relayLogMessage(server: string, params: Record<string, unknown>): void {
+  #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
-    const attributed = this.#deps.relay.attribute(server);
+    const attributed = this.#deps.relay.attribute(server, owner);
     const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
     if (!mcp || !("session" in attributed)) {
       keepInOwnLog(this.#deps.logger, { level, source: logger, data: params.data });

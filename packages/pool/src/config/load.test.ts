@@ -242,6 +242,25 @@ describe("single-server files", () => {
   });
 });
 
+describe("isolation", () => {
+  it("reads isolation (shared is the default and leaves the entry as today) and maxInstances, and refuses other values", () => {
+    const config = parse({
+      mcpServers: {
+        browser: { command: "b", isolation: "session", maxInstances: 4 },
+        memory: { command: "m", isolation: "principal" },
+        fs: { command: "f", isolation: "shared" },
+      },
+    });
+    expect(config.servers.map((s) => [s.isolation, s.maxInstances])).toEqual([
+      ["session", 4],
+      ["principal", undefined],
+      [undefined, undefined],
+    ]);
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", isolation: "user" } } })).message).toMatch(/mcpServers\.b\.isolation: /);
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", maxInstances: 0 } } })).message).toMatch(/mcpServers\.b\.maxInstances: /);
+  });
+});
+
 describe("client variables", () => {
   it("reads a server's roots as file:// URIs, relative paths against the config's folder, and refuses other schemes", () => {
     const config = parse(

@@ -203,6 +203,8 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
     ...(entry.lazy === true ? { lazy: true } : {}),
     ...(entry.idleStopMs === undefined ? {} : { idleStopMs: entry.idleStopMs as number }),
     ...(entry.roots === undefined ? {} : { roots: rootsOf(entry.roots as string[], { base: context.workspaceFolder, sub, fail }) }),
+    ...(entry.isolation === undefined || entry.isolation === "shared" ? {} : { isolation: entry.isolation as "principal" | "session" }),
+    ...(entry.maxInstances === undefined ? {} : { maxInstances: entry.maxInstances as number }),
   };
   if (missing.size > 0) {
     spec.problem = `environment variable${missing.size > 1 ? "s" : ""} ${[...missing].join(", ")} ${missing.size > 1 ? "are" : "is"} not set (write \${NAME:-default} for a default)`;

@@ -46,6 +46,9 @@ export interface OAuthSettings {
 
 export type TransportSpec = StdioTransportSpec | HttpTransportSpec;
 
+/** How many connections one server entry runs: one for everyone (`shared`), one per principal, or one per client session. */
+export type Isolation = "shared" | "principal" | "session";
+
 export interface ToolFilter {
   allow?: string[];
   deny?: string[];
@@ -66,9 +69,16 @@ export interface ServerSpec {
   idleStopMs?: number;
   /**
    * The folders the server is told are its roots when it asks (`roots/list`), as `file://` URIs; unset,
-   * the core's default root. Never a client's: one server serves every client.
+   * the core's default root. A shared server never gets a client's; an isolated one gets its owner's when it has some.
    */
   roots?: string[];
+  /**
+   * `principal` or `session`: one connection per principal or per client session, started at its first call,
+   * stopped after `idleStopMs` unused; the catalog comes from one listing connection that serves no calls. Unset: shared.
+   */
+  isolation?: Exclude<Isolation, "shared">;
+  /** At most this many instances of an isolated server at once; past it a call fails with `InstanceLimitError`. */
+  maxInstances?: number;
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
   /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */

@@ -1,0 +1,150 @@
+import { askingServerPath, until } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { misbehaving, serve, TOKENS, type Served } from "./helpers";
+
+/**
+ * Servers run per session or per principal (`isolation`), reached as clients reach codemux: real HTTP,
+ * the SDK's Streamable HTTP client, real downstream processes. Two principals, alice with two sessions.
+ */
+const asking = (extra: Record<string, unknown>) => ({ command: process.execPath, args: [askingServerPath], ...extra });
+
+interface Session {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  name: string;
+  logs: string[];
+  /** Sampling requests this client was sent (their prompt text). */
+  sampled: string[];
+}
+
+let served: Served;
+/** Resolved when both alice and bob have been asked to sample, so that each answers only while the other's question is open too. */
+let bothAsked: Promise<void>;
+let askedOnce: () => void = () => undefined;
+
+/** A client session; with `roots` undefined its client declares no roots. */
+async function open(token: string, name: string, roots?: string[]): Promise<Session> {
+  const client = new Client({ name, version: "1.0.0" }, { capabilities: { sampling: {}, ...(roots ? { roots: {} } : {}) } });
+  const session: Session = { client, name, logs: [], sampled: [], transport: undefined as never };
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((uri) => ({ uri })) }));
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    session.sampled.push(JSON.stringify(request.params.messages[0]?.content));
+    askedOnce();
+    await bothAsked;
+    return { role: "assistant", model: "test", content: { type: "text", text: `${name}'s model answers` } };
+  });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => void session.logs.push(String(notification.params.data)));
+  session.transport = new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  await client.connect(session.transport);
+  await client.setLoggingLevel("debug");
+  return session;
+}
+
+const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
+const call = async (who: Session, name: string, args: Record<string, unknown> = {}) =>
+  textOf(await who.client.callTool({ name: "call_tool", arguments: { name, args } }));
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const instancesOf = (server: string) => served.core.status().find((s) => s.name === server)?.instances;
+
+let alice: Session;
+let alice2: Session;
+let bob: Session;
+
+beforeAll(async () => {
+  served = await serve(
+    {},
+    {
+      sess: asking({ isolation: "session", roots: ["/srv/configured"] }),
+      per: asking({ isolation: "principal" }),
+      idle: { ...misbehaving("--name", "idle"), isolation: "principal", idleStopMs: 300 },
+      one: { ...misbehaving("--name", "one"), isolation: "principal", maxInstances: 1 },
+      mine: { ...misbehaving("--name", "mine"), isolation: "session" },
+    },
+  );
+  alice = await open(TOKENS.alice, "alice", ["file:///home/alice/project"]);
+  alice2 = await open(TOKENS.alice, "alice-2");
+  bob = await open(TOKENS.bob, "bob", ["file:///home/bob/work"]);
+});
+afterAll(async () => {
+  await Promise.all([alice, alice2, bob].map((s) => s?.client.close()));
+  await served?.close();
+});
+
+describe("isolation: session", () => {
+  it("tells each session's instance that session's own roots, and the config's to a session whose client has none", async () => {
+    expect(JSON.parse(await call(alice, "sess__roots"))).toEqual({ roots: [{ uri: "file:///home/alice/project" }] });
+    expect(JSON.parse(await call(bob, "sess__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }] });
+    expect(JSON.parse(await call(alice2, "sess__roots"))).toEqual({ roots: [{ uri: "file:///srv/configured" }] });
+    expect(instancesOf("sess")).toBe(3);
+  });
+
+  it("answers concurrent sampling from two principals' instances, each by its own client", async () => {
+    bothAsked = new Promise((resolve) => {
+      let count = 0;
+      askedOnce = () => {
+        if (++count === 2) resolve();
+      };
+    });
+    const [a, b] = await Promise.all([call(alice, "sess__sample", { message: "alice's prompt" }), call(bob, "sess__sample", { message: "bob's prompt" })]);
+    expect(a).toBe("alice's model answers");
+    expect(b).toBe("bob's model answers");
+    expect(alice.sampled).toEqual([JSON.stringify({ type: "text", text: "alice's prompt" })]);
+    expect(bob.sampled).toEqual([JSON.stringify({ type: "text", text: "bob's prompt" })]);
+  });
+
+  it("sends an instance's log lines to its owner alone, even after the call that caused them ended", async () => {
+    expect(await call(alice, "sess__log", { data: "alice's line during her call" })).toBe("done");
+    expect(await call(alice, "sess__log", { data: "alice's late line", when: "after-answer", delayMs: 10 })).toBe("scheduled after the answer");
+    await until(() => alice.logs.includes("alice's late line"));
+    expect(alice.logs).toContain("alice's line during her call");
+    expect([...bob.logs, ...alice2.logs].filter((line) => line.startsWith("alice's"))).toEqual([]);
+  });
+
+  it("ends a session's instance (its process) when the session ends", async () => {
+    const mine = await open(TOKENS.bob, "bob-short");
+    const { pid } = JSON.parse(await call(mine, "mine__counter")) as { pid: number };
+    expect(alive(pid)).toBe(true);
+    await mine.transport.terminateSession();
+    await mine.client.close();
+    await until(() => !alive(pid));
+    expect(instancesOf("mine")).toBe(0);
+  });
+});
+
+describe("isolation: principal", () => {
+  it("shares no state between principals, and shares it between one principal's sessions", async () => {
+    expect(await call(alice, "per__remember", { value: "alice's secret" })).toBe("remembered 1");
+    expect(JSON.parse(await call(bob, "per__recall"))).toEqual([]);
+    expect(JSON.parse(await call(alice2, "per__recall"))).toEqual(["alice's secret"]);
+  });
+
+  it("tells a principal's instance the roots of that principal's most recent session that has some", async () => {
+    expect(JSON.parse(await call(alice2, "per__roots"))).toEqual({ roots: [{ uri: "file:///home/alice/project" }] });
+    expect(JSON.parse(await call(bob, "per__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }] });
+  });
+
+  it("stops an instance unused for idleStopMs, ending its process; the next call starts a fresh one", async () => {
+    const first = JSON.parse(await call(alice, "idle__counter")) as { calls: number; pid: number };
+    await until(() => !alive(first.pid));
+    expect(instancesOf("idle")).toBe(0);
+    expect(JSON.parse(await call(alice, "idle__counter"))).toMatchObject({ calls: 1 });
+  });
+
+  it("past maxInstances refuses a new principal with a sentence that names the bound, and never serves it on another's instance", async () => {
+    expect(JSON.parse(await call(alice, "one__counter"))).toMatchObject({ calls: 1 });
+    const refused = await call(bob, "one__counter");
+    expect(refused).toMatch(/Server "one" runs one instance per principal and all 1 it may run \(its "maxInstances"\) are in use by others/);
+    expect(refused).not.toMatch(/"calls"/);
+    expect(JSON.parse(await call(alice2, "one__counter"))).toMatchObject({ calls: 2 });
+  });
+});
