@@ -152,6 +152,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #stateSince = Date.now();
   #error: string | undefined;
   #transientFailure = false;
+  /** The last failure is one only a login fixes. */
+  #needsLoginFailure = false;
   /** How the ready connection reaches the server: the SDK client, or on stdio the call lane in front of it. */
   #channel: DownstreamChannel | undefined;
   /** The channel of a connection attempt still under way, closed by close(). */
@@ -282,7 +284,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       await this.#connect();
     }
     if (this.#state !== "ready" || !this.#channel) {
-      throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, { data: { sent: false, transient: this.#transientFailure } });
+      // needsLogin marks it as an AuthRequiredError: a caller can tell that only a login fixes it.
+      throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, {
+        data: { sent: false, transient: this.#transientFailure, ...(this.#needsLoginFailure ? { needsLogin: true } : {}) },
+      });
     }
     return this.#channel;
   }
@@ -489,6 +494,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             stderr: this.stderr,
             logger: this.#logger,
             ...(this.options.env ? { env: this.options.env } : {}),
+            ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
           });
           transport = made;
           if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
@@ -512,6 +518,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#readySince = Date.now();
       this.#error = undefined;
       this.#transientFailure = false;
+      this.#needsLoginFailure = false;
       this.#setTools(tools);
       this.#setState("ready");
       this.#startSweep(picked);
@@ -562,6 +569,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#stopTimers();
     this.#error = failure.reason;
     this.#transientFailure = false;
+    this.#needsLoginFailure = true;
     this.#setState("failed");
     void channel?.close().catch(() => undefined);
   }
@@ -615,6 +623,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #fail(failure: Failure, retry: boolean): void {
     this.#error = failure.message;
     this.#transientFailure = failure.transient;
+    this.#needsLoginFailure = failure.needsLogin === true;
     this.#failures += 1;
     const maxAttempts = this.options.backoff?.maxAttempts ?? DEFAULT_BACKOFF.maxAttempts;
     if (retry && this.#everReady && this.#failures <= maxAttempts) {

@@ -11,7 +11,7 @@ export { loginServer } from "./auth/login";
 export type { LoginOptions } from "./auth/login";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
-export { authDirectory, deleteAuthRecord, listAuthRecords, readAuthRecord, writeAuthRecord } from "./auth/store";
+export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";
 export type { AuthRecord } from "./auth/store";
 export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
@@ -26,6 +26,7 @@ export type {
   Isolation,
   OAuthSettings,
   PoolConfig,
+  PrincipalCredentials,
   ServerSpec,
   StdioTransportSpec,
   TlsSettings,

@@ -1,6 +1,10 @@
+import { silentLogger } from "@codemux/core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AuthRequiredError } from "./auth/auth-required";
+import { PrincipalLogins } from "./auth/principal-logins";
 import type { DownstreamNotification } from "./channel";
-import type { ServerSpec } from "./config/types";
-import { ServerConnection, type CallerSession, type ConnectionOptions, type InstanceOwner } from "./connection";
+import type { ServerSpec, TransportSpec } from "./config/types";
+import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner } from "./connection";
 import { DEFAULT_IDLE_STOP_MS, DEFAULT_MAX_INSTANCES } from "./defaults";
 import { InstanceLimitError } from "./errors";
 
@@ -24,13 +28,26 @@ export class InstanceSet {
   readonly #instances = new Map<string, ServerConnection>();
   readonly #options: InstanceSetOptions;
   readonly #spec: ServerSpec;
+  /** The logins a principal starts by calling without one: an HTTP server with per-principal credentials only. */
+  readonly #logins: PrincipalLogins | undefined;
   #made = 0;
   #closed = false;
 
   constructor(options: InstanceSetOptions) {
     this.#options = options;
+    const { spec } = options;
     // Lazy, so that an instance goes idle after idleStopMs unused; going idle ends it (below).
-    this.#spec = { ...options.spec, lazy: true, idleStopMs: options.spec.idleStopMs ?? options.connection.idleStopMs ?? DEFAULT_IDLE_STOP_MS };
+    this.#spec = { ...spec, lazy: true, idleStopMs: spec.idleStopMs ?? options.connection.idleStopMs ?? DEFAULT_IDLE_STOP_MS };
+    if (spec.credentials === "per-principal" && spec.transport.type !== "stdio")
+      this.#logins = new PrincipalLogins({
+        server: spec.name,
+        url: spec.transport.url,
+        settings: spec.transport.oauth,
+        // A fixed callback port takes one login at a time.
+        limit: spec.transport.oauth?.redirectPort ? 1 : (spec.maxInstances ?? DEFAULT_MAX_INSTANCES),
+        env: options.connection.env ?? process.env,
+        logger: options.connection.logger ?? silentLogger,
+      });
   }
 
   get spec(): ServerSpec {
@@ -52,7 +69,8 @@ export class InstanceSet {
     if (this.#closed || this.#instances.size >= limit)
       throw new InstanceLimitError(this.#spec.name, limit, { per: perSession ? "session" : "principal", idleStopMs: this.#spec.idleStopMs as number });
     const owner: InstanceOwner = perSession ? { principal: session.principal, session: session.id } : { principal: session.principal };
-    const instance = new ServerConnection(this.#spec, { ...this.#options.connection, deferStart: undefined, owner }, `${this.#options.alias}.${++this.#made}`);
+    const spec = { ...this.#spec, transport: this.#transportOf(session.principal) };
+    const instance = new ServerConnection(spec, { ...this.#options.connection, deferStart: undefined, owner }, `${this.#options.alias}.${++this.#made}`);
     instance.on("notification", (notification) => this.#options.onNotification(notification, owner));
     instance.on("state", ({ state }) => {
       // Idle (unused) or failed: the slot is freed at once; the owner's next call starts a fresh instance.
@@ -60,6 +78,39 @@ export class InstanceSet {
     });
     this.#instances.set(key, instance);
     return instance;
+  }
+
+  /**
+   * Calls a tool on `session`'s instance. With per-principal credentials over HTTP, a principal without a login
+   * of its own is sent the URL of one started for it, in the error's words.
+   */
+  call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions & { session: CallerSession }): Promise<CallToolResult> {
+    const { session } = options;
+    const called = this.for(session).callTool(tool, args, options);
+    const logins = this.#logins;
+    if (!logins) return called;
+    return called.catch(async (error: unknown) => {
+      if (!AuthRequiredError.isInstance(error)) throw error;
+      const url = await logins.start(session.principal);
+      throw new AuthRequiredError(this.#spec.name, `${session.principal} has no login of its own to it, or it expired`, {
+        how: `open ${url.href} in a browser to log in as yourself (within 5 minutes), then call again`,
+        cause: error,
+      });
+    });
+  }
+
+  /** The principal's own transport: the entry's, with its `perPrincipal` env or headers over the entry's. */
+  #transportOf(principal: string): TransportSpec {
+    const { transport, credentials, perPrincipal, name } = this.#spec;
+    if (credentials !== "per-principal") return transport;
+    const own = perPrincipal?.[principal];
+    if (transport.type !== "stdio") return { ...transport, headers: { ...transport.headers, ...own?.headers } };
+    // A stdio server takes its secrets from its environment only: without the principal's own, it does not run as anyone.
+    if (!own?.env)
+      throw new AuthRequiredError(name, `${principal} has no credentials of its own for it`, {
+        how: `the operator adds them to its entry under "perPrincipal": { "${principal}": { "env": { ... } } }`,
+      });
+    return { ...transport, env: { ...transport.env, ...own.env } };
   }
 
   /** Ends the instance of one client session (when that session ends). */
@@ -71,6 +122,7 @@ export class InstanceSet {
   /** Ends every instance, in any state (shutdown, or the entry was removed or changed). */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#logins?.close();
     await Promise.all([...this.#instances].map(([key, instance]) => this.#forget(key, instance)));
   }
 

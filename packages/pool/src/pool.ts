@@ -173,10 +173,9 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   }
 
   #isolatedCall(server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions | undefined): Promise<CallToolResult> {
-    const session = options?.session;
-    if (!session) return Promise.reject(new NoSessionError(server));
+    if (!options?.session) return Promise.reject(new NoSessionError(server));
     try {
-      return (this.#instances.get(server) as InstanceSet).for(session).callTool(tool, args, options);
+      return (this.#instances.get(server) as InstanceSet).call(tool, args, options as CallOptions & { session: CallerSession });
     } catch (error) {
       return Promise.reject(error);
     }

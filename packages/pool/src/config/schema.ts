@@ -47,6 +47,14 @@ const commonFields = {
   idleStopMs: positiveMs.optional(),
   roots: z.array(z.string().min(1, "must not be empty").max(4096)).max(MAX_ROOTS).optional(),
   isolation: z.enum(["shared", "principal", "session"]).optional(),
+  credentials: z.enum(["shared", "per-principal"]).optional(),
+  perPrincipal: z
+    .record(
+      z.string().min(1).max(400),
+      z.object({ env: z.record(z.string(), z.string()).optional(), headers: z.record(z.string(), z.string()).optional() }).strict(),
+    )
+    .refine((map) => Object.keys(map).length <= MAX_INSTANCES, `lists at most ${MAX_INSTANCES} principals`)
+    .optional(),
   maxInstances: z.number().int().positive().max(MAX_INSTANCES).optional(),
   tools: toolsSchema.optional(),
 };

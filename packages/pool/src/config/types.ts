@@ -49,6 +49,12 @@ export type TransportSpec = StdioTransportSpec | HttpTransportSpec;
 /** How many connections one server entry runs: one for everyone (`shared`), one per principal, or one per client session. */
 export type Isolation = "shared" | "principal" | "session";
 
+/** One principal's own values for a server with `credentials: "per-principal"`. */
+export interface PrincipalCredentials {
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
 export interface ToolFilter {
   allow?: string[];
   deny?: string[];
@@ -77,6 +83,13 @@ export interface ServerSpec {
    * stopped after `idleStopMs` unused; the catalog comes from one listing connection that serves no calls. Unset: shared.
    */
   isolation?: Exclude<Isolation, "shared">;
+  /**
+   * `per-principal`: each principal acts downstream as itself: its instance gets its `perPrincipal` env and headers,
+   * and an HTTP server without its own Authorization header the principal's own OAuth login. Implies an isolation.
+   */
+  credentials?: "per-principal";
+  /** Each principal's own `env` (stdio) and `headers` (HTTP), by principal (`token:alice`), over the entry's. */
+  perPrincipal?: Record<string, PrincipalCredentials>;
   /** At most this many instances of an isolated server at once; past it a call fails with `InstanceLimitError`. */
   maxInstances?: number;
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
@@ -100,4 +113,6 @@ export interface TransportContext {
   logger: Logger;
   /** codemux's environment: proxy variables, and what stdio servers inherit. */
   env?: NodeJS.ProcessEnv;
+  /** Set for a per-principal credentials instance: its OAuth login is this principal's own, never the shared one. */
+  principal?: string;
 }
