@@ -69,6 +69,12 @@ beforeAll(async () => {
       idle: { ...misbehaving("--name", "idle"), isolation: "principal", idleStopMs: 300 },
       one: { ...misbehaving("--name", "one"), isolation: "principal", maxInstances: 1 },
       mine: { ...misbehaving("--name", "mine"), isolation: "session" },
+      // Static tokens' principals are "alice" here and "token:alice" once named by kind (the oauth branch): alice's secret under both.
+      keyed: {
+        ...misbehaving("--name", "keyed"),
+        credentials: "per-principal",
+        perPrincipal: { alice: { env: { API_KEY: "alice-key" } }, "token:alice": { env: { API_KEY: "alice-key" } } },
+      },
     },
   );
   alice = await open(TOKENS.alice, "alice", ["file:///home/alice/project"]);
@@ -146,5 +152,15 @@ describe("isolation: principal", () => {
     expect(refused).toMatch(/Server "one" runs one instance per principal and all 1 it may run \(its "maxInstances"\) are in use by others/);
     expect(refused).not.toMatch(/"calls"/);
     expect(JSON.parse(await call(alice2, "one__counter"))).toMatchObject({ calls: 2 });
+  });
+});
+
+describe("credentials: per-principal", () => {
+  it("runs the server with each principal's own secret, and tells a principal without one how to get one, never lending another's", async () => {
+    expect(JSON.parse(await call(alice, "keyed__env", { name: "API_KEY" }))).toEqual({ value: "alice-key" });
+    const refused = await call(bob, "keyed__env", { name: "API_KEY" });
+    expect(refused).toMatch(/needs login \((token:)?bob has no credentials of its own for it\): the operator adds them to its entry under "perPrincipal"/);
+    expect(refused).not.toContain("alice-key");
+    expect(instancesOf("keyed")).toBe(1);
   });
 });

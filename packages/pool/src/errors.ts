@@ -141,18 +141,25 @@ export class DownstreamError extends PoolError {
   static override readonly forCode = "DOWNSTREAM_ERROR";
 }
 
-/** An isolated server already runs its `maxInstances` instances, all owned by others: a new owner waits until one stops. */
+/**
+ * An isolated server already runs its `maxInstances` instances, all owned by others, or (per session) the calling
+ * principal's sessions already hold its share of them (`principal` and `share` set): a new owner waits until one stops.
+ */
 export class InstanceLimitError extends PoolError {
   constructor(
     readonly server: string,
     readonly limit: number,
-    what: { per: "principal" | "session"; idleStopMs: number },
+    what: { per: "principal" | "session"; idleStopMs: number; principal?: string; share?: number },
   ) {
+    const held =
+      what.principal === undefined
+        ? `all ${limit} it may run (its "maxInstances") are in use by others`
+        : `${what.principal} already holds ${what.share} of them, the most one principal may of its "maxInstances" of ${limit}`;
     super(
       "INSTANCE_LIMIT",
-      `Server "${server}" runs one instance per ${what.per} and all ${limit} it may run (its "maxInstances") are in use by others; ` +
-        `try again once one has been unused for ${Math.round(what.idleStopMs / 1000)} s (it is then stopped), or raise "maxInstances" in its entry.`,
-      { data: { server, limit, sent: false, transient: false } },
+      `Server "${server}" runs one instance per ${what.per} and ${held}; ` +
+        `try again once one has been unused for ${Math.round(what.idleStopMs / 1000)} s (it is then stopped)${what.principal === undefined ? "" : " or its session ended"}, or raise "maxInstances" in its entry.`,
+      { data: { server, limit, sent: false, transient: false, ...(what.principal === undefined ? {} : { principal: what.principal, share: what.share }) } },
     );
   }
 

@@ -66,8 +66,12 @@ export class InstanceSet {
     const known = this.#instances.get(key);
     if (known) return known;
     const limit = this.#spec.maxInstances ?? DEFAULT_MAX_INSTANCES;
-    if (this.#closed || this.#instances.size >= limit)
-      throw new InstanceLimitError(this.#spec.name, limit, { per: perSession ? "session" : "principal", idleStopMs: this.#spec.idleStopMs as number });
+    const what = { per: perSession ? ("session" as const) : ("principal" as const), idleStopMs: this.#spec.idleStopMs as number };
+    if (this.#closed || this.#instances.size >= limit) throw new InstanceLimitError(this.#spec.name, limit, what);
+    // Per session, one principal's many sessions must not take every slot: a quarter of them at most (at least 2), as with HTTP sessions.
+    const share = Math.max(2, Math.ceil(limit / 4));
+    if (perSession && this.#heldBy(session.principal) >= share)
+      throw new InstanceLimitError(this.#spec.name, limit, { ...what, principal: session.principal, share });
     const owner: InstanceOwner = perSession ? { principal: session.principal, session: session.id } : { principal: session.principal };
     const spec = { ...this.#spec, transport: this.#transportOf(session.principal) };
     const instance = new ServerConnection(spec, { ...this.#options.connection, deferStart: undefined, owner }, `${this.#options.alias}.${++this.#made}`);
@@ -111,6 +115,13 @@ export class InstanceSet {
         how: `the operator adds them to its entry under "perPrincipal": { "${principal}": { "env": { ... } } }`,
       });
     return { ...transport, env: { ...transport.env, ...own.env } };
+  }
+
+  /** How many instances `principal`'s sessions hold. */
+  #heldBy(principal: string): number {
+    let held = 0;
+    for (const instance of this.#instances.values()) if (instance.options.owner?.principal === principal) held++;
+    return held;
   }
 
   /** Ends the instance of one client session (when that session ends). */

@@ -74,6 +74,19 @@ describe.skipIf(process.platform === "win32")("isolated servers: one instance pe
     expect((await counter(pool, alice2)).calls).toBe(2);
   });
 
+  it("per session, one principal's sessions hold at most a quarter of maxInstances (at least 2), so others still get theirs", async () => {
+    const { spec } = counting("session", { maxInstances: 8 });
+    pool = new ServerPool([spec]);
+    await pool.start();
+    await Promise.all([counter(pool, alice1), counter(pool, alice2)]);
+    const third = counter(pool, { id: "alice-session-3", principal: "token:alice" });
+    await expect(third).rejects.toBeInstanceOf(InstanceLimitError);
+    await expect(third).rejects.toThrow(
+      /runs one instance per session and token:alice already holds 2 of them, the most one principal may of its "maxInstances" of 8/,
+    );
+    expect((await counter(pool, bob1)).calls).toBe(1);
+  });
+
   it("an instance unused for idleStopMs is stopped, its process ended and its slot freed; the owner's next call starts a fresh one", async () => {
     const { spec, marker } = counting("principal", { idleStopMs: 200, maxInstances: 1 });
     pool = new ServerPool([spec]);
