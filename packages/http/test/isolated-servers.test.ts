@@ -27,7 +27,7 @@ let askedOnce: () => void = () => undefined;
 
 /** A client session; with `roots` undefined its client declares no roots. */
 async function open(token: string, name: string, roots?: string[]): Promise<Session> {
-  const client = new Client({ name, version: "1.0.0" }, { capabilities: { sampling: {}, ...(roots ? { roots: {} } : {}) } });
+  const client = new Client({ name, version: "1.0.0" }, { capabilities: { sampling: {}, ...(roots ? { roots: { listChanged: true } } : {}) } });
   const session: Session = { client, name, logs: [], sampled: [], transport: undefined as never };
   if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((uri) => ({ uri })) }));
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
@@ -94,6 +94,14 @@ describe("isolation: session", () => {
     expect(instancesOf("sess")).toBe(3);
   });
 
+  it("passes a client's roots/list_changed to its own instance, which asks it again, and to no other", async () => {
+    await alice.client.sendRootsListChanged();
+    const seen = async (who: Session) => JSON.parse(await call(who, "sess__roots_seen")) as unknown[];
+    await until(async () => (await seen(alice)).length === 1);
+    expect(await seen(alice)).toEqual([[{ uri: "file:///home/alice/project" }]]);
+    expect(await seen(bob)).toEqual([]);
+  });
+
   it("answers concurrent sampling from two principals' instances, each by its own client", async () => {
     bothAsked = new Promise((resolve) => {
       let count = 0;
@@ -132,6 +140,10 @@ describe("isolation: principal", () => {
     expect(await call(alice, "per__remember", { value: "alice's secret" })).toBe("remembered 1");
     expect(JSON.parse(await call(bob, "per__recall"))).toEqual([]);
     expect(JSON.parse(await call(alice2, "per__recall"))).toEqual(["alice's secret"]);
+    // A prompt is got from the asking session's own instance too, not from the connection that lists prompts.
+    const recalled = async (who: Session) => (await who.client.getPrompt({ name: "per__recall" })).messages[0]?.content;
+    expect(await recalled(bob)).toEqual({ type: "text", text: "[]" });
+    expect(await recalled(alice2)).toEqual({ type: "text", text: JSON.stringify(["alice's secret"]) });
   });
 
   it("tells a principal's instance the roots of that principal's most recent session that has some", async () => {

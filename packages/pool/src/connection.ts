@@ -415,6 +415,11 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     await channel.close().catch(() => undefined);
   }
 
+  /** Tells a running server that its client's roots changed (an isolated server's owner's); a stopped one asks when it starts. */
+  notifyRootsChanged(): void {
+    if (this.#state === "ready") this.#channel?.client.sendRootsListChanged().catch(() => undefined);
+  }
+
   /** Lists the tools again (on `tools/list_changed`, on the refresh interval, or when a caller wants fresh data). */
   async refreshTools(): Promise<Tool[]> {
     const channel = this.#channel;

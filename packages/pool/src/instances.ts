@@ -117,6 +117,11 @@ export class InstanceSet {
     return { ...transport, env: { ...transport.env, ...own.env } };
   }
 
+  /** Tells the instance that `session`'s roots reach (its own, or its principal's) that they changed. */
+  rootsChanged(session: CallerSession): void {
+    this.#instances.get(this.#spec.isolation === "session" ? session.id : session.principal)?.notifyRootsChanged();
+  }
+
   /** How many instances `principal`'s sessions hold. */
   #heldBy(principal: string): number {
     let held = 0;

@@ -181,6 +181,11 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     }
   }
 
+  /** A client session's roots changed: the isolated servers' instances that take their roots from it are told; shared servers never are. */
+  rootsChanged(session: CallerSession): void {
+    for (const instances of this.#instances.values()) instances.rootsChanged(session);
+  }
+
   /** Ends what one client session owned: its instances of servers isolated per session. */
   async closeSession(session: string): Promise<void> {
     await Promise.all([...this.#instances.values()].map((instances) => instances.closeSession(session)));

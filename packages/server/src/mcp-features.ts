@@ -10,6 +10,7 @@ import {
   ListResourceTemplatesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -185,15 +186,16 @@ export class McpFeatures {
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts() }));
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
       const { server: owner, name } = this.#promptOwner(request.params.name);
-      const client = await this.#client(owner);
+      const client = await this.#client(owner, session);
       return client.getPrompt({ ...request.params, name }, { signal: extra.signal });
     });
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, extra.signal));
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, { session, signal: extra.signal }));
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
-    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay), an instance its owner's when it asks.
+    // A client's notifications/roots/list_changed reaches only its own instances of isolated servers: shared servers take their roots from the config (see ClientRelay).
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => this.#deps.pool.rootsChanged?.(session));
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
@@ -264,14 +266,18 @@ export class McpFeatures {
     );
   }
 
-  /** Argument completion, forwarded to the owner of the prompt or resource. */
-  async complete(params: CompleteRequest["params"], signal?: AbortSignal): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+  /** Argument completion, forwarded to the owner of the prompt or resource (an isolated server's: the session's own instance). */
+  async complete(
+    params: CompleteRequest["params"],
+    { session, signal }: { session: SessionInfo; signal?: AbortSignal },
+  ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+    const options = signal ? { signal } : undefined;
     if (params.ref.type === "ref/prompt") {
       const { server, name } = this.#promptOwner(params.ref.name);
-      return (await this.#client(server)).complete({ ...params, ref: { ...params.ref, name } }, signal ? { signal } : undefined);
+      return (await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options);
     }
     const owner = await this.#owner(params.ref.uri);
-    return (await this.#client(owner.server)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, signal ? { signal } : undefined);
+    return (await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options);
   }
 
   async #gather<T>(
@@ -301,9 +307,10 @@ export class McpFeatures {
       .map((s) => s.name);
   }
 
-  async #client(server: string) {
+  /** A server's client; with `session`, an isolated server's instance of that session (prompts and completions may read its state). */
+  async #client(server: string, session?: SessionInfo) {
     if (!this.#deps.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
-    return this.#deps.pool.client(server);
+    return this.#deps.pool.client(server, session);
   }
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */

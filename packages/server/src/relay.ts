@@ -43,7 +43,8 @@ export type Attribution = { session: SessionInfo } | { refused: string };
  * An isolated server's instance serves one owner: its requests go to that owner's session (see `#owned`).
  */
 export class ClientRelay implements ServerRequestRelay {
-  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: {} };
+  // roots.listChanged: an isolated server's instance is told when its owner's roots change (never a shared server).
+  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
   readonly #roots: (server: string) => Root[];
   readonly #isShared: (server: string) => boolean;
   readonly #clock: () => number;

@@ -22,6 +22,8 @@ export interface ToolPool {
   close(): Promise<void>;
   /** One server's SDK client, for resources, prompts and completions (an isolated server's: `session`'s own instance); a pool without it offers tools only. */
   client?(server: string, session?: CallerSession): Promise<Client>;
+  /** A client session's roots changed: its own instances of isolated servers are told (shared servers never are). */
+  rootsChanged?(session: CallerSession): void;
   /** Ends what a client session owned (its instances of servers isolated per session); a pool without it has none. */
   closeSession?(session: string): Promise<void>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */

@@ -11,6 +11,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -57,7 +59,7 @@ const tools: Tool[] = [
   tool("throw", "Answer with a JSON-RPC error of this message and data.", { message: { type: "string" }, data: {} }),
 ];
 
-const server = new Server({ name: "asking", version: "1.0.0" }, { capabilities: { tools: {}, logging: {}, resources: {} } });
+const server = new Server({ name: "asking", version: "1.0.0" }, { capabilities: { tools: {}, logging: {}, resources: {}, prompts: {} } });
 /** Work deferred to the start of the next tool call (`when: "next-call"`). */
 const onNextCall: Array<() => void> = [];
 const late: Array<{ message: string; answer?: unknown; error?: string }> = [];
@@ -160,6 +162,12 @@ server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     ),
   );
 });
+
+// A prompt made of this process's state: whoever gets it sees what was remembered here.
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ name: "recall", description: "What this process was asked to remember." }] }));
+server.setRequestHandler(GetPromptRequestSchema, async () => ({
+  messages: [{ role: "user", content: { type: "text", text: JSON.stringify(remembered) } }],
+}));
 
 // A resource's text is the URI's last segment, base64url-decoded: the test chooses what a read returns.
 const template = `${scheme}://text/{text}`;
