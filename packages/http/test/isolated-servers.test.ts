@@ -2,8 +2,12 @@ import { askingServerPath, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { misbehaving, serve, TOKENS, type Served } from "./helpers";
+import { misbehaving, referenceServer, serve, TOKENS, type Served } from "./helpers";
 
 /**
  * Servers run per session or per principal (`isolation`), reached as clients reach codemux: real HTTP,
@@ -59,8 +63,21 @@ const instancesOf = (server: string) => served.core.status().find((s) => s.name 
 let alice: Session;
 let alice2: Session;
 let bob: Session;
+/** alice's and bob's folders (their clients' roots), and where each principal's memory graph is kept. */
+let dir: string;
+const folder = (who: string) => join(dir, who);
+const memoryFile = (who: string) => join(dir, `${who}-memory.jsonl`);
+/** Static tokens' principals are "alice" here and "token:alice" once named by kind (the oauth branch): each value under both. */
+const perPrincipal = (values: (who: string) => Record<string, string>) =>
+  Object.fromEntries(["alice", "bob"].flatMap((who) => [who, `token:${who}`].map((principal) => [principal, { env: values(who) }])));
 
 beforeAll(async () => {
+  // realpath: the filesystem server names its folders by their real path.
+  dir = await realpath(await mkdtemp(join(tmpdir(), "codemux-isolated-")));
+  for (const who of ["alice", "bob"]) {
+    await mkdir(folder(who));
+    await writeFile(join(folder(who), "mine.txt"), `${who}'s file`);
+  }
   served = await serve(
     {},
     {
@@ -69,6 +86,14 @@ beforeAll(async () => {
       idle: { ...misbehaving("--name", "idle"), isolation: "principal", idleStopMs: 300 },
       one: { ...misbehaving("--name", "one"), isolation: "principal", maxInstances: 1 },
       mine: { ...misbehaving("--name", "mine"), isolation: "session" },
+      // Reference servers: the filesystem server takes its allowed folders from its client's roots; memory keeps a graph in a file.
+      fs: { command: process.execPath, args: [referenceServer("@modelcontextprotocol/server-filesystem")], isolation: "session" },
+      memory: {
+        command: process.execPath,
+        args: [referenceServer("@modelcontextprotocol/server-memory")],
+        credentials: "per-principal",
+        perPrincipal: perPrincipal((who) => ({ MEMORY_FILE_PATH: memoryFile(who) })),
+      },
       // Static tokens' principals are "alice" here and "token:alice" once named by kind (the oauth branch): alice's secret under both.
       keyed: {
         ...misbehaving("--name", "keyed"),
@@ -77,19 +102,22 @@ beforeAll(async () => {
       },
     },
   );
-  alice = await open(TOKENS.alice, "alice", ["file:///home/alice/project"]);
+  alice = await open(TOKENS.alice, "alice", ["file:///home/alice/project", pathToFileURL(folder("alice")).href]);
   alice2 = await open(TOKENS.alice, "alice-2");
-  bob = await open(TOKENS.bob, "bob", ["file:///home/bob/work"]);
+  bob = await open(TOKENS.bob, "bob", ["file:///home/bob/work", pathToFileURL(folder("bob")).href]);
 });
 afterAll(async () => {
   await Promise.all([alice, alice2, bob].map((s) => s?.client.close()));
   await served?.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 describe("isolation: session", () => {
   it("tells each session's instance that session's own roots, and the config's to a session whose client has none", async () => {
-    expect(JSON.parse(await call(alice, "sess__roots"))).toEqual({ roots: [{ uri: "file:///home/alice/project" }] });
-    expect(JSON.parse(await call(bob, "sess__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }] });
+    expect(JSON.parse(await call(alice, "sess__roots"))).toEqual({
+      roots: [{ uri: "file:///home/alice/project" }, { uri: pathToFileURL(folder("alice")).href }],
+    });
+    expect(JSON.parse(await call(bob, "sess__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }, { uri: pathToFileURL(folder("bob")).href }] });
     expect(JSON.parse(await call(alice2, "sess__roots"))).toEqual({ roots: [{ uri: "file:///srv/configured" }] });
     expect(instancesOf("sess")).toBe(3);
   });
@@ -98,7 +126,7 @@ describe("isolation: session", () => {
     await alice.client.sendRootsListChanged();
     const seen = async (who: Session) => JSON.parse(await call(who, "sess__roots_seen")) as unknown[];
     await until(async () => (await seen(alice)).length === 1);
-    expect(await seen(alice)).toEqual([[{ uri: "file:///home/alice/project" }]]);
+    expect(await seen(alice)).toEqual([[{ uri: "file:///home/alice/project" }, { uri: pathToFileURL(folder("alice")).href }]]);
     expect(await seen(bob)).toEqual([]);
   });
 
@@ -135,6 +163,24 @@ describe("isolation: session", () => {
   });
 });
 
+describe("reference servers", () => {
+  it("the filesystem server, per session, reaches each client's own folders and not the other's", async () => {
+    const read = (who: Session, owner: string) => call(who, "fs__read_text_file", { path: join(folder(owner), "mine.txt") });
+    expect(await read(alice, "alice")).toContain("alice's file");
+    expect(await read(bob, "bob")).toContain("bob's file");
+    const refused = await read(bob, "alice");
+    expect(refused).toMatch(/Access denied|outside allowed directories/i);
+    expect(refused).not.toContain("alice's file");
+  });
+
+  it("the memory server, per principal with its own graph file, keeps one principal's entities from another", async () => {
+    const entity = { name: "alice-project", entityType: "project", observations: ["due friday"] };
+    await call(alice, "memory__create_entities", { entities: [entity] });
+    expect(await call(alice2, "memory__read_graph")).toContain("alice-project");
+    expect(await call(bob, "memory__read_graph")).not.toContain("alice-project");
+  });
+});
+
 describe("isolation: principal", () => {
   it("shares no state between principals, and shares it between one principal's sessions", async () => {
     expect(await call(alice, "per__remember", { value: "alice's secret" })).toBe("remembered 1");
@@ -147,8 +193,10 @@ describe("isolation: principal", () => {
   });
 
   it("tells a principal's instance the roots of that principal's most recent session that has some", async () => {
-    expect(JSON.parse(await call(alice2, "per__roots"))).toEqual({ roots: [{ uri: "file:///home/alice/project" }] });
-    expect(JSON.parse(await call(bob, "per__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }] });
+    expect(JSON.parse(await call(alice2, "per__roots"))).toEqual({
+      roots: [{ uri: "file:///home/alice/project" }, { uri: pathToFileURL(folder("alice")).href }],
+    });
+    expect(JSON.parse(await call(bob, "per__roots"))).toEqual({ roots: [{ uri: "file:///home/bob/work" }, { uri: pathToFileURL(folder("bob")).href }] });
   });
 
   it("stops an instance unused for idleStopMs, ending its process; the next call starts a fresh one", async () => {
