@@ -1,4 +1,5 @@
 import { silentLogger } from "@codemux/core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { AuthRequiredError } from "./auth/auth-required";
 import { PrincipalLogins } from "./auth/principal-logins";
@@ -84,16 +85,21 @@ export class InstanceSet {
     return instance;
   }
 
-  /**
-   * Calls a tool on `session`'s instance. With per-principal credentials over HTTP, a principal without a login
-   * of its own is sent the URL of one started for it, in the error's words.
-   */
+  /** Calls a tool on `session`'s instance. */
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions & { session: CallerSession }): Promise<CallToolResult> {
-    const { session } = options;
-    const called = this.for(session).callTool(tool, args, options);
+    return this.#withLogin(options.session, this.for(options.session).callTool(tool, args, options));
+  }
+
+  /** `session`'s instance's SDK client (resources, prompts, completions), connecting it now. */
+  client(session: CallerSession): Promise<Client> {
+    return this.#withLogin(session, this.for(session).ensureReady());
+  }
+
+  /** With per-principal credentials over HTTP, a principal without a login of its own is sent the URL of one started for it, in the error's words. */
+  #withLogin<T>(session: CallerSession, work: Promise<T>): Promise<T> {
     const logins = this.#logins;
-    if (!logins) return called;
-    return called.catch(async (error: unknown) => {
+    if (!logins) return work;
+    return work.catch(async (error: unknown) => {
       if (!AuthRequiredError.isInstance(error)) throw error;
       const url = await logins.start(session.principal);
       throw new AuthRequiredError(this.#spec.name, `${session.principal} has no login of its own to it, or it expired`, {

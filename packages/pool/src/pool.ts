@@ -152,7 +152,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     const connection = this.connection(server);
     const instances = session === undefined ? undefined : this.#instances.get(server);
     try {
-      return (instances ? instances.for(session as CallerSession) : connection).ensureReady();
+      return instances ? instances.client(session as CallerSession) : connection.ensureReady();
     } catch (error) {
       return Promise.reject(error);
     }

@@ -253,6 +253,8 @@ describe("credentials per principal", () => {
     expect(pool.tools()[0]?.tools.map((t) => t.name)).toEqual(["whoami"]);
 
     const asAlice = await logInThroughRefusal(pool, alice, dir);
+    // Reaching bob's instance for resources or prompts says the same; the login it starts is the one his call then gets.
+    await expect(pool.client("p", bob)).rejects.toThrow(/needs login \(token:bob has no login of its own to it, or it expired\): open http/);
     const asBob = await logInThroughRefusal(pool, bob, dir);
     const clientOf = (answer: string) => /^client (\S+)$/.exec(answer)?.[1];
     const ids = [clientOf(asAlice), clientOf(asBob), operator.clientInformation?.client_id];
