@@ -166,8 +166,9 @@ describe("isolation: session", () => {
 describe("reference servers", () => {
   it("the filesystem server, per session, reaches each client's own folders and not the other's", async () => {
     const read = (who: Session, owner: string) => call(who, "fs__read_text_file", { path: join(folder(owner), "mine.txt") });
-    expect(await read(alice, "alice")).toContain("alice's file");
-    expect(await read(bob, "bob")).toContain("bob's file");
+    // The server asks for its roots once started, while the first call may already be on its way: wait until it has them.
+    await until(async () => (await read(alice, "alice")).includes("alice's file"));
+    await until(async () => (await read(bob, "bob")).includes("bob's file"));
     const refused = await read(bob, "alice");
     expect(refused).toMatch(/Access denied|outside allowed directories/i);
     expect(refused).not.toContain("alice's file");
@@ -178,6 +179,24 @@ describe("reference servers", () => {
     await call(alice, "memory__create_entities", { entities: [entity] });
     expect(await call(alice2, "memory__read_graph")).toContain("alice-project");
     expect(await call(bob, "memory__read_graph")).not.toContain("alice-project");
+  });
+});
+
+describe("isolation: session, served stateless", () => {
+  it("keeps a principal's one session's instance across requests, each served by a fresh MCP server", async () => {
+    const stateless = await serve({ stateless: true }, { mine: { ...misbehaving("--name", "mine"), isolation: "session" } });
+    try {
+      const client = new Client({ name: "stateless", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${stateless.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKENS.alice}` } } }),
+      );
+      const count = async () => JSON.parse(textOf(await client.callTool({ name: "call_tool", arguments: { name: "mine__counter" } }))) as { calls: number };
+      expect((await count()).calls).toBe(1);
+      expect((await count()).calls).toBe(2);
+      await client.close();
+    } finally {
+      await stateless.close();
+    }
   });
 });
 

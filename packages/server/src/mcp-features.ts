@@ -163,8 +163,8 @@ export class McpFeatures {
     }
   }
 
-  /** Adds the handlers to one session's MCP server and forgets the session when it closes. */
-  attach(server: Server, session: SessionInfo): () => void {
+  /** Adds the handlers to one session's MCP server and forgets the session when it closes (ending its own instances too, with `endsSession`). */
+  attach(server: Server, session: SessionInfo, { endsSession = true }: { endsSession?: boolean } = {}): () => void {
     this.#servers.set(session.id, server);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
@@ -201,6 +201,7 @@ export class McpFeatures {
       this.#subscriptions.delete(session.id);
       this.#levels.delete(session.id);
       detachRelay();
+      if (!endsSession) return;
       // What the session owned downstream ends with it: its instances of servers isolated per session.
       void this.#deps.pool
         .closeSession?.(session.id)
