@@ -83,7 +83,10 @@ export class ClientRelay implements ServerRequestRelay {
   /** Makes a connected client session known (for its instances' roots and questions) until the returned function is called. */
   attach(session: SessionInfo): () => void {
     this.#sessions.set(session.id, session);
-    return () => this.#sessions.delete(session.id);
+    // Stateless HTTP attaches one session id once per request: a request that ends leaves a later one's in place.
+    return () => {
+      if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    };
   }
 
   /** The session a server's request or log line belongs to (from `owner`'s instance when given), or why none can be named. */
