@@ -3,7 +3,7 @@ import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, resolveConfig, spillBytesOf } from "@codemux/server";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig, retentionFor, retentionOf, spillBytesOf, type Retention } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
@@ -68,15 +68,20 @@ export async function startCore(
   let core: Codemux | undefined;
   // The same JSONC reading as the servers' (resolveConfig has already refused a file that does not parse).
   const raw = configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
-  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
-    (core as Codemux).results.keep(tool, text, owner),
-  );
+  const retention = configFile ? retentionOf(raw, configFile) : undefined;
+  const plugins = await pluginsOf({
+    config: raw && configFile ? { raw, file: configFile } : undefined,
+    logger,
+    retention,
+    keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
+  });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
     ? createJobs({
         dataDir: codemuxHome(),
         logger,
+        retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
@@ -89,6 +94,7 @@ export async function startCore(
     ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,
     logger,
+    ...(retention ? { retention } : {}),
     logCalls: level === "debug",
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
@@ -113,6 +119,7 @@ export async function startCore(
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
+  forgetAlso(core, jobs, plugins);
   if (plugins) {
     const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.
@@ -124,13 +131,32 @@ export async function startCore(
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
-async function pluginsOf(
-  config: { raw: Record<string, unknown>; file: string } | undefined,
-  logger: Logger,
-  keep: ResultKeeper["keep"],
-): Promise<LoadedPlugins | undefined> {
+export async function pluginsOf({
+  config,
+  logger,
+  retention,
+  keep,
+}: {
+  config: { raw: Record<string, unknown>; file: string } | undefined;
+  logger: Logger;
+  retention: Retention | undefined;
+  keep?: ResultKeeper["keep"];
+}): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
-  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
+  return loadPlugins({
+    config: config.raw,
+    configFile: config.file,
+    logger,
+    dataDir: codemuxHome(),
+    ...(keep ? { results: { keep } } : {}),
+    ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
+  });
+}
+
+/** What `core.forget` deletes besides the core's own: the principal's jobs, and what plugins keep for it (audit lines). */
+export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
+  if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
+  if (plugins) core.onForget((principal) => plugins.forget(principal));
 }
 
 function spillOf(bytes: number | undefined): { largeResultBytes?: number } {

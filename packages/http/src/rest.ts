@@ -203,7 +203,7 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
   const services = restServices(gateway);
   const session = gateway.principalSession(ctx.principal);
   const result = await services.pipeline.call(callRequest({ name, args: args ?? {} }, { session, origin: "rest", signal: disconnectSignal(ctx) }));
-  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id });
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session });
   const raw = ctx.url.searchParams.has("raw") ? { result: limited.kept ? keptNotice(limited, name, REST_HINTS) : limited.result } : {};
   if (result.isError) {
     sendJson(ctx.res, 422, {
@@ -228,7 +228,7 @@ export async function runExec(gateway: Gateway, ctx: RequestContext, body: unkno
   const services = restServices(gateway);
   const session = gateway.principalSession(ctx.principal);
   const run = await services.snippets.execute(input.code, { timeoutMs: input.timeoutMs, session, signal: disconnectSignal(ctx) });
-  const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session.id });
+  const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session });
   if (limited.kept) {
     sendJson(ctx.res, run.ok ? 200 : 422, { spilled: spilled(limited, "execute_code") });
     return;

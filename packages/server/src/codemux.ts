@@ -30,6 +30,7 @@ import type { AnswerHints } from "./render/hints";
 import { ClientRelay } from "./relay";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
+import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
 import { SnippetHost } from "./snippets";
@@ -91,7 +92,12 @@ export interface CodemuxOptions {
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
   resultTtlMs?: number;
+  /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
+  retention?: Retention;
 }
+
+/** What `forget` removed, by kind: `{ results: 3, skills: 1, jobs: 2, auditLines: 40 }`. */
+export type ForgetReport = Record<string, number>;
 
 interface CodemuxEvents {
   /** The set of tools changed (a server connected, dropped or changed its list, or a reload changed the servers). */
@@ -134,6 +140,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   #started = false;
   readonly #closers: Array<() => Promise<void> | void> = [];
   readonly #beforeClose: Array<() => Promise<void> | void> = [];
+  readonly #forgetters: Array<(principal: string) => Promise<ForgetReport> | ForgetReport> = [];
+  #skills: SkillLibrary | undefined;
 
   constructor(options: CodemuxOptions) {
     super();
@@ -154,6 +162,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     });
     this.results = new ResultStore({
       ttlMs: options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+      ttlFor: (principal) => retentionFor(options.retention, "resultsMs", principal),
       now: this.clock,
       ...(options.resultStore ? { store: options.resultStore } : {}),
     });
@@ -213,6 +222,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       },
       { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },
     );
+    this.#skills = skills;
     const namespace: ModuleNamespace = new ModuleNamespace({
       tree,
       catalog: this.catalog,
@@ -329,6 +339,23 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    */
   onClose(closer: () => Promise<void> | void, options: { before?: boolean } = {}): void {
     (options.before ? this.#beforeClose : this.#closers).push(closer);
+  }
+
+  /** Adds what else `forget` must delete for a principal (its jobs, its audit lines); returns counts by kind. */
+  onForget(forgetter: (principal: string) => Promise<ForgetReport> | ForgetReport): void {
+    this.#forgetters.push(forgetter);
+  }
+
+  /**
+   * Deletes what codemux holds for `principal`: the results its sessions kept, its skills, and whatever
+   * `onForget` forgetters hold (jobs and transcripts, audit lines). Returns what went, by kind.
+   */
+  async forget(principal: string): Promise<ForgetReport> {
+    const report: ForgetReport = { results: this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 };
+    for (const forgetter of this.#forgetters) {
+      for (const [kind, count] of Object.entries(await forgetter(principal))) report[kind] = (report[kind] ?? 0) + count;
+    }
+    return report;
   }
 
   /** Stops every server and the sandbox, deletes the kept results, then runs the `onClose` closers. */

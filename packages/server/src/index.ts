@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions } from "./codemux";
+export type { CodemuxOptions, ForgetReport } from "./codemux";
 export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, spillBytesOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
@@ -26,11 +26,13 @@ export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hi
 export { keepIfLarge, keptNotice, limitResult, type LimitedResult } from "./render/limit-result";
 export { errorResult, errorText, executionBody, executionResult } from "./render/text";
 export { ResultStore } from "./results";
-export type { KeptResult, ResultStoreOptions } from "./results";
+export type { KeptResult, ResultOwner, ResultStoreOptions } from "./results";
+export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "./retention";
 export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
 export type { SessionHost, SessionServerOptions } from "./session";
+export { skillsFolder } from "./skills/library";
 export type { ListedSkill, Skill, SkillLibrary, SkillLibraryOptions } from "./skills/library";
 export type { SkillCheckResult } from "./skills/typecheck";
 export type { ExecuteOptions, SnippetHost } from "./snippets";

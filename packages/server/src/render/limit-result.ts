@@ -1,6 +1,6 @@
 import { estimateTokens, estimateTokensOfChars, type ToolResult } from "@codemux/core";
 import { MAX_INLINE_BYTES, MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
-import type { KeptResult, ResultStore } from "../results";
+import type { KeptResult, ResultOwner, ResultStore } from "../results";
 import type { AnswerHints } from "./hints";
 
 /** What a result becomes on its way to a reader: the result itself with its size, or kept (too large) with a preview. */
@@ -52,7 +52,7 @@ export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): 
 export interface LimitOptions {
   tool: string;
   result: ToolResult;
-  owner: string;
+  owner: ResultOwner;
   /** Bytes; 0 or absent is the global threshold, and more than MAX_INLINE_BYTES is that much. */
   threshold?: number | undefined;
 }

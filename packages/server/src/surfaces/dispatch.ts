@@ -19,7 +19,7 @@ import { searchTools } from "../meta-tools/search-tools";
 import { callRequest } from "../pipeline/call-request";
 import { DISPATCH_HINTS } from "../render/hints";
 import { keepIfLarge, layoutJson, limitResult, topLevelKeys, type TopLevelKeys } from "../render/limit-result";
-import type { KeptResult } from "../results";
+import type { KeptResult, ResultOwner } from "../results";
 import { errorResult } from "../render/text";
 import type { CodemuxServices } from "../services";
 import type { SurfaceFactory } from "./surface";
@@ -154,7 +154,7 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxSe
       return limitResult(ctx.services, {
         tool: `${DISPATCH_TOOL_NAME} list`,
         result: jsonResult(await listServers(ctx.services, request)),
-        owner: ctx.session.id,
+        owner: ctx.session,
       });
     case "call":
       return callAction(request, ctx);
@@ -236,8 +236,8 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
     return errorResult(error, services);
   }
   // Nothing to keep when the result has no text (only images or audio): it comes back as it is.
-  if (request.keep && !result.isError && keptTextOf(result) !== "") return keepResult(services, name, result, session.id);
-  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id, threshold: request.resultSizeThreshold });
+  if (request.keep && !result.isError && keptTextOf(result) !== "") return keepResult(services, name, result, session);
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session, threshold: request.resultSizeThreshold });
   if (!limited.kept) return limited.result;
   const text = limited.preview.text;
   const notice = keptAnswer(name, limited.kept, {
@@ -309,7 +309,7 @@ function atPointer(value: unknown, pointer: string, handle: string): unknown {
 }
 
 /** Keeps a result for the next call or for read, and answers with its handle, size and a short preview. */
-async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
+async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: ResultOwner): Promise<ToolResult> {
   const text = keptTextOf(result);
   const kept = await services.results.keep(tool, text, owner);
   return keptAnswer(tool, kept, {
