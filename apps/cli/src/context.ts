@@ -3,7 +3,18 @@ import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, resolveConfig, retentionFor, retentionOf, spillBytesOf, type Retention } from "@codemux/server";
+import {
+  Codemux,
+  codemuxHome,
+  findConfigFile,
+  resolveConfig,
+  resultFormatOf,
+  retentionFor,
+  retentionOf,
+  spillBytesOf,
+  type ResultFormat,
+  type Retention,
+} from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
@@ -43,6 +54,8 @@ export interface StartOptions {
   keepBundlesDir?: string;
   /** `serve --spill-bytes`: results larger are kept as handles. */
   spillBytes?: number;
+  /** `serve --result-format`: over the config's `resultFormat`. */
+  resultFormat?: ResultFormat;
   /** Log lines the command shows otherwise (list's table has each server's failure). */
   omitLog?: RegExp;
 }
@@ -95,6 +108,7 @@ export async function startCore(
     mode: opts.mode,
     logger,
     ...(retention ? { retention } : {}),
+    ...resultFormatFrom(options.resultFormat ?? (configFile ? resultFormatOf(raw, configFile) : undefined)),
     logCalls: level === "debug",
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
@@ -157,6 +171,10 @@ export async function pluginsOf({
 export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
+}
+
+function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {
+  return format === undefined ? {} : { resultFormat: format };
 }
 
 function spillOf(bytes: number | undefined): { largeResultBytes?: number } {

@@ -30,6 +30,7 @@ import type { AnswerHints } from "./render/hints";
 import { ClientRelay } from "./relay";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
+import type { ResultFormat } from "./render/toon";
 import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
@@ -91,6 +92,8 @@ export interface CodemuxOptions {
   discoveryWaitMs?: number;
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
+  /** `toon`: JSON text results reach the model as TOON where that is shorter (tables of objects); `json` (default) leaves them as they are. */
+  resultFormat?: ResultFormat;
   resultTtlMs?: number;
   /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
   retention?: Retention;
@@ -252,6 +255,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       snippets: this.#snippets,
       results: this.results,
       largeResultBytes,
+      resultFormat: options.resultFormat ?? "json",
       skills,
       features: this.features,
       jobs: options.jobs,

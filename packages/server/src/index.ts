@@ -1,7 +1,7 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
 export type { CodemuxOptions, ForgetReport } from "./codemux";
-export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, spillBytesOf } from "./config";
+export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, resultFormatOf, spillBytesOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
   BadRequestError,
@@ -25,6 +25,7 @@ export type { Readiness } from "./readiness";
 export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hints";
 export { keepIfLarge, keptNotice, limitResult, type LimitedResult } from "./render/limit-result";
 export { errorResult, errorText, executionBody, executionResult } from "./render/text";
+export { RESULT_FORMATS, toonText, type ResultFormat } from "./render/toon";
 export { ResultStore } from "./results";
 export type { KeptResult, ResultOwner, ResultStoreOptions } from "./results";
 export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "./retention";

@@ -12,7 +12,7 @@ import {
   type TokenSpec,
 } from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
-import { SPILL_BYTES_RULE, isSpillBytes, type Codemux } from "@codemux/server";
+import { RESULT_FORMATS, SPILL_BYTES_RULE, isSpillBytes, type Codemux, type ResultFormat } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { spawn } from "node:child_process";
@@ -80,6 +80,7 @@ interface ServeOptions {
   sessionIdleMs?: number;
   maxBodyBytes?: number;
   spillBytes?: number;
+  resultFormat?: ResultFormat;
   watch?: boolean;
   detach?: boolean;
 }
@@ -132,6 +133,12 @@ export function registerServe(program: Command, context: RunContext): void {
         "keep results larger than N bytes as handles to page through (default 65536, about 16k tokens; at most 1048576)",
       ).argParser(spillBytesArg),
     )
+    .addOption(
+      new Option(
+        "--result-format <format>",
+        "json: results as the tools give them (default); toon: JSON results re-encoded as TOON where that is shorter (tables of objects)",
+      ).choices([...RESULT_FORMATS]),
+    )
     .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
@@ -157,6 +164,7 @@ export function registerServe(program: Command, context: RunContext): void {
         defaultLevel: "info",
         serving: true,
         ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
+        ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
       const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
       const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
@@ -265,6 +273,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     serving: true,
     remote: true,
     ...(options.spillBytes ? { spillBytes: options.spillBytes } : {}),
+    ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
   const file = context.inline.length > 0 ? undefined : configFile;
