@@ -6,19 +6,21 @@ import { createJobs, jobsListing } from "@codemux/jobs";
 import {
   Codemux,
   codemuxHome,
+  dispatchFilesOf,
   findConfigFile,
   resolveConfig,
   resultFormatOf,
   retentionFor,
   retentionOf,
   spillBytesOf,
+  type DispatchFiles,
   type ResultFormat,
   type Retention,
 } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
@@ -109,6 +111,7 @@ export async function startCore(
     logger,
     ...(retention ? { retention } : {}),
     ...resultFormatFrom(options.resultFormat ?? (configFile ? resultFormatOf(raw, configFile) : undefined)),
+    ...dispatchFilesFrom(raw, configFile),
     logCalls: level === "debug",
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
@@ -171,6 +174,12 @@ export async function pluginsOf({
 export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
+}
+
+/** The config's `dispatch` folders (relative to the config's folder), when it has them. */
+function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
+  const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
+  return files ? { dispatchFiles: files } : {};
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {

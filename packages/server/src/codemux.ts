@@ -31,6 +31,7 @@ import { ClientRelay } from "./relay";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
 import type { ResultFormat } from "./render/toon";
+import type { DispatchFiles } from "./surfaces/dispatch-files";
 import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
@@ -94,6 +95,8 @@ export interface CodemuxOptions {
   largeResultBytes?: number;
   /** `toon`: JSON text results reach the model as TOON where that is shorter (tables of objects); `json` (default) leaves them as they are. */
   resultFormat?: ResultFormat;
+  /** Folders dispatch's `call` may read `argumentsFile` from and write `resultToFile` to: the config's `dispatch`. */
+  dispatchFiles?: DispatchFiles;
   resultTtlMs?: number;
   /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
   retention?: Retention;
@@ -256,6 +259,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       results: this.results,
       largeResultBytes,
       resultFormat: options.resultFormat ?? "json",
+      dispatchFiles: options.dispatchFiles,
       skills,
       features: this.features,
       jobs: options.jobs,

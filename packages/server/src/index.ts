@@ -44,6 +44,7 @@ export type { Store, StoreEntry, StoreWriteOptions } from "./stores/store";
 export { CODE_META_TOOLS } from "./surfaces/code";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
+export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";
