@@ -76,7 +76,7 @@ describe("codemux serve --http", () => {
       .split("\n")
       .filter((l) => l.startsWith("{"));
     expect(
-      lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "laptop" && l.path === "/v1/tools/m__echo/call?apikey=***"),
+      lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "token:laptop" && l.path === "/v1/tools/m__echo/call?apikey=***"),
     ).toBe(true);
     expect(stderr()).not.toContain(SECRET);
   });

@@ -1,6 +1,6 @@
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
 import type { LogRecord, LogSink } from "./log";
-import type { TokenSpec } from "./tokens";
+import { principalOfKey, type TokenSpec } from "./tokens";
 
 /** What a reload changed, as `Codemux.reload` reports it. */
 export interface ReloadSummary {
@@ -38,7 +38,7 @@ export interface HttpServeOptions {
   maxSessions?: number;
   /** Open MCP sessions one principal may hold; a quarter of `maxSessions` (at least 2) by default. */
   maxSessionsPerPrincipal?: number;
-  /** Limits for named principals (token names), over the per-principal defaults: `{ ci: { sessions: 40 } }`. */
+  /** Limits for named principals, over the per-principal defaults: `{ "token:ci": { sessions: 40 } }` (a bare token name `ci` means `token:ci`). */
   principalLimits?: Record<string, PrincipalLimits>;
   /** A session with no request for this long is closed, with its open streams; 30 minutes by default. */
   sessionIdleMs?: number;
@@ -137,7 +137,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
   const host = options.host ?? DEFAULT_HOST;
   const extraHosts = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
-  const principalLimits = options.principalLimits ?? {};
+  const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfKey(key), limits]));
   for (const [name, limits] of Object.entries(principalLimits)) {
     if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
   }

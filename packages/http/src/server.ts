@@ -18,7 +18,7 @@ import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
-import { ANONYMOUS_PRINCIPAL, TokenSet } from "./tokens";
+import { ANONYMOUS_PRINCIPAL, TokenSet, tokenPrincipal } from "./tokens";
 
 const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
 const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
@@ -382,8 +382,8 @@ export class CodemuxHttpServer {
     const queryToken = this.options.allowQueryToken ? (url.searchParams.get("apikey") ?? undefined) : undefined;
     const fromHeader = bearer ?? (typeof header === "string" ? header.trim() : undefined);
     const presented = fromHeader ?? queryToken;
-    const principal = presented === undefined ? undefined : this.#tokens.verify(presented);
-    if (principal === undefined) {
+    const name = presented === undefined ? undefined : this.#tokens.verify(presented);
+    if (name === undefined) {
       this.metrics.counter("codemux_auth_failures_total", "").inc();
       throw new HttpError("UNAUTHORIZED", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
         // Closed after the answer: an unauthenticated client does not keep a connection to try again on.
@@ -391,7 +391,7 @@ export class CodemuxHttpServer {
       });
     }
     this.#guard.authenticated(req.socket);
-    return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
+    return { principal: tokenPrincipal(name), queryToken: fromHeader === undefined ? queryToken : undefined };
   }
 }
 

@@ -17,7 +17,7 @@ describe("the http section of a config file", () => {
       maxConnectionsPerAddress: 8,
       maxSessionsPerPrincipal: 10,
       maxJobsPerPrincipal: 4,
-      principalLimits: { ci: { sessions: 40 }, bot: { jobs: 1 } },
+      principalLimits: { "token:ci": { sessions: 40 }, "token:bot": { jobs: 1 } },
     });
     expect(parseHttpSettings({ mcpServers: {} })).toEqual({});
   });
@@ -31,7 +31,7 @@ describe("the http section of a config file", () => {
       maxConnectionsPerAddress: 32,
       maxSessionsPerPrincipal: 25,
       maxJobsPerPrincipal: 12,
-      principalLimits: { ci: { sessions: 60, jobs: 30 } },
+      principalLimits: { "token:ci": { sessions: 60, jobs: 30 } },
     });
   });
 

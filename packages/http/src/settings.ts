@@ -1,6 +1,7 @@
 import { closestNames } from "@codemux/core";
 import { ConfigError } from "@codemux/pool";
 import { trustedProxyList } from "./connections";
+import { principalOfKey } from "./tokens";
 
 /** What one principal may hold over HTTP and in the job queue; an unset field keeps the default share. */
 export interface PrincipalSettings {
@@ -51,7 +52,8 @@ export function parseHttpSettings(config: unknown, file = "config"): HttpSetting
   if (limits.principals !== undefined) {
     const principals = read.object(limits.principals, "http.limits.principals");
     settings.principalLimits = Object.fromEntries(
-      Object.entries(principals).map(([name, value]) => [name, read.principal(value, `http.limits.principals.${name}`)]),
+      // Keyed by principal, as sessions and jobs know it: a bare token name stands for token:<name>.
+      Object.entries(principals).map(([name, value]) => [principalOfKey(name), read.principal(value, `http.limits.principals.${name}`)]),
     );
   }
   return settings;

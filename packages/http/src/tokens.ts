@@ -2,7 +2,7 @@ import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { TokenConfigError } from "./errors";
 
-/** One accepted token; `name` is the principal its holder acts as (in logs, hooks, ownership of results). */
+/** One accepted token; its holder acts as the principal `token:<name>` (in logs, hooks, ownership of results). */
 export interface TokenSpec {
   name: string;
   token: string;
@@ -13,6 +13,16 @@ const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 const MIN_TOKEN_CHARS = 8;
 const MAX_TOKEN_CHARS = 4096;
 const MAX_TOKENS = 1000;
+/** The principal a static token's holder acts as: named by kind, so it never merges with an OAuth subject or the owner. */
+export function tokenPrincipal(name: string): string {
+  return `token:${name}`;
+}
+
+/** A principal as the config names it: a bare token name (`ci`) stands for `token:ci`; `local`, `anonymous` and kinds stay as they are. */
+export function principalOfKey(key: string): string {
+  return key.includes(":") || RESERVED_NAMES.has(key) ? key : tokenPrincipal(key);
+}
+
 /** The principal of every caller when serving without tokens. */
 export const ANONYMOUS_PRINCIPAL = "anonymous";
 /**
