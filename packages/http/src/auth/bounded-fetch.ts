@@ -1,5 +1,3 @@
-import { HttpError } from "../errors";
-
 /** Metadata and key sets larger than this are refused: an authorization server's answer is small. */
 const MAX_BYTES = 256 * 1024;
 
@@ -19,7 +17,7 @@ export async function boundedFetch(url: string, options: { timeoutMs: number; si
     size += value.byteLength;
     if (size > MAX_BYTES) {
       await reader.cancel();
-      throw new HttpError("AUTH_UNAVAILABLE", `The authorization server's answer at ${url} is larger than ${MAX_BYTES} bytes; check http.oauth.issuer.`);
+      throw new Error(`its answer at ${url} is larger than ${MAX_BYTES} bytes`);
     }
     chunks.push(value);
   }

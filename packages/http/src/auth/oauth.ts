@@ -70,6 +70,9 @@ export class OAuthVerifier {
         clockTolerance: 30,
       }));
     } catch (error) {
+      // The keys could not be fetched: the token may well be good, so this is not its holder's fault.
+      if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || !(error instanceof errors.JOSEError))
+        throw unavailable(this.#options.issuer, `its keys could not be read (${(error as Error).message})`);
       throw new BearerError("invalid_token", refusal(error, this.#options));
     }
     const subject = payload.sub as string;
