@@ -135,6 +135,11 @@ export class CodemuxHttpServer {
       this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
   }
 
+  /** The names of the static tokens in force (the token file's as last read). */
+  get tokenNames(): string[] {
+    return this.#auth.tokenNames;
+  }
+
   get port(): number {
     return (this.#server.address() as AddressInfo | null)?.port ?? this.options.port;
   }
