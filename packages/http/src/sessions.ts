@@ -43,7 +43,8 @@ export class SessionTable {
 
   constructor(options: SessionTableOptions) {
     this.#options = { now: Date.now, ...options };
-    this.#sweep = setInterval(() => this.expire(), Math.max(50, Math.min(options.idleMs / 2, 60_000)));
+    // At least every 5 s: a session whose credential expired must not outlive it by much.
+    this.#sweep = setInterval(() => this.expire(), Math.max(50, Math.min(options.idleMs / 2, 5_000)));
     this.#sweep.unref();
   }
 

@@ -35,6 +35,19 @@ describe("the http section of a config file", () => {
     });
   });
 
+  it("reads the public URL and the OAuth section, and refuses OAuth without a public URL", () => {
+    const oauth = { issuer: "https://login.example.com", audience: "https://codemux.example.com", requiredScopes: ["mcp"], groupsClaim: "roles" };
+    expect(parseHttpSettings({ http: { publicUrl: "https://codemux.example.com", oauth } }, "c.json")).toEqual({
+      publicUrl: "https://codemux.example.com",
+      oauth: { ...oauth, audience: ["https://codemux.example.com"] },
+    });
+    expect(() => parseHttpSettings({ http: { oauth } }, "c.json")).toThrow("Invalid config c.json: http.oauth: needs http.publicUrl");
+    expect(() => parseHttpSettings({ http: { publicUrl: "https://c.example", oauth: { isuser: "x" } } }, "c.json")).toThrow(
+      'http.oauth.isuser: unknown setting (did you mean "issuer"?)',
+    );
+    expect(() => parseHttpSettings({ http: { publicUrl: "codemux.example.com" } }, "c.json")).toThrow("http.publicUrl: expected an http(s) URL");
+  });
+
   it("names the file and the field of a mistake, with a did-you-mean", () => {
     const bad: Array<[unknown, string]> = [
       [

@@ -87,9 +87,11 @@ describe("codemux as an OAuth protected resource", () => {
     const mcp = await fetch(`${publicUrl}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(mcp.status).toBe(401);
     expect(mcp.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/mcp"`);
-    const rest = await get("/v1/tools");
-    expect(rest.status).toBe(401);
-    expect(rest.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`);
+    for (const path of ["/v1/tools", "/sse"]) {
+      const other = await get(path);
+      expect(other.status).toBe(401);
+      expect(other.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`);
+    }
   });
 
   it("lets the MCP SDK client sign in (authorization code, PKCE, resource) and call tools as oauth:<issuer>#<subject>", async () => {

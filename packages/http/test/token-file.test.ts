@@ -115,6 +115,18 @@ describe("a token file with groups, scopes and expiry", () => {
     await Promise.all([alice.close(), bob.close()]);
   });
 
+  it("ends a session when its token expires, and refuses the token from then on", async () => {
+    const brief = { name: "brief", token: "brief-file-token-0123", expiresAt: new Date(Date.now() + 1500).toISOString() };
+    await writeTokens([ENTRIES.alice, ENTRIES.bob, ENTRIES.carol, brief]);
+    await until(async () => (await status(`${s.url}/v1/tools`, brief.token)) === 200, "the brief token accepted");
+    const client = new Client({ name: "brief", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(brief.token) } }));
+    expect(s.http.sessions.held("token:brief")).toBe(1);
+    await until(async () => s.http.sessions.held("token:brief") === 0, "the brief token's session closed at its expiry");
+    expect(await status(`${s.url}/v1/tools`, brief.token)).toBe(401);
+    await client.close();
+  });
+
   it("keeps the last good tokens when the file is broken, and logs why", async () => {
     await writeTokens('[{"name": "bob", "token": ');
     await until(async () => s.logs.some((l) => l.msg === "token file not reloaded; the last good tokens stay in force"), "the bad file reported");

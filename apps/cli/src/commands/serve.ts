@@ -15,7 +15,7 @@ import {
   type TokenSpec,
 } from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
-import { SPILL_BYTES_RULE, isSpillBytes, type Codemux } from "@codemux/server";
+import { SPILL_BYTES_RULE, isSpillBytes } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { spawn } from "node:child_process";
