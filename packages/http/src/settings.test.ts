@@ -48,6 +48,16 @@ describe("the http section of a config file", () => {
     expect(() => parseHttpSettings({ http: { publicUrl: "codemux.example.com" } }, "c.json")).toThrow("http.publicUrl: expected an http(s) URL");
   });
 
+  it("reads the README's OAuth example as it says", () => {
+    const readme = readFileSync(join(import.meta.dirname, "../README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### OAuth 2.1 on"));
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(parseHttpSettings(JSON.parse(example), "README.md")).toEqual({
+      publicUrl: "https://codemux.example.com",
+      oauth: { issuer: "https://login.example.com", scopesSupported: ["mcp", "admin", "metrics"], requiredScopes: ["mcp"], groupsClaim: "groups" },
+    });
+  });
+
   it("names the file and the field of a mistake, with a did-you-mean", () => {
     const bad: Array<[unknown, string]> = [
       [

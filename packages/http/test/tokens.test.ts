@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TokenSet, parseTokenArg, parseTokenFile } from "../src/index";
 
@@ -65,6 +67,13 @@ describe("tokens", () => {
     expect(set.verify("dev-token-4567")?.scopes).toEqual([]);
     // No token declares scopes: none are in force, as before scopes existed.
     expect(new TokenSet([{ name: "dev", token: "dev-token-4567" }]).verify("dev-token-4567")?.scopes).toBeUndefined();
+    const readme = readFileSync(join(import.meta.dirname, "../README.md"), "utf8");
+    const example = /```json\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### The token file")))?.[1] ?? "";
+    expect(parseTokenFile(example, "README.md").map(({ token: _, ...rest }) => rest)).toEqual([
+      { name: "ops", groups: ["sre"], scopes: ["admin", "metrics"] },
+      { name: "prometheus", scopes: ["metrics"] },
+      { name: "contractor", expiresAt: "2026-12-31T00:00:00Z" },
+    ]);
     const bad = (entry: Record<string, unknown>) => () => parseTokenFile(JSON.stringify([{ name: "a", token: "t1t1t1t1t1", ...entry }]), "tokens.json");
     expect(bad({ expiresAt: "next tuesday" })).toThrow('tokens.json: entry 1: "expiresAt" must be an ISO time such as "2026-12-31T00:00:00Z".');
     expect(bad({ scopes: "admin" })).toThrow(/"scopes" must be a list of at most 64 names/);
