@@ -2,6 +2,7 @@
  * @codemux/http: codemux over HTTP. Streamable HTTP (and legacy SSE) for many MCP clients, a REST
  * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
  */
+export type { Identity } from "./auth/identity";
 export type { OAuthOptions } from "./auth/oauth";
 export { DEFAULT_HOST, DEFAULT_PORT, listenFromEnv, parseListen } from "./address";
 export { isLoopback } from "@codemux/core";

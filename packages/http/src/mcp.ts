@@ -9,7 +9,7 @@ import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
 import { sendRpcError } from "./respond";
-import type { HttpSession } from "./sessions";
+import { newSession } from "./sessions";
 
 const SESSION_NOT_FOUND = -32001;
 
@@ -78,17 +78,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
       gateway.sessions.add(session);
     },
   });
-  const session: HttpSession = {
-    id,
-    kind: "streamable",
-    principal: ctx.principal,
-    ...(ctx.identity.expiresAt !== undefined ? { expiresAt: ctx.identity.expiresAt } : {}),
-    transport,
-    server,
-    createdAt: Date.now(),
-    lastSeen: Date.now(),
-    active: 0,
-  };
+  const session = newSession({ id, kind: "streamable", transport, server }, ctx.identity);
   // Set before connect: the SDK chains it with its own close handling.
   transport.onclose = () => gateway.sessions.delete(id);
   server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });

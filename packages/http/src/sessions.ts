@@ -1,5 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Identity } from "./auth/identity";
 import { SessionLimitError, type SessionRefusal } from "./errors";
 
 /** One MCP client session over HTTP: its transport, its SDK server, and who owns it. */
@@ -15,6 +16,19 @@ export interface HttpSession {
   expiresAt?: number;
   /** Requests in flight; a session is never expired while one is. Open streams are not counted: an idle session expires with them. */
   active: number;
+}
+
+/** A new session owned by the request's principal, living no longer than its credential. */
+export function newSession(fields: Pick<HttpSession, "id" | "kind" | "transport" | "server">, identity: Identity): HttpSession {
+  const now = Date.now();
+  return {
+    ...fields,
+    principal: identity.principal,
+    ...(identity.expiresAt !== undefined ? { expiresAt: identity.expiresAt } : {}),
+    createdAt: now,
+    lastSeen: now,
+    active: 0,
+  };
 }
 
 export interface SessionTableOptions {

@@ -5,7 +5,7 @@ import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
 import { sendRpcError } from "./respond";
-import type { HttpSession } from "./sessions";
+import { newSession } from "./sessions";
 
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
@@ -21,17 +21,7 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
-  const session: HttpSession = {
-    id,
-    kind: "sse",
-    principal: ctx.principal,
-    ...(ctx.identity.expiresAt !== undefined ? { expiresAt: ctx.identity.expiresAt } : {}),
-    transport,
-    server,
-    createdAt: Date.now(),
-    lastSeen: Date.now(),
-    active: 0,
-  };
+  const session = newSession({ id, kind: "sse", transport, server }, ctx.identity);
   gateway.sessions.add(session);
   const keepAlive =
     gateway.options.keepAliveMs > 0

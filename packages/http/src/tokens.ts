@@ -1,5 +1,6 @@
 import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { Identity } from "./auth/identity";
 import { TokenConfigError } from "./errors";
 
 /** One accepted token; its holder acts as the principal `token:<name>` (in logs, hooks, ownership of results). */
@@ -14,15 +15,9 @@ export interface TokenSpec {
   expiresAt?: string;
 }
 
-/** A presented token that matched: who its holder is, and until when. */
-export interface TokenMatch {
+/** A presented token that matched: its name, and who its holder is until when (scopes undefined when no token declares any). */
+export interface TokenMatch extends Identity {
   name: string;
-  principal: string;
-  groups?: readonly string[];
-  /** Undefined when no token of the set declares scopes: the holder keeps every right, as before scopes existed. */
-  scopes?: readonly string[];
-  /** Milliseconds since the epoch; absent when the token does not expire. */
-  expiresAt?: number;
 }
 
 const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
