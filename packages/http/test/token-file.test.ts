@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { link, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -138,6 +138,26 @@ describe("a token file with groups, scopes and expiry", () => {
     await writeTokens([ENTRIES.carol]);
     await until(async () => (await status(`${s.url}/v1/tools`, T.bob)) === 401, "bob refused after the fixed file dropped him");
     expect(await status(`${s.url}/v1/tools`, T.carol)).toBe(200);
+  });
+});
+
+describe("a token file on a mount whose changes raise no file events", () => {
+  it("is still re-read: its stat is polled", async () => {
+    // Written through a hard link in another folder, the file changes without an event in the folder codemux watches.
+    const elsewhere = await mkdtemp(join(tmpdir(), "codemux-tokens-elsewhere-"));
+    const original = join(elsewhere, "tokens.json");
+    const watched = join(dir, "linked-tokens.json");
+    await writeFile(original, JSON.stringify([ENTRIES.alice]));
+    await link(original, watched);
+    const s = await serve({ tokens: [], tokenFile: watched, tokenFilePollMs: 50 });
+    try {
+      expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(401);
+      await writeFile(original, JSON.stringify([ENTRIES.alice, ENTRIES.bob]));
+      await until(async () => (await status(`${s.url}/v1/tools`, T.bob)) === 200, "bob accepted once the poll saw the change");
+    } finally {
+      await s.close();
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 });
 

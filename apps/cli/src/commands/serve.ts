@@ -51,6 +51,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+  codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
+    --oauth-issuer https://login.example.com            OAuth 2.1 access tokens beside the token file (re-read on change)
   CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
                                                         what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
