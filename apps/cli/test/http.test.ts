@@ -129,6 +129,8 @@ describe("codemux serve --http", () => {
     }
     const half = await run(["serve", "--http", ":0", "--config", configFile, "--oauth-issuer", issuer]);
     expect(half).toMatchObject({ code: 2, stderr: expect.stringContaining("OAuth needs the URL clients reach codemux at: set --public-url") });
+    const pathed = await run(["serve", "--http", ":0", "--config", configFile, "--public-url", "https://example.com/codemux", "--oauth-issuer", issuer]);
+    expect(pathed).toMatchObject({ code: 2, stderr: expect.stringContaining('publicUrl "https://example.com/codemux" must be an http(s) origin') });
   });
 
   it("refuses a non-loopback bind without a token (exit 2), and HTTP flags without --http", async () => {

@@ -206,8 +206,11 @@ function resolvePublicUrl(text: string): string {
   } catch {
     throw new RangeError(`publicUrl "${text.slice(0, 100)}" is not a URL; give the address clients use, e.g. https://codemux.example.com.`);
   }
-  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash || url.username)
-    throw new RangeError(`publicUrl "${text.slice(0, 100)}" must be an http(s) URL without query, fragment or credentials.`);
+  // codemux serves its routes at the root, and RFC 9728 puts the metadata of a path-suffixed resource elsewhere: an origin only.
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.pathname !== "/" || url.search || url.hash || url.username)
+    throw new RangeError(
+      `publicUrl "${text.slice(0, 100)}" must be an http(s) origin (scheme, host and port) without a path, query or credentials, e.g. https://codemux.example.com.`,
+    );
   return url.href.replace(/\/+$/, "");
 }
 

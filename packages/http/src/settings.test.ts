@@ -46,6 +46,9 @@ describe("the http section of a config file", () => {
       'http.oauth.isuser: unknown setting (did you mean "issuer"?)',
     );
     expect(() => parseHttpSettings({ http: { publicUrl: "codemux.example.com" } }, "c.json")).toThrow("http.publicUrl: expected an http(s) URL");
+    expect(() => parseHttpSettings({ http: { publicUrl: "https://example.com/codemux" } }, "c.json")).toThrow(
+      "http.publicUrl: must be an origin without a path",
+    );
   });
 
   it("reads the README's OAuth example as it says", () => {

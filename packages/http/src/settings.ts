@@ -43,7 +43,11 @@ export function parseHttpSettings(config: unknown, file = "config"): HttpSetting
   const http = read.object(section, "http", ["trustedProxies", "limits", "publicUrl", "oauth"]);
   const settings: HttpSettings = {};
   if (http.trustedProxies !== undefined) settings.trustedProxies = read.trustedProxies(http.trustedProxies, "http.trustedProxies");
-  if (http.publicUrl !== undefined) settings.publicUrl = read.url(http.publicUrl, "http.publicUrl");
+  if (http.publicUrl !== undefined) {
+    settings.publicUrl = read.url(http.publicUrl, "http.publicUrl");
+    if (new URL(settings.publicUrl).pathname !== "/")
+      read.fail("http.publicUrl", "must be an origin without a path (codemux serves its routes at the root), e.g. https://codemux.example.com");
+  }
   if (http.oauth !== undefined) {
     if (settings.publicUrl === undefined) read.fail("http.oauth", "needs http.publicUrl: the URL clients reach codemux at, which access tokens are issued for");
     settings.oauth = read.oauth(http.oauth, "http.oauth");

@@ -333,7 +333,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
     if (code === "EACCES" || code === "EADDRNOTAVAIL")
       throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
-    if (HttpError.isInstance(error)) throw new UsageError(error.message);
+    // A bad option value (a --public-url with a path) is the user's to fix: exit 2.
+    if (HttpError.isInstance(error) || error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
 
