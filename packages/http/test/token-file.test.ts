@@ -127,17 +127,28 @@ describe("a token file with groups, scopes and expiry", () => {
     await client.close();
   });
 
-  it("keeps the last good tokens when the file is broken, and logs why", async () => {
+  it("keeps the last good tokens when the file is broken or blank, logs why, and stays closed when every token is revoked", async () => {
     await writeTokens('[{"name": "bob", "token": ');
     await until(async () => s.logs.some((l) => l.msg === "token file not reloaded; the last good tokens stay in force"), "the bad file reported");
     expect(String(s.logs.find((l) => l.msg === "token file not reloaded; the last good tokens stay in force")?.error)).toMatch(
       /looks like JSON but does not parse/,
     );
     expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(200);
+    // A blank file is an editor mid-write, not "no tokens": nothing changes.
+    await writeTokens("");
+    await until(
+      async () => s.logs.some((l) => String(l.error).includes("is empty (being written?); to revoke every token, write [] instead.")),
+      "the blank file reported",
+    );
+    expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(200);
+    // [] revokes every token, and the server stays closed: it never falls back to serving without auth.
+    await writeTokens([]);
+    await until(async () => (await status(`${s.url}/v1/tools`, T.bob)) === 401, "bob refused once every token was revoked");
+    expect((await fetch(`${s.url}/v1/tools`)).status).toBe(401);
     // A good file after it applies again.
     await writeTokens([ENTRIES.carol]);
-    await until(async () => (await status(`${s.url}/v1/tools`, T.bob)) === 401, "bob refused after the fixed file dropped him");
-    expect(await status(`${s.url}/v1/tools`, T.carol)).toBe(200);
+    await until(async () => (await status(`${s.url}/v1/tools`, T.carol)) === 200, "carol accepted from the good file");
+    expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(401);
   });
 });
 

@@ -23,6 +23,9 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
+/** A token file larger than this is refused: a thousand tokens fit in far less. */
+const MAX_TOKEN_FILE_BYTES = 1024 * 1024;
+
 /** Where the protected-resource metadata of a path is (RFC 9728 §3.1): `/mcp` has its own, the rest share the root one. */
 export const METADATA_PATH = "/.well-known/oauth-protected-resource";
 
@@ -37,12 +40,15 @@ export class Authenticator {
   readonly #oauth: OAuthVerifier | undefined;
   readonly #reloader: FileReloader | undefined;
   readonly #now: () => number;
+  /** Once any token was in force, auth stays on: a token file emptied by a reload locks everyone out, it never opens the server. */
+  #required: boolean;
 
   constructor(options: AuthenticatorOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#tokens = new TokenSet([...options.tokens, ...(options.tokenFile ? readTokenFile(options.tokenFile) : [])]);
     this.#oauth = options.oauth ? new OAuthVerifier(options.oauth) : undefined;
+    this.#required = this.#tokens.size > 0 || this.#oauth !== undefined;
     if (options.tokenFile) {
       const file = resolve(options.tokenFile);
       const log = (level: string, msg: string, fields: Record<string, unknown>) => options.log({ time: new Date().toISOString(), level, msg, file, ...fields });
@@ -53,10 +59,12 @@ export class Authenticator {
         onError: (error) => log("warn", "token file watcher failed; edits are picked up by polling only", { error }),
         apply: async (text) => {
           try {
-            const specs = parseTokenFile(text, file);
+            if (text.trim() === "") throw new TokenConfigError(`${file} is empty (being written?); to revoke every token, write [] instead.`);
+            const specs = parseTokenFile(checkedTokenFile(text, file), file);
             const next = new TokenSet([...options.tokens, ...specs]);
             const revoked = this.#tokens.changedIn(next);
             this.#tokens = next;
+            this.#required ||= next.size > 0;
             log("info", "token file reloaded", { tokens: next.size, revoked: revoked.length });
             if (revoked.length) options.onRevoked(revoked.map(tokenPrincipal));
             return true;
@@ -71,7 +79,7 @@ export class Authenticator {
 
   /** Whether requests must authenticate (some token, or OAuth); without it every caller is `anonymous`. */
   get required(): boolean {
-    return this.#tokens.size > 0 || this.#oauth !== undefined;
+    return this.#required;
   }
 
   get tokenNames(): string[] {
@@ -166,5 +174,12 @@ function readTokenFile(file: string): TokenSpec[] {
       `Cannot read the token file ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a readable file of name:token lines or JSON.`,
     );
   }
-  return parseTokenFile(text, file);
+  return parseTokenFile(checkedTokenFile(text, file), file);
+}
+
+/** The file's text if it is one to apply: a blank file is an editor mid-write (`[]` revokes every token), a huge one a mistake. */
+function checkedTokenFile(text: string, file: string): string {
+  if (text.length > MAX_TOKEN_FILE_BYTES)
+    throw new TokenConfigError(`${file} is larger than ${MAX_TOKEN_FILE_BYTES} bytes; a token file holds at most 1000 tokens.`);
+  return text;
 }
