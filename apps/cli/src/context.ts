@@ -62,6 +62,11 @@ export interface StartOptions {
   omitLog?: RegExp;
 }
 
+/** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
+export async function readRawConfig(configFile: string | undefined): Promise<Record<string, unknown> | undefined> {
+  return configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
+}
+
 export async function startCore(
   command: Command,
   context: RunContext,
@@ -81,8 +86,7 @@ export async function startCore(
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  // The same JSONC reading as the servers' (resolveConfig has already refused a file that does not parse).
-  const raw = configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
+  const raw = await readRawConfig(configFile);
   const retention = configFile ? retentionOf(raw, configFile) : undefined;
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,

@@ -101,7 +101,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     const input = readInput(schema, queryArgs(ctx.url, schema, { q: "query" })) as { query: string; limit: number; server?: string; detail: SearchDetail };
     if (!input.query.trim()) throw new HttpError("BAD_REQUEST", '"q" must not be empty: describe what you want to do in a few words.');
     // Saved skills are their principal's, as in MCP search_tools.
-    const answer = await searchCatalog(services, input, gateway.principalSession(ctx.principal));
+    const answer = await searchCatalog(services, input, gateway.principalSession(ctx.identity));
     sendJson(ctx.res, 200, {
       tools: answer.hits.map((hit) => ({
         ...describeEntry(hit.entry, input.detail),
@@ -201,7 +201,7 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
   }
   ctx.log.tool = name.slice(0, 100);
   const services = restServices(gateway);
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const result = await services.pipeline.call(callRequest({ name, args: args ?? {} }, { session, origin: "rest", signal: disconnectSignal(ctx) }));
   const limited = await keepIfLarge(services, { tool: name, result, owner: session });
   const raw = ctx.url.searchParams.has("raw") ? { result: limited.kept ? keptNotice(limited, name, REST_HINTS) : limited.result } : {};
@@ -226,7 +226,7 @@ export async function runExec(gateway: Gateway, ctx: RequestContext, body: unkno
     throw new HttpError("BAD_REQUEST", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
   const input = readInput(schemaOf("execute_code"), body as Record<string, unknown>) as { code: string; timeoutMs: number };
   const services = restServices(gateway);
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const run = await services.snippets.execute(input.code, { timeoutMs: input.timeoutMs, session, signal: disconnectSignal(ctx) });
   const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session });
   if (limited.kept) {
@@ -256,7 +256,7 @@ async function readResult(gateway: Gateway, ctx: RequestContext, handle: string)
   const schema = schemaOf("read_result");
   const request = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as unknown as ReadResultRequest;
   const { results } = gateway.core.services;
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const kept = results.get(request.handle, session.id);
   const text = await results.read(kept.handle, session.id);
   if (request.op === "stat") {
