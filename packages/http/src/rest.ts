@@ -1,4 +1,4 @@
-import { estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
+import { ADMIN_SCOPE, estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
 import {
   CODE_META_TOOLS,
   REST_HINTS,
@@ -43,7 +43,24 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
   if (resource === "tools" && parts.length === 4 && action === "call") return only(method, ["POST"], () => callTool(gateway, ctx, name as string));
   if (resource === "exec" && parts.length === 2) return only(method, ["POST"], () => exec(gateway, ctx));
   if (resource === "results" && parts.length === 3) return only(method, ["GET"], () => readResult(gateway, ctx, name as string));
+  if (resource === "principals" && parts.length === 3) return only(method, ["DELETE"], () => forgetPrincipal(gateway, ctx, name as string));
   return false;
+}
+
+/** A principal's id in a path: as logs name it, bounded. */
+const MAX_PRINCIPAL_CHARS = 512;
+
+/**
+ * `DELETE /v1/principals/{principal}` (admin): deletes what the gateway keeps for a principal (its kept
+ * results, skills, jobs with their transcripts, audit lines), as `codemux forget` does on a stopped one.
+ */
+async function forgetPrincipal(gateway: Gateway, ctx: RequestContext, principal: string): Promise<void> {
+  gateway.requireScope(ctx, ADMIN_SCOPE, "Forgetting a principal");
+  if (principal.length === 0 || principal.length > MAX_PRINCIPAL_CHARS || /[\u0000-\u001f]/.test(principal))
+    throw new HttpError("BAD_REQUEST", `"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
+  const forgotten = await gateway.core.forget(principal);
+  ctx.log.forgot = principal;
+  sendJson(ctx.res, 200, { principal, forgotten });
 }
 
 async function only(method: string, allowed: string[], run: () => unknown): Promise<true> {

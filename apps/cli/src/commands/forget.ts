@@ -1,9 +1,7 @@
-import { parseJsonc } from "@codemux/pool";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, codemuxHome, findConfigFile, retentionOf, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
-import { readFile } from "node:fs/promises";
-import { forgetAlso, pluginsOf, type GlobalOptions, type RunContext } from "../context";
+import { forgetAlso, pluginsOf, readRawConfig, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
 import { stderrLogger } from "../logger";
 import { daemonPidfiles, liveDaemon } from "./status";
@@ -32,7 +30,7 @@ export function registerForget(program: Command, context: RunContext): void {
         const daemon = await liveDaemon(pidfile);
         if (daemon)
           throw new UsageError(
-            `codemux runs in the background at ${daemon.url} (pid ${daemon.pid}) and holds what it keeps in memory; stop it first (codemux stop), then run forget again.`,
+            `codemux runs in the background at ${daemon.url} (pid ${daemon.pid}) and holds what it keeps in memory: ask it (curl -X DELETE ${daemon.url}/v1/principals/${encodeURIComponent(principal)} -H "Authorization: Bearer $ADMIN_TOKEN", a token with the admin scope), or stop it (codemux stop) and run forget again.`,
           );
       }
       const report = await forgetOffline(principal, command.optsWithGlobals<GlobalOptions>().config);
@@ -45,7 +43,7 @@ export function registerForget(program: Command, context: RunContext): void {
 async function forgetOffline(principal: string, configPath: string | undefined): Promise<ForgetReport> {
   const logger = stderrLogger("warn");
   const file = findConfigFile(configPath ? { configPath } : {})?.file;
-  const raw = file ? (parseJsonc(await readFile(file, "utf8").catch(() => "{}"), file).value as Record<string, unknown>) : undefined;
+  const raw = await readRawConfig(file);
   const plugins = await pluginsOf({ config: raw && file ? { raw, file } : undefined, logger, retention: file ? retentionOf(raw, file) : undefined });
   const jobs = createJobs({ dataDir: codemuxHome(), logger });
   const core = new Codemux({ config: { source: "forget", servers: [] }, dataDir: codemuxHome(), logger });
