@@ -67,9 +67,9 @@ let bob: Session;
 let dir: string;
 const folder = (who: string) => join(dir, who);
 const memoryFile = (who: string) => join(dir, `${who}-memory.jsonl`);
-/** Static tokens' principals are "alice" here and "token:alice" once named by kind (the oauth branch): each value under both. */
+/** Each static token's principal (`token:<name>`) with its own env. */
 const perPrincipal = (values: (who: string) => Record<string, string>) =>
-  Object.fromEntries(["alice", "bob"].flatMap((who) => [who, `token:${who}`].map((principal) => [principal, { env: values(who) }])));
+  Object.fromEntries(["alice", "bob"].map((who) => [`token:${who}`, { env: values(who) }]));
 
 beforeAll(async () => {
   // realpath: the filesystem server names its folders by their real path.
@@ -94,11 +94,10 @@ beforeAll(async () => {
         credentials: "per-principal",
         perPrincipal: perPrincipal((who) => ({ MEMORY_FILE_PATH: memoryFile(who) })),
       },
-      // Static tokens' principals are "alice" here and "token:alice" once named by kind (the oauth branch): alice's secret under both.
       keyed: {
         ...misbehaving("--name", "keyed"),
         credentials: "per-principal",
-        perPrincipal: { alice: { env: { API_KEY: "alice-key" } }, "token:alice": { env: { API_KEY: "alice-key" } } },
+        perPrincipal: { "token:alice": { env: { API_KEY: "alice-key" } } },
       },
     },
   );
@@ -238,7 +237,7 @@ describe("credentials: per-principal", () => {
   it("runs the server with each principal's own secret, and tells a principal without one how to get one, never lending another's", async () => {
     expect(JSON.parse(await call(alice, "keyed__env", { name: "API_KEY" }))).toEqual({ value: "alice-key" });
     const refused = await call(bob, "keyed__env", { name: "API_KEY" });
-    expect(refused).toMatch(/needs login \((token:)?bob has no credentials of its own for it\): the operator adds them to its entry under "perPrincipal"/);
+    expect(refused).toMatch(/needs login \(token:bob has no credentials of its own for it\): the operator adds them to its entry under "perPrincipal"/);
     expect(refused).not.toContain("alice-key");
     expect(instancesOf("keyed")).toBe(1);
   });
