@@ -106,6 +106,7 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<v
   ctx.rpcIds = requestIds(body);
   const server = createSessionServer(gateway.core, {
     session: gateway.principalSession(ctx.identity),
+    endsWithServer: false,
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

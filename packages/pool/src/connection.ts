@@ -55,6 +55,10 @@ export interface ServerStatus {
   serverInfo?: { name: string; version: string };
   /** When the tool list was last fetched (ISO 8601). */
   lastRefreshAt?: string;
+  /** Set for an isolated server: one instance per `principal` or `session`; its status is its listing connection's. */
+  isolation?: "principal" | "session";
+  /** How many instances of an isolated server run now. */
+  instances?: number;
 }
 
 /** Hints from the tool's annotations that make a retry after the request was sent safe. */
@@ -70,6 +74,27 @@ export interface CallOptions {
   timeoutMs?: number;
   /** The tool's annotations: with `readOnlyHint` or `idempotentHint` a call is retried on any transient failure. */
   annotations?: RetryHints;
+  /** The client session making the call: an isolated server (`isolation`) serves it on that session's or principal's own instance. */
+  session?: CallerSession;
+}
+
+/** Who makes a call, as the pool needs it to pick an isolated server's instance. */
+export interface CallerSession {
+  id: string;
+  principal: string;
+}
+
+/** What the relay is told with a server's request besides the request: its signal, and whose instance sent it. */
+export interface RelayContext {
+  signal: AbortSignal;
+  /** Set when an isolated server's instance sent the request. */
+  owner?: InstanceOwner | undefined;
+}
+
+/** Whose instance of an isolated server a connection is: a principal's, or (with `session`) one client session's. */
+export interface InstanceOwner {
+  principal: string;
+  session?: string;
 }
 
 /**
@@ -78,8 +103,8 @@ export interface CallOptions {
  */
 export interface ServerRequestRelay {
   capabilities: ClientCapabilities;
-  /** Answers one request of `server`; rejects (an McpError) when no client session can answer it. */
-  handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** Answers one request of `server` (of `owner`'s instance when it is isolated); rejects (an McpError) when no client session can answer it. */
+  handle(server: string, request: { method: string; params?: Record<string, unknown> }, context: RelayContext): Promise<Record<string, unknown>>;
 }
 
 export interface ConnectionOptions {
@@ -108,6 +133,8 @@ export interface ConnectionOptions {
    * answers, less CPU a call). When absent, on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`.
    */
   callLane?: boolean;
+  /** Set on an isolated server's instance: whose it is, passed to the relay with each of its requests. */
+  owner?: InstanceOwner;
 }
 
 interface ConnectionEvents {
@@ -125,6 +152,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #stateSince = Date.now();
   #error: string | undefined;
   #transientFailure = false;
+  /** The last failure is one only a login fixes. */
+  #needsLoginFailure = false;
   /** How the ready connection reaches the server: the SDK client, or on stdio the call lane in front of it. */
   #channel: DownstreamChannel | undefined;
   /** The channel of a connection attempt still under way, closed by close(). */
@@ -237,7 +266,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   /** Resolves with a ready SDK client (for resources, prompts, completions), connecting now if the server is down. */
   async ensureReady(): Promise<Client> {
-    return (await this.#ensureChannel()).client;
+    const channel = await this.#ensureChannel();
+    // A server started for a resource read or a prompt, with no call after it, still stops when idle.
+    this.#scheduleIdleStop();
+    return channel.client;
   }
 
   /** Resolves with the ready channel, connecting now if the server is down. */
@@ -252,7 +284,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       await this.#connect();
     }
     if (this.#state !== "ready" || !this.#channel) {
-      throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, { data: { sent: false, transient: this.#transientFailure } });
+      // needsLogin marks it as an AuthRequiredError: a caller can tell that only a login fixes it.
+      throw new ServerUnavailableError(this.name, this.#error ?? `it is ${this.#state}`, {
+        data: { sent: false, transient: this.#transientFailure, ...(this.#needsLoginFailure ? { needsLogin: true } : {}) },
+      });
     }
     return this.#channel;
   }
@@ -380,6 +415,11 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     await channel.close().catch(() => undefined);
   }
 
+  /** Tells a running server that its client's roots changed (an isolated server's owner's); a stopped one asks when it starts. */
+  notifyRootsChanged(): void {
+    if (this.#state === "ready") this.#channel?.client.sendRootsListChanged().catch(() => undefined);
+  }
+
   /** Lists the tools again (on `tools/list_changed`, on the refresh interval, or when a caller wants fresh data). */
   async refreshTools(): Promise<Tool[]> {
     const channel = this.#channel;
@@ -429,7 +469,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const sdk = new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
-      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, signal) } : {}),
+      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, { signal, owner: this.options.owner }) } : {}),
       onnotification: (notification) => {
         if (current()) this.emit("notification", notification);
       },
@@ -459,6 +499,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             stderr: this.stderr,
             logger: this.#logger,
             ...(this.options.env ? { env: this.options.env } : {}),
+            ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
           });
           transport = made;
           if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
@@ -482,6 +523,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#readySince = Date.now();
       this.#error = undefined;
       this.#transientFailure = false;
+      this.#needsLoginFailure = false;
       this.#setTools(tools);
       this.#setState("ready");
       this.#startSweep(picked);
@@ -532,6 +574,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#stopTimers();
     this.#error = failure.reason;
     this.#transientFailure = false;
+    this.#needsLoginFailure = true;
     this.#setState("failed");
     void channel?.close().catch(() => undefined);
   }
@@ -585,6 +628,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #fail(failure: Failure, retry: boolean): void {
     this.#error = failure.message;
     this.#transientFailure = failure.transient;
+    this.#needsLoginFailure = failure.needsLogin === true;
     this.#failures += 1;
     const maxAttempts = this.options.backoff?.maxAttempts ?? DEFAULT_BACKOFF.maxAttempts;
     if (retry && this.#everReady && this.#failures <= maxAttempts) {

@@ -32,3 +32,8 @@ export const MAX_SPAWN_DEPTH = 2;
 
 /** A lazy server unused this long is stopped; it starts again on its next call. */
 export const DEFAULT_IDLE_STOP_MS = 10 * 60_000;
+
+/** Instances an isolated server (`isolation: "principal"` or `"session"`) runs at once unless its entry's `maxInstances` says otherwise. */
+export const DEFAULT_MAX_INSTANCES = 16;
+/** The most `maxInstances` may be: each instance may be a process. */
+export const MAX_INSTANCES = 1_000;

@@ -13,7 +13,9 @@ export type PoolErrorCode =
   | "COMMAND_NOT_FOUND"
   | "SPAWN_FAILED"
   | "NOT_CONNECTED"
-  | "MESSAGE_TOO_LARGE";
+  | "MESSAGE_TOO_LARGE"
+  | "INSTANCE_LIMIT"
+  | "NO_SESSION";
 
 interface PoolErrorOptions {
   cause?: unknown;
@@ -137,4 +139,40 @@ export class DownstreamError extends PoolError {
   }
 
   static override readonly forCode = "DOWNSTREAM_ERROR";
+}
+
+/**
+ * An isolated server already runs its `maxInstances` instances, all owned by others, or (per session) the calling
+ * principal's sessions already hold its share of them (`principal` and `share` set): a new owner waits until one stops.
+ */
+export class InstanceLimitError extends PoolError {
+  constructor(
+    readonly server: string,
+    readonly limit: number,
+    what: { per: "principal" | "session"; idleStopMs: number; principal?: string; share?: number },
+  ) {
+    const held =
+      what.principal === undefined
+        ? `all ${limit} it may run (its "maxInstances") are in use by others`
+        : `${what.principal} already holds ${what.share} of them, the most one principal may of its "maxInstances" of ${limit}`;
+    super(
+      "INSTANCE_LIMIT",
+      `Server "${server}" runs one instance per ${what.per} and ${held}; ` +
+        `try again once one has been unused for ${Math.round(what.idleStopMs / 1000)} s (it is then stopped)${what.principal === undefined ? "" : " or its session ended"}, or raise "maxInstances" in its entry.`,
+      { data: { server, limit, sent: false, transient: false, ...(what.principal === undefined ? {} : { principal: what.principal, share: what.share }) } },
+    );
+  }
+
+  static override readonly forCode = "INSTANCE_LIMIT";
+}
+
+/** A call to an isolated server that names no client session, so no instance can be picked for it. */
+export class NoSessionError extends PoolError {
+  constructor(readonly server: string) {
+    super("NO_SESSION", `Server "${server}" runs one instance per principal or session, and this call names no session; call it through codemux's pipeline.`, {
+      data: { server, sent: false, transient: false },
+    });
+  }
+
+  static override readonly forCode = "NO_SESSION";
 }

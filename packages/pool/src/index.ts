@@ -11,7 +11,7 @@ export { loginServer } from "./auth/login";
 export type { LoginOptions } from "./auth/login";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
-export { authDirectory, deleteAuthRecord, listAuthRecords, readAuthRecord, writeAuthRecord } from "./auth/store";
+export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";
 export type { AuthRecord } from "./auth/store";
 export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
@@ -21,15 +21,39 @@ export { parseJsonc } from "./config/jsonc";
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
-export type { HttpTransportSpec, OAuthSettings, PoolConfig, ServerSpec, StdioTransportSpec, TlsSettings, ToolFilter, TransportSpec } from "./config/types";
+export type {
+  HttpTransportSpec,
+  Isolation,
+  OAuthSettings,
+  PoolConfig,
+  PrincipalCredentials,
+  ServerSpec,
+  StdioTransportSpec,
+  TlsSettings,
+  ToolFilter,
+  TransportSpec,
+} from "./config/types";
 export type { DownstreamNotification } from "./channel";
-export type { CallOptions, ConnectionOptions, RetryHints, ServerConnection, ServerRequestRelay, ServerState, ServerStatus } from "./connection";
+export type {
+  CallerSession,
+  CallOptions,
+  ConnectionOptions,
+  InstanceOwner,
+  RelayContext,
+  RetryHints,
+  ServerConnection,
+  ServerRequestRelay,
+  ServerState,
+  ServerStatus,
+} from "./connection";
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEPTH_VARIABLE } from "./defaults";
 export {
   CallCancelledError,
   CallTimeoutError,
   ConfigError,
   DownstreamError,
+  InstanceLimitError,
+  NoSessionError,
   PoolError,
   ServerDisconnectedError,
   ServerNotFoundError,

@@ -3,8 +3,9 @@ import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { DownstreamNotification } from "./channel";
-import { ServerConnection, type CallOptions, type ConnectionOptions, type ServerStatus } from "./connection";
-import { ServerNotFoundError } from "./errors";
+import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
+import { NoSessionError, ServerNotFoundError } from "./errors";
+import { InstanceSet } from "./instances";
 
 export type PoolOptions = ConnectionOptions;
 
@@ -13,8 +14,8 @@ interface PoolEvents {
   tools: [server: string, tools: Tool[]];
   /** A server left the pool (`update` without it). */
   removed: [server: string];
-  /** A server's logging message, resource or prompt change, to pass on to clients. */
-  notification: [server: string, notification: DownstreamNotification];
+  /** A server's logging message, resource or prompt change, to pass on to clients; `owner` is set when it came from an isolated server's instance. */
+  notification: [server: string, notification: DownstreamNotification, owner?: InstanceOwner];
 }
 
 /** What `update` did, by server name. */
@@ -32,7 +33,10 @@ export interface PoolUpdate {
  * if (await pool.waitFor("fs", 5_000)) await pool.callTool("fs", "read_text_file", { path: "README.md" });
  */
 export class ServerPool extends EventEmitter<PoolEvents> {
+  /** One connection per server; for an isolated server, its listing connection (tools, resources, prompts), which serves no calls. */
   readonly #connections = new Map<string, ServerConnection>();
+  /** The instances of each isolated server, by server name. */
+  readonly #instances = new Map<string, InstanceSet>();
   readonly #aliases = new Map<string, string>();
   #started: Promise<void> | undefined;
 
@@ -57,9 +61,11 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     await Promise.all(
       [...removed, ...changed].map(async (name) => {
         const connection = this.#connections.get(name) as ServerConnection;
+        const instances = this.#instances.get(name);
         this.#connections.delete(name);
+        this.#instances.delete(name);
         connection.removeAllListeners();
-        await connection.close();
+        await Promise.all([connection.close(), instances?.close()]);
       }),
     );
     for (const name of removed) this.emit("removed", name);
@@ -79,6 +85,17 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     connection.on("tools", (tools) => this.emit("tools", spec.name, tools));
     connection.on("notification", (notification) => this.emit("notification", spec.name, notification));
     this.#connections.set(spec.name, connection);
+    // The catalog must be known before anyone calls and must not be one owner's view: it comes from the listing connection above.
+    if (spec.isolation)
+      this.#instances.set(
+        spec.name,
+        new InstanceSet({
+          spec,
+          connection: this.options,
+          alias,
+          onNotification: (notification, owner) => this.emit("notification", spec.name, notification, owner),
+        }),
+      );
     return connection;
   }
 
@@ -115,7 +132,10 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   }
 
   status(): ServerStatus[] {
-    return [...this.#connections.values()].map((c) => c.status());
+    return [...this.#connections.values()].map((c) => {
+      const instances = this.#instances.get(c.name);
+      return instances ? { ...c.status(), isolation: instances.spec.isolation, instances: instances.size } : c.status();
+    });
   }
 
   connection(name: string): ServerConnection {
@@ -124,9 +144,18 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     return connection;
   }
 
-  /** One server's connected SDK client (connecting it now if it is down), for requests beyond tools: resources, prompts, completions. */
-  client(server: string): Promise<Client> {
-    return this.connection(server).ensureReady();
+  /**
+   * One server's connected SDK client (connecting it now if it is down), for requests beyond tools: resources,
+   * prompts, completions. For an isolated server: `session`'s own instance, else the listing connection.
+   */
+  client(server: string, session?: CallerSession): Promise<Client> {
+    const connection = this.connection(server);
+    const instances = session === undefined ? undefined : this.#instances.get(server);
+    try {
+      return instances ? instances.client(session as CallerSession) : connection.ensureReady();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Every ready server's (filtered) tools. */
@@ -139,11 +168,31 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     // Not async: an async wrapper returning the connection's promise costs two more microtask turns per call.
     const connection = this.#connections.get(server);
     if (!connection) return Promise.reject(new ServerNotFoundError(server, this.names));
-    return connection.callTool(tool, args, options);
+    if (connection.spec.isolation === undefined) return connection.callTool(tool, args, options);
+    return this.#isolatedCall(server, tool, args, options);
   }
 
-  /** Closes every server in every state, ending stdio servers' whole process groups. */
+  #isolatedCall(server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions | undefined): Promise<CallToolResult> {
+    if (!options?.session) return Promise.reject(new NoSessionError(server));
+    try {
+      return (this.#instances.get(server) as InstanceSet).call(tool, args, options as CallOptions & { session: CallerSession });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A client session's roots changed: the isolated servers' instances that take their roots from it are told; shared servers never are. */
+  rootsChanged(session: CallerSession): void {
+    for (const instances of this.#instances.values()) instances.rootsChanged(session);
+  }
+
+  /** Ends what one client session owned: its instances of servers isolated per session. */
+  async closeSession(session: string): Promise<void> {
+    await Promise.all([...this.#instances.values()].map((instances) => instances.closeSession(session)));
+  }
+
+  /** Closes every server in every state, and every isolated server's instances, ending stdio servers' whole process groups. */
   async close(): Promise<void> {
-    await Promise.all([...this.#connections.values()].map((c) => c.close()));
+    await Promise.all([...[...this.#connections.values()].map((c) => c.close()), ...[...this.#instances.values()].map((i) => i.close())]);
   }
 }

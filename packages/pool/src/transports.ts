@@ -63,11 +63,20 @@ async function readTls(tls: TlsSettings): Promise<TlsMaterial> {
   return Object.assign({}, ...parts) as TlsMaterial;
 }
 
-/** The stored OAuth login of the server (`codemux auth login`) when it has one or an oauth block, unless its entry sends its own Authorization header. */
+/**
+ * The stored OAuth login of the server (`codemux auth login`) when it has one or an oauth block, unless its entry sends its
+ * own Authorization header; for a principal's instance (per-principal credentials), that principal's own login, always.
+ */
 async function authProviderFor(spec: HttpTransportSpec, context: TransportContext): Promise<OAuthClientProvider | undefined> {
   if (Object.keys(spec.headers).some((h) => h.toLowerCase() === "authorization")) return undefined;
-  const [{ FileOAuthProvider }, { authDirectory, hasAuthRecord }] = await Promise.all([import("./auth/provider"), import("./auth/store")]);
-  const dir = await authDirectory(context.env ?? process.env);
+  const [{ FileOAuthProvider }, { authDirectory, hasAuthRecord, principalAuthDirectory }] = await Promise.all([
+    import("./auth/provider"),
+    import("./auth/store"),
+  ]);
+  const shared = await authDirectory(context.env ?? process.env);
+  const dir = context.principal === undefined ? shared : principalAuthDirectory(shared, context.principal);
+  if (context.principal !== undefined)
+    return new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(spec.oauth ? { settings: spec.oauth } : {}) });
   // Servers with neither an oauth block nor a login keep plain requests: a 401 there may ask for an API key, not OAuth.
   if (!spec.oauth && !(await hasAuthRecord(dir, context.server))) return undefined;
   return new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(spec.oauth ? { settings: spec.oauth } : {}) });

@@ -2,12 +2,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "@codemux/test-servers";
 import {
   AuthRequiredError,
   ServerPool,
   deleteAuthRecord,
   loginServer,
   parseConfig,
+  principalAuthDirectory,
   readAuthRecord,
   writeAuthRecord,
   type OAuthSettings,
@@ -208,5 +210,85 @@ describe("OAuth against a local authorization server", () => {
     expect([...server.auth.clients.keys()]).toEqual(["pre-registered"]);
     expect(record.clientInformation?.client_id).toBe("pre-registered");
     expect(JSON.parse(readFileSync(join(dir, "p.json"), "utf8")).tokens.access_token).toBe(record.tokens?.access_token);
+  });
+});
+
+/** Two principals, each logging in to one downstream server as itself, against a local authorization server. */
+const alice = { id: "alice-1", principal: "token:alice" };
+const bob = { id: "bob-1", principal: "token:bob" };
+const carol = { id: "carol-1", principal: "token:carol" };
+
+/** The call's refusal: it must be "needs login" with a URL to open; the test then plays the principal's browser on it. */
+async function logInThroughRefusal(pool: ServerPool, session: { id: string; principal: string }, dir: string): Promise<string> {
+  const refused = await pool.callTool("p", "whoami", {}, { session }).catch((error: unknown) => error);
+  expect(AuthRequiredError.isInstance(refused)).toBe(true);
+  const message = (refused as Error).message;
+  expect(message).toMatch(
+    new RegExp(
+      `^Server "p" is unavailable: needs login \\(${session.principal} has no login of its own to it, or it expired\\): open http://\\S+ in a browser`,
+    ),
+  );
+  const url = /open (\S+) in a browser/.exec(message)?.[1] as string;
+  expect(new URL(url).searchParams.get("redirect_uri")).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+  expect((await completeInBrowser(url)).page).toMatch(/logged in to p/);
+  const own = principalAuthDirectory(dir, session.principal);
+  await until(async () => (await readAuthRecord(own, "p"))?.tokens !== undefined);
+  return textOf(await pool.callTool("p", "whoami", {}, { session }));
+}
+
+describe("credentials per principal", () => {
+  it("each principal logs in to an OAuth server itself and acts as itself; none is given the operator's or another's login", async () => {
+    const server = await protectedServer();
+    const { env, dir } = home();
+    // The operator's own login (codemux auth login p) lists the tools; it never serves a principal's call.
+    const operator = await loginServer({
+      server: "p",
+      url: server.url,
+      dir,
+      timeoutMs: 30_000,
+      onAuthorizationUrl: (url) => void completeInBrowser(url.href),
+    });
+    const pool = await startPool([httpSpec("p", server.url, { credentials: "per-principal", isolation: "principal" })], env);
+    expect(pool.status()[0]).toMatchObject({ state: "ready", instances: 0 });
+    expect(pool.tools()[0]?.tools.map((t) => t.name)).toEqual(["whoami"]);
+
+    const asAlice = await logInThroughRefusal(pool, alice, dir);
+    // Reaching bob's instance for resources or prompts says the same; the login it starts is the one his call then gets.
+    await expect(pool.client("p", bob)).rejects.toThrow(/needs login \(token:bob has no login of its own to it, or it expired\): open http/);
+    const asBob = await logInThroughRefusal(pool, bob, dir);
+    const clientOf = (answer: string) => /^client (\S+)$/.exec(answer)?.[1];
+    const ids = [clientOf(asAlice), clientOf(asBob), operator.clientInformation?.client_id];
+    expect(ids.every(Boolean)).toBe(true);
+    expect(new Set(ids).size).toBe(3);
+    expect(textOf(await pool.callTool("p", "whoami", {}, { session: alice }))).toBe(asAlice);
+
+    // Each principal's tokens are in its own owner-only file; the operator's are untouched.
+    const aliceFile = join(principalAuthDirectory(dir, alice.principal), "p.json");
+    expect(statSync(aliceFile).mode & 0o777).toBe(0o600);
+    expect((await readAuthRecord(dir, "p"))?.tokens?.access_token).toBe(operator.tokens?.access_token);
+    const [aliceTokens, bobTokens] = await Promise.all(
+      [alice, bob].map(async (s) => (await readAuthRecord(principalAuthDirectory(dir, s.principal), "p"))?.tokens),
+    );
+    expect(aliceTokens?.access_token).not.toBe(bobTokens?.access_token);
+  });
+
+  it("a stdio server gets each principal's own env, and a principal without any is refused, never run with another's", async () => {
+    const { env } = home();
+    const spec = stdioSpec("k", [], {
+      credentials: "per-principal",
+      isolation: "principal",
+      perPrincipal: { "token:alice": { env: { API_KEY: "alice-key" } }, "token:bob": { env: { API_KEY: "bob-key" } } },
+    });
+    const pool = await startPool([spec], env);
+    const key = async (session: { id: string; principal: string }) =>
+      JSON.parse(textOf(await pool.callTool("k", "env", { name: "API_KEY" }, { session }))) as { value: string | null };
+    expect(await key(alice)).toEqual({ value: "alice-key" });
+    expect(await key(bob)).toEqual({ value: "bob-key" });
+    const refused = await key(carol).catch((error: unknown) => error);
+    expect(AuthRequiredError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toBe(
+      'Server "k" is unavailable: needs login (token:carol has no credentials of its own for it): the operator adds them to its entry under "perPrincipal": { "token:carol": { "env": { ... } } }',
+    );
+    expect(pool.status()[0]?.instances).toBe(2);
   });
 });

@@ -164,6 +164,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     const rootUri = options.root === undefined ? undefined : pathToFileURL(resolve(options.root)).href;
     this.relay = new ClientRelay({
       roots: (server) => (this.#config.servers.find((s) => s.name === server)?.roots ?? (rootUri ? [rootUri] : [])).map((uri) => ({ uri })),
+      isShared: (server) => this.#config.servers.find((s) => s.name === server)?.isolation === undefined,
       clock: this.clock,
     });
     this.results = new ResultStore({

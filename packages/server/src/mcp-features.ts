@@ -10,6 +10,7 @@ import {
   ListResourceTemplatesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -22,6 +23,7 @@ import {
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog } from "@codemux/catalog";
+import type { InstanceOwner } from "@codemux/pool";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
@@ -65,7 +67,12 @@ export class McpFeatures {
   constructor(deps: McpFeaturesOptions) {
     this.#deps = deps;
     const { pool } = deps;
-    pool.on("notification", (server, notification) => {
+    pool.on("notification", (server, notification, owner) => {
+      // An instance's log lines go to its owner; its resources and prompts are listed, for everyone, by the listing connection.
+      if (owner) {
+        if (notification.method === "notifications/message") this.#relayLogMessage(server, notification.params ?? {}, owner);
+        return;
+      }
       this.#relayNotification(server, notification);
       if (notification.method.endsWith("/list_changed")) void this.#indexServer(server);
     });
@@ -156,9 +163,10 @@ export class McpFeatures {
     }
   }
 
-  /** Adds the handlers to one session's MCP server and forgets the session when it closes. */
-  attach(server: Server, session: SessionInfo): () => void {
+  /** Adds the handlers to one session's MCP server and forgets the session when it closes (ending its own instances too, with `endsSession`). */
+  attach(server: Server, session: SessionInfo, { endsSession = true }: { endsSession?: boolean } = {}): () => void {
     this.#servers.set(session.id, server);
+    const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
@@ -178,19 +186,26 @@ export class McpFeatures {
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts() }));
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
       const { server: owner, name } = this.#promptOwner(request.params.name);
-      const client = await this.#client(owner);
+      const client = await this.#client(owner, session);
       return client.getPrompt({ ...request.params, name }, { signal: extra.signal });
     });
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, extra.signal));
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, { session, signal: extra.signal }));
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
-    // A client's notifications/roots/list_changed is not passed on: shared servers take their roots from the config (see ClientRelay).
+    // A client's notifications/roots/list_changed reaches only its own instances of isolated servers: shared servers take their roots from the config (see ClientRelay).
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => this.#deps.pool.rootsChanged?.(session));
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
       this.#levels.delete(session.id);
+      detachRelay();
+      if (!endsSession) return;
+      // What the session owned downstream ends with it: its instances of servers isolated per session.
+      void this.#deps.pool
+        .closeSession?.(session.id)
+        .catch((error: unknown) => this.#deps.logger.warn(`while ending a session's servers: ${(error as Error).message}`));
     };
   }
 
@@ -252,14 +267,18 @@ export class McpFeatures {
     );
   }
 
-  /** Argument completion, forwarded to the owner of the prompt or resource. */
-  async complete(params: CompleteRequest["params"], signal?: AbortSignal): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+  /** Argument completion, forwarded to the owner of the prompt or resource (an isolated server's: the session's own instance). */
+  async complete(
+    params: CompleteRequest["params"],
+    { session, signal }: { session: SessionInfo; signal?: AbortSignal },
+  ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+    const options = signal ? { signal } : undefined;
     if (params.ref.type === "ref/prompt") {
       const { server, name } = this.#promptOwner(params.ref.name);
-      return (await this.#client(server)).complete({ ...params, ref: { ...params.ref, name } }, signal ? { signal } : undefined);
+      return (await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options);
     }
     const owner = await this.#owner(params.ref.uri);
-    return (await this.#client(owner.server)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, signal ? { signal } : undefined);
+    return (await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options);
   }
 
   async #gather<T>(
@@ -289,9 +308,10 @@ export class McpFeatures {
       .map((s) => s.name);
   }
 
-  async #client(server: string) {
+  /** A server's client; with `session`, an isolated server's instance of that session (prompts and completions may read its state). */
+  async #client(server: string, session?: SessionInfo) {
     if (!this.#deps.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
-    return this.#deps.pool.client(server);
+    return this.#deps.pool.client(server, session);
   }
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
@@ -347,10 +367,10 @@ export class McpFeatures {
     }
   }
 
-  #relayLogMessage(server: string, params: Record<string, unknown>): void {
+  #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
-    const attributed = this.#deps.relay.attribute(server);
+    const attributed = this.#deps.relay.attribute(server, owner);
     const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
     if (!mcp || !("session" in attributed)) {
       keepInOwnLog(this.#deps.logger, { level, source: logger, data: params.data });

@@ -62,9 +62,9 @@ describe("ClientRelay.attribute", () => {
   it("answers a shared server's roots from the config and refuses a question during a call with no client", async () => {
     const { relay, start } = harness();
     const signal = new AbortController().signal;
-    expect(await relay.handle("fs", { method: "roots/list" }, signal)).toEqual({ roots: [{ uri: "file:///srv/fs" }] });
+    expect(await relay.handle("fs", { method: "roots/list" }, { signal })).toEqual({ roots: [{ uri: "file:///srv/fs" }] });
     const end = start("fs", { id: "rest-1", principal: "carol" });
-    await expect(relay.handle("fs", { method: "elicitation/create", params: {} }, signal)).rejects.toThrow(/no MCP client to ask \(a REST call or a job\)/);
+    await expect(relay.handle("fs", { method: "elicitation/create", params: {} }, { signal })).rejects.toThrow(/no MCP client to ask \(a REST call or a job\)/);
     await end();
   });
 });

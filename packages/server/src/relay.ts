@@ -1,21 +1,20 @@
-import type { ServerRequestRelay } from "@codemux/pool";
+import type { InstanceOwner, RelayContext, ServerRequestRelay } from "@codemux/pool";
 import { ErrorCode, McpError, type ClientCapabilities, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
 import type { SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
-/** What each server-to-client request needs the client to have declared. */
+/** What each server-to-client question needs the client to have declared (roots are answered apart). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
   "sampling/createMessage": "sampling",
   "elicitation/create": "elicitation",
-  "roots/list": "roots",
 };
 
 export interface ClientRelayOptions {
   /** The roots a shared server is told when it asks (`roots/list`): its config entry's, else the core's root. */
   roots: (server: string) => Root[];
   /**
-   * Whether one connection to `server` serves every principal (all servers today). Servers run per principal
-   * or per session (issue 29) will answer false and get their own client's roots and roots changes.
+   * Whether one connection to `server` serves every principal (true when absent). An isolated server's
+   * instances get their owner's roots and questions; its listing connection serves no client.
    */
   isShared?: (server: string) => boolean;
   /** Milliseconds since the epoch; `Date.now` when absent. */
@@ -41,9 +40,11 @@ export type Attribution = { session: SessionInfo } | { refused: string };
  * server, and no other principal's call on it ended during those calls or shortly before them (its
  * server may still be asking about it). Otherwise the request is refused. A shared server's roots come
  * from the config, never from a client: one client must not widen what the server may touch for others.
+ * An isolated server's instance serves one owner: its requests go to that owner's session (see `#owned`).
  */
 export class ClientRelay implements ServerRequestRelay {
-  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: {} };
+  // roots.listChanged: an isolated server's instance is told when its owner's roots change (never a shared server).
+  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
   readonly #roots: (server: string) => Root[];
   readonly #isShared: (server: string) => boolean;
   readonly #clock: () => number;
@@ -51,6 +52,8 @@ export class ClientRelay implements ServerRequestRelay {
   readonly #inflight = new Map<string, Map<string, InFlight>>();
   /** server -> principal -> when its last call on the server ended */
   readonly #ended = new Map<string, Map<string, number>>();
+  /** The connected MCP client sessions, oldest first. */
+  readonly #sessions = new Map<string, SessionInfo>();
 
   constructor(options: ClientRelayOptions) {
     this.#roots = options.roots;
@@ -77,8 +80,19 @@ export class ClientRelay implements ServerRequestRelay {
     };
   }
 
-  /** The session a server's request or log line belongs to, or why none can be named. */
-  attribute(server: string): Attribution {
+  /** Makes a connected client session known (for its instances' roots and questions) until the returned function is called. */
+  attach(session: SessionInfo): () => void {
+    this.#sessions.set(session.id, session);
+    // Stateless HTTP attaches one session id once per request: a request that ends leaves a later one's in place.
+    return () => {
+      if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    };
+  }
+
+  /** The session a server's request or log line belongs to (from `owner`'s instance when given), or why none can be named. */
+  attribute(server: string, owner?: InstanceOwner): Attribution {
+    if (owner) return this.#owned(server, owner);
+    if (!this.#isShared(server)) return { refused: `${server} sent it on the connection that lists its tools, which serves no client` };
     const callers = [...(this.#inflight.get(server)?.values() ?? [])];
     if (callers.length === 0) return { refused: `${server} sent it outside any call` };
     if (callers.length > 1)
@@ -92,9 +106,17 @@ export class ClientRelay implements ServerRequestRelay {
     return { session };
   }
 
-  async handle(server: string, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Record<string, unknown>> {
-    if (request.method === "roots/list" && this.#isShared(server)) return { roots: this.#roots(server) };
-    const attributed = this.attribute(server);
+  async handle(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    { signal, owner }: RelayContext,
+  ): Promise<Record<string, unknown>> {
+    if (request.method === "roots/list") {
+      const client = owner ? this.#rootsSession(owner)?.peer : undefined;
+      // An instance is told its owner's roots when the owner's client has some; the config's otherwise, as a shared server is.
+      return client ? ((await client.listRoots({ signal })) as Record<string, unknown>) : { roots: this.#roots(server) };
+    }
+    const attributed = this.attribute(server, owner);
     if ("refused" in attributed) throw new McpError(ErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
     const peer = attributed.session.peer;
     if (!peer)
@@ -110,11 +132,37 @@ export class ClientRelay implements ServerRequestRelay {
     switch (request.method) {
       case "sampling/createMessage":
         return (await peer.createMessage(params, { signal })) as Record<string, unknown>;
-      case "elicitation/create":
-        return (await peer.elicit(params, { signal })) as Record<string, unknown>;
       default:
-        return (await peer.listRoots({ signal })) as Record<string, unknown>;
+        return (await peer.elicit(params, { signal })) as Record<string, unknown>;
     }
+  }
+
+  /**
+   * Who an instance's request is for: the session that owns it, or for a principal's instance the one
+   * session of that principal with a call in flight on it (two at once cannot be told apart).
+   */
+  #owned(server: string, owner: InstanceOwner): Attribution {
+    if (owner.session !== undefined) {
+      const session = this.#sessions.get(owner.session) ?? this.#inflight.get(server)?.get(owner.session)?.session;
+      return session ? { session } : { refused: `${server} sent it after the session that owns it ended` };
+    }
+    const callers = [...(this.#inflight.get(server)?.values() ?? [])].filter((c) => c.session.principal === owner.principal);
+    if (callers.length === 1) return { session: (callers[0] as InFlight).session };
+    if (callers.length === 0) return { refused: `${server} sent it outside any call` };
+    return {
+      refused: `${server} sent it while calls of ${callers.length} of its principal's clients were in flight on it, so codemux cannot tell which client it is for`,
+    };
+  }
+
+  /** The client session that tells an instance its roots: its owner session, or its principal's most recently connected session that has roots. */
+  #rootsSession(owner: InstanceOwner): SessionInfo | undefined {
+    if (owner.session !== undefined) {
+      const session = this.#sessions.get(owner.session);
+      return session?.peer?.capabilities()?.roots ? session : undefined;
+    }
+    let latest: SessionInfo | undefined;
+    for (const session of this.#sessions.values()) if (session.principal === owner.principal && session.peer?.capabilities()?.roots) latest = session;
+    return latest;
   }
 
   /** Remembers when a principal's call on a server ended, dropping ends too old to matter to any call still in flight, so the map stays small. */

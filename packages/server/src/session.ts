@@ -33,6 +33,11 @@ export interface SessionServerOptions {
   session?: SessionInfo;
   /** The mode to serve; the core's when absent. */
   mode?: string;
+  /**
+   * False when the session outlives this MCP server (stateless HTTP runs a principal's one session over a server per
+   * request): its instances of servers isolated per session are then not ended with the server. True when absent.
+   */
+  endsWithServer?: boolean;
 }
 
 /**
@@ -81,7 +86,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   );
   session = { ...(options.session ?? core.session()), peer: clientPeer(server) };
   const current: SessionInfo = session;
-  const forgetFeatures = core.features.attach(server, current);
+  const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
 

@@ -1,5 +1,5 @@
 import type { ToolDefinition, ToolResult } from "@codemux/core";
-import type { CallOptions, DownstreamNotification, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
+import type { CallerSession, CallOptions, DownstreamNotification, InstanceOwner, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 
 /**
@@ -16,11 +16,16 @@ export interface ToolPool {
   on(event: "tools", listener: (server: string, tools: ToolDefinition[]) => void): unknown;
   on(event: "state", listener: (status: ServerStatus) => void): unknown;
   on(event: "removed", listener: (server: string) => void): unknown;
-  on(event: "notification", listener: (server: string, notification: DownstreamNotification) => void): unknown;
+  /** `owner` is set when the notification came from an isolated server's instance (see `ServerSpec.isolation`). */
+  on(event: "notification", listener: (server: string, notification: DownstreamNotification, owner?: InstanceOwner) => void): unknown;
   off(event: "state", listener: (status: ServerStatus) => void): unknown;
   close(): Promise<void>;
-  /** One server's SDK client, for resources, prompts and completions; a pool without it offers tools only. */
-  client?(server: string): Promise<Client>;
+  /** One server's SDK client, for resources, prompts and completions (an isolated server's: `session`'s own instance); a pool without it offers tools only. */
+  client?(server: string, session?: CallerSession): Promise<Client>;
+  /** A client session's roots changed: its own instances of isolated servers are told (shared servers never are). */
+  rootsChanged?(session: CallerSession): void;
+  /** Ends what a client session owned (its instances of servers isolated per session); a pool without it has none. */
+  closeSession?(session: string): Promise<void>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */
   update?(specs: readonly ServerSpec[]): Promise<PoolUpdate>;
 }

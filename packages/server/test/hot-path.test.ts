@@ -44,16 +44,16 @@ describe("the call pipeline's hot path", () => {
     await expect(c.pipeline.call({ name: `m__${"x".repeat(1000)}`, arguments: {}, origin: "test", session })).rejects.toThrow(/No tool has a name of/);
   });
 
-  it("still validates arguments and passes signal, progress, timeout and annotations to the pool", async () => {
+  it("still validates arguments and passes signal, progress, timeout, annotations and the session to the pool", async () => {
     const { core: c, calls } = core();
     const session = c.session();
     await expect(c.pipeline.call({ name: "m__echo", arguments: { text: 5 }, origin: "test", session })).rejects.toThrow(/text: must be string/);
     const signal = new AbortController().signal;
     const progress = () => undefined;
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session, signal, progress, timeoutMs: 1234 });
-    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, signal, onprogress: progress, timeoutMs: 1234 } });
+    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, session, signal, onprogress: progress, timeoutMs: 1234 } });
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session });
-    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true } } });
+    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, session } });
   });
 });
 

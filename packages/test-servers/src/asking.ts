@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 /**
- * An MCP server for codemux's isolation tests: it asks its client questions (elicitation, roots) during
- * a call or late, after the call that caused them ended; it logs during a call or late; it answers with
- * exactly the result or JSON-RPC error it is given; and it serves text resources whose contents are in
- * their URIs (base64url). `--scheme NAME` names its resource URIs' scheme (default `asking`).
+ * An MCP server for codemux's isolation tests: it asks its client questions (elicitation, roots,
+ * sampling) during a call or late, after the call that caused them ended; it logs during a call or
+ * late; it keeps values in its process; it answers with exactly the result or JSON-RPC error it is
+ * given; and it serves text resources whose contents are in their URIs (base64url). `--scheme NAME`
+ * names its resource URIs' scheme (default `asking`).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -45,6 +48,9 @@ const tools: Tool[] = [
     when,
     delayMs: { type: "number" },
   }),
+  tool("sample", "Ask the client's model (sampling/createMessage) now, and return its answer's text.", { message: { type: "string" } }),
+  tool("remember", "Keep a value in this process (state that lives as long as the server does).", { value: { type: "string" } }),
+  tool("recall", "The values this process was asked to remember, in order."),
   tool("roots", "Ask the client for its roots now, and return them."),
   tool("roots_seen", "The roots this server got after each roots/list_changed it was sent, once all those asks are answered."),
   tool("late", "What became of the questions asked late: each one's message and answer, or the error."),
@@ -53,11 +59,12 @@ const tools: Tool[] = [
   tool("throw", "Answer with a JSON-RPC error of this message and data.", { message: { type: "string" }, data: {} }),
 ];
 
-const server = new Server({ name: "asking", version: "1.0.0" }, { capabilities: { tools: {}, logging: {}, resources: {} } });
+const server = new Server({ name: "asking", version: "1.0.0" }, { capabilities: { tools: {}, logging: {}, resources: {}, prompts: {} } });
 /** Work deferred to the start of the next tool call (`when: "next-call"`). */
 const onNextCall: Array<() => void> = [];
 const late: Array<{ message: string; answer?: unknown; error?: string }> = [];
 const rootsAsks: Array<Promise<unknown>> = [];
+const remembered: string[] = [];
 
 const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: value }], ...(isError ? { isError } : {}) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -111,6 +118,21 @@ server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToo
     }
     case "log":
       return text(await schedule(args.when, args.delayMs, () => log(String(args.data ?? ""))));
+    case "sample":
+      try {
+        const answer = await server.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: String(args.message ?? "a prompt") } }],
+          maxTokens: 100,
+        });
+        return text(answer.content.type === "text" ? answer.content.text : JSON.stringify(answer.content));
+      } catch (error) {
+        return text(`sampling failed: ${errorText(error)}`, true);
+      }
+    case "remember":
+      remembered.push(String(args.value ?? ""));
+      return text(`remembered ${remembered.length}`);
+    case "recall":
+      return text(JSON.stringify(remembered));
     case "roots":
       try {
         return text(JSON.stringify(await server.listRoots()));
@@ -140,6 +162,12 @@ server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     ),
   );
 });
+
+// A prompt made of this process's state: whoever gets it sees what was remembered here.
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ name: "recall", description: "What this process was asked to remember." }] }));
+server.setRequestHandler(GetPromptRequestSchema, async () => ({
+  messages: [{ role: "user", content: { type: "text", text: JSON.stringify(remembered) } }],
+}));
 
 // A resource's text is the URI's last segment, base64url-decoded: the test chooses what a read returns.
 const template = `${scheme}://text/{text}`;

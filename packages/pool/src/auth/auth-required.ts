@@ -2,9 +2,9 @@ import type { ErrorClass } from "@codemux/core";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { PoolError, ServerUnavailableError } from "../errors";
 
-/** The reason a server that needs a login shows in `codemux list` and in the errors the model sees. */
-export function needsLoginReason(server: string, why = "no login yet"): string {
-  return `needs login (${why}): run \`codemux auth login ${server}\``;
+/** The reason a server that needs a login shows in `codemux list` and in the errors the model sees; `how` says how to log in. */
+export function needsLoginReason(server: string, why = "no login yet", how = `run \`codemux auth login ${server}\``): string {
+  return `needs login (${why}): ${how}`;
 }
 
 /** A server answered 401 and no stored login (or refresh) could satisfy it; only `codemux auth login` can. */
@@ -12,9 +12,9 @@ export class AuthRequiredError extends ServerUnavailableError {
   /** "needs login (why): run `codemux auth login NAME`", the state reason `codemux list` shows. */
   readonly reason: string;
 
-  constructor(server: string, why?: string, options: { cause?: unknown } = {}) {
-    const reason = needsLoginReason(server, why);
-    super(server, reason, { ...options, data: { needsLogin: true, sent: false, transient: false } });
+  constructor(server: string, why?: string, options: { cause?: unknown; how?: string } = {}) {
+    const reason = needsLoginReason(server, why, options.how);
+    super(server, reason, { cause: options.cause, data: { needsLogin: true, sent: false, transient: false } });
     this.reason = reason;
   }
 

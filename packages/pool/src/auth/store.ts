@@ -1,4 +1,5 @@
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import { createHash } from "node:crypto";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 
 /** What codemux keeps per server after `codemux auth login`: kept unchanged as the SDK saved it (it stamps an `issuer`). */
@@ -20,6 +21,14 @@ export async function authDirectory(env: NodeJS.ProcessEnv = process.env): Promi
   const { homedir } = await import("node:os");
   const { join } = await import("node:path");
   return join(env.CODEMUX_HOME || join(homedir(), ".codemux"), "auth");
+}
+
+/**
+ * Where one principal's own logins are kept (servers with per-principal credentials): a folder under `dir` named by a
+ * hash of the principal, so that no principal name, however written, reaches the file system.
+ */
+export function principalAuthDirectory(dir: string, principal: string): string {
+  return `${dir}/principals/${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;
 }
 
 function fileOf(dir: string, server: string): string {

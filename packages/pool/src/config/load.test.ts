@@ -242,6 +242,50 @@ describe("single-server files", () => {
   });
 });
 
+describe("isolation", () => {
+  it("reads isolation (shared is the default and leaves the entry as today) and maxInstances, and refuses other values", () => {
+    const config = parse({
+      mcpServers: {
+        browser: { command: "b", isolation: "session", maxInstances: 4 },
+        memory: { command: "m", isolation: "principal" },
+        fs: { command: "f", isolation: "shared" },
+      },
+    });
+    expect(config.servers.map((s) => [s.isolation, s.maxInstances])).toEqual([
+      ["session", 4],
+      ["principal", undefined],
+      [undefined, undefined],
+    ]);
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", isolation: "user" } } })).message).toMatch(/mcpServers\.b\.isolation: /);
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", maxInstances: 0 } } })).message).toMatch(/mcpServers\.b\.maxInstances: /);
+  });
+});
+
+describe("credentials", () => {
+  it("reads per-principal credentials (a server per principal unless the entry says per session) and each principal's env and headers", () => {
+    const config = parse(
+      {
+        mcpServers: {
+          gh: { url: "https://x.dev/mcp", credentials: "per-principal", perPrincipal: { "token:alice": { headers: { "X-Key": "${ALICE_KEY}" } } } },
+          browser: { command: "b", credentials: "per-principal", isolation: "session" },
+        },
+      },
+      { ALICE_KEY: "k-alice" },
+    );
+    expect(config.servers.map((s) => [s.credentials, s.isolation])).toEqual([
+      ["per-principal", "principal"],
+      ["per-principal", "session"],
+    ]);
+    expect(config.servers[0]?.perPrincipal).toEqual({ "token:alice": { headers: { "X-Key": "k-alice" } } });
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", credentials: "per-principal", isolation: "shared" } } })).message).toMatch(
+      /mcpServers\.b\.isolation: cannot be "shared" with "credentials": "per-principal"/,
+    );
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", perPrincipal: { "token:a": { env: {} } } } } })).message).toMatch(
+      /mcpServers\.b\.perPrincipal: is read only with "credentials": "per-principal"/,
+    );
+  });
+});
+
 describe("client variables", () => {
   it("reads a server's roots as file:// URIs, relative paths against the config's folder, and refuses other schemes", () => {
     const config = parse(

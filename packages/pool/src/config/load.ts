@@ -9,6 +9,7 @@ import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   type OAuthSettings,
   type PoolConfig,
+  type PrincipalCredentials,
   type ServerSpec,
   type TlsSettings,
   type TransportSpec,
@@ -203,11 +204,40 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
     ...(entry.lazy === true ? { lazy: true } : {}),
     ...(entry.idleStopMs === undefined ? {} : { idleStopMs: entry.idleStopMs as number }),
     ...(entry.roots === undefined ? {} : { roots: rootsOf(entry.roots as string[], { base: context.workspaceFolder, sub, fail }) }),
+    ...isolationOf(entry, fail),
+    ...(entry.maxInstances === undefined ? {} : { maxInstances: entry.maxInstances as number }),
+    ...(entry.perPrincipal === undefined ? {} : { perPrincipal: perPrincipalOf(entry.perPrincipal as Record<string, PrincipalCredentials>, subMap) }),
   };
   if (missing.size > 0) {
     spec.problem = `environment variable${missing.size > 1 ? "s" : ""} ${[...missing].join(", ")} ${missing.size > 1 ? "are" : "is"} not set (write \${NAME:-default} for a default)`;
   }
   return spec;
+}
+
+/** The entry's isolation and credentials: per-principal credentials run per principal unless the entry says per session. */
+function isolationOf(entry: Record<string, unknown>, fail: Fail): Pick<ServerSpec, "isolation" | "credentials"> {
+  if (entry.credentials !== "per-principal") {
+    if (entry.perPrincipal !== undefined) fail("perPrincipal", 'is read only with "credentials": "per-principal"');
+    return entry.isolation === undefined || entry.isolation === "shared" ? {} : { isolation: entry.isolation as "principal" | "session" };
+  }
+  if (entry.isolation === "shared") fail("isolation", 'cannot be "shared" with "credentials": "per-principal": each principal needs its own connection');
+  return { credentials: "per-principal", isolation: entry.isolation === "session" ? "session" : "principal" };
+}
+
+/** Each principal's env and headers, `${VAR}` expanded like the entry's own. */
+function perPrincipalOf(
+  map: Record<string, PrincipalCredentials>,
+  subMap: (map: unknown, field: string) => Record<string, string>,
+): Record<string, PrincipalCredentials> {
+  return Object.fromEntries(
+    Object.entries(map).map(([principal, { env, headers }]) => [
+      principal,
+      {
+        ...(env ? { env: subMap(env, `perPrincipal.${principal}.env`) } : {}),
+        ...(headers ? { headers: subMap(headers, `perPrincipal.${principal}.headers`) } : {}),
+      },
+    ]),
+  );
 }
 
 /** The entry's `roots` as `file://` URIs, `${VAR}` expanded and relative paths resolved against the config's folder. */

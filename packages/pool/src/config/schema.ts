@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_INSTANCES } from "../defaults";
 import { MAX_ROOTS } from "./roots";
 
 // Server names become part of `server__tool` names and module paths: the rule is the catalog's, the config checks names by it.
@@ -45,6 +46,16 @@ const commonFields = {
   lazy: z.boolean().optional(),
   idleStopMs: positiveMs.optional(),
   roots: z.array(z.string().min(1, "must not be empty").max(4096)).max(MAX_ROOTS).optional(),
+  isolation: z.enum(["shared", "principal", "session"]).optional(),
+  credentials: z.enum(["shared", "per-principal"]).optional(),
+  perPrincipal: z
+    .record(
+      z.string().min(1).max(400),
+      z.object({ env: z.record(z.string(), z.string()).optional(), headers: z.record(z.string(), z.string()).optional() }).strict(),
+    )
+    .refine((map) => Object.keys(map).length <= MAX_INSTANCES, `lists at most ${MAX_INSTANCES} principals`)
+    .optional(),
+  maxInstances: z.number().int().positive().max(MAX_INSTANCES).optional(),
   tools: toolsSchema.optional(),
 };
 

@@ -46,6 +46,15 @@ export interface OAuthSettings {
 
 export type TransportSpec = StdioTransportSpec | HttpTransportSpec;
 
+/** How many connections one server entry runs: one for everyone (`shared`), one per principal, or one per client session. */
+export type Isolation = "shared" | "principal" | "session";
+
+/** One principal's own values for a server with `credentials: "per-principal"`. */
+export interface PrincipalCredentials {
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
 export interface ToolFilter {
   allow?: string[];
   deny?: string[];
@@ -66,9 +75,23 @@ export interface ServerSpec {
   idleStopMs?: number;
   /**
    * The folders the server is told are its roots when it asks (`roots/list`), as `file://` URIs; unset,
-   * the core's default root. Never a client's: one server serves every client.
+   * the core's default root. A shared server never gets a client's; an isolated one gets its owner's when it has some.
    */
   roots?: string[];
+  /**
+   * `principal` or `session`: one connection per principal or per client session, started at its first call,
+   * stopped after `idleStopMs` unused; the catalog comes from one listing connection that serves no calls. Unset: shared.
+   */
+  isolation?: Exclude<Isolation, "shared">;
+  /**
+   * `per-principal`: each principal acts downstream as itself: its instance gets its `perPrincipal` env and headers,
+   * and an HTTP server without its own Authorization header the principal's own OAuth login. Implies an isolation.
+   */
+  credentials?: "per-principal";
+  /** Each principal's own `env` (stdio) and `headers` (HTTP), by principal (`token:alice`), over the entry's. */
+  perPrincipal?: Record<string, PrincipalCredentials>;
+  /** At most this many instances of an isolated server at once; past it a call fails with `InstanceLimitError`. */
+  maxInstances?: number;
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
   /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */
@@ -90,4 +113,6 @@ export interface TransportContext {
   logger: Logger;
   /** codemux's environment: proxy variables, and what stdio servers inherit. */
   env?: NodeJS.ProcessEnv;
+  /** Set for a per-principal credentials instance: its OAuth login is this principal's own, never the shared one. */
+  principal?: string;
 }

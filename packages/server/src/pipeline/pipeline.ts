@@ -121,7 +121,7 @@ export class ToolCallPipeline {
 
   async #read(ctx: CallContext): Promise<ToolResult> {
     if (!this.#pool.client) throw new BadRequestError("This pool offers tools only; it cannot read resources.");
-    const client = await this.#pool.client(ctx.entry.server);
+    const client = await this.#pool.client(ctx.entry.server, ctx.session);
     const signal = PipelineContext.downstreamSignal(ctx);
     return resourceAsToolResult(await client.readResource({ uri: String(ctx.arguments.uri) }, signal ? { signal } : undefined));
   }
@@ -134,7 +134,8 @@ export class ToolCallPipeline {
     return composeMiddleware([...this.#middleware, validate], (ctx) => {
       if (isResourceReadEntry(ctx.entry)) return this.#read(ctx);
       // The pool retries transient failures of read-only and idempotent tools only.
-      const options: CallOptions = { annotations: ctx.annotations };
+      // The session picks an isolated server's instance; a shared server ignores it.
+      const options: CallOptions = { annotations: ctx.annotations, session: ctx.session };
       const signal = PipelineContext.downstreamSignal(ctx);
       if (signal) options.signal = signal;
       if (ctx.progress) options.onprogress = ctx.progress;
