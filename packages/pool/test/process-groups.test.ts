@@ -67,7 +67,9 @@ describe.skipIf(process.platform === "win32")("no stdio server outlives codemux"
 
   it("a parent SIGTERMed while a server is being spawned still ends that server's group", async () => {
     const marker = `at-spawn-${randomUUID()}`;
-    const parent = spawn(process.execPath, [parentScript, JSON.stringify([hungWrapper("hung", marker)]), "sigterm-at-spawn"], { stdio: ["pipe", "pipe", "inherit"] });
+    const parent = spawn(process.execPath, [parentScript, JSON.stringify([hungWrapper("hung", marker)]), "sigterm-at-spawn"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     let output = "";
     parent.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
     const [, exitSignal] = (await once(parent, "exit")) as [number | null, NodeJS.Signals | null];
