@@ -3,7 +3,7 @@ import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, resolveConfig, spillBytesOf } from "@codemux/server";
+import { Codemux, type PolicyConfig, codemuxHome, findConfigFile, policiesOf, resolveConfig, spillBytesOf } from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
@@ -102,6 +102,7 @@ export async function startCore(
       ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
       : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    ...policiesOption(raw, configFile),
     ...(jobs
       ? {
           jobs: jobs.runner,
@@ -217,4 +218,10 @@ function cacheTtlOf(value: string | undefined): { catalogCacheTtlMs?: number } {
   if (!(ms >= 1 && ms <= 31_536_000_000))
     throw new UsageError(`CODEMUX_CATALOG_CACHE_TTL_MS is "${value.slice(0, 40)}"; give milliseconds from 1 to 31536000000 (a year), e.g. 86400000 for a day.`);
   return { catalogCacheTtlMs: ms };
+}
+
+/** The config file's `policies`, checked (a mistake stops the start with the field named); none without the section. */
+function policiesOption(raw: Record<string, unknown> | undefined, file: string | undefined): { policies?: PolicyConfig } {
+  const policies = raw && file ? policiesOf(raw, file) : undefined;
+  return policies ? { policies } : {};
 }

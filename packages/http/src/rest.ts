@@ -127,8 +127,9 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     },
   ) as { limit: number; offset: number };
   await services.readiness.discovered();
-  checkServer(services, server);
-  const entries = services.catalog.entries(server);
+  const session = gateway.principalSession(ctx.principal);
+  checkServer(services, server, session);
+  const entries = services.access.catalog(session).entries(server);
   const page = entries.slice(limit.offset, limit.offset + limit.limit);
   const pending = services.readiness.pendingNote();
   sendJson(ctx.res, 200, {
@@ -157,8 +158,9 @@ function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string
 
 async function describeTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
   const { pipeline, namespace } = gateway.core.services;
-  const entry = await pipeline.resolve(name);
-  const typescript = namespace.source(entry.moduleSpecifier) ?? "";
+  const session = gateway.principalSession(ctx.principal);
+  const entry = await pipeline.resolveFor(name, session);
+  const typescript = namespace.source(entry.moduleSpecifier, session) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
     sendText(ctx.res, typescript, "text/plain; charset=utf-8");
     return;

@@ -24,6 +24,9 @@ import type { TaskStoreFactory } from "./jobs";
 import { McpFeatures } from "./mcp-features";
 import { ModuleNamespace, type ModuleSource } from "./modules/namespace";
 import { logCalls } from "./pipeline/log-calls";
+import { Access } from "./policy/access";
+import type { PolicyConfig } from "./policy/config";
+import { Policies } from "./policy/policies";
 import { ToolCallPipeline } from "./pipeline/pipeline";
 import { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
@@ -64,6 +67,8 @@ export interface CodemuxOptions {
   catalogCacheTtlMs?: number;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
+  /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
+  policies?: PolicyConfig;
   /** Extra modes, by name. */
   surfaces?: Record<string, SurfaceFactory>;
   /** More meta-tools for mode `code` (jobs, agent...), after the built-in ones. */
@@ -125,6 +130,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   /** Resources, prompts, completions and logging of every server, for every session. */
   readonly features: McpFeatures;
   readonly readiness: Readiness;
+  /** What each session may see and call, under the config's policies. */
+  readonly access: Access;
   /** What surfaces, meta-tools and front ends are given. */
   readonly services: Omit<CodemuxServices, "hints">;
   readonly #snippets: SnippetHost;
@@ -181,7 +188,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       discoveryWaitMs: options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS,
     });
     this.readiness.on("toolsChanged", () => this.emit("toolsChanged"));
+    this.access = new Access(this.catalog, options.policies ? new Policies(options.policies) : undefined);
     this.pipeline = new ToolCallPipeline({
+      access: this.access,
+      clock: this.clock,
       pool: this.pool,
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
@@ -195,6 +205,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.features = new McpFeatures({
       pool: this.pool,
       catalog: this.catalog,
+      access: this.access,
       readiness: this.readiness,
       pipeline: this.pipeline,
       relay: this.relay,
@@ -216,6 +227,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     const namespace: ModuleNamespace = new ModuleNamespace({
       tree,
       catalog: this.catalog,
+      access: this.access,
       skills,
       resources: this.features,
       hostCallGlobal: HOST_CALL_GLOBAL,
@@ -235,6 +247,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.services = {
       logger: this.logger,
       catalog: this.catalog,
+      access: this.access,
       readiness: this.readiness,
       pool: this.pool,
       pipeline: this.pipeline,

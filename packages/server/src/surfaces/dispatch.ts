@@ -6,6 +6,7 @@ import {
   type CatalogEntry,
   type MetaTool,
   type MetaToolContext,
+  type SessionInfo,
   type Surface,
   type ToolResult,
 } from "@codemux/core";
@@ -123,9 +124,9 @@ export const dispatchSurface: SurfaceFactory = ({ services: shared, hints }): Su
   return {
     name: "dispatch",
     listChanges: false,
-    instructions: () => {
+    instructions: (session) => {
       // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = services.pool.names;
+      const servers = services.access.servers(session, services.pool.names);
       return [
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
@@ -153,7 +154,7 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxSe
     case "list":
       return limitResult(ctx.services, {
         tool: `${DISPATCH_TOOL_NAME} list`,
-        result: jsonResult(await listServers(ctx.services, request)),
+        result: jsonResult(await listServers(ctx.services, request, ctx.session)),
         owner: ctx.session.id,
       });
     case "call":
@@ -181,10 +182,11 @@ interface ListedServer {
 }
 
 /** Servers (state, tool count, why one is down) and, when few or asked for by server, their tools. */
-async function listServers(services: CodemuxServices, request: DispatchRequest): Promise<Record<string, unknown>> {
-  const { readiness, catalog } = services;
+async function listServers(services: CodemuxServices, request: DispatchRequest, session: SessionInfo): Promise<Record<string, unknown>> {
+  const { readiness, access } = services;
+  const catalog = access.catalog(session);
   await readiness.discovered();
-  const statuses = readiness.status();
+  const statuses = readiness.status().filter((s) => catalog.entries(s.name).length > 0 || access.seesServer(session, s.name));
   const known = new Set([...statuses.map((s) => s.name), ...catalog.servers()]);
   if (request.server !== undefined && !known.has(request.server)) {
     throw new BadRequestError(`No server named "${request.server.slice(0, 100)}". Servers: ${[...known].sort().join(", ") || "none"}.`);
@@ -226,7 +228,7 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
   if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
   if (request.pointer !== undefined && request.argumentsFrom === undefined)
     throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
-  const name = await resolveToolName(services, request.tool, request.server);
+  const name = await resolveToolName(services, request.tool, request.server, session);
   const args =
     request.argumentsFrom !== undefined ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
   let result: ToolResult;
@@ -251,8 +253,9 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
 }
 
 /** `server` + `tool`, a `server__tool` name, or a bare tool name that exactly one server has. */
-async function resolveToolName(services: CodemuxServices, tool: string, server: string | undefined): Promise<string> {
-  const { catalog, readiness } = services;
+async function resolveToolName(services: CodemuxServices, tool: string, server: string | undefined, session: SessionInfo): Promise<string> {
+  const { readiness } = services;
+  const catalog = services.access.catalog(session);
   const name = tool.trim();
   if (server !== undefined) return `${server}${SEPARATOR}${name}`;
   if (catalog.get(name)) return name;
