@@ -81,6 +81,8 @@ export async function startCore(
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+        // The policies live in the core, made just below; a job starts only once it serves.
+        jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
       })
     : undefined;
   core = new Codemux({
