@@ -228,7 +228,7 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
   if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
   if (request.pointer !== undefined && request.argumentsFrom === undefined)
     throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
-  const name = await resolveToolName(services, request.tool, request.server, session);
+  const name = await resolveToolName(services, { tool: request.tool, server: request.server, session });
   const args =
     request.argumentsFrom !== undefined ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
   let result: ToolResult;
@@ -253,7 +253,10 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
 }
 
 /** `server` + `tool`, a `server__tool` name, or a bare tool name that exactly one server has. */
-async function resolveToolName(services: CodemuxServices, tool: string, server: string | undefined, session: SessionInfo): Promise<string> {
+async function resolveToolName(
+  services: CodemuxServices,
+  { tool, server, session }: { tool: string; server: string | undefined; session: SessionInfo },
+): Promise<string> {
   const { readiness } = services;
   const catalog = services.access.catalog(session);
   const name = tool.trim();
