@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
-import { referenceServer } from "./helpers";
+import { referenceServer, restAs, textOf } from "./helpers";
 
 /**
  * Two principals with different policies on one gateway, as clients reach it (real HTTP, the SDK's
@@ -39,19 +39,11 @@ async function connect(token: string, url = http.url): Promise<Client> {
   return client;
 }
 
-const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 const tool = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 const search = async (client: Client, query: string) => textOf(await tool(client, "search_tools", { query, limit: 50, detail: "name" }));
 const execute = async (client: Client, code: string) => JSON.parse(textOf(await tool(client, "execute_code", { code }))) as Record<string, unknown>;
 
-async function rest(token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${http.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const rest = (token: string, path: string, body?: unknown) => restAs(http.url, token, path, body);
 
 let alice: Client;
 let bob: Client;
