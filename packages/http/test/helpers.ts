@@ -65,14 +65,16 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 /** The text parts of a tool result, joined as a client shows them. */
 export const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 
-/** One REST request to `url` as `token`'s principal (GET, or POST with `body` as JSON): the status and the parsed body. */
-export async function restAs(url: string, token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+/** REST requests to the gateway at `url` as `token`'s principal (GET, or POST with `body` as JSON): the status and the parsed body. */
+export function restAs(url: string) {
+  return async (token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${url}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
 }
 
 export async function json(response: Response): Promise<Record<string, unknown>> {

@@ -43,7 +43,7 @@ const tool = async (client: Client, name: string, args: Record<string, unknown> 
 const search = async (client: Client, query: string) => textOf(await tool(client, "search_tools", { query, limit: 50, detail: "name" }));
 const execute = async (client: Client, code: string) => JSON.parse(textOf(await tool(client, "execute_code", { code }))) as Record<string, unknown>;
 
-const rest = (token: string, path: string, body?: unknown) => restAs(http.url, token, path, body);
+const rest = (token: string, path: string, body?: unknown) => restAs(http.url)(token, path, body);
 
 let alice: Client;
 let bob: Client;
@@ -189,6 +189,19 @@ describe("no way around the policy", () => {
       `import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default await readTextFile({ path: ${JSON.stringify(join(dir, "notes.txt"))} });`,
     );
     expect(own.result).toEqual({ content: "alice may read this" });
+  });
+
+  it("saving a skill type-checks it against the principal's own modules: a hidden tool's cannot be found, as one that does not exist", async () => {
+    const skill = (from: string) => ({
+      name: "probe",
+      description: "Asks.",
+      code: `import { ask } from "${from}";\nexport async function probe(input: {}): Promise<unknown> { return ask({}); }\n`,
+    });
+    const hidden = await tool(alice, "save_skill", skill("mcp/servers/ask/ask"));
+    const missing = await tool(alice, "save_skill", skill("mcp/servers/qsk/ask"));
+    expect(hidden.isError).toBe(true);
+    expect(textOf(hidden).replaceAll("ask/ask", "X")).toBe(textOf(missing).replaceAll("qsk/ask", "X"));
+    expect((await tool(bob, "save_skill", skill("mcp/servers/ask/ask"))).isError).toBeFalsy();
   });
 
   it("call_tool answers a hidden tool as unknown, with suggestions only of tools the principal sees", async () => {

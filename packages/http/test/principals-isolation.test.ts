@@ -77,7 +77,7 @@ const tool = async (who: Principal, name: string, args: Record<string, unknown> 
 const execute = async (who: Principal, code: string) => JSON.parse(textOf(await tool(who, "execute_code", { code }))) as Record<string, unknown>;
 
 /** One REST call as `token`'s principal: the status and the parsed body. */
-const rest = (token: string, path: string, body?: unknown) => restAs(http.url, token, path, body);
+const rest = (token: string, path: string, body?: unknown) => restAs(http.url)(token, path, body);
 const restCall = (token: string, name: string, args: Record<string, unknown> = {}) => rest(token, `/v1/tools/${name}/call`, args);
 
 beforeAll(async () => {

@@ -219,7 +219,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       {
         catalog: this.catalog,
         status: () => this.pool.status(),
-        moduleSource: (specifier: string, principal: string): string | undefined => namespace.source(specifier, { id: "skill-check", principal }),
+        moduleSource: (specifier, author): string | undefined => namespace.source(specifier, { id: "skill-check", ...author }),
         clock: this.clock,
       },
       { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },

@@ -26,7 +26,8 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
     }
     if (code === undefined) throw new BadRequestError('"code" is required to save a skill (or pass delete: true to delete one).');
     if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
-    const skill = await skills.save(session.principal, { name, code, description });
+    const claims = { ...(session.groups ? { groups: session.groups } : {}), ...(session.scopes ? { scopes: session.scopes } : {}) };
+    const skill = await skills.save(session.principal, { name, code, description }, claims);
     return textResult(
       `Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`,
     );

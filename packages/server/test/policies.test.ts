@@ -1,0 +1,56 @@
+import type { SessionInfo } from "@codemux/core";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Codemux, policiesOf } from "../src/index";
+import { config, misbehaving, textOf } from "./helpers";
+
+/**
+ * Policies matched by group claims (an OAuth group, a token's groups) on a core used directly, as the
+ * front ends do: the session's claims, not only its principal, decide what it sees, down to the modules
+ * a saved skill is type-checked against; and the stdio owner stays unrestricted.
+ */
+let dir: string;
+let core: Codemux;
+const ops: SessionInfo = { id: "ops-session", principal: "oauth:https://idp.example#7", groups: ["ops"] };
+const stranger: SessionInfo = { id: "stranger-session", principal: "oauth:https://idp.example#8" };
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-policies-"));
+  const policies = policiesOf({ policies: { rules: [{ name: "ops", groups: ["ops"], tools: ["m__echo"] }] } }, "codemux.json");
+  core = new Codemux({ config: config({ m: misbehaving() }), dataDir: dir, ...(policies ? { policies } : {}) });
+  core.start();
+  await core.ready();
+});
+afterAll(async () => {
+  await core.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const run = async (session: SessionInfo, name: string, args: Record<string, unknown>) => core.surface("code").callTool(name, args, { session, origin: "cli" });
+const skill = {
+  name: "shout",
+  description: "Echoes.",
+  code: 'import { echo } from "mcp/servers/m/echo";\nexport async function shout(input: { text: string }): Promise<unknown> { return echo(input); }\n',
+};
+
+describe("policies by group claims", () => {
+  it("show a session the tools its group's rule shows, and nothing to one without the claim", async () => {
+    expect(textOf(await run(ops, "call_tool", { name: "m__echo", args: { text: "hi" } }))).toBe("hi");
+    expect(textOf(await run(ops, "call_tool", { name: "m__counter", args: {} }))).toMatch(/^No tool named "m__counter"/);
+    expect(textOf(await run(stranger, "call_tool", { name: "m__echo", args: { text: "hi" } }))).toMatch(/^No tool named "m__echo"/);
+    expect(textOf(await run(stranger, "search_tools", { query: "echo text" }))).not.toContain("m__echo");
+  });
+
+  it("type-check a saved skill against the modules the saving session's claims show", async () => {
+    expect((await run(ops, "save_skill", skill)).isError).toBeFalsy();
+    const refused = await run(stranger, "save_skill", skill);
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain("mcp/servers/m/echo");
+  });
+
+  it("leave the stdio owner unrestricted when no rule names local", async () => {
+    expect(textOf(await run(core.session(), "call_tool", { name: "m__counter", args: {} }))).not.toMatch(/No tool named/);
+  });
+});
