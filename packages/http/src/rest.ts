@@ -131,7 +131,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
   checkServer(services, server, session);
   const entries = services.access.catalog(session).entries(server);
   const page = entries.slice(limit.offset, limit.offset + limit.limit);
-  const pending = services.readiness.pendingNote();
+  const pending = services.readiness.pendingNote(services.access.serverFilter(session));
   sendJson(ctx.res, 200, {
     tools: page.map((entry) => (detail === "name" ? { name: entry.qualifiedName, signature: entry.signature } : describeEntry(entry, detail))),
     count: page.length,

@@ -50,7 +50,7 @@ export async function searchCatalog(
     // Saved skills belong to a principal: another's are left out (and, with no session, every principal's).
     ...(session ? { owner: session.principal } : {}),
   });
-  return { query, hits, tools: catalog.size, servers: catalog.servers().length, pending: readiness.pendingNote() };
+  return { query, hits, tools: catalog.size, servers: catalog.servers().length, pending: readiness.pendingNote(deps.access.serverFilter(session)) };
 }
 
 /**

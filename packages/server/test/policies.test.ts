@@ -19,9 +19,11 @@ const stranger: SessionInfo = { id: "stranger-session", principal: "oauth:https:
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "codemux-policies-"));
   const policies = policiesOf({ policies: { rules: [{ name: "ops", groups: ["ops"], tools: ["m__echo"] }] } }, "codemux.json");
-  core = new Codemux({ config: config({ m: misbehaving() }), dataDir: dir, ...(policies ? { policies } : {}) });
+  // "slow" is still connecting through the tests: notes on servers still connecting must not name it to whom it is hidden.
+  const servers = { m: misbehaving(), slow: misbehaving("--start-delay-ms", "60000") };
+  core = new Codemux({ config: config(servers), dataDir: dir, discoveryWaitMs: 50, startupWaitMs: 50, ...(policies ? { policies } : {}) });
   core.start();
-  await core.ready();
+  await core.ready(3_000);
 });
 afterAll(async () => {
   await core.close();
@@ -48,6 +50,12 @@ describe("policies by group claims", () => {
     const refused = await run(stranger, "save_skill", skill);
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain("mcp/servers/m/echo");
+  });
+
+  it("name a server still connecting only to a session that may know of it", async () => {
+    expect(textOf(await run(core.session(), "search_tools", { query: "echo text" }))).toContain("(still connecting: slow;");
+    expect(textOf(await run(ops, "search_tools", { query: "echo text" }))).not.toContain("slow");
+    expect(textOf(await run(ops, "list_modules", {}))).not.toContain("slow");
   });
 
   it("leave the stdio owner unrestricted when no rule names local", async () => {

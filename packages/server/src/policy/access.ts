@@ -40,6 +40,12 @@ export class Access {
     return this.#policies === undefined || this.#policies.grant(session).seesServer(server);
   }
 
+  /** Which servers `session` may know of (by name, for notes on servers still connecting); undefined when it may know of all. */
+  serverFilter(session: SessionInfo | undefined): ((server: string) => boolean) | undefined {
+    if (this.#policies === undefined || session === undefined) return undefined;
+    return (server) => this.servers(session, [server]).length > 0;
+  }
+
   /** Of `servers`, the ones `session` may know of: those its grant shows whole or shows a tool of. */
   servers(session: SessionInfo | undefined, servers: readonly string[]): string[] {
     if (this.#policies === undefined || session === undefined) return [...servers];

@@ -204,7 +204,7 @@ async function listServers(services: CodemuxServices, request: DispatchRequest, 
       ...(withTools ? { toolList: entries.map((e) => listedTool(e, request)) } : {}),
     };
   });
-  const pending = readiness.pendingNote();
+  const pending = readiness.pendingNote(access.serverFilter(session));
   return {
     servers,
     ...(withTools ? {} : { hint: `${catalog.size} tools: search {query}, or list {server} for one server's tools.` }),
