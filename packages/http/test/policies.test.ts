@@ -28,6 +28,7 @@ let dir: string;
 let core: Codemux;
 let http: CodemuxHttpServer;
 let dispatchHttp: CodemuxHttpServer;
+let passthroughHttp: CodemuxHttpServer;
 let plugins: LoadedPlugins;
 let jobs: Jobs;
 const clients: Client[] = [];
@@ -83,14 +84,15 @@ beforeAll(async () => {
   const tokens = Object.entries(TOKENS).map(([name, token]) => ({ name, token }));
   http = new CodemuxHttpServer(core, { port: 0, compatRoutes: true, tokens, log: () => undefined });
   dispatchHttp = new CodemuxHttpServer(core, { port: 0, mode: "dispatch", tokens, log: () => undefined });
-  await Promise.all([http.listen(), dispatchHttp.listen()]);
+  passthroughHttp = new CodemuxHttpServer(core, { port: 0, mode: "passthrough", tokens, log: () => undefined });
+  await Promise.all([http.listen(), dispatchHttp.listen(), passthroughHttp.listen()]);
   alice = await connect(TOKENS.alice);
   bob = await connect(TOKENS.bob);
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
-  await Promise.all([http?.close(), dispatchHttp?.close()]);
+  await Promise.all([http?.close(), dispatchHttp?.close(), passthroughHttp?.close()]);
   await jobs?.close();
   await core?.close();
   await plugins?.close();
@@ -171,6 +173,18 @@ describe("each principal sees only its own catalog", () => {
     expect(textOf(called)).toMatch(/No tool named "ask__result"/);
     // A bare name that only a hidden server has is unknown too.
     expect(textOf(await tool(client, "codemux", { action: "call", tool: "roots" }))).toMatch(/No tool named "roots"/);
+  });
+});
+
+describe("passthrough mode", () => {
+  it("lists only the principal's tools and answers a hidden one as unknown", async () => {
+    const client = await connect(TOKENS.alice, passthroughHttp.url);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("fs__read_text_file");
+    expect(names.some((n) => n.startsWith("ask__"))).toBe(false);
+    const hidden = await tool(client, "ask__roots");
+    expect(hidden.isError).toBe(true);
+    expect(textOf(hidden)).toMatch(/No tool named "ask__roots"/);
   });
 });
 
