@@ -7,6 +7,7 @@ import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
 import { runSearchQuality, runSearchScale, type SearchQualityReport, type SearchScaleReport } from "./search-quality";
+import { reportResultFormats } from "./result-formats";
 import { round } from "./stats";
 import { runTokens, type TokensReport } from "./tokens";
 
@@ -22,7 +23,7 @@ interface BenchReport {
   http: HttpLatencyReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, journal). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, journal, formats). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -116,6 +117,7 @@ async function main(): Promise<void> {
     );
   const http = runs("http") ? await reportHttpLatency(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
+  if (runs("formats")) await reportResultFormats(table);
 
   const report: BenchReport = {
     date: new Date().toISOString(),

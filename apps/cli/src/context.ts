@@ -3,11 +3,26 @@ import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
-import { Codemux, type PolicyConfig, codemuxHome, findConfigFile, policiesOf, resolveConfig, spillBytesOf } from "@codemux/server";
+import {
+  Codemux,
+  type PolicyConfig,
+  codemuxHome,
+  dispatchFilesOf,
+  findConfigFile,
+  policiesOf,
+  resolveConfig,
+  resultFormatOf,
+  retentionFor,
+  retentionOf,
+  spillBytesOf,
+  type DispatchFiles,
+  type ResultFormat,
+  type Retention,
+} from "@codemux/server";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
@@ -43,8 +58,15 @@ export interface StartOptions {
   keepBundlesDir?: string;
   /** `serve --spill-bytes`: results larger are kept as handles. */
   spillBytes?: number;
+  /** `serve --result-format`: over the config's `resultFormat`. */
+  resultFormat?: ResultFormat;
   /** Log lines the command shows otherwise (list's table has each server's failure). */
   omitLog?: RegExp;
+}
+
+/** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
+export async function readRawConfig(configFile: string | undefined): Promise<Record<string, unknown> | undefined> {
+  return configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
 }
 
 export async function startCore(
@@ -66,17 +88,21 @@ export async function startCore(
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  // The same JSONC reading as the servers' (resolveConfig has already refused a file that does not parse).
-  const raw = configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
-  const plugins = await pluginsOf(raw && configFile ? { raw, file: configFile } : undefined, logger, (tool, text, owner) =>
-    (core as Codemux).results.keep(tool, text, owner),
-  );
+  const raw = await readRawConfig(configFile);
+  const retention = configFile ? retentionOf(raw, configFile) : undefined;
+  const plugins = await pluginsOf({
+    config: raw && configFile ? { raw, file: configFile } : undefined,
+    logger,
+    retention,
+    keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
+  });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
     ? createJobs({
         dataDir: codemuxHome(),
         logger,
+        retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
@@ -91,6 +117,9 @@ export async function startCore(
     ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,
     logger,
+    ...(retention ? { retention } : {}),
+    ...resultFormatFrom(options.resultFormat ?? (configFile ? resultFormatOf(raw, configFile) : undefined)),
+    ...dispatchFilesFrom(raw, configFile),
     logCalls: level === "debug",
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
@@ -116,6 +145,7 @@ export async function startCore(
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
+  forgetAlso(core, jobs, plugins);
   if (plugins) {
     const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.
@@ -127,13 +157,42 @@ export async function startCore(
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
-async function pluginsOf(
-  config: { raw: Record<string, unknown>; file: string } | undefined,
-  logger: Logger,
-  keep: ResultKeeper["keep"],
-): Promise<LoadedPlugins | undefined> {
+export async function pluginsOf({
+  config,
+  logger,
+  retention,
+  keep,
+}: {
+  config: { raw: Record<string, unknown>; file: string } | undefined;
+  logger: Logger;
+  retention: Retention | undefined;
+  keep?: ResultKeeper["keep"];
+}): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
-  return loadPlugins({ config: config.raw, configFile: config.file, logger, dataDir: codemuxHome(), results: { keep } });
+  return loadPlugins({
+    config: config.raw,
+    configFile: config.file,
+    logger,
+    dataDir: codemuxHome(),
+    ...(keep ? { results: { keep } } : {}),
+    ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
+  });
+}
+
+/** What `core.forget` deletes besides the core's own: the principal's jobs, and what plugins keep for it (audit lines). */
+export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
+  if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
+  if (plugins) core.onForget((principal) => plugins.forget(principal));
+}
+
+/** The config's `dispatch` folders (relative to the config's folder), when it has them. */
+function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
+  const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
+  return files ? { dispatchFiles: files } : {};
+}
+
+function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {
+  return format === undefined ? {} : { resultFormat: format };
 }
 
 function spillOf(bytes: number | undefined): { largeResultBytes?: number } {

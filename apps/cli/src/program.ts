@@ -5,6 +5,7 @@ import { registerAuth } from "./commands/auth";
 import { registerCall } from "./commands/call";
 import { registerCodegen } from "./commands/codegen";
 import { registerExec } from "./commands/exec";
+import { registerForget } from "./commands/forget";
 import { registerImport } from "./commands/import";
 import { registerInstall } from "./commands/install";
 import { registerJobs } from "./commands/jobs";
@@ -68,6 +69,7 @@ export function buildProgram(context: RunContext): Command {
     .exitOverride();
   for (const register of [registerServe, registerList, registerSearch, registerCall, registerExec, registerCodegen, registerApprove])
     register(program, context);
+  registerForget(program, context);
   registerStatus(program, context);
   registerStop(program, context);
   registerRestart(program, context);

@@ -132,6 +132,29 @@ describe("codemux serve", () => {
     expect(textOf(await c.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "inline" } } }))).toBe("inline");
   });
 
+  it("answers JSON tables as TOON with --result-format toon, else with the config's resultFormat; an unknown format is a usage error", async () => {
+    const rows = JSON.stringify([
+      { name: "a", size: 1 },
+      { name: "b", size: 2 },
+    ]);
+    const echo = { name: "call_tool", arguments: { name: "m__echo", args: { text: rows } } };
+    const flag = await client(["serve", "--result-format", "toon", "--", "m", "--", process.execPath, misbehavingServerPath]);
+    expect(textOf(await flag.callTool(echo))).toBe("[2]{name,size}:\n  a,1\n  b,2");
+    await writeFile(
+      join(dir, "toon.json"),
+      JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, resultFormat: "toon" }),
+    );
+    const fromConfig = await client(["serve", "--config", "toon.json"]);
+    expect(textOf(await fromConfig.callTool(echo))).toBe("[2]{name,size}:\n  a,1\n  b,2");
+    await writeFile(
+      join(dir, "xml.json"),
+      JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, resultFormat: "xml" }),
+    );
+    const bad = await codemux(["list", "--config", "xml.json"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('resultFormat: expected "json" (results as the tools give them) or "toon"');
+  });
+
   it("keeps results over --spill-bytes, else over the config's spillBytes, as handles; 0 and unlimited are usage errors", async () => {
     await writeFile(
       join(dir, "spill.json"),

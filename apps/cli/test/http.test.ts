@@ -76,7 +76,7 @@ describe("codemux serve --http", () => {
       .split("\n")
       .filter((l) => l.startsWith("{"));
     expect(
-      lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "laptop" && l.path === "/v1/tools/m__echo/call?apikey=***"),
+      lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.principal === "token:laptop" && l.path === "/v1/tools/m__echo/call?apikey=***"),
     ).toBe(true);
     expect(stderr()).not.toContain(SECRET);
   });
@@ -94,6 +94,43 @@ describe("codemux serve --http", () => {
       await exited;
       expect(requestLines(stderr()).length).toBe(expected);
     }
+  });
+
+  it("publishes OAuth metadata with --public-url and --oauth-issuer, and re-reads --token-file when it changes", async () => {
+    const tokenFile = join(dir, "reloaded-tokens.json");
+    await writeFile(tokenFile, JSON.stringify([{ name: "laptop", token: SECRET, scopes: ["admin"] }]));
+    const issuer = "https://login.example.com";
+    const { child, url } = await serveHttp(["--token-file", tokenFile, "--public-url", "https://codemux.example.com", "--oauth-issuer", issuer]);
+    try {
+      expect(await (await fetch(`${url}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({
+        resource: "https://codemux.example.com/mcp",
+        authorization_servers: [issuer],
+      });
+      const refused = await fetch(`${url}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(refused.headers.get("www-authenticate")).toBe('Bearer resource_metadata="https://codemux.example.com/.well-known/oauth-protected-resource/mcp"');
+      const later = "later-token-0123456789";
+      await writeFile(
+        tokenFile,
+        JSON.stringify([
+          { name: "laptop", token: SECRET, scopes: ["admin"] },
+          { name: "later", token: later, scopes: ["metrics"] },
+        ]),
+      );
+      let status = 0;
+      for (let i = 0; i < 200 && status !== 200; i++) {
+        status = (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${later}` } })).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(status).toBe(200);
+      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${SECRET}` } })).status).toBe(403);
+    } finally {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    }
+    const half = await run(["serve", "--http", ":0", "--config", configFile, "--oauth-issuer", issuer]);
+    expect(half).toMatchObject({ code: 2, stderr: expect.stringContaining("OAuth needs the URL clients reach codemux at: set --public-url") });
+    const pathed = await run(["serve", "--http", ":0", "--config", configFile, "--public-url", "https://example.com/codemux", "--oauth-issuer", issuer]);
+    expect(pathed).toMatchObject({ code: 2, stderr: expect.stringContaining('publicUrl "https://example.com/codemux" must be an http(s) origin') });
   });
 
   it("refuses a non-loopback bind without a token (exit 2), and HTTP flags without --http", async () => {

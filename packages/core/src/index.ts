@@ -28,6 +28,7 @@ export {
 } from "./meta-tool";
 export { LOG_LEVELS, redactingLogger, silentLogger, isSwitchedOff, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
 export { SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretPattern } from "./mask";
+export { ADMIN_SCOPE, METRICS_SCOPE, hasScope } from "./rights";
 export { closestKey, closestNames, editDistance } from "./suggest";
 export type {
   AudioContent,

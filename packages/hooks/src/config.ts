@@ -15,7 +15,7 @@ import { redactPlugin } from "./plugins/redact";
 import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
 import type { Redactor } from "./redactor";
-import type { Observability, Plugin, ResultKeeper } from "./types";
+import type { Observability, Plugin, PluginInitContext, ResultKeeper } from "./types";
 
 const ms = z
   .number()
@@ -147,6 +147,8 @@ export interface LoadPluginsOptions {
   /** codemux's result store (`core.results`), so summarize answers with read_result handles. */
   results?: ResultKeeper;
   observability?: Observability;
+  /** How long a principal's audit lines are kept (the config's `retention`); undefined: no limit. */
+  retentionMs?: PluginInitContext["retentionMs"];
 }
 
 /** Plugins loaded from the config, started and ready to go into the call pipeline. */
@@ -161,6 +163,8 @@ export interface LoadedPlugins {
   toolsChanged(tools: readonly SeenTool[]): Promise<void>;
   /** The redact plugin's redactor when it is on: what else keeps arguments (the job journal) masks them by the same patterns. */
   redactor: Redactor | undefined;
+  /** Deletes what the plugins keep for `principal` (audit lines); counts by plugin name. */
+  forget(principal: string): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -238,6 +242,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.results ? { results: options.results } : {}),
     ...(options.observability ? { observability: options.observability } : {}),
+    ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
   });
   try {
     await host.start();
@@ -254,6 +259,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
       for (const plugin of seers) await plugin.see(tools);
     },
     redactor: redact?.redactor,
+    forget: (principal) => host.forget(principal),
     close: () => host.close(),
   };
 }

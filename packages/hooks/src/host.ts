@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { PluginChain, orderPlugins } from "./chain";
 import { stderrLogger } from "./logger";
-import type { Observability, Plugin, PluginMetrics, ResultKeeper } from "./types";
+import type { Observability, Plugin, PluginInitContext, PluginMetrics, ResultKeeper } from "./types";
 
 export interface PluginHostOptions {
   /** stderr by default; never stdout. */
@@ -16,6 +16,8 @@ export interface PluginHostOptions {
   observability?: Observability;
   /** Where summarize keeps full results for read_result (codemux's `core.results`). */
   results?: ResultKeeper;
+  /** How long a principal's audit lines are kept (the config's `retention`); undefined: no limit. */
+  retentionMs?: PluginInitContext["retentionMs"];
 }
 
 /** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
@@ -63,6 +65,14 @@ export class PluginHost {
     return this.#started;
   }
 
+  /** Deletes what each plugin keeps for `principal`; counts by plugin name (`{ audit: 12 }`). */
+  async forget(principal: string): Promise<Record<string, number>> {
+    await this.#started;
+    const report: Record<string, number> = {};
+    for (const plugin of this.#plugins) if (plugin.forget) report[plugin.name] = await plugin.forget(principal);
+    return report;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -96,6 +106,7 @@ export class PluginHost {
           clock: this.#options.clock ?? Date.now,
           metrics,
           ...(this.#options.results ? { results: this.#options.results } : {}),
+          ...(this.#options.retentionMs ? { retentionMs: this.#options.retentionMs } : {}),
         });
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -1,5 +1,8 @@
+import { createReadStream, createWriteStream } from "node:fs";
 import { appendFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, extname } from "node:path";
+import { createInterface } from "node:readline";
+import { finished } from "node:stream/promises";
 
 export interface RotatingFileOptions {
   file: string;
@@ -42,6 +45,55 @@ export class RotatingFile {
   /** Resolves once every line appended so far is on disk. */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing;
+  }
+
+  /**
+   * Rewrites every kept file without the lines `drop` matches (a principal forgotten, lines past their
+   * retention), streaming line by line; appends wait meanwhile and follow. Resolves with the lines dropped.
+   */
+  async filter(drop: (line: string) => boolean): Promise<number> {
+    while (this.#writing) await this.#writing;
+    const run = this.#filterFiles(drop);
+    // Appends made meanwhile queue behind this run (the writer is taken), then drain.
+    this.#writing = run.then(
+      () => this.#resume(),
+      () => this.#resume(),
+    );
+    return run;
+  }
+
+  #resume(): void {
+    this.#writing = undefined;
+    this.#size = undefined;
+    if (this.#queue.length) this.#writing = this.#drain();
+  }
+
+  async #filterFiles(drop: (line: string) => boolean): Promise<number> {
+    let dropped = 0;
+    for (let n = 0; n < Math.max(1, this.#options.files); n++) {
+      const file = this.path(n);
+      const temporary = `${file}.${process.pid}.filter.tmp`;
+      const input = createReadStream(file, { encoding: "utf8" });
+      const output = createWriteStream(temporary, { mode: 0o600 });
+      let droppedHere = 0;
+      try {
+        for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+          if (line && drop(line)) droppedHere++;
+          else if (line && !output.write(`${line}\n`)) await new Promise<void>((r) => output.once("drain", () => r()));
+        }
+        output.end();
+        await finished(output);
+      } catch (error) {
+        output.destroy();
+        await rm(temporary, { force: true });
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw error;
+      }
+      if (droppedHere > 0) await rename(temporary, file);
+      else await rm(temporary, { force: true });
+      dropped += droppedHere;
+    }
+    return dropped;
   }
 
   async #drain(): Promise<void> {

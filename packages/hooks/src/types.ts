@@ -88,11 +88,14 @@ export interface PluginInitContext {
   metrics: PluginMetrics;
   /** Where a large result can be kept for read_result (codemux's result store), when the host has one. */
   results?: ResultKeeper;
+  /** How long a principal's lines of this kind are kept (the config's `retention`); undefined: no limit. */
+  retentionMs?: (kind: "audit", principal: string) => number | undefined;
 }
 
 /** codemux's `ResultStore` fits this: a handle read_result can page, readable only by its owner (the session). */
 export interface ResultKeeper {
-  keep(tool: string, text: string, owner: string): Promise<{ handle: string; bytes: number }>;
+  /** `owner` is the session that alone may read it, and its principal (whose retention applies). */
+  keep(tool: string, text: string, owner: { id: string; principal: string }): Promise<{ handle: string; bytes: number }>;
 }
 
 /**
@@ -109,6 +112,8 @@ export interface Plugin {
   timeoutMs?: number;
   init?(ctx: PluginInitContext): MaybePromise<void>;
   close?(): MaybePromise<void>;
+  /** Deletes what the plugin keeps for `principal` (`codemux forget`); resolves with how many items went. */
+  forget?(principal: string): MaybePromise<number>;
   beforeCall?(call: PluginCall): MaybePromise<BeforeCallResult | void>;
   /** May return a replacement result; `undefined` keeps it. Runs on short-circuited results too. */
   afterCall?(call: PluginCall, result: ToolResult): MaybePromise<ToolResult | void>;

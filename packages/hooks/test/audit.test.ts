@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditPlugin, cachePlugin, guardPlugin, redactPlugin, type AuditLine } from "../src/index";
@@ -86,3 +86,46 @@ describe("audit", () => {
     expect(linesOf(audit.file!)).toHaveLength(1);
   });
 });
+
+describe("audit retention and forgetting a principal", () => {
+  const line = (principal: string, time: number, tool = "echo") => JSON.stringify({ time: new Date(time).toISOString(), principal, tool, outcome: "ok" });
+
+  it("removes a principal's lines from every kept file while calls go on writing, and only that principal's", async () => {
+    const dir = tempDir();
+    const now = Date.now();
+    writeFileSync(join(dir, "audit.1.jsonl"), `${line("token:alice", now - 2)}\n${line("token:bob", now - 2)}\n`);
+    writeFileSync(join(dir, "audit.jsonl"), `${line("token:alice", now - 1)}\n${line("token:bob", now - 1)}\nnot json\n`);
+    const audit = auditPlugin({ file: join(dir, "audit.jsonl"), files: 3 });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit] });
+    const [forgotten] = await Promise.all([audit.forget!("token:alice"), harness.call("s__echo", { text: "during" })]);
+    await audit.flush();
+    expect(forgotten).toBe(2);
+    const all = [...linesOfText(join(dir, "audit.1.jsonl")), ...linesOfText(join(dir, "audit.jsonl"))];
+    expect(all.some((l) => l.includes("token:alice"))).toBe(false);
+    expect(all.filter((l) => l.includes("token:bob"))).toHaveLength(2);
+    // The call made while the files were rewritten is there, and a line that is not JSON is nobody's to remove.
+    expect(all.filter((l) => l.includes('"principal":"local"'))).toHaveLength(1);
+    expect(all).toContain("not json");
+  });
+
+  it("removes lines older than their principal's retention, at start and when asked", async () => {
+    const dir = tempDir();
+    const now = Date.now();
+    const hour = 3_600_000;
+    writeFileSync(
+      join(dir, "audit.jsonl"),
+      [line("token:ci", now - 3 * hour), line("token:ci", now - 10), line("token:alice", now - 3 * hour), line("local", now - 100 * hour)].join("\n"),
+    );
+    const audit = auditPlugin({ file: join(dir, "audit.jsonl") });
+    const retentionMs = (_kind: "audit", principal: string) => (principal === "token:ci" ? hour : principal === "token:alice" ? 24 * hour : undefined);
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [audit], host: { retentionMs } });
+    await audit.prune();
+    const kept = linesOfText(join(dir, "audit.jsonl")).map((l) => JSON.parse(l) as { principal: string; time: string });
+    expect(kept.map((l) => l.principal)).toEqual(["token:ci", "token:alice", "local"]);
+    expect(Date.parse(kept[0]!.time)).toBe(now - 10);
+  });
+});
+
+function linesOfText(file: string): string[] {
+  return readFileSync(file, "utf8").split("\n").filter(Boolean);
+}

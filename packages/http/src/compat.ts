@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "@codemux/core";
+import { ADMIN_SCOPE, type CatalogEntry } from "@codemux/core";
 import { REST_HINTS, searchCatalog } from "@codemux/server";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
@@ -18,7 +18,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   const method = ctx.req.method ?? "GET";
   const services = { ...gateway.core.services, hints: REST_HINTS };
   const { readiness, access, pipeline } = services;
-  const session = () => gateway.principalSession(ctx.principal);
+  const session = () => gateway.principalSession(ctx.identity);
   const post = () => readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true }) as Promise<Record<string, unknown> | undefined>;
   const need = (allowed: string) => {
     if (method !== allowed) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${allowed} on ${path}.`, { headers: { allow: allowed } });
@@ -89,6 +89,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
   }
   if (path === "/restart" || path === "/reinit") {
     need("POST");
+    gateway.requireScope(ctx, ADMIN_SCOPE, "Reloading the config");
     if (!gateway.options.reload) throw new HttpError("NOT_IMPLEMENTED", "This server cannot reload its config (it was started without a config file).");
     sendJson(ctx.res, 200, { ok: true, ...(await gateway.options.reload()) });
     return true;

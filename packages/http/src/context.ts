@@ -1,6 +1,7 @@
 import type { SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Identity } from "./auth/identity";
 import type { LogRecord } from "./log";
 import type { Metrics } from "./metrics";
 import type { ResolvedOptions } from "./options";
@@ -12,8 +13,10 @@ export interface RequestContext {
   res: ServerResponse;
   url: URL;
   requestId: string;
-  /** The token's name, or "anonymous" when serving without auth. */
+  /** `token:<name>`, `oauth:<issuer>#<subject>`, or "anonymous" when serving without auth. */
   principal: string;
+  /** The whole identity: principal, groups, scopes and when the credential expires. */
+  identity: Identity;
   /** The token when it came as `?apikey=` (legacy SSE puts it in the message endpoint it hands out). */
   queryToken: string | undefined;
   /** Fields added to this request's log line (session id, tool). */
@@ -29,7 +32,9 @@ export interface Gateway {
   sessions: SessionTable;
   metrics: Metrics;
   /** The one session a principal's REST and stateless calls run as, so their result handles are theirs alone. */
-  principalSession(principal: string): SessionInfo;
+  principalSession(identity: Identity): SessionInfo;
+  /** Throws the 403 unless the request's identity holds `scope`; `what` names the action in the reason. */
+  requireScope(ctx: RequestContext, scope: string, what: string): void;
   /** Reports a problem of the gateway itself (not a request log line). */
   warn(message: string, fields?: LogRecord): void;
 }

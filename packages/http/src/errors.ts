@@ -25,7 +25,8 @@ export type HttpErrorCode =
   | "NOT_IMPLEMENTED"
   | "INTERNAL"
   | "UNSAFE_BIND"
-  | "INVALID_TOKENS";
+  | "INVALID_TOKENS"
+  | "AUTH_UNAVAILABLE";
 
 /** The status each code answers with. */
 export const HTTP_STATUS: Record<HttpErrorCode, number> = {
@@ -54,6 +55,7 @@ export const HTTP_STATUS: Record<HttpErrorCode, number> = {
   DOWNSTREAM_ERROR: 502,
   CAPACITY: 503,
   SERVER_UNAVAILABLE: 503,
+  AUTH_UNAVAILABLE: 503,
   TIMEOUT: 504,
 };
 

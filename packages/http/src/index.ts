@@ -2,6 +2,8 @@
  * @codemux/http: codemux over HTTP. Streamable HTTP (and legacy SSE) for many MCP clients, a REST
  * gateway, token auth, Host/Origin checks, health, readiness, Prometheus metrics and config hot reload.
  */
+export type { Identity } from "./auth/identity";
+export type { OAuthOptions } from "./auth/oauth";
 export { DEFAULT_HOST, DEFAULT_PORT, listenFromEnv, parseListen } from "./address";
 export { isLoopback } from "@codemux/core";
 export { trustedProxyList } from "./connections";
@@ -20,6 +22,6 @@ export { parseHttpSettings } from "./settings";
 export type { HttpSettings, PrincipalSettings } from "./settings";
 export type { LogFieldsHook } from "./server";
 export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";
-export type { TokenSpec } from "./tokens";
+export type { TokenMatch, TokenSpec } from "./tokens";
 export { watchConfig } from "./watch";
 export type { Reloadable, WatchConfigOptions } from "./watch";

@@ -2,13 +2,14 @@ import { createSessionServer } from "@codemux/server";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import { bridgeRequest } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
 import { sendRpcError } from "./respond";
-import type { HttpSession } from "./sessions";
+import { newSession } from "./sessions";
 
 const SESSION_NOT_FOUND = -32001;
 
@@ -47,7 +48,7 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
     return;
   }
   ctx.log.session = id.slice(0, 8);
-  const session = gateway.sessions.get(id, ctx.principal);
+  const session = gateway.sessions.get(id, ctx.principal, ctx.identity.expiresAt);
   if (!session || session.kind !== "streamable") {
     // Unknown, expired, or another principal's: the same 404, so a client re-initializes and nothing leaks.
     sendRpcError(ctx.res, 404, { code: SESSION_NOT_FOUND, message: "Session not found" });
@@ -64,7 +65,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   ctx.log.session = id.slice(0, 8);
   let added = false;
   const server = createSessionServer(gateway.core, {
-    session: { id, principal: ctx.principal },
+    session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -77,7 +78,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
       gateway.sessions.add(session);
     },
   });
-  const session: HttpSession = { id, kind: "streamable", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
+  const session = newSession({ id, kind: "streamable", transport, server }, ctx.identity);
   // Set before connect: the SDK chains it with its own close handling.
   transport.onclose = () => gateway.sessions.delete(id);
   server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
@@ -104,7 +105,7 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<v
   const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
   ctx.rpcIds = requestIds(body);
   const server = createSessionServer(gateway.core, {
-    session: gateway.principalSession(ctx.principal),
+    session: gateway.principalSession(ctx.identity),
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

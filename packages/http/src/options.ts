@@ -1,6 +1,7 @@
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
+import type { OAuthOptions } from "./auth/oauth";
 import type { LogRecord, LogSink } from "./log";
-import type { TokenSpec } from "./tokens";
+import { principalOfKey, type TokenSpec } from "./tokens";
 
 /** What a reload changed, as `Codemux.reload` reports it. */
 export interface ReloadSummary {
@@ -16,6 +17,18 @@ export interface HttpServeOptions {
   port?: number;
   /** Accepted tokens; their names are the principals. No tokens: no auth (loopback only, unless `insecureNoAuth`). */
   tokens?: TokenSpec[];
+  /**
+   * A token file (lines of `name:token`, or JSON entries with `groups`, `scopes`, `expiresAt`), read at
+   * start and again whenever it changes: a removed or changed token stops working at once and its
+   * sessions end; a bad edit keeps the last good tokens.
+   */
+  tokenFile?: string;
+  /** The token file's stat is polled this often besides watching its folder; 2 s by default. */
+  tokenFilePollMs?: number;
+  /** The public base URL clients reach codemux at (`https://codemux.example.com`): the OAuth resource and audience, and the base of links. */
+  publicUrl?: string;
+  /** Accept OAuth 2.1 access tokens (JWTs) of this authorization server beside the static tokens; needs `publicUrl`. */
+  oauth?: OAuthOptions;
   /** Serve a non-loopback address without tokens (an authenticating proxy in front). */
   insecureNoAuth?: boolean;
   /** Accept `?apikey=TOKEN` (seed 002's clients); true by default. Headers are preferred. */
@@ -38,7 +51,7 @@ export interface HttpServeOptions {
   maxSessions?: number;
   /** Open MCP sessions one principal may hold; a quarter of `maxSessions` (at least 2) by default. */
   maxSessionsPerPrincipal?: number;
-  /** Limits for named principals (token names), over the per-principal defaults: `{ ci: { sessions: 40 } }`. */
+  /** Limits for named principals, over the per-principal defaults: `{ "token:ci": { sessions: 40 } }` (a bare token name `ci` means `token:ci`). */
   principalLimits?: Record<string, PrincipalLimits>;
   /** A session with no request for this long is closed, with its open streams; 30 minutes by default. */
   sessionIdleMs?: number;
@@ -81,6 +94,10 @@ export interface ResolvedOptions {
   host: string;
   port: number;
   tokens: TokenSpec[];
+  tokenFile: string | undefined;
+  tokenFilePollMs: number;
+  publicUrl: string | undefined;
+  oauth: (OAuthOptions & { audience: string[] }) | undefined;
   insecureNoAuth: boolean;
   allowQueryToken: boolean;
   stateless: boolean;
@@ -121,6 +138,7 @@ export const DEFAULTS = {
   maxConnections: 1024,
   maxConnectionsPerAddress: 32,
   authTimeoutMs: 5_000,
+  tokenFilePollMs: 2_000,
 } as const;
 
 /** A principal's default share of a limit: a quarter, at least 2, so no one principal can take every slot. */
@@ -135,9 +153,11 @@ function positive(name: string, value: number, min = 1): number {
 
 export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
   const host = options.host ?? DEFAULT_HOST;
-  const extraHosts = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
+  const publicUrl = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
+  // The public URL's host is by definition one this server answers to (behind its proxy).
+  const extraHosts = [...(options.allowedHosts ?? []), ...(publicUrl ? [new URL(publicUrl).hostname.replace(/^\[|\]$/g, "")] : [])].map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
-  const principalLimits = options.principalLimits ?? {};
+  const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfKey(key), limits]));
   for (const [name, limits] of Object.entries(principalLimits)) {
     if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
   }
@@ -145,6 +165,10 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     host,
     port: options.port ?? DEFAULT_PORT,
     tokens: options.tokens ?? [],
+    tokenFile: options.tokenFile,
+    tokenFilePollMs: positive("tokenFilePollMs", options.tokenFilePollMs ?? DEFAULTS.tokenFilePollMs, 0),
+    publicUrl,
+    oauth: options.oauth ? resolveOAuth(options.oauth, publicUrl) : undefined,
     insecureNoAuth: options.insecureNoAuth ?? false,
     allowQueryToken: options.allowQueryToken ?? true,
     stateless: options.stateless ?? false,
@@ -172,6 +196,29 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     log,
     reload: options.reload,
   };
+}
+
+/** A public URL without its trailing slash; only http(s), no query or fragment. */
+function resolvePublicUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new RangeError(`publicUrl "${text.slice(0, 100)}" is not a URL; give the address clients use, e.g. https://codemux.example.com.`);
+  }
+  // codemux serves its routes at the root, and RFC 9728 puts the metadata of a path-suffixed resource elsewhere: an origin only.
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.pathname !== "/" || url.search || url.hash || url.username)
+    throw new RangeError(
+      `publicUrl "${text.slice(0, 100)}" must be an http(s) origin (scheme, host and port) without a path, query or credentials, e.g. https://codemux.example.com.`,
+    );
+  return url.href.replace(/\/+$/, "");
+}
+
+function resolveOAuth(oauth: OAuthOptions, publicUrl: string | undefined): OAuthOptions & { audience: string[] } {
+  if (publicUrl === undefined)
+    throw new RangeError("oauth needs publicUrl: the URL clients reach codemux at is the resource its access tokens must be issued for.");
+  // The MCP SDK client asks for the resource of /mcp's own metadata (publicUrl/mcp); a REST client for the base.
+  return { ...oauth, audience: oauth.audience?.length ? oauth.audience : [publicUrl, `${publicUrl}/mcp`] };
 }
 
 export type { LogRecord };

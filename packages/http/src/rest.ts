@@ -1,4 +1,4 @@
-import { estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
+import { ADMIN_SCOPE, estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
 import {
   CODE_META_TOOLS,
   REST_HINTS,
@@ -43,7 +43,24 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
   if (resource === "tools" && parts.length === 4 && action === "call") return only(method, ["POST"], () => callTool(gateway, ctx, name as string));
   if (resource === "exec" && parts.length === 2) return only(method, ["POST"], () => exec(gateway, ctx));
   if (resource === "results" && parts.length === 3) return only(method, ["GET"], () => readResult(gateway, ctx, name as string));
+  if (resource === "principals" && parts.length === 3) return only(method, ["DELETE"], () => forgetPrincipal(gateway, ctx, name as string));
   return false;
+}
+
+/** A principal's id in a path: as logs name it, bounded. */
+const MAX_PRINCIPAL_CHARS = 512;
+
+/**
+ * `DELETE /v1/principals/{principal}` (admin): deletes what the gateway keeps for a principal (its kept
+ * results, skills, jobs with their transcripts, audit lines), as `codemux forget` does on a stopped one.
+ */
+async function forgetPrincipal(gateway: Gateway, ctx: RequestContext, principal: string): Promise<void> {
+  gateway.requireScope(ctx, ADMIN_SCOPE, "Forgetting a principal");
+  if (principal.length === 0 || principal.length > MAX_PRINCIPAL_CHARS || /[\u0000-\u001f]/.test(principal))
+    throw new HttpError("BAD_REQUEST", `"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
+  const forgotten = await gateway.core.forget(principal);
+  ctx.log.forgot = principal;
+  sendJson(ctx.res, 200, { principal, forgotten });
 }
 
 async function only(method: string, allowed: string[], run: () => unknown): Promise<true> {
@@ -101,7 +118,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     const input = readInput(schema, queryArgs(ctx.url, schema, { q: "query" })) as { query: string; limit: number; server?: string; detail: SearchDetail };
     if (!input.query.trim()) throw new HttpError("BAD_REQUEST", '"q" must not be empty: describe what you want to do in a few words.');
     // Saved skills are their principal's, as in MCP search_tools.
-    const answer = await searchCatalog(services, input, gateway.principalSession(ctx.principal));
+    const answer = await searchCatalog(services, input, gateway.principalSession(ctx.identity));
     sendJson(ctx.res, 200, {
       tools: answer.hits.map((hit) => ({
         ...describeEntry(hit.entry, input.detail),
@@ -127,7 +144,7 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     },
   ) as { limit: number; offset: number };
   await services.readiness.discovered();
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   checkServer(services, server, session);
   const entries = services.access.catalog(session).entries(server);
   const page = entries.slice(limit.offset, limit.offset + limit.limit);
@@ -158,7 +175,7 @@ function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string
 
 async function describeTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
   const { pipeline, namespace } = gateway.core.services;
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const entry = await pipeline.resolveFor(name, session);
   const typescript = namespace.source(entry.moduleSpecifier, session) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
@@ -203,9 +220,9 @@ export async function runCall(gateway: Gateway, ctx: RequestContext, call: { nam
   }
   ctx.log.tool = name.slice(0, 100);
   const services = restServices(gateway);
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const result = await services.pipeline.call(callRequest({ name, args: args ?? {} }, { session, origin: "rest", signal: disconnectSignal(ctx) }));
-  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id });
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session });
   const raw = ctx.url.searchParams.has("raw") ? { result: limited.kept ? keptNotice(limited, name, REST_HINTS) : limited.result } : {};
   if (result.isError) {
     sendJson(ctx.res, 422, {
@@ -228,9 +245,9 @@ export async function runExec(gateway: Gateway, ctx: RequestContext, body: unkno
     throw new HttpError("BAD_REQUEST", 'The body must be a JSON object: {"code": "export default 1 + 1", "timeoutMs": 30000}.');
   const input = readInput(schemaOf("execute_code"), body as Record<string, unknown>) as { code: string; timeoutMs: number };
   const services = restServices(gateway);
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const run = await services.snippets.execute(input.code, { timeoutMs: input.timeoutMs, session, signal: disconnectSignal(ctx) });
-  const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session.id });
+  const limited = await keepIfLarge(services, { tool: "execute_code", result: executionResult(run), owner: session });
   if (limited.kept) {
     sendJson(ctx.res, run.ok ? 200 : 422, { spilled: spilled(limited, "execute_code") });
     return;
@@ -258,7 +275,7 @@ async function readResult(gateway: Gateway, ctx: RequestContext, handle: string)
   const schema = schemaOf("read_result");
   const request = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as unknown as ReadResultRequest;
   const { results } = gateway.core.services;
-  const session = gateway.principalSession(ctx.principal);
+  const session = gateway.principalSession(ctx.identity);
   const kept = results.get(request.handle, session.id);
   const text = await results.read(kept.handle, session.id);
   if (request.op === "stat") {

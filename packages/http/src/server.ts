@@ -1,10 +1,13 @@
-import { isLoopback, type SessionInfo } from "@codemux/core";
+import { METRICS_SCOPE, isLoopback, type SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
+import { Authenticator } from "./auth/authenticator";
+import { sessionFields, type Identity } from "./auth/identity";
+import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
@@ -18,7 +21,6 @@ import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
-import { ANONYMOUS_PRINCIPAL, TokenSet } from "./tokens";
 
 const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
 const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
@@ -44,7 +46,7 @@ export class CodemuxHttpServer {
   readonly metrics = new Metrics();
   readonly sessions: SessionTable;
   readonly #core: Codemux;
-  readonly #tokens: TokenSet;
+  readonly #auth: Authenticator;
   readonly #server: Server;
   readonly #guard: ConnectionGuard;
   readonly #gateway: Gateway;
@@ -59,8 +61,17 @@ export class CodemuxHttpServer {
   constructor(core: Codemux, options: HttpServeOptions = {}) {
     this.options = resolveOptions(options, options.log ?? stderrSink);
     this.#core = core;
-    this.#tokens = new TokenSet(this.options.tokens);
-    if (this.#tokens.size === 0 && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
+    this.#auth = new Authenticator({
+      tokens: this.options.tokens,
+      tokenFile: this.options.tokenFile,
+      tokenFilePollMs: this.options.tokenFilePollMs,
+      publicUrl: this.options.publicUrl,
+      oauth: this.options.oauth,
+      allowQueryToken: this.options.allowQueryToken,
+      log: this.options.log,
+      onRevoked: (principals) => this.#revoke(principals),
+    });
+    if (!this.#auth.required && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
     const { maxSessionsPerPrincipal, principalLimits } = this.options;
     this.sessions = new SessionTable({
@@ -74,7 +85,8 @@ export class CodemuxHttpServer {
       options: this.options,
       sessions: this.sessions,
       metrics: this.metrics,
-      principalSession: (principal) => this.#principalSession(principal),
+      principalSession: (identity) => this.#principalSession(identity),
+      requireScope: (ctx, scope, what) => this.#auth.requireScope({ identity: ctx.identity, path: ctx.url.pathname }, scope, what),
       warn: (message, fields) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields }),
     };
     this.#registerMetrics();
@@ -119,8 +131,13 @@ export class CodemuxHttpServer {
     });
     this.#listening = true;
     survivePipeErrors();
-    if (this.#tokens.size === 0)
+    if (!this.#auth.required)
       this.#gateway.warn(`serving ${this.url} without auth: any local process can use it; set --token for more than a single-user machine`);
+  }
+
+  /** The names of the static tokens in force (the token file's as last read). */
+  get tokenNames(): string[] {
+    return this.#auth.tokenNames;
   }
 
   get port(): number {
@@ -140,6 +157,7 @@ export class CodemuxHttpServer {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    this.#auth.close();
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     await this.#drain(this.options.shutdownGraceMs);
@@ -182,14 +200,32 @@ export class CodemuxHttpServer {
     }
   }
 
-  #principalSession(principal: string): SessionInfo {
+  #principalSession(identity: Identity): SessionInfo {
+    const { principal } = identity;
     let session = this.#principalSessions.get(principal);
     if (!session) {
       // Random per process: a handle of one principal can never be guessed as another's owner.
       session = { id: `rest-${randomUUID()}`, principal };
       this.#principalSessions.set(principal, session);
     }
+    // The groups and scopes of this request's credential: an OAuth principal's may change from one token to the next.
+    const { groups, scopes } = sessionFields(identity);
+    session.groups = groups;
+    session.scopes = scopes;
     return session;
+  }
+
+  /** A token removed or changed in the token file: its principal's sessions end now, and its next request must authenticate anew. */
+  #revoke(principals: string[]): void {
+    for (const principal of principals) {
+      this.sessions.closePrincipal(principal);
+      this.#principalSessions.delete(principal);
+    }
+  }
+
+  /** Re-reads the token file now, as its watcher would on a change. */
+  reloadTokens(): Promise<void> {
+    return this.#auth.reloadTokens();
   }
 
   #registerMetrics(): void {
@@ -277,10 +313,11 @@ export class CodemuxHttpServer {
         res.writeHead(204).end();
         return;
       }
+      if (isMetadataPath(path)) return handleResourceMetadata({ req, res }, path, this.options);
       if (route === "other") throw notFound(path);
-      const auth = this.#authenticate(req, url);
-      principal = auth.principal;
-      const ctx: RequestContext = { req, res, url, requestId, principal, queryToken: auth.queryToken, log };
+      const auth = await this.#authenticate(req, url, path);
+      principal = auth.identity.principal;
+      const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
       await this.#route(ctx, path, route);
     } catch (error) {
@@ -311,6 +348,7 @@ export class CodemuxHttpServer {
         return this.#ready(ctx);
       case "metrics":
         only(ctx, "GET");
+        this.#gateway.requireScope(ctx, METRICS_SCOPE, "Reading /metrics");
         sendText(ctx.res, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
         return;
       case "rest":
@@ -371,27 +409,15 @@ export class CodemuxHttpServer {
     res.setHeader("access-control-max-age", "600");
   }
 
-  #authenticate(req: IncomingMessage, url: URL): { principal: string; queryToken: string | undefined } {
-    if (this.#tokens.size === 0) {
+  async #authenticate(req: IncomingMessage, url: URL, path: string): Promise<{ identity: Identity; queryToken: string | undefined }> {
+    try {
+      const auth = await this.#auth.authenticate(req, url, path);
       this.#guard.authenticated(req.socket);
-      return { principal: ANONYMOUS_PRINCIPAL, queryToken: undefined };
+      return auth;
+    } catch (error) {
+      if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.metrics.counter("codemux_auth_failures_total", "").inc();
+      throw error;
     }
-    const authorization = req.headers.authorization;
-    const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
-    const header = req.headers["x-api-key"];
-    const queryToken = this.options.allowQueryToken ? (url.searchParams.get("apikey") ?? undefined) : undefined;
-    const fromHeader = bearer ?? (typeof header === "string" ? header.trim() : undefined);
-    const presented = fromHeader ?? queryToken;
-    const principal = presented === undefined ? undefined : this.#tokens.verify(presented);
-    if (principal === undefined) {
-      this.metrics.counter("codemux_auth_failures_total", "").inc();
-      throw new HttpError("UNAUTHORIZED", "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN).", {
-        // Closed after the answer: an unauthenticated client does not keep a connection to try again on.
-        headers: { "www-authenticate": 'Bearer realm="codemux"', connection: "close" },
-      });
-    }
-    this.#guard.authenticated(req.socket);
-    return { principal, queryToken: fromHeader === undefined ? queryToken : undefined };
   }
 }
 

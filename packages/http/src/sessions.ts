@@ -1,5 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Identity } from "./auth/identity";
 import { SessionLimitError, type SessionRefusal } from "./errors";
 
 /** One MCP client session over HTTP: its transport, its SDK server, and who owns it. */
@@ -11,8 +12,23 @@ export interface HttpSession {
   server: Server;
   createdAt: number;
   lastSeen: number;
+  /** When the credential that opened it (or last used it) stops being accepted: the session is closed then. */
+  expiresAt?: number;
   /** Requests in flight; a session is never expired while one is. Open streams are not counted: an idle session expires with them. */
   active: number;
+}
+
+/** A new session owned by the request's principal, living no longer than its credential. */
+export function newSession(fields: Pick<HttpSession, "id" | "kind" | "transport" | "server">, identity: Identity): HttpSession {
+  const now = Date.now();
+  return {
+    ...fields,
+    principal: identity.principal,
+    ...(identity.expiresAt !== undefined ? { expiresAt: identity.expiresAt } : {}),
+    createdAt: now,
+    lastSeen: now,
+    active: 0,
+  };
 }
 
 export interface SessionTableOptions {
@@ -41,7 +57,8 @@ export class SessionTable {
 
   constructor(options: SessionTableOptions) {
     this.#options = { now: Date.now, ...options };
-    this.#sweep = setInterval(() => this.expire(), Math.max(50, Math.min(options.idleMs / 2, 60_000)));
+    // At least every 5 s: a session whose credential expired must not outlive it by much.
+    this.#sweep = setInterval(() => this.expire(), Math.max(50, Math.min(options.idleMs / 2, 5_000)));
     this.#sweep.unref();
   }
 
@@ -94,10 +111,21 @@ export class SessionTable {
     this.#sessions.set(session.id, session);
   }
 
-  /** The session with this id owned by `principal`, or undefined (unknown, expired, or another principal's). */
-  get(id: string, principal: string): HttpSession | undefined {
+  /**
+   * The session with this id owned by `principal`, or undefined (unknown, expired, or another principal's).
+   * `expiresAt` is the expiry of the credential of this request: the session now lives as long as it.
+   */
+  get(id: string, principal: string, expiresAt?: number): HttpSession | undefined {
     const session = this.#sessions.get(id);
-    return session && session.principal === principal ? session : undefined;
+    if (!session || session.principal !== principal) return undefined;
+    if (expiresAt === undefined) delete session.expiresAt;
+    else session.expiresAt = expiresAt;
+    return session;
+  }
+
+  /** Closes every session of `principal` (its token was revoked). */
+  closePrincipal(principal: string): void {
+    this.#closeWhere((session) => session.principal === principal);
   }
 
   delete(id: string): void {
@@ -131,11 +159,16 @@ export class SessionTable {
     };
   }
 
-  /** Closes sessions idle for longer than the idle time with nothing in flight. */
+  /** Closes sessions idle for longer than the idle time with nothing in flight, and those whose credential expired. */
   expire(): void {
-    const cutoff = this.#options.now() - this.#options.idleMs;
+    const now = this.#options.now();
+    const cutoff = now - this.#options.idleMs;
+    this.#closeWhere((session) => (session.active === 0 && session.lastSeen <= cutoff) || (session.expiresAt !== undefined && session.expiresAt <= now));
+  }
+
+  #closeWhere(ended: (session: HttpSession) => boolean): void {
     for (const session of [...this.#sessions.values()]) {
-      if (session.active > 0 || session.lastSeen > cutoff) continue;
+      if (!ended(session)) continue;
       this.delete(session.id);
       this.#options.onExpire?.(session);
       void session.transport.close().catch(() => undefined);

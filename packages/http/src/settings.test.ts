@@ -17,7 +17,7 @@ describe("the http section of a config file", () => {
       maxConnectionsPerAddress: 8,
       maxSessionsPerPrincipal: 10,
       maxJobsPerPrincipal: 4,
-      principalLimits: { ci: { sessions: 40 }, bot: { jobs: 1 } },
+      principalLimits: { "token:ci": { sessions: 40 }, "token:bot": { jobs: 1 } },
     });
     expect(parseHttpSettings({ mcpServers: {} })).toEqual({});
   });
@@ -31,7 +31,33 @@ describe("the http section of a config file", () => {
       maxConnectionsPerAddress: 32,
       maxSessionsPerPrincipal: 25,
       maxJobsPerPrincipal: 12,
-      principalLimits: { ci: { sessions: 60, jobs: 30 } },
+      principalLimits: { "token:ci": { sessions: 60, jobs: 30 } },
+    });
+  });
+
+  it("reads the public URL and the OAuth section, and refuses OAuth without a public URL", () => {
+    const oauth = { issuer: "https://login.example.com", audience: "https://codemux.example.com", requiredScopes: ["mcp"], groupsClaim: "roles" };
+    expect(parseHttpSettings({ http: { publicUrl: "https://codemux.example.com", oauth } }, "c.json")).toEqual({
+      publicUrl: "https://codemux.example.com",
+      oauth: { ...oauth, audience: ["https://codemux.example.com"] },
+    });
+    expect(() => parseHttpSettings({ http: { oauth } }, "c.json")).toThrow("Invalid config c.json: http.oauth: needs http.publicUrl");
+    expect(() => parseHttpSettings({ http: { publicUrl: "https://c.example", oauth: { isuser: "x" } } }, "c.json")).toThrow(
+      'http.oauth.isuser: unknown setting (did you mean "issuer"?)',
+    );
+    expect(() => parseHttpSettings({ http: { publicUrl: "codemux.example.com" } }, "c.json")).toThrow("http.publicUrl: expected an http(s) URL");
+    expect(() => parseHttpSettings({ http: { publicUrl: "https://example.com/codemux" } }, "c.json")).toThrow(
+      "http.publicUrl: must be an origin without a path",
+    );
+  });
+
+  it("reads the README's OAuth example as it says", () => {
+    const readme = readFileSync(join(import.meta.dirname, "../README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### OAuth 2.1 on"));
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(parseHttpSettings(JSON.parse(example), "README.md")).toEqual({
+      publicUrl: "https://codemux.example.com",
+      oauth: { issuer: "https://login.example.com", scopesSupported: ["mcp", "admin", "metrics"], requiredScopes: ["mcp"], groupsClaim: "groups" },
     });
   });
 

@@ -1,10 +1,11 @@
 import { createSessionServer } from "@codemux/server";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
 import { sendRpcError } from "./respond";
-import type { HttpSession } from "./sessions";
+import { newSession } from "./sessions";
 
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
@@ -17,10 +18,10 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   const id = transport.sessionId;
   ctx.log.session = id.slice(0, 8);
   const server = createSessionServer(gateway.core, {
-    session: { id, principal: ctx.principal },
+    session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
-  const session: HttpSession = { id, kind: "sse", principal: ctx.principal, transport, server, createdAt: Date.now(), lastSeen: Date.now(), active: 0 };
+  const session = newSession({ id, kind: "sse", transport, server }, ctx.identity);
   gateway.sessions.add(session);
   const keepAlive =
     gateway.options.keepAliveMs > 0
@@ -44,7 +45,7 @@ export async function postSseMessage(gateway: Gateway, ctx: RequestContext): Pro
   if (ctx.req.method !== "POST") throw new HttpError("METHOD_NOT_ALLOWED", "Use POST on /messages.", { headers: { allow: "POST" } });
   const id = ctx.url.searchParams.get("sessionId") ?? "";
   ctx.log.session = id.slice(0, 8);
-  const session = id ? gateway.sessions.get(id, ctx.principal) : undefined;
+  const session = id ? gateway.sessions.get(id, ctx.principal, ctx.identity.expiresAt) : undefined;
   if (!session || session.kind !== "sse") {
     sendRpcError(ctx.res, 404, { code: -32001, message: "Session not found: open a new stream with GET /sse." });
     return;

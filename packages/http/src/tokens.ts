@@ -1,11 +1,23 @@
 import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { Identity } from "./auth/identity";
 import { TokenConfigError } from "./errors";
 
-/** One accepted token; `name` is the principal its holder acts as (in logs, hooks, ownership of results). */
+/** One accepted token; its holder acts as the principal `token:<name>` (in logs, hooks, ownership of results). */
 export interface TokenSpec {
   name: string;
   token: string;
+  /** Groups the holder belongs to (policies may match them). */
+  groups?: string[];
+  /** Scopes granted (rights such as `admin` and `metrics` need theirs); see `TokenSet` for a file that declares none. */
+  scopes?: string[];
+  /** When the token stops being accepted: an ISO time (`2026-12-31T00:00:00Z`). */
+  expiresAt?: string;
+}
+
+/** A presented token that matched: its name, and who its holder is until when (scopes undefined when no token declares any). */
+export interface TokenMatch extends Identity {
+  name: string;
 }
 
 const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -13,6 +25,16 @@ const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 const MIN_TOKEN_CHARS = 8;
 const MAX_TOKEN_CHARS = 4096;
 const MAX_TOKENS = 1000;
+/** The principal a static token's holder acts as: named by kind, so it never merges with an OAuth subject or the owner. */
+export function tokenPrincipal(name: string): string {
+  return `token:${name}`;
+}
+
+/** A principal as the config names it: a bare token name (`ci`) stands for `token:ci`; `local`, `anonymous` and kinds stay as they are. */
+export function principalOfKey(key: string): string {
+  return key.includes(":") || RESERVED_NAMES.has(key) ? key : tokenPrincipal(key);
+}
+
 /** The principal of every caller when serving without tokens. */
 export const ANONYMOUS_PRINCIPAL = "anonymous";
 /**
@@ -35,7 +57,7 @@ export function parseTokenArg(text: string, fallbackName = "default"): TokenSpec
 }
 
 /**
- * Reads a token file: JSON (`[{ "name", "token" }]` or `{ "name": "token" }`), or lines of
+ * Reads a token file: JSON (`[{ "name", "token", "groups"?, "scopes"?, "expiresAt"? }]` or `{ "name": "token" }`), or lines of
  * `name:token` (a bare token line is named `token<N>`; blank lines and `#` comments are skipped).
  */
 export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
@@ -50,12 +72,7 @@ export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
       );
     }
     const entries = Array.isArray(value) ? value : Object.entries(value as Record<string, unknown>).map(([name, token]) => ({ name, token }));
-    return entries.map((entry, i) => {
-      const { name, token } = (entry ?? {}) as { name?: unknown; token?: unknown };
-      if (typeof name !== "string" || typeof token !== "string")
-        throw new TokenConfigError(`${file}: entry ${i + 1} needs a string "name" and a string "token".`);
-      return { name, token };
-    });
+    return entries.map((entry, i) => readEntry(entry, `${file}: entry ${i + 1}`));
   }
   const tokens: TokenSpec[] = [];
   for (const [i, raw] of text.split(/\r?\n/).entries()) {
@@ -66,19 +83,48 @@ export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
   return tokens;
 }
 
+const LABEL = /^[\x21-\x7e]{1,128}$/;
+const MAX_LABELS = 64;
+
+/** One JSON entry: `name` and `token`, and optional `groups`, `scopes` and `expiresAt`. */
+function readEntry(entry: unknown, where: string): TokenSpec {
+  const { name, token, groups, scopes, expiresAt, ...rest } = (entry ?? {}) as Record<string, unknown>;
+  if (typeof name !== "string" || typeof token !== "string") throw new TokenConfigError(`${where} needs a string "name" and a string "token".`);
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new TokenConfigError(`${where} has "${unknown.slice(0, 40)}"; an entry takes name, token, groups, scopes and expiresAt.`);
+  const spec: TokenSpec = { name, token };
+  if (groups !== undefined) spec.groups = readLabels(groups, `${where}: "groups"`);
+  if (scopes !== undefined) spec.scopes = readLabels(scopes, `${where}: "scopes"`);
+  if (expiresAt !== undefined) {
+    if (typeof expiresAt !== "string" || Number.isNaN(Date.parse(expiresAt)))
+      throw new TokenConfigError(`${where}: "expiresAt" must be an ISO time such as "2026-12-31T00:00:00Z".`);
+    spec.expiresAt = expiresAt;
+  }
+  return spec;
+}
+
+function readLabels(value: unknown, where: string): string[] {
+  if (!Array.isArray(value) || value.length > MAX_LABELS || !value.every((v) => typeof v === "string" && LABEL.test(v)))
+    throw new TokenConfigError(`${where} must be a list of at most ${MAX_LABELS} names, each 1-128 characters without spaces (e.g. ["admin"]).`);
+  return value as string[];
+}
+
 /**
  * The accepted tokens, kept only as SHA-256 digests. A presented token is hashed and compared with
  * every digest by `timingSafeEqual` (no early exit), so neither its length nor how much of it
  * matches shows in the time taken.
  */
 export class TokenSet {
-  readonly #digests: Array<{ name: string; digest: Buffer }>;
+  readonly #digests: Array<{ digest: Buffer; match: TokenMatch; fingerprint: string }>;
+  /** Whether any token declares scopes: if none does, every holder keeps every right (a single-user setup keeps working). */
+  readonly declaresScopes: boolean;
 
   constructor(tokens: readonly TokenSpec[]) {
     if (tokens.length > MAX_TOKENS) throw new TokenConfigError(`${tokens.length} tokens given; at most ${MAX_TOKENS} are supported.`);
     const seenNames = new Set<string>();
     const seenTokens = new Set<string>();
-    this.#digests = tokens.map(({ name, token }) => {
+    this.declaresScopes = tokens.some((t) => t.scopes !== undefined);
+    this.#digests = tokens.map(({ name, token, groups, scopes, expiresAt }) => {
       if (!NAME.test(name)) throw new TokenConfigError(`Token name "${name.slice(0, 80)}" must be 1-64 letters, digits or _ . @ -.`);
       if (RESERVED_NAMES.has(name.toLowerCase())) {
         throw new TokenConfigError(
@@ -96,8 +142,22 @@ export class TokenSet {
       if (seenTokens.has(digest.toString("hex"))) throw new TokenConfigError(`Token "${name}" is the same as another token; give each holder its own.`);
       seenNames.add(name);
       seenTokens.add(digest.toString("hex"));
-      return { name, digest };
+      const granted = scopes ?? (this.declaresScopes ? [] : undefined);
+      const match: TokenMatch = {
+        name,
+        principal: tokenPrincipal(name),
+        ...(groups ? { groups } : {}),
+        ...(granted ? { scopes: granted } : {}),
+        ...(expiresAt ? { expiresAt: Date.parse(expiresAt) } : {}),
+      };
+      return { digest, match, fingerprint: JSON.stringify([digest.toString("hex"), match]) };
     });
+  }
+
+  /** Names whose token is gone from `next` or changed in it (secret, groups, scopes, expiry): their sessions must end. */
+  changedIn(next: TokenSet): string[] {
+    const kept = new Set(next.#digests.map((d) => d.fingerprint));
+    return this.#digests.filter((d) => !kept.has(d.fingerprint)).map((d) => d.match.name);
   }
 
   get size(): number {
@@ -105,16 +165,16 @@ export class TokenSet {
   }
 
   get names(): string[] {
-    return this.#digests.map((d) => d.name);
+    return this.#digests.map((d) => d.match.name);
   }
 
-  /** The name of the token presented, or undefined. Time depends only on the number of tokens configured. */
-  verify(presented: string): string | undefined {
+  /** The token presented, or undefined; an expired one is still returned (the caller says why it is refused). Time depends only on the number of tokens configured. */
+  verify(presented: string): TokenMatch | undefined {
     // Bounded before hashing: a huge header costs nothing more than a short one.
     const digest = sha256(presented.length > MAX_TOKEN_CHARS ? "" : presented);
-    let found: string | undefined;
+    let found: TokenMatch | undefined;
     for (const entry of this.#digests) {
-      if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry.name;
+      if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry.match;
     }
     return presented.length > MAX_TOKEN_CHARS ? undefined : found;
   }

@@ -69,7 +69,7 @@ describe("hostile HTTP battery", () => {
     expect((await raw(`${s.url}/v1/tools?apikey=${TOKENS.alice}&limit=2`)).status).toBe(200);
     const line = s.logs.find((l) => String(l.path).startsWith("/v1/tools?apikey="));
     expect(line?.path).toBe("/v1/tools?apikey=***&limit=2");
-    expect(line?.principal).toBe("alice");
+    expect(line?.principal).toBe("token:alice");
     expect(everything()).not.toContain(TOKENS.alice);
     expect(everything()).not.toContain(TOKENS.bob);
   });

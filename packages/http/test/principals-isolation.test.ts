@@ -7,7 +7,7 @@ import { askingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -243,7 +243,9 @@ export async function payrollRotation(input: { quarter: number }): Promise<numbe
   });
 
   it("refuses a skill that imports another principal's skill file, a host file or a passwd-like file, without echoing a byte of it", async () => {
-    const aliceFile = join(dir, "skills", "alice", "payrollRotation.ts");
+    // token:alice has a colon, so its folder is named by a digest; hers is the only one holding a skill yet.
+    const [aliceFolder] = await readdir(join(dir, "skills"));
+    const aliceFile = join(dir, "skills", aliceFolder as string, "payrollRotation.ts");
     expect(await readFile(aliceFile, "utf8")).toContain("ALICE-SKILL-CONTENT-77");
     const hostFile = join(dir, "host-config.ts");
     await writeFile(hostFile, 'export const aliceStamp = "HOST-FILE-CONTENT-99" as const;\n');
@@ -347,8 +349,8 @@ await callTool("ask__throw", { message: ${JSON.stringify(message)} });`,
     const reads = audit.filter((line) => line.tool === "resources/read");
     expect(reads.map((line) => [line.principal, line.server, line.outcome])).toEqual(
       expect.arrayContaining([
-        ["alice", "ask", "ok"],
-        ["alice", "locked", "refused"],
+        ["token:alice", "ask", "ok"],
+        ["token:alice", "locked", "refused"],
       ]),
     );
   });

@@ -113,7 +113,7 @@ describe("secrets in the access log", () => {
       const res = await raw(`${s.url}/v1/tools?${name}=${TOKENS.alice}&limit=1`);
       expect(res.status).toBe(200);
       const line = s.logs.find((l) => l.msg === "request" && l.requestId === res.headers["x-request-id"]);
-      expect(line).toMatchObject({ principal: "alice", path: "/v1/tools?apikey=***&limit=1" });
+      expect(line).toMatchObject({ principal: "token:alice", path: "/v1/tools?apikey=***&limit=1" });
     }
     expect(JSON.stringify(s.logs)).not.toContain(TOKENS.alice);
   });
@@ -138,7 +138,7 @@ describe("no principal takes every session slot", () => {
     expect(JSON.parse(third.res.body).error).toEqual({
       code: -32000,
       message:
-        'Principal "alice" already holds 2 MCP sessions, its limit (sessions per principal: 2); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.',
+        'Principal "token:alice" already holds 2 MCP sessions, its limit (sessions per principal: 2); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.',
     });
     // The legacy SSE transport counts against the same share.
     const sse = await raw(`${s.url}/sse`, { headers: bearer(TOKENS.alice) });
@@ -150,7 +150,7 @@ describe("no principal takes every session slot", () => {
     expect(bobs.map((b) => b.res.status)).toEqual([200, 200, 200]);
     const fourth = await initialize(s, TOKENS.bob);
     expect(fourth.res.status).toBe(429);
-    expect(JSON.parse(fourth.res.body).error.message).toContain('Principal "bob" already holds 3 MCP sessions, its limit (sessions per principal: 3)');
+    expect(JSON.parse(fourth.res.body).error.message).toContain('Principal "token:bob" already holds 3 MCP sessions, its limit (sessions per principal: 3)');
 
     // Ending a session gives its place back to its principal.
     expect((await raw(`${s.url}/mcp`, { method: "DELETE", headers: sessionHeaders(TOKENS.alice, first.id as string) })).status).toBe(200);
@@ -174,7 +174,7 @@ describe("streams expire when idle", () => {
       expect(await untilEnded(legacy)).toContain("event: endpoint");
       const after = await raw(`${s.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
       expect(after.status).toBe(404);
-      expect(s.http.sessions.held("alice")).toBe(0);
+      expect(s.http.sessions.held("token:alice")).toBe(0);
     } finally {
       await s.close();
     }

@@ -129,7 +129,7 @@ describe("REST gateway (the README's curl examples, with fetch)", () => {
 });
 
 describe("principals", () => {
-  it("call-pipeline middleware sees the token's name as the principal, over MCP and REST alike", async () => {
+  it("call-pipeline middleware sees token:<name> as the principal, over MCP and REST alike", async () => {
     const s = await serve();
     const seen: string[] = [];
     s.core.pipeline.use(async (ctx, next) => {
@@ -142,7 +142,7 @@ describe("principals", () => {
       await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "x" } } });
       await client.close();
       await fetch(`${s.url}/v1/tools/m__echo/call`, post({ text: "y" }));
-      expect(seen).toEqual(["bob:call_tool", "alice:rest"]);
+      expect(seen).toEqual(["token:bob:call_tool", "token:alice:rest"]);
     } finally {
       await s.close();
     }
@@ -170,7 +170,7 @@ describe("operations", () => {
       s.http.metrics.counter("myplugin_hits_total", "Hits of my plugin.").inc({ kind: "a" });
       s.http.addLogFields(() => ({ tenant: "acme" }));
       expect(await (await fetch(`${s.url}/metrics`, { headers: auth })).text()).toContain('myplugin_hits_total{kind="a"} 1');
-      expect(s.logs.at(-1)).toMatchObject({ msg: "request", tenant: "acme", requestId: expect.any(String), principal: "alice" });
+      expect(s.logs.at(-1)).toMatchObject({ msg: "request", tenant: "acme", requestId: expect.any(String), principal: "token:alice" });
       const tagged = await fetch(`${s.url}/healthz`, { headers: { "x-request-id": "trace-42" } });
       expect(tagged.headers.get("x-request-id")).toBe("trace-42");
     } finally {

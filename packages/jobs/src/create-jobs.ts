@@ -24,6 +24,8 @@ export interface JobsOptions {
   redactor?: JournalRedactor;
   /** How long a finished job stays readable (default 7 days). */
   retentionMs?: number;
+  /** How long a principal's finished jobs stay (the config's `retention`); `retentionMs` otherwise. */
+  retentionFor?: (principal: string) => number | undefined;
   /** Leave out the `agent` meta-tool. */
   agent?: boolean;
   /** The agent's default turn limit (default 12). */
@@ -44,6 +46,8 @@ export interface Jobs {
   taskStore(options: TaskStoreOptions): TaskStore;
   /** Resolves once the journal is read: how many jobs were loaded and which were interrupted. */
   recover(): Promise<RecoveryReport>;
+  /** Deletes every job of a principal, with its transcript and result (`codemux forget`); resolves with how many went. */
+  forget(principal: string): Promise<number>;
   /** Stops: jobs still running are journaled `interrupted`. */
   close(): Promise<void>;
 }
@@ -67,6 +71,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.jobsAtOnce ? { jobsAtOnce: options.jobsAtOnce } : {}),
     ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
+    ...(options.retentionFor ? { retentionFor: options.retentionFor } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const middleware: ToolCallMiddleware = async (ctx, next) => {
@@ -85,6 +90,7 @@ export function createJobs(options: JobsOptions): Jobs {
     middleware,
     taskStore: (store) => jobTaskStore(manager, store),
     recover: () => manager.ready(),
+    forget: (principal) => manager.forget(principal),
     close: () => manager.close(),
   };
 }

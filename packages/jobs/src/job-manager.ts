@@ -66,6 +66,8 @@ export interface JobManagerOptions {
   redactor?: JournalRedactor;
   /** How long a finished job stays readable (and its transcript kept). */
   retentionMs?: number;
+  /** How long a principal's finished jobs stay (the config's `retention`); `retentionMs` otherwise. */
+  retentionFor?: (principal: string) => number | undefined;
   now?: () => number;
 }
 
@@ -115,6 +117,7 @@ export class JobManager implements JobRunner {
   readonly #principalLimits: Record<string, JobLimits>;
   readonly #jobsAtOnce: ((session: SessionInfo) => number | undefined) | undefined;
   readonly #redactor: JournalRedactor | undefined;
+  readonly #retentionFor: ((principal: string) => number | undefined) | undefined;
   #writer: JournalWriter | undefined;
   #cancelTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
@@ -132,6 +135,7 @@ export class JobManager implements JobRunner {
     this.#jobsAtOnce = options.jobsAtOnce;
     this.#redactor = options.redactor;
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
     this.#ready = this.#open();
     // A failed open is reported by every later call; this keeps it from being an unhandled rejection meanwhile.
@@ -180,11 +184,11 @@ export class JobManager implements JobRunner {
     if (interrupted.length) this.logger.info(`jobs: ${interrupted.length} job(s) of a previous run were interrupted: ${interrupted.slice(0, 10).join(", ")}`);
     let compacted: RecoveryReport["compacted"];
     try {
-      compacted = await compactJournal(this.dir, loaded, { now, retentionMs: this.retentionMs, logger: this.logger, keep: this.#writer.file });
+      compacted = await compactJournal(this.dir, loaded, { now, drop: (job) => this.#expired(job, now), logger: this.logger, keep: this.#writer.file });
     } catch (error) {
       this.logger.warn(`jobs: journal compaction failed (${(error as Error).message}); it is tried again at the next start.`);
     }
-    for (const job of loaded.jobs.values()) if (!isExpired(job, now, this.retentionMs)) this.#jobs.set(job.id, job);
+    for (const job of loaded.jobs.values()) if (!this.#expired(job, now)) this.#jobs.set(job.id, job);
     this.#sweepTimer = setInterval(() => void this.#sweep(), EXPIRY_SWEEP_MS);
     this.#sweepTimer.unref();
     return { loaded: this.#jobs.size, interrupted, skippedLines: loaded.skipped.reduce((n, s) => n + s.lines, 0), ...(compacted ? { compacted } : {}) };
@@ -434,6 +438,47 @@ export class JobManager implements JobRunner {
     return this.#live.has(id);
   }
 
+  /** How long this job stays after it ends: its principal's retention, else everyone's. */
+  retentionOf(job: JobRecord): number {
+    return this.#retentionFor?.(job.principal) ?? this.retentionMs;
+  }
+
+  #expired(job: JobRecord, now: number): boolean {
+    return isExpired(job, now, this.retentionOf(job));
+  }
+
+  /**
+   * Deletes every job of `principal` (`codemux forget`): its jobs still running or waiting here are
+   * cancelled first, then their records, transcripts and results go, from this process's journal
+   * segment and from those of processes that are gone. Resolves with how many jobs went.
+   */
+  async forget(principal: string): Promise<number> {
+    await this.#ready;
+    for (const live of [...this.#live.values()]) if (live.record.principal === principal) await this.#finish(live, "cancelled", { by: "forget" });
+    const now = this.now();
+    const loaded = await loadJournal(this.dir, { logger: this.logger });
+    const ids = new Set<string>();
+    for (const job of [...this.#jobs.values(), ...loaded.jobs.values()]) if (job.principal === principal) ids.add(job.id);
+    for (const id of ids) {
+      this.#jobs.delete(id);
+      await rm(this.#transcriptFile(id), { force: true });
+      await rm(join(this.paths.results, `${id}.json`), { force: true });
+    }
+    await this.#writer?.rewrite((event) => ids.has(event.id));
+    const compacted = await compactJournal(this.dir, loaded, {
+      now,
+      drop: (job) => ids.has(job.id) || this.#expired(job, now),
+      logger: this.logger,
+      ...(this.#writer ? { keep: this.#writer.file } : {}),
+    });
+    const stillThere = loaded.segments.some((s) => s.file !== this.#writer?.file && segmentAlive(s, now));
+    if (compacted === undefined && ids.size > 0 && stillThere)
+      this.logger.warn(
+        `jobs: another codemux process runs on ${this.dir}; jobs of "${principal}" it journaled stay until it stops and the journal is compacted.`,
+      );
+    return ids.size;
+  }
+
   /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
   async cancel(id: string, principal: string, by = "tool"): Promise<JobRecord | undefined> {
     await this.#ready;
@@ -576,7 +621,7 @@ export class JobManager implements JobRunner {
   async #sweep(): Promise<void> {
     const now = this.now();
     for (const job of [...this.#jobs.values()]) {
-      if (!isExpired(job, now, this.retentionMs)) continue;
+      if (!this.#expired(job, now)) continue;
       this.#jobs.delete(job.id);
       await rm(this.#transcriptFile(job.id), { force: true });
       await rm(join(this.paths.results, `${job.id}.json`), { force: true });

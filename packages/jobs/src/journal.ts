@@ -221,6 +221,29 @@ export class JournalWriter {
     return this.#tail;
   }
 
+  /** Rewrites this segment without the job events `drop` matches (a principal forgotten); appends made meanwhile follow. */
+  rewrite(drop: (event: Exclude<JournalEvent, { t: "segment" }>) => boolean): Promise<void> {
+    this.#tail = this.#tail.then(async () => {
+      const fh = await this.#handle;
+      if (!fh) return;
+      try {
+        await fh.close();
+        const lines = (await readFile(this.file, "utf8")).split("\n").filter((line) => {
+          const event = line ? parseLine(line) : undefined;
+          return line.length > 0 && !(event && event.t !== "segment" && drop(event));
+        });
+        const temporary = `${this.file}.rewrite.tmp`;
+        await writeFile(temporary, `${lines.join("\n")}\n`, { mode: 0o600, flush: true });
+        await rename(temporary, this.file);
+      } catch (error) {
+        this.logger.error(`jobs: could not rewrite the journal segment ${this.file} (${(error as Error).message}); forgotten jobs may still be in it.`);
+      } finally {
+        this.#handle = open(this.file, "a", 0o600).catch(() => undefined);
+      }
+    });
+    return this.#tail;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#heartbeat);
     await this.#tail;
@@ -230,17 +253,17 @@ export class JournalWriter {
 
 /**
  * Rewrites the segments of processes that are gone into one compacted segment holding only
- * jobs not yet expired, then removes them (and the expired jobs' transcripts and result files).
+ * jobs not dropped (expired, or of a principal forgotten), then removes them (and the expired jobs' transcripts and result files).
  * One process at a time (an exclusive lock file); a crash midway leaves duplicates, which load folds away.
  */
 export async function compactJournal(
   dir: string,
   loaded: LoadedJournal,
-  options: { now: number; retentionMs: number; logger: Logger; keep?: string },
+  options: { now: number; drop: (job: JobRecord) => boolean; logger: Logger; keep?: string },
 ): Promise<{ removedSegments: number; expired: number } | undefined> {
   const paths = journalPaths(dir);
   const dead = loaded.segments.filter((s) => s.file !== options.keep && !segmentAlive(s, options.now));
-  const expired = [...loaded.jobs.values()].filter((j) => isExpired(j, options.now, options.retentionMs));
+  const expired = [...loaded.jobs.values()].filter(options.drop);
   // One compacted segment and nothing expired: nothing to gain.
   if (dead.length === 0 || (dead.length === 1 && dead[0]?.compacted && expired.length === 0)) return undefined;
   if (!(await takeLock(paths.lock, options.now))) return undefined;
@@ -259,7 +282,7 @@ export async function compactJournal(
     let kept = 0;
     for (const id of ids) {
       const job = loaded.jobs.get(id);
-      if (!job || isExpired(job, options.now, options.retentionMs)) continue;
+      if (!job || options.drop(job)) continue;
       lines.push(...recordEvents(job).map((e) => JSON.stringify(e)));
       kept++;
     }

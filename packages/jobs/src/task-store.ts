@@ -46,14 +46,14 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
       if (options.onStatus) {
         const notify = options.onStatus;
-        void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).then(() => notify(toTask(job, manager.retentionMs)));
+        void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).then(() => notify(toTask(job, manager.retentionOf(job))));
       }
-      return toTask(job, manager.retentionMs);
+      return toTask(job, manager.retentionOf(job));
     },
     async getTask(taskId: string): Promise<Task | null> {
       await manager.ready();
       const job = find(taskId);
-      return job ? toTask(job, manager.retentionMs) : null;
+      return job ? toTask(job, manager.retentionOf(job)) : null;
     },
     // Results are the job's own; the SDK calls this only for tasks a handler ran itself.
     async storeTaskResult(): Promise<void> {},
@@ -72,7 +72,7 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       await manager.ready();
       const all = manager.list(session().principal);
       const start = cursor ? Math.max(0, Number.parseInt(cursor, 10) || 0) : 0;
-      const page = all.slice(start, start + PAGE).map((j) => toTask(j, manager.retentionMs));
+      const page = all.slice(start, start + PAGE).map((j) => toTask(j, manager.retentionOf(j)));
       return { tasks: page, ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}) };
     },
   };

@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redactor } from "@codemux/hooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, jobId, textOf, type Harness } from "./helpers";
+import { connect, jobId, tempDir, textOf, type Harness } from "./helpers";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -90,5 +90,62 @@ describe("the journal keeps no arguments in clear", () => {
     expect(journal).toContain(`"request":${JSON.stringify(expected)}`);
     expect(journal).not.toContain(SECRET);
     expect(journal).not.toContain("hunter2");
+  });
+});
+
+describe("forgetting a principal while codemux runs", () => {
+  it("cancels its running job and removes its jobs from this process's journal segment, transcripts and results; another's stay", async () => {
+    const dataDir = await tempDir();
+    h = await connect({ dataDir, jobs: { redactor: new Redactor() } });
+    const bob = await h.other("bob");
+    const bobText = async (args: Record<string, unknown>) => textOf((await bob.callTool({ name: "call_tool", arguments: args })) as CallToolResult);
+    const done = jobId(await bobText({ name: "bad__echo", args: { text: "bob-finished-words" }, background: true }));
+    const running = jobId(await bobText({ name: "bad__hang", args: { note: "bob-running-words" }, background: true }));
+    const local = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "local-words" }, background: true }));
+    await h.call("jobs", { action: "output", ids: [local] });
+    await bob.callTool({ name: "jobs", arguments: { action: "output", ids: [done] } });
+    expect(await journalText(h.dataDir)).toContain("bob-finished-words");
+
+    expect(await h.jobs.forget("bob")).toBe(2);
+    expect(h.jobs.manager.list("bob")).toEqual([]);
+    const journal = await journalText(h.dataDir);
+    for (const gone of [done, running, "bob-finished-words", "bob-running-words"]) expect(journal).not.toContain(gone);
+    expect(journal).toContain("local-words");
+    const kept = [
+      ...(await readdir(join(h.dataDir, "jobs", "transcripts")).catch(() => [])),
+      ...(await readdir(join(h.dataDir, "jobs", "results")).catch(() => [])),
+    ];
+    expect(kept.filter((name) => name.includes(done) || name.includes(running))).toEqual([]);
+    // The segment is still this process's: a job started after the rewrite is journaled, and a restart reads both.
+    const later = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "after-words" }, background: true }));
+    await h.call("jobs", { action: "output", ids: [later] });
+    expect(await journalText(h.dataDir)).toContain("after-words");
+    await h.close();
+    h = await connect({ dataDir });
+    expect(
+      h.jobs.manager
+        .list("local")
+        .map((j) => j.id)
+        .sort(),
+    ).toEqual([local, later].sort());
+    expect(h.jobs.manager.list("bob")).toEqual([]);
+  });
+
+  it("keeps a principal's ended jobs for its own retention", async () => {
+    let now = Date.now();
+    const dataDir = await tempDir();
+    h = await connect({ dataDir, jobs: { now: () => now, retentionFor: (principal) => (principal === "bob" ? 1_000 : undefined) } });
+    const bob = await h.other("bob");
+    const bobs = jobId(
+      textOf((await bob.callTool({ name: "call_tool", arguments: { name: "bad__echo", args: { text: "b" }, background: true } })) as CallToolResult),
+    );
+    const local = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "l" }, background: true }));
+    await h.call("jobs", { action: "output", ids: [local] });
+    await bob.callTool({ name: "jobs", arguments: { action: "output", ids: [bobs] } });
+    now += 5_000;
+    await h.close();
+    h = await connect({ dataDir, jobs: { now: () => now, retentionFor: (principal) => (principal === "bob" ? 1_000 : undefined) } });
+    expect(h.jobs.manager.list("bob")).toEqual([]);
+    expect(h.jobs.manager.list("local").map((j) => j.id)).toEqual([local]);
   });
 });

@@ -33,6 +33,9 @@ import type { AnswerHints } from "./render/hints";
 import { ClientRelay } from "./relay";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
+import type { ResultFormat } from "./render/toon";
+import type { DispatchFiles } from "./surfaces/dispatch-files";
+import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
 import { SnippetHost } from "./snippets";
@@ -95,8 +98,17 @@ export interface CodemuxOptions {
   discoveryWaitMs?: number;
   /** Results larger than this (bytes of JSON) are kept and previewed instead of returned whole. */
   largeResultBytes?: number;
+  /** `toon`: JSON text results reach the model as TOON where that is shorter (tables of objects); `json` (default) leaves them as they are. */
+  resultFormat?: ResultFormat;
+  /** Folders dispatch's `call` may read `argumentsFile` from and write `resultToFile` to: the config's `dispatch`. */
+  dispatchFiles?: DispatchFiles;
   resultTtlMs?: number;
+  /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
+  retention?: Retention;
 }
+
+/** What `forget` removed, by kind: `{ results: 3, skills: 1, jobs: 2, auditLines: 40 }`. */
+export type ForgetReport = Record<string, number>;
 
 interface CodemuxEvents {
   /** The set of tools changed (a server connected, dropped or changed its list, or a reload changed the servers). */
@@ -141,6 +153,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   #started = false;
   readonly #closers: Array<() => Promise<void> | void> = [];
   readonly #beforeClose: Array<() => Promise<void> | void> = [];
+  readonly #forgetters: Array<(principal: string) => Promise<ForgetReport> | ForgetReport> = [];
+  #skills: SkillLibrary | undefined;
 
   constructor(options: CodemuxOptions) {
     super();
@@ -161,6 +175,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     });
     this.results = new ResultStore({
       ttlMs: options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+      ttlFor: (principal) => retentionFor(options.retention, "resultsMs", principal),
       now: this.clock,
       ...(options.resultStore ? { store: options.resultStore } : {}),
     });
@@ -224,6 +239,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       },
       { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },
     );
+    this.#skills = skills;
     const namespace: ModuleNamespace = new ModuleNamespace({
       tree,
       catalog: this.catalog,
@@ -255,6 +271,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       snippets: this.#snippets,
       results: this.results,
       largeResultBytes,
+      resultFormat: options.resultFormat ?? "json",
+      dispatchFiles: options.dispatchFiles,
       skills,
       features: this.features,
       jobs: options.jobs,
@@ -342,6 +360,23 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    */
   onClose(closer: () => Promise<void> | void, options: { before?: boolean } = {}): void {
     (options.before ? this.#beforeClose : this.#closers).push(closer);
+  }
+
+  /** Adds what else `forget` must delete for a principal (its jobs, its audit lines); returns counts by kind. */
+  onForget(forgetter: (principal: string) => Promise<ForgetReport> | ForgetReport): void {
+    this.#forgetters.push(forgetter);
+  }
+
+  /**
+   * Deletes what codemux holds for `principal`: the results its sessions kept, its skills, and whatever
+   * `onForget` forgetters hold (jobs and transcripts, audit lines). Returns what went, by kind.
+   */
+  async forget(principal: string): Promise<ForgetReport> {
+    const report: ForgetReport = { results: this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 };
+    for (const forgetter of this.#forgetters) {
+      for (const [kind, count] of Object.entries(await forgetter(principal))) report[kind] = (report[kind] ?? 0) + count;
+    }
+    return report;
   }
 
   /** Stops every server and the sandbox, deletes the kept results, then runs the `onClose` closers. */

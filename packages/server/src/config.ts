@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { MAX_INLINE_BYTES } from "./defaults";
+import { RESULT_FORMATS, type ResultFormat } from "./render/toon";
 
 export interface ResolveConfigOptions extends FindConfigOptions {
   /** Servers given on the command line after `--`. */
@@ -85,4 +86,18 @@ export function spillBytesOf(config: unknown, file: string): number | undefined 
   if (value === undefined) return undefined;
   if (!isSpillBytes(value)) throw new ConfigError(`Invalid config ${file}: spillBytes: expected ${SPILL_BYTES_RULE}.`, { file });
   return value;
+}
+
+/** The config's top-level `resultFormat` ("json" or "toon"), or undefined when it has none. */
+export function resultFormatOf(config: unknown, file: string): ResultFormat | undefined {
+  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).resultFormat : undefined;
+  if (value === undefined) return undefined;
+  if (!RESULT_FORMATS.includes(value as ResultFormat))
+    throw new ConfigError(
+      `Invalid config ${file}: resultFormat: expected "json" (results as the tools give them) or "toon" (JSON re-encoded as TOON where shorter).`,
+      {
+        file,
+      },
+    );
+  return value as ResultFormat;
 }

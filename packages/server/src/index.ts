@@ -1,7 +1,7 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions } from "./codemux";
-export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, spillBytesOf } from "./config";
+export type { CodemuxOptions, ForgetReport } from "./codemux";
+export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, resultFormatOf, spillBytesOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
   BadRequestError,
@@ -32,12 +32,15 @@ export type { Readiness } from "./readiness";
 export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hints";
 export { keepIfLarge, keptNotice, limitResult, type LimitedResult } from "./render/limit-result";
 export { errorResult, errorText, executionBody, executionResult } from "./render/text";
+export { RESULT_FORMATS, toonText, type ResultFormat } from "./render/toon";
 export { ResultStore } from "./results";
-export type { KeptResult, ResultStoreOptions } from "./results";
+export type { KeptResult, ResultOwner, ResultStoreOptions } from "./results";
+export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "./retention";
 export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
 export type { SessionHost, SessionServerOptions } from "./session";
+export { skillsFolder } from "./skills/library";
 export type { ListedSkill, Skill, SkillLibrary, SkillLibraryOptions } from "./skills/library";
 export type { SkillCheckResult } from "./skills/typecheck";
 export type { ExecuteOptions, SnippetHost } from "./snippets";
@@ -48,6 +51,7 @@ export type { Store, StoreEntry, StoreWriteOptions } from "./stores/store";
 export { CODE_META_TOOLS } from "./surfaces/code";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
+export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";

@@ -241,7 +241,7 @@ export class McpFeatures {
     const contents = await Promise.all(
       result.contents.map(async (content) => {
         if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes) return { ...content, uri };
-        const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session.id);
+        const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session);
         const preview = content.text.slice(0, 2000);
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
       }),

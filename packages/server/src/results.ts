@@ -13,11 +13,21 @@ export interface KeptResult {
   expiresAt: number;
   /** The session that made it; no other session can read it. */
   owner: string;
+  /** The principal of that session: its retention applies, and `forget` finds it. */
+  principal: string;
+}
+
+/** Who keeps a result: the session (which alone reads it) and its principal. */
+export interface ResultOwner {
+  id: string;
+  principal: string;
 }
 
 export interface ResultStoreOptions {
   /** How long a kept result stays readable. */
   ttlMs?: number;
+  /** How long a principal's kept results stay readable (the config's `retention`); `ttlMs` otherwise. */
+  ttlFor?: (principal: string) => number | undefined;
   /** Total bytes kept; the oldest results go first past this. */
   maxBytes?: number;
   /** Where the text goes; files in a private temporary folder by default. */
@@ -34,6 +44,7 @@ export interface ResultStoreOptions {
 export class ResultStore {
   readonly #results = new Map<string, KeptResult>();
   readonly #ttlMs: number;
+  readonly #ttlFor: ((principal: string) => number | undefined) | undefined;
   readonly #maxBytes: number;
   readonly #now: () => number;
   readonly #store: Store;
@@ -41,6 +52,7 @@ export class ResultStore {
 
   constructor(options: ResultStoreOptions = {}) {
     this.#ttlMs = options.ttlMs ?? DEFAULT_RESULT_TTL_MS;
+    this.#ttlFor = options.ttlFor;
     this.#maxBytes = options.maxBytes ?? DEFAULT_RESULT_STORE_BYTES;
     this.#now = options.now ?? Date.now;
     this.#store = options.store ?? new FileStore({ now: this.#now });
@@ -51,18 +63,21 @@ export class ResultStore {
     return this.#results.size;
   }
 
-  async keep(tool: string, text: string, owner: string): Promise<KeptResult> {
+  async keep(tool: string, text: string, session: ResultOwner): Promise<KeptResult> {
     this.#expire();
     const handle = `res_${randomBytes(6).toString("hex")}`;
-    const entry = await this.#store.write(handle, text, { ttlMs: this.#ttlMs, owner });
+    const owner = session.id;
+    const ttlMs = this.#ttlFor?.(session.principal) ?? this.#ttlMs;
+    const entry = await this.#store.write(handle, text, { ttlMs, owner });
     const kept: KeptResult = {
       handle,
       tool,
       bytes: entry.bytes,
       lines: countLines(text),
       createdAt: entry.createdAt,
-      expiresAt: entry.expiresAt ?? entry.createdAt + this.#ttlMs,
+      expiresAt: entry.expiresAt ?? entry.createdAt + ttlMs,
       owner,
+      principal: session.principal,
     };
     this.#results.set(handle, kept);
     this.#bytes += kept.bytes;
@@ -87,6 +102,17 @@ export class ResultStore {
     const text = await this.#store.read(kept.handle, { owner });
     if (text === undefined) throw new ResultNotFoundError(handle);
     return text;
+  }
+
+  /** Deletes every result `principal`'s sessions kept; returns how many. */
+  forget(principal: string): number {
+    let forgotten = 0;
+    for (const [handle, kept] of this.#results) {
+      if (kept.principal !== principal) continue;
+      this.#delete(handle, kept);
+      forgotten++;
+    }
+    return forgotten;
   }
 
   async clear(): Promise<void> {

@@ -8,7 +8,9 @@ import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import type { ResultStore } from "./results";
 import type { SkillLibrary } from "./skills/library";
+import type { ResultFormat } from "./render/toon";
 import type { SnippetHost } from "./snippets";
+import type { DispatchFiles } from "./surfaces/dispatch-files";
 import type { ToolPool } from "./tool-pool";
 
 /**
@@ -35,6 +37,10 @@ export interface CodemuxServices extends MetaToolServices {
   readonly results: ResultStore;
   /** Results larger than this (bytes of JSON) are kept and previewed instead of answered whole. */
   readonly largeResultBytes: number;
+  /** How JSON text results reach a model (MCP answers; REST answers JSON whatever it says). */
+  readonly resultFormat: ResultFormat;
+  /** Folders dispatch's `call` reads argument files from and writes result files to; none without the config's `dispatch`. */
+  readonly dispatchFiles: DispatchFiles | undefined;
   readonly skills: SkillLibrary;
   /** Resources, prompts, completions and logging of every server. */
   readonly features: McpFeatures;

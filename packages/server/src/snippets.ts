@@ -68,8 +68,7 @@ export class SnippetHost {
 
   async execute(code: string, options: ExecuteOptions): Promise<ExecuteResult> {
     const { namespace, pipeline, readiness, keepBundlesDir } = this.#options;
-    await readiness.loaded();
-    await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
+    await waitForImports(readiness, code);
     const { session, requestId, job, onprogress, oncall, hints } = options;
     // What every call of this run shares; each call adds its own signal (and progress) to the request built from it.
     const run: RequestContext & { job?: string } = { session, origin: "execute_code" };
@@ -141,6 +140,12 @@ export class SnippetHost {
       logger.warn(`could not keep the bundle in ${runDir}: ${(error as Error).message}`);
     }
   }
+}
+
+/** Waits for the catalog, and for the servers `code` imports that are still connecting (a snippet, a skill to type-check). */
+export async function waitForImports(readiness: Readiness, code: string): Promise<void> {
+  await readiness.loaded();
+  await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
 }
 
 /** Servers a snippet imports (`mcp/servers/<name>`), so it waits only for those; linear in the code's length. */

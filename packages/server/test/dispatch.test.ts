@@ -240,7 +240,7 @@ describe("a chain through kept results", () => {
     const notJson = await json({ action: "call", tool: "bad__echo", arguments: { text: "plain words" }, keep: true });
     expect(await text({ action: "call", tool: "bad__echo", argumentsFrom: notJson.handle })).toMatch(/is not JSON, so it cannot be a call's arguments/);
     expect(await text({ action: "call", tool: "bad__echo", arguments: {}, argumentsFrom: kept.handle })).toMatch(
-      /Give "arguments" or "argumentsFrom", not both/,
+      'Give one of "arguments", "argumentsFrom" and "argumentsFile", not "arguments" and "argumentsFrom".',
     );
 
     const other = await h.core

@@ -8,7 +8,7 @@ import { EventEmitter } from "node:events";
 import type { PoolConfig } from "@codemux/pool";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { FileStore, ResultStore, createSessionServer, type ToolPool } from "../src/index";
+import { FileStore, MemoryStore, ResultStore, createSessionServer, type ToolPool } from "../src/index";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];
@@ -247,8 +247,8 @@ describe("ResultStore", () => {
     let now = 0;
     const dir = await tempDir();
     const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, store: new FileStore({ dir, now: () => now }) });
-    const a = await store.keep("t", "123456", "s1");
-    const b = await store.keep("t", "abcdef", "s1");
+    const a = await store.keep("t", "123456", { id: "s1", principal: "local" });
+    const b = await store.keep("t", "abcdef", { id: "s1", principal: "local" });
     expect(() => store.get(a.handle, "s1")).toThrow(/expired or never existed/);
     expect(await store.read(b.handle, "s1")).toBe("abcdef");
     await expect.poll(() => readdir(dir)).toEqual([b.handle]);
@@ -258,9 +258,32 @@ describe("ResultStore", () => {
     await expect.poll(() => readdir(dir)).toEqual([]);
   });
 
+  it("keeps each principal's results for its own retention, and forgets one principal's results only", async () => {
+    let now = 0;
+    const store = new ResultStore({
+      ttlMs: 1000,
+      ttlFor: (principal) => (principal === "token:ci" ? 100 : undefined),
+      now: () => now,
+      store: new MemoryStore({ now: () => now }),
+    });
+    const ci = await store.keep("t", "ci's", { id: "s-ci", principal: "token:ci" });
+    const alice = await store.keep("t", "alice's", { id: "s-a", principal: "token:alice" });
+    const alice2 = await store.keep("t", "alice's too", { id: "s-a2", principal: "token:alice" });
+    const bob = await store.keep("t", "bob's", { id: "s-b", principal: "token:bob" });
+    expect(ci.expiresAt).toBe(100);
+    expect(alice.expiresAt).toBe(1000);
+    now = 101;
+    await expect(store.read(ci.handle, "s-ci")).rejects.toThrow(/expired or never existed/);
+    expect(await store.read(alice.handle, "s-a")).toBe("alice's");
+    expect(store.forget("token:alice")).toBe(2);
+    await expect(store.read(alice.handle, "s-a")).rejects.toThrow(/expired or never existed/);
+    await expect(store.read(alice2.handle, "s-a2")).rejects.toThrow(/expired or never existed/);
+    expect(await store.read(bob.handle, "s-b")).toBe("bob's");
+  });
+
   it("refuses handles that are not its own, such as paths, and another session's handles", async () => {
     const store = new ResultStore();
-    const kept = await store.keep("t", "x", "session-a");
+    const kept = await store.keep("t", "x", { id: "session-a", principal: "local" });
     for (const handle of ["../../etc/passwd", "/etc/passwd", "res_../../x"]) await expect(store.read(handle, "session-a")).rejects.toThrow(/No kept result/);
     // Another session gets exactly the answer an unknown handle gets: nothing tells it the handle exists.
     await expect(store.read(kept.handle, "session-b")).rejects.toThrow(`No kept result "${kept.handle}": it expired or never existed`);

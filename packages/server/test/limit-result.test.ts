@@ -5,7 +5,8 @@ import { estimateTokens } from "@codemux/core";
 import { config } from "./helpers";
 
 const core = new Codemux({ config: config({}), largeResultBytes: 1000, resultStore: new MemoryStore() });
-const limit = (result: CallToolResult) => limitResult({ ...core.services, hints: CODE_HINTS }, { tool: "t__x", result, owner: "me" });
+const limit = (result: CallToolResult) =>
+  limitResult({ ...core.services, hints: CODE_HINTS }, { tool: "t__x", result, owner: { id: "me", principal: "local" } });
 
 /** Structured content that counts how often it is stringified. */
 function counted(value: Record<string, unknown>): { structured: Record<string, unknown>; times: () => number } {

@@ -96,6 +96,27 @@ describe("save_skill", () => {
     expect(found("local")).toContain("skill:shout");
     expect(found("someone-else")).not.toContain("skill:shout");
   });
+  it("keeps any principal's skills in a folder of its own inside the skills folder, whatever its name holds (: # / ..)", async () => {
+    const principals = ["token:laptop", "oauth:https://idp.example/#../../escape", "oauth:https://idp.example/#a/b", "oauth:https://idp.example/#A/B"];
+    const code = h.core.surface("code");
+    for (const [i, principal] of principals.entries()) {
+      const ctx = { core: h.core, session: h.core.session(principal), origin: "cli" } as const;
+      const skill = `export async function own${i}(input: { n: number }): Promise<number> {\n  return input.n + ${i};\n}\n`;
+      expect(textOf(await code.callTool("save_skill", { name: `own${i}`, code: skill, description: `Skill ${i}.` }, ctx))).toContain(
+        `Saved mcp/skills/own${i}`,
+      );
+    }
+    const folders = (await readdir(join(dataDir, "skills"))).filter((f) => f !== "local");
+    // One folder each, named by a digest: no separator, no case that folds into another's on a case-blind file system.
+    expect(folders).toHaveLength(principals.length);
+    for (const folder of folders) expect(folder).toMatch(/^h-[0-9a-f]{32}$/);
+    for (const [i, principal] of principals.entries()) {
+      const ctx = { core: h.core, session: h.core.session(principal), origin: "cli" } as const;
+      const listed = textOf(await code.callTool("list_modules", { path: "mcp/skills" }, ctx));
+      expect(listed).toContain(`mcp/skills/own${i}`);
+      expect(listed.match(/mcp\/skills\/own\d/g)).toEqual([`mcp/skills/own${i}`]);
+    }
+  });
 });
 
 describe("after a restart", () => {

@@ -4,15 +4,18 @@ import {
   HttpError,
   isLoopback,
   listenFromEnv,
+  parseHttpSettings,
   parseListen,
   parseTokenArg,
   parseTokenFile,
   trustedProxyList,
   watchConfig,
+  type HttpSettings,
+  type OAuthOptions,
   type TokenSpec,
 } from "@codemux/http";
 import { loadConfigFile } from "@codemux/pool";
-import { SPILL_BYTES_RULE, isSpillBytes, type Codemux } from "@codemux/server";
+import { RESULT_FORMATS, SPILL_BYTES_RULE, isSpillBytes, type Codemux, type ResultFormat } from "@codemux/server";
 import { serveStdio } from "@codemux/server/stdio";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { spawn } from "node:child_process";
@@ -20,7 +23,7 @@ import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
-import { startCore, type GlobalOptions, type RunContext } from "../context";
+import { readRawConfig, startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
 import { levelSink, loggerSink } from "../logger";
@@ -48,6 +51,8 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
+  codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
+    --oauth-issuer https://login.example.com            OAuth 2.1 access tokens beside the token file (re-read on change)
   CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
                                                         what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
@@ -67,6 +72,8 @@ interface ServeOptions {
   debugExec?: boolean;
   token?: string[];
   tokenFile?: string;
+  publicUrl?: string;
+  oauthIssuer?: string;
   insecureNoAuth?: boolean;
   queryToken: boolean;
   stateless?: boolean;
@@ -80,6 +87,7 @@ interface ServeOptions {
   sessionIdleMs?: number;
   maxBodyBytes?: number;
   spillBytes?: number;
+  resultFormat?: ResultFormat;
   watch?: boolean;
   detach?: boolean;
 }
@@ -103,7 +111,19 @@ export function registerServe(program: Command, context: RunContext): void {
         "accept this bearer token (repeatable); NAME is the principal in logs; your shell's ps shows it: prefer --token-file or $CODEMUX_TOKEN",
       ).argParser(collect),
     )
-    .addOption(new Option("--token-file <file>", "accept the tokens in FILE: lines of name:token, or JSON [{name, token}]"))
+    .addOption(
+      new Option(
+        "--token-file <file>",
+        "accept the tokens in FILE: lines of name:token, or JSON [{name, token, groups?, scopes?, expiresAt?}]; re-read when it changes",
+      ),
+    )
+    .addOption(new Option("--public-url <url>", "the URL clients reach this server at (behind a proxy): OAuth's resource and audience; also http.publicUrl"))
+    .addOption(
+      new Option(
+        "--oauth-issuer <url>",
+        "accept OAuth access tokens (JWTs) of this authorization server beside the tokens; needs --public-url; also http.oauth",
+      ),
+    )
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
     .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
     .option("--debug-exec", "keep each snippet, its bundle and source map in ~/.codemux/debug/exec (CODEMUX_DEBUG_EXEC=1 does it over stdio only)")
@@ -132,6 +152,12 @@ export function registerServe(program: Command, context: RunContext): void {
         "keep results larger than N bytes as handles to page through (default 65536, about 16k tokens; at most 1048576)",
       ).argParser(spillBytesArg),
     )
+    .addOption(
+      new Option(
+        "--result-format <format>",
+        "json: results as the tools give them (default); toon: JSON results re-encoded as TOON where that is shorter (tables of objects)",
+      ).choices([...RESULT_FORMATS]),
+    )
     .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
     .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
@@ -146,7 +172,7 @@ export function registerServe(program: Command, context: RunContext): void {
         throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
       }
       if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
-      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors", "trustedProxy"] as const) {
+      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors", "trustedProxy", "publicUrl", "oauthIssuer"] as const) {
         if (serveOptions[flag] !== undefined)
           throw new UsageError(
             `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
@@ -157,6 +183,7 @@ export function registerServe(program: Command, context: RunContext): void {
         defaultLevel: "info",
         serving: true,
         ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
+        ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
       const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
       const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
@@ -189,10 +216,14 @@ export function registerServe(program: Command, context: RunContext): void {
     });
 }
 
-/** Tokens from --token, --token-file and $CODEMUX_TOKEN (each `name:token` or a bare token), and where they came from. */
-async function collectTokens(options: ServeOptions): Promise<{ tokens: TokenSpec[]; sources: TokenSources }> {
+/**
+ * Tokens from --token and $CODEMUX_TOKEN (each `name:token` or a bare token), the token file's checked
+ * now so a mistake stops the start (the server reads it again, and on every change), and where they came from.
+ */
+async function collectTokens(options: ServeOptions): Promise<{ tokens: TokenSpec[]; fileTokens: number; sources: TokenSources }> {
   const flags = [...(options.token ?? []), ...handedTokens()];
   const tokens: TokenSpec[] = flags.map((t, i) => parseTokenArg(t, i === 0 ? "default" : `token${i + 1}`));
+  let fileTokens = 0;
   if (options.tokenFile) {
     let text: string;
     try {
@@ -202,11 +233,15 @@ async function collectTokens(options: ServeOptions): Promise<{ tokens: TokenSpec
         `Cannot read the token file ${options.tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a readable file of name:token lines.`,
       );
     }
-    tokens.push(...parseTokenFile(text, options.tokenFile));
+    fileTokens = parseTokenFile(text, options.tokenFile).length;
   }
   const env = process.env.CODEMUX_TOKEN?.trim();
   if (env) tokens.push(parseTokenArg(env, tokens.some((t) => t.name === "default") ? "env" : "default"));
-  return { tokens, sources: { flags: flags.length, tokenFile: options.tokenFile ? resolve(options.tokenFile) : null, env: env ? "CODEMUX_TOKEN" : null } };
+  return {
+    tokens,
+    fileTokens,
+    sources: { flags: flags.length, tokenFile: options.tokenFile ? resolve(options.tokenFile) : null, env: env ? "CODEMUX_TOKEN" : null },
+  };
 }
 
 /** The `--token` values a detaching `serve` handed its daemon; read once and removed, so nothing the daemon starts inherits them. */
@@ -239,10 +274,12 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { tokens, sources } = await collectTokens(options).catch((error: unknown) => {
+  const { tokens, fileTokens, sources } = await collectTokens(options).catch((error: unknown) => {
     throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
   });
-  if (tokens.length === 0 && !isLoopback(listen.host) && !options.insecureNoAuth) {
+  const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
+  const auth = oauthOf(options, parseHttpSettings(await readRawConfig(configFile), configFile));
+  if (tokens.length + fileTokens === 0 && !auth.oauth && !isLoopback(listen.host) && !options.insecureNoAuth) {
     throw new UsageError(
       `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
     );
@@ -252,7 +289,6 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     throw new UsageError(`--trusted-proxy: ${(error as Error).message}`);
   }
-  const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
 
@@ -265,6 +301,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     serving: true,
     remote: true,
     ...(options.spillBytes ? { spillBytes: options.spillBytes } : {}),
+    ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
   });
   const file = context.inline.length > 0 ? undefined : configFile;
@@ -275,6 +312,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       host: listen.host,
       port: listen.port,
       tokens,
+      ...(options.tokenFile ? { tokenFile: options.tokenFile } : {}),
+      ...auth,
       insecureNoAuth: options.insecureNoAuth ?? false,
       allowQueryToken: options.queryToken,
       stateless: options.stateless ?? false,
@@ -303,7 +342,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
     if (code === "EACCES" || code === "EADDRNOTAVAIL")
       throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
-    if (HttpError.isInstance(error)) throw new UsageError(error.message);
+    // A bad option value (a --public-url with a path) is the user's to fix: exit 2.
+    if (HttpError.isInstance(error) || error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
 
@@ -332,8 +372,10 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
 
   const watching = (options.watch ?? true) && file !== undefined;
   const watcher = watching ? watchConfig({ file, core, log: http.options.log }) : undefined;
+  const names = http.tokenNames;
   const notes = [
-    `${tokens.length} token${tokens.length === 1 ? "" : "s"}${tokens.length ? ` (${tokens.map((t) => t.name).join(", ")})` : ", no auth"}`,
+    `${names.length} token${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : auth.oauth ? "" : ", no auth"}`,
+    auth.oauth ? `OAuth tokens of ${auth.oauth.issuer}` : undefined,
     watching ? `watching ${file}` : undefined,
   ].filter(Boolean);
   process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1; ${notes.join("; ")})\n`);
@@ -355,7 +397,15 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
 }
 
-/** Starts this same command in the background with its output in a log file, and waits until it answers. */
+/** The public URL and OAuth settings: the flags win over the config's `http.publicUrl` and `http.oauth`. */
+function oauthOf(options: ServeOptions, settings: HttpSettings): { publicUrl?: string; oauth?: OAuthOptions } {
+  const publicUrl = options.publicUrl ?? settings.publicUrl;
+  const oauth = options.oauthIssuer ? { ...settings.oauth, issuer: options.oauthIssuer } : settings.oauth;
+  if (oauth && !publicUrl)
+    throw new UsageError("OAuth needs the URL clients reach codemux at: set --public-url (or http.publicUrl), which access tokens must be issued for.");
+  return { ...(publicUrl ? { publicUrl } : {}), ...(oauth ? { oauth } : {}) };
+}
+
 /** `--spill-bytes`: within the bounds every threshold keeps. */
 function spillBytesArg(value: string): number {
   const bytes = /^\d{1,8}$/.test(value.trim()) ? Number(value) : Number.NaN;
@@ -368,6 +418,7 @@ function listenEnvOf(env: NodeJS.ProcessEnv): DaemonInfo["listenEnv"] {
   return Object.fromEntries(["CODEMUX_HOST", "CODEMUX_PORT"].flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }
 
+/** Starts this same command in the background with its output in a log file, and waits until it answers. */
 async function detach(pidfile: string, tokenFlags: string[]): Promise<void> {
   const existing = readDaemon(pidfile);
   if (existing && (await isDaemonProcess(existing))) throw new DaemonRunningError(existing);

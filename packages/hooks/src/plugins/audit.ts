@@ -5,7 +5,7 @@ import { SHORT_CIRCUIT_META } from "../chain";
 import { HooksError } from "../errors";
 import { Redactor } from "../redactor";
 import { RotatingFile } from "../rotating-file";
-import type { Plugin, PluginCall } from "../types";
+import type { Plugin, PluginCall, PluginInitContext } from "../types";
 
 export interface AuditOptions {
   /** The log file; `audit/audit.jsonl` under the data dir by default; relative to the config's folder. */
@@ -44,14 +44,29 @@ export interface AuditLine {
 }
 
 const STATE = "audit:arguments";
+/** How often lines past their principal's retention are removed (also once at start). */
+const PRUNE_EVERY_MS = 60 * 60_000;
+
+/** The principal and time of an audit line, or undefined for a line that is not one. */
+function lineFacts(line: string): { principal: string; time: number } | undefined {
+  try {
+    const value = JSON.parse(line) as Partial<AuditLine>;
+    return typeof value.principal === "string" && typeof value.time === "string" ? { principal: value.principal, time: Date.parse(value.time) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * `audit`: one JSON line per call to a size-rotated file. Highest priority, so it sees refusals
  * and cache hits of every other plugin; never blocks a call (lines are written in the background).
  */
-export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Promise<void>; readonly file: string | undefined } {
+export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Promise<void>; prune(): Promise<number>; readonly file: string | undefined } {
   let writer: RotatingFile | undefined;
   let clock: () => number = Date.now;
+  let retentionMs: ((principal: string) => number | undefined) | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let logger: PluginInitContext["logger"] | undefined;
   const redactor = options.redactor ?? new Redactor();
 
   const write = (call: PluginCall, outcome: AuditLine["outcome"], extra: { by?: string; error?: string; resultBytes?: number }) => {
@@ -77,6 +92,23 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
     writer?.append(JSON.stringify(line));
   };
 
+  /** Removes the lines older than their principal's retention; resolves with how many went. */
+  const prune = async (): Promise<number> => {
+    const keepFor = retentionMs;
+    if (!writer || !keepFor) return 0;
+    const now = clock();
+    try {
+      return await writer.filter((line) => {
+        const facts = lineFacts(line);
+        const ms = facts && keepFor(facts.principal);
+        return facts !== undefined && ms !== undefined && now - facts.time > ms;
+      });
+    } catch (error) {
+      logger?.warn(`audit: could not remove lines past their retention (${(error as Error).message}); tried again within the hour.`);
+      return 0;
+    }
+  };
+
   return {
     name: "audit",
     priority: 1000,
@@ -89,6 +121,18 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
       writer = new RotatingFile({ file, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, files: options.files ?? 5 });
       writer.onError = (error) =>
         ctx.logger.warn(`audit: cannot write ${file} (${(error as Error).message}); audit lines are being lost until it is writable.`);
+      logger = ctx.logger;
+      const retention = ctx.retentionMs;
+      if (retention) {
+        retentionMs = (principal) => retention("audit", principal);
+        void prune();
+        pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);
+        pruneTimer.unref();
+      }
+    },
+    prune,
+    async forget(principal) {
+      return (await writer?.filter((line) => lineFacts(line)?.principal === principal)) ?? 0;
     },
     beforeCall(call) {
       call.state.set(STATE, call.arguments);
@@ -115,6 +159,7 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
       await writer?.flush();
     },
     async close() {
+      clearInterval(pruneTimer);
       await writer?.flush();
     },
   };

@@ -147,7 +147,7 @@ export function summarizePlugin(options: SummarizeOptions = {}): Plugin {
       let where: string;
       let handle: string;
       if (results) {
-        handle = (await results.keep(call.name, text, call.session.id)).handle;
+        handle = (await results.keep(call.name, text, call.session)).handle;
         where = `read it with read_result {"handle":"${handle}"}`;
       } else {
         handle = keepOwn(text, call.session.id);

@@ -40,7 +40,7 @@ export const callTool = defineMetaTool<
     const call = (request: RequestContext & { job?: string }): Promise<ToolResult> =>
       services.pipeline
         .call(callRequest({ name, args: input }, request))
-        .then((result) => limitResult(services, { tool: name, owner: ctx.session.id, result, threshold: resultSizeThreshold }));
+        .then((result) => limitResult(services, { tool: name, owner: ctx.session, result, threshold: resultSizeThreshold }));
     if (background)
       return inBackground(ctx, {
         kind: "call_tool",

@@ -38,7 +38,7 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
         // A line per call started, in the foreground only: a job keeps its calls' lines itself (as its lastProgress).
         ...(report && job === undefined ? { oncall: ({ tool, args }) => report({ progress: ++step, message: callLine(tool, args, redactSecrets) }) } : {}),
       });
-      return limitResult(ctx.services, { tool: "execute_code", result: executionResult(run), owner: ctx.session.id });
+      return limitResult(ctx.services, { tool: "execute_code", result: executionResult(run), owner: ctx.session });
     };
     if (background) {
       const description = code.trimStart().split("\n", 1)[0]?.slice(0, 120) ?? "snippet";

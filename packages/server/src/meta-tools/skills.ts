@@ -1,6 +1,7 @@
 import { defineMetaTool, textResult } from "@codemux/core";
 import { BadRequestError } from "../errors";
 import type { CodemuxServices } from "../services";
+import { waitForImports } from "../snippets";
 import { MAX_SKILL_CODE_BYTES } from "../skills/names";
 
 // One tool for saving and deleting: a separate delete tool cost ~57 upfront tokens for a rare action.
@@ -26,6 +27,8 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
     }
     if (code === undefined) throw new BadRequestError('"code" is required to save a skill (or pass delete: true to delete one).');
     if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
+    // Right after start a server it imports may still be connecting: its modules would not be there to check against.
+    await waitForImports(services.readiness, code);
     const claims = { ...(session.groups ? { groups: session.groups } : {}), ...(session.scopes ? { scopes: session.scopes } : {}) };
     const skill = await skills.save(session.principal, { name, code, description }, claims);
     return textResult(

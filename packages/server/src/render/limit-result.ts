@@ -1,7 +1,8 @@
 import { estimateTokens, estimateTokensOfChars, type ToolResult } from "@codemux/core";
 import { MAX_INLINE_BYTES, MAX_LINE_CHARS, MAX_RELAYOUT_BYTES, PREVIEW_CHARS, PREVIEW_LINES } from "../defaults";
-import type { KeptResult, ResultStore } from "../results";
+import type { KeptResult, ResultOwner, ResultStore } from "../results";
 import type { AnswerHints } from "./hints";
+import { asToon, type ResultFormat } from "./toon";
 
 /** What a result becomes on its way to a reader: the result itself with its size, or kept (too large) with a preview. */
 export type LimitedResult =
@@ -52,7 +53,7 @@ export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): 
 export interface LimitOptions {
   tool: string;
   result: ToolResult;
-  owner: string;
+  owner: ResultOwner;
   /** Bytes; 0 or absent is the global threshold, and more than MAX_INLINE_BYTES is that much. */
   threshold?: number | undefined;
 }
@@ -110,9 +111,12 @@ export function keptNotice(limited: Extract<LimitedResult, { kept: KeptResult }>
 }
 
 /** `keepIfLarge`, written for a model: the result with its size, or the notice of the kept one. One step of every MCP answer that carries a tool's result. */
-export async function limitResult(services: ResultLimits & { hints: AnswerHints }, options: LimitOptions): Promise<ToolResult> {
+export async function limitResult(services: ResultLimits & { hints: AnswerHints; resultFormat?: ResultFormat }, options: LimitOptions): Promise<ToolResult> {
   const limited = await keepIfLarge(services, options);
-  return limited.kept ? keptNotice(limited, options.tool, services.hints) : limited.result;
+  if (limited.kept) return keptNotice(limited, options.tool, services.hints);
+  if (services.resultFormat !== "toon") return limited.result;
+  const toon = asToon(limited.result);
+  return toon === limited.result ? toon : withSize(toon);
 }
 
 /** Keys of `_meta` on inline results: their size and estimated tokens, beside the content, which stays as the tool gave it. */

@@ -160,6 +160,25 @@ export class SkillLibrary {
     if (project) this.#index(undefined, project);
   }
 
+  /** Deletes every skill `principal` saved, and its folder; the project's stay. Returns how many there were. */
+  async forget(principal: string): Promise<number> {
+    const own = this.#saved.get(principal);
+    if (this.#dir !== undefined) {
+      try {
+        await rm(join(this.#dir, principalFolder(principal)), { recursive: true, force: true });
+      } catch (error) {
+        throw new StoreError(`delete the skills of "${principal}"`, { cause: error });
+      }
+    }
+    this.#saved.delete(principal);
+    for (const name of own?.keys() ?? []) {
+      this.#deps.catalog.removeDocument("skill", documentId(principal, name));
+      const project = this.#project.get(name);
+      if (project) this.#index(undefined, project);
+    }
+    return own?.size ?? 0;
+  }
+
   /** What changed among a skill's tools since it was saved: a server no longer in the config, a tool gone, or a different schema. A server still connecting is not judged. */
   problems(skill: Skill): string[] {
     const problems: string[] = [];
@@ -285,6 +304,11 @@ export class SkillLibrary {
 }
 
 /** The principal's folder name: the principal itself when it is a plain short name, else a hash of it (never a path). */
+/** The folder of `principal`'s skills under a data folder (for removing them while no codemux runs on it). */
+export function skillsFolder(dataDir: string, principal: string): string {
+  return join(dataDir, "skills", principalFolder(principal));
+}
+
 function principalFolder(principal: string): string {
   if (/^[A-Za-z0-9_-]{1,64}$/.test(principal) && !principal.startsWith("h-")) return principal;
   return `h-${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;

@@ -20,9 +20,10 @@ import { searchTools } from "../meta-tools/search-tools";
 import { callRequest } from "../pipeline/call-request";
 import { DISPATCH_HINTS } from "../render/hints";
 import { keepIfLarge, layoutJson, limitResult, topLevelKeys, type TopLevelKeys } from "../render/limit-result";
-import type { KeptResult } from "../results";
+import type { KeptResult, ResultOwner } from "../results";
 import { errorResult } from "../render/text";
 import type { CodemuxServices } from "../services";
+import { readArgumentFile, writeResultFile } from "./dispatch-files";
 import type { SurfaceFactory } from "./surface";
 
 /** The one tool of mode `dispatch`. */
@@ -41,8 +42,12 @@ export interface DispatchRequest extends Partial<Omit<ReadResultRequest, "op">> 
   tool?: string;
   arguments?: Record<string, unknown>;
   argumentsFrom?: string;
+  /** A kept result's handle, or a file under the config's dispatch.allowArgumentFiles (004's argumentsFile). */
+  argumentsFile?: string;
   pointer?: string;
   keep?: boolean;
+  /** Keep the result and, with the config's dispatch.resultFileDir, write it to a file there (004's resultToFile). */
+  resultToFile?: boolean;
   resultSizeThreshold?: number;
   code?: string;
   timeoutMs?: number;
@@ -53,13 +58,17 @@ export interface DispatchRequest extends Partial<Omit<ReadResultRequest, "op">> 
 const ACTION_FIELDS: Record<Action, readonly string[]> = {
   list: ["server", "schemas", "annotations"],
   search: ["query", "server", "limit"],
-  call: ["tool", "server", "arguments", "argumentsFrom", "pointer", "keep", "resultSizeThreshold"],
+  call: ["tool", "server", "arguments", "argumentsFrom", "argumentsFile", "pointer", "keep", "resultToFile", "resultSizeThreshold"],
   exec: ["code", "timeoutMs"],
   read: ["handle", "op", "lines", "from", "to", "pattern", "context", "fromByte", "maxBytes"],
 };
 
 /** `list` names every tool of the catalog up to this many; past it, only servers unless one is named. */
 const LIST_ALL_TOOLS_UP_TO = 50;
+/** A kept result's handle, as argumentsFile may name one. */
+const KEPT_HANDLE = /^res_[0-9a-f]{12}$/;
+/** `_meta` key of a call whose arguments came from argumentsFile: `{ _fromFile: "<what it named>" }`. */
+export const META_ARGUMENTS = "codemux/arguments";
 /** Characters of a kept result shown in the answer to `keep: true`. */
 const KEEP_PREVIEW_CHARS = 300;
 /** How many servers an ambiguous bare tool name lists. */
@@ -90,6 +99,9 @@ export const dispatchTool = defineMetaTool<DispatchRequest, CodemuxServices>({
       argumentsFrom: { type: "string", maxLength: 100 },
       pointer: { type: "string", maxLength: 1000 },
       keep: { type: "boolean" },
+      // Unlisted (004's names, for clients written for it): a handle or a file under dispatch.allowArgumentFiles; keep, and write to dispatch.resultFileDir.
+      argumentsFile: { type: "string", maxLength: 4096, unlisted: true },
+      resultToFile: { type: "boolean", unlisted: true },
       // Unlisted: the answer of an automatically kept result names it; bytes, 0 = the global threshold, capped at MAX_INLINE_BYTES.
       resultSizeThreshold: { type: "integer", minimum: 0, unlisted: true },
       code: { type: "string" },
@@ -155,7 +167,7 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxSe
       return limitResult(ctx.services, {
         tool: `${DISPATCH_TOOL_NAME} list`,
         result: jsonResult(await listServers(ctx.services, request, ctx.session)),
-        owner: ctx.session.id,
+        owner: ctx.session,
       });
     case "call":
       return callAction(request, ctx);
@@ -225,21 +237,33 @@ function listedTool(entry: CatalogEntry, request: DispatchRequest): NonNullable<
 async function callAction(request: DispatchRequest, ctx: MetaToolContext<CodemuxServices>): Promise<ToolResult> {
   const { services, session } = ctx;
   if (request.tool === undefined) throw new BadRequestError('call needs "tool": a server__tool name, or a tool name that one server has (search finds them).');
-  if (request.arguments !== undefined && request.argumentsFrom !== undefined) throw new BadRequestError('Give "arguments" or "argumentsFrom", not both.');
+  const sources = (["arguments", "argumentsFrom", "argumentsFile"] as const).filter((field) => request[field] !== undefined);
+  if (sources.length > 1)
+    throw new BadRequestError(`Give one of "arguments", "argumentsFrom" and "argumentsFile", not ${sources.map((s) => `"${s}"`).join(" and ")}.`);
   if (request.pointer !== undefined && request.argumentsFrom === undefined)
     throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
   const name = await resolveToolName(services, { tool: request.tool, server: request.server, session });
+  const file = request.argumentsFile;
   const args =
-    request.argumentsFrom !== undefined ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer) : (request.arguments ?? {});
+    request.argumentsFrom !== undefined
+      ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer)
+      : file !== undefined
+        ? KEPT_HANDLE.test(file)
+          ? await argumentsFromKept(services, session.id, file, undefined)
+          : await readArgumentFile(services.dispatchFiles, session.principal, file)
+        : (request.arguments ?? {});
   let result: ToolResult;
   try {
     result = await services.pipeline.call(callRequest({ name, args, origin: "dispatch" }, ctx));
   } catch (error) {
     return errorResult(error, services);
   }
+  // codemux echoes no arguments; a client of 004 finds where they came from here.
+  if (file !== undefined) result = { ...result, _meta: { ...result._meta, [META_ARGUMENTS]: { _fromFile: file } } };
   // Nothing to keep when the result has no text (only images or audio): it comes back as it is.
-  if (request.keep && !result.isError && keptTextOf(result) !== "") return keepResult(services, name, result, session.id);
-  const limited = await keepIfLarge(services, { tool: name, result, owner: session.id, threshold: request.resultSizeThreshold });
+  if ((request.keep || request.resultToFile) && !result.isError && keptTextOf(result) !== "")
+    return keepResult(services, name, result, session, request.resultToFile === true);
+  const limited = await keepIfLarge(services, { tool: name, result, owner: session, threshold: request.resultSizeThreshold });
   if (!limited.kept) return limited.result;
   const text = limited.preview.text;
   const notice = keptAnswer(name, limited.kept, {
@@ -315,10 +339,13 @@ function atPointer(value: unknown, pointer: string, handle: string): unknown {
 }
 
 /** Keeps a result for the next call or for read, and answers with its handle, size and a short preview. */
-async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: string): Promise<ToolResult> {
+async function keepResult(services: CodemuxServices, tool: string, result: ToolResult, owner: ResultOwner, toFile: boolean): Promise<ToolResult> {
   const text = keptTextOf(result);
   const kept = await services.results.keep(tool, text, owner);
+  // 004's resultFile: the written file where the config names a folder, else the handle (which `read` pages either way).
+  const resultFile = toFile ? ((await writeResultFile(services.dispatchFiles, { principal: owner.principal, tool, text })) ?? kept.handle) : undefined;
   return keptAnswer(tool, kept, {
+    ...(resultFile !== undefined ? { resultFile } : {}),
     autoSpilled: false,
     estimatedTokens: estimateTokens(text),
     keys: topLevelKeys(text),
@@ -331,10 +358,11 @@ async function keepResult(services: CodemuxServices, tool: string, result: ToolR
 function keptAnswer(
   tool: string,
   kept: KeptResult,
-  about: { autoSpilled: boolean; estimatedTokens: number; keys: TopLevelKeys; preview: string; hint: string },
+  about: { autoSpilled: boolean; estimatedTokens: number; keys: TopLevelKeys; preview: string; hint: string; resultFile?: string },
 ): ToolResult {
   return jsonResult({
     handle: kept.handle,
+    ...(about.resultFile !== undefined ? { resultFile: about.resultFile } : {}),
     tool,
     autoSpilled: about.autoSpilled,
     bytes: kept.bytes,

@@ -32,7 +32,7 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
       if (meta.has(name) && !services.access.catalog(request.session).get(name)) return meta.call(name, args, request);
       try {
         const result = await services.pipeline.call(callRequest({ name, args, origin: "passthrough" }, request));
-        return await limitResult(services, { tool: name, result, owner: request.session.id });
+        return await limitResult(services, { tool: name, result, owner: request.session });
       } catch (error) {
         return errorResult(error, services);
       }

@@ -1,0 +1,119 @@
+import { LOCAL_PRINCIPAL } from "@codemux/core";
+import { ConfigError } from "@codemux/pool";
+import { randomBytes } from "node:crypto";
+import { mkdir, open, realpath, stat, writeFile } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { BadRequestError } from "../errors";
+
+/** The config's `dispatch` block: folders dispatch's `call` may read arguments from and write results to. */
+export interface DispatchFiles {
+  /** Folders `argumentsFile` may name files under (absolute). Over HTTP each principal reads only its own subfolder. */
+  allowArgumentFiles: string[];
+  /** Where `resultToFile` writes (absolute); without it the result is kept as a handle. Each principal over HTTP writes to its own subfolder. */
+  resultFileDir?: string;
+}
+
+/** An argument file is read whole and parsed: 10 MiB at most. */
+export const MAX_ARGUMENT_FILE_BYTES = 10 * 1024 * 1024;
+const MAX_FOLDERS = 50;
+
+/** The config's `dispatch` block, checked (paths resolved against the config's folder), or undefined. */
+export function dispatchFilesOf(config: unknown, file: string, configDir: string): DispatchFiles | undefined {
+  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).dispatch : undefined;
+  if (value === undefined) return undefined;
+  const fail = (where: string, what: string): never => {
+    throw new ConfigError(`Invalid config ${file}: ${where}: ${what}.`, { file });
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("dispatch", "expected an object");
+  const { allowArgumentFiles = [], resultFileDir, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) fail(`dispatch.${unknown}`, "unknown key; use allowArgumentFiles or resultFileDir");
+  if (!Array.isArray(allowArgumentFiles) || allowArgumentFiles.length > MAX_FOLDERS || allowArgumentFiles.some((f) => typeof f !== "string" || f === ""))
+    fail("dispatch.allowArgumentFiles", `expected a list of at most ${MAX_FOLDERS} folders`);
+  if (resultFileDir !== undefined && (typeof resultFileDir !== "string" || resultFileDir === "")) fail("dispatch.resultFileDir", "expected a folder");
+  return {
+    allowArgumentFiles: (allowArgumentFiles as string[]).map((folder) => resolve(configDir, folder)),
+    ...(resultFileDir !== undefined ? { resultFileDir: resolve(configDir, resultFileDir as string) } : {}),
+  };
+}
+
+/** A principal's own part of a configured folder: the folder itself for the owner over stdio, its subfolder for anyone else. */
+export function principalPart(folder: string, principal: string): string {
+  return principal === LOCAL_PRINCIPAL
+    ? folder
+    : join(
+        folder,
+        encodeURIComponent(principal).replace(/^\.+$/, (dots) => "%2E".repeat(dots.length)),
+      );
+}
+
+/** The folders `principal` may read argument files from: its part of each allowed folder, and of the result folder (files codemux wrote for it). */
+function readableFolders(files: DispatchFiles | undefined, principal: string): string[] {
+  if (!files) return [];
+  return [...files.allowArgumentFiles, ...(files.resultFileDir ? [files.resultFileDir] : [])].map((folder) => principalPart(folder, principal));
+}
+
+function inside(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/**
+ * The JSON object an argument file holds. Only a file under one of the principal's folders (after
+ * resolving `..` and symbolic links) is read; anything else gets the same refusal whether it exists
+ * or not, so the answer tells nothing about the rest of the disk.
+ */
+export async function readArgumentFile(files: DispatchFiles | undefined, principal: string, path: string): Promise<Record<string, unknown>> {
+  const folders = readableFolders(files, principal);
+  const refuse = (): never => {
+    throw new BadRequestError(
+      folders.length === 0
+        ? `argumentsFile may only name a result codemux kept (res_…) here; got "${path.slice(0, 200)}". To read files, list their folder in the config's dispatch.allowArgumentFiles.`
+        : `argumentsFile may only name a result codemux kept (res_…) or a file under ${folders.join(", ")}; got "${path.slice(0, 200)}".`,
+    );
+  };
+  if (!isAbsolute(path) || !folders.some((folder) => inside(folder, resolve(path)))) return refuse();
+  const real = await realpath(path).catch(() => undefined);
+  const realFolders = await Promise.all(folders.map((folder) => realpath(folder).catch(() => undefined)));
+  if (real === undefined || !realFolders.some((folder) => folder !== undefined && inside(folder, real))) return refuse();
+  const facts = await stat(real);
+  if (!facts.isFile()) throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is not a file.`);
+  if (facts.size > MAX_ARGUMENT_FILE_BYTES)
+    throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is ${facts.size} bytes; an argument file may be at most ${MAX_ARGUMENT_FILE_BYTES}.`);
+  // Read through one handle, at most the bound: the file may grow between stat and read.
+  const handle = await open(real, "r");
+  let text: string;
+  try {
+    const buffer = Buffer.alloc(Math.min(facts.size, MAX_ARGUMENT_FILE_BYTES));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    text = buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is not JSON; it must hold the call's arguments as a JSON object.`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new BadRequestError(
+      `Arguments must be a JSON object; argumentsFile "${path.slice(0, 200)}" holds ${Array.isArray(value) ? "a list" : value === null ? "null" : typeof value}.`,
+    );
+  return value as Record<string, unknown>;
+}
+
+/** Writes a result for `principal` under the result folder (0600 in a 0700 folder); returns its path, or undefined without a result folder. */
+export async function writeResultFile(
+  files: DispatchFiles | undefined,
+  result: { principal: string; tool: string; text: string },
+): Promise<string | undefined> {
+  const { principal, tool, text } = result;
+  if (!files?.resultFileDir) return undefined;
+  const folder = principalPart(files.resultFileDir, principal);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const json = text.trimStart().startsWith("{") || text.trimStart().startsWith("[");
+  const file = join(folder, `${tool.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100)}-${Date.now()}-${randomBytes(3).toString("hex")}.${json ? "json" : "txt"}`);
+  await writeFile(file, text, { mode: 0o600, flag: "wx" });
+  return file;
+}

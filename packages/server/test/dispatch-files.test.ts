@@ -1,0 +1,141 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Codemux, DISPATCH_TOOL_NAME, MAX_ARGUMENT_FILE_BYTES, createSessionServer, dispatchFilesOf } from "../src/index";
+import { config, misbehaving, textOf } from "./helpers";
+
+let dir: string;
+let core: Codemux;
+const clients: Client[] = [];
+
+/** A client of the dispatch surface as `principal`. */
+async function as(principal: string): Promise<(args: Record<string, unknown>) => Promise<CallToolResult>> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createSessionServer(core, { session: core.session(principal) }).connect(serverSide);
+  const client = new Client({ name: principal, version: "1.0.0" });
+  await client.connect(clientSide);
+  clients.push(client);
+  return async (args) => (await client.callTool({ name: DISPATCH_TOOL_NAME, arguments: { action: "call", ...args } })) as CallToolResult;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-dispatch-files-"));
+  for (const folder of ["in", "in/token%3Aalice", "in/token%3Abob", "out", "secret"]) await mkdir(join(dir, folder), { recursive: true });
+  await writeFile(join(dir, "in", "args.json"), JSON.stringify({ text: "from the owner's file" }));
+  await writeFile(join(dir, "in", "token%3Aalice", "args.json"), JSON.stringify({ text: "alice's arguments" }));
+  await writeFile(join(dir, "in", "token%3Abob", "args.json"), JSON.stringify({ text: "bob's arguments" }));
+  await writeFile(join(dir, "secret", "key.json"), JSON.stringify({ text: "the secret" }));
+  await writeFile(join(dir, "in", "list.json"), "[1, 2]");
+  await writeFile(join(dir, "in", "broken.json"), "{ not json");
+  await writeFile(join(dir, "in", "big.json"), Buffer.alloc(MAX_ARGUMENT_FILE_BYTES + 1, 32));
+  await symlink(join(dir, "secret", "key.json"), join(dir, "in", "link.json"));
+  await symlink(join(dir, "secret"), join(dir, "in", "token%3Aalice", "escape"));
+  const files = dispatchFilesOf({ dispatch: { allowArgumentFiles: ["in"], resultFileDir: "out" } }, "codemux.json", dir);
+  core = new Codemux({ config: config({ m: misbehaving() }), mode: "dispatch", ...(files ? { dispatchFiles: files } : {}) });
+  core.start();
+});
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await core.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("dispatch call: argumentsFile and resultToFile", () => {
+  it("reads arguments from a file under an allowed folder, and says where they came from in _meta", async () => {
+    const call = await as("local");
+    const file = join(dir, "in", "args.json");
+    const result = await call({ tool: "m__echo", argumentsFile: file });
+    expect(textOf(result)).toBe("from the owner's file");
+    expect(result._meta?.["codemux/arguments"]).toEqual({ _fromFile: file });
+  });
+
+  it("refuses every path outside the folders with one sentence, whether it exists or not: .., absolute, relative, a symlink out", async () => {
+    const call = await as("local");
+    for (const path of [
+      join(dir, "secret", "key.json"),
+      join(dir, "in", "..", "secret", "key.json"),
+      "/etc/passwd",
+      "in/args.json",
+      join(dir, "in", "link.json"),
+      join(dir, "nothing.json"),
+    ]) {
+      const refused = await call({ tool: "m__echo", argumentsFile: path });
+      expect(refused.isError, path).toBe(true);
+      expect(textOf(refused)).toContain(
+        `argumentsFile may only name a result codemux kept (res_…) or a file under ${join(dir, "in")}, ${join(dir, "out")}; got`,
+      );
+    }
+  });
+
+  it("refuses a file over 10 MiB, one that is not JSON, and one that is not an object, each saying so", async () => {
+    const call = await as("local");
+    expect(textOf(await call({ tool: "m__echo", argumentsFile: join(dir, "in", "big.json") }))).toContain(
+      `an argument file may be at most ${MAX_ARGUMENT_FILE_BYTES}`,
+    );
+    expect(textOf(await call({ tool: "m__echo", argumentsFile: join(dir, "in", "broken.json") }))).toContain("is not JSON");
+    expect(textOf(await call({ tool: "m__echo", argumentsFile: join(dir, "in", "list.json") }))).toContain("Arguments must be a JSON object");
+    expect(textOf(await call({ tool: "m__echo", arguments: { text: "x" }, argumentsFile: join(dir, "in", "args.json") }))).toContain(
+      'Give one of "arguments", "argumentsFrom" and "argumentsFile", not "arguments" and "argumentsFile".',
+    );
+  });
+
+  it("gives each principal other than the owner only its own subfolder, and never another's or a symlink out of it", async () => {
+    const alice = await as("token:alice");
+    expect(textOf(await alice({ tool: "m__echo", argumentsFile: join(dir, "in", "token%3Aalice", "args.json") }))).toBe("alice's arguments");
+    for (const path of [join(dir, "in", "token%3Abob", "args.json"), join(dir, "in", "args.json"), join(dir, "in", "token%3Aalice", "escape", "key.json")]) {
+      const refused = await alice({ tool: "m__echo", argumentsFile: path });
+      expect(refused.isError, path).toBe(true);
+      expect(textOf(refused)).toContain("argumentsFile may only name a result codemux kept (res_…) or a file under");
+    }
+  });
+
+  it("writes a result to the principal's part of the result folder (0600), pages it by handle, and chains it as the next call's argumentsFile", async () => {
+    const alice = await as("token:alice");
+    const written = JSON.parse(textOf(await alice({ tool: "m__structured", arguments: { n: 21 }, resultToFile: true }))) as {
+      resultFile: string;
+      handle: string;
+    };
+    expect(written.resultFile.startsWith(join(dir, "out", "token%3Aalice") + "/")).toBe(true);
+    expect(JSON.parse(await readFile(written.resultFile, "utf8"))).toEqual({ n: 21, doubled: 42 });
+    expect((await stat(written.resultFile)).mode & 0o777).toBe(0o600);
+    expect(written.handle).toMatch(/^res_[0-9a-f]{12}$/);
+    // The file codemux wrote for alice is hers to pass on; not bob's.
+    const chained = await alice({ tool: "m__structured", argumentsFile: written.resultFile });
+    expect(chained.isError).toBeFalsy();
+    const bob = await as("token:bob");
+    expect((await bob({ tool: "m__structured", argumentsFile: written.resultFile })).isError).toBe(true);
+  });
+
+  it("without folders in the config: argumentsFile takes a kept handle only, and resultToFile answers with the handle", async () => {
+    const bare = new Codemux({ config: config({ m: misbehaving() }), mode: "dispatch" });
+    bare.start();
+    try {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await createSessionServer(bare).connect(serverSide);
+      const client = new Client({ name: "bare", version: "1.0.0" });
+      await client.connect(clientSide);
+      const call = async (args: Record<string, unknown>) =>
+        (await client.callTool({ name: DISPATCH_TOOL_NAME, arguments: { action: "call", ...args } })) as CallToolResult;
+      const kept = JSON.parse(textOf(await call({ tool: "m__structured", arguments: { n: 2 }, resultToFile: true }))) as { resultFile: string; handle: string };
+      expect(kept.resultFile).toBe(kept.handle);
+      expect((await call({ tool: "m__structured", argumentsFile: kept.handle })).isError).toBeFalsy();
+      expect(textOf(await call({ tool: "m__echo", argumentsFile: "/etc/passwd" }))).toContain(
+        'argumentsFile may only name a result codemux kept (res_…) here; got "/etc/passwd". To read files, list their folder in the config\'s dispatch.allowArgumentFiles.',
+      );
+      await client.close();
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("checks the config's dispatch block", () => {
+    expect(() => dispatchFilesOf({ dispatch: { allowArgumentFile: [] } }, "c.json", "/")).toThrow(
+      "Invalid config c.json: dispatch.allowArgumentFile: unknown key",
+    );
+    expect(() => dispatchFilesOf({ dispatch: { allowArgumentFiles: "/data" } }, "c.json", "/")).toThrow("dispatch.allowArgumentFiles: expected a list");
+  });
+});
