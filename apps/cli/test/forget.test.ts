@@ -99,7 +99,7 @@ describe("codemux forget", () => {
     expect(lines.some((line) => line.principal === alicePrincipal)).toBe(false);
     expect(lines.some((line) => line.principal.includes("bob"))).toBe(true);
     const jobs = await runCli(["jobs", "list"], { cwd: dir, env: env() });
-    expect(jobs.stdout.trim().split("\n")).toEqual([expect.stringMatching(/completed .* bob +call_tool: m__echo$/)]);
+    expect(jobs.stdout.trim().split("\n")).toEqual([expect.stringMatching(/completed .* (token:)?bob +call_tool: m__echo$/)]);
 
     const again = await runCli(["forget", alicePrincipal, "--config", config], { cwd: dir, env: env() });
     expect(again.stdout).toContain(`Forgot ${alicePrincipal}: 0 kept results, 0 skills, 0 jobs (with their transcripts), 0 audit lines.`);
