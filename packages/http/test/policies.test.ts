@@ -19,7 +19,13 @@ import { referenceServer, restAs, textOf } from "./helpers";
  * filesystem server read-only, bob the asking server; each sees only its own catalog on every surface
  * and cannot call around it from a snippet, a job or REST.
  */
-const TOKENS = { alice: "alice-token-policies-0001", bob: "bob-token-policies-0002", carol: "carol-token-policies-0003", dave: "dave-token-policies-0004" };
+const TOKENS = {
+  alice: "alice-token-policies-0001",
+  bob: "bob-token-policies-0002",
+  carol: "carol-token-policies-0003",
+  dave: "dave-token-policies-0004",
+  erin: "erin-token-policies-0005",
+};
 /** The principal a static token's holder acts as: the one place to change when tokens are named `token:<name>`. */
 const principalOf = (token: keyof typeof TOKENS) => `token:${token}`;
 const UNKNOWN = /^No tool named "([^"]+)"\.( Did you mean [^?]*\?)? Names look like "server__tool"/;
@@ -63,6 +69,7 @@ beforeAll(async () => {
         { name: "readers", principals: [principalOf("alice")], tools: ["fs"], readOnly: true },
         { name: "askers", principals: [principalOf("bob")], tools: ["ask"], concurrentJobs: 1 },
         { name: "metered", principals: [principalOf("carol")], tools: ["ask__result"], callsPerMinute: 2 },
+        { name: "team", groups: ["ask-team"], tools: ["ask__result"] },
       ],
     },
   };
@@ -81,7 +88,8 @@ beforeAll(async () => {
   });
   core.start();
   await core.ready();
-  const tokens = Object.entries(TOKENS).map(([name, token]) => ({ name, token }));
+  // erin's token carries a group: the "team" rule matches her by it.
+  const tokens = Object.entries(TOKENS).map(([name, token]) => ({ name, token, ...(name === "erin" ? { groups: ["ask-team"] } : {}) }));
   http = new CodemuxHttpServer(core, { port: 0, compatRoutes: true, tokens, log: () => undefined });
   dispatchHttp = new CodemuxHttpServer(core, { port: 0, mode: "dispatch", tokens, log: () => undefined });
   passthroughHttp = new CodemuxHttpServer(core, { port: 0, mode: "passthrough", tokens, log: () => undefined });
@@ -260,6 +268,14 @@ describe("no way around the policy", () => {
     expect((third.body.error as { message: string }).message).toContain(
       `the policy rule "metered" allows principal "${principalOf("carol")}" 2 calls a minute`,
     );
+  });
+
+  it("a token's groups match a rule by group, over MCP and REST alike", async () => {
+    const erin = await connect(TOKENS.erin);
+    expect(textOf(await tool(erin, "call_tool", { name: "ask__result", args: { result: { content: [{ type: "text", text: "team" }] } } }))).toBe("team");
+    expect(textOf(await tool(erin, "call_tool", { name: "ask__roots", args: {} }))).toMatch(UNKNOWN);
+    const listed = await rest(TOKENS.erin, "/v1/tools");
+    expect((listed.body.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(["ask__result"]);
   });
 
   it("a principal no rule matches sees nothing (the default is deny)", async () => {
