@@ -26,7 +26,6 @@ import { ModuleNamespace, type ModuleSource } from "./modules/namespace";
 import { logCalls } from "./pipeline/log-calls";
 import { Access } from "./policy/access";
 import type { PolicyConfig } from "./policy/config";
-import { Policies } from "./policy/policies";
 import { ToolCallPipeline } from "./pipeline/pipeline";
 import { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
@@ -203,7 +202,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       discoveryWaitMs: options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS,
     });
     this.readiness.on("toolsChanged", () => this.emit("toolsChanged"));
-    this.access = new Access(this.catalog, options.policies ? new Policies(options.policies) : undefined);
+    this.access = new Access(this.catalog, options.policies);
     this.pipeline = new ToolCallPipeline({
       access: this.access,
       clock: this.clock,

@@ -1,7 +1,8 @@
 import type { SessionInfo } from "@codemux/core";
 import type { Catalog } from "@codemux/catalog";
 import { GrantedCatalogView, type CatalogView } from "./catalog-view";
-import type { Grant, Policies } from "./policies";
+import type { PolicyConfig } from "./config";
+import { Policies, type Grant } from "./policies";
 
 /**
  * The one place that says what a session may see: its grant under the config's policies, and the catalog
@@ -13,9 +14,9 @@ export class Access {
   readonly #catalog: Catalog;
   readonly #policies: Policies | undefined;
 
-  constructor(catalog: Catalog, policies: Policies | undefined) {
+  constructor(catalog: Catalog, policies: PolicyConfig | undefined) {
     this.#catalog = catalog;
-    this.#policies = policies;
+    this.#policies = policies === undefined ? undefined : new Policies(policies);
   }
 
   /** Whether policies are configured at all. */
