@@ -134,6 +134,10 @@ export async function startCore(
       : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
     ...policiesOption(raw, configFile),
+    // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
+    ...(options.serving && configFile
+      ? { reloadPolicies: async () => policiesOf(parseJsonc(await readFile(configFile, "utf8"), configFile).value, configFile) }
+      : {}),
     ...(jobs
       ? {
           jobs: jobs.runner,

@@ -71,6 +71,8 @@ export interface CodemuxOptions {
   middleware?: ToolCallMiddleware[];
   /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
   policies?: PolicyConfig;
+  /** Reads the policies again at each `reload` (from the config file); a reload keeps the policies it started with without it. */
+  reloadPolicies?: () => Promise<PolicyConfig | undefined>;
   /** Extra modes, by name. */
   surfaces?: Record<string, SurfaceFactory>;
   /** More meta-tools for mode `code` (jobs, agent...), after the built-in ones. */
@@ -149,6 +151,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
   readonly #surfaces = new Map<string, Surface>();
   #config: PoolConfig;
+  #policies: PolicyConfig | undefined;
   #started = false;
   readonly #closers: Array<() => Promise<void> | void> = [];
   readonly #beforeClose: Array<() => Promise<void> | void> = [];
@@ -160,6 +163,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.setMaxListeners(0);
     this.options = options;
     this.#config = options.config;
+    this.#policies = options.policies;
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     this.dataDir = options.dataDir;
@@ -290,6 +294,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    */
   async reload(config: PoolConfig): Promise<PoolUpdate> {
     if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
+    // Read first: a config whose policies are wrong is not applied at all, and the last good one keeps serving.
+    const policies = this.options.reloadPolicies ? await this.options.reloadPolicies() : undefined;
     const previous = this.#config;
     // Servers restarted by the update ask for their roots while it runs: they must get the new config's.
     this.#config = config;
@@ -300,7 +306,12 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.#config = previous;
       throw error;
     }
-    if (update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
+    const policiesChanged = this.options.reloadPolicies !== undefined && JSON.stringify(policies) !== JSON.stringify(this.#policies);
+    if (policiesChanged) {
+      this.#policies = policies;
+      this.access.update(policies);
+    }
+    if (policiesChanged || update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
     return update;
   }
 

@@ -62,3 +62,28 @@ describe("policies by group claims", () => {
     expect(textOf(await run(core.session(), "call_tool", { name: "m__counter", args: {} }))).not.toMatch(/No tool named/);
   });
 });
+
+describe("policies on reload", () => {
+  it("are read again with the servers, and an edit with a mistake keeps the last good ones", async () => {
+    const servers = config({ m: misbehaving() });
+    let next: unknown = { rules: [{ name: "echo-only", principals: ["token:x"], tools: ["m__echo"] }] };
+    const read = async () => policiesOf({ policies: next }, "codemux.json");
+    const policies = await read();
+    const reloading = new Codemux({ config: servers, reloadPolicies: read, ...(policies ? { policies } : {}) });
+    reloading.start();
+    await reloading.ready();
+    const x: SessionInfo = { id: "x", principal: "token:x" };
+    const counter = async () => textOf(await reloading.surface("code").callTool("call_tool", { name: "m__counter", args: {} }, { session: x, origin: "cli" }));
+    try {
+      expect(await counter()).toMatch(/^No tool named "m__counter"/);
+      next = { rules: [{ name: "all", principals: ["token:x"], tools: ["m"] }] };
+      await reloading.reload(servers);
+      expect(await counter()).not.toMatch(/No tool named/);
+      next = { rules: [{ name: "broken", principals: ["token:x"] }] };
+      await expect(reloading.reload(servers)).rejects.toThrow(/policies\.rules\[0\]\.tools: is required/);
+      expect(await counter()).not.toMatch(/No tool named/);
+    } finally {
+      await reloading.close();
+    }
+  });
+});

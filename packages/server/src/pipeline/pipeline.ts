@@ -76,7 +76,7 @@ export class ToolCallPipeline {
     this.#catalog = options.catalog;
     this.#waitForServer = options.waitForServer ?? (async () => undefined);
     this.#deniedReason = options.deniedReason ?? (() => undefined);
-    this.#access = options.access?.enabled ? options.access : undefined;
+    this.#access = options.access;
     this.#clock = options.clock ?? Date.now;
     this.#middleware = [...(options.middleware ?? [])];
     this.#chain = this.#compose();
@@ -110,8 +110,9 @@ export class ToolCallPipeline {
 
   /** One downstream call, start to end. */
   call(request: CallRequest): Promise<ToolResult> {
-    // Without policies this check is all they cost.
-    if (this.#access !== undefined) return this.#callGranted(request, this.#access.grant(request.session) as Grant);
+    // Without policies this is all they cost: no grant.
+    const grant = this.#access?.grant(request.session);
+    if (grant !== undefined) return this.#callGranted(request, grant);
     // The common case, a listed tool, resolves with one lookup and no wait (resolve copies the server's list to see if it must wait).
     const listed = request.name.length <= MAX_TOOL_NAME_CHARS ? this.#catalog.get(request.name) : undefined;
     if (listed === undefined) return this.resolve(request.name).then((entry) => this.#run(entry, request));
@@ -210,7 +211,7 @@ export class ToolCallPipeline {
    */
   async readResource(request: ResourceReadRequest): Promise<ReadResourceResult> {
     // The front ends list only the servers a grant shows; this holds whatever the URI names.
-    if (this.#access !== undefined && !this.#access.seesServer(request.session, request.server))
+    if (this.#access?.seesServer(request.session, request.server) === false)
       throw new ResourceReadError(request.uri, "no server offers it; resources/list shows what exists.");
     const entry = resourceReadEntry(request.server);
     const call: CallRequest = { name: entry.qualifiedName, arguments: { uri: request.uri }, origin: request.origin, session: request.session };

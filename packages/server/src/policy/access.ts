@@ -12,10 +12,15 @@ import { Policies, type Grant } from "./policies";
  */
 export class Access {
   readonly #catalog: Catalog;
-  readonly #policies: Policies | undefined;
+  #policies: Policies | undefined;
 
   constructor(catalog: Catalog, policies: PolicyConfig | undefined) {
     this.#catalog = catalog;
+    this.#policies = policies === undefined ? undefined : new Policies(policies);
+  }
+
+  /** Replaces the policies (a config reload); grants are made afresh from the next request on. */
+  update(policies: PolicyConfig | undefined): void {
     this.#policies = policies === undefined ? undefined : new Policies(policies);
   }
 
