@@ -1,9 +1,13 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { createRequire } from "node:module";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
+import { serveCli } from "./serve-cli";
 
 const require = createRequire(import.meta.url);
 const fsServer = join(dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist", "index.js");
@@ -30,7 +34,9 @@ beforeAll(async () => {
   );
   await writeFile(join(dir, "bad.json"), JSON.stringify({ mcpServers: {}, policies: { rules: [{ principals: ["token:a"], tools: ["*"], readOnly: "yes" }] } }));
 });
+const started: ChildProcess[] = [];
 afterAll(async () => {
+  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -74,5 +80,35 @@ describe("policies over stdio", () => {
     const write = await codemux(["call", "fs__write_file", JSON.stringify({ path: join(dir, "new.txt"), content: "x" })]);
     expect(write.code).not.toBe(0);
     expect(`${write.stdout}${write.stderr}`).toContain('No tool named "fs__write_file"');
+  });
+});
+
+describe("policies when serving over HTTP", () => {
+  it("apply to a token's principal, and a reload reads them again", async () => {
+    const file = join(dir, "served.json");
+    const served = (tools: string[]) =>
+      JSON.stringify({
+        mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } },
+        policies: { rules: [{ name: "laptop", principals: ["token:laptop"], tools }] },
+      });
+    await writeFile(file, served(["m__echo"]));
+    const secret = "policy-cli-token-0123456789";
+    const { child, url } = await serveCli(["serve", "--http", ":0", "--config", file, "--token", `laptop:${secret}`, "--compat-routes"], {
+      cwd: dir,
+      env: env(),
+      started,
+    });
+    const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+    const names = async () =>
+      (((await (await fetch(`${url}/v1/tools`, { headers })).json()) as { tools: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
+    try {
+      expect(await names()).toEqual(["m__echo"]);
+      await writeFile(file, served(["m"]));
+      expect((await fetch(`${url}/restart`, { method: "POST", headers, body: "{}" })).status).toBe(200);
+      expect(await names()).toContain("m__counter");
+    } finally {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    }
   });
 });
