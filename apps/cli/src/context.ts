@@ -5,9 +5,11 @@ import { parseHttpSettings, type HttpSettings } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
 import {
   Codemux,
+  type PolicyConfig,
   codemuxHome,
   dispatchFilesOf,
   findConfigFile,
+  policiesOf,
   resolveConfig,
   resultFormatOf,
   retentionFor,
@@ -105,6 +107,8 @@ export async function startCore(
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+        // The policies live in the core, made just below; a job starts only once it serves.
+        jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
       })
     : undefined;
   core = new Codemux({
@@ -129,6 +133,11 @@ export async function startCore(
       ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
       : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    ...policiesOption(raw, configFile),
+    // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
+    ...(options.serving && configFile
+      ? { reloadPolicies: async () => policiesOf(parseJsonc(await readFile(configFile, "utf8"), configFile).value, configFile) }
+      : {}),
     ...(jobs
       ? {
           jobs: jobs.runner,
@@ -274,4 +283,10 @@ function cacheTtlOf(value: string | undefined): { catalogCacheTtlMs?: number } {
   if (!(ms >= 1 && ms <= 31_536_000_000))
     throw new UsageError(`CODEMUX_CATALOG_CACHE_TTL_MS is "${value.slice(0, 40)}"; give milliseconds from 1 to 31536000000 (a year), e.g. 86400000 for a day.`);
   return { catalogCacheTtlMs: ms };
+}
+
+/** The config file's `policies`, checked (a mistake stops the start with the field named); none without the section. */
+function policiesOption(raw: Record<string, unknown> | undefined, file: string | undefined): { policies?: PolicyConfig } {
+  const policies = raw && file ? policiesOf(raw, file) : undefined;
+  return policies ? { policies } : {};
 }

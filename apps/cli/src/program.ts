@@ -10,6 +10,7 @@ import { registerImport } from "./commands/import";
 import { registerInstall } from "./commands/install";
 import { registerJobs } from "./commands/jobs";
 import { registerList } from "./commands/list";
+import { registerPolicy } from "./commands/policy";
 import { registerSearch } from "./commands/search";
 import { registerRestart } from "./commands/restart";
 import { registerServe } from "./commands/serve";
@@ -77,5 +78,6 @@ export function buildProgram(context: RunContext): Command {
   registerInstall(program, context);
   registerImport(program, context);
   registerJobs(program, context);
+  registerPolicy(program, context);
   return program;
 }

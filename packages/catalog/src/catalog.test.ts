@@ -103,4 +103,27 @@ describe("Catalog", () => {
     expect(catalog.search("dark", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["browser__emulate"]);
     expect(catalog.search("seo", { limit: 1 }).map((h) => h.entry.qualifiedName)).toEqual(["browser__audit"]);
   });
+
+  it("with a visibility, hides tools from search (even by exact name), resolution and suggestions, as if they did not exist", () => {
+    const catalog = new Catalog();
+    catalog.setServerTools("fs", [tool("read_text_file", "Read a file as text."), tool("write_file", "Write a file.")]);
+    const visible = (name: string) => name !== "fs__write_file";
+    const shown = (document: { id: string }) => visible(document.id);
+    expect(catalog.search("write a file", { visible: shown }).map((h) => h.entry.qualifiedName)).not.toContain("fs__write_file");
+    expect(catalog.search("fs__write_file", { visible: shown }).map((h) => h.entry.qualifiedName)).not.toContain("fs__write_file");
+    expect(catalog.search("fs__write_file").map((h) => h.entry.qualifiedName)[0]).toBe("fs__write_file");
+    expect(catalog.resolve("fs__read_text_file", visible).qualifiedName).toBe("fs__read_text_file");
+    for (const name of ["fs__write_file", "fs__write_fil", "fs__write"]) {
+      const error = (() => {
+        try {
+          catalog.resolve(name, visible);
+        } catch (thrown) {
+          return thrown as UnknownToolError;
+        }
+        throw new Error(`${name} resolved`);
+      })();
+      expect(UnknownToolError.isInstance(error)).toBe(true);
+      expect(error.suggestions).not.toContain("fs__write_file");
+    }
+  });
 });

@@ -119,17 +119,28 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     return this.#byName.get(qualifiedName);
   }
 
-  /** Finds a tool by `server__tool` (also accepting the downstream's own tool name after the separator); throws with suggestions. */
-  resolve(name: string): CatalogEntry {
+  /**
+   * Finds a tool by `server__tool` (also accepting the downstream's own tool name after the separator); throws with
+   * suggestions. With `visible`, a tool it hides is not there: it answers, and suggests, as for a name that never existed.
+   */
+  resolve(name: string, visible?: (qualifiedName: string) => boolean): CatalogEntry {
+    const shown = (entry: CatalogEntry | undefined) => entry !== undefined && (visible === undefined || visible(entry.qualifiedName));
     const direct = this.#byName.get(name);
-    if (direct) return direct;
+    if (shown(direct)) return direct as CatalogEntry;
     const split = splitQualifiedName(name);
     if (split) {
-      const match = this.#byServer.get(split.server)?.find((e) => e.name === split.tool || e.functionName === split.tool);
+      const match = this.#byServer.get(split.server)?.find((e) => (e.name === split.tool || e.functionName === split.tool) && shown(e));
       if (match) return match;
     }
-    const close = closestNames(name, this.#byName.keys());
-    const suggestions = close.length ? close : this.search(name.replace(SEPARATOR, " "), { limit: 3, kinds: ["tool"] }).map((h) => h.entry.qualifiedName);
+    const names = visible === undefined ? this.#byName.keys() : [...this.#byName.keys()].filter(visible);
+    const close = closestNames(name, names);
+    const suggestions = close.length
+      ? close
+      : this.search(name.replace(SEPARATOR, " "), {
+          limit: 3,
+          kinds: ["tool"],
+          ...(visible ? { visible: (document: { id: string }) => visible(document.id) } : {}),
+        }).map((h) => h.entry.qualifiedName);
     throw new UnknownToolError(name, suggestions);
   }
 
@@ -144,7 +155,11 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     const limit = options.limit ?? 10;
     // Documents of other owners are dropped after ranking: ask for enough more that the limit still fills.
     const hidden = this.documents().filter((d) => d.owner !== undefined && d.owner !== owner).length;
-    const exact = this.#byName.get(query.trim());
+    const named = this.#byName.get(query.trim());
+    const exact =
+      named !== undefined && (options.visible === undefined || options.visible({ id: named.qualifiedName, server: named.server, kind: "tool" }))
+        ? named
+        : undefined;
     const hits = this.#index
       .search(query, { ...indexOptions, limit: limit + hidden })
       .flatMap((hit): CatalogSearchHit[] => {

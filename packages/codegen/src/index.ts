@@ -4,7 +4,7 @@ export type { CodegenTool } from "./codegen-tool";
 export { CodegenError, InvalidFunctionNameError, InvalidServerNameError, UnsafePathError, WriteError } from "./errors";
 export type { CodegenErrorCode } from "./errors";
 export { ModuleTree } from "./module-tree";
-export type { ModuleTreeOptions } from "./module-tree";
+export type { ModuleTreeOptions, ToolVisibility } from "./module-tree";
 export { schemaToTypeScript } from "./schema-to-typescript";
 export type { SchemaToTypeScriptOptions } from "./schema-to-typescript";
 export { renderToolModule } from "./tool-module";

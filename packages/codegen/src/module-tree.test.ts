@@ -122,4 +122,16 @@ export const both = Promise.all([readTextFile({ q: "a" }), writeFile(input)]);
 `;
     expect(typeCheck(modules)).toEqual([]);
   });
+
+  it("with a visibility, has no module for a hidden tool and an index of the shown tools only", () => {
+    const tree = fsTree();
+    const visible = (name: string) => name === "fs__read_text_file";
+    expect(tree.get("mcp/servers/fs/writeFile", visible)).toBeUndefined();
+    expect(tree.get("mcp/servers/fs/writeFile.schema", visible)).toBeUndefined();
+    expect(tree.get("mcp/servers/fs/readTextFile", visible)).toBe(tree.get("mcp/servers/fs/readTextFile"));
+    expect(tree.get("mcp/servers/fs", visible)).toContain("readTextFile");
+    expect(tree.get("mcp/servers/fs", visible)).not.toContain("writeFile");
+    expect(tree.get("mcp/servers/fs2", visible)).toBeUndefined();
+    expect(tree.list("", visible)).toEqual(["mcp/bridge", "mcp/servers/fs", "mcp/servers/fs/readTextFile"]);
+  });
 });

@@ -65,31 +65,42 @@ export class ModuleTree {
    * The TypeScript source of one module: `mcp/bridge`, `mcp/servers/<server>` (also `.../index`),
    * `mcp/servers/<server>/<function>` or its JSON Schemas, `.../<function>.schema`. A trailing `.ts` or `/` is ignored.
    */
-  get(specifier: string): string | undefined {
+  get(specifier: string, visible?: ToolVisibility): string | undefined {
     const normalized = specifier.replace(/\/+$/, "").replace(/\.ts$/, "");
     if (normalized === BRIDGE_SPECIFIER) return this.#bridge;
     if (!normalized.startsWith(SERVERS_PREFIX)) return undefined;
     const [server = "", name, ...rest] = normalized.slice(SERVERS_PREFIX.length).split("/");
     const modules = this.servers.get(server);
     if (modules === undefined || rest.length > 0) return undefined;
-    if (name === undefined || name === "index") return modules.index;
-    if (name.endsWith(SCHEMA_MODULE_SUFFIX)) {
-      const tool = modules.byFunction.get(name.slice(0, -SCHEMA_MODULE_SUFFIX.length));
-      return tool && renderSchemaModule(tool);
-    }
-    return modules.modules.get(name);
+    if (name === undefined || name === "index") return visible === undefined ? modules.index : visibleIndex(server, modules, visible);
+    const fn = name.endsWith(SCHEMA_MODULE_SUFFIX) ? name.slice(0, -SCHEMA_MODULE_SUFFIX.length) : name;
+    const tool = modules.byFunction.get(fn);
+    if (tool === undefined || (visible !== undefined && !visible(tool.qualifiedName))) return undefined;
+    return fn === name ? modules.modules.get(name) : renderSchemaModule(tool);
   }
 
-  /** Module specifiers equal to `prefix` or under it (by whole path segments), sorted; all of them without one. */
-  list(prefix = ""): string[] {
+  /** Module specifiers equal to `prefix` or under it (by whole path segments), sorted; all of them without one, and only the tools `visible` shows with it. */
+  list(prefix = "", visible?: ToolVisibility): string[] {
     const base = prefix.replace(/\/+$/, "");
     const all = [BRIDGE_SPECIFIER];
     for (const [server, modules] of this.servers) {
+      const shown = modules.tools.filter((tool) => visible === undefined || visible(tool.qualifiedName));
+      if (visible !== undefined && shown.length === 0) continue;
       all.push(serverModuleSpecifier(server));
-      for (const name of modules.modules.keys()) all.push(toolModuleSpecifier(server, name));
+      for (const tool of shown) all.push(toolModuleSpecifier(server, tool.functionName));
     }
     return all.filter((specifier) => base === "" || specifier === base || specifier.startsWith(`${base}/`)).sort();
   }
+}
+
+/** Whether a tool (by `server__tool`) exists for whoever asks: a principal's policy may hide some. */
+export type ToolVisibility = (qualifiedName: string) => boolean;
+
+/** A server's index module with only the tools `visible` shows (the whole one, made once, when it shows all). */
+function visibleIndex(server: string, modules: ServerModules, visible: ToolVisibility): string | undefined {
+  const shown = modules.tools.filter((tool) => visible(tool.qualifiedName));
+  if (shown.length === 0) return undefined;
+  return shown.length === modules.tools.length ? modules.index : renderServerIndexModule(server, shown);
 }
 
 function checkFunctionNames(server: string, tools: readonly CodegenTool[]): void {

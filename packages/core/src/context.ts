@@ -75,6 +75,17 @@ export type NextCall = (ctx: CallContext) => Promise<ToolResult>;
  */
 export type ToolCallMiddleware = (ctx: CallContext, next: NextCall) => Promise<ToolResult>;
 
+/** Where a call's `state` names the policy rule that decided it (`CallContext.state`), for the audit log. */
+export const POLICY_RULE_STATE = "codemux/policyRule";
+
+/**
+ * A middleware that also hears of calls refused before the chain runs (by a policy), so that it can
+ * record them (the audit log); it must not answer or throw.
+ */
+export interface RefusalObserver {
+  refused(ctx: CallContext, error: Error): void;
+}
+
 /** A call before its name is resolved: what a surface hands to the pipeline. */
 export interface CallRequest {
   /** `server__tool` */

@@ -1,15 +1,18 @@
 export { isLoopback } from "./address";
 export {
   LOCAL_PRINCIPAL,
+  POLICY_RULE_STATE,
   type CallContext,
   type CallOrigin,
   type CallRequest,
   type ClientPeer,
   type NextCall,
+  type RefusalObserver,
   type SessionInfo,
   type ToolCallMiddleware,
 } from "./context";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
+export { globMatcher } from "./glob";
 export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";
 export {
   defineMetaTool,
@@ -73,5 +76,6 @@ export {
   type ToolResultLike,
   type ToolValueAnswer,
 } from "./result";
+export { TokenBuckets, type BucketRate } from "./token-buckets";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

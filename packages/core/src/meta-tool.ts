@@ -40,8 +40,8 @@ export interface RequestContext {
  */
 export interface Surface {
   readonly name: string;
-  /** Server instructions sent at initialize. */
-  instructions(): string | undefined;
+  /** Server instructions sent at initialize, for the session about to start (its policy may hide servers). */
+  instructions(session?: SessionInfo): string | undefined;
   /** True when the tool list follows the catalog, so clients are told when it changes. */
   readonly listChanges: boolean;
   /** The tools one session's client sees (some are listed only to clients with a capability); a session-less caller sees the plain list. */

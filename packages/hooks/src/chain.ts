@@ -52,7 +52,7 @@ export class PluginChain {
   readonly #observability: () => Observability | undefined;
 
   constructor(plugins: readonly Plugin[], options: ChainOptions) {
-    this.plugins = orderPlugins(plugins).filter((p) => p.beforeCall || p.afterCall || p.onError);
+    this.plugins = orderPlugins(plugins).filter((p) => p.beforeCall || p.afterCall || p.onError || p.onRefused);
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#observability = options.observability ?? (() => undefined);
@@ -123,6 +123,20 @@ export class PluginChain {
     this.#record(call, outcome);
     if ("error" in outcome) throw outcome.error;
     return outcome.result;
+  }
+
+  /** Tells the plugins that record refusals of a call the host refused before the chain; a failing one is logged and skipped. */
+  refused(input: ChainInput, error: Error): void {
+    const call = new CallView(input, this.#clock());
+    for (const plugin of this.plugins) {
+      try {
+        plugin.onRefused?.(call, error);
+      } catch (failure) {
+        this.#logger.warn(
+          `plugin "${plugin.name}" onRefused failed on ${call.name}: ${failure instanceof Error ? failure.message.slice(0, 300) : String(failure)}`,
+        );
+      }
+    }
   }
 
   async #invoke<T>(plugin: Plugin, hook: string, call: CallView, run: () => unknown, check: (value: unknown) => T | undefined): Promise<Invoked<T>> {

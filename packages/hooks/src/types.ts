@@ -122,4 +122,6 @@ export interface Plugin {
    * throw in its place (the same failure told differently, e.g. with secrets masked).
    */
   onError?(call: PluginCall, error: unknown): MaybePromise<ToolResult | Error | void>;
+  /** The host refused the call before any plugin ran (a policy's refusal); only to record it (audit), never to answer. */
+  onRefused?(call: PluginCall, error: Error): void;
 }

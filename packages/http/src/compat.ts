@@ -17,7 +17,7 @@ const DESCRIPTION_CHARS = 200;
 export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: string): Promise<boolean> {
   const method = ctx.req.method ?? "GET";
   const services = { ...gateway.core.services, hints: REST_HINTS };
-  const { readiness, catalog, pipeline } = services;
+  const { readiness, access, pipeline } = services;
   const session = () => gateway.principalSession(ctx.identity);
   const post = () => readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true }) as Promise<Record<string, unknown> | undefined>;
   const need = (allowed: string) => {
@@ -43,7 +43,7 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     const tools = [];
     for (const name of names) {
       try {
-        const entry = catalog.resolve(name);
+        const entry = access.catalog(session()).resolve(name);
         tools.push({ name: entry.qualifiedName, description: entry.tool.description ?? "", inputSchema: entry.tool.inputSchema });
       } catch (error) {
         tools.push({ name: name.slice(0, 200), error: (error as Error).message });
@@ -68,14 +68,14 @@ export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: 
     need("GET");
     const q = ctx.url.searchParams.get("q")?.slice(0, 500).trim();
     await readiness.discovered();
-    const entries = q ? (await searchCatalog(services, { query: q, limit: 50 }, session())).hits.map((h) => h.entry) : catalog.entries();
+    const entries = q ? (await searchCatalog(services, { query: q, limit: 50 }, session())).hits.map((h) => h.entry) : access.catalog(session()).entries();
     sendJson(ctx.res, 200, { tools: entries.map(dehydrated), count: entries.length, hint: "GET /tools/{name} for full inputSchema" });
     return true;
   }
   if (path.startsWith("/tools/")) {
     need("GET");
     await readiness.discovered();
-    const entry = await pipeline.resolve(decodeURIComponent(path.slice("/tools/".length)));
+    const entry = await pipeline.resolveFor(decodeURIComponent(path.slice("/tools/".length)), session());
     sendJson(ctx.res, 200, { name: entry.qualifiedName, description: entry.tool.description ?? "", inputSchema: entry.tool.inputSchema });
     return true;
   }

@@ -21,6 +21,10 @@ export function toHttpError(error: unknown): HttpError {
       case "UNKNOWN_META_TOOL":
       case "UNKNOWN_SERVER":
         return new HttpError("NOT_FOUND", message);
+      case "POLICY_REFUSED":
+        return new HttpError("FORBIDDEN", message);
+      case "POLICY_RATE_LIMITED":
+        return new HttpError("QUOTA", message, { headers: { "retry-after": String(Math.ceil(Number(error.data?.retryAfterMs ?? 1000) / 1000)) } });
       case "STORE_FAILED":
         break;
     }

@@ -144,10 +144,11 @@ async function listTools(gateway: Gateway, ctx: RequestContext): Promise<void> {
     },
   ) as { limit: number; offset: number };
   await services.readiness.discovered();
-  checkServer(services, server);
-  const entries = services.catalog.entries(server);
+  const session = gateway.principalSession(ctx.identity);
+  checkServer(services, server, session);
+  const entries = services.access.catalog(session).entries(server);
   const page = entries.slice(limit.offset, limit.offset + limit.limit);
-  const pending = services.readiness.pendingNote();
+  const pending = services.readiness.pendingNote(services.access.serverFilter(session));
   sendJson(ctx.res, 200, {
     tools: page.map((entry) => (detail === "name" ? { name: entry.qualifiedName, signature: entry.signature } : describeEntry(entry, detail))),
     count: page.length,
@@ -174,8 +175,9 @@ function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string
 
 async function describeTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
   const { pipeline, namespace } = gateway.core.services;
-  const entry = await pipeline.resolve(name);
-  const typescript = namespace.source(entry.moduleSpecifier) ?? "";
+  const session = gateway.principalSession(ctx.identity);
+  const entry = await pipeline.resolveFor(name, session);
+  const typescript = namespace.source(entry.moduleSpecifier, session) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
     sendText(ctx.res, typescript, "text/plain; charset=utf-8");
     return;

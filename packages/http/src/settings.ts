@@ -1,5 +1,4 @@
-import { closestNames } from "@codemux/core";
-import { ConfigError } from "@codemux/pool";
+import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 import { trustedProxyList } from "./connections";
 import { principalOfKey } from "./tokens";
 import type { OAuthOptions } from "./auth/oauth";
@@ -24,8 +23,6 @@ export interface HttpSettings {
   principalLimits?: Record<string, PrincipalSettings>;
 }
 
-type Fail = (where: string, message: string) => never;
-
 /**
  * Reads and checks the `http` section of a parsed config file; a mistake is a `ConfigError` that
  * names the file and the field.
@@ -35,10 +32,10 @@ type Fail = (where: string, message: string) => never;
  * const settings = parseHttpSettings(JSON.parse(text), "codemux.json");
  */
 export function parseHttpSettings(config: unknown, file = "config"): HttpSettings {
-  const read = new SettingsReader((where, message) => {
+  const read = new HttpSettingsReader((where, message) => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
   });
-  const section = isObject(config) ? config.http : undefined;
+  const section = isSettingsObject(config) ? config.http : undefined;
   if (section === undefined) return {};
   const http = read.object(section, "http", ["trustedProxies", "limits", "publicUrl", "oauth"]);
   const settings: HttpSettings = {};
@@ -71,26 +68,8 @@ export function parseHttpSettings(config: unknown, file = "config"): HttpSetting
   return settings;
 }
 
-/** Checks one value at a time; `fail` throws with the field's path. */
-class SettingsReader {
-  constructor(readonly fail: Fail) {}
-
-  object(value: unknown, where: string, known?: string[]): Record<string, unknown> {
-    if (!isObject(value)) return this.fail(where, "expected an object");
-    for (const key of Object.keys(value)) {
-      if (!known || known.includes(key)) continue;
-      const close = closestNames(key, known, 1)[0];
-      this.fail(`${where}.${key}`, `unknown setting${close ? ` (did you mean "${close}"?)` : ""}; ${where} takes ${known.join(", ")}`);
-    }
-    return value;
-  }
-
-  count(value: unknown, where: string): number {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
-      this.fail(where, `expected a whole number of at least 1 (got ${JSON.stringify(value)?.slice(0, 40)})`);
-    return value as number;
-  }
-
+/** The pool's reader, with the http section's own values. */
+class HttpSettingsReader extends SettingsReader {
   principal(value: unknown, where: string): PrincipalSettings {
     const record = this.object(value, where, ["sessions", "jobs"]);
     return {
@@ -140,8 +119,4 @@ class SettingsReader {
     }
     return entries;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Codemux } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { CodemuxHttpServer, type HttpServeOptions, type LogRecord } from "../src/index";
@@ -60,6 +61,21 @@ export async function serve(options: HttpServeOptions = {}, servers: Record<stri
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The text parts of a tool result, joined as a client shows them. */
+export const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+/** REST requests to the gateway at `url` as `token`'s principal (GET, or POST with `body` as JSON): the status and the parsed body. */
+export function restAs(url: string) {
+  return async (token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${url}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+}
 
 export async function json(response: Response): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;

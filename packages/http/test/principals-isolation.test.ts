@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
-import { referenceServer } from "./helpers";
+import { referenceServer, restAs, textOf } from "./helpers";
 
 /**
  * Three principals (alice and bob over MCP, carol over REST) on one shared gateway, as clients reach it:
@@ -70,7 +70,6 @@ async function connect(token: string, roots: string[] = []): Promise<Principal> 
   return principal;
 }
 
-const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 const call = async (who: Principal, name: string, args: Record<string, unknown> = {}) =>
   (await who.client.callTool({ name: "call_tool", arguments: { name, args } })) as CallToolResult;
 const tool = async (who: Principal, name: string, args: Record<string, unknown> = {}) =>
@@ -78,14 +77,7 @@ const tool = async (who: Principal, name: string, args: Record<string, unknown> 
 const execute = async (who: Principal, code: string) => JSON.parse(textOf(await tool(who, "execute_code", { code }))) as Record<string, unknown>;
 
 /** One REST call as `token`'s principal: the status and the parsed body. */
-async function rest(token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${http.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const rest = (token: string, path: string, body?: unknown) => restAs(http.url)(token, path, body);
 const restCall = (token: string, name: string, args: Record<string, unknown> = {}) => rest(token, `/v1/tools/${name}/call`, args);
 
 beforeAll(async () => {

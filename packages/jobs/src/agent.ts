@@ -128,7 +128,9 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
         );
       }
       const history = resume ? await resumeFrom(manager, resume, ctx.session.principal) : [];
-      const callSession: SessionInfo = { id: `agent-${randomUUID()}`, principal: ctx.session.principal, peer };
+      // The agent acts as its caller: the same principal and claims (its policy matches them), in a session of its own.
+      const { principal, groups, scopes } = ctx.session;
+      const callSession: SessionInfo = { id: `agent-${randomUUID()}`, principal, ...(groups ? { groups } : {}), ...(scopes ? { scopes } : {}), peer };
       const native = Boolean((sampling as { tools?: unknown }).tools);
       let forward: MetaToolContext["progress"] = undefined;
       const started = await manager.start(

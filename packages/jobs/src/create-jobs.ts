@@ -1,4 +1,4 @@
-import type { JobRunner, Logger, MetaTool, ToolCallMiddleware } from "@codemux/core";
+import type { JobRunner, Logger, MetaTool, SessionInfo, ToolCallMiddleware } from "@codemux/core";
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
@@ -18,6 +18,8 @@ export interface JobsOptions {
   maxQueuedPerPrincipal?: number;
   /** Limits for named principals over the default share: `{ ci: { jobs: 20 } }`. */
   principalLimits?: Record<string, JobLimits>;
+  /** Jobs a session's principal may have at once, running or waiting: the core's policies (`core.access.grant(session)?.concurrentJobs`). */
+  jobsAtOnce?: (session: SessionInfo) => number | undefined;
   /** Masks secrets in the journal (hooks' `Redactor`); without one the journal keeps only a digest of each request. */
   redactor?: JournalRedactor;
   /** How long a finished job stays readable (default 7 days). */
@@ -66,6 +68,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
     ...(options.maxQueuedPerPrincipal !== undefined ? { maxQueuedPerPrincipal: options.maxQueuedPerPrincipal } : {}),
     ...(options.principalLimits ? { principalLimits: options.principalLimits } : {}),
+    ...(options.jobsAtOnce ? { jobsAtOnce: options.jobsAtOnce } : {}),
     ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.retentionFor ? { retentionFor: options.retentionFor } : {}),

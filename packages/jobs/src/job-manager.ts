@@ -9,6 +9,7 @@ import {
   type ToolResult,
   type BackgroundWork,
   type JobRunner,
+  type SessionInfo,
 } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -56,6 +57,8 @@ export interface JobManagerOptions {
   maxQueuedPerPrincipal?: number;
   /** Limits for named principals over the default share: `{ ci: { jobs: 20 } }`. */
   principalLimits?: Record<string, JobLimits>;
+  /** Jobs a session's principal may have at once, running or waiting (its policy's `concurrentJobs`); no limit when undefined. */
+  jobsAtOnce?: (session: SessionInfo) => number | undefined;
   /**
    * Masks secrets in the journal. Without one the journal keeps only a digest of each request (no
    * arguments, no snippet), and descriptions and progress lines with credentials masked.
@@ -112,6 +115,7 @@ export class JobManager implements JobRunner {
   readonly #bySession = new Map<string, LiveJob>();
   readonly #ready: Promise<RecoveryReport>;
   readonly #principalLimits: Record<string, JobLimits>;
+  readonly #jobsAtOnce: ((session: SessionInfo) => number | undefined) | undefined;
   readonly #redactor: JournalRedactor | undefined;
   readonly #retentionFor: ((principal: string) => number | undefined) | undefined;
   #writer: JournalWriter | undefined;
@@ -128,6 +132,7 @@ export class JobManager implements JobRunner {
     this.maxQueued = Math.max(0, options.maxQueued ?? DEFAULT_MAX_QUEUED);
     this.maxQueuedPerPrincipal = Math.max(1, options.maxQueuedPerPrincipal ?? Math.max(2, Math.floor(this.maxQueued / 4)));
     this.#principalLimits = options.principalLimits ?? {};
+    this.#jobsAtOnce = options.jobsAtOnce;
     this.#redactor = options.redactor;
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
     this.#retentionFor = options.retentionFor;
@@ -194,6 +199,7 @@ export class JobManager implements JobRunner {
     await this.#ready;
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
     const { principal } = work.session;
+    this.#checkAtOnce(work.session);
     if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
@@ -235,6 +241,21 @@ export class JobManager implements JobRunner {
     }
     this.#queue.push(live);
     return { id, position: this.#queue.length };
+  }
+
+  /** A job past the principal's jobs at once (running or waiting), as its policy sets them, is refused. */
+  #checkAtOnce(session: SessionInfo): void {
+    const most = this.#jobsAtOnce?.(session);
+    if (most === undefined) return;
+    let held = 0;
+    for (const job of this.#live.values()) if (job.record.principal === session.principal) held++;
+    if (held >= most) {
+      throw new JobsError(
+        "QUEUE_FULL",
+        `Principal "${session.principal}" already has ${held} background jobs, as many as its policy allows at once (concurrentJobs: ${most}); wait for one to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
+        { data: { limit: "concurrentJobs", max: most } },
+      );
+    }
   }
 
   /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting. */

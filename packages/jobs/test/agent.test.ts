@@ -67,6 +67,30 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     expect(transcript).toMatch(/bad__echo args:/);
   });
 
+  it("acts with its caller's claims: a tool the caller's group may use works for the agent too", async () => {
+    const seen: Params[] = [];
+    const client = scriptedClient(
+      { tools: {} },
+      [
+        () => ({
+          stopReason: "toolUse",
+          content: [{ type: "tool_use", id: "u1", name: "call_tool", input: { name: "bad__echo", args: { text: "hello from the team" } } }],
+        }),
+        (params) => ({ content: [{ type: "text", text: lastText(params).includes("hello from the team") ? "echoed" : "no echo seen" }] }),
+      ],
+      seen,
+    );
+    h = await connect({
+      client,
+      policies: {
+        default: "deny",
+        rules: [{ name: "team", principals: [], groups: ["team"], scopes: [], tools: ["bad__echo"], exclude: [], readOnly: false }],
+      },
+      session: { id: "team-session", principal: "token:member", groups: ["team"] },
+    });
+    expect(textOf(await h.call("agent", { prompt: "Echo through the bad server." }))).toContain("echoed");
+  });
+
   it("resume continues from the previous agent's transcript", async () => {
     const seen: Params[] = [];
     const client = scriptedClient(

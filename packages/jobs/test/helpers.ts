@@ -1,6 +1,6 @@
 import type { SessionInfo } from "@codemux/core";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
-import { Codemux, createSessionServer } from "@codemux/server";
+import { Codemux, createSessionServer, type PolicyConfig } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -33,7 +33,9 @@ export interface Harness {
 }
 
 /** A codemux core with jobs, a misbehaving downstream server, and a real SDK client over an in-memory pair. */
-export async function connect(options: { dataDir?: string; jobs?: Partial<JobsOptions>; client?: Client } = {}): Promise<Harness> {
+export async function connect(
+  options: { dataDir?: string; jobs?: Partial<JobsOptions>; client?: Client; policies?: PolicyConfig; session?: SessionInfo } = {},
+): Promise<Harness> {
   const dataDir = options.dataDir ?? (await tempDir());
   const jobs = createJobs({ dataDir, ...options.jobs });
   const core = new Codemux({
@@ -43,6 +45,7 @@ export async function connect(options: { dataDir?: string; jobs?: Partial<JobsOp
     metaTools: jobs.metaTools,
     middleware: [jobs.middleware],
     dataDir,
+    ...(options.policies ? { policies: options.policies } : {}),
   });
   core.start();
   await jobs.recover();
@@ -54,7 +57,7 @@ export async function connect(options: { dataDir?: string; jobs?: Partial<JobsOp
     clients.push(client);
     return client;
   };
-  const client = await attach(options.client ?? new Client({ name: "test", version: "1.0.0" }));
+  const client = await attach(options.client ?? new Client({ name: "test", version: "1.0.0" }), options.session);
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
   return {

@@ -21,6 +21,7 @@ export { parseJsonc } from "./config/jsonc";
 export { loadConfigFile, parseConfig } from "./config/load";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
+export { SettingsReader, isSettingsObject, type SettingsFail } from "./config/settings-reader";
 export type {
   HttpTransportSpec,
   Isolation,

@@ -24,6 +24,8 @@ import type { TaskStoreFactory } from "./jobs";
 import { McpFeatures } from "./mcp-features";
 import { ModuleNamespace, type ModuleSource } from "./modules/namespace";
 import { logCalls } from "./pipeline/log-calls";
+import { Access } from "./policy/access";
+import type { PolicyConfig } from "./policy/config";
 import { ToolCallPipeline } from "./pipeline/pipeline";
 import { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
@@ -67,6 +69,10 @@ export interface CodemuxOptions {
   catalogCacheTtlMs?: number;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
+  /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
+  policies?: PolicyConfig;
+  /** Reads the policies again at each `reload` (from the config file); a reload keeps the policies it started with without it. */
+  reloadPolicies?: () => Promise<PolicyConfig | undefined>;
   /** Extra modes, by name. */
   surfaces?: Record<string, SurfaceFactory>;
   /** More meta-tools for mode `code` (jobs, agent...), after the built-in ones. */
@@ -137,12 +143,15 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   /** Resources, prompts, completions and logging of every server, for every session. */
   readonly features: McpFeatures;
   readonly readiness: Readiness;
+  /** What each session may see and call, under the config's policies. */
+  readonly access: Access;
   /** What surfaces, meta-tools and front ends are given. */
   readonly services: Omit<CodemuxServices, "hints">;
   readonly #snippets: SnippetHost;
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
   readonly #surfaces = new Map<string, Surface>();
   #config: PoolConfig;
+  #policies: PolicyConfig | undefined;
   #started = false;
   readonly #closers: Array<() => Promise<void> | void> = [];
   readonly #beforeClose: Array<() => Promise<void> | void> = [];
@@ -154,6 +163,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.setMaxListeners(0);
     this.options = options;
     this.#config = options.config;
+    this.#policies = options.policies;
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     this.dataDir = options.dataDir;
@@ -197,7 +207,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       discoveryWaitMs: options.discoveryWaitMs ?? DEFAULT_DISCOVERY_WAIT_MS,
     });
     this.readiness.on("toolsChanged", () => this.emit("toolsChanged"));
+    this.access = new Access(this.catalog, options.policies);
     this.pipeline = new ToolCallPipeline({
+      access: this.access,
+      clock: this.clock,
       pool: this.pool,
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
@@ -211,6 +224,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.features = new McpFeatures({
       pool: this.pool,
       catalog: this.catalog,
+      access: this.access,
       readiness: this.readiness,
       pipeline: this.pipeline,
       relay: this.relay,
@@ -224,7 +238,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       {
         catalog: this.catalog,
         status: () => this.pool.status(),
-        moduleSource: (specifier: string, principal: string): string | undefined => namespace.source(specifier, { id: "skill-check", principal }),
+        moduleSource: (specifier, author): string | undefined => namespace.source(specifier, { id: "skill-check", ...author }),
         clock: this.clock,
       },
       { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },
@@ -233,6 +247,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     const namespace: ModuleNamespace = new ModuleNamespace({
       tree,
       catalog: this.catalog,
+      access: this.access,
       skills,
       resources: this.features,
       hostCallGlobal: HOST_CALL_GLOBAL,
@@ -252,6 +267,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.services = {
       logger: this.logger,
       catalog: this.catalog,
+      access: this.access,
       readiness: this.readiness,
       pool: this.pool,
       pipeline: this.pipeline,
@@ -279,6 +295,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    */
   async reload(config: PoolConfig): Promise<PoolUpdate> {
     if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
+    // Read first: a config whose policies are wrong is not applied at all, and the last good one keeps serving.
+    const policies = this.options.reloadPolicies ? await this.options.reloadPolicies() : undefined;
     const previous = this.#config;
     // Servers restarted by the update ask for their roots while it runs: they must get the new config's.
     this.#config = config;
@@ -289,7 +307,12 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       this.#config = previous;
       throw error;
     }
-    if (update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
+    const policiesChanged = this.options.reloadPolicies !== undefined && JSON.stringify(policies) !== JSON.stringify(this.#policies);
+    if (policiesChanged) {
+      this.#policies = policies;
+      this.access.update(policies);
+    }
+    if (policiesChanged || update.added.length + update.removed.length + update.changed.length > 0) this.emit("toolsChanged");
     return update;
   }
 

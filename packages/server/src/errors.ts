@@ -7,7 +7,9 @@ export type ServerErrorCode =
   | "RESULT_NOT_FOUND"
   | "UNKNOWN_META_TOOL"
   | "STORE_FAILED"
-  | "RESOURCE_READ_FAILED";
+  | "RESOURCE_READ_FAILED"
+  | "POLICY_REFUSED"
+  | "POLICY_RATE_LIMITED";
 
 /** Base of every error @codemux/server raises; `code` is stable for callers to branch on. */
 export class ServerError extends CodemuxError<ServerErrorCode> {
@@ -69,5 +71,27 @@ export class StoreError extends ServerError {
 export class UnknownServerError extends ServerError {
   constructor(server: string, servers: readonly string[]) {
     super("UNKNOWN_SERVER", `No server named "${server.slice(0, 100)}". Servers: ${servers.join(", ") || "none"}.`, { data: { server: server.slice(0, 100) } });
+  }
+}
+
+/** The principal's policy lets it see the tool but not call it this way (a read-only rule and a tool not marked read-only). */
+export class PolicyRefusedError extends ServerError {
+  static override readonly forCode = "POLICY_REFUSED";
+
+  constructor(message: string, rule: string) {
+    super("POLICY_REFUSED", message, { data: { rule } });
+  }
+}
+
+/** The principal made more calls this minute than its policy rule allows; `retryAfterMs` says when one more passes. */
+export class PolicyRateLimitedError extends ServerError {
+  static override readonly forCode = "POLICY_RATE_LIMITED";
+
+  constructor(
+    message: string,
+    rule: string,
+    readonly retryAfterMs: number,
+  ) {
+    super("POLICY_RATE_LIMITED", message, { data: { rule, retryAfterMs } });
   }
 }

@@ -6,6 +6,8 @@ export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./
 export {
   BadRequestError,
   InvalidArgumentsError,
+  PolicyRateLimitedError,
+  PolicyRefusedError,
   ResourceReadError,
   ResultNotFoundError,
   ServerError,
@@ -20,6 +22,11 @@ export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
 export type { ModuleListing, ModuleNamespace, ModuleSource } from "./modules/namespace";
 export { callRequest } from "./pipeline/call-request";
+export { Access } from "./policy/access";
+export type { CatalogView } from "./policy/catalog-view";
+export { policiesOf, type PolicyConfig, type PolicyRule } from "./policy/config";
+export { explainPolicy, type PolicyDecision } from "./policy/explain";
+export type { Grant, PolicySubject } from "./policy/policies";
 export type { ToolCallPipeline } from "./pipeline/pipeline";
 export type { Readiness } from "./readiness";
 export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hints";

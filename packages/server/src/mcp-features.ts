@@ -25,6 +25,7 @@ import {
 import type { Catalog } from "@codemux/catalog";
 import type { InstanceOwner } from "@codemux/pool";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
+import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
 import type { ResultStore } from "./results";
@@ -46,6 +47,8 @@ const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "
 export interface McpFeaturesOptions {
   pool: ToolPool;
   catalog: Catalog;
+  /** Which servers' resources and prompts each session sees (the config's policies). */
+  access: Access;
   readiness: Readiness;
   pipeline: ToolCallPipeline;
   relay: ClientRelay;
@@ -168,13 +171,13 @@ export class McpFeatures {
     this.#servers.set(session.id, server);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources() }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates() }));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources(session) }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
       this.readResource(request.params.uri, { session, origin: "resources/read", signal: extra.signal }),
     );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-      const owner = await this.#owner(request.params.uri);
+      const owner = await this.#owner(request.params.uri, session);
       await (await this.#deps.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
       this.#subscriptionsOf(session.id).add(request.params.uri);
       return {};
@@ -183,9 +186,9 @@ export class McpFeatures {
       this.#subscriptionsOf(session.id).delete(request.params.uri);
       return {};
     });
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts() }));
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts(session) }));
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-      const { server: owner, name } = this.#promptOwner(request.params.name);
+      const { server: owner, name } = this.#promptOwner(request.params.name, session);
       const client = await this.#client(owner, session);
       return client.getPrompt({ ...request.params, name }, { signal: extra.signal });
     });
@@ -209,8 +212,8 @@ export class McpFeatures {
     };
   }
 
-  /** Every server's resources; a URI two servers share is shown under `codemux://<server>/`. */
-  async listResources(): Promise<Resource[]> {
+  /** Every server's resources that `session` sees; a URI two servers share is shown under `codemux://<server>/`. */
+  async listResources(session?: SessionInfo): Promise<Resource[]> {
     const listed = await this.#gather("resources", async (client) => {
       const all: Resource[] = [];
       let cursor: string | undefined;
@@ -226,17 +229,19 @@ export class McpFeatures {
     for (const { items } of listed) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
     const out: Resource[] = [];
     for (const { server, items } of listed) {
+      // Names are made over every server, so that a URI means the same resource to every session.
+      const seen = this.#sees(session, server);
       for (const resource of items) {
         const shown = (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
         this.#uris.set(shown, { server, uri: resource.uri });
-        out.push({ ...resource, uri: shown, description: `[${server}] ${resource.description ?? ""}`.trim() });
+        if (seen) out.push({ ...resource, uri: shown, description: `[${server}] ${resource.description ?? ""}`.trim() });
       }
     }
     return out;
   }
 
-  async listResourceTemplates(): Promise<ResourceTemplate[]> {
-    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates);
+  async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
     return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
   }
 
@@ -246,7 +251,7 @@ export class McpFeatures {
    */
   async readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<ReadResourceResult> {
     const { session } = caller;
-    const owner = await this.#owner(uri);
+    const owner = await this.#owner(uri, session);
     const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     const contents = await Promise.all(
       result.contents.map(async (content) => {
@@ -259,9 +264,9 @@ export class McpFeatures {
     return { ...result, contents };
   }
 
-  /** Prompts of every server, as `server__prompt`. */
-  async listPrompts(): Promise<Prompt[]> {
-    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts);
+  /** Prompts of every server `session` sees, as `server__prompt`. */
+  async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
+    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts, session);
     return listed.flatMap(({ server, items }) =>
       items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
     );
@@ -274,31 +279,39 @@ export class McpFeatures {
   ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
     const options = signal ? { signal } : undefined;
     if (params.ref.type === "ref/prompt") {
-      const { server, name } = this.#promptOwner(params.ref.name);
+      const { server, name } = this.#promptOwner(params.ref.name, session);
       return (await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options);
     }
-    const owner = await this.#owner(params.ref.uri);
+    const owner = await this.#owner(params.ref.uri, session);
     return (await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options);
   }
 
   async #gather<T>(
     capability: "resources" | "prompts",
     list: (client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>) => Promise<T[]>,
+    session?: SessionInfo,
   ): Promise<Array<{ server: string; items: T[] }>> {
     await this.#deps.readiness.discovered();
     const results = await Promise.all(
-      this.#ready().map(async (server) => {
-        try {
-          const client = await this.#client(server);
-          if (!client.getServerCapabilities()?.[capability]) return { server, items: [] };
-          return { server, items: await list(client) };
-        } catch (error) {
-          this.#deps.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
-          return { server, items: [] };
-        }
-      }),
+      this.#ready()
+        .filter((server) => this.#sees(session, server))
+        .map(async (server) => {
+          try {
+            const client = await this.#client(server);
+            if (!client.getServerCapabilities()?.[capability]) return { server, items: [] };
+            return { server, items: await list(client) };
+          } catch (error) {
+            this.#deps.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
+            return { server, items: [] };
+          }
+        }),
     );
     return results;
+  }
+
+  /** Whether `session` sees a server's resources and prompts (every session without policies; the caller's own without a session). */
+  #sees(session: SessionInfo | undefined, server: string): boolean {
+    return session === undefined || this.#deps.access.seesServer(session, server);
   }
 
   #ready(): string[] {
@@ -315,24 +328,25 @@ export class McpFeatures {
   }
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
-  async #owner(uri: string): Promise<{ server: string; uri: string }> {
+  async #owner(uri: string, session?: SessionInfo): Promise<{ server: string; uri: string }> {
     if (!this.#uris.has(uri)) await this.listResources();
     const known = this.#uris.get(uri);
-    if (known) return known;
+    if (known && this.#sees(session, known.server)) return known;
     if (uri.startsWith(COLLISION_SCHEME)) {
       const rest = uri.slice(COLLISION_SCHEME.length);
       const server = rest.slice(0, rest.indexOf("/"));
-      if (this.#deps.pool.names.includes(server)) return { server, uri: rest.slice(server.length + 1) };
+      if (this.#deps.pool.names.includes(server) && this.#sees(session, server)) return { server, uri: rest.slice(server.length + 1) };
     }
-    for (const { server, items } of await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates)) {
+    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
+    for (const { server, items } of templates) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
     throw new McpError(ErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`);
   }
 
-  #promptOwner(qualified: string): { server: string; name: string } {
+  #promptOwner(qualified: string, session: SessionInfo | undefined): { server: string; name: string } {
     const split = splitQualifiedName(qualified);
-    if (!split || !this.#deps.pool.names.includes(split.server))
+    if (!split || !this.#deps.pool.names.includes(split.server) || !this.#sees(session, split.server))
       throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };
   }

@@ -115,10 +115,10 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     return this.#options.pool.status();
   }
 
-  /** Servers still connecting, for a note under answers given before they are all there. */
-  pendingNote(): string[] {
+  /** Servers still connecting (of those `shown`, when given), for a note under answers given before they are all there. */
+  pendingNote(shown?: (server: string) => boolean): string[] {
     const connecting = this.status()
-      .filter((s) => s.state === "connecting")
+      .filter((s) => s.state === "connecting" && (shown === undefined || shown(s.name)))
       .map((s) => s.name);
     const missing = connecting.filter((s) => !this.#cached.has(s));
     const cached = connecting.filter((s) => this.#cached.has(s));

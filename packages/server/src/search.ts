@@ -4,6 +4,7 @@ import { ServerUnavailableError } from "@codemux/pool";
 import { MAX_QUERY_CHARS } from "./defaults";
 import { BadRequestError, UnknownServerError } from "./errors";
 import { unavailable } from "./pipeline/pipeline";
+import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
 import type { ToolPool } from "./tool-pool";
 
@@ -30,32 +31,42 @@ export interface SearchAnswer {
 
 /**
  * The catalog search every front end runs (search_tools, REST, dispatch, the CLI): the query checked,
- * servers waited for during the first seconds, the hits ranked, another principal's skills left out.
+ * servers waited for during the first seconds, the hits ranked, another principal's skills and the
+ * tools its policy hides left out.
  */
 export async function searchCatalog(
-  deps: { catalog: Catalog; readiness: Readiness; pool: Pick<ToolPool, "status"> },
+  deps: { catalog: Catalog; access: Access; readiness: Readiness; pool: Pick<ToolPool, "status"> },
   request: SearchRequest,
   session?: SessionInfo,
 ): Promise<SearchAnswer> {
-  const { catalog, readiness } = deps;
+  const { readiness } = deps;
+  const catalog = deps.access.catalog(session);
   const query = checkQuery(request.query);
   await readiness.discovered();
-  checkServer(deps, request.server);
+  checkServer(deps, request.server, session);
   const hits = catalog.search(query, {
     limit: request.limit ?? 10,
     ...(request.server ? { server: request.server } : {}),
     // Saved skills belong to a principal: another's are left out (and, with no session, every principal's).
     ...(session ? { owner: session.principal } : {}),
   });
-  return { query, hits, tools: catalog.size, servers: catalog.servers().length, pending: readiness.pendingNote() };
+  return { query, hits, tools: catalog.size, servers: catalog.servers().length, pending: readiness.pendingNote(deps.access.serverFilter(session)) };
 }
 
-/** Nothing for a server the catalog has tools of (or none named); else why not: it is down (and why), or there is no such server. */
-export function checkServer(deps: { catalog: Catalog; pool: Pick<ToolPool, "status"> }, server: string | undefined): void {
-  if (server === undefined || deps.catalog.entries(server).length > 0) return;
-  const down = unavailable(deps.pool, server);
+/**
+ * Nothing for a server the session sees tools of (or none named); else why not: it is down (and why), or
+ * there is no such server (also for one its policy hides).
+ */
+export function checkServer(
+  deps: { catalog: Catalog; access: Access; pool: Pick<ToolPool, "status"> },
+  server: string | undefined,
+  session: SessionInfo | undefined,
+): void {
+  const catalog = deps.access.catalog(session);
+  if (server === undefined || catalog.entries(server).length > 0) return;
+  const down = session === undefined || deps.access.seesServer(session, server) ? unavailable(deps.pool, server) : undefined;
   if (down) throw new ServerUnavailableError(down.server, down.reason);
-  throw new UnknownServerError(server, deps.catalog.servers());
+  throw new UnknownServerError(server, catalog.servers());
 }
 
 /** The query as the ranker takes it, or a sentence saying why not. */

@@ -3,6 +3,7 @@ import type { Catalog } from "@codemux/catalog";
 import type { McpFeatures } from "./mcp-features";
 import type { ModuleNamespace } from "./modules/namespace";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
+import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import type { ResultStore } from "./results";
@@ -18,8 +19,10 @@ import type { ToolPool } from "./tool-pool";
  */
 export interface CodemuxServices extends MetaToolServices {
   readonly logger: Logger;
-  /** The aggregated tools (names, search). */
+  /** The aggregated tools (names, search), whole: what a session sees of it is `access.catalog(session)`. */
   readonly catalog: Catalog;
+  /** What each session may see and call (the config's policies). */
+  readonly access: Access;
   /** Which servers are there, and waiting for them. */
   readonly readiness: Readiness;
   /** The downstream servers, for their states and why one is down. */

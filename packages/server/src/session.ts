@@ -69,7 +69,8 @@ export interface Session {
 /** The session behind `createSessionServer`, with its tools/call handler for the stdio fast lane (see fast-lane.ts). */
 export function createSession(core: SessionHost, options: SessionServerOptions = {}): Session {
   const surface = core.surface(options.mode);
-  const instructions = surface.instructions();
+  const who = options.session ?? core.session();
+  const instructions = surface.instructions(who);
   let session: SessionInfo | undefined;
   const taskStore = core.options.taskStore?.({
     surface,
@@ -84,7 +85,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       ...(instructions ? { instructions } : {}),
     },
   );
-  session = { ...(options.session ?? core.session()), peer: clientPeer(server) };
+  session = { ...who, peer: clientPeer(server) };
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 

@@ -82,7 +82,7 @@ export class SnippetHost {
       return await this.executor.execute({
         code,
         modules: (specifier) => namespace.source(specifier, session),
-        suggestModules: (specifier) => namespace.suggest(specifier),
+        suggestModules: (specifier) => namespace.suggest(specifier, session),
         // A snippet's every tool call comes through here.
         onCall: (called, args, context) => {
           if (namespace.ownsCall(called)) return namespace.call({ name: called, args, session, signal: context.signal });

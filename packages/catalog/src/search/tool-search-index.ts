@@ -231,7 +231,7 @@ export class ToolSearchIndex {
     }
     if (concepts.length === 0 || limit <= 0) return [];
 
-    const filtered = options.server !== undefined || options.kinds !== undefined;
+    const filtered = options.server !== undefined || options.kinds !== undefined || options.visible !== undefined;
     const capacity = this.#slots.length;
     const sums = new Float64Array(capacity);
     const matched = new Uint16Array(capacity);
@@ -334,7 +334,11 @@ export class ToolSearchIndex {
 
   #wanted(slot: number, options: SearchOptions): boolean {
     const entry = this.#slots[slot] as Entry;
-    return (options.server === undefined || entry.server === options.server) && (options.kinds === undefined || options.kinds.includes(entry.kind));
+    return (
+      (options.server === undefined || entry.server === options.server) &&
+      (options.kinds === undefined || options.kinds.includes(entry.kind)) &&
+      (options.visible === undefined || options.visible(entry))
+    );
   }
 
   /** Slots with two adjacent query words (or their synonyms: "remove relation" meets "delete_relations") adjacent. */

@@ -22,6 +22,8 @@ export interface SearchOptions {
   server?: string;
   /** Only documents of these kinds; every kind unless set. */
   kinds?: readonly SearchKind[];
+  /** Only documents this says exist for whoever searches (a principal's policy); the others are never scored. */
+  visible?: (document: { id: string; server: string; kind: SearchKind }) => boolean;
 }
 
 export interface SearchHit {

@@ -1,3 +1,4 @@
+import { POLICY_RULE_STATE } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { digestOf, resultSize } from "../canonical";
 import { SHORT_CIRCUIT_META } from "../chain";
@@ -34,8 +35,10 @@ export interface AuditLine {
   durationMs: number;
   /** ok, tool_error (the tool answered isError), error (it threw), refused (a plugin refused), short_circuit (a plugin answered, e.g. a cache hit). */
   outcome: "ok" | "tool_error" | "error" | "refused" | "short_circuit";
-  /** The plugin that refused or answered. */
+  /** The plugin that refused or answered, or `policy` when the principal's policy refused the call. */
   by?: string;
+  /** The policy rule that decided the call (allowed or refused), when policies are configured. */
+  rule?: string;
   error?: string;
   resultBytes: number;
 }
@@ -68,6 +71,7 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
 
   const write = (call: PluginCall, outcome: AuditLine["outcome"], extra: { by?: string; error?: string; resultBytes?: number }) => {
     const args = (call.state.get(STATE) as Record<string, unknown> | undefined) ?? call.arguments;
+    const rule = call.state.get(POLICY_RULE_STATE);
     const line: AuditLine = {
       time: new Date(clock()).toISOString(),
       id: call.id,
@@ -81,6 +85,7 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
       durationMs: Math.max(0, clock() - call.startedAt),
       outcome,
       ...(extra.by ? { by: extra.by } : {}),
+      ...(typeof rule === "string" ? { rule } : {}),
       ...(extra.error ? { error: redactor.text(extra.error.slice(0, 300)).text } : {}),
       resultBytes: extra.resultBytes ?? 0,
     };
@@ -146,6 +151,9 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
         ...(typeof plugin === "string" ? { by: plugin } : {}),
         error: error instanceof Error ? error.message : String(error),
       });
+    },
+    onRefused(call, error) {
+      write(call, "refused", { by: "policy", error: error.message });
     },
     async flush() {
       await writer?.flush();

@@ -1,6 +1,5 @@
-import type { ToolResult } from "@codemux/core";
+import { globMatcher, type ToolResult } from "@codemux/core";
 import { canonicalJson } from "../canonical";
-import { globMatcher } from "../glob";
 import type { Plugin, PluginMetrics } from "../types";
 
 export interface CacheOptions {

@@ -1,5 +1,5 @@
 import { PluginRefusedError } from "../errors";
-import { globMatcher } from "../glob";
+import { globMatcher } from "@codemux/core";
 import type { Plugin } from "../types";
 
 export interface GuardOptions {

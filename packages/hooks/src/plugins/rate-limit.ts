@@ -1,5 +1,5 @@
+import { TokenBuckets, globMatcher } from "@codemux/core";
 import { RateLimitedError } from "../errors";
-import { globMatcher } from "../glob";
 import type { Plugin, PluginCall } from "../types";
 
 export type RateLimitDimension = "principal" | "server" | "tool";
@@ -20,13 +20,6 @@ export interface RateLimitOptions {
   limits?: RateLimitRule[];
 }
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
-}
-
-const MAX_BUCKETS = 10_000;
-
 /**
  * `rate-limit`: token buckets per principal, server and tool (any combination, several rules).
  * A refused call is not counted and says when to retry (`RateLimitedError.retryAfterMs`; 429 over REST).
@@ -35,10 +28,9 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
   const rules = (options.limits ?? [{ by: ["principal"], calls: 120, perMs: 60_000 }]).map((rule) => ({
     ...rule,
     capacity: rule.burst ?? rule.calls,
-    perMsRate: rule.calls / rule.perMs,
     matches: rule.tools?.length ? globMatcher(rule.tools) : () => true,
   }));
-  const buckets = new Map<string, Bucket>();
+  const buckets = new TokenBuckets();
   let clock: () => number = Date.now;
 
   const keyOf = (index: number, by: RateLimitDimension[], call: PluginCall) =>
@@ -56,9 +48,7 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
       const checks = rules.flatMap((rule, index) => {
         if (!rule.matches(call.name)) return [];
         const key = keyOf(index, rule.by, call);
-        const bucket = buckets.get(key) ?? { tokens: rule.capacity, updatedAt: now };
-        const tokens = Math.min(rule.capacity, bucket.tokens + Math.max(0, now - bucket.updatedAt) * rule.perMsRate);
-        return [{ rule, key, tokens, waitMs: tokens >= 1 ? 0 : Math.ceil((1 - tokens) / rule.perMsRate) }];
+        return [{ rule, key, ...buckets.check(key, rule, now) }];
       });
       const refused = checks.filter((c) => c.waitMs > 0).sort((a, b) => b.waitMs - a.waitMs)[0];
       if (refused) {
@@ -76,15 +66,7 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
           ),
         };
       }
-      for (const check of checks) {
-        buckets.delete(check.key);
-        buckets.set(check.key, { tokens: check.tokens - 1, updatedAt: now });
-      }
-      // Least recently used buckets go first; a forgotten bucket starts full again.
-      for (const key of buckets.keys()) {
-        if (buckets.size <= MAX_BUCKETS) break;
-        buckets.delete(key);
-      }
+      for (const check of checks) buckets.take(check.key, check.tokens, now);
     },
   };
 }

@@ -1,7 +1,6 @@
-import type { ToolResult } from "@codemux/core";
+import { globMatcher, type ToolResult } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { resultText } from "../canonical";
-import { globMatcher } from "../glob";
 import type { Plugin, PluginCall, ResultKeeper } from "../types";
 
 export interface SummarizeOptions {

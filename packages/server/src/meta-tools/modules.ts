@@ -18,7 +18,7 @@ export const listModules = defineMetaTool<{ path?: string }, CodemuxServices>({
   annotations: { readOnlyHint: true },
   run: async ({ path }, { services, session }) => {
     await services.readiness.discovered();
-    const pending = services.readiness.pendingNote();
+    const pending = services.readiness.pendingNote(services.access.serverFilter(session));
     return textResult([listingText(services.namespace.list(path, session)), ...pending].join("\n"));
   },
 });

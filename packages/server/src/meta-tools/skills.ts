@@ -29,7 +29,8 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
     if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
     // Right after start a server it imports may still be connecting: its modules would not be there to check against.
     await waitForImports(services.readiness, code);
-    const skill = await skills.save(session.principal, { name, code, description });
+    const claims = { ...(session.groups ? { groups: session.groups } : {}), ...(session.scopes ? { scopes: session.scopes } : {}) };
+    const skill = await skills.save(session.principal, { name, code, description }, claims);
     return textResult(
       `Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`,
     );

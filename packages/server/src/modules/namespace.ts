@@ -1,8 +1,9 @@
 import { BRIDGE_SPECIFIER, MODULE_ROOT, SEPARATOR, SERVERS_PREFIX, type CatalogEntry, type SessionInfo } from "@codemux/core";
 import type { Catalog } from "@codemux/catalog";
-import type { ModuleTree } from "@codemux/codegen";
+import type { ModuleTree, ToolVisibility } from "@codemux/codegen";
 import type { ServerStatus } from "@codemux/pool";
 import { BadRequestError } from "../errors";
+import type { Access } from "../policy/access";
 import type { ListedSkill, SkillLibrary } from "../skills/library";
 import { SKILLS_PREFIX } from "../skills/names";
 import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule, type ResourceReader } from "./resources";
@@ -26,6 +27,8 @@ export interface ModuleNamespaceOptions {
   /** The `servers/` and `bridge` mounts: the generated tool wrappers. */
   tree: ModuleTree;
   catalog: Catalog;
+  /** What each session may see: the modules of tools its policy hides do not exist for it. */
+  access: Access;
   /** The `skills/` mount: each principal's saved skills and the project's. */
   skills: SkillLibrary;
   /** The `resources` mount's host calls. */
@@ -61,7 +64,7 @@ export class ModuleNamespace {
   /** The source a snippet of `session` gets for `specifier`, from the mount it names; undefined when none has it. */
   source(specifier: string, session?: SessionInfo): string | undefined {
     const { tree, skills, extra } = this.#options;
-    const generated = tree.get(specifier);
+    const generated = tree.get(specifier, this.#visibility(session));
     if (generated !== undefined) return generated;
     const path = specifier.replace(/\.ts$/, "");
     if (path === RESOURCES_SPECIFIER) return this.#resources;
@@ -74,13 +77,20 @@ export class ModuleNamespace {
   }
 
   /** The path spelled closest to one that does not exist (none when nothing is close), for a did-you-mean. */
-  suggest(specifier: string): string[] {
-    return similarModules(specifier, this.#options);
+  suggest(specifier: string, session?: SessionInfo): string[] {
+    return similarModules(specifier, { catalog: this.#options.access.catalog(session), tree: this.#options.tree, visible: this.#visibility(session) });
+  }
+
+  /** Which tools' modules exist for `session`: undefined (all of them) unless its policy hides some. */
+  #visibility(session: SessionInfo | undefined): ToolVisibility | undefined {
+    const grant = session === undefined ? undefined : this.#options.access.grant(session);
+    return grant === undefined || grant.all ? undefined : (qualifiedName) => grant.sees(qualifiedName);
   }
 
   /** What is under a path (the whole namespace without one), for `session`'s principal; throws a sentence when nothing is. */
   list(path: string | undefined, session: SessionInfo): ModuleListing {
-    const { catalog, tree, skills, status } = this.#options;
+    const { access, tree, skills, status } = this.#options;
+    const catalog = access.catalog(session);
     const specifier = path ? normalizeSpecifier(path) : MODULE_ROOT;
     if (`${specifier}/` === SKILLS_PREFIX) return { kind: "skills", skills: skills.list(session.principal) };
     if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
@@ -88,7 +98,7 @@ export class ModuleNamespace {
       return {
         kind: "root",
         servers: servers.map((name) => ({ name, tools: catalog.entries(name).length })),
-        down: status().filter((s) => s.state !== "ready" && !servers.includes(s.name)),
+        down: status().filter((s) => s.state !== "ready" && !servers.includes(s.name) && access.seesServer(session, s.name)),
         skills: skills.list(session.principal),
       };
     }
@@ -96,7 +106,7 @@ export class ModuleNamespace {
     if (server !== undefined && specifier === `${SERVERS_PREFIX}${server}` && catalog.servers().includes(server)) {
       return { kind: "server", specifier, entries: catalog.entries(server) };
     }
-    const specifiers = tree.list(specifier);
+    const specifiers = tree.list(specifier, this.#visibility(session));
     if (specifiers.length > 0) return { kind: "modules", specifiers };
     throw new BadRequestError(
       `No modules under "${specifier}". Servers: ${
@@ -114,15 +124,15 @@ export class ModuleNamespace {
    * sentence with the path meant when there is no such module.
    */
   read(input: string, session: SessionInfo): { specifier: string; source: string } {
-    const { catalog, tree } = this.#options;
+    const { access, tree } = this.#options;
     if (input.includes(SEPARATOR) && !input.includes("/")) {
-      const entry = catalog.resolve(input.trim());
+      const entry = access.catalog(session).resolve(input.trim());
       return { specifier: entry.moduleSpecifier, source: tree.get(entry.moduleSpecifier) ?? "" };
     }
     const specifier = normalizeSpecifier(input);
     const source = this.source(specifier, session);
     if (source !== undefined) return { specifier, source };
-    const close = this.suggest(specifier);
+    const close = this.suggest(specifier, session);
     throw new BadRequestError(
       `No module "${specifier}".${close.length ? ` Did you mean ${close.map((c) => `"${c}"`).join(", ")}?` : ""} search_tools or list_modules shows module paths.`,
     );

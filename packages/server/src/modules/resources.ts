@@ -28,7 +28,7 @@ export async function readResource(uri: string): Promise<ResourceContents[]> {
 
 /** The servers' resources, as snippets reach them: listed and read for a session, through the call pipeline. */
 export interface ResourceReader {
-  listResources(): Promise<Array<{ uri: string; name: string; description?: string; mimeType?: string }>>;
+  listResources(session: SessionInfo): Promise<Array<{ uri: string; name: string; description?: string; mimeType?: string }>>;
   readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<{ contents: unknown[] }>;
 }
 
@@ -39,7 +39,7 @@ export async function resourceCall(
 ): Promise<unknown> {
   const { name, args, session, signal } = call;
   if (name === LIST)
-    return (await reader.listResources()).map(({ uri, name: title, description, mimeType }) => ({
+    return (await reader.listResources(session)).map(({ uri, name: title, description, mimeType }) => ({
       uri,
       name: title,
       ...(description ? { description } : {}),

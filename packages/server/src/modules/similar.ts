@@ -1,6 +1,6 @@
 import { SERVERS_PREFIX, closestNames, serverModuleSpecifier } from "@codemux/core";
-import type { Catalog } from "@codemux/catalog";
-import type { ModuleTree } from "@codemux/codegen";
+import type { ModuleTree, ToolVisibility } from "@codemux/codegen";
+import type { CatalogView } from "../policy/catalog-view";
 
 /** Longer paths get no suggestions: comparing spellings costs time in proportion to their length. */
 const MAX_SUGGESTED_CHARS = 200;
@@ -10,12 +10,15 @@ const MAX_SUGGESTED_CHARS = 200;
  * named server's modules (the server spelled closest when none goes by that name), else among the
  * server modules. The candidates are one server's modules or the server list, whatever the catalog's size.
  */
-export function similarModules(specifier: string, { catalog, tree }: { catalog: Catalog; tree: ModuleTree }): string[] {
+export function similarModules(
+  specifier: string,
+  { catalog, tree, visible }: { catalog: Pick<CatalogView, "servers">; tree: ModuleTree; visible?: ToolVisibility | undefined },
+): string[] {
   if (specifier.length > MAX_SUGGESTED_CHARS) return [];
   const servers = catalog.servers();
   const named = specifier.startsWith(SERVERS_PREFIX) ? specifier.slice(SERVERS_PREFIX.length).split("/")[0] : undefined;
   const server = named === undefined || servers.includes(named) ? named : closestNames(named, servers, 1)[0];
   if (named === undefined || server === undefined) return closestNames(specifier, servers.map(serverModuleSpecifier), 1);
   const respelled = `${serverModuleSpecifier(server)}${specifier.slice(SERVERS_PREFIX.length + named.length)}`;
-  return closestNames(respelled, tree.list(serverModuleSpecifier(server)), 1);
+  return closestNames(respelled, tree.list(serverModuleSpecifier(server), visible), 1);
 }

@@ -1,4 +1,6 @@
 import {
+  POLICY_RULE_STATE,
+  TokenBuckets,
   splitQualifiedName,
   type CatalogEntry,
   type ToolAnnotations,
@@ -8,6 +10,7 @@ import {
   type CallOrigin,
   type CallRequest,
   type NextCall,
+  type RefusalObserver,
   type SessionInfo,
   type ToolCallMiddleware,
 } from "@codemux/core";
@@ -15,7 +18,9 @@ import { UnknownToolError, type Catalog } from "@codemux/catalog";
 import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
 import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
-import { BadRequestError } from "../errors";
+import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
+import type { Access } from "../policy/access";
+import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
 import { composeMiddleware } from "./compose";
@@ -40,7 +45,13 @@ export interface ToolCallPipelineOptions {
   waitForServer?: (server: string) => Promise<void>;
   /** Why the config denies a tool the catalog does not list (its `tools.deny`), or undefined. */
   deniedReason?: (server: string, tool: string) => string | undefined;
+  /** The config's policies: every call is checked against its principal's grant before the middleware runs. */
+  access?: Access;
+  /** Milliseconds since the epoch, for the policies' calls per minute; `Date.now` when absent. */
+  clock?: () => number;
 }
+
+const MINUTE_MS = 60_000;
 
 /**
  * The one path every downstream call takes, from call_tool, execute_code, passthrough and any later
@@ -54,6 +65,9 @@ export class ToolCallPipeline {
   readonly #waitForServer: (server: string) => Promise<void>;
   readonly #deniedReason: (server: string, tool: string) => string | undefined;
   readonly #validator = new ArgumentValidator();
+  readonly #access: Access | undefined;
+  readonly #clock: () => number;
+  readonly #perMinute = new TokenBuckets();
   #chain: NextCall;
   #middleware: ToolCallMiddleware[];
 
@@ -62,6 +76,8 @@ export class ToolCallPipeline {
     this.#catalog = options.catalog;
     this.#waitForServer = options.waitForServer ?? (async () => undefined);
     this.#deniedReason = options.deniedReason ?? (() => undefined);
+    this.#access = options.access;
+    this.#clock = options.clock ?? Date.now;
     this.#middleware = [...(options.middleware ?? [])];
     this.#chain = this.#compose();
   }
@@ -94,6 +110,9 @@ export class ToolCallPipeline {
 
   /** One downstream call, start to end. */
   call(request: CallRequest): Promise<ToolResult> {
+    // Without policies this is all they cost: no grant.
+    const grant = this.#access?.grant(request.session);
+    if (grant !== undefined) return this.#callGranted(request, grant);
     // The common case, a listed tool, resolves with one lookup and no wait (resolve copies the server's list to see if it must wait).
     const listed = request.name.length <= MAX_TOOL_NAME_CHARS ? this.#catalog.get(request.name) : undefined;
     if (listed === undefined) return this.resolve(request.name).then((entry) => this.#run(entry, request));
@@ -108,11 +127,92 @@ export class ToolCallPipeline {
     return this.#chain(new PipelineContext(entry, request));
   }
 
+  /** A call under a policy: a tool the grant hides answers as one that does not exist; then read-only and calls per minute. */
+  async #callGranted(request: CallRequest, grant: Grant): Promise<ToolResult> {
+    const entry = await this.#resolveGranted(request.name, grant, (hidden, error) => this.#refused(this.#grantedContext(hidden, request, grant), error));
+    const ctx = this.#grantedContext(entry, request, grant);
+    const refusal = this.#policyRefusal(ctx, grant);
+    if (refusal !== undefined) {
+      this.#refused(ctx, refusal);
+      throw refusal;
+    }
+    return this.#chain(ctx);
+  }
+
+  /** `resolve` as `session` sees the catalog: a tool its policy hides answers as one that does not exist (describing a tool over REST). */
+  resolveFor(name: string, session: SessionInfo): Promise<CatalogEntry> {
+    const grant = this.#access?.grant(session);
+    return grant === undefined ? this.resolve(name) : this.#resolveGranted(name, grant);
+  }
+
+  /** Resolves as the grant sees the catalog; `hidden` hears of a tool that exists but the grant hides. */
+  async #resolveGranted(name: string, grant: Grant, hidden?: (entry: CatalogEntry, error: Error) => void): Promise<CatalogEntry> {
+    if (name.length > MAX_TOOL_NAME_CHARS) return this.resolve(name);
+    let entry: CatalogEntry | undefined;
+    try {
+      entry = await this.resolve(name);
+    } catch (error) {
+      const split = splitQualifiedName(name);
+      // That a server is down or denies a tool is news only to whom it shows the server; suggestions are made below, from what the grant shows.
+      if (!UnknownToolError.isInstance(error) && split !== undefined && grant.seesServer(split.server)) throw error;
+    }
+    if (entry !== undefined && grant.sees(entry.qualifiedName)) return entry;
+    try {
+      return this.#catalog.resolve(name, (qualifiedName) => grant.sees(qualifiedName));
+    } catch (error) {
+      if (entry !== undefined) hidden?.(entry, error as Error);
+      throw error;
+    }
+  }
+
+  #grantedContext(entry: CatalogEntry, request: CallRequest, grant: Grant): PipelineContext {
+    const ctx = new PipelineContext(entry, request);
+    ctx.state.set(POLICY_RULE_STATE, grant.rule);
+    return ctx;
+  }
+
+  /** Why the grant refuses a call to a tool it shows, or undefined; a call that passes is counted against its calls per minute. */
+  #policyRefusal(ctx: CallContext, grant: Grant): Error | undefined {
+    const name = ctx.entry.qualifiedName;
+    const { principal } = ctx.session;
+    if (grant.readOnly && ctx.annotations.readOnlyHint !== true) {
+      return new PolicyRefusedError(
+        `${name} is not marked read-only, and the policy rule "${grant.rule}" lets principal "${principal}" call read-only tools only, so it was not called. Use a read-only tool, or ask the gateway's admin to change the rule.`,
+        grant.rule,
+      );
+    }
+    if (grant.callsPerMinute === undefined) return undefined;
+    const key = `${grant.rule}\u0000${principal}`;
+    const rate = { capacity: grant.callsPerMinute, calls: grant.callsPerMinute, perMs: MINUTE_MS };
+    const now = this.#clock();
+    const { tokens, waitMs } = this.#perMinute.check(key, rate, now);
+    if (waitMs > 0) {
+      return new PolicyRateLimitedError(
+        `Rate limited: the policy rule "${grant.rule}" allows principal "${principal}" ${grant.callsPerMinute} calls a minute. ${name} was not called; retry in ${Math.ceil(waitMs / 1000)} s.`,
+        grant.rule,
+        waitMs,
+      );
+    }
+    this.#perMinute.take(key, tokens, now);
+    return undefined;
+  }
+
+  /** Tells the middleware that records refusals (the audit log) of a call the policy refused before the chain. */
+  #refused(ctx: CallContext, error: Error): void {
+    for (const step of this.#middleware) {
+      const observer = step as Partial<RefusalObserver>;
+      if (typeof observer.refused === "function") observer.refused(ctx, error);
+    }
+  }
+
   /**
    * Reads one resource through the same middleware as a tool call (the guard, audit and redaction see it as
    * `<server>__resources/read` with `{ uri }` and its contents as embedded resources), then the server.
    */
   async readResource(request: ResourceReadRequest): Promise<ReadResourceResult> {
+    // The front ends list only the servers a grant shows; this holds whatever the URI names.
+    if (this.#access?.seesServer(request.session, request.server) === false)
+      throw new ResourceReadError(request.uri, "no server offers it; resources/list shows what exists.");
     const entry = resourceReadEntry(request.server);
     const call: CallRequest = { name: entry.qualifiedName, arguments: { uri: request.uri }, origin: request.origin, session: request.session };
     if (request.signal) call.signal = request.signal;

@@ -1,4 +1,4 @@
-import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX } from "@codemux/core";
+import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX, type SessionInfo } from "@codemux/core";
 import { summarize, type Catalog, type CatalogDocument } from "@codemux/catalog";
 import type { ServerStatus } from "@codemux/pool";
 import { createHash } from "node:crypto";
@@ -39,10 +39,13 @@ export interface SkillLibraryOptions {
 export interface SkillLibraryDependencies {
   catalog: Catalog;
   status(): ServerStatus[];
-  /** A module a skill may import (a tool wrapper, the bridge), as a snippet of `principal` would resolve it; skills are the library's own. */
-  moduleSource(specifier: string, principal: string): string | undefined;
+  /** A module a skill may import (a tool wrapper, the bridge), as a snippet of `who` (its policy too) would resolve it; skills are the library's own. */
+  moduleSource(specifier: string, who: SkillAuthor): string | undefined;
   clock(): number;
 }
+
+/** Who saves a skill: its principal, and the claims its policy may match. */
+export type SkillAuthor = Pick<SessionInfo, "principal" | "groups" | "scopes">;
 
 /** The metadata file beside each skill's `.ts`. */
 interface SkillMeta {
@@ -99,7 +102,7 @@ export class SkillLibrary {
   }
 
   /** Checks, type-checks against the current tool modules, and saves (replacing the principal's skill of that name). */
-  async save(principal: string, request: { name: string; code: string; description: string }): Promise<Skill> {
+  async save(principal: string, request: { name: string; code: string; description: string }, claims: Omit<SkillAuthor, "principal"> = {}): Promise<Skill> {
     const name = checkSkillName(request.name);
     const bytes = Buffer.byteLength(request.code, "utf8");
     if (bytes > MAX_SKILL_CODE_BYTES)
@@ -113,7 +116,7 @@ export class SkillLibrary {
       throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with save_skill {name, delete: true} first.`);
 
     const specifier = skillSpecifier(name);
-    const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, principal, name) });
+    const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, { ...claims, principal }, name) });
     if (!result.ok)
       throw new BadRequestError(`Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`);
     const skill: Skill = {
@@ -203,7 +206,8 @@ export class SkillLibrary {
   }
 
   /** The sources of every `mcp/...` module the code imports, transitively, as a snippet would resolve them. */
-  #importedModules(code: string, principal: string, name: string): Record<string, string> {
+  #importedModules(code: string, author: SkillAuthor, name: string): Record<string, string> {
+    const { principal } = author;
     const modules: Record<string, string> = {};
     const pending = importSpecifiers(code);
     while (pending.length > 0 && Object.keys(modules).length < MAX_CHECKED_MODULES) {
@@ -211,7 +215,7 @@ export class SkillLibrary {
       if (specifier in modules || !specifier.startsWith("mcp/")) continue;
       const other = skillNameOf(specifier);
       // A skill that imports itself, or one that is not there, is the type checker's to report ("cannot find module").
-      const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#deps.moduleSource(specifier, principal);
+      const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#deps.moduleSource(specifier, author);
       if (source === undefined) continue;
       modules[specifier] = source;
       pending.push(...importSpecifiers(source));

@@ -18,9 +18,9 @@ export const codeSurface: SurfaceFactory = ({ services, metaTools, hints }): Sur
   return {
     name: "code",
     listChanges: false,
-    instructions: () => {
+    instructions: (session) => {
       // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = services.pool.names;
+      const servers = services.access.servers(session, services.pool.names);
       return [
         "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
         servers.length ? `Servers: ${servers.join(", ")}.` : "",

@@ -6,6 +6,7 @@ import {
   type CatalogEntry,
   type MetaTool,
   type MetaToolContext,
+  type SessionInfo,
   type Surface,
   type ToolResult,
 } from "@codemux/core";
@@ -135,9 +136,9 @@ export const dispatchSurface: SurfaceFactory = ({ services: shared, hints }): Su
   return {
     name: "dispatch",
     listChanges: false,
-    instructions: () => {
+    instructions: (session) => {
       // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = services.pool.names;
+      const servers = services.access.servers(session, services.pool.names);
       return [
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
         servers.length ? `Servers: ${servers.join(", ")}.` : "",
@@ -165,7 +166,7 @@ async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxSe
     case "list":
       return limitResult(ctx.services, {
         tool: `${DISPATCH_TOOL_NAME} list`,
-        result: jsonResult(await listServers(ctx.services, request)),
+        result: jsonResult(await listServers(ctx.services, request, ctx.session)),
         owner: ctx.session,
       });
     case "call":
@@ -193,10 +194,11 @@ interface ListedServer {
 }
 
 /** Servers (state, tool count, why one is down) and, when few or asked for by server, their tools. */
-async function listServers(services: CodemuxServices, request: DispatchRequest): Promise<Record<string, unknown>> {
-  const { readiness, catalog } = services;
+async function listServers(services: CodemuxServices, request: DispatchRequest, session: SessionInfo): Promise<Record<string, unknown>> {
+  const { readiness, access } = services;
+  const catalog = access.catalog(session);
   await readiness.discovered();
-  const statuses = readiness.status();
+  const statuses = readiness.status().filter((s) => catalog.entries(s.name).length > 0 || access.seesServer(session, s.name));
   const known = new Set([...statuses.map((s) => s.name), ...catalog.servers()]);
   if (request.server !== undefined && !known.has(request.server)) {
     throw new BadRequestError(`No server named "${request.server.slice(0, 100)}". Servers: ${[...known].sort().join(", ") || "none"}.`);
@@ -214,7 +216,7 @@ async function listServers(services: CodemuxServices, request: DispatchRequest):
       ...(withTools ? { toolList: entries.map((e) => listedTool(e, request)) } : {}),
     };
   });
-  const pending = readiness.pendingNote();
+  const pending = readiness.pendingNote(access.serverFilter(session));
   return {
     servers,
     ...(withTools ? {} : { hint: `${catalog.size} tools: search {query}, or list {server} for one server's tools.` }),
@@ -240,7 +242,7 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
     throw new BadRequestError(`Give one of "arguments", "argumentsFrom" and "argumentsFile", not ${sources.map((s) => `"${s}"`).join(" and ")}.`);
   if (request.pointer !== undefined && request.argumentsFrom === undefined)
     throw new BadRequestError('"pointer" selects within "argumentsFrom"; give the handle too.');
-  const name = await resolveToolName(services, request.tool, request.server);
+  const name = await resolveToolName(services, { tool: request.tool, server: request.server, session });
   const file = request.argumentsFile;
   const args =
     request.argumentsFrom !== undefined
@@ -275,8 +277,12 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
 }
 
 /** `server` + `tool`, a `server__tool` name, or a bare tool name that exactly one server has. */
-async function resolveToolName(services: CodemuxServices, tool: string, server: string | undefined): Promise<string> {
-  const { catalog, readiness } = services;
+async function resolveToolName(
+  services: CodemuxServices,
+  { tool, server, session }: { tool: string; server: string | undefined; session: SessionInfo },
+): Promise<string> {
+  const { readiness } = services;
+  const catalog = services.access.catalog(session);
   const name = tool.trim();
   if (server !== undefined) return `${server}${SEPARATOR}${name}`;
   if (catalog.get(name)) return name;

@@ -18,9 +18,10 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
     name: "passthrough",
     listChanges: true,
     instructions: () => undefined,
-    listTools: async () => {
+    listTools: async (session) => {
       await services.readiness.discovered();
-      const downstream = services.catalog
+      const downstream = services.access
+        .catalog(session)
         .entries()
         .map(
           (entry): ToolDefinition => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
@@ -28,7 +29,7 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
       return [...downstream, ...meta.definitions()];
     },
     callTool: async (name, args, request) => {
-      if (meta.has(name) && !services.catalog.get(name)) return meta.call(name, args, request);
+      if (meta.has(name) && !services.access.catalog(request.session).get(name)) return meta.call(name, args, request);
       try {
         const result = await services.pipeline.call(callRequest({ name, args, origin: "passthrough" }, request));
         return await limitResult(services, { tool: name, result, owner: request.session });

@@ -1,0 +1,114 @@
+import { misbehavingServerPath } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createRequire } from "node:module";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run-cli";
+import { serveCli } from "./serve-cli";
+
+const require = createRequire(import.meta.url);
+const fsServer = join(dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist", "index.js");
+
+let dir: string;
+const env = () => ({ PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, ".codemux") });
+const codemux = (args: string[]) => runCli(args, { cwd: dir, env: env() });
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-policy-"));
+  await writeFile(join(dir, "notes.txt"), "alpha\n");
+  await writeFile(
+    join(dir, "codemux.json"),
+    JSON.stringify({
+      mcpServers: { fs: { command: process.execPath, args: [fsServer, dir] } },
+      policies: {
+        rules: [
+          { name: "ci", principals: ["token:ci-*"], tools: ["github__get_*"], callsPerMinute: 30 },
+          { name: "ops", groups: ["ops"], tools: ["*"], readOnly: true },
+          { name: "owner", principals: ["local"], tools: ["fs__read_*"] },
+        ],
+      },
+    }),
+  );
+  await writeFile(join(dir, "bad.json"), JSON.stringify({ mcpServers: {}, policies: { rules: [{ principals: ["token:a"], tools: ["*"], readOnly: "yes" }] } }));
+});
+const started: ChildProcess[] = [];
+afterAll(async () => {
+  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("codemux policy check", () => {
+  it("explains a tool the principal sees: the rule, why it matched, and its limits (exit 0)", async () => {
+    const run = await codemux(["policy", "check", "token:ci-nightly", "github__get_issue"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      'Rule "ci" decides for "token:ci-nightly": its principal "token:ci-nightly" matches "token:ci-*".\ngithub__get_issue is seen (the rule\'s tools "github__get_*" match it).\nIt may be called.\nCalls per minute: 30 for this principal, from every surface together.\n',
+    );
+  });
+
+  it("explains a hidden tool (exit 1), and tests group claims with --groups", async () => {
+    const hidden = await codemux(["policy", "check", "token:ci-nightly", "github__delete_repo", "--config", "codemux.json"]);
+    expect(hidden.code).toBe(1);
+    expect(hidden.stdout).toContain('github__delete_repo is hidden: none of the rule\'s tools ("github__get_*") matches it. It answers as an unknown tool.');
+    const ops = await codemux(["policy", "check", "oauth:https://idp.example#7", "github__delete_repo", "--groups", "dev,ops"]);
+    expect(ops.code).toBe(0);
+    expect(ops.stdout).toContain('Rule "ops" decides for "oauth:https://idp.example#7": its group "ops" matches "ops".');
+    expect(ops.stdout).toContain("It may be called only if its server marks it read-only (readOnlyHint: true)");
+    const stranger = await codemux(["policy", "check", "token:stranger", "fs__read_text_file"]);
+    expect(stranger.code).toBe(1);
+    expect(stranger.stdout).toContain('Rule "default" decides for "token:stranger": no rule matches it and policies.default is "deny".');
+  });
+
+  it("stops with the file and the field of a mistake in the policies, never a stack", async () => {
+    const run = await codemux(["policy", "check", "token:a", "fs__read_text_file", "--config", "bad.json"]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`Invalid config ${join(dir, "bad.json")}: policies.rules[0].readOnly: expected true or false (got "yes")`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    const listed = await codemux(["list", "--config", "bad.json"]);
+    expect(listed.code).not.toBe(0);
+    expect(listed.stderr).toContain("policies.rules[0].readOnly: expected true or false");
+  });
+});
+
+describe("policies over stdio", () => {
+  it("hold for the owner when a rule names local: a tool it hides is unknown, one it shows works", async () => {
+    const read = await codemux(["call", "fs__read_text_file", JSON.stringify({ path: join(dir, "notes.txt") })]);
+    expect(read.stdout).toContain("alpha");
+    const write = await codemux(["call", "fs__write_file", JSON.stringify({ path: join(dir, "new.txt"), content: "x" })]);
+    expect(write.code).not.toBe(0);
+    expect(`${write.stdout}${write.stderr}`).toContain('No tool named "fs__write_file"');
+  });
+});
+
+describe("policies when serving over HTTP", () => {
+  it("apply to a token's principal, and a reload reads them again", async () => {
+    const file = join(dir, "served.json");
+    const served = (tools: string[]) =>
+      JSON.stringify({
+        mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } },
+        policies: { rules: [{ name: "laptop", principals: ["token:laptop"], tools }] },
+      });
+    await writeFile(file, served(["m__echo"]));
+    const secret = "policy-cli-token-0123456789";
+    const { child, url } = await serveCli(["serve", "--http", ":0", "--config", file, "--token", `laptop:${secret}`, "--compat-routes"], {
+      cwd: dir,
+      env: env(),
+      started,
+    });
+    const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+    const names = async () =>
+      (((await (await fetch(`${url}/v1/tools`, { headers })).json()) as { tools: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
+    try {
+      expect(await names()).toEqual(["m__echo"]);
+      await writeFile(file, served(["m"]));
+      expect((await fetch(`${url}/restart`, { method: "POST", headers, body: "{}" })).status).toBe(200);
+      expect(await names()).toContain("m__counter");
+    } finally {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    }
+  });
+});
