@@ -61,7 +61,7 @@ async function gateway() {
     return url;
   };
   const tokensOf = async (principal: string) => (await readAuthRecord(principalAuthDirectory(dir, principal), "p"))?.tokens?.access_token;
-  return { publicUrl, whoami, loginUrl, tokensOf };
+  return { core, publicUrl, whoami, loginUrl, tokensOf };
 }
 
 describe("per-principal logins through codemux's public /oauth/callback", () => {
@@ -115,5 +115,33 @@ describe("per-principal logins through codemux's public /oauth/callback", () => 
     expect(bob.status).not.toBe(200);
     expect(JSON.stringify(bob.body)).toContain("token:bob has no login of its own to it");
     expect((await whoami(TOKENS.alice)).status).toBe(200);
+  });
+
+  it("a login that ended leaves its answer unknown, and an authorization server's refusal ends the login on an escaped page", async () => {
+    const { core, loginUrl, tokensOf } = await gateway();
+    /** Where the authorization server sends the browser back (not followed). */
+    const answerOf = async (url: string) => (await fetch(url, { redirect: "manual" })).headers.get("location") as string;
+
+    const first = await loginUrl(TOKENS.alice);
+    const refusedAnswer = new URL(await answerOf(first));
+    refusedAnswer.searchParams.delete("code");
+    refusedAnswer.searchParams.set("error", "access_denied");
+    refusedAnswer.searchParams.set("error_description", "<script>alert(1)</script>");
+    const refused = await fetch(refusedAnswer);
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain("The authorization server of p refused the login: access_denied: &#60;script&#62;alert(1)&#60;/script&#62;.");
+    expect(page).not.toContain("<script");
+    expect((await fetch(refusedAnswer)).status).toBe(400);
+    // The refused login ended: alice's next call starts a new one.
+    expect(await loginUrl(TOKENS.alice)).not.toBe(first);
+
+    const bobs = await answerOf(await loginUrl(TOKENS.bob));
+    // The server leaves the config: its logins in progress end, and their answers with them.
+    await core.reload(config({}));
+    const late = await fetch(bobs);
+    expect(late.status).toBe(400);
+    expect(await late.text()).toContain("This login answer is unknown, expired or already used");
+    expect(await tokensOf("token:bob")).toBeUndefined();
   });
 });

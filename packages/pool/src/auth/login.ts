@@ -38,10 +38,12 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   const { randomBytes } = await import("node:crypto");
   const state = randomBytes(32).toString("base64url");
   const ended = new AbortController();
+  // The public route forgets the state at once when the login is cancelled, not only once this function unwinds.
+  const loginEnded = options.signal ? AbortSignal.any([ended.signal, options.signal]) : ended.signal;
   const callback = options.callbacks
     ? {
         redirectUrl: options.callbacks.registry.redirectUrl,
-        answer: options.callbacks.registry.expect(state, { server: options.server, principal: options.callbacks.principal }, ended.signal),
+        answer: options.callbacks.registry.expect(state, { server: options.server, principal: options.callbacks.principal }, loginEnded),
         close: async () => undefined,
       }
     : await loopbackCallback(options, state);
