@@ -25,7 +25,7 @@ export interface HttpServeOptions {
   tokenFile?: string;
   /** The token file's stat is polled this often besides watching its folder; 2 s by default. */
   tokenFilePollMs?: number;
-  /** The public base URL clients reach codemux at (`https://codemux.example.com`): the OAuth resource and audience, and the base of links. */
+  /** The public base URL clients reach codemux at (`https://codemux.example.com`): the OAuth resource and audience, the base of links, and where per-principal downstream logins come back (`/oauth/callback`). */
   publicUrl?: string;
   /** Accept OAuth 2.1 access tokens (JWTs) of this authorization server beside the static tokens; needs `publicUrl`. */
   oauth?: OAuthOptions;

@@ -7,6 +7,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
 import { Authenticator } from "./auth/authenticator";
 import { sessionFields, type Identity } from "./auth/identity";
+import { LOGIN_CALLBACK_PATH, LoginCallbackRoute } from "./auth/login-callback";
 import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
@@ -52,6 +53,8 @@ export class CodemuxHttpServer {
   readonly #gateway: Gateway;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
+  /** With a public URL, per-principal downstream logins come back here rather than to a loopback a remote browser cannot reach. */
+  readonly #loginCallbacks: LoginCallbackRoute | undefined;
   /** Requests being answered, except open streams, with their context once known: shutdown waits for these, then answers them. */
   readonly #inFlight = new Map<ServerResponse, { mcp: boolean; ctx?: RequestContext }>();
   readonly #startedAt = Date.now();
@@ -89,6 +92,8 @@ export class CodemuxHttpServer {
       requireScope: (ctx, scope, what) => this.#auth.requireScope({ identity: ctx.identity, path: ctx.url.pathname }, scope, what),
       warn: (message, fields) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields }),
     };
+    this.#loginCallbacks = this.options.publicUrl ? new LoginCallbackRoute(this.options.publicUrl) : undefined;
+    if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
     this.#registerMetrics();
     core.pipeline.use(callMetricsMiddleware(this.metrics));
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
@@ -158,6 +163,7 @@ export class CodemuxHttpServer {
     if (this.#closing) return;
     this.#closing = true;
     this.#auth.close();
+    if (this.#loginCallbacks) this.#core.pool.useLoginCallbacks?.(undefined);
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     await this.#drain(this.options.shutdownGraceMs);
@@ -314,6 +320,7 @@ export class CodemuxHttpServer {
         return;
       }
       if (isMetadataPath(path)) return handleResourceMetadata({ req, res }, path, this.options);
+      if (path === LOGIN_CALLBACK_PATH && this.#loginCallbacks) return await this.#loginCallbacks.handle(req, res, url.searchParams);
       if (route === "other") throw notFound(path);
       const auth = await this.#authenticate(req, url, path);
       principal = auth.identity.principal;

@@ -9,6 +9,8 @@
 export { AuthRequiredError } from "./auth/auth-required";
 export { loginServer } from "./auth/login";
 export type { LoginOptions } from "./auth/login";
+export type { LoginCallbackAnswer, LoginCallbacks } from "./auth/login-callbacks";
+export { refusalOf, sendLoginPage } from "./auth/login-page";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
 export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";

@@ -2,6 +2,7 @@ import { silentLogger } from "@codemux/core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { AuthRequiredError } from "./auth/auth-required";
+import type { LoginCallbacks } from "./auth/login-callbacks";
 import { PrincipalLogins } from "./auth/principal-logins";
 import type { DownstreamNotification } from "./channel";
 import type { ServerSpec, TransportSpec } from "./config/types";
@@ -17,6 +18,8 @@ export interface InstanceSetOptions {
   alias: string;
   /** A log line, resource or prompt change from one owner's instance. */
   onNotification: (notification: DownstreamNotification, owner: InstanceOwner) => void;
+  /** codemux's public login callback route, once its HTTP server provides one. */
+  loginCallbacks?: () => LoginCallbacks | undefined;
 }
 
 /**
@@ -48,6 +51,7 @@ export class InstanceSet {
         limit: spec.transport.oauth?.redirectPort ? 1 : (spec.maxInstances ?? DEFAULT_MAX_INSTANCES),
         env: options.connection.env ?? process.env,
         logger: options.connection.logger ?? silentLogger,
+        ...(options.loginCallbacks ? { callbacks: options.loginCallbacks } : {}),
       });
   }
 

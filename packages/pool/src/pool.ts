@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { LoginCallbacks } from "./auth/login-callbacks";
 import type { DownstreamNotification } from "./channel";
 import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
 import { NoSessionError, ServerNotFoundError } from "./errors";
@@ -39,6 +40,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   readonly #instances = new Map<string, InstanceSet>();
   readonly #aliases = new Map<string, string>();
   #started: Promise<void> | undefined;
+  #loginCallbacks: LoginCallbacks | undefined;
 
   constructor(
     config: PoolConfig | ServerSpec[],
@@ -94,9 +96,18 @@ export class ServerPool extends EventEmitter<PoolEvents> {
           connection: this.options,
           alias,
           onNotification: (notification, owner) => this.emit("notification", spec.name, notification, owner),
+          loginCallbacks: () => this.#loginCallbacks,
         }),
       );
     return connection;
+  }
+
+  /**
+   * Sends the browsers of per-principal logins started from now on back to `callbacks` (codemux's public HTTP route)
+   * rather than to a loopback listener a remote principal cannot reach; `undefined` goes back to the loopback.
+   */
+  useLoginCallbacks(callbacks: LoginCallbacks | undefined): void {
+    this.#loginCallbacks = callbacks;
   }
 
   /** Connects every server at once; resolves when each is ready, failed or skipped. Never rejects. */

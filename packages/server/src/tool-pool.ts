@@ -1,5 +1,5 @@
 import type { ToolDefinition, ToolResult } from "@codemux/core";
-import type { CallerSession, CallOptions, DownstreamNotification, InstanceOwner, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
+import type { CallerSession, CallOptions, DownstreamNotification, InstanceOwner, LoginCallbacks, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 
 /**
@@ -28,4 +28,6 @@ export interface ToolPool {
   closeSession?(session: string): Promise<void>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */
   update?(specs: readonly ServerSpec[]): Promise<PoolUpdate>;
+  /** Sends per-principal logins' browsers back to codemux's public HTTP route (`undefined`: a loopback listener again); a pool without it has no such logins. */
+  useLoginCallbacks?(callbacks: LoginCallbacks | undefined): void;
 }

@@ -117,7 +117,12 @@ export function registerServe(program: Command, context: RunContext): void {
         "accept the tokens in FILE: lines of name:token, or JSON [{name, token, groups?, scopes?, expiresAt?}]; re-read when it changes",
       ),
     )
-    .addOption(new Option("--public-url <url>", "the URL clients reach this server at (behind a proxy): OAuth's resource and audience; also http.publicUrl"))
+    .addOption(
+      new Option(
+        "--public-url <url>",
+        "the URL clients reach this server at (behind a proxy): OAuth's resource and audience, and where per-principal logins come back; also http.publicUrl",
+      ),
+    )
     .addOption(
       new Option(
         "--oauth-issuer <url>",

@@ -2,6 +2,7 @@ import type { Logger } from "@codemux/core";
 import type { OAuthSettings } from "../config/types";
 import { PoolError } from "../errors";
 import { DEFAULT_LOGIN_TIMEOUT_MS, loginServer } from "./login";
+import type { LoginCallbacks } from "./login-callbacks";
 import { authDirectory, principalAuthDirectory } from "./store";
 
 export interface PrincipalLoginsOptions {
@@ -12,6 +13,8 @@ export interface PrincipalLoginsOptions {
   limit: number;
   env: NodeJS.ProcessEnv;
   logger: Logger;
+  /** codemux's public callback route, when it serves over HTTP with a public URL; else each login listens on the loopback. */
+  callbacks?: () => LoginCallbacks | undefined;
 }
 
 /**
@@ -29,7 +32,7 @@ export class PrincipalLogins {
   start(principal: string): Promise<URL> {
     const known = this.#pending.get(principal);
     if (known) return known;
-    const { server, url, settings, limit, env, logger } = this.options;
+    const { server, url, settings, limit, env, logger, callbacks } = this.options;
     if (this.#abort.signal.aborted || this.#pending.size >= limit)
       return Promise.reject(
         new PoolError("SERVER_UNAVAILABLE", `Server "${server}" has ${limit} logins in progress already; try again once one has ended (within 5 minutes).`, {
@@ -41,6 +44,7 @@ export class PrincipalLogins {
       shown = { resolve, reject };
     });
     this.#pending.set(principal, authorizationUrl);
+    const registry = callbacks?.();
     const login = async () =>
       loginServer({
         server,
@@ -49,6 +53,7 @@ export class PrincipalLogins {
         ...(settings ? { settings } : {}),
         timeoutMs: DEFAULT_LOGIN_TIMEOUT_MS,
         signal: this.#abort.signal,
+        ...(registry ? { callbacks: { registry, principal } } : {}),
         onAuthorizationUrl: (address) => shown?.resolve(address),
       });
     login()
