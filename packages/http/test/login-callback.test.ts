@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function gateway() {
+async function gateway(options: { redirectPort?: number; publicUrl?: boolean } = {}) {
   const root = mkdtempSync(join(tmpdir(), "codemux-callback-"));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   const env = { ...process.env, CODEMUX_HOME: root };
@@ -29,7 +29,14 @@ async function gateway() {
   // The operator's own login lists the tools; it never serves a principal's call.
   await loginServer({ server: "p", url: downstream.url, dir, timeoutMs: 30_000, onAuthorizationUrl: (url) => void completeInBrowser(url.href) });
   const core = new Codemux({
-    config: config({ p: { url: downstream.url, credentials: "per-principal", isolation: "principal" } }),
+    config: config({
+      p: {
+        url: downstream.url,
+        credentials: "per-principal",
+        isolation: "principal",
+        ...(options.redirectPort ? { oauth: { redirectPort: options.redirectPort } } : {}),
+      },
+    }),
     poolOptions: { env, retryDelaysMs: [] },
   });
   core.start();
@@ -38,7 +45,7 @@ async function gateway() {
   const publicUrl = `http://127.0.0.1:${port}`;
   const http = new CodemuxHttpServer(core, {
     port,
-    publicUrl,
+    ...(options.publicUrl === false ? {} : { publicUrl }),
     tokens: [
       { name: "alice", token: TOKENS.alice },
       { name: "bob", token: TOKENS.bob },
@@ -65,6 +72,18 @@ async function gateway() {
 }
 
 describe("per-principal logins through codemux's public /oauth/callback", () => {
+  it("with a fixed redirectPort, runs one loopback login at a time, but as many through the public route as there are instances", async () => {
+    const redirectPort = await freePort();
+    const loopback = await gateway({ redirectPort, publicUrl: false });
+    expect(new URL(await loopback.loginUrl(TOKENS.alice)).searchParams.get("redirect_uri")).toContain(`127.0.0.1:${redirectPort}`);
+    const second = await loopback.whoami(TOKENS.bob);
+    expect(JSON.stringify(second.body)).toContain('Server \\"p\\" has 1 logins in progress already');
+    const open = await gateway({ redirectPort });
+    const [alices, bobs] = [await open.loginUrl(TOKENS.alice), await open.loginUrl(TOKENS.bob)];
+    for (const url of [alices, bobs]) expect(new URL(url).searchParams.get("redirect_uri")).toBe(`${open.publicUrl}/oauth/callback`);
+    expect(alices).not.toBe(bobs);
+  });
+
   it("a remote principal follows the login URL of its refused call, codemux finishes the login, and it then calls as itself", async () => {
     const { publicUrl, whoami, loginUrl, tokensOf } = await gateway();
     const url = await loginUrl(TOKENS.alice);

@@ -47,8 +47,8 @@ export class InstanceSet {
         server: spec.name,
         url: spec.transport.url,
         settings: spec.transport.oauth,
-        // A fixed callback port takes one login at a time.
-        limit: spec.transport.oauth?.redirectPort ? 1 : (spec.maxInstances ?? DEFAULT_MAX_INSTANCES),
+        // At most one login per instance (one at a time on a fixed loopback port: PrincipalLogins decides per login).
+        limit: spec.maxInstances ?? DEFAULT_MAX_INSTANCES,
         env: options.connection.env ?? process.env,
         logger: options.connection.logger ?? silentLogger,
         ...(options.loginCallbacks ? { callbacks: options.loginCallbacks } : {}),

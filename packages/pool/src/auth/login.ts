@@ -55,7 +55,12 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   stopped.catch(() => undefined);
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
   const timer = setTimeout(
-    () => stop?.(new Error(`No answer from the browser within ${Math.round(timeoutMs / 1000)} s; run codemux auth login ${options.server} again.`)),
+    () =>
+      stop?.(
+        new Error(
+          `No answer from the browser within ${Math.round(timeoutMs / 1000)} s; ${options.callbacks ? "call the tool again for a new login link" : `run codemux auth login ${options.server} again`}.`,
+        ),
+      ),
     timeoutMs,
   );
   const onAbort = () => stop?.(new Error("The login was cancelled."));

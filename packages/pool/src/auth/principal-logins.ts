@@ -32,7 +32,10 @@ export class PrincipalLogins {
   start(principal: string): Promise<URL> {
     const known = this.#pending.get(principal);
     if (known) return known;
-    const { server, url, settings, limit, env, logger, callbacks } = this.options;
+    const { server, url, settings, env, logger, callbacks } = this.options;
+    const registry = callbacks?.();
+    // A fixed loopback port takes one login at a time; codemux's public route takes as many as the limit.
+    const limit = registry === undefined && settings?.redirectPort ? 1 : this.options.limit;
     if (this.#abort.signal.aborted || this.#pending.size >= limit)
       return Promise.reject(
         new PoolError("SERVER_UNAVAILABLE", `Server "${server}" has ${limit} logins in progress already; try again once one has ended (within 5 minutes).`, {
@@ -44,7 +47,6 @@ export class PrincipalLogins {
       shown = { resolve, reject };
     });
     this.#pending.set(principal, authorizationUrl);
-    const registry = callbacks?.();
     const login = async () =>
       loginServer({
         server,
