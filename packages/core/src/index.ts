@@ -1,6 +1,7 @@
 export { isLoopback } from "./address";
 export {
   LOCAL_PRINCIPAL,
+  isPrincipalId,
   POLICY_RULE_STATE,
   type CallContext,
   type CallOrigin,

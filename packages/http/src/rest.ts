@@ -1,4 +1,4 @@
-import { ADMIN_SCOPE, estimateTokens, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
+import { ADMIN_SCOPE, estimateTokens, isPrincipalId, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
 import {
   CODE_META_TOOLS,
   REST_HINTS,
@@ -47,16 +47,13 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
   return false;
 }
 
-/** A principal's id in a path: as logs name it, bounded. */
-const MAX_PRINCIPAL_CHARS = 512;
-
 /**
  * `DELETE /v1/principals/{principal}` (admin): deletes what the gateway keeps for a principal (its kept
  * results, skills, jobs with their transcripts, audit lines), as `codemux forget` does on a stopped one.
  */
 async function forgetPrincipal(gateway: Gateway, ctx: RequestContext, principal: string): Promise<void> {
   gateway.requireScope(ctx, ADMIN_SCOPE, "Forgetting a principal");
-  if (principal.length === 0 || principal.length > MAX_PRINCIPAL_CHARS || /[\u0000-\u001f]/.test(principal))
+  if (!isPrincipalId(principal))
     throw new HttpError("BAD_REQUEST", `"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
   const forgotten = await gateway.core.forget(principal);
   ctx.log.forgot = principal;

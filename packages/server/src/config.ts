@@ -1,4 +1,4 @@
-import { ConfigError, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
+import { ConfigError, isSettingsObject, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -90,7 +90,7 @@ export function spillBytesOf(config: unknown, file: string): number | undefined 
 
 /** The config's top-level `resultFormat` ("json" or "toon"), or undefined when it has none. */
 export function resultFormatOf(config: unknown, file: string): ResultFormat | undefined {
-  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).resultFormat : undefined;
+  const value = isSettingsObject(config) ? config.resultFormat : undefined;
   if (value === undefined) return undefined;
   if (!RESULT_FORMATS.includes(value as ResultFormat))
     throw new ConfigError(

@@ -4,6 +4,9 @@ import { ResultNotFoundError } from "./errors";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
 
+/** A kept result's handle: `res_` and 12 hex digits. */
+export const KEPT_HANDLE_PATTERN = /^res_[0-9a-f]{12}$/;
+
 export interface KeptResult {
   handle: string;
   tool: string;

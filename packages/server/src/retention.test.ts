@@ -15,7 +15,7 @@ describe("the config's retention", () => {
 
   it("refuses what it cannot use with the key and the rule", () => {
     expect(() => retentionOf({ retention: { jobs: 5 } }, "c.json")).toThrow(
-      "Invalid config c.json: retention.jobs: unknown key; use resultsMs, jobsMs, auditMs or principals.",
+      'Invalid config c.json: retention.jobs: unknown setting (did you mean "jobsMs"?); retention takes resultsMs, jobsMs, auditMs, principals.',
     );
     expect(() => retentionOf({ retention: { jobsMs: 0 } }, "c.json")).toThrow(/retention.jobsMs: expected a whole number of milliseconds from 1/);
     expect(() => retentionOf({ retention: { principals: { "token:ci": { auditMs: "7d" } } } }, "c.json")).toThrow(

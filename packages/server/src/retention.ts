@@ -1,4 +1,4 @@
-import { ConfigError } from "@codemux/pool";
+import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 
 /** How long the gateway keeps one kind of data a principal's calls made. */
 export interface RetentionTimes {
@@ -26,31 +26,34 @@ const RULE = `a whole number of milliseconds from 1 to ${MAX_MS} (ten years)`;
  * `{ "resultsMs": 1800000, "jobsMs": 604800000, "auditMs": 2592000000, "principals": { "token:ci": { "jobsMs": 86400000 } } }`.
  */
 export function retentionOf(config: unknown, file: string): Retention | undefined {
-  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).retention : undefined;
+  const value = isSettingsObject(config) ? config.retention : undefined;
   if (value === undefined) return undefined;
-  const fail = (where: string, what: string): never => {
+  const read = new SettingsReader((where, what) => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${what}.`, { file });
-  };
-  const times = (raw: unknown, where: string): RetentionTimes => {
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail(where, "expected an object");
+  });
+  const times = (raw: Record<string, unknown>, where: string): RetentionTimes => {
     const out: RetentionTimes = {};
-    for (const [key, ms] of Object.entries(raw)) {
-      if (key === "principals" && where === "retention") continue;
-      if (!(KINDS as readonly string[]).includes(key))
-        fail(`${where}.${key}`, `unknown key; use ${KINDS.join(", ")}${where === "retention" ? " or principals" : ""}`);
-      if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > MAX_MS) fail(`${where}.${key}`, `expected ${RULE}`);
-      out[key as (typeof KINDS)[number]] = ms as number;
+    for (const kind of KINDS) {
+      const ms = raw[kind];
+      if (ms === undefined) continue;
+      if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > MAX_MS) read.fail(`${where}.${kind}`, `expected ${RULE}`);
+      out[kind] = ms as number;
     }
     return out;
   };
-  const retention: Retention = times(value, "retention");
-  const principals = (value as Record<string, unknown>).principals;
-  if (principals !== undefined) {
-    if (typeof principals !== "object" || principals === null || Array.isArray(principals))
-      fail("retention.principals", 'expected an object of principal ids, e.g. { "token:ci": { "jobsMs": 86400000 } }');
-    const entries = Object.entries(principals as Record<string, unknown>);
-    if (entries.length > MAX_PRINCIPALS) fail("retention.principals", `at most ${MAX_PRINCIPALS} principals`);
-    retention.principals = Object.fromEntries(entries.map(([id, raw]) => [id, times(raw, `retention.principals.${JSON.stringify(id)}`)]));
+  const block = read.object(value, "retention", [...KINDS, "principals"]);
+  const retention: Retention = times(block, "retention");
+  if (block.principals !== undefined) {
+    if (!isSettingsObject(block.principals))
+      read.fail("retention.principals", 'expected an object of principal ids, e.g. { "token:ci": { "jobsMs": 86400000 } }');
+    const entries = Object.entries(block.principals as Record<string, unknown>);
+    if (entries.length > MAX_PRINCIPALS) read.fail("retention.principals", `at most ${MAX_PRINCIPALS} principals`);
+    retention.principals = Object.fromEntries(
+      entries.map(([id, raw]) => {
+        const where = `retention.principals.${JSON.stringify(id)}`;
+        return [id, times(read.object(raw, where, KINDS), where)];
+      }),
+    );
   }
   return retention;
 }

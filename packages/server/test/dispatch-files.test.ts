@@ -134,7 +134,7 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
 
   it("checks the config's dispatch block", () => {
     expect(() => dispatchFilesOf({ dispatch: { allowArgumentFile: [] } }, "c.json", "/")).toThrow(
-      "Invalid config c.json: dispatch.allowArgumentFile: unknown key",
+      'Invalid config c.json: dispatch.allowArgumentFile: unknown setting (did you mean "allowArgumentFiles"?); dispatch takes allowArgumentFiles, resultFileDir.',
     );
     expect(() => dispatchFilesOf({ dispatch: { allowArgumentFiles: "/data" } }, "c.json", "/")).toThrow("dispatch.allowArgumentFiles: expected a list");
   });

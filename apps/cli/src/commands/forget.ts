@@ -1,3 +1,4 @@
+import { isPrincipalId } from "@codemux/core";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, codemuxHome, findConfigFile, retentionOf, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
@@ -6,7 +7,6 @@ import { UsageError } from "../errors";
 import { stderrLogger } from "../logger";
 import { daemonPidfiles, liveDaemon } from "./status";
 
-const MAX_PRINCIPAL_CHARS = 512;
 const KINDS: Record<string, [string, string]> = {
   results: ["kept result", "kept results"],
   skills: ["skill", "skills"],
@@ -23,7 +23,7 @@ export function registerForget(program: Command, context: RunContext): void {
     )
     .argument("<principal>", 'the principal as logs and the audit log name it, e.g. "token:ci"')
     .action(async (principal: string, _options: unknown, command: Command) => {
-      if (principal.length === 0 || principal.length > MAX_PRINCIPAL_CHARS || /[\u0000-\u001f]/.test(principal))
+      if (!isPrincipalId(principal))
         throw new UsageError(`"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
       // A running gateway holds this principal's results and jobs in memory, and would write its segment back.
       for (const pidfile of daemonPidfiles(command)) {

@@ -1,5 +1,5 @@
 import { LOCAL_PRINCIPAL } from "@codemux/core";
-import { ConfigError } from "@codemux/pool";
+import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 import { randomBytes } from "node:crypto";
 import { mkdir, open, realpath, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
@@ -19,20 +19,16 @@ const MAX_FOLDERS = 50;
 
 /** The config's `dispatch` block, checked (paths resolved against the config's folder), or undefined. */
 export function dispatchFilesOf(config: unknown, file: string, configDir: string): DispatchFiles | undefined {
-  const value = typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).dispatch : undefined;
+  const value = isSettingsObject(config) ? config.dispatch : undefined;
   if (value === undefined) return undefined;
-  const fail = (where: string, what: string): never => {
+  const read = new SettingsReader((where, what) => {
     throw new ConfigError(`Invalid config ${file}: ${where}: ${what}.`, { file });
-  };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("dispatch", "expected an object");
-  const { allowArgumentFiles = [], resultFileDir, ...rest } = value as Record<string, unknown>;
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) fail(`dispatch.${unknown}`, "unknown key; use allowArgumentFiles or resultFileDir");
-  if (!Array.isArray(allowArgumentFiles) || allowArgumentFiles.length > MAX_FOLDERS || allowArgumentFiles.some((f) => typeof f !== "string" || f === ""))
-    fail("dispatch.allowArgumentFiles", `expected a list of at most ${MAX_FOLDERS} folders`);
-  if (resultFileDir !== undefined && (typeof resultFileDir !== "string" || resultFileDir === "")) fail("dispatch.resultFileDir", "expected a folder");
+  });
+  const { allowArgumentFiles, resultFileDir } = read.object(value, "dispatch", ["allowArgumentFiles", "resultFileDir"]);
+  const folders = allowArgumentFiles === undefined ? [] : read.strings(allowArgumentFiles, "dispatch.allowArgumentFiles", MAX_FOLDERS);
+  if (resultFileDir !== undefined && (typeof resultFileDir !== "string" || resultFileDir === "")) read.fail("dispatch.resultFileDir", "expected a folder");
   return {
-    allowArgumentFiles: (allowArgumentFiles as string[]).map((folder) => resolve(configDir, folder)),
+    allowArgumentFiles: folders.map((folder) => resolve(configDir, folder)),
     ...(resultFileDir !== undefined ? { resultFileDir: resolve(configDir, resultFileDir as string) } : {}),
   };
 }

@@ -20,7 +20,7 @@ import { searchTools } from "../meta-tools/search-tools";
 import { callRequest } from "../pipeline/call-request";
 import { DISPATCH_HINTS } from "../render/hints";
 import { keepIfLarge, layoutJson, limitResult, topLevelKeys, type TopLevelKeys } from "../render/limit-result";
-import type { KeptResult, ResultOwner } from "../results";
+import { KEPT_HANDLE_PATTERN, type KeptResult, type ResultOwner } from "../results";
 import { errorResult } from "../render/text";
 import type { CodemuxServices } from "../services";
 import { readArgumentFile, writeResultFile } from "./dispatch-files";
@@ -65,8 +65,6 @@ const ACTION_FIELDS: Record<Action, readonly string[]> = {
 
 /** `list` names every tool of the catalog up to this many; past it, only servers unless one is named. */
 const LIST_ALL_TOOLS_UP_TO = 50;
-/** A kept result's handle, as argumentsFile may name one. */
-const KEPT_HANDLE = /^res_[0-9a-f]{12}$/;
 /** `_meta` key of a call whose arguments came from argumentsFile: `{ _fromFile: "<what it named>" }`. */
 export const META_ARGUMENTS = "codemux/arguments";
 /** Characters of a kept result shown in the answer to `keep: true`. */
@@ -248,7 +246,7 @@ async function callAction(request: DispatchRequest, ctx: MetaToolContext<Codemux
     request.argumentsFrom !== undefined
       ? await argumentsFromKept(services, session.id, request.argumentsFrom, request.pointer)
       : file !== undefined
-        ? KEPT_HANDLE.test(file)
+        ? KEPT_HANDLE_PATTERN.test(file)
           ? await argumentsFromKept(services, session.id, file, undefined)
           : await readArgumentFile(services.dispatchFiles, session.principal, file)
         : (request.arguments ?? {});
