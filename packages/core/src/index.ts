@@ -41,6 +41,8 @@ export type {
   ImageContent,
   ListRootsResult,
   Progress,
+  Task,
+  TaskStore,
   BlobResourceContents,
   ResourceContents,
   TextResourceContents,

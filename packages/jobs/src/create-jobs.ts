@@ -1,5 +1,4 @@
-import type { JobRunner, Logger, MetaTool, SessionInfo, ToolCallMiddleware } from "@codemux/core";
-import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import type { JobRunner, Logger, MetaTool, SessionInfo, TaskStore, ToolCallMiddleware } from "@codemux/core";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
@@ -42,7 +41,7 @@ export interface Jobs {
   metaTools: MetaTool<never>[];
   /** `CodemuxOptions.middleware`: writes each job's downstream calls to its transcript. */
   middleware: ToolCallMiddleware;
-  /** An MCP TaskStore for one session server (`new Server(info, { taskStore })`). */
+  /** One session server's MCP tasks (protocol 2025-11-25), served from the jobs. */
   taskStore(options: TaskStoreOptions): TaskStore;
   /** Resolves once the journal is read: how many jobs were loaded and which were interrupted. */
   recover(): Promise<RecoveryReport>;

@@ -1,19 +1,10 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestTaskStore } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolRequest,
-  type CallToolResult,
-  type CreateTaskResult,
-  type Progress,
-  type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js";
-import type { ClientPeer, RequestContext, SessionInfo, Surface } from "@codemux/core";
+import { Server, type CallToolRequest, type CallToolResult, type CreateTaskResult, type Progress, type ServerNotification } from "@modelcontextprotocol/server";
+import type { ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
+import { serveTasks, TASKS_CAPABILITY } from "./tasks";
 import { VERSION } from "./version";
 
 /** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
@@ -52,12 +43,11 @@ export function createSessionServer(core: SessionHost, options: SessionServerOpt
   return createSession(core, options).server;
 }
 
-/** What a tools/call handler needs of the request it answers: the SDK's `extra`, or the stdio fast lane's own. */
+/** What a tools/call handler needs of the request it answers: from the SDK's context, or the stdio fast lane's own. */
 export interface SessionCallExtra {
   signal: AbortSignal;
   requestId: string | number;
   sendNotification(notification: ServerNotification): Promise<void>;
-  taskStore?: RequestTaskStore | undefined;
 }
 
 /** One client session: its SDK server, and the tools/call handler it runs, which the stdio fast lane calls too. */
@@ -80,8 +70,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const server = new Server(
     { name: "codemux", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}) },
-      ...(taskStore ? { taskStore } : {}),
+      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: TASKS_CAPABILITY } : {}) },
       ...(instructions ? { instructions } : {}),
     },
   );
@@ -89,16 +78,19 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
+  // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
+  server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
+  if (taskStore) serveTasks(server, taskStore);
 
   const callTool = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
-    // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
-    if (params.task && extra.taskStore) return extra.taskStore.createTask({ ttl: params.task.ttl }).then((task) => ({ task }));
     const args = (params.arguments ?? {}) as Record<string, unknown>;
+    // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
+    if (params.task && taskStore)
+      return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
     const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId };
     const startedAt = core.clock();
-    const answered = (result: CallToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
+    const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
     // The common call has no progress token: straight to the surface, nothing to wait for after it.
     if (token === undefined) return surface.callTool(params.name, args, ctx).then(answered);
@@ -116,7 +108,15 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return answered(result);
     });
   };
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra));
+  server.setRequestHandler(
+    "tools/call",
+    (request, ctx) =>
+      callTool(request.params, {
+        signal: ctx.mcpReq.signal,
+        requestId: ctx.mcpReq.id,
+        sendNotification: (notification) => ctx.mcpReq.notify(notification),
+      }) as Promise<CallToolResult>,
+  );
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {

@@ -16,7 +16,7 @@ import {
 } from "@codemux/core";
 import { UnknownToolError, type Catalog } from "@codemux/catalog";
 import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
-import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
 import type { Access } from "../policy/access";
