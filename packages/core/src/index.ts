@@ -41,6 +41,7 @@ export type {
   ImageContent,
   ListRootsResult,
   Progress,
+  SamplingMessage,
   Task,
   TaskStore,
   BlobResourceContents,

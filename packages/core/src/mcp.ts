@@ -104,3 +104,9 @@ export interface TaskStore {
   cancelTask(taskId: string): Promise<void>;
   listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }>;
 }
+
+/** One message of a sampling conversation (`sampling/createMessage`), as a model sees it. */
+export interface SamplingMessage extends Open {
+  role: "user" | "assistant";
+  content: CreateMessageResult["content"];
+}
