@@ -1,5 +1,14 @@
-import { Server, type CallToolRequest, type CallToolResult, type CreateTaskResult, type Progress, type ServerNotification } from "@modelcontextprotocol/server";
-import type { ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolRequest,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Progress,
+  type ServerNotification,
+} from "@modelcontextprotocol/server";
+import type { ClientCapabilities, ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
@@ -29,7 +38,16 @@ export interface SessionServerOptions {
    * request): its instances of servers isolated per session are then not ended with the server. True when absent.
    */
   endsWithServer?: boolean;
+  /**
+   * The protocol era this server speaks: `legacy` (2025-11-25 and before: initialize, then the
+   * client's capabilities hold for the connection) or `modern` (2026-07-28: each request carries its
+   * own capabilities, and a server sends no requests to the client). `legacy` when absent.
+   */
+  era?: ProtocolEra;
 }
+
+/** A client's protocol era: 2025-11-25 and earlier (`legacy`) or 2026-07-28 (`modern`). */
+export type ProtocolEra = "legacy" | "modern";
 
 /**
  * The MCP server of one client session: a thin adapter from MCP requests to the surface of the
@@ -48,6 +66,8 @@ export interface SessionCallExtra {
   signal: AbortSignal;
   requestId: string | number;
   sendNotification(notification: ServerNotification): Promise<void>;
+  /** The calling client, when it is this request's own (a 2026-07-28 request declares its capabilities itself). */
+  peer?: ClientPeer;
 }
 
 /** One client session: its SDK server, and the tools/call handler it runs, which the stdio fast lane calls too. */
@@ -59,6 +79,7 @@ export interface Session {
 /** The session behind `createSessionServer`, with its tools/call handler for the stdio fast lane (see fast-lane.ts). */
 export function createSession(core: SessionHost, options: SessionServerOptions = {}): Session {
   const surface = core.surface(options.mode);
+  const era = options.era ?? "legacy";
   const who = options.session ?? core.session();
   const instructions = surface.instructions(who);
   let session: SessionInfo | undefined;
@@ -74,7 +95,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       ...(instructions ? { instructions } : {}),
     },
   );
-  session = { ...who, peer: clientPeer(server) };
+  session = { ...who, peer: era === "modern" ? modernPeer(undefined) : clientPeer(server) };
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
@@ -88,7 +109,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     if (params.task && taskStore)
       return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
-    const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId };
+    const ctx: RequestContext = { session: extra.peer ? { ...current, peer: extra.peer } : current, origin: "call_tool", signal: extra.signal, requestId };
     const startedAt = core.clock();
     const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
@@ -140,5 +161,25 @@ function clientPeer(server: Server): ClientPeer {
     elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
     createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
+  };
+}
+
+/**
+ * The client of one 2026-07-28 request: the capabilities that request declared, never an earlier
+ * one's. The revision has no server-to-client requests, so a question cannot be pushed to it.
+ */
+function modernPeer(capabilities: ClientCapabilities | undefined): ClientPeer {
+  const refuse = (method: string) =>
+    Promise.reject(
+      new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `codemux cannot send ${method} to this client: it speaks MCP 2026-07-28, where a server sends no requests to its client.`,
+      ),
+    );
+  return {
+    capabilities: () => capabilities,
+    elicit: () => refuse("elicitation/create"),
+    createMessage: () => refuse("sampling/createMessage"),
+    listRoots: () => refuse("roots/list"),
   };
 }
