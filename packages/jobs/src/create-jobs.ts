@@ -8,6 +8,8 @@ import { jobTaskStore, type TaskStoreOptions } from "./task-store";
 export interface JobsOptions {
   /** codemux's data folder (`core.dataDir`, ~/.codemux from the CLI); the journal goes to `<dataDir>/jobs`. */
   dataDir: string;
+  /** Open the journal at `recover()` (or the first job) rather than at once: for a process that may end before it serves. */
+  openLater?: boolean;
   logger?: Logger;
   /** Jobs running at once (default 4); more are queued with their position shown. */
   maxConcurrent?: number;
@@ -52,7 +54,7 @@ export interface Jobs {
 }
 
 /**
- * Jobs for a codemux core. Opening the journal starts at once; `recover()` waits for it.
+ * Jobs for a codemux core. Opening the journal starts at once (at `recover()` with `openLater`); `recover()` waits for it.
  *
  * @example
  * const jobs = createJobs({ dataDir: "/home/me/.codemux" });
@@ -62,6 +64,7 @@ export interface Jobs {
 export function createJobs(options: JobsOptions): Jobs {
   const manager = new JobManager({
     dir: join(options.dataDir, "jobs"),
+    ...(options.openLater ? { openLater: true } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
