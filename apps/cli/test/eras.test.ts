@@ -26,8 +26,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const textOf = (result: { content?: unknown }) =>
-  ((result.content ?? []) as Array<{ type: string; text?: string }>).map((c) => (c.type === "text" ? c.text : "")).join("\n");
+const textOf = (result: object) =>
+  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 const startCount = async () => (await readFile(starts, "utf8").catch(() => "")).split("\n").filter(Boolean).length;
 
 describe("serve over stdio, both protocol eras", () => {
