@@ -43,12 +43,12 @@ export async function serveStdio(core: SessionHost & { logger: Logger }, streams
       const session = createSession(core, { era: era as ProtocolEra });
       const { server } = session;
       server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
-      // The SDK connects the server to its own channel over the wire; the 2025-era fast lane goes in front of that channel.
+      // The 2025-era fast lane takes plain calls off the wire itself, ahead of the SDK's queue and channel, once this server is connected.
       if (useLane && era === "legacy") {
         const connect = server.connect.bind(server);
         server.connect = async (channel: Transport) => {
           await connect(channel);
-          lanes.push(attachFastLane(session, channel));
+          lanes.push(attachFastLane(session, wire));
         };
       }
       return server;
