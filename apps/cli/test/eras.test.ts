@@ -1,4 +1,4 @@
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, until } from "@codemux/test-servers";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
@@ -63,6 +63,30 @@ describe("serve over stdio, both protocol eras", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("tells a client at its first exchange what the servers said about their tools last time (the catalog cache)", async () => {
+    const file = join(dir, "instructions.json");
+    const server = { command: process.execPath, args: [misbehavingServerPath, "--name", "notes", "--instructions", "Call echo first."] };
+    await writeFile(file, JSON.stringify({ mcpServers: { notes: server } }));
+    const session = async () => {
+      const client = new LegacyClient({ name: "legacy", version: "1.0.0" });
+      await client.connect(new LegacyStdio({ command: process.execPath, args: [cli, "--config", file], cwd: dir, env, stderr: "pipe" }));
+      // A call waits for the server: by the end of the first session it has said its instructions, and they are cached.
+      await client.callTool({ name: "call_tool", arguments: { name: "notes__echo", args: { text: "x" } } });
+      const text = client.getInstructions();
+      await client.close();
+      return text;
+    };
+    expect(await session()).not.toContain("[notes]");
+    // The first codemux writes its catalog cache as it ends.
+    const cache = join(dir, ".codemux", "cache");
+    const cached = async () => {
+      for (const f of await readdir(cache).catch(() => [] as string[])) if ((await readFile(join(cache, f), "utf8")).includes("Call echo first.")) return true;
+      return false;
+    };
+    await until(cached);
+    expect(await session()).toContain("[notes] Call echo first.");
   });
 
   it("answers a modern server/discover probe at once and exits on end of input having started nothing", async () => {

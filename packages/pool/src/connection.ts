@@ -53,6 +53,8 @@ export interface ServerStatus {
   /** How many times the connection was re-established after the first. */
   restarts: number;
   serverInfo?: { name: string; version: string };
+  /** What the server said about its tools when it connected (its `instructions`), as it said it. */
+  instructions?: string;
   /** When the tool list was last fetched (ISO 8601). */
   lastRefreshAt?: string;
   /** Set for an isolated server: one instance per `principal` or `session`; its status is its listing connection's. */
@@ -210,6 +212,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   status(): ServerStatus {
     const info = this.#channel?.serverInfo;
+    const instructions = this.#channel?.client.getInstructions();
     const detail = this.#detail();
     const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
     return {
@@ -226,6 +229,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
       ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
+      ...(instructions ? { instructions } : {}),
       ...(this.#lastRefreshAt ? { lastRefreshAt: new Date(this.#lastRefreshAt).toISOString() } : {}),
     };
   }

@@ -24,6 +24,8 @@ export interface SessionHost {
   /** Milliseconds since the epoch, for when an answer was processed. */
   readonly clock: () => number;
   readonly options: { taskStore?: TaskStoreFactory | undefined };
+  /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
+  readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
 }

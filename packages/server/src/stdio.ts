@@ -39,7 +39,9 @@ export async function serveStdio(core: SessionHost & { logger: Logger }, streams
   const useLane = streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE);
   const lanes: FastLane[] = [];
   const served = serveBothEras(
-    ({ era }) => {
+    async ({ era }) => {
+      // The instructions a client reads at its first exchange include what the servers said last run (the catalog cache).
+      await core.readiness?.loaded();
       const session = createSession(core, { era: era as ProtocolEra });
       const { server } = session;
       server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
