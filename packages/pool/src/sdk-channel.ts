@@ -75,10 +75,15 @@ export class SdkChannel implements DownstreamChannel {
   readonly client: ChannelClient;
 
   constructor(options: SdkChannelOptions) {
-    // The era stays 2025 (the client's default, legacy negotiation); codemux's page bound, not the SDK's 64.
     // The relay's capabilities (core's open type) are plain JSON, as the SDK's narrower type wants.
     const declared = options.capabilities as SdkClientCapabilities;
-    const client = new ChannelClient(options.clientInfo, { capabilities: declared, listMaxPages: MAX_TOOL_LIST_PAGES });
+    const client = new ChannelClient(options.clientInfo, {
+      capabilities: declared,
+      // Every server is spoken to in the 2025 era, as before SDK v2; probing for 2026 is a step of its own.
+      versionNegotiation: { mode: "legacy" },
+      // codemux's page bound, not the SDK's 64.
+      listMaxPages: MAX_TOOL_LIST_PAGES,
+    });
     const { onrequest, capabilities } = options;
     if (onrequest) {
       const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) => onrequest(request, ctx.mcpReq.signal);

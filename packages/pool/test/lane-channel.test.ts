@@ -274,6 +274,17 @@ describe("the call lane (stdio)", () => {
   });
 });
 
+describe.each([{ callLane: true }, { callLane: false }])("the downstream era (callLane: $callLane)", ({ callLane }) => {
+  it("is 2025's: initialize first, no server/discover probe, no 2026 _meta envelope on a call", async () => {
+    const pool = await startPool([rawSpec("r")], { callLane });
+    await pool.callTool("r", "echo", { text: "x" });
+    const seen = JSON.parse(textOf(await pool.callTool("r", "seen"))) as Array<{ method: string; protocolVersion?: string; meta: string[] }>;
+    expect(seen[0]).toMatchObject({ method: "initialize", protocolVersion: "2025-11-25" });
+    expect(seen.map((s) => s.method)).not.toContain("server/discover");
+    for (const request of seen) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
+  });
+});
+
 describe("tools/call over HTTP (the SDK path)", () => {
   it("sends no cancellation for calls that finished before their signal aborted", async () => {
     const url = await startHttpServer(children);
