@@ -24,6 +24,8 @@ import type { ToolPool } from "./tool-pool";
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
 const MAX_PAGES = 20;
+/** SDK v2's client caches lists a server marks cacheable: codemux asks when it needs a fresh answer (a list_changed, a client's request), so it never takes one from that cache. */
+const FRESH = { cacheMode: "bypass" } as const;
 /** Resources, templates and prompts of one server put in search, at most. */
 const INDEXED = 500;
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
@@ -86,19 +88,19 @@ export class McpFeatures {
     const capabilities = client.getServerCapabilities() ?? {};
     const [resources, templates, prompts] = await Promise.all([
       capabilities.resources
-        ? client.listResources().then(
+        ? client.listResources(undefined, FRESH).then(
             (r) => r.resources,
             () => [],
           )
         : [],
       capabilities.resources
-        ? client.listResourceTemplates().then(
+        ? client.listResourceTemplates(undefined, FRESH).then(
             (r) => r.resourceTemplates,
             () => [],
           )
         : [],
       capabilities.prompts
-        ? client.listPrompts().then(
+        ? client.listPrompts(undefined, FRESH).then(
             (r) => r.prompts,
             () => [],
           )
@@ -208,7 +210,7 @@ export class McpFeatures {
       const all: Resource[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await client.listResources(cursor ? { cursor } : undefined);
+        const result = await client.listResources(cursor ? { cursor } : undefined, FRESH);
         all.push(...result.resources);
         cursor = result.nextCursor;
         if (!cursor) break;
@@ -231,7 +233,7 @@ export class McpFeatures {
   }
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
-    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
     return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
   }
 
@@ -256,7 +258,7 @@ export class McpFeatures {
 
   /** Prompts of every server `session` sees, as `server__prompt`. */
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
-    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts, session);
+    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, session);
     return listed.flatMap(({ server, items }) =>
       items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
     );
@@ -327,7 +329,7 @@ export class McpFeatures {
       const server = rest.slice(0, rest.indexOf("/"));
       if (this.#deps.pool.names.includes(server) && this.#sees(session, server)) return { server, uri: rest.slice(server.length + 1) };
     }
-    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
+    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
     for (const { server, items } of templates) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
