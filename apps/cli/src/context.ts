@@ -62,6 +62,11 @@ export interface StartOptions {
   resultFormat?: ResultFormat;
   /** Log lines the command shows otherwise (list's table has each server's failure). */
   omitLog?: RegExp;
+  /**
+   * Start nothing yet (no server, no jobs journal): the caller calls the returned `begin()` when the
+   * first real request comes (`serve` over stdio, which a 2026-07-28 client may only probe).
+   */
+  deferStart?: boolean;
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -73,7 +78,7 @@ export async function startCore(
   command: Command,
   context: RunContext,
   options: StartOptions,
-): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings }> {
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; begin: () => void }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level, options.omitLog);
@@ -101,6 +106,7 @@ export async function startCore(
   const jobs = options.serving
     ? createJobs({
         dataDir: codemuxHome(),
+        ...(options.deferStart ? { openLater: true } : {}),
         logger,
         retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
@@ -156,8 +162,17 @@ export async function startCore(
     started.on("toolsChanged", () => void plugins.toolsChanged(started.catalog.entries()));
     started.onClose(() => plugins.close());
   }
-  core.start({ warmSandbox: options.serving === true });
-  return { core, logger, level, http };
+  const made = core;
+  let begun = false;
+  const begin = () => {
+    if (begun) return;
+    begun = true;
+    made.start({ warmSandbox: options.serving === true });
+    // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
+    void jobs?.recover().catch(() => undefined);
+  };
+  if (!options.deferStart) begin();
+  return { core, logger, level, http, begin };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */

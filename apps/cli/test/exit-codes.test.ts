@@ -53,8 +53,15 @@ describe("Ctrl+C", () => {
   });
 
   it("ends stdio serve with 130", async () => {
-    const result = await codemux(["serve", "--config", config()], { signalAfter: "[m] ready" });
+    // Servers start at the client's first request: an initialize, as a client sends at once.
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    const result = await codemux(["serve", "--config", config()], { signalAfter: "[m] ready", input: `${JSON.stringify(initialize)}\n` });
     expect(result.code).toBe(130);
-    expect(result.stdout).toBe("");
+    expect(JSON.parse(result.stdout).result.serverInfo.name).toBe("codemux");
   });
 });

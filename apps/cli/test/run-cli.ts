@@ -14,7 +14,7 @@ export interface CliRun {
 export interface CliOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Written to stdin, which is then closed. */
+  /** Written to stdin, which is then closed (left open with `signalAfter`). */
   input?: string;
   /** Keeps stdin open and sends SIGINT a moment after stderr shows this text. */
   signalAfter?: string;
@@ -38,5 +38,6 @@ export function runCli(args: string[], options: CliOptions): Promise<CliRun> {
     });
     child.on("close", (code) => done({ code, stdout, stderr }));
     if (options.signalAfter === undefined) child.stdin.end(options.input ?? "");
+    else if (options.input) child.stdin.write(options.input);
   });
 }

@@ -75,3 +75,38 @@ export interface CreateMessageResult extends Open {
 export interface ListRootsResult extends Open {
   roots: Array<Open & { uri: string; name?: string }>;
 }
+
+/** An MCP task (protocol 2025-11-25), as `tasks/get` shows it. */
+export interface Task extends Open {
+  taskId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  /** Milliseconds the task is kept after it is made; null for no limit. */
+  ttl: number | null;
+  createdAt: string;
+  lastUpdatedAt: string;
+  pollInterval?: number;
+  statusMessage?: string;
+}
+
+/**
+ * One session's MCP tasks (protocol 2025-11-25): what a task-augmented `tools/call`, `tasks/get`,
+ * `tasks/result`, `tasks/list` and `tasks/cancel` need, written without any SDK's task API (SDK v2
+ * has none), so the serving side registers the methods itself.
+ */
+export interface TaskStore {
+  /** Starts a `tools/call` as a task and answers with it at once. */
+  createTask(call: { name: string; arguments: Record<string, unknown> }): Promise<Task>;
+  /** The task, or undefined when it is not this session's principal's (or gone). */
+  getTask(taskId: string): Promise<Task | undefined>;
+  /** Waits until the task has ended (or the signal aborts), then its result. */
+  taskResult(taskId: string, signal: AbortSignal): Promise<ToolResult>;
+  /** Cancels a task that has not ended. */
+  cancelTask(taskId: string): Promise<void>;
+  listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }>;
+}
+
+/** One message of a sampling conversation (`sampling/createMessage`), as a model sees it. */
+export interface SamplingMessage extends Open {
+  role: "user" | "assistant";
+  content: CreateMessageResult["content"];
+}

@@ -42,4 +42,4 @@ export type {
   ToolInfo,
 } from "./types";
 export { wrapWithProxy } from "./wrap";
-export type { WrapOptions } from "./wrap";
+export type { WrapOptions, WrappableMcpServer, WrappableServer } from "./wrap";

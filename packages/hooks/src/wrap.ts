@@ -1,6 +1,4 @@
 import type { ClientPeer, ToolResult } from "@codemux/core";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { randomUUID } from "node:crypto";
 import { CannotWrapError, HooksError } from "./errors";
 import { PluginHost, type PluginHostOptions } from "./host";
@@ -17,11 +15,29 @@ interface RawRequest {
   params?: { name?: unknown; arguments?: unknown; task?: unknown; [key: string]: unknown };
   [key: string]: unknown;
 }
+/** A handler's second argument: SDK 1.x's `extra` (`signal`, `authInfo`) or SDK v2's context (`mcpReq.signal`, `http.authInfo`). */
 interface RawExtra {
   signal?: AbortSignal;
   sessionId?: string;
   authInfo?: { clientId?: string };
+  mcpReq?: { signal?: AbortSignal };
+  http?: { authInfo?: { clientId?: string } };
   [key: string]: unknown;
+}
+
+/** The low-level server of either SDK line (1.x `Server`, v2 `Server`), as far as the wrapper uses it. */
+export interface WrappableServer {
+  setRequestHandler(...args: never[]): unknown;
+  close(): Promise<void>;
+  getClientCapabilities(): object | undefined;
+  elicitInput(...args: never[]): Promise<unknown>;
+  createMessage(...args: never[]): Promise<unknown>;
+  listRoots(...args: never[]): Promise<unknown>;
+}
+/** An `McpServer` of either SDK line: its low-level server is `server`. */
+export interface WrappableMcpServer {
+  readonly server: WrappableServer;
+  registerTool(...args: never[]): unknown;
 }
 type RawHandler = (request: RawRequest, extra: RawExtra) => Promise<unknown>;
 
@@ -39,7 +55,7 @@ const WRAPPED: unique symbol = Symbol.for("codemux.hooks.wrapped");
  * await wrapWithProxy(server, { plugins: [auditPlugin({ file: "audit.jsonl" }), cachePlugin()] });
  * await server.connect(new StdioServerTransport());
  */
-export async function wrapWithProxy<S extends McpServer | Server>(server: S, options: WrapOptions): Promise<S> {
+export async function wrapWithProxy<S extends WrappableMcpServer | WrappableServer>(server: S, options: WrapOptions): Promise<S> {
   const low = lowLevel(server);
   const marked = low as unknown as { [WRAPPED]?: boolean };
   if (marked[WRAPPED]) throw new CannotWrapError("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
@@ -92,8 +108,8 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
             annotations: definition?.annotations ?? {},
             arguments: isObject(params.arguments) ? params.arguments : {},
             origin: "call_tool",
-            session: { id: extra.sessionId ?? sessionId, principal: extra.authInfo?.clientId ?? "local", peer },
-            signal: extra.signal,
+            session: { id: extra.sessionId ?? sessionId, principal: (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? "local", peer },
+            signal: extra.signal ?? extra.mcpReq?.signal,
             state: new Map(),
           },
           async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as ToolResult,
@@ -135,31 +151,32 @@ export async function wrapWithProxy<S extends McpServer | Server>(server: S, opt
  * is wrapped here (and `Server` has no getter for its name, `_serverInfo`). Throws at wrap time,
  * rather than silently not wrapping, when an SDK keeps them elsewhere.
  */
-function sdkInternals(low: Server): { handlers: Map<string, RawHandler>; serverName: string | undefined } {
+function sdkInternals(low: WrappableServer): { handlers: Map<string, RawHandler>; serverName: string | undefined } {
   const internals = low as unknown as { _requestHandlers?: unknown; _serverInfo?: { name?: unknown } };
   const handlers = internals._requestHandlers;
   if (!(handlers instanceof Map)) {
     throw new CannotWrapError(
-      "wrapWithProxy: this version of @modelcontextprotocol/sdk keeps its request handlers where codemux cannot wrap them (the private `_requestHandlers` map of SDK 1.x); install @modelcontextprotocol/sdk 1.32.2, the version @codemux/hooks is tested with.",
+      "wrapWithProxy: this version of the MCP SDK keeps its request handlers where codemux cannot wrap them (the private `_requestHandlers` map of SDK 1.x and v2); use @modelcontextprotocol/sdk 1.32.2 or @modelcontextprotocol/server 2.4.0, the versions @codemux/hooks is tested with.",
     );
   }
   const name = internals._serverInfo?.name;
   return { handlers: handlers as Map<string, RawHandler>, serverName: typeof name === "string" ? name : undefined };
 }
 
-function lowLevel(server: McpServer | Server): Server {
+function lowLevel(server: WrappableMcpServer | WrappableServer): WrappableServer {
   const inner = (server as { server?: unknown }).server;
-  if (inner && typeof (inner as Server).setRequestHandler === "function" && typeof (server as McpServer).registerTool === "function") return inner as Server;
-  return server as Server;
+  if (inner && typeof (inner as WrappableServer).setRequestHandler === "function" && typeof (server as WrappableMcpServer).registerTool === "function")
+    return inner as WrappableServer;
+  return server as WrappableServer;
 }
 
-function peerOf(server: Server): ClientPeer {
+function peerOf(server: WrappableServer): ClientPeer {
   return {
-    capabilities: () => server.getClientCapabilities(),
+    capabilities: () => server.getClientCapabilities() as ReturnType<ClientPeer["capabilities"]>,
     // Relayed as the plugin built it: the SDK validates it on the way out.
-    elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
-    createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
-    listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
+    elicit: (params, options) => server.elicitInput(params as never, (options?.signal ? { signal: options.signal } : undefined) as never) as never,
+    createMessage: (params, options) => server.createMessage(params as never, (options?.signal ? { signal: options.signal } : undefined) as never) as never,
+    listRoots: (options) => server.listRoots(undefined as never, (options?.signal ? { signal: options.signal } : undefined) as never) as never,
   };
 }
 

@@ -120,7 +120,9 @@ describe("wrapWithProxy", () => {
     const error = await wrapWithProxy(server, { plugins: [{ name: "p", init: () => void started.push("p") }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CannotWrapError);
     expect((error as CannotWrapError).code).toBe("CANNOT_WRAP");
-    expect((error as Error).message).toMatch(/keeps its request handlers where codemux cannot wrap them .*install @modelcontextprotocol\/sdk 1\.32\.2/);
+    expect((error as Error).message).toMatch(
+      /keeps its request handlers where codemux cannot wrap them .*use @modelcontextprotocol\/sdk 1\.32\.2 or @modelcontextprotocol\/server 2\.4\.0/,
+    );
     expect(started).toEqual([]);
   });
 

@@ -1,5 +1,4 @@
-import type { EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { EventStore, JSONRPCMessage } from "@modelcontextprotocol/server";
 
 export interface BoundedEventStoreOptions {
   /** Events kept at most; the oldest go first. */

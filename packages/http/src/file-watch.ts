@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { unwatchFile, watch, watchFile, type FSWatcher, type Stats } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFileSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 
 export interface FileWatchOptions {
@@ -33,16 +33,41 @@ export function watchFileChanges(file: string, onChange: () => void, options: Fi
   } catch (error) {
     options.onError((error as Error).message);
   }
-  const polled = (now: Stats, before: Stats) => {
-    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size || now.ino !== before.ino) changed();
+  // Our own poll, not fs.watchFile: its first stat runs on the thread pool after it returns, so a change made
+  // meanwhile became its baseline and was never seen. The baseline here is taken now.
+  let last = statOrUndefined(file);
+  let polling = false;
+  const poll = () => {
+    if (polling) return;
+    polling = true;
+    stat(file)
+      .then(
+        (now) => {
+          if (last === undefined || now.mtimeMs !== last.mtimeMs || now.size !== last.size || now.ino !== last.ino) changed();
+          last = now;
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        polling = false;
+      });
   };
-  if (options.pollMs > 0) watchFile(file, { persistent: false, interval: options.pollMs }, polled);
+  const poller = options.pollMs > 0 ? setInterval(poll, options.pollMs) : undefined;
+  poller?.unref();
   return () => {
     closed = true;
     clearTimeout(timer);
+    clearInterval(poller);
     watcher?.close();
-    if (options.pollMs > 0) unwatchFile(file, polled);
   };
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface FileReloader {
@@ -79,12 +104,12 @@ export function reloadOnChange(options: ReloadOnChangeOptions): FileReloader {
     running = running.then(apply, apply);
     return running;
   };
-  void readFile(options.file, "utf8").then(
-    (text) => {
-      lastHash ??= digest(text);
-    },
-    () => undefined,
-  );
+  // The baseline is read now, at start, not later: a change made before a later read would become the baseline and never be applied.
+  try {
+    lastHash = digest(readFileSync(options.file, "utf8"));
+  } catch {
+    lastHash = undefined;
+  }
   const stop = watchFileChanges(options.file, () => void reloadNow(), options);
   return { reloadNow, close: stop };
 }

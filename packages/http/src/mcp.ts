@@ -1,6 +1,5 @@
 import { createSessionServer } from "@codemux/server";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { randomUUID } from "node:crypto";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";

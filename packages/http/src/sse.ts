@@ -1,5 +1,6 @@
 import { createSessionServer } from "@codemux/server";
-import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+// The old HTTP+SSE transport is in SDK v2's frozen legacy package only; kept for clients that still speak it.
+import { SSEServerTransport } from "@modelcontextprotocol/server-legacy/sse";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import type { Gateway, RequestContext } from "./context";

@@ -1,4 +1,4 @@
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";

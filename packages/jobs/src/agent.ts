@@ -2,6 +2,7 @@ import {
   callLine,
   estimateTokens,
   redactSecrets,
+  type SamplingMessage,
   type SessionInfo,
   type ToolDefinition,
   type ToolResult,
@@ -9,7 +10,6 @@ import {
   type MetaTool,
   type MetaToolContext,
 } from "@codemux/core";
-import type { CreateMessageRequest, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
 import { seconds } from "./format";
@@ -242,7 +242,7 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
       ...(run.native
         ? { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })), toolChoice: { mode: "auto" } }
         : {}),
-    } as CreateMessageRequest["params"];
+    } satisfies Record<string, unknown>;
     // Sampling answers carry no usage: both sides are estimated with codemux's one estimator.
     usage.inputTokens += estimateTokens(systemPrompt) + estimateTokens(JSON.stringify(messages));
     run.progress({ progress: ++step, message: `turn ${turns + 1}: asking the model` });

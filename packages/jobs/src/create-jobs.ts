@@ -1,5 +1,4 @@
-import type { JobRunner, Logger, MetaTool, SessionInfo, ToolCallMiddleware } from "@codemux/core";
-import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import type { JobRunner, Logger, MetaTool, SessionInfo, TaskStore, ToolCallMiddleware } from "@codemux/core";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
@@ -9,6 +8,8 @@ import { jobTaskStore, type TaskStoreOptions } from "./task-store";
 export interface JobsOptions {
   /** codemux's data folder (`core.dataDir`, ~/.codemux from the CLI); the journal goes to `<dataDir>/jobs`. */
   dataDir: string;
+  /** Open the journal at `recover()` (or the first job) rather than at once: for a process that may end before it serves. */
+  openLater?: boolean;
   logger?: Logger;
   /** Jobs running at once (default 4); more are queued with their position shown. */
   maxConcurrent?: number;
@@ -42,7 +43,7 @@ export interface Jobs {
   metaTools: MetaTool<never>[];
   /** `CodemuxOptions.middleware`: writes each job's downstream calls to its transcript. */
   middleware: ToolCallMiddleware;
-  /** An MCP TaskStore for one session server (`new Server(info, { taskStore })`). */
+  /** One session server's MCP tasks (protocol 2025-11-25), served from the jobs. */
   taskStore(options: TaskStoreOptions): TaskStore;
   /** Resolves once the journal is read: how many jobs were loaded and which were interrupted. */
   recover(): Promise<RecoveryReport>;
@@ -53,7 +54,7 @@ export interface Jobs {
 }
 
 /**
- * Jobs for a codemux core. Opening the journal starts at once; `recover()` waits for it.
+ * Jobs for a codemux core. Opening the journal starts at once (at `recover()` with `openLater`); `recover()` waits for it.
  *
  * @example
  * const jobs = createJobs({ dataDir: "/home/me/.codemux" });
@@ -63,6 +64,7 @@ export interface Jobs {
 export function createJobs(options: JobsOptions): Jobs {
   const manager = new JobManager({
     dir: join(options.dataDir, "jobs"),
+    ...(options.openLater ? { openLater: true } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),

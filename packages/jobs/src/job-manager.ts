@@ -48,6 +48,8 @@ export interface JobLimits {
 export interface JobManagerOptions {
   /** The journal's folder, `<dataDir>/jobs`. */
   dir: string;
+  /** Open the journal at the first `ready()` rather than at once (a process that may be ended before it serves, such as a protocol probe). */
+  openLater?: boolean;
   logger?: Logger;
   /** Jobs running at once (all principals); more wait in the queue. */
   maxConcurrent?: number;
@@ -113,7 +115,7 @@ export class JobManager implements JobRunner {
   readonly #running = new Set<LiveJob>();
   readonly #bySignal = new WeakMap<AbortSignal, LiveJob>();
   readonly #bySession = new Map<string, LiveJob>();
-  readonly #ready: Promise<RecoveryReport>;
+  #opening: Promise<RecoveryReport> | undefined;
   readonly #principalLimits: Record<string, JobLimits>;
   readonly #jobsAtOnce: ((session: SessionInfo) => number | undefined) | undefined;
   readonly #redactor: JournalRedactor | undefined;
@@ -137,14 +139,17 @@ export class JobManager implements JobRunner {
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
     this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
-    this.#ready = this.#open();
-    // A failed open is reported by every later call; this keeps it from being an unhandled rejection meanwhile.
-    this.#ready.catch(() => undefined);
+    if (!options.openLater) void this.ready();
   }
 
-  /** Resolves once the journal is read and recovered. */
+  /** Resolves once the journal is read and recovered; opens it first when `openLater` left it closed. */
   ready(): Promise<RecoveryReport> {
-    return this.#ready;
+    if (!this.#opening) {
+      this.#opening = this.#open();
+      // A failed open is reported by every later call; this keeps it from being an unhandled rejection meanwhile.
+      this.#opening.catch(() => undefined);
+    }
+    return this.#opening;
   }
 
   async #open(): Promise<RecoveryReport> {
@@ -196,7 +201,7 @@ export class JobManager implements JobRunner {
 
   /** Starts (or queues) work; resolves once the job is journaled, with its id and queue position. */
   async start(work: BackgroundWork, options: { callSession?: string } = {}): Promise<{ id: string; position?: number }> {
-    await this.#ready;
+    await this.ready();
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
     const { principal } = work.session;
     this.#checkAtOnce(work.session);
@@ -415,7 +420,7 @@ export class JobManager implements JobRunner {
    * as it was read; this reads it again (at most every 2 s) so their status is current.
    */
   async refreshForeign(): Promise<void> {
-    await this.#ready;
+    await this.ready();
     const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id));
     const now = this.now();
     if (stale.length === 0 || now - this.#refreshedAt < FOREIGN_REFRESH_MS) return;
@@ -453,7 +458,7 @@ export class JobManager implements JobRunner {
    * segment and from those of processes that are gone. Resolves with how many jobs went.
    */
   async forget(principal: string): Promise<number> {
-    await this.#ready;
+    await this.ready();
     for (const live of [...this.#live.values()]) if (live.record.principal === principal) await this.#finish(live, "cancelled", { by: "forget" });
     const now = this.now();
     const loaded = await loadJournal(this.dir, { logger: this.logger });
@@ -481,7 +486,7 @@ export class JobManager implements JobRunner {
 
   /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
   async cancel(id: string, principal: string, by = "tool"): Promise<JobRecord | undefined> {
-    await this.#ready;
+    await this.ready();
     const job = this.get(id, principal);
     if (!job) return undefined;
     const live = this.#live.get(id);
@@ -631,7 +636,8 @@ export class JobManager implements JobRunner {
   /** Stops taking jobs; jobs still running here are aborted and journaled `interrupted`. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.#ready.catch(() => undefined);
+    // A journal never opened has nothing to close (and is not opened now).
+    await this.#opening?.catch(() => undefined);
     this.#closed = true;
     clearInterval(this.#cancelTimer);
     clearInterval(this.#sweepTimer);

@@ -1,13 +1,13 @@
-import type { SessionInfo, Surface, ToolResult } from "@codemux/core";
-import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
-import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
+import type { SessionInfo, Surface, Task, TaskStore, ToolResult } from "@codemux/core";
 import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
 import type { JobRecord } from "./types";
 
-/** How often a client should poll tasks/get (the SDK's tasks/result also waits this long between looks). */
+/** How often a client should poll tasks/get. */
 export const TASK_POLL_MS = 500;
 const PAGE = 50;
+/** The longest timer Node keeps: tasks/result waits for the task as long as its client does. */
+const FOREVER_MS = 2 ** 31 - 1;
 
 export interface TaskStoreOptions {
   /** The surface whose tools a task calls (the session's mode). */
@@ -27,12 +27,8 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
   const session = () => (typeof options.session === "function" ? options.session() : options.session);
   const find = (taskId: string) => manager.get(taskId, session().principal);
   return {
-    async createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
+    async createTask({ name, arguments: args }): Promise<Task> {
       await manager.ready();
-      if (request.method !== "tools/call") throw new JobsError("BAD_REQUEST", `Only tools/call runs as a task here, not ${request.method}.`);
-      const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
-      const name = String(params.name ?? "");
-      const args = (typeof params.arguments === "object" && params.arguments !== null ? params.arguments : {}) as Record<string, unknown>;
       const who = session();
       const { surface } = options;
       const { id } = await manager.start({
@@ -46,27 +42,28 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
       if (options.onStatus) {
         const notify = options.onStatus;
-        void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).then(() => notify(toTask(job, manager.retentionOf(job))));
+        void manager.wait([id], { timeoutMs: FOREVER_MS }).then(() => notify(toTask(job, manager.retentionOf(job))));
       }
       return toTask(job, manager.retentionOf(job));
     },
-    async getTask(taskId: string): Promise<Task | null> {
+    async getTask(taskId: string): Promise<Task | undefined> {
       await manager.ready();
       const job = find(taskId);
-      return job ? toTask(job, manager.retentionOf(job)) : null;
+      return job ? toTask(job, manager.retentionOf(job)) : undefined;
     },
-    // Results are the job's own; the SDK calls this only for tasks a handler ran itself.
-    async storeTaskResult(): Promise<void> {},
-    async getTaskResult(taskId: string): Promise<Result> {
+    async taskResult(taskId: string, signal: AbortSignal): Promise<ToolResult> {
+      await manager.ready();
+      if (!find(taskId)) throw new JobsError("NOT_FOUND", `Task not found: ${taskId}`);
+      await manager.wait([taskId], { timeoutMs: FOREVER_MS, signal });
       const job = find(taskId);
-      if (!job) throw new JobsError("NOT_FOUND", `No task ${taskId} for this client.`);
+      if (!job) throw new JobsError("NOT_FOUND", `Task not found: ${taskId}`);
       const result = await manager.result(job);
       if (result) return result;
       const text = job.status === "cancelled" ? "The task was cancelled." : (job.error ?? `The task ended ${job.status} without a result.`);
-      return { content: [{ type: "text", text }], isError: true } satisfies ToolResult;
+      return { content: [{ type: "text", text }], isError: true };
     },
-    async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
-      if (status === "cancelled") await manager.cancel(taskId, session().principal, "task");
+    async cancelTask(taskId: string): Promise<void> {
+      await manager.cancel(taskId, session().principal, "task");
     },
     async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
       await manager.ready();

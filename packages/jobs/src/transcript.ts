@@ -1,5 +1,4 @@
-import { type Logger, estimateTokens, type ToolResult } from "@codemux/core";
-import type { SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type Logger, estimateTokens, type SamplingMessage, type ToolResult } from "@codemux/core";
 import { createHash } from "node:crypto";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { AuthRequiredError, isAuthFailure } from "./auth/auth-required";
 import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
@@ -22,11 +22,11 @@ const NOT_SENT_CODES = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT
 
 /** True for the SDK's (and the lane's) error for a connection that closed. */
 export function isConnectionClosed(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+  return error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
 }
 
 /**
- * Every failure a channel raises (the SDK's McpError and transport errors, the lane's, our own) as the
+ * Every failure a channel raises (the SDK's SdkError, ProtocolError and transport errors, the lane's, our own) as the
  * PoolError a caller sees; `data.sent` says whether the request may have reached the server,
  * `data.transient` whether trying again may help. A failure only a login fixes is an `AuthRequiredError`.
  */
@@ -43,12 +43,12 @@ export function callError(error: unknown, call: FailedCall): PoolError {
       });
     return error;
   }
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) return new CallTimeoutError(server, tool, call.timeoutMs, { cause: error });
-    if (error.code === ErrorCode.ConnectionClosed)
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return new CallTimeoutError(server, tool, call.timeoutMs, { cause: error });
+    if (error.code === SdkErrorCode.ConnectionClosed)
       return new ServerDisconnectedError(server, call.closedBecause(), { cause: error, data: { sent: true, transient: true } });
-    return new DownstreamError(server, tool, error.message.replace(/^MCP error -?\d+: /, ""), error.code, { cause: error });
   }
+  if (error instanceof ProtocolError) return new DownstreamError(server, tool, error.message, error.code, { cause: error });
   const network = networkCause(error);
   if (network) {
     const notSent = NOT_SENT_CODES.includes(network.code ?? "") || isTlsCode(network.code);

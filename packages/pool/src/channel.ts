@@ -1,9 +1,11 @@
-import { isSwitchedOff } from "@codemux/core";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isSwitchedOff, type ToolResult } from "@codemux/core";
+import type { Client, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/client";
 
 /** The environment variable that turns the stdio call lane off (`0`, `false` or `off`), unless `callLane` says otherwise. */
 const CALL_LANE_VARIABLE = "CODEMUX_CALL_LANE";
+
+/** The SDK client under a connection (SDK v2's `Client`), as `ServerPool.client()` hands it out: callers type it by this name, not the SDK's. */
+export type DownstreamClient = Client;
 
 /** A notification from a downstream server that codemux passes on (logging, resources, prompts). */
 export interface DownstreamNotification {
@@ -24,15 +26,15 @@ export interface ChannelCall {
 /**
  * How a ready connection reaches its server, picked once per connection: the SDK client
  * (`sdk-channel.ts`), or on stdio the call lane in front of it (`lane-channel.ts`). A channel only
- * carries requests and rejects with what the SDK raises (an `McpError`, a transport error); the
+ * carries requests and rejects with what the SDK raises (an `SdkError`, a `ProtocolError`, a transport error); the
  * connection above it owns retries, the timeout's value and the translation into pool errors.
  */
 export interface DownstreamChannel {
   readonly serverInfo: Implementation | undefined;
   readonly capabilities: ServerCapabilities | undefined;
   /** The SDK client under the channel, for what no channel method carries yet: resources, prompts, completions (`ServerPool.client()`). */
-  readonly client: Client;
-  callTool(call: ChannelCall): Promise<CallToolResult>;
+  readonly client: DownstreamClient;
+  callTool(call: ChannelCall): Promise<ToolResult>;
   /** Every page of `tools/list`; none when the server declares no tools. */
   listTools(timeoutMs: number): Promise<Tool[]>;
   close(): Promise<void>;

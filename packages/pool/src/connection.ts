@@ -1,11 +1,11 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult, ClientCapabilities, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, ToolResult } from "@codemux/core";
+import type { Progress, Tool } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
 import { callError, isConnectionClosed } from "./call-errors";
-import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamNotification } from "./channel";
+import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamClient, type DownstreamNotification } from "./channel";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
@@ -53,6 +53,8 @@ export interface ServerStatus {
   /** How many times the connection was re-established after the first. */
   restarts: number;
   serverInfo?: { name: string; version: string };
+  /** What the server said about its tools when it connected (its `instructions`), as it said it. */
+  instructions?: string;
   /** When the tool list was last fetched (ISO 8601). */
   lastRefreshAt?: string;
   /** Set for an isolated server: one instance per `principal` or `session`; its status is its listing connection's. */
@@ -103,7 +105,7 @@ export interface InstanceOwner {
  */
 export interface ServerRequestRelay {
   capabilities: ClientCapabilities;
-  /** Answers one request of `server` (of `owner`'s instance when it is isolated); rejects (an McpError) when no client session can answer it. */
+  /** Answers one request of `server` (of `owner`'s instance when it is isolated); rejects (an error with a JSON-RPC code) when no client session can answer it. */
   handle(server: string, request: { method: string; params?: Record<string, unknown> }, context: RelayContext): Promise<Record<string, unknown>>;
 }
 
@@ -210,6 +212,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   status(): ServerStatus {
     const info = this.#channel?.serverInfo;
+    const instructions = this.#channel?.client.getInstructions();
     const detail = this.#detail();
     const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
     return {
@@ -226,6 +229,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
       ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
+      ...(instructions ? { instructions } : {}),
       ...(this.#lastRefreshAt ? { lastRefreshAt: new Date(this.#lastRefreshAt).toISOString() } : {}),
     };
   }
@@ -265,7 +269,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Resolves with a ready SDK client (for resources, prompts, completions), connecting now if the server is down. */
-  async ensureReady(): Promise<Client> {
+  async ensureReady(): Promise<DownstreamClient> {
     const channel = await this.#ensureChannel();
     // A server started for a resource read or a prompt, with no call after it, still stops when idle.
     this.#scheduleIdleStop();
@@ -296,7 +300,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
    * Calls a tool. A failure before the request reached the server (refused connection, HTTP 502/503,
    * a process still restarting) is retried; after it was sent, only tools annotated read-only or idempotent are.
    */
-  callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+  callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<ToolResult> {
     if (!this.#allowed(tool)) return Promise.reject(new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true }));
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
@@ -314,7 +318,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
-  readonly #answered = (result: CallToolResult): CallToolResult => {
+  readonly #answered = (result: ToolResult): ToolResult => {
     this.#callEnded();
     return result;
   };
@@ -325,7 +329,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Tries until an answer or a failure not worth retrying; `first` is the first attempt when it was already made. */
-  async #attempts(request: ChannelCall, options: CallOptions, first?: Promise<CallToolResult>): Promise<CallToolResult> {
+  async #attempts(request: ChannelCall, options: CallOptions, first?: Promise<ToolResult>): Promise<ToolResult> {
     try {
       for (let retries = 0; ; retries++) {
         let failure: unknown;
@@ -357,20 +361,20 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** One attempt: on the ready channel at once (no await before the request is written), else after connecting. */
-  #callOnce(request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+  #callOnce(request: ChannelCall, options: CallOptions): Promise<ToolResult> {
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#connectAndCall(request, options);
     return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
   }
 
-  async #connectAndCall(request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+  async #connectAndCall(request: ChannelCall, options: CallOptions): Promise<ToolResult> {
     if (options.signal?.aborted) throw new CallCancelledError(this.name, request.name);
     const channel = await this.#ensureChannel();
     return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
   }
 
   /** After a failed attempt: a Streamable HTTP server that restarted no longer knows our session, so a new one is started and the call sent once more. */
-  async #recover(error: unknown, request: ChannelCall, options: CallOptions): Promise<CallToolResult> {
+  async #recover(error: unknown, request: ChannelCall, options: CallOptions): Promise<ToolResult> {
     if (httpStatusOf(error) !== 404 || this.spec.transport.type !== "http") throw this.#translate(error, request, options);
     this.#logger.info(`[${this.name}] session expired (HTTP 404); re-initializing`);
     await this.#drop("the session expired");
@@ -564,7 +568,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const exited = exitOf(transport);
     if (exited || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
-    return { message: withTail(message.replace(/^MCP error -?\d+: /, ""), this.stderr.telling(5)), transient: false };
+    return { message: withTail(message, this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */

@@ -1,12 +1,14 @@
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { describeHttpError, describeNetworkFailure, snippet } from "./http-errors";
 
 describe("HTTP error descriptions", () => {
   it("summarizes an HTML error page by its title, never its markup", () => {
     const page = "<!DOCTYPE html><html><head><title>Page Not Found</title><style>body{}</style></head><body><h1>Oops</h1>".padEnd(5000, "x");
-    const text = describeHttpError(new StreamableHTTPError(404, `Error POSTing to endpoint: ${page}`), "https://x.dev/mcp?apikey=k");
+    const text = describeHttpError(
+      new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${page}`, { status: 404, statusText: "Not Found", text: page }),
+      "https://x.dev/mcp?apikey=k",
+    );
     expect(text).toBe(
       "HTTP 404 Not Found from https://x.dev/mcp?apikey=***: Page Not Found (check the URL's path (often /mcp, or /sse for the legacy transport))",
     );

@@ -1,5 +1,4 @@
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { HTTP_SNIPPET_CHARS } from "./defaults";
 import { maskUrl } from "@codemux/core";
 
@@ -74,7 +73,8 @@ export function isTlsCode(code: string | undefined): boolean {
 
 /** The HTTP status of an SDK transport error, if it has one. */
 export function httpStatusOf(error: unknown): number | undefined {
-  if (error instanceof StreamableHTTPError || error instanceof SseError) {
+  if (error instanceof SdkHttpError) return error.status >= 100 ? error.status : undefined;
+  if (error instanceof SseError) {
     if (typeof error.code === "number" && error.code >= 100) return error.code;
     const inMessage = /\b(?:HTTP |status code \(?)(\d{3})\b/.exec(error.message);
     return inMessage ? Number(inMessage[1]) : undefined;
@@ -84,10 +84,10 @@ export function httpStatusOf(error: unknown): number | undefined {
 
 /** "HTTP 404 Not Found from URL: <short text>", never an HTML page. */
 export function describeHttpError(error: unknown, url: string): string | undefined {
-  if (!(error instanceof StreamableHTTPError || error instanceof SseError)) return undefined;
+  if (!(error instanceof SdkHttpError || error instanceof SseError)) return undefined;
   const status = httpStatusOf(error);
   const body = error.message
-    .replace(/^(?:Streamable HTTP|SSE) error: /, "")
+    .replace(/^SSE error: /, "")
     .replace(/^(?:Error POSTing to endpoint(?: \(HTTP \d+\))?|Failed to open SSE stream|Non-200 status code \(\d+\)|Failed to terminate session)(?::\s*)?/, "");
   if (status === undefined) {
     // EventSource reports a failed connection as text: "TypeError: fetch failed: connect ECONNREFUSED ...".

@@ -36,7 +36,7 @@ export type {
   ToolFilter,
   TransportSpec,
 } from "./config/types";
-export type { DownstreamNotification } from "./channel";
+export type { DownstreamClient, DownstreamNotification } from "./channel";
 export type {
   CallerSession,
   CallOptions,

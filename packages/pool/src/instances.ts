@@ -1,10 +1,8 @@
-import { silentLogger } from "@codemux/core";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { silentLogger, type ToolResult } from "@codemux/core";
 import { AuthRequiredError } from "./auth/auth-required";
 import type { LoginCallbacks } from "./auth/login-callbacks";
 import { PrincipalLogins } from "./auth/principal-logins";
-import type { DownstreamNotification } from "./channel";
+import type { DownstreamClient, DownstreamNotification } from "./channel";
 import type { ServerSpec, TransportSpec } from "./config/types";
 import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner } from "./connection";
 import { DEFAULT_IDLE_STOP_MS, DEFAULT_MAX_INSTANCES } from "./defaults";
@@ -90,12 +88,12 @@ export class InstanceSet {
   }
 
   /** Calls a tool on `session`'s instance. */
-  call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions & { session: CallerSession }): Promise<CallToolResult> {
+  call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions & { session: CallerSession }): Promise<ToolResult> {
     return this.#withLogin(options.session, this.for(options.session).callTool(tool, args, options));
   }
 
   /** `session`'s instance's SDK client (resources, prompts, completions), connecting it now. */
-  client(session: CallerSession): Promise<Client> {
+  client(session: CallerSession): Promise<DownstreamClient> {
     return this.#withLogin(session, this.for(session).ensureReady());
   }
 

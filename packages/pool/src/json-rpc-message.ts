@@ -1,4 +1,5 @@
-import { JSONRPCMessageSchema, RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/client";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);

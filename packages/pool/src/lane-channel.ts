@@ -1,20 +1,17 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
-  ProgressNotificationSchema,
-  type CallToolResult,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
   type Implementation,
   type JSONRPCMessage,
   type Progress,
   type ServerCapabilities,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
-// The parse the SDK's request path runs (its zod-compat calls zod/v4-mini's): the errors (a $ZodError) are the same on both paths.
-import { safeParse } from "zod/v4-mini";
+  type Transport,
+} from "@modelcontextprotocol/client";
+import type { ToolResult } from "@codemux/core";
 import type { ChannelCall, DownstreamChannel } from "./channel";
+import type { ChannelClient, SdkChannel } from "./sdk-channel";
 
 /** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
 const ID_PREFIX = "codemux-";
@@ -37,7 +34,7 @@ class PendingCall {
   watch: SignalWatch | undefined;
   /** The transport's promise for writing the request. */
   sent: Promise<void> | undefined;
-  resolve: (result: CallToolResult) => void = noop;
+  resolve: (result: ToolResult) => void = noop;
   reject: (error: unknown) => void = noop;
   constructor(
     readonly id: string,
@@ -60,16 +57,16 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  * is sent and its answer matched here, by wrapping the transport's `onmessage` (answers to lane ids and
  * progress for lane tokens stop here; every other message goes on to the SDK client, which keeps
  * initialize, tools/list, server requests and notifications); everything but `tools/call` is the SDK
- * channel's, which it wraps. The SDK's semantics are kept: the timeout is an McpError
+ * channel's, which it wraps. The SDK's semantics are kept: the timeout is an SdkError
  * RequestTimeout, progress resets it and reaches `onprogress`, an abort sends `notifications/cancelled`
  * (only while the call is pending) and rejects, a close rejects with ConnectionClosed, a JSON-RPC error
- * becomes the same McpError, and a result is checked as `CallToolResultSchema` would (the schema itself
- * for anything but plain text content). Unlike the SDK, a settled call leaves no listener on the signal.
+ * becomes the same ProtocolError, and a result is checked by the client's own era codec (the codec itself
+ * for anything but plain text content). Calls sharing a signal share one listener on it, gone once the last settles.
  */
 export class LaneChannel implements DownstreamChannel {
   readonly #pending = new Map<string, PendingCall>();
   /** The channel that carries everything but `tools/call`. */
-  readonly #sdk: DownstreamChannel;
+  readonly #sdk: SdkChannel;
   readonly #transport: Transport;
   #next = 0;
   #closed = false;
@@ -82,7 +79,7 @@ export class LaneChannel implements DownstreamChannel {
   #lastSent: Promise<void> | undefined;
 
   /** Make it once `sdk` is connected to `transport`: the lane wraps the handlers the SDK installed. */
-  constructor(sdk: DownstreamChannel, transport: Transport) {
+  constructor(sdk: SdkChannel, transport: Transport) {
     this.#sdk = sdk;
     this.#transport = transport;
     const toSdk = transport.onmessage;
@@ -100,7 +97,7 @@ export class LaneChannel implements DownstreamChannel {
     };
   }
 
-  get client(): Client {
+  get client(): ChannelClient {
     return this.#sdk.client;
   }
 
@@ -125,11 +122,11 @@ export class LaneChannel implements DownstreamChannel {
     return this.#pending.size;
   }
 
-  callTool(request: ChannelCall): Promise<CallToolResult> {
-    return new Promise<CallToolResult>((resolve, reject) => {
+  callTool(request: ChannelCall): Promise<ToolResult> {
+    return new Promise<ToolResult>((resolve, reject) => {
       if (this.#closed) return reject(new Error("Not connected"));
       const signal = request.signal;
-      if (signal?.aborted) return reject(signal.reason);
+      if (signal?.aborted) return reject(asSdkError(signal.reason));
       const id = `${ID_PREFIX}${++this.#next}`;
       const call = new PendingCall(id, request);
       call.resolve = resolve;
@@ -186,7 +183,7 @@ export class LaneChannel implements DownstreamChannel {
   #answer(call: PendingCall, message: Message): void {
     this.#finish(call);
     if (message.error !== undefined) {
-      call.reject(McpError.fromError(message.error.code, message.error.message, message.error.data));
+      call.reject(ProtocolError.fromError(message.error.code, message.error.message, message.error.data));
       return;
     }
     const result = message.result;
@@ -194,23 +191,21 @@ export class LaneChannel implements DownstreamChannel {
       call.resolve(result);
       return;
     }
-    const parsed = safeParse(CallToolResultSchema, result);
-    if (parsed.success) call.resolve(parsed.data as CallToolResult);
-    else call.reject(parsed.error);
+    const checked = this.#sdk.client.checkCallToolResult(result);
+    if (checked instanceof SdkError) call.reject(checked);
+    else call.resolve(checked);
   }
 
   #progress(call: PendingCall, message: Message): void {
     const params = message.params as Record<string, unknown>;
-    let progress: Progress;
+    let progress: Progress | undefined;
     if (isPlainProgress(params)) {
       const { progressToken: _, ...rest } = params;
       progress = rest as Progress;
     } else {
-      const parsed = safeParse(ProgressNotificationSchema, message);
+      progress = this.#sdk.client.checkProgress(message);
       // The SDK drops a malformed progress notification: it neither reaches onprogress nor resets the timeout.
-      if (!parsed.success) return;
-      const { progressToken: _, ...rest } = parsed.data.params;
-      progress = rest;
+      if (progress === undefined) return;
     }
     call.deadline = performance.now() + call.request.timeoutMs;
     try {
@@ -240,7 +235,7 @@ export class LaneChannel implements DownstreamChannel {
       if (call.deadline <= now) expired.push(call);
       else if (call.deadline < next) next = call.deadline;
     }
-    for (const call of expired) this.#cancel(call, McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.request.timeoutMs }));
+    for (const call of expired) this.#cancel(call, new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: call.request.timeoutMs }));
     if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
   };
 
@@ -269,7 +264,7 @@ export class LaneChannel implements DownstreamChannel {
     if (this.#pending.get(call.id) !== call) return;
     this.#finish(call);
     this.#transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: call.id, reason: String(reason) } }).catch(() => undefined);
-    call.reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)));
+    call.reject(asSdkError(reason));
   }
 
   #finish(call: PendingCall): void {
@@ -291,12 +286,17 @@ export class LaneChannel implements DownstreamChannel {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
-    const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
+    const error = new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed");
     for (const call of [...this.#pending.values()]) {
       this.#finish(call);
       call.reject(error);
     }
   }
+}
+
+/** What the SDK rejects an aborted request with: the reason when it is an SdkError, else a RequestTimeout naming it. */
+function asSdkError(reason: unknown): SdkError {
+  return reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
 }
 
 function isPlainProgress(params: Record<string, unknown>): boolean {
@@ -308,11 +308,11 @@ function isPlainProgress(params: Record<string, unknown>): boolean {
 }
 
 /**
- * What `CallToolResultSchema` accepts and returns unchanged, checked without zod: `content` an array of
+ * What the client's 2025 codec accepts and returns unchanged, checked without zod: `content` an array of
  * plain text blocks, `isError` a boolean, `structuredContent` an object, nothing else. Anything else
- * (images, annotations, `_meta`, unknown keys, a missing `content`) goes through the schema.
+ * (images, annotations, `_meta`, unknown keys, a missing `content`) goes through the codec.
  */
-export function isPlainCallToolResult(value: unknown): value is CallToolResult {
+export function isPlainCallToolResult(value: unknown): value is ToolResult {
   if (!isRecord(value)) return false;
   let content = false;
   for (const key in value) {

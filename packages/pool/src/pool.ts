@@ -1,9 +1,9 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult } from "@codemux/core";
+import type { Tool } from "@modelcontextprotocol/client";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { LoginCallbacks } from "./auth/login-callbacks";
-import type { DownstreamNotification } from "./channel";
+import type { DownstreamClient, DownstreamNotification } from "./channel";
 import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
 import { NoSessionError, ServerNotFoundError } from "./errors";
 import { InstanceSet } from "./instances";
@@ -159,7 +159,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
    * One server's connected SDK client (connecting it now if it is down), for requests beyond tools: resources,
    * prompts, completions. For an isolated server: `session`'s own instance, else the listing connection.
    */
-  client(server: string, session?: CallerSession): Promise<Client> {
+  client(server: string, session?: CallerSession): Promise<DownstreamClient> {
     const connection = this.connection(server);
     const instances = session === undefined ? undefined : this.#instances.get(server);
     try {
@@ -175,7 +175,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   }
 
   /** Calls one server's tool; it waits for that server alone (see `CallOptions.annotations` for retries). */
-  callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult> {
+  callTool(server: string, tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolResult> {
     // Not async: an async wrapper returning the connection's promise costs two more microtask turns per call.
     const connection = this.#connections.get(server);
     if (!connection) return Promise.reject(new ServerNotFoundError(server, this.names));
@@ -183,7 +183,7 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     return this.#isolatedCall(server, tool, args, options);
   }
 
-  #isolatedCall(server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions | undefined): Promise<CallToolResult> {
+  #isolatedCall(server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions | undefined): Promise<ToolResult> {
     if (!options?.session) return Promise.reject(new NoSessionError(server));
     try {
       return (this.#instances.get(server) as InstanceSet).call(tool, args, options as CallOptions & { session: CallerSession });

@@ -1,5 +1,4 @@
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
 import spawn from "cross-spawn";
 import type { StdioTransportSpec } from "./config/types";

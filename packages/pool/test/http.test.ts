@@ -102,6 +102,27 @@ describe("HTTP servers that cannot be reached or answer with errors", () => {
       `HTTP 404 Not Found from http://127.0.0.1:${port}/wrong: Not Here (check the URL's path (often /mcp, or /sse for the legacy transport))`,
     );
   });
+
+  it("says a 405 may mean the wrong transport", async () => {
+    const port = await listen(
+      createHttpServer((_req, res) => {
+        res.writeHead(405, { "content-type": "text/plain" }).end("Method Not Allowed");
+      }),
+    );
+    const pool = await startPool([httpSpec("sse-only", `http://127.0.0.1:${port}/sse`)]);
+    expect(pool.status()[0]!.error).toBe(
+      `HTTP 405 Method Not Allowed from http://127.0.0.1:${port}/sse (the URL may point at the wrong transport (try "type": "sse" or "http"))`,
+    );
+  });
+
+  it("turns a server's JSON-RPC error into a DownstreamError with its code and its own words", async () => {
+    const url = await startHttpServer(children);
+    const pool = await startPool([httpSpec("h", `${url}/mcp`)]);
+    const error = (await pool.callTool("h", "throw", { message: "no such file" }).catch((e: unknown) => e)) as DownstreamError;
+    expect(error).toBeInstanceOf(DownstreamError);
+    expect(error.message).toBe("h__throw failed: no such file");
+    expect(error.data).toMatchObject({ rpcCode: -32603 });
+  });
 });
 
 describe("downstream HTTP through a proxy", () => {

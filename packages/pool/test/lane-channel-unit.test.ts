@@ -1,8 +1,7 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import type { DownstreamChannel } from "../src/channel";
 import { LaneChannel } from "../src/lane-channel";
+import type { SdkChannel } from "../src/sdk-channel";
 
 /** A transport whose sends answer with the promise the test gives, so that several sends can share one write. */
 function fakeTransport(): { transport: Transport; sent: JSONRPCMessage[]; next: { promise: Promise<void> } } {
@@ -24,7 +23,7 @@ const call = (name: string) => ({ name, arguments: {}, timeoutMs: 10_000 });
 describe("the call lane's writes", () => {
   it("fails exactly the calls whose shared write failed, each with the write's error", async () => {
     const { transport, sent, next } = fakeTransport();
-    const lane = new LaneChannel({} as DownstreamChannel, transport);
+    const lane = new LaneChannel({} as SdkChannel, transport);
     let fail: (error: Error) => void = () => undefined;
     next.promise = new Promise<void>((_, reject) => {
       fail = reject;

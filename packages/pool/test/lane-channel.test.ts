@@ -1,9 +1,10 @@
-import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
 import { getEventListeners } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPlainCallToolResult } from "../src/lane-channel";
+import { ChannelClient } from "../src/sdk-channel";
 import { CallCancelledError, CallTimeoutError, DownstreamError, ServerDisconnectedError, ServerPool, type PoolOptions, type ServerSpec } from "../src/index";
 import { httpSpec, startHttpServer, stdioSpec, textOf } from "./helpers";
 
@@ -52,7 +53,7 @@ describe.each([
     const pool = await start([stdioSpec("m", [], { callTimeoutMs: 300 })]);
     const error = await pool.callTool("m", "hang").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CallTimeoutError);
-    expect((error as CallTimeoutError).cause).toMatchObject({ code: ErrorCode.RequestTimeout, data: { timeout: 300 } });
+    expect((error as CallTimeoutError).cause).toMatchObject({ code: SdkErrorCode.RequestTimeout, data: { timeout: 300 } });
     expect((error as CallTimeoutError).message).toMatch(/timed out after 300 ms/);
     const seen = await cancellations(pool, "m");
     expect(seen).toMatchObject({ count: 1, notices: 1 });
@@ -130,6 +131,12 @@ describe.each([
     expect(coded.message).toBe("r__error failed: bad arguments");
   });
 
+  it("takes a result past the SDK's 10 MiB stdio limit: codemux's own transport carries stdio, with its own bound", async () => {
+    const pool = await start([stdioSpec("m")]);
+    const bytes = STDIO_DEFAULT_MAX_BUFFER_SIZE + 1024 * 1024;
+    expect(textOf(await pool.callTool("m", "huge", { bytes })).length).toBeGreaterThanOrEqual(bytes);
+  });
+
   it("fails every call in flight with ServerDisconnectedError when the server dies mid-call", async () => {
     const pool = await start([stdioSpec("m")]);
     const hung = [pool.callTool("m", "hang"), pool.callTool("m", "hang")];
@@ -138,7 +145,7 @@ describe.each([
       const error = await call.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServerDisconnectedError);
       expect((error as Error).message).toMatch(/the process exited with code 9/);
-      expect((error as Error).cause).toMatchObject({ code: ErrorCode.ConnectionClosed });
+      expect((error as Error).cause).toMatchObject({ code: SdkErrorCode.ConnectionClosed });
     }
     expect(textOf(await pool.callTool("m", "echo", { text: "back" }))).toBe("back");
   });
@@ -234,6 +241,9 @@ describe("the call lane (stdio)", () => {
       { content: [{ type: "image", data: "not base64!", mimeType: "image/png" }] },
       { content: [], isError: "yes" },
       { content: [], structuredContent: [1, 2] },
+      // The 2025 codec's own rules: another result family is no empty tools/call success; a resultType is stripped.
+      { task: { taskId: "t", status: "working" } },
+      { content: [{ type: "text", text: "r" }], resultType: "complete" },
       // (A result that is not an object is no JSON-RPC answer at all: the transport drops it, on both paths.)
     ];
     for (const result of shapes) {
@@ -242,7 +252,7 @@ describe("the call lane (stdio)", () => {
           (ok) => ({ ok }),
           (error: Error) => ({ error: describe_(error.cause) }),
         ),
-        client.request({ method: "tools/call", params: { name: "shape", arguments: { result } } }, CallToolResultSchema).then(
+        client.request({ method: "tools/call", params: { name: "shape", arguments: { result } } }).then(
           (ok) => ({ ok }),
           (error: unknown) => ({ error: describe_(error) }),
         ),
@@ -257,10 +267,21 @@ describe("the call lane (stdio)", () => {
     const calls = Array.from({ length: 100 }, (_, i) =>
       i % 2 === 0
         ? pool.callTool("r", "echo", { text: `lane ${i}` })
-        : client.request({ method: "tools/call", params: { name: "echo", arguments: { text: `sdk ${i}` } } }, CallToolResultSchema),
+        : client.request({ method: "tools/call", params: { name: "echo", arguments: { text: `sdk ${i}` } } }),
     );
     const texts = (await Promise.all(calls)).map(textOf);
     expect(texts).toEqual(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? `lane ${i}` : `sdk ${i}`)));
+  });
+});
+
+describe.each([{ callLane: true }, { callLane: false }])("the downstream era (callLane: $callLane)", ({ callLane }) => {
+  it("is 2025's: initialize first, no server/discover probe, no 2026 _meta envelope on a call", async () => {
+    const pool = await startPool([rawSpec("r")], { callLane });
+    await pool.callTool("r", "echo", { text: "x" });
+    const seen = JSON.parse(textOf(await pool.callTool("r", "seen"))) as Array<{ method: string; protocolVersion?: string; meta: string[] }>;
+    expect(seen[0]).toMatchObject({ method: "initialize", protocolVersion: "2025-11-25" });
+    expect(seen.map((s) => s.method)).not.toContain("server/discover");
+    for (const request of seen) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
   });
 });
 
@@ -277,7 +298,8 @@ describe("tools/call over HTTP (the SDK path)", () => {
 });
 
 describe("isPlainCallToolResult", () => {
-  it("accepts only what CallToolResultSchema returns unchanged", () => {
+  it("accepts only what the client's 2025 codec returns unchanged", () => {
+    const client = new ChannelClient({ name: "test", version: "1" });
     const accepted = [{ content: [] }, { content: [{ type: "text", text: "a" }], isError: true, structuredContent: {} }];
     const refused = [
       {},
@@ -292,13 +314,13 @@ describe("isPlainCallToolResult", () => {
     ];
     for (const value of accepted) {
       expect(isPlainCallToolResult(value)).toBe(true);
-      expect(CallToolResultSchema.parse(value)).toEqual(value);
+      expect(client.checkCallToolResult(value)).toEqual(value);
     }
     for (const value of refused) expect(isPlainCallToolResult(value), JSON.stringify(value)).toBe(false);
   });
 });
 
 function describe_(error: unknown): unknown {
-  if (error instanceof McpError) return { mcp: error.code, message: error.message, data: error.data };
+  if (error instanceof ProtocolError || error instanceof SdkError) return { code: error.code, message: error.message, data: error.data };
   return { name: (error as Error)?.name, message: (error as Error)?.message };
 }

@@ -1,7 +1,6 @@
 import { parseConfig } from "@codemux/pool";
 import { Codemux, createSessionServer, searchCatalog } from "@codemux/server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 
 const config = parseConfig(
   JSON.stringify({

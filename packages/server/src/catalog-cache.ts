@@ -4,23 +4,26 @@ import { createHash } from "node:crypto";
 import type { Store } from "./stores/store";
 
 /** Bumped when the file's shape changes; an older file is ignored, never misread. */
-export const CATALOG_CACHE_VERSION = 3;
+export const CATALOG_CACHE_VERSION = 4;
 
 interface CacheFile {
   version: typeof CATALOG_CACHE_VERSION;
   /** When the lists were written (ms since the epoch). */
   savedAt: number;
   servers: Record<string, ToolDefinition[]>;
+  /** Each server's own instructions, as it last gave them. */
+  instructions?: Record<string, string>;
 }
 
-/** What a cache holds: the tools per server, and when they were saved (0 when there is no usable cache). */
+/** What a cache holds: the tools per server, their instructions, and when they were saved (0 when there is no usable cache). */
 export interface CachedCatalog {
   servers: Map<string, ToolDefinition[]>;
+  instructions: Map<string, string>;
   savedAt: number;
 }
 
 /**
- * The last good tool lists of one config, in a Store, so that a restart can answer searches at
+ * The last good tool lists (and each server's instructions) of one config, in a Store, so that a restart can answer searches at
  * once while the servers connect behind. Keyed by a hash of the resolved server specs: another
  * config (or a changed one) never sees these tools. Holds tool definitions only, no secrets.
  */
@@ -40,21 +43,27 @@ export class CatalogCache {
 
   /** The cached tools per server and when they were saved; empty when there is no usable cache. */
   async load(): Promise<CachedCatalog> {
-    const none: CachedCatalog = { servers: new Map(), savedAt: 0 };
+    const none: CachedCatalog = { servers: new Map(), instructions: new Map(), savedAt: 0 };
     try {
       const text = await this.store.read(this.key);
       if (text === undefined) return none;
       const data = JSON.parse(text) as CacheFile;
       if (data.version !== CATALOG_CACHE_VERSION || typeof data.servers !== "object" || data.servers === null) return none;
       const savedAt = typeof data.savedAt === "number" && Number.isFinite(data.savedAt) ? data.savedAt : 0;
-      return { servers: new Map(Object.entries(data.servers).filter(([, tools]) => Array.isArray(tools))), savedAt };
+      const instructions = typeof data.instructions === "object" && data.instructions !== null ? Object.entries(data.instructions) : [];
+      return {
+        servers: new Map(Object.entries(data.servers).filter(([, tools]) => Array.isArray(tools))),
+        instructions: new Map(instructions.filter((entry): entry is [string, string] => typeof entry[1] === "string")),
+        savedAt,
+      };
     } catch {
       return none;
     }
   }
 
   /** Writes atomically (the store's rule), so a crash never leaves half a cache. */
-  async save(servers: Map<string, ToolDefinition[]>, savedAt: number): Promise<void> {
-    await this.store.write(this.key, JSON.stringify({ version: CATALOG_CACHE_VERSION, savedAt, servers: Object.fromEntries(servers) } satisfies CacheFile));
+  async save(servers: Map<string, ToolDefinition[]>, savedAt: number, instructions: Map<string, string> = new Map()): Promise<void> {
+    const file: CacheFile = { version: CATALOG_CACHE_VERSION, savedAt, servers: Object.fromEntries(servers), instructions: Object.fromEntries(instructions) };
+    await this.store.write(this.key, JSON.stringify(file));
   }
 }

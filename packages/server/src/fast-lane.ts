@@ -1,15 +1,14 @@
 import { isProgressToken } from "@codemux/core";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolResultSchema, CancelledNotificationSchema } from "@modelcontextprotocol/core";
 import {
-  CallToolResultSchema,
-  CancelledNotificationSchema,
-  ErrorCode,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
   RELATED_TASK_META_KEY,
   type CallToolRequest,
   type JSONRPCMessage,
   type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+} from "@modelcontextprotocol/server";
 import type { Session } from "./session";
 
 /** What the fast lane has done, for tests and diagnostics. */
@@ -70,7 +69,7 @@ export function attachFastLane(session: Session, transport: Transport): FastLane
                 jsonrpc: "2.0",
                 id,
                 error: {
-                  code: Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError,
+                  code: Number.isSafeInteger(error.code) ? error.code : ProtocolErrorCode.InternalError,
                   message: error.message ?? "Internal error",
                   ...(error.data !== undefined && { data: error.data }),
                 },
@@ -142,7 +141,10 @@ export function checkedResult(result: unknown): unknown {
 function sdkChecked(result: unknown): unknown {
   const parsed = CallToolResultSchema.safeParse(result);
   if (!parsed.success)
-    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid tools/call result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`,
+    );
   return parsed.data;
 }
 

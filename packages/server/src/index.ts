@@ -39,7 +39,7 @@ export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "
 export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
-export type { SessionHost, SessionServerOptions } from "./session";
+export type { ProtocolEra, SessionHost, SessionServerOptions } from "./session";
 export { skillsFolder } from "./skills/library";
 export type { ListedSkill, Skill, SkillLibrary, SkillLibraryOptions } from "./skills/library";
 export type { SkillCheckResult } from "./skills/typecheck";

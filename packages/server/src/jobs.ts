@@ -1,6 +1,4 @@
-import type { SessionInfo, Surface } from "@codemux/core";
-import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
-import type { Task } from "@modelcontextprotocol/sdk/types.js";
+import type { SessionInfo, Surface, Task, TaskStore } from "@codemux/core";
 
 /**
  * Makes one session's MCP task store (protocol 2025-11-25; `@codemux/jobs` serves tasks from its job

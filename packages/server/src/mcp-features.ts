@@ -1,27 +1,17 @@
 import { type CallOrigin, type Logger, SEPARATOR, type SessionInfo, splitQualifiedName } from "@codemux/core";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
+  ProtocolError,
+  ProtocolErrorCode,
   type CompleteRequest,
   type LoggingLevel,
   type Prompt,
   type ReadResourceResult,
   type Resource,
-  type ResourceTemplate,
+  type ResourceTemplateType as ResourceTemplate,
+  type Server,
   type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js";
+  UriTemplate,
+} from "@modelcontextprotocol/server";
 import type { Catalog } from "@codemux/catalog";
 import type { InstanceOwner } from "@codemux/pool";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
@@ -34,6 +24,8 @@ import type { ToolPool } from "./tool-pool";
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
 const COLLISION_SCHEME = "codemux://";
 const MAX_PAGES = 20;
+/** SDK v2's client caches lists a server marks cacheable: codemux asks when it needs a fresh answer (a list_changed, a client's request), so it never takes one from that cache. */
+const FRESH = { cacheMode: "bypass" } as const;
 /** Resources, templates and prompts of one server put in search, at most. */
 const INDEXED = 500;
 const LEVELS: LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
@@ -96,19 +88,19 @@ export class McpFeatures {
     const capabilities = client.getServerCapabilities() ?? {};
     const [resources, templates, prompts] = await Promise.all([
       capabilities.resources
-        ? client.listResources().then(
+        ? client.listResources(undefined, FRESH).then(
             (r) => r.resources,
             () => [],
           )
         : [],
       capabilities.resources
-        ? client.listResourceTemplates().then(
+        ? client.listResourceTemplates(undefined, FRESH).then(
             (r) => r.resourceTemplates,
             () => [],
           )
         : [],
       capabilities.prompts
-        ? client.listPrompts().then(
+        ? client.listPrompts(undefined, FRESH).then(
             (r) => r.prompts,
             () => [],
           )
@@ -171,34 +163,34 @@ export class McpFeatures {
     this.#servers.set(session.id, server);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.listResources(session) }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-      this.readResource(request.params.uri, { session, origin: "resources/read", signal: extra.signal }),
+    server.setRequestHandler("resources/list", async () => ({ resources: await this.listResources(session) }));
+    server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
+    server.setRequestHandler("resources/read", async (request, ctx) =>
+      this.readResource(request.params.uri, { session, origin: "resources/read", signal: ctx.mcpReq.signal }),
     );
-    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    server.setRequestHandler("resources/subscribe", async (request) => {
       const owner = await this.#owner(request.params.uri, session);
       await (await this.#deps.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
       this.#subscriptionsOf(session.id).add(request.params.uri);
       return {};
     });
-    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    server.setRequestHandler("resources/unsubscribe", async (request) => {
       this.#subscriptionsOf(session.id).delete(request.params.uri);
       return {};
     });
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.listPrompts(session) }));
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    server.setRequestHandler("prompts/list", async () => ({ prompts: await this.listPrompts(session) }));
+    server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { server: owner, name } = this.#promptOwner(request.params.name, session);
       const client = await this.#client(owner, session);
-      return client.getPrompt({ ...request.params, name }, { signal: extra.signal });
+      return client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal });
     });
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => this.complete(request.params, { session, signal: extra.signal }));
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    server.setRequestHandler("completion/complete", async (request, ctx) => this.complete(request.params, { session, signal: ctx.mcpReq.signal }));
+    server.setRequestHandler("logging/setLevel", async (request) => {
       this.#levels.set(session.id, request.params.level);
       return {};
     });
     // A client's notifications/roots/list_changed reaches only its own instances of isolated servers: shared servers take their roots from the config (see ClientRelay).
-    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => this.#deps.pool.rootsChanged?.(session));
+    server.setNotificationHandler("notifications/roots/list_changed", async () => this.#deps.pool.rootsChanged?.(session));
     return () => {
       this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
@@ -218,7 +210,7 @@ export class McpFeatures {
       const all: Resource[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await client.listResources(cursor ? { cursor } : undefined);
+        const result = await client.listResources(cursor ? { cursor } : undefined, FRESH);
         all.push(...result.resources);
         cursor = result.nextCursor;
         if (!cursor) break;
@@ -241,7 +233,7 @@ export class McpFeatures {
   }
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
-    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
     return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
   }
 
@@ -266,7 +258,7 @@ export class McpFeatures {
 
   /** Prompts of every server `session` sees, as `server__prompt`. */
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
-    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts()).prompts, session);
+    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, session);
     return listed.flatMap(({ server, items }) =>
       items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
     );
@@ -323,7 +315,7 @@ export class McpFeatures {
 
   /** A server's client; with `session`, an isolated server's instance of that session (prompts and completions may read its state). */
   async #client(server: string, session?: SessionInfo) {
-    if (!this.#deps.pool.client) throw new McpError(ErrorCode.InternalError, "This pool offers tools only.");
+    if (!this.#deps.pool.client) throw new ProtocolError(ProtocolErrorCode.InternalError, "This pool offers tools only.");
     return this.#deps.pool.client(server, session);
   }
 
@@ -337,17 +329,17 @@ export class McpFeatures {
       const server = rest.slice(0, rest.indexOf("/"));
       if (this.#deps.pool.names.includes(server) && this.#sees(session, server)) return { server, uri: rest.slice(server.length + 1) };
     }
-    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates()).resourceTemplates, session);
+    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
     for (const { server, items } of templates) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
-    throw new McpError(ErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`);
   }
 
   #promptOwner(qualified: string, session: SessionInfo | undefined): { server: string; name: string } {
     const split = splitQualifiedName(qualified);
     if (!split || !this.#deps.pool.names.includes(split.server) || !this.#sees(session, split.server))
-      throw new McpError(ErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };
   }
 

@@ -36,6 +36,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
   readonly #options: ReadinessOptions;
   /** Servers whose tools so far come from the disk cache, not from the server. */
   readonly #cached = new Set<string>();
+  /** Each server's instructions as the cache had them, until the server itself says. */
+  readonly #cachedInstructions = new Map<string, string>();
   #cacheLoaded: Promise<void> = Promise.resolve();
   /** The cache read at start was older than `cacheTtlMs`. */
   #stale = false;
@@ -115,6 +117,13 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     return this.#options.pool.status();
   }
 
+  /** What a server said about its tools (`instructions` at initialize or server/discover): live once it has connected, else from the cache. */
+  instructions(server: string): string | undefined {
+    const live = this.#options.pool.status().find((s) => s.name === server);
+    if (live?.serverInfo) return live.instructions;
+    return this.#cachedInstructions.get(server);
+  }
+
   /** Servers still connecting (of those `shown`, when given), for a note under answers given before they are all there. */
   pendingNote(shown?: (server: string) => boolean): string[] {
     const connecting = this.status()
@@ -139,7 +148,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { cache, refreshCache, pool, catalog } = this.#options;
     if (!cache || refreshCache) return;
     const names = new Set(pool.names);
-    const { servers, savedAt } = await cache.load();
+    const { servers, instructions, savedAt } = await cache.load();
+    for (const [server, text] of instructions) if (names.has(server)) this.#cachedInstructions.set(server, text);
     for (const [server, tools] of servers) {
       if (!names.has(server) || catalog.entries(server).length > 0) continue;
       this.#cached.add(server);
@@ -189,8 +199,13 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     this.#saveTimer = undefined;
     const { catalog, cache, logger } = this.#options;
     const servers = new Map(catalog.servers().map((s) => [s, catalog.entries(s).map((e) => e.tool)]));
+    const instructions = new Map<string, string>();
+    for (const server of servers.keys()) {
+      const text = this.instructions(server);
+      if (text) instructions.set(server, text);
+    }
     try {
-      await cache?.save(servers, this.#options.clock());
+      await cache?.save(servers, this.#options.clock(), instructions);
     } catch (error) {
       logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
     }

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult as CallToolResult } from "@codemux/core";
 import { describe, expect, it } from "vitest";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
 import type { CallContext, SessionInfo } from "@codemux/core";

@@ -1,5 +1,5 @@
 import type { InstanceOwner, RelayContext, ServerRequestRelay } from "@codemux/pool";
-import { ErrorCode, McpError, type ClientCapabilities, type Root } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
 import type { SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
@@ -117,16 +117,16 @@ export class ClientRelay implements ServerRequestRelay {
       return client ? ((await client.listRoots({ signal })) as Record<string, unknown>) : { roots: this.#roots(server) };
     }
     const attributed = this.attribute(server, owner);
-    if ("refused" in attributed) throw new McpError(ErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
+    if ("refused" in attributed) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
     const peer = attributed.session.peer;
     if (!peer)
-      throw new McpError(
-        ErrorCode.InvalidRequest,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
         `codemux refused ${request.method}: ${server} sent it during a call with no MCP client to ask (a REST call or a job).`,
       );
     const capability = NEEDS[request.method];
     if (!capability || !peer.capabilities()?.[capability]) {
-      throw new McpError(ErrorCode.InvalidRequest, `The client that called ${server} does not support ${request.method}; codemux cannot ask it.`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The client that called ${server} does not support ${request.method}; codemux cannot ask it.`);
     }
     const params = (request.params ?? {}) as never;
     switch (request.method) {

@@ -1,19 +1,19 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestTaskStore } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
   type Progress,
   type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js";
-import type { ClientPeer, RequestContext, SessionInfo, Surface } from "@codemux/core";
+} from "@modelcontextprotocol/server";
+import type { ClientCapabilities, ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
+import { serveTasks, TASKS_CAPABILITY } from "./tasks";
 import { VERSION } from "./version";
 
 /** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
@@ -24,6 +24,8 @@ export interface SessionHost {
   /** Milliseconds since the epoch, for when an answer was processed. */
   readonly clock: () => number;
   readonly options: { taskStore?: TaskStoreFactory | undefined };
+  /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
+  readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
 }
@@ -38,7 +40,16 @@ export interface SessionServerOptions {
    * request): its instances of servers isolated per session are then not ended with the server. True when absent.
    */
   endsWithServer?: boolean;
+  /**
+   * The protocol era this server speaks: `legacy` (2025-11-25 and before: initialize, then the
+   * client's capabilities hold for the connection) or `modern` (2026-07-28: each request carries its
+   * own capabilities, and a server sends no requests to the client). `legacy` when absent.
+   */
+  era?: ProtocolEra;
 }
+
+/** A client's protocol era: 2025-11-25 and earlier (`legacy`) or 2026-07-28 (`modern`). */
+export type ProtocolEra = "legacy" | "modern";
 
 /**
  * The MCP server of one client session: a thin adapter from MCP requests to the surface of the
@@ -52,12 +63,13 @@ export function createSessionServer(core: SessionHost, options: SessionServerOpt
   return createSession(core, options).server;
 }
 
-/** What a tools/call handler needs of the request it answers: the SDK's `extra`, or the stdio fast lane's own. */
+/** What a tools/call handler needs of the request it answers: from the SDK's context, or the stdio fast lane's own. */
 export interface SessionCallExtra {
   signal: AbortSignal;
   requestId: string | number;
   sendNotification(notification: ServerNotification): Promise<void>;
-  taskStore?: RequestTaskStore | undefined;
+  /** The calling client, when it is this request's own (a 2026-07-28 request declares its capabilities itself). */
+  peer?: ClientPeer;
 }
 
 /** One client session: its SDK server, and the tools/call handler it runs, which the stdio fast lane calls too. */
@@ -69,6 +81,7 @@ export interface Session {
 /** The session behind `createSessionServer`, with its tools/call handler for the stdio fast lane (see fast-lane.ts). */
 export function createSession(core: SessionHost, options: SessionServerOptions = {}): Session {
   const surface = core.surface(options.mode);
+  const era = options.era ?? "legacy";
   const who = options.session ?? core.session();
   const instructions = surface.instructions(who);
   let session: SessionInfo | undefined;
@@ -80,25 +93,27 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const server = new Server(
     { name: "codemux", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}) },
-      ...(taskStore ? { taskStore } : {}),
+      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: TASKS_CAPABILITY } : {}) },
       ...(instructions ? { instructions } : {}),
     },
   );
-  session = { ...who, peer: clientPeer(server) };
+  session = { ...who, peer: era === "modern" ? modernPeer(undefined) : clientPeer(server) };
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await surface.listTools(current) }));
+  // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
+  server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
+  if (taskStore) serveTasks(server, taskStore);
 
   const callTool = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
-    // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once.
-    if (params.task && extra.taskStore) return extra.taskStore.createTask({ ttl: params.task.ttl }).then((task) => ({ task }));
     const args = (params.arguments ?? {}) as Record<string, unknown>;
+    // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
+    if (params.task && taskStore)
+      return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
-    const ctx: RequestContext = { session: current, origin: "call_tool", signal: extra.signal, requestId };
+    const ctx: RequestContext = { session: extra.peer ? { ...current, peer: extra.peer } : current, origin: "call_tool", signal: extra.signal, requestId };
     const startedAt = core.clock();
-    const answered = (result: CallToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
+    const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
     // The common call has no progress token: straight to the surface, nothing to wait for after it.
     if (token === undefined) return surface.callTool(params.name, args, ctx).then(answered);
@@ -116,7 +131,15 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return answered(result);
     });
   };
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra));
+  server.setRequestHandler(
+    "tools/call",
+    (request, ctx) =>
+      callTool(request.params, {
+        signal: ctx.mcpReq.signal,
+        requestId: ctx.mcpReq.id,
+        sendNotification: (notification) => ctx.mcpReq.notify(notification),
+      }) as Promise<CallToolResult>,
+  );
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {
@@ -140,5 +163,25 @@ function clientPeer(server: Server): ClientPeer {
     elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
     createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
+  };
+}
+
+/**
+ * The client of one 2026-07-28 request: the capabilities that request declared, never an earlier
+ * one's. The revision has no server-to-client requests, so a question cannot be pushed to it.
+ */
+function modernPeer(capabilities: ClientCapabilities | undefined): ClientPeer {
+  const refuse = (method: string) =>
+    Promise.reject(
+      new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `codemux cannot send ${method} to this client: it speaks MCP 2026-07-28, where a server sends no requests to its client.`,
+      ),
+    );
+  return {
+    capabilities: () => capabilities,
+    elicit: () => refuse("elicitation/create"),
+    createMessage: () => refuse("sampling/createMessage"),
+    listRoots: () => refuse("roots/list"),
   };
 }

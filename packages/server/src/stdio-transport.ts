@@ -1,6 +1,5 @@
 import { LineSplitter, jsonRpcMessage } from "@codemux/pool";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolErrorCode, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 
 export interface StdioServerTransportOptions {
   /** A longer request is refused with an error and skipped; the session goes on. */
@@ -39,7 +38,8 @@ export class StdioServerTransport implements Transport {
     this.#lines = new LineSplitter({
       maxLineBytes: this.#maxBytes,
       onLine: (line) => this.#line(line),
-      onOversize: (bytes) => this.#reject(null, ErrorCode.InvalidRequest, `Request too large: more than ${bytes} bytes (the limit is ${this.#maxBytes}).`),
+      onOversize: (bytes) =>
+        this.#reject(null, ProtocolErrorCode.InvalidRequest, `Request too large: more than ${bytes} bytes (the limit is ${this.#maxBytes}).`),
     });
   }
 
@@ -96,7 +96,7 @@ export class StdioServerTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      this.#reject(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
+      this.#reject(null, ProtocolErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
       return;
     }
     const message = jsonRpcMessage(value);
@@ -108,7 +108,11 @@ export class StdioServerTransport implements Transport {
     const id = (value as { id?: unknown } | null)?.id;
     // Only a request (it has an id) gets an answer; a broken notification is dropped, as JSON-RPC says.
     if (typeof value === "object" && value !== null && "method" in value && id === undefined) return;
-    this.#reject(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message.");
+    this.#reject(
+      typeof id === "string" || typeof id === "number" ? id : null,
+      ProtocolErrorCode.InvalidRequest,
+      "Invalid Request: not a JSON-RPC 2.0 message.",
+    );
   }
 
   #reject(id: string | number | null, code: number, message: string): void {

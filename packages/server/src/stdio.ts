@@ -1,6 +1,8 @@
 import { isSwitchedOff, type Logger } from "@codemux/core";
-import { attachFastLane } from "./fast-lane";
-import { createSession, type SessionHost } from "./session";
+import type { Transport } from "@modelcontextprotocol/server";
+import { serveStdio as serveBothEras } from "@modelcontextprotocol/server/stdio";
+import { attachFastLane, type FastLane } from "./fast-lane";
+import { createSession, type ProtocolEra, type SessionHost } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
 
 export interface ServeStdioOptions {
@@ -13,30 +15,72 @@ export interface ServeStdioOptions {
    * true unless the environment says `CODEMUX_SERVER_LANE=0` (or `false`, `off`: every request then takes the SDK's path).
    */
   fastLane?: boolean;
+  /**
+   * Called once, before the first request that is not `server/discover`: where the caller starts what
+   * serving needs (the servers, the jobs journal). A 2026-07-28 client probes a stdio server by
+   * starting a throw-away copy that is asked `server/discover` only, then ended at once; that copy
+   * must answer from the config and start nothing.
+   */
+  onFirstRequest?: () => void;
 }
 
 /**
- * Serves one MCP session over this process's stdin/stdout; resolves when the client disconnects or `signal` aborts.
+ * Serves one MCP client over this process's stdin/stdout, in either protocol era: the client's first
+ * message decides (an `initialize` is a 2025-era client, a request carrying the 2026-07-28 `_meta`
+ * envelope a modern one). Resolves when the client disconnects or `signal` aborts.
  *
  * @example
  * const core = new Codemux({ config });
- * core.start();
- * await serveStdio(core);
+ * await serveStdio(core, { onFirstRequest: () => core.start() });
  * await core.close();
  */
 export async function serveStdio(core: SessionHost & { logger: Logger }, streams: ServeStdioOptions = {}): Promise<void> {
-  const session = createSession(core);
-  const { server } = session;
-  const transport = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
+  const wire = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
+  const useLane = streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE);
+  const lanes: FastLane[] = [];
+  const served = serveBothEras(
+    async ({ era }) => {
+      // The instructions a client reads at its first exchange include what the servers said last run (the catalog cache).
+      await core.readiness?.loaded();
+      const session = createSession(core, { era: era as ProtocolEra });
+      const { server } = session;
+      server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
+      // The 2025-era fast lane takes plain calls off the wire itself, ahead of the SDK's queue and channel, once this server is connected.
+      if (useLane && era === "legacy") {
+        const connect = server.connect.bind(server);
+        server.connect = async (channel: Transport) => {
+          await connect(channel);
+          lanes.push(attachFastLane(session, wire));
+        };
+      }
+      return server;
+    },
+    { legacy: "serve", transport: wire, onerror: (error) => core.logger.debug(`protocol: ${error.message}`) },
+  );
   const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
+    const sdkClose = wire.onclose;
+    wire.onclose = () => {
+      sdkClose?.();
+      resolve();
+    };
   });
-  server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);
-  await server.connect(transport);
-  const lane = (streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE)) ? attachFastLane(session, transport) : undefined;
-  if (streams.signal?.aborted) await transport.close();
-  streams.signal?.addEventListener("abort", () => void transport.close(), { once: true });
+  if (streams.onFirstRequest) {
+    const begin = streams.onFirstRequest;
+    const sdkMessage = wire.onmessage;
+    let begun = false;
+    wire.onmessage = (message) => {
+      const method = (message as { method?: unknown; id?: unknown }).method;
+      if (!begun && typeof method === "string" && "id" in message && method !== "server/discover") {
+        begun = true;
+        begin();
+      }
+      sdkMessage?.(message);
+    };
+  }
+  if (streams.signal?.aborted) await served.close();
+  streams.signal?.addEventListener("abort", () => void served.close(), { once: true });
   await closed;
-  if (lane) core.logger.debug(`stdio session closed: ${lane.calls} tools/call answered on the fast lane`);
-  await server.close().catch(() => undefined);
+  const calls = lanes.reduce((sum, lane) => sum + lane.calls, 0);
+  if (lanes.length > 0) core.logger.debug(`stdio session closed: ${calls} tools/call answered on the fast lane`);
+  await served.close().catch(() => undefined);
 }

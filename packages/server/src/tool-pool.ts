@@ -1,6 +1,15 @@
 import type { ToolDefinition, ToolResult } from "@codemux/core";
-import type { CallerSession, CallOptions, DownstreamNotification, InstanceOwner, LoginCallbacks, PoolUpdate, ServerSpec, ServerStatus } from "@codemux/pool";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type {
+  CallerSession,
+  CallOptions,
+  DownstreamClient,
+  DownstreamNotification,
+  InstanceOwner,
+  LoginCallbacks,
+  PoolUpdate,
+  ServerSpec,
+  ServerStatus,
+} from "@codemux/pool";
 
 /**
  * What the core needs of its downstream servers. `ServerPool` from @codemux/pool is the real one;
@@ -21,7 +30,7 @@ export interface ToolPool {
   off(event: "state", listener: (status: ServerStatus) => void): unknown;
   close(): Promise<void>;
   /** One server's SDK client, for resources, prompts and completions (an isolated server's: `session`'s own instance); a pool without it offers tools only. */
-  client?(server: string, session?: CallerSession): Promise<Client>;
+  client?(server: string, session?: CallerSession): Promise<DownstreamClient>;
   /** A client session's roots changed: its own instances of isolated servers are told (shared servers never are). */
   rootsChanged?(session: CallerSession): void;
   /** Ends what a client session owned (its instances of servers isolated per session); a pool without it has none. */

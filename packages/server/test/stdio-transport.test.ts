@@ -32,6 +32,8 @@ describe("the stdio server transport's message check (a fast path for common sha
       JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
       JSON.stringify({ jsonrpc: "2.0", id: 2, result: { roots: [] } }),
       JSON.stringify({ jsonrpc: "2.0", id: 3, error: { code: -1, message: "no" } }),
+      // SDK v2's schema takes any _meta on a result (v1 refused a progress token that is not a string or number there).
+      JSON.stringify({ jsonrpc: "2.0", id: 7, result: { _meta: { progressToken: {} } } }),
     ]);
     expect(received.map((m) => ("method" in m ? m.method : "id" in m ? m.id : undefined))).toEqual([
       "tools/call",
@@ -39,6 +41,7 @@ describe("the stdio server transport's message check (a fast path for common sha
       "notifications/initialized",
       2,
       3,
+      7,
     ]);
     expect(answers).toEqual([]);
   });
@@ -51,7 +54,6 @@ describe("the stdio server transport's message check (a fast path for common sha
       JSON.stringify({ jsonrpc: "1.0", id: 4, method: "ping" }),
       JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { _meta: { progressToken: true } } }),
       JSON.stringify({ jsonrpc: "2.0", id: 6, method: "ping", params: [1] }),
-      JSON.stringify({ jsonrpc: "2.0", id: 7, result: { _meta: { progressToken: {} } } }),
       "{not json",
     ]);
     expect(received).toEqual([]);
@@ -62,7 +64,6 @@ describe("the stdio server transport's message check (a fast path for common sha
       [4, -32600],
       [5, -32600],
       [6, -32600],
-      [7, -32600],
       [null, -32700],
     ]);
   });

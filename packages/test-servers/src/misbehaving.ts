@@ -18,6 +18,8 @@ interface Flags {
   startDelayMs: number;
   http: number | undefined;
   name: string;
+  /** What the server tells its client at initialize (`--instructions TEXT`). */
+  instructions: string | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -32,6 +34,7 @@ function parseFlags(argv: string[]): Flags {
     startDelayMs: Number(value("--start-delay-ms") ?? 0),
     http: value("--http") === undefined ? undefined : Number(value("--http")),
     name: value("--name") ?? "misbehaving",
+    instructions: value("--instructions"),
   };
 }
 
@@ -90,7 +93,10 @@ function createMisbehavingServer(flags: Flags): Server {
   let calls = 0;
   // What a cancellation test needs to see: that notifications/cancelled reached the server, for which calls.
   const cancelled: Array<string | number> = [];
-  const server = new Server({ name: flags.name, version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server(
+    { name: flags.name, version: "1.0.0" },
+    { capabilities: { tools: { listChanged: true } }, ...(flags.instructions ? { instructions: flags.instructions } : {}) },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;

@@ -184,9 +184,11 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core } = await startCore(command, context, {
+      const { core, begin } = await startCore(command, context, {
         defaultLevel: "info",
         serving: true,
+        // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
+        deferStart: true,
         ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
         ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
@@ -202,6 +204,8 @@ export function registerServe(program: Command, context: RunContext): void {
       // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
       process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
       if (process.stdin.isTTY) {
+        // Someone at a terminal, not a client's probe: start now to show the servers' state.
+        begin();
         void core.ready().then(async () => {
           // A client starts codemux in a folder of its own: the snippet names the config this run found.
           const args = [
@@ -212,7 +216,7 @@ export function registerServe(program: Command, context: RunContext): void {
         });
       }
       try {
-        await serveStdio(core, { signal: stop.signal });
+        await serveStdio(core, { signal: stop.signal, onFirstRequest: begin });
       } finally {
         watcher?.close();
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);

@@ -1,5 +1,5 @@
 import type { ErrorClass } from "@codemux/core";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/client";
 import { PoolError, ServerUnavailableError } from "../errors";
 
 /** The reason a server that needs a login shows in `codemux list` and in the errors the model sees; `how` says how to log in. */

@@ -1,5 +1,4 @@
-import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { auth, type FetchLike } from "@modelcontextprotocol/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OAuthSettings } from "../config/types";
 import type { LoginCallbackAnswer, LoginCallbacks } from "./login-callbacks";

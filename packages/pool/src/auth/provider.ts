@@ -1,5 +1,4 @@
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types";
 import { AuthRequiredError } from "./auth-required";
 import { readAuthRecord, writeAuthRecord, type AuthRecord } from "./store";

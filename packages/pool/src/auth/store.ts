@@ -1,6 +1,5 @@
-import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { createHash } from "node:crypto";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
 
 /** What codemux keeps per server after `codemux auth login`: kept unchanged as the SDK saved it (it stamps an `issuer`). */
 export interface AuthRecord {

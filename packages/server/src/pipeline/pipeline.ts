@@ -16,7 +16,7 @@ import {
 } from "@codemux/core";
 import { UnknownToolError, type Catalog } from "@codemux/catalog";
 import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
-import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
 import type { Access } from "../policy/access";
@@ -223,7 +223,8 @@ export class ToolCallPipeline {
     if (!this.#pool.client) throw new BadRequestError("This pool offers tools only; it cannot read resources.");
     const client = await this.#pool.client(ctx.entry.server, ctx.session);
     const signal = PipelineContext.downstreamSignal(ctx);
-    return resourceAsToolResult(await client.readResource({ uri: String(ctx.arguments.uri) }, signal ? { signal } : undefined));
+    // Never from SDK v2's client cache: a read is the resource as it is now (a plugin may cache it, by its own rules).
+    return resourceAsToolResult(await client.readResource({ uri: String(ctx.arguments.uri) }, { cacheMode: "bypass", ...(signal ? { signal } : {}) }));
   }
 
   #compose(): NextCall {

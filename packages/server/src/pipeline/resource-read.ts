@@ -1,5 +1,5 @@
 import { SEPARATOR, type CatalogEntry, type ToolResult } from "@codemux/core";
-import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { ResourceReadError } from "../errors";
 
 /** The name a resource read goes by in the call pipeline: plugins see `<server>__resources/read` with `{ uri }`. */

@@ -7,6 +7,7 @@ import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
 import { saveSkill } from "../meta-tools/skills";
 import { CODE_HINTS } from "../render/hints";
+import { sessionInstructions } from "../render/instructions";
 import type { SurfaceFactory } from "./surface";
 
 /** The meta-tools of mode `code`, in the order clients show them. */
@@ -18,16 +19,12 @@ export const codeSurface: SurfaceFactory = ({ services, metaTools, hints }): Sur
   return {
     name: "code",
     listChanges: false,
-    instructions: (session) => {
-      // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = services.access.servers(session, services.pool.names);
-      return [
+    instructions: (session) =>
+      sessionInstructions(
+        services,
+        session,
         "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
-        servers.length ? `Servers: ${servers.join(", ")}.` : "",
-      ]
-        .join(" ")
-        .trim();
-    },
+      ),
     listTools: async (session) => registry.definitions(session),
     callTool: (name, args, request) => registry.call(name, args, request),
   };

@@ -18,6 +18,7 @@ import { readInput } from "../meta-tools/input";
 import { MetaToolRegistry } from "../meta-tools/registry";
 import { searchTools } from "../meta-tools/search-tools";
 import { callRequest } from "../pipeline/call-request";
+import { sessionInstructions } from "../render/instructions";
 import { DISPATCH_HINTS } from "../render/hints";
 import { keepIfLarge, layoutJson, limitResult, topLevelKeys, type TopLevelKeys } from "../render/limit-result";
 import { KEPT_HANDLE_PATTERN, type KeptResult, type ResultOwner } from "../results";
@@ -134,16 +135,12 @@ export const dispatchSurface: SurfaceFactory = ({ services: shared, hints }): Su
   return {
     name: "dispatch",
     listChanges: false,
-    instructions: (session) => {
-      // Known at once from the config: the client asks for these at initialize, before servers have connected.
-      const servers = services.access.servers(session, services.pool.names);
-      return [
+    instructions: (session) =>
+      sessionInstructions(
+        services,
+        session,
         `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
-        servers.length ? `Servers: ${servers.join(", ")}.` : "",
-      ]
-        .join(" ")
-        .trim();
-    },
+      ),
     listTools: async () => registry.definitions(),
     callTool: (name, args, request) => registry.call(name, args, request),
   };

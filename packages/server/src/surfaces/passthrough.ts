@@ -5,6 +5,7 @@ import { callRequest } from "../pipeline/call-request";
 import { PASSTHROUGH_HINTS } from "../render/hints";
 import { limitResult } from "../render/limit-result";
 import { errorResult } from "../render/text";
+import { sessionInstructions } from "../render/instructions";
 import type { SurfaceFactory } from "./surface";
 
 /**
@@ -17,7 +18,8 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
   return {
     name: "passthrough",
     listChanges: true,
-    instructions: () => undefined,
+    // Each tool is listed as it is: the servers' own instructions are what there is to say.
+    instructions: (session) => sessionInstructions(services, session, undefined),
     listTools: async (session) => {
       await services.readiness.discovered();
       const downstream = services.access
