@@ -44,8 +44,10 @@ describe("mode dispatch: the upfront list", () => {
     const { tools } = await h.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["codemux"]);
     expect(h.core.catalog.size).toBeGreaterThan(30);
-    // 1,579 JSON characters = 396 o200k tokens when pinned (`pnpm bench`); 400 tokens is the budget.
+    // 1,593 JSON characters = 398 o200k tokens when pinned (`pnpm bench`); 400 tokens is the budget.
     expect(JSON.stringify(tools).length).toBeLessThanOrEqual(1600);
+    // How big a kept result is in the model's terms (seed 004's rule of thumb), in one clause.
+    expect(tools[0]?.description).toContain("page a kept result (~4 chars a token)");
     // Its description teaches every action.
     for (const action of ["search", "list", "call", "exec", "read"]) expect(tools[0]?.description).toContain(`${action} {`);
   });

@@ -32,9 +32,11 @@ describe("the upfront list", () => {
     const { tools } = await h.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["search_tools", "list_modules", "read_module", "execute_code", "call_tool", "read_result", "save_skill"]);
     expect(h.core.catalog.size).toBeGreaterThan(30);
-    // A fixed, small cost (SPEC §5): 2,213 JSON characters, 526 o200k tokens when pinned (~4.2 a token); the budget
+    // A fixed, small cost (SPEC §5): 2,236 JSON characters, about 532 o200k tokens when pinned (~4.2 a token); the budget
     // is 645 tokens with jobs (@codemux/jobs pins that list), which leaves these ~548 (2,300 characters).
     expect(JSON.stringify(tools).length).toBeLessThanOrEqual(2300);
+    // How big a kept result is in the model's terms (seed 004's rule of thumb), in one clause of read_result's description.
+    expect(tools.find((t) => t.name === "read_result")?.description).toContain("~4 characters a token");
     // Bounds and defaults are enforced and applied on input but not spent on the model's context, nor are unlisted aliases.
     for (const key of ["maxLength", "maxItems", "minimum", "maximum", "default", "unlisted", "args_json"])
       expect(JSON.stringify(tools)).not.toContain(`"${key}"`);

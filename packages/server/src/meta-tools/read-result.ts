@@ -26,7 +26,7 @@ const MAX_READ_BYTES = MAX_PAGE_CHARS;
 export const readResult = defineMetaTool<ReadResultRequest, CodemuxServices>({
   name: "read_result",
   // The preview that hands out a handle names the ops too, so this stays short.
-  description: "Page a large kept result (handle from its preview): head/tail lines, slice from..to, grep pattern ± context.",
+  description: "Page a large kept result (handle from its preview; ~4 characters a token): head/tail lines, slice from..to, grep pattern ± context.",
   inputSchema: {
     type: "object",
     properties: {

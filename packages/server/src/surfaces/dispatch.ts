@@ -82,7 +82,7 @@ export const dispatchTool = defineMetaTool<DispatchRequest, CodemuxServices>({
     "list {server?, schemas?, annotations?}: servers and their tools.",
     "call {tool, arguments | argumentsFrom: handle, server?, keep?}: call a tool (server__tool, or a bare name if unique). keep:true keeps the result and answers with a handle and a preview; argumentsFrom takes a kept JSON object (at JSON Pointer pointer) as arguments, so data passes between tools without you.",
     "exec {code}: run TypeScript that imports tools (mcp/servers/<server>/<tool>) or saved skills (mcp/skills/<name>) and chains them; returns export default.",
-    "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result. Large results are kept automatically.",
+    "read {handle, op: stat|head|tail|slice|grep|read}: page a kept result (~4 chars a token). Large results are kept automatically.",
   ].join("\n"),
   inputSchema: {
     type: "object",
