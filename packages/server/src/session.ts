@@ -1,4 +1,5 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -116,8 +117,10 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
+  /** The session as one request's client is: on 2026-07-28, with the capabilities that request declares (never an earlier one's). */
+  const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
-  server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
+  server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   if (taskStore) serveTasks(server, taskStore);
 
   const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
@@ -150,7 +153,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const callTool: Session["callTool"] =
     era === "modern"
       ? async (params, extra) => {
-          if (!(await surface.listTools(current)).some((tool) => tool.name === params.name))
+          if (!(await surface.listTools(extra.peer ? { ...current, peer: extra.peer } : current)).some((tool) => tool.name === params.name))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
           return answer(params, extra);
         }
@@ -172,6 +175,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       signal: ctx.mcpReq.signal,
       requestId: ctx.mcpReq.id,
       sendNotification: (notification) => ctx.mcpReq.notify(notification),
+      ...(era === "modern" ? { peer: asRequested(ctx).peer as ClientPeer } : {}),
     }) as Promise<CallToolResult>;
   });
 
@@ -199,6 +203,11 @@ function clientPeer(server: Server): ClientPeer {
     createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
   };
+}
+
+/** The capabilities a 2026-07-28 request declares in its `_meta` envelope (the SDK lifts them out of the params). */
+function envelopeCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
 /**
