@@ -27,6 +27,8 @@ export class ModernMcp {
   /** Servers built for requests and not yet closed: each must end with its request. */
   #alive = 0;
   readonly #built = new WeakMap<Request, Server>();
+  /** The open listen streams, each ended by aborting its request. */
+  readonly #listens = new Set<AbortController>();
   readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
 
   constructor(gateway: ModernGateway) {
@@ -50,13 +52,22 @@ export class ModernMcp {
   /** Answers one POST whose body carries the 2026-07-28 envelope (auth, Host, Origin and the body bound already passed). */
   async serve(ctx: RequestContext, body: unknown): Promise<void> {
     const closed = new AbortController();
-    ctx.res.once("close", () => closed.abort());
+    ctx.res.once("close", () => {
+      closed.abort();
+      this.#listens.delete(closed);
+    });
+    if ((body as { method?: unknown } | undefined)?.method === "subscriptions/listen") this.#listens.add(closed);
     const request = webRequestOf(ctx.req, closed.signal);
     const response = await this.#handler.fetch(request, { parsedBody: body, authInfo: authInfoOf(ctx.identity) });
     const server = this.#built.get(request);
     // A listen request's server is built only for its capabilities and never connected, so closing it would not end it.
     if (server && !server.transport) server.onclose?.();
     await writeResponse({ req: ctx.req, res: ctx.res }, response);
+  }
+
+  /** Ends the open listen streams (shutdown): unlike calls, they would otherwise run through the whole grace. */
+  endListens(): void {
+    for (const listen of this.#listens) listen.abort();
   }
 
   async close(): Promise<void> {

@@ -172,6 +172,7 @@ export class CodemuxHttpServer {
     if (this.#loginCallbacks) this.#core.pool.useLoginCallbacks?.(undefined);
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
+    this.#modern.endListens();
     await this.#drain(this.options.shutdownGraceMs);
     this.#answerInFlight();
     await this.sessions.closeAll();

@@ -2,8 +2,12 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createJobs } from "@codemux/jobs";
 import { Codemux, VERSION, policiesOf } from "@codemux/server";
 import { askingServerPath } from "@codemux/test-servers";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
 import { TOKENS, bearer, config, misbehaving, raw, serve, textOf, type Served } from "./helpers";
@@ -250,6 +254,30 @@ describe("what a 2026-07-28 client is answered", () => {
   });
 });
 
+describe("a 2026-07-28 request's own capabilities", () => {
+  it("decide the tools it is listed: agent (it needs sampling) only for a request that declares sampling", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-eras-"));
+    const jobs = createJobs({ dataDir: dir });
+    const core = new Codemux({ config: config({ m: misbehaving() }), dataDir: dir, jobs: jobs.runner, metaTools: jobs.metaTools });
+    core.start();
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+    try {
+      const listed = async (capabilities: Record<string, unknown>) => {
+        const answer = await modernAt(http.url)("tools/list", {}, { meta: envelope(capabilities) });
+        return (answerOf(answer).result?.tools as Array<{ name: string }>).map((tool) => tool.name);
+      };
+      expect(await listed({ sampling: {} })).toContain("agent");
+      expect(await listed({})).not.toContain("agent");
+    } finally {
+      await http.close();
+      await jobs.close();
+      await core.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("2026-07-28 requests pass auth, bounds, policies and limits as 2025 ones do", () => {
   const PEOPLE = { alice: "alice-token-eras-000001", bob: "bob-token-eras-00000002", carol: "carol-token-eras-000003" };
   let core: Codemux;
@@ -389,6 +417,38 @@ describe("notifications to 2026-07-28 clients", () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe("questions from servers to a 2026-07-28 client", () => {
+  it("are refused by the capabilities of the calling request itself, with a sentence saying why (relaying them is issue 31)", async () => {
+    const s = await serve({}, { a: { command: process.execPath, args: [askingServerPath] } });
+    try {
+      const ask = async (capabilities: Record<string, unknown>) => {
+        const answer = await modernAt(s.url)(
+          "tools/call",
+          { name: "call_tool", arguments: { name: "a__ask", args: { message: "your name?", when: "now" } } },
+          { meta: envelope(capabilities) },
+        );
+        return (answerOf(answer).result?.content as Array<{ text: string }>)[0]?.text;
+      };
+      expect(await ask({ elicitation: {} })).toMatch(/cannot send elicitation\/create to this client: it speaks MCP 2026-07-28/);
+      expect(await ask({})).toMatch(/does not support elicitation\/create/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("shutdown", () => {
+  it("ends open listen streams at once rather than waiting out the grace for them", async () => {
+    const s = await serve({ mode: "passthrough", shutdownGraceMs: 120_000 });
+    const client = await modernClient(s.url, TOKENS.alice);
+    const subscription = await client.listen({ toolsListChanged: true });
+    // With the stream held open, this close would wait the whole 120 s grace and the test time out.
+    await s.close();
+    expect(await subscription.closed).not.toBe("local");
+    await client.close();
   });
 });
 
