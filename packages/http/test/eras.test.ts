@@ -2,10 +2,11 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { loadPlugins } from "@codemux/hooks";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, VERSION, policiesOf } from "@codemux/server";
 import { askingServerPath } from "@codemux/test-servers";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -278,6 +279,34 @@ describe("a 2026-07-28 request's own capabilities", () => {
   });
 });
 
+describe("the audit log", () => {
+  it("names the principal of a 2026-07-28 call, as it does a 2025 one's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-eras-audit-"));
+    const file = join(dir, "audit.jsonl");
+    const plugins = await loadPlugins({ config: { plugins: { audit: { file } } }, configFile: join(dir, "codemux.json"), dataDir: dir });
+    const core = new Codemux({ config: config({ m: misbehaving() }), middleware: [plugins.middleware] });
+    core.start();
+    await core.ready();
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+    try {
+      const client = await modernClient(http.url, TOKENS.alice);
+      expect(textOf(await client.callTool(echo("audited")))).toBe("audited");
+      await client.close();
+    } finally {
+      await http.close();
+      await core.close();
+      await plugins.close();
+    }
+    const lines = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ principal: "token:alice", server: "m", tool: "echo", outcome: "ok" }));
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
 describe("2026-07-28 requests pass auth, bounds, policies and limits as 2025 ones do", () => {
   const PEOPLE = { alice: "alice-token-eras-000001", bob: "bob-token-eras-00000002", carol: "carol-token-eras-000003" };
   let core: Codemux;
@@ -327,6 +356,38 @@ describe("2026-07-28 requests pass auth, bounds, policies and limits as 2025 one
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope() } }),
     });
     expect(host.status).toBe(403);
+  });
+
+  it("a result kept for one principal's call is theirs in their next request, and no other principal's", async () => {
+    const [alice, bob] = await Promise.all([modernClient(http.url, PEOPLE.alice), modernClient(http.url, PEOPLE.bob)]);
+    const big = textOf(await alice.callTool({ name: "call_tool", arguments: { name: "m__huge", args: { bytes: 100_000, lines: true } } }));
+    const handle = /"(res_[0-9a-f]{12})"/.exec(big)?.[1];
+    expect(handle).toBeDefined();
+    // Another request, another server: the handle is the principal's, not the request's.
+    expect(textOf(await alice.callTool({ name: "read_result", arguments: { handle, op: "head", lines: 1 } }))).toContain("line 1:");
+    const stolen = await bob.callTool({ name: "read_result", arguments: { handle, op: "head", lines: 1 } });
+    expect(stolen.isError).toBe(true);
+    expect(textOf(stolen)).not.toContain("line 1:");
+    await Promise.all([alice.close(), bob.close()]);
+  });
+
+  it("a JSON-RPC batch of 2026-07-28 requests is refused before any server is built", async () => {
+    const one = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: envelope() } });
+    const answer = await raw(`${http.url}/mcp`, {
+      method: "POST",
+      headers: {
+        ...bearer(PEOPLE.alice),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify(Array.from({ length: 10 }, (_, i) => one(i))),
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error.code).toBe(-32600);
+    const metrics = await (await fetch(`${http.url}/metrics`, { headers: bearer(PEOPLE.alice) })).text();
+    expect(metrics).toContain("\ncodemux_mcp_request_servers 0\n");
   });
 
   it("each principal sees and calls only what its policy gives it, and its call limit holds", async () => {
