@@ -158,11 +158,11 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
           return answer(params, extra);
         }
       : answer;
-  /** The log of the one request a 2026-07-28 server answers, once its handler runs. */
+  /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
   let requestLog: ServerContext["mcpReq"]["log"] | undefined;
   if (era === "modern") {
     const send = server.notification.bind(server);
-    // A server's log line relayed to this session goes on the request's own stream, and only when the request set a logLevel (the SDK's per-request log checks it).
+    // A server's log line relayed to this session goes on the calling request's stream, and only when it set a logLevel (the SDK's per-request log checks it).
     server.notification = (notification, options) => {
       if (notification.method !== "notifications/message") return send(notification, options);
       const { level, data, logger } = notification.params as LoggingMessageNotification["params"];
@@ -184,8 +184,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     clearTimeout(timer);
     timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
   };
-  // A 2026-07-28 server lives for one request and cannot push: list changes reach its clients' listen streams through the serving entry.
-  if (surface.listChanges && era === "legacy") core.on("toolsChanged", notify);
+  if (surface.listChanges) core.on("toolsChanged", notify);
   server.onclose = () => {
     clearTimeout(timer);
     core.off("toolsChanged", notify);
