@@ -501,6 +501,33 @@ describe("questions from servers to a 2026-07-28 client", () => {
   });
 });
 
+describe("listen streams are bounded per principal", () => {
+  it("a principal holds as many as it may hold sessions (429 past them, saying which limit); another principal still listens", async () => {
+    const s = await serve({ mode: "passthrough", maxSessionsPerPrincipal: 1 });
+    try {
+      const alice = await modernClient(s.url, TOKENS.alice);
+      const first = await alice.listen({ toolsListChanged: true });
+      const second = await modernAt(s.url)("subscriptions/listen", { notifications: { toolsListChanged: true } });
+      expect(second.status).toBe(429);
+      expect(answerOf(second).error?.message).toMatch(/^Principal "token:alice" already holds 1 open listen streams, its limit/);
+      const bob = await modernClient(s.url, TOKENS.bob);
+      const bobs = await bob.listen({ toolsListChanged: true });
+      expect(bobs.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await first.close();
+      // Once the server has seen that stream end (the client's close reaches it a moment later), alice may listen again.
+      let again: Awaited<ReturnType<ModernClient["listen"]>> | undefined;
+      for (let tries = 0; tries < 50 && !again; tries++) {
+        again = await alice.listen({ toolsListChanged: true }).catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20)));
+      }
+      expect(again?.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await Promise.all([again?.close(), bobs.close()]);
+      await Promise.all([alice.close(), bob.close()]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("shutdown", () => {
   it("ends open listen streams at once rather than waiting out the grace for them", async () => {
     const s = await serve({ mode: "passthrough", shutdownGraceMs: 120_000 });
