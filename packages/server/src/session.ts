@@ -1,11 +1,14 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
+  type LoggingMessageNotification,
   type Progress,
+  type ServerContext,
   type ServerNotification,
 } from "@modelcontextprotocol/server";
 import type { ClientCapabilities, ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
@@ -47,6 +50,19 @@ export interface SessionServerOptions {
    */
   era?: ProtocolEra;
 }
+
+/** Milliseconds a 2026-07-28 client may keep a list (filtered per principal) before asking again. */
+const LIST_TTL_MS = 10_000;
+/** Milliseconds a 2026-07-28 client may keep codemux's discover answer (versions, capabilities, instructions). */
+const DISCOVER_TTL_MS = 60_000;
+const PRIVATE_LIST = { ttlMs: LIST_TTL_MS, cacheScope: "private" } as const;
+const CACHE_HINTS = {
+  "tools/list": PRIVATE_LIST,
+  "prompts/list": PRIVATE_LIST,
+  "resources/list": PRIVATE_LIST,
+  "resources/templates/list": PRIVATE_LIST,
+  "server/discover": { ttlMs: DISCOVER_TTL_MS, cacheScope: "public" },
+} as const;
 
 /** A client's protocol era: 2025-11-25 and earlier (`legacy`) or 2026-07-28 (`modern`). */
 export type ProtocolEra = "legacy" | "modern";
@@ -95,17 +111,21 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     {
       capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: TASKS_CAPABILITY } : {}) },
       ...(instructions ? { instructions } : {}),
+      // Lists are filtered per principal (policies), so no shared cache may keep one; a short TTL since list_changed reaches only listening clients.
+      cacheHints: CACHE_HINTS,
     },
   );
   session = { ...who, peer: era === "modern" ? modernPeer(undefined) : clientPeer(server) };
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
+  /** The session as one request's client is: on 2026-07-28, with the capabilities that request declares (never an earlier one's). */
+  const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
-  server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
+  server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   if (taskStore) serveTasks(server, taskStore);
 
-  const callTool = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
+  const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
     if (params.task && taskStore)
@@ -131,15 +151,35 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return answered(result);
     });
   };
-  server.setRequestHandler(
-    "tools/call",
-    (request, ctx) =>
-      callTool(request.params, {
-        signal: ctx.mcpReq.signal,
-        requestId: ctx.mcpReq.id,
-        sendNotification: (notification) => ctx.mcpReq.notify(notification),
-      }) as Promise<CallToolResult>,
-  );
+  // 2026-07-28 answers a name the server does not expose with a JSON-RPC error; a 2025 client keeps its error result.
+  const callTool: Session["callTool"] =
+    era === "modern"
+      ? async (params, extra) => {
+          if (!(await surface.listTools(extra.peer ? { ...current, peer: extra.peer } : current)).some((tool) => tool.name === params.name))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
+          return answer(params, extra);
+        }
+      : answer;
+  /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
+  let requestLog: ServerContext["mcpReq"]["log"] | undefined;
+  if (era === "modern") {
+    const send = server.notification.bind(server);
+    // A server's log line relayed to this session goes on the calling request's stream, and only when it set a logLevel (the SDK's per-request log checks it).
+    server.notification = (notification, options) => {
+      if (notification.method !== "notifications/message") return send(notification, options);
+      const { level, data, logger } = notification.params as LoggingMessageNotification["params"];
+      return requestLog?.(level, data, logger) ?? Promise.resolve();
+    };
+  }
+  server.setRequestHandler("tools/call", (request, ctx) => {
+    requestLog = ctx.mcpReq.log;
+    return callTool(request.params, {
+      signal: ctx.mcpReq.signal,
+      requestId: ctx.mcpReq.id,
+      sendNotification: (notification) => ctx.mcpReq.notify(notification),
+      ...(era === "modern" ? { peer: asRequested(ctx).peer as ClientPeer } : {}),
+    }) as Promise<CallToolResult>;
+  });
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {
@@ -164,6 +204,11 @@ function clientPeer(server: Server): ClientPeer {
     createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
   };
+}
+
+/** The capabilities a 2026-07-28 request declares in its `_meta` envelope (the SDK lifts them out of the params). */
+function envelopeCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
 /**
