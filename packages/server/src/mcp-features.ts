@@ -192,7 +192,8 @@ export class McpFeatures {
     // A client's notifications/roots/list_changed reaches only its own instances of isolated servers: shared servers take their roots from the config (see ClientRelay).
     server.setNotificationHandler("notifications/roots/list_changed", async () => this.#deps.pool.rootsChanged?.(session));
     return () => {
-      this.#servers.delete(session.id);
+      // Requests that share one session (2026-07-28, --stateless) each attach a server: one that ends leaves a later one's entry be.
+      if (this.#servers.get(session.id) === server) this.#servers.delete(session.id);
       this.#subscriptions.delete(session.id);
       this.#levels.delete(session.id);
       detachRelay();
