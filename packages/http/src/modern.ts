@@ -34,6 +34,7 @@ export class ModernMcp {
   readonly #listening = new Map<string, number>();
   readonly #maxListens: (principal: string) => number;
   readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
+  readonly #stopChanges: () => void;
 
   constructor(gateway: ModernGateway) {
     this.#core = gateway.core;
@@ -48,6 +49,12 @@ export class ModernMcp {
     });
     // Per-request servers cannot push: a change of the tool list reaches the clients listening for it through the handler's bus.
     if (gateway.core.surface(mode).listChanges) gateway.core.on("toolsChanged", this.#toolsChanged);
+    // So are the servers' resource and prompt list changes and resource updates (a client hears only what its listen filter names).
+    this.#stopChanges = gateway.core.features.onChange((change) => {
+      if (change.kind === "resources") this.#handler.notify.resourcesChanged();
+      else if (change.kind === "prompts") this.#handler.notify.promptsChanged();
+      else this.#handler.notify.resourceUpdated(change.uri);
+    });
   }
 
   /** Servers built for requests still being answered (each lives as long as its request). */
@@ -91,6 +98,7 @@ export class ModernMcp {
 
   async close(): Promise<void> {
     this.#core.off("toolsChanged", this.#toolsChanged);
+    this.#stopChanges();
     await this.#handler.close();
   }
 

@@ -440,6 +440,34 @@ describe("notifications to 2026-07-28 clients", () => {
     }
   });
 
+  it("a client listening for resource and prompt changes is told of them, and of an update to a resource it named", async () => {
+    const s = await serve({}, { m: misbehaving("--resources") });
+    try {
+      const client = await modernClient(s.url, TOKENS.alice);
+      const heard: string[] = [];
+      let all: () => void = () => undefined;
+      const three = new Promise<void>((resolve) => {
+        all = resolve;
+      });
+      const note = (label: string) => () => {
+        heard.push(label);
+        if (heard.length === 3) all();
+      };
+      client.setNotificationHandler("notifications/resources/list_changed", note("resources"));
+      client.setNotificationHandler("notifications/prompts/list_changed", note("prompts"));
+      client.setNotificationHandler("notifications/resources/updated", (n) => note(`updated ${String(n.params.uri)}`)());
+      const subscription = await client.listen({ resourcesListChanged: true, promptsListChanged: true, resourceSubscriptions: ["test://note"] });
+      expect(subscription.honoredFilter).toMatchObject({ resourcesListChanged: true, promptsListChanged: true, resourceSubscriptions: ["test://note"] });
+      await client.callTool({ name: "call_tool", arguments: { name: "m__change_lists", args: {} } });
+      await three;
+      expect(heard.sort()).toEqual(["prompts", "resources", "updated test://note"]);
+      await subscription.close();
+      await client.close();
+    } finally {
+      await s.close();
+    }
+  });
+
   it("progress of a call reaches that call's own stream", async () => {
     const s = await serve();
     try {

@@ -18,6 +18,7 @@ export {
 export type { ServerErrorCode } from "./errors";
 export type { TaskStoreFactory } from "./jobs";
 export { McpFeatures } from "./mcp-features";
+export type { FeatureChange } from "./mcp-features";
 export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
 export type { ModuleListing, ModuleNamespace, ModuleSource } from "./modules/namespace";

@@ -49,6 +49,9 @@ export interface McpFeaturesOptions {
   logger: Logger;
 }
 
+/** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
+export type FeatureChange = { kind: "resources" } | { kind: "prompts" } | { kind: "resource"; uri: string };
+
 export class McpFeatures {
   /** URI as shown to clients -> the server and the URI it knows. */
   readonly #uris = new Map<string, { server: string; uri: string }>();
@@ -56,6 +59,8 @@ export class McpFeatures {
   readonly #subscriptions = new Map<string, Set<string>>();
   readonly #levels = new Map<string, LoggingLevel>();
   readonly #servers = new Map<string, Server>();
+  /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
+  readonly #changeListeners = new Set<(change: FeatureChange) => void>();
 
   readonly #deps: McpFeaturesOptions;
 
@@ -355,11 +360,19 @@ export class McpFeatures {
    * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
    * sessions that subscribed; list changes to all.
    */
+  /** Calls `listener` with each resources or prompts list change and each resource update a downstream server reports; returns the function that stops it. */
+  onChange(listener: (change: FeatureChange) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
   #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }): void {
     if (notification.method === "notifications/message") {
       this.#relayLogMessage(server, notification.params ?? {});
       return;
     }
+    const change = this.#changeOf(server, notification);
+    if (change) for (const listener of this.#changeListeners) listener(change);
     for (const [sessionId, mcp] of this.#servers) {
       let out: ServerNotification | undefined;
       if (notification.method === "notifications/resources/updated") {
@@ -372,6 +385,14 @@ export class McpFeatures {
       }
       if (out) void mcp.notification(out).catch(() => undefined);
     }
+  }
+
+  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }): FeatureChange | undefined {
+    if (notification.method === "notifications/resources/list_changed") return { kind: "resources" };
+    if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
+    if (notification.method !== "notifications/resources/updated") return undefined;
+    const own = String(notification.params?.uri ?? "");
+    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own };
   }
 
   #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {

@@ -7,7 +7,16 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 
@@ -20,6 +29,8 @@ interface Flags {
   name: string;
   /** What the server tells its client at initialize (`--instructions TEXT`). */
   instructions: string | undefined;
+  /** `--resources`: one resource and one prompt, both lists changeable (the tool `change_lists`). */
+  resources: boolean;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -35,8 +46,15 @@ function parseFlags(argv: string[]): Flags {
     http: value("--http") === undefined ? undefined : Number(value("--http")),
     name: value("--name") ?? "misbehaving",
     instructions: value("--instructions"),
+    resources: argv.includes("--resources"),
   };
 }
+
+const changeLists: Tool = tool(
+  "change_lists",
+  "Send resources/list_changed, prompts/list_changed and resources/updated for test://note (with --resources).",
+  {},
+);
 
 const baseTools: Tool[] = [
   tool("echo", "Return the text it is given.", { text: { type: "string", description: "Text to return." } }, ["text"]),
@@ -95,9 +113,21 @@ function createMisbehavingServer(flags: Flags): Server {
   const cancelled: Array<string | number> = [];
   const server = new Server(
     { name: flags.name, version: "1.0.0" },
-    { capabilities: { tools: { listChanged: true } }, ...(flags.instructions ? { instructions: flags.instructions } : {}) },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        ...(flags.resources ? { resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } } : {}),
+      },
+      ...(flags.instructions ? { instructions: flags.instructions } : {}),
+    },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: flags.resources ? [...tools, changeLists] : tools }));
+  if (flags.resources) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: "test://note", name: "note" }] }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [{ uri: request.params.uri, text: "a note" }] }));
+    server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ name: "greet" }] }));
+  }
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     calls += 1;
@@ -149,6 +179,12 @@ function createMisbehavingServer(flags: Flags): Server {
         return text(JSON.stringify({ count: cancelled.length, requestIds: cancelled, notices: cancelNotices.count }));
       case "env":
         return text(JSON.stringify({ value: process.env[String(args.name)] ?? null }));
+      case "change_lists":
+        // What a server does when its resources and prompts change, and a resource it serves was updated.
+        await server.sendResourceListChanged();
+        await server.sendPromptListChanged();
+        await server.sendResourceUpdated({ uri: "test://note" });
+        return text("changed");
       case "add_tool":
         tools.push(tool(String(args.name), `A tool added at run time: ${String(args.name)}.`, {}));
         await server.sendToolListChanged();
