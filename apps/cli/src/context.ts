@@ -147,11 +147,12 @@ export async function startCore(
     ...(jobs
       ? {
           jobs: jobs.runner,
-          metaTools: jobs.metaTools,
+          // Plugins' own tools (memory's `memory`) are listed beside the meta-tools, only when such a plugin is on.
+          metaTools: [...jobs.metaTools, ...(plugins?.metaTools ?? [])],
           taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
         }
       : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
-        { metaTools: [jobsListing()] }),
+        { metaTools: [jobsListing(), ...(plugins?.metaTools ?? [])] }),
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });

@@ -1,5 +1,5 @@
 import { PluginConfigError } from "./errors";
-import type { Logger } from "@codemux/core";
+import type { Logger, MetaTool } from "@codemux/core";
 import { access } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -12,6 +12,7 @@ import { guardPlugin } from "./plugins/guard";
 import { pinPlugin, type SeenTool } from "./plugins/pin";
 import { rateLimitPlugin } from "./plugins/rate-limit";
 import { redactPlugin } from "./plugins/redact";
+import { memoryPlugin } from "./plugins/memory";
 import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
 import type { Redactor } from "./redactor";
@@ -126,6 +127,15 @@ const BUILT_INS = {
       keepTtlMs: ms.optional(),
     })
     .strict(),
+  memory: z
+    .object({
+      ...common,
+      tools: globs.optional(),
+      maxEntries: z.number().int().positive().max(10_000).optional(),
+      maxEntryChars: z.number().int().positive().max(100_000).optional(),
+      ttlMs: ms.optional(),
+    })
+    .strict(),
 } as const;
 
 type BuiltInName = keyof typeof BUILT_INS;
@@ -165,6 +175,8 @@ export interface LoadedPlugins {
   redactor: Redactor | undefined;
   /** Deletes what the plugins keep for `principal` (audit lines); counts by plugin name. */
   forget(principal: string): Promise<Record<string, number>>;
+  /** Meta-tools plugins offer (memory's `memory`), for the host to list beside its own. */
+  metaTools: readonly MetaTool[];
   close(): Promise<void>;
 }
 
@@ -260,6 +272,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     },
     redactor: redact?.redactor,
     forget: (principal) => host.forget(principal),
+    metaTools: plugins.flatMap((p) => p.metaTools ?? []),
     close: () => host.close(),
   };
 }
@@ -288,6 +301,8 @@ function builtIn(name: BuiltInName, opts: Record<string, unknown>, redactor: () 
       return pinPlugin(opts);
     case "summarize":
       return summarizePlugin(opts);
+    case "memory":
+      return memoryPlugin(opts);
   }
 }
 

@@ -25,6 +25,8 @@ export { REDACTED_META, redactPlugin, redactResult } from "./plugins/redact";
 export type { RedactOptions } from "./plugins/redact";
 export { FULL_RESULT_ARGUMENT, SUMMARIZED_META, summarizePlugin } from "./plugins/summarize";
 export type { SummarizeOptions } from "./plugins/summarize";
+export { memoryPlugin } from "./plugins/memory";
+export type { Memory, MemoryPlugin, MemoryPluginOptions } from "./plugins/memory";
 export { DEFAULT_MAX_SCAN_CHARS, Redactor } from "./redactor";
 export type { RedactorOptions } from "./redactor";
 export type { RotatingFileOptions } from "./rotating-file";

@@ -1,4 +1,4 @@
-import type { Logger, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
+import type { Logger, MetaTool, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
 
 /** The hints a server gives about a tool (MCP `ToolAnnotations`, core's type); `{}` when it gave none. */
 export type ToolHints = ToolAnnotations;
@@ -114,6 +114,8 @@ export interface Plugin {
   close?(): MaybePromise<void>;
   /** Deletes what the plugin keeps for `principal` (`codemux forget`); resolves with how many items went. */
   forget?(principal: string): MaybePromise<number>;
+  /** Tools the plugin offers the model (memory's `memory`); a host lists them beside its own meta-tools. */
+  readonly metaTools?: readonly MetaTool[];
   beforeCall?(call: PluginCall): MaybePromise<BeforeCallResult | void>;
   /** May return a replacement result; `undefined` keeps it. Runs on short-circuited results too. */
   afterCall?(call: PluginCall, result: ToolResult): MaybePromise<ToolResult | void>;
