@@ -55,7 +55,7 @@ describe("loadPlugins", () => {
     [{ cache: { ttl: 5 } }, 'Invalid config codemux.json: plugins.cache: unknown option "ttl"'],
     [
       { cahce: {} },
-      'Invalid config codemux.json: plugins.cahce: not a built-in plugin (did you mean "cache"?); built-ins are audit, cache, rate-limit, redact, guard, pin, summarize, and a plugin of your own needs "module": "./my-plugin.js"',
+      'Invalid config codemux.json: plugins.cahce: not a built-in plugin (did you mean "cache"?); built-ins are audit, cache, rate-limit, redact, guard, pin, summarize, memory, and a plugin of your own needs "module": "./my-plugin.js"',
     ],
     [{ "rate-limit": { limits: [{ by: ["user"], calls: 1, perMs: 1 }] } }, "Invalid config codemux.json: plugins.rate-limit.limits.0.by.0:"],
     [
