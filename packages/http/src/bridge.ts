@@ -46,14 +46,15 @@ export interface Exchange {
  * parsed body, as it always is here (the gateway reads and bounds bodies). A plain object, not a
  * `Request`, whose construction (a signal, a body stream, URL parsing) cost ~35 µs per request;
  * `body: null` makes an SDK that would read the body anyway see an empty one (a 400), never the socket.
+ * `signal`, when given, is the request's (the 2026-07-28 handler cancels a call and ends a listen stream by it).
  */
-export function webRequestOf(req: IncomingMessage): Request {
+export function webRequestOf(req: IncomingMessage, signal?: AbortSignal): Request {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
   // Origin-form only: a target like `//host/x` or `http://host/x` must not choose the URL's origin.
   const target = req.url?.startsWith("/") && !req.url.startsWith("//") ? req.url : "/";
-  const head = { method: (req.method ?? "GET").toUpperCase(), url: `${originOf(req.headers.host)}${target}`, headers, body: null };
+  const head = { method: (req.method ?? "GET").toUpperCase(), url: `${originOf(req.headers.host)}${target}`, headers, body: null, signal };
   return head as unknown as Request;
 }
 
@@ -68,7 +69,8 @@ function originOf(host: string | undefined): string {
   }
 }
 
-async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS }: Exchange, response: Response): Promise<void> {
+/** Writes an SDK answer on the Node response: a body as it is, a POST's one-message SSE stream as plain JSON (see `bridgeRequest`). */
+export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS }: Exchange, response: Response): Promise<void> {
   const type = response.headers.get("content-type") ?? "";
   if (!response.body || !type.startsWith("text/event-stream")) {
     const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;

@@ -37,4 +37,6 @@ export interface Gateway {
   requireScope(ctx: RequestContext, scope: string, what: string): void;
   /** Reports a problem of the gateway itself (not a request log line). */
   warn(message: string, fields?: LogRecord): void;
+  /** Serves MCP 2026-07-28 requests on /mcp (no sessions). */
+  modern: { serve(ctx: RequestContext, body: unknown): Promise<void> };
 }

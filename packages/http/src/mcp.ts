@@ -1,12 +1,13 @@
 import { createSessionServer } from "@codemux/server";
-import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import { isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { randomUUID } from "node:crypto";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
-import { bridgeRequest } from "./bridge";
+import { bridgeRequest, webRequestOf } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore } from "./event-store";
 import { HttpError } from "./errors";
+import { isModernRevision } from "./modern";
 import { sendRpcError } from "./respond";
 import { newSession } from "./sessions";
 
@@ -31,16 +32,41 @@ function requestIds(body: unknown): Array<string | number> {
   return ids;
 }
 
-/** `/mcp`: Streamable HTTP, one SDK server per client session over the shared core. */
+/**
+ * `/mcp`: Streamable HTTP for both protocol eras. A POST carrying the 2026-07-28 envelope is served
+ * without a session (see ModernMcp); everything else is a 2025 client's: one SDK server per session
+ * over the shared core, or a fresh one per POST with `--stateless`.
+ */
 export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (gateway.options.stateless) return handleStateless(gateway, ctx);
   const method = ctx.req.method ?? "GET";
-  if (!["POST", "GET", "DELETE"].includes(method)) {
+  if (method === "POST") {
+    const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
+    ctx.rpcIds = requestIds(body);
+    // The SDK's own classification, so codemux and its handler never disagree on a request's era.
+    if (!(await isLegacyRequest(webRequestOf(ctx.req), body))) return gateway.modern.serve(ctx, body);
+    if (gateway.options.stateless) return handleStateless(gateway, ctx, body);
+    return handleSessionful(gateway, ctx, body);
+  }
+  if ((method === "GET" || method === "DELETE") && isModernRevision(ctx.req.headers["mcp-protocol-version"])) {
+    throw new HttpError("METHOD_NOT_ALLOWED", "MCP 2026-07-28 has no sessions: send each request as a POST to /mcp (no GET stream, no DELETE).", {
+      headers: { allow: "POST" },
+    });
+  }
+  if (gateway.options.stateless) {
+    throw new HttpError("METHOD_NOT_ALLOWED", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", {
+      headers: { allow: "POST" },
+    });
+  }
+  if (method !== "GET" && method !== "DELETE") {
     throw new HttpError("METHOD_NOT_ALLOWED", "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
   }
+  return handleSessionful(gateway, ctx, undefined);
+}
+
+/** A 2025 client's request on its session, or the initialize that opens one. */
+async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
+  const method = ctx.req.method ?? "GET";
   const id = sessionHeader(ctx);
-  const body = method === "POST" ? await readJson(ctx.req, gateway.options.maxBodyBytes) : undefined;
-  ctx.rpcIds = requestIds(body);
   if (id === undefined) {
     if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
     sendRpcError(ctx.res, 400, { code: -32000, message: "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one." });
@@ -95,14 +121,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
 }
 
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
-async function handleStateless(gateway: Gateway, ctx: RequestContext): Promise<void> {
-  if (ctx.req.method !== "POST") {
-    throw new HttpError("METHOD_NOT_ALLOWED", "This server is stateless: only POST is served on /mcp (no sessions, no GET stream).", {
-      headers: { allow: "POST" },
-    });
-  }
-  const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
-  ctx.rpcIds = requestIds(body);
+async function handleStateless(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
   const server = createSessionServer(gateway.core, {
     session: gateway.principalSession(ctx.identity),
     endsWithServer: false,

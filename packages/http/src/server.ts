@@ -15,6 +15,7 @@ import type { Gateway, RequestContext } from "./context";
 import { HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
+import { ModernMcp } from "./modern";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
@@ -51,6 +52,7 @@ export class CodemuxHttpServer {
   readonly #server: Server;
   readonly #guard: ConnectionGuard;
   readonly #gateway: Gateway;
+  readonly #modern: ModernMcp;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
   /** With a public URL, per-principal downstream logins come back here rather than to a loopback a remote browser cannot reach. */
@@ -83,14 +85,18 @@ export class CodemuxHttpServer {
       idleMs: this.options.sessionIdleMs,
       onRefused: ({ limit }) => this.metrics.counter("codemux_sessions_rejected_total", "").inc({ limit }),
     });
+    const principalSession = (identity: Identity) => this.#principalSession(identity);
+    const warn = (message: string, fields?: LogRecord) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields });
+    this.#modern = new ModernMcp({ core, options: this.options, principalSession, warn });
     this.#gateway = {
       core,
       options: this.options,
       sessions: this.sessions,
       metrics: this.metrics,
-      principalSession: (identity) => this.#principalSession(identity),
+      principalSession,
       requireScope: (ctx, scope, what) => this.#auth.requireScope({ identity: ctx.identity, path: ctx.url.pathname }, scope, what),
-      warn: (message, fields) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields }),
+      warn,
+      modern: this.#modern,
     };
     this.#loginCallbacks = this.options.publicUrl ? new LoginCallbackRoute(this.options.publicUrl) : undefined;
     if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
@@ -169,6 +175,7 @@ export class CodemuxHttpServer {
     await this.#drain(this.options.shutdownGraceMs);
     this.#answerInFlight();
     await this.sessions.closeAll();
+    await this.#modern.close();
     this.#server.closeAllConnections();
     await closed;
   }
@@ -239,6 +246,9 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_sessions", "Open MCP sessions, by transport.", () => [
       [{ transport: "streamable" }, this.sessions.count("streamable")],
       [{ transport: "sse" }, this.sessions.count("sse")],
+    ]);
+    metrics.gauge("codemux_mcp_request_servers", "MCP 2026-07-28 servers alive: each is built for one request and ends with it.", () => [
+      [{}, this.#modern.alive],
     ]);
     metrics.gauge("codemux_servers", "Downstream servers, by state.", () => {
       const counts = new Map<string, number>();

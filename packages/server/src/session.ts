@@ -5,7 +5,9 @@ import {
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
+  type LoggingMessageNotification,
   type Progress,
+  type ServerContext,
   type ServerNotification,
 } from "@modelcontextprotocol/server";
 import type { ClientCapabilities, ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
@@ -45,6 +47,19 @@ export interface SessionServerOptions {
    */
   era?: ProtocolEra;
 }
+
+/** Milliseconds a 2026-07-28 client may keep a list (filtered per principal) before asking again. */
+const LIST_TTL_MS = 10_000;
+/** Milliseconds a 2026-07-28 client may keep codemux's discover answer (versions, capabilities, instructions). */
+const DISCOVER_TTL_MS = 60_000;
+const PRIVATE_LIST = { ttlMs: LIST_TTL_MS, cacheScope: "private" } as const;
+const CACHE_HINTS = {
+  "tools/list": PRIVATE_LIST,
+  "prompts/list": PRIVATE_LIST,
+  "resources/list": PRIVATE_LIST,
+  "resources/templates/list": PRIVATE_LIST,
+  "server/discover": { ttlMs: DISCOVER_TTL_MS, cacheScope: "public" },
+} as const;
 
 /** A client's protocol era: 2025-11-25 and earlier (`legacy`) or 2026-07-28 (`modern`). */
 export type ProtocolEra = "legacy" | "modern";
@@ -93,6 +108,8 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     {
       capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: TASKS_CAPABILITY } : {}) },
       ...(instructions ? { instructions } : {}),
+      // Lists are filtered per principal (policies), so no shared cache may keep one; a short TTL since list_changed reaches only listening clients.
+      cacheHints: CACHE_HINTS,
     },
   );
   session = { ...who, peer: era === "modern" ? modernPeer(undefined) : clientPeer(server) };
@@ -103,7 +120,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
   if (taskStore) serveTasks(server, taskStore);
 
-  const callTool = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
+  const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
     if (params.task && taskStore)
@@ -129,22 +146,42 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return answered(result);
     });
   };
-  server.setRequestHandler(
-    "tools/call",
-    (request, ctx) =>
-      callTool(request.params, {
-        signal: ctx.mcpReq.signal,
-        requestId: ctx.mcpReq.id,
-        sendNotification: (notification) => ctx.mcpReq.notify(notification),
-      }) as Promise<CallToolResult>,
-  );
+  // 2026-07-28 answers a name the server does not expose with a JSON-RPC error; a 2025 client keeps its error result.
+  const callTool: Session["callTool"] =
+    era === "modern"
+      ? async (params, extra) => {
+          if (!(await surface.listTools(current)).some((tool) => tool.name === params.name))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
+          return answer(params, extra);
+        }
+      : answer;
+  /** The log of the one request a 2026-07-28 server answers, once its handler runs. */
+  let requestLog: ServerContext["mcpReq"]["log"] | undefined;
+  if (era === "modern") {
+    const send = server.notification.bind(server);
+    // A server's log line relayed to this session goes on the request's own stream, and only when the request set a logLevel (the SDK's per-request log checks it).
+    server.notification = (notification, options) => {
+      if (notification.method !== "notifications/message") return send(notification, options);
+      const { level, data, logger } = notification.params as LoggingMessageNotification["params"];
+      return requestLog?.(level, data, logger) ?? Promise.resolve();
+    };
+  }
+  server.setRequestHandler("tools/call", (request, ctx) => {
+    requestLog = ctx.mcpReq.log;
+    return callTool(request.params, {
+      signal: ctx.mcpReq.signal,
+      requestId: ctx.mcpReq.id,
+      sendNotification: (notification) => ctx.mcpReq.notify(notification),
+    }) as Promise<CallToolResult>;
+  });
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {
     clearTimeout(timer);
     timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
   };
-  if (surface.listChanges) core.on("toolsChanged", notify);
+  // A 2026-07-28 server lives for one request and cannot push: list changes reach its clients' listen streams through the serving entry.
+  if (surface.listChanges && era === "legacy") core.on("toolsChanged", notify);
   server.onclose = () => {
     clearTimeout(timer);
     core.off("toolsChanged", notify);

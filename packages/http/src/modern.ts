@@ -1,0 +1,100 @@
+import type { Codemux } from "@codemux/server";
+import { createSessionServer } from "@codemux/server";
+import { createMcpHandler, type AuthInfo, type McpHttpHandler, type McpRequestContext, type Server } from "@modelcontextprotocol/server";
+import type { Identity } from "./auth/identity";
+import { webRequestOf, writeResponse } from "./bridge";
+import type { Gateway, RequestContext } from "./context";
+
+/** The first protocol revision served without sessions; a GET or DELETE naming it (or a later one) asks for what that era has not. */
+const FIRST_MODERN_REVISION = "2026-07-28";
+
+/** Whether an `MCP-Protocol-Version` header names the 2026-07-28 revision or a later one. */
+export function isModernRevision(header: string | string[] | undefined): boolean {
+  return typeof header === "string" && /^\d{4}-\d{2}-\d{2}$/.test(header) && header >= FIRST_MODERN_REVISION;
+}
+
+/** What the modern leg needs of the gateway. */
+export type ModernGateway = Pick<Gateway, "core" | "options" | "principalSession" | "warn">;
+
+/**
+ * MCP 2026-07-28 clients on `/mcp`: no sessions; each request is answered by its own server, built
+ * over the principal's one session (as `--stateless` runs), behind the SDK's modern handler, which
+ * answers `server/discover`, checks the routing headers and the envelope, and serves listen streams.
+ */
+export class ModernMcp {
+  readonly #handler: McpHttpHandler;
+  readonly #core: Codemux;
+  /** Servers built for requests and not yet closed: each must end with its request. */
+  #alive = 0;
+  readonly #built = new WeakMap<Request, Server>();
+  readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
+
+  constructor(gateway: ModernGateway) {
+    this.#core = gateway.core;
+    const { mode, keepAliveMs, maxBodyBytes } = gateway.options;
+    this.#handler = createMcpHandler((ctx) => this.#server(gateway, ctx), {
+      legacy: "reject",
+      keepAliveMs,
+      maxRequestBodySize: maxBodyBytes,
+      onerror: (error) => gateway.warn("mcp 2026-07-28 request refused or failed", { error: error.message.slice(0, 300) }),
+    });
+    // Per-request servers cannot push: a change of the tool list reaches the clients listening for it through the handler's bus.
+    if (gateway.core.surface(mode).listChanges) gateway.core.on("toolsChanged", this.#toolsChanged);
+  }
+
+  /** Servers built for requests still being answered (each lives as long as its request). */
+  get alive(): number {
+    return this.#alive;
+  }
+
+  /** Answers one POST whose body carries the 2026-07-28 envelope (auth, Host, Origin and the body bound already passed). */
+  async serve(ctx: RequestContext, body: unknown): Promise<void> {
+    const closed = new AbortController();
+    ctx.res.once("close", () => closed.abort());
+    const request = webRequestOf(ctx.req, closed.signal);
+    const response = await this.#handler.fetch(request, { parsedBody: body, authInfo: authInfoOf(ctx.identity) });
+    const server = this.#built.get(request);
+    // A listen request's server is built only for its capabilities and never connected, so closing it would not end it.
+    if (server && !server.transport) server.onclose?.();
+    await writeResponse({ req: ctx.req, res: ctx.res }, response);
+  }
+
+  async close(): Promise<void> {
+    this.#core.off("toolsChanged", this.#toolsChanged);
+    await this.#handler.close();
+  }
+
+  #server(gateway: ModernGateway, ctx: McpRequestContext): Server {
+    const identity = ctx.authInfo?.extra?.identity as Identity | undefined;
+    // The gateway authenticated every request before this: a missing identity is a bug, never an anonymous caller.
+    if (!identity) throw new Error("a 2026-07-28 request reached the MCP handler without an identity");
+    const server = createSessionServer(gateway.core, {
+      era: "modern",
+      session: gateway.principalSession(identity),
+      endsWithServer: false,
+      ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
+    });
+    this.#alive++;
+    const end = server.onclose;
+    let ended = false;
+    server.onclose = () => {
+      if (ended) return;
+      ended = true;
+      this.#alive--;
+      end?.();
+    };
+    if (ctx.requestInfo) this.#built.set(ctx.requestInfo, server);
+    return server;
+  }
+}
+
+/** The request's identity for the SDK's handler and the server factory; the credential itself stays with the gateway. */
+function authInfoOf(identity: Identity): AuthInfo {
+  return {
+    token: "",
+    clientId: identity.principal,
+    scopes: [...(identity.scopes ?? [])],
+    ...(identity.expiresAt !== undefined ? { expiresAt: Math.floor(identity.expiresAt / 1000) } : {}),
+    extra: { identity },
+  };
+}
