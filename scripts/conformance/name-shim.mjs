@@ -118,6 +118,8 @@ async function relay({ req, res }, target, prefix) {
     readBody(answer).then(
       (data) => {
         const text = data === undefined ? "" : rewriteJson(data.toString("utf8"), rewrite);
+        // The body is re-sent whole, so it is measured, not chunked.
+        delete out["transfer-encoding"];
         out["content-length"] = String(Buffer.byteLength(text));
         res.writeHead(answer.statusCode, answer.statusMessage, out).end(text);
       },
