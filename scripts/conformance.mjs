@@ -4,7 +4,8 @@
 // suite's fixed names to codemux's `everything__` ones, and every failure must be listed, with a
 // reason, in scripts/conformance/expected-failures-<revision>.yaml (a listed one that passes fails
 // the run too). `--write-readme` rewrites the README's results section; without it a stale section
-// fails the run. Run `pnpm build` first.
+// fails the run. Run `pnpm build` first; the referee is installed into $CODEMUX_CONFORMANCE_HOME
+// (default: codemux-conformance in the temp folder) and kept there for the next run.
 import { spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +26,7 @@ const RUN_TIMEOUT_MS = 150_000;
 
 const expectedFile = (revision) => join(root, "scripts", "conformance", `expected-failures-${revision}.yaml`);
 
-/** Runs the referee for one revision; resolves with its exit code (its output goes to `log`). */
+/** Runs the referee for one revision; resolves with its exit code and whether it was stopped (its output goes to `log`). */
 function runReferee({ referee, url, revision, outDir, log }) {
   const args = [referee.cli, "server", "--url", `${url}/mcp`, "--requirements", revision, "--expected-failures", expectedFile(revision), "-o", outDir];
   const child = spawn(referee.node, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -33,10 +34,14 @@ function runReferee({ referee, url, revision, outDir, log }) {
   child.stdout.pipe(file);
   child.stderr.pipe(file);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill(), RUN_TIMEOUT_MS);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill();
+    }, RUN_TIMEOUT_MS);
     child.on("close", (code) => {
       clearTimeout(timer);
-      file.end(() => resolve(code ?? 1));
+      file.end(() => resolve({ code: code ?? 1, timedOut }));
     });
   });
 }
@@ -93,10 +98,13 @@ async function main() {
     for (const revision of REVISIONS) {
       const outDir = join(dir, `results-${revision}`);
       const log = join(dir, `referee-${revision}.log`);
-      const code = await runReferee({ referee, url: shim.url, revision, outDir, log });
+      const { code, timedOut } = await runReferee({ referee, url: shim.url, revision, outDir, log });
       console.log(`\n== ${revision} ==\n${summary(log)}`);
       const results = readResults(outDir);
-      if (code !== 0) {
+      if (timedOut) {
+        failed = true;
+        console.error(`\nThe ${revision} run took longer than ${RUN_TIMEOUT_MS / 1000} s and was stopped. Its log so far: ${log}`);
+      } else if (code !== 0) {
         failed = true;
         console.error(`\nThe ${revision} run found failures not in ${expectedFile(revision)}, or listed ones that now pass (above). Its full log: ${log}`);
       }
