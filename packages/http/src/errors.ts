@@ -97,6 +97,17 @@ export class TokenConfigError extends HttpError {
 /** Why a new MCP session was refused: every slot is taken, or the principal holds its share. */
 export type SessionRefusal = { limit: "sessions"; max: number } | { limit: "sessionsPerPrincipal"; max: number; principal: string };
 
+/** A 2026-07-28 `subscriptions/listen` refused: the principal holds as many open listen streams as it may hold sessions (429 `quota`). */
+export class ListenLimitError extends HttpError {
+  constructor(principal: string, max: number) {
+    super(
+      "QUOTA",
+      `Principal "${principal}" already holds ${max} open listen streams, its limit (sessions per principal: ${max}); end one of its subscriptions/listen requests or raise http.limits.perPrincipal.sessions in the config.`,
+      { headers: { "retry-after": "5" }, data: { limit: "sessionsPerPrincipal", max } },
+    );
+  }
+}
+
 /** A new MCP session refused at a limit: all the sessions (503 `capacity`) or one principal's share (429 `quota`). */
 export class SessionLimitError extends HttpError {
   readonly refusal: SessionRefusal;

@@ -4,6 +4,7 @@ import { createMcpHandler, type AuthInfo, type McpHttpHandler, type McpRequestCo
 import type { Identity } from "./auth/identity";
 import { webRequestOf, writeResponse } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
+import { ListenLimitError } from "./errors";
 
 /** The first protocol revision served without sessions; a GET or DELETE naming it (or a later one) asks for what that era has not. */
 const FIRST_MODERN_REVISION = "2026-07-28";
@@ -13,8 +14,8 @@ export function isModernRevision(header: string | string[] | undefined): boolean
   return typeof header === "string" && /^\d{4}-\d{2}-\d{2}$/.test(header) && header >= FIRST_MODERN_REVISION;
 }
 
-/** What the modern leg needs of the gateway. */
-export type ModernGateway = Pick<Gateway, "core" | "options" | "principalSession" | "warn">;
+/** What the modern leg needs of the gateway, and how many listen streams a principal may hold (as many as sessions). */
+export type ModernGateway = Pick<Gateway, "core" | "options" | "principalSession" | "warn"> & { maxListensPerPrincipal: (principal: string) => number };
 
 /**
  * MCP 2026-07-28 clients on `/mcp`: no sessions; each request is answered by its own server, built
@@ -27,15 +28,22 @@ export class ModernMcp {
   /** Servers built for requests and not yet closed: each must end with its request. */
   #alive = 0;
   readonly #built = new WeakMap<Request, Server>();
+  /** The open listen streams, each ended by aborting its request. */
+  readonly #listens = new Set<AbortController>();
+  /** Open listen streams per principal: each holds a connection and a bus listener, so one principal's are bounded. */
+  readonly #listening = new Map<string, number>();
+  readonly #maxListens: (principal: string) => number;
   readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
 
   constructor(gateway: ModernGateway) {
     this.#core = gateway.core;
-    const { mode, keepAliveMs, maxBodyBytes } = gateway.options;
+    this.#maxListens = gateway.maxListensPerPrincipal;
+    const { mode, keepAliveMs, maxBodyBytes, maxSessions } = gateway.options;
     this.#handler = createMcpHandler((ctx) => this.#server(gateway, ctx), {
       legacy: "reject",
       keepAliveMs,
       maxRequestBodySize: maxBodyBytes,
+      maxSubscriptions: maxSessions,
       onerror: (error) => gateway.warn("mcp 2026-07-28 request refused or failed", { error: error.message.slice(0, 300) }),
     });
     // Per-request servers cannot push: a change of the tool list reaches the clients listening for it through the handler's bus.
@@ -51,12 +59,34 @@ export class ModernMcp {
   async serve(ctx: RequestContext, body: unknown): Promise<void> {
     const closed = new AbortController();
     ctx.res.once("close", () => closed.abort());
+    if ((body as { method?: unknown } | undefined)?.method === "subscriptions/listen") this.#holdListen(ctx, closed);
     const request = webRequestOf(ctx.req, closed.signal);
     const response = await this.#handler.fetch(request, { parsedBody: body, authInfo: authInfoOf(ctx.identity) });
     const server = this.#built.get(request);
     // A listen request's server is built only for its capabilities and never connected, so closing it would not end it.
     if (server && !server.transport) server.onclose?.();
     await writeResponse({ req: ctx.req, res: ctx.res }, response);
+  }
+
+  /** Counts a listen stream against its principal until its response closes; refuses one past the principal's limit. */
+  #holdListen(ctx: RequestContext, closed: AbortController): void {
+    const { principal } = ctx;
+    const held = this.#listening.get(principal) ?? 0;
+    const max = this.#maxListens(principal);
+    if (held >= max) throw new ListenLimitError(principal, max);
+    this.#listening.set(principal, held + 1);
+    this.#listens.add(closed);
+    ctx.res.once("close", () => {
+      this.#listens.delete(closed);
+      const left = (this.#listening.get(principal) ?? 1) - 1;
+      if (left > 0) this.#listening.set(principal, left);
+      else this.#listening.delete(principal);
+    });
+  }
+
+  /** Ends the open listen streams (shutdown): unlike calls, they would otherwise run through the whole grace. */
+  endListens(): void {
+    for (const listen of this.#listens) listen.abort();
   }
 
   async close(): Promise<void> {

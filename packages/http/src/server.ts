@@ -79,15 +79,16 @@ export class CodemuxHttpServer {
     if (!this.#auth.required && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
     const { maxSessionsPerPrincipal, principalLimits } = this.options;
+    const maxPerPrincipal = (principal: string) => principalLimits[principal]?.sessions ?? maxSessionsPerPrincipal;
     this.sessions = new SessionTable({
       maxSessions: this.options.maxSessions,
-      maxPerPrincipal: (principal) => principalLimits[principal]?.sessions ?? maxSessionsPerPrincipal,
+      maxPerPrincipal,
       idleMs: this.options.sessionIdleMs,
       onRefused: ({ limit }) => this.metrics.counter("codemux_sessions_rejected_total", "").inc({ limit }),
     });
     const principalSession = (identity: Identity) => this.#principalSession(identity);
     const warn = (message: string, fields?: LogRecord) => this.options.log({ time: new Date().toISOString(), level: "warn", msg: message, ...fields });
-    this.#modern = new ModernMcp({ core, options: this.options, principalSession, warn });
+    this.#modern = new ModernMcp({ core, options: this.options, principalSession, warn, maxListensPerPrincipal: maxPerPrincipal });
     this.#gateway = {
       core,
       options: this.options,
@@ -172,6 +173,7 @@ export class CodemuxHttpServer {
     if (this.#loginCallbacks) this.#core.pool.useLoginCallbacks?.(undefined);
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
+    this.#modern.endListens();
     await this.#drain(this.options.shutdownGraceMs);
     this.#answerInFlight();
     await this.sessions.closeAll();

@@ -2,8 +2,13 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { loadPlugins } from "@codemux/hooks";
+import { createJobs } from "@codemux/jobs";
 import { Codemux, VERSION, policiesOf } from "@codemux/server";
 import { askingServerPath } from "@codemux/test-servers";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
 import { TOKENS, bearer, config, misbehaving, raw, serve, textOf, type Served } from "./helpers";
@@ -250,6 +255,58 @@ describe("what a 2026-07-28 client is answered", () => {
   });
 });
 
+describe("a 2026-07-28 request's own capabilities", () => {
+  it("decide the tools it is listed: agent (it needs sampling) only for a request that declares sampling", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-eras-"));
+    const jobs = createJobs({ dataDir: dir });
+    const core = new Codemux({ config: config({ m: misbehaving() }), dataDir: dir, jobs: jobs.runner, metaTools: jobs.metaTools });
+    core.start();
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+    try {
+      const listed = async (capabilities: Record<string, unknown>) => {
+        const answer = await modernAt(http.url)("tools/list", {}, { meta: envelope(capabilities) });
+        return (answerOf(answer).result?.tools as Array<{ name: string }>).map((tool) => tool.name);
+      };
+      expect(await listed({ sampling: {} })).toContain("agent");
+      expect(await listed({})).not.toContain("agent");
+    } finally {
+      await http.close();
+      await jobs.close();
+      await core.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the audit log", () => {
+  it("names the principal of a 2026-07-28 call, as it does a 2025 one's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-eras-audit-"));
+    const file = join(dir, "audit.jsonl");
+    const plugins = await loadPlugins({ config: { plugins: { audit: { file } } }, configFile: join(dir, "codemux.json"), dataDir: dir });
+    const core = new Codemux({ config: config({ m: misbehaving() }), middleware: [plugins.middleware] });
+    core.start();
+    await core.ready();
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+    try {
+      const client = await modernClient(http.url, TOKENS.alice);
+      expect(textOf(await client.callTool(echo("audited")))).toBe("audited");
+      await client.close();
+    } finally {
+      await http.close();
+      await core.close();
+      await plugins.close();
+    }
+    const lines = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ principal: "token:alice", server: "m", tool: "echo", outcome: "ok" }));
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
 describe("2026-07-28 requests pass auth, bounds, policies and limits as 2025 ones do", () => {
   const PEOPLE = { alice: "alice-token-eras-000001", bob: "bob-token-eras-00000002", carol: "carol-token-eras-000003" };
   let core: Codemux;
@@ -299,6 +356,38 @@ describe("2026-07-28 requests pass auth, bounds, policies and limits as 2025 one
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope() } }),
     });
     expect(host.status).toBe(403);
+  });
+
+  it("a result kept for one principal's call is theirs in their next request, and no other principal's", async () => {
+    const [alice, bob] = await Promise.all([modernClient(http.url, PEOPLE.alice), modernClient(http.url, PEOPLE.bob)]);
+    const big = textOf(await alice.callTool({ name: "call_tool", arguments: { name: "m__huge", args: { bytes: 100_000, lines: true } } }));
+    const handle = /"(res_[0-9a-f]{12})"/.exec(big)?.[1];
+    expect(handle).toBeDefined();
+    // Another request, another server: the handle is the principal's, not the request's.
+    expect(textOf(await alice.callTool({ name: "read_result", arguments: { handle, op: "head", lines: 1 } }))).toContain("line 1:");
+    const stolen = await bob.callTool({ name: "read_result", arguments: { handle, op: "head", lines: 1 } });
+    expect(stolen.isError).toBe(true);
+    expect(textOf(stolen)).not.toContain("line 1:");
+    await Promise.all([alice.close(), bob.close()]);
+  });
+
+  it("a JSON-RPC batch of 2026-07-28 requests is refused before any server is built", async () => {
+    const one = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: envelope() } });
+    const answer = await raw(`${http.url}/mcp`, {
+      method: "POST",
+      headers: {
+        ...bearer(PEOPLE.alice),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify(Array.from({ length: 10 }, (_, i) => one(i))),
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error.code).toBe(-32600);
+    const metrics = await (await fetch(`${http.url}/metrics`, { headers: bearer(PEOPLE.alice) })).text();
+    expect(metrics).toContain("\ncodemux_mcp_request_servers 0\n");
   });
 
   it("each principal sees and calls only what its policy gives it, and its call limit holds", async () => {
@@ -389,6 +478,65 @@ describe("notifications to 2026-07-28 clients", () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe("questions from servers to a 2026-07-28 client", () => {
+  it("are refused by the capabilities of the calling request itself, with a sentence saying why (relaying them is issue 31)", async () => {
+    const s = await serve({}, { a: { command: process.execPath, args: [askingServerPath] } });
+    try {
+      const ask = async (capabilities: Record<string, unknown>) => {
+        const answer = await modernAt(s.url)(
+          "tools/call",
+          { name: "call_tool", arguments: { name: "a__ask", args: { message: "your name?", when: "now" } } },
+          { meta: envelope(capabilities) },
+        );
+        return (answerOf(answer).result?.content as Array<{ text: string }>)[0]?.text;
+      };
+      expect(await ask({ elicitation: {} })).toMatch(/cannot send elicitation\/create to this client: it speaks MCP 2026-07-28/);
+      expect(await ask({})).toMatch(/does not support elicitation\/create/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("listen streams are bounded per principal", () => {
+  it("a principal holds as many as it may hold sessions (429 past them, saying which limit); another principal still listens", async () => {
+    const s = await serve({ mode: "passthrough", maxSessionsPerPrincipal: 1 });
+    try {
+      const alice = await modernClient(s.url, TOKENS.alice);
+      const first = await alice.listen({ toolsListChanged: true });
+      const second = await modernAt(s.url)("subscriptions/listen", { notifications: { toolsListChanged: true } });
+      expect(second.status).toBe(429);
+      expect(answerOf(second).error?.message).toMatch(/^Principal "token:alice" already holds 1 open listen streams, its limit/);
+      const bob = await modernClient(s.url, TOKENS.bob);
+      const bobs = await bob.listen({ toolsListChanged: true });
+      expect(bobs.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await first.close();
+      // Once the server has seen that stream end (the client's close reaches it a moment later), alice may listen again.
+      let again: Awaited<ReturnType<ModernClient["listen"]>> | undefined;
+      for (let tries = 0; tries < 50 && !again; tries++) {
+        again = await alice.listen({ toolsListChanged: true }).catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20)));
+      }
+      expect(again?.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await Promise.all([again?.close(), bobs.close()]);
+      await Promise.all([alice.close(), bob.close()]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("shutdown", () => {
+  it("ends open listen streams at once rather than waiting out the grace for them", async () => {
+    const s = await serve({ mode: "passthrough", shutdownGraceMs: 120_000 });
+    const client = await modernClient(s.url, TOKENS.alice);
+    const subscription = await client.listen({ toolsListChanged: true });
+    // With the stream held open, this close would wait the whole 120 s grace and the test time out.
+    await s.close();
+    expect(await subscription.closed).not.toBe("local");
+    await client.close();
   });
 });
 

@@ -1,4 +1,5 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -116,8 +117,10 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const current: SessionInfo = session;
   const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
+  /** The session as one request's client is: on 2026-07-28, with the capabilities that request declares (never an earlier one's). */
+  const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
-  server.setRequestHandler("tools/list", async () => ({ tools: (await surface.listTools(current)) as never }));
+  server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   if (taskStore) serveTasks(server, taskStore);
 
   const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
@@ -150,16 +153,16 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const callTool: Session["callTool"] =
     era === "modern"
       ? async (params, extra) => {
-          if (!(await surface.listTools(current)).some((tool) => tool.name === params.name))
+          if (!(await surface.listTools(extra.peer ? { ...current, peer: extra.peer } : current)).some((tool) => tool.name === params.name))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
           return answer(params, extra);
         }
       : answer;
-  /** The log of the one request a 2026-07-28 server answers, once its handler runs. */
+  /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
   let requestLog: ServerContext["mcpReq"]["log"] | undefined;
   if (era === "modern") {
     const send = server.notification.bind(server);
-    // A server's log line relayed to this session goes on the request's own stream, and only when the request set a logLevel (the SDK's per-request log checks it).
+    // A server's log line relayed to this session goes on the calling request's stream, and only when it set a logLevel (the SDK's per-request log checks it).
     server.notification = (notification, options) => {
       if (notification.method !== "notifications/message") return send(notification, options);
       const { level, data, logger } = notification.params as LoggingMessageNotification["params"];
@@ -172,6 +175,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       signal: ctx.mcpReq.signal,
       requestId: ctx.mcpReq.id,
       sendNotification: (notification) => ctx.mcpReq.notify(notification),
+      ...(era === "modern" ? { peer: asRequested(ctx).peer as ClientPeer } : {}),
     }) as Promise<CallToolResult>;
   });
 
@@ -180,8 +184,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     clearTimeout(timer);
     timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
   };
-  // A 2026-07-28 server lives for one request and cannot push: list changes reach its clients' listen streams through the serving entry.
-  if (surface.listChanges && era === "legacy") core.on("toolsChanged", notify);
+  if (surface.listChanges) core.on("toolsChanged", notify);
   server.onclose = () => {
     clearTimeout(timer);
     core.off("toolsChanged", notify);
@@ -199,6 +202,11 @@ function clientPeer(server: Server): ClientPeer {
     createMessage: (params, options) => server.createMessage(params as never, options?.signal ? { signal: options.signal } : undefined),
     listRoots: (options) => server.listRoots(undefined, options?.signal ? { signal: options.signal } : undefined),
   };
+}
+
+/** The capabilities a 2026-07-28 request declares in its `_meta` envelope (the SDK lifts them out of the params). */
+function envelopeCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
 /**
