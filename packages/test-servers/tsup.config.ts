@@ -1,4 +1,12 @@
 import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.shared";
 
-export default defineConfig(packageBuild({ entry: ["src/index.ts", "src/misbehaving.ts", "src/replay.ts", "src/asking.ts"] }));
+const servers = { index: "src/index.ts", misbehaving: "src/misbehaving.ts", replay: "src/replay.ts", asking: "src/asking.ts" };
+
+export default defineConfig(
+  packageBuild({
+    entry: { ...servers, "conformance-everything-server": "vendor/conformance-everything-server.ts" },
+    // The vendored conformance fixture stays as upstream wrote it, so it gets no types (and no type check).
+    dts: { entry: servers },
+  }),
+);
