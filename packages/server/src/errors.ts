@@ -37,7 +37,7 @@ export class BadRequestError extends ServerError {
 /** A resource read answered with an error result (by a plugin of the call pipeline) instead of contents. */
 export class ResourceReadError extends ServerError {
   constructor(uri: string, reason: string) {
-    super("RESOURCE_READ_FAILED", `Reading the resource "${uri.slice(0, 300)}" failed: ${reason}`);
+    super("RESOURCE_READ_FAILED", `Reading the resource "${uri.slice(0, 300)}" failed: ${reason}`, { data: { uri: uri.slice(0, 2048) } });
   }
 }
 

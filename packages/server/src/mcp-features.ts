@@ -339,7 +339,10 @@ export class McpFeatures {
     for (const { server, items } of templates) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`);
+    // Resource not found: -32602 with the URI in data, as the 2026-07-28 revision asks (SEP-2164).
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`, {
+      uri: uri.slice(0, 2048),
+    });
   }
 
   #promptOwner(qualified: string, session: SessionInfo | undefined): { server: string; name: string } {
