@@ -9,6 +9,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 
 interface Flags {
@@ -20,6 +21,10 @@ interface Flags {
   name: string;
   /** What the server tells its client at initialize (`--instructions TEXT`). */
   instructions: string | undefined;
+  /** What it does with a request that comes before `initialize` (`--before-initialize exit|silent`): rmcp-style exit, or ignore it. */
+  beforeInitialize: "exit" | "silent" | undefined;
+  /** A file to append `PID METHOD` to for every request (`--log FILE`): tests count processes and probes with it. */
+  log: string | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -35,6 +40,8 @@ function parseFlags(argv: string[]): Flags {
     http: value("--http") === undefined ? undefined : Number(value("--http")),
     name: value("--name") ?? "misbehaving",
     instructions: value("--instructions"),
+    beforeInitialize: value("--before-initialize") === "exit" ? "exit" : value("--before-initialize") === "silent" ? "silent" : undefined,
+    log: value("--log"),
   };
 }
 
@@ -222,8 +229,16 @@ async function main(): Promise<void> {
   // Like a well-behaved server, it ends with its client: a slow call in progress (up to minutes) would otherwise outlive the test that made it.
   process.stdin.once("end", () => process.exit(0));
   const receive = transport.onmessage;
+  let initialized = false;
   transport.onmessage = (message) => {
-    if ("method" in message && message.method === "notifications/cancelled") cancelNotices.count++;
+    const method = "method" in message ? message.method : undefined;
+    if (flags.log) appendFileSync(flags.log, `${process.pid} ${method ?? "response"}\n`);
+    if (method === "initialize") initialized = true;
+    else if (!initialized && method !== undefined && "id" in message) {
+      if (flags.beforeInitialize === "exit") process.exit(2);
+      if (flags.beforeInitialize === "silent") return;
+    }
+    if (method === "notifications/cancelled") cancelNotices.count++;
     receive?.(message);
   };
 }
