@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@codemux/core";
 import type { PoolConfig, RememberedEra } from "@codemux/pool";
 import { createHash } from "node:crypto";
+import { MAX_CACHED_ERA_BYTES } from "./defaults";
 import type { Store } from "./stores/store";
 
 /** Bumped when the file's shape changes; an older file is ignored, never misread. */
@@ -72,7 +73,8 @@ export class CatalogCache {
       savedAt,
       servers: Object.fromEntries(servers),
       instructions: Object.fromEntries(more.instructions ?? []),
-      eras: Object.fromEntries(more.eras ?? []),
+      // A server's discover answer is its own words: bounded, so that no server can grow the file without limit.
+      eras: Object.fromEntries([...(more.eras ?? [])].filter(([, era]) => JSON.stringify(era).length <= MAX_CACHED_ERA_BYTES)),
     };
     await this.store.write(this.key, JSON.stringify(file));
   }

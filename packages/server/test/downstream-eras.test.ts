@@ -62,6 +62,19 @@ describe("downstream eras through codemux", () => {
     }
   });
 
+  it("are not cached for a server whose discover answer is too big to keep (64 KiB): it is probed at the next start instead", async () => {
+    const cacheDir = join(dir, "big-cache");
+    const servers = { big: node(modernServerPath, "--legacy", "reject", "--instructions-chars", "100000"), m: node(modernServerPath, "--legacy", "reject") };
+    const core = new Codemux({ config: config(servers), dataDir: join(dir, "big"), cacheDir });
+    core.start();
+    await core.ready(10_000);
+    expect(core.status().map((s) => s.protocol)).toEqual(["2026-07-28", "2026-07-28"]);
+    await core.close();
+    const [file] = await readdir(cacheDir);
+    const cached = JSON.parse(await readFile(join(cacheDir, file!), "utf8"));
+    expect(Object.keys(cached.eras)).toEqual(["m"]);
+  });
+
   it("call a 2026 server with the calling client's own capabilities, never codemux's", async () => {
     const core = new Codemux({ config: config({ m: node(modernServerPath, "--legacy", "reject") }), dataDir: join(dir, "caps") });
     core.start();

@@ -18,6 +18,8 @@ interface Flags {
   log: string | undefined;
   /** The `ttlMs` of its `tools/list` results (`--ttl-ms N`); none when absent. */
   ttlMs: number | undefined;
+  /** Instructions of this many characters (`--instructions-chars N`), for tests of bounds; a short sentence when absent. */
+  instructionsChars: number | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -31,6 +33,7 @@ function parseFlags(argv: string[]): Flags {
     name: value("--name") ?? "modern",
     log: value("--log"),
     ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
+    instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
   };
 }
 
@@ -59,7 +62,7 @@ function makeServer(era: string): Server {
     { name: flags.name, version: "2.0.0" },
     {
       capabilities: { tools: {} },
-      instructions: `${flags.name} speaks 2026-07-28.`,
+      instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
       ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
     },
   );
