@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { flagReader } from "./flags";
 
 interface Flags {
   exitAtStart: boolean;
@@ -28,10 +29,7 @@ interface Flags {
 }
 
 function parseFlags(argv: string[]): Flags {
-  const value = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = flagReader(argv);
   return {
     exitAtStart: argv.includes("--exit-at-start"),
     stderr: value("--stderr"),

@@ -10,6 +10,7 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { flagReader } from "./flags";
 
 interface Flags {
   legacy: "serve" | "reject";
@@ -23,10 +24,7 @@ interface Flags {
 }
 
 function parseFlags(argv: string[]): Flags {
-  const value = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = flagReader(argv);
   return {
     legacy: value("--legacy") === "reject" ? "reject" : "serve",
     http: value("--http") === undefined ? undefined : Number(value("--http")),
