@@ -594,6 +594,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
           );
           this.#era = corrected;
+          // What the process that died on the probe wrote would repeat the new one's lines in every error.
+          if (corrected) this.stderr.clear();
           return this.#attemptConnect(true);
         }
       }

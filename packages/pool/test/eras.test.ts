@@ -113,6 +113,11 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
     expect(pids(log)).toBe(2);
   });
 
+  it("names once what a server that exits at start said, though it was started twice (it might have exited on the probe)", async () => {
+    const pool = await startPool([spec("x", [misbehavingServerPath, "--stderr", "fatal: no token", "--exit-at-start"])]);
+    expect(statusOf(pool, "x")).toMatchObject({ state: "failed", error: "the process exited with code 3; stderr: fatal: no token" });
+  });
+
   it("takes a server silent to the probe for 2025 once the probe times out (probeTimeoutMs)", async () => {
     const log = logFile();
     const pool = await startPool([spec("s", [misbehavingServerPath, "--before-initialize", "silent", "--log", log])], { probeTimeoutMs: 300 });
