@@ -11,6 +11,7 @@ import {
   DEFAULT_BACKOFF,
   DEFAULT_IDLE_STOP_MS,
   DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
+  DEFAULT_PROBE_TIMEOUT_MS,
   DEFAULT_REFRESH_INTERVAL_MS,
   DEFAULT_RETRY_DELAYS_MS,
   LEGACY_VERDICT_MAX_AGE_MS,
@@ -511,7 +512,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const sdk = new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
-      ...(this.options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: this.options.probeTimeoutMs }),
+      // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
+      probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
       ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, { signal, owner: this.options.owner }) } : {}),
       onnotification: (notification) => {
         if (current()) this.emit("notification", notification);

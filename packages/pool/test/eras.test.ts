@@ -2,6 +2,8 @@ import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-se
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -141,6 +143,27 @@ describe("a downstream server's era over HTTP", () => {
     const pool = await startPool([httpSpec("hl", `${url}/mcp`)]);
     expect(textOf(await pool.callTool("hl", "echo", { text: "x" }))).toBe("x");
     expect(statusOf(pool, "hl")).toMatchObject({ protocol: "2025-11-25", era: { kind: "legacy" } });
+  });
+
+  it("gives a slow HTTP server the connect time, not the stdio probe's short wait", async () => {
+    const pool = await startPool([httpSpec("slow", await startModernHttp(["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
+    expect(statusOf(pool, "slow")).toMatchObject({ state: "ready", protocol: "2026-07-28" });
+  });
+
+  it("never takes a silent HTTP server for a 2025 one: it is an outage (after connectTimeoutMs, not the stdio probe's wait), and no verdict is kept", async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const pool = await startPool([httpSpec("hs", `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, { connectTimeoutMs: 1_000 })], {
+        probeTimeoutMs: 300,
+      });
+      const status = statusOf(pool, "hs");
+      expect(status).toMatchObject({ state: "failed", error: "did not finish connecting within 1000 ms" });
+      expect(status.era).toBeUndefined();
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it("never takes a 401 for an era: the server needs a login and no verdict is kept", async () => {

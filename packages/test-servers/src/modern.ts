@@ -21,6 +21,8 @@ interface Flags {
   ttlMs: number | undefined;
   /** Instructions of this many characters (`--instructions-chars N`), for tests of bounds; a short sentence when absent. */
   instructionsChars: number | undefined;
+  /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
+  delayMs: number;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -32,6 +34,7 @@ function parseFlags(argv: string[]): Flags {
     log: value("--log"),
     ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
+    delayMs: Number(value("--delay-ms") ?? 0),
   };
 }
 
@@ -103,6 +106,7 @@ async function serveHttp(port: number): Promise<void> {
     const body = Buffer.concat(chunks);
     const method = body.length ? (JSON.parse(body.toString("utf8")) as { method?: string }).method : undefined;
     log(method ?? req.method ?? "-");
+    if (flags.delayMs) await new Promise((resolve) => setTimeout(resolve, flags.delayMs));
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
     const request = new Request(`http://127.0.0.1${req.url ?? "/"}`, { method: req.method, headers, ...(body.length ? { body } : {}) });
