@@ -3,21 +3,23 @@ import type { Codemux } from "@codemux/server";
 import { launchCommand, runsFromCheckout } from "./launch";
 
 export function serverTable(core: Codemux): string {
-  // A start is a state, shown as one (`starting (3 s)`); the last column says why a server failed, or what its state means.
+  // A start is a state, shown as one (`starting (3 s)`); then the protocol the server speaks; the last column says why a server failed, or what its state means.
   const rows = core
     .status()
     .map((s) =>
       s.state === "connecting"
-        ? [s.name, s.detail ?? s.state, `${s.toolCount} tools`, ""]
-        : [s.name, s.state, `${s.toolCount} tools`, s.error ?? s.detail ?? ""],
+        ? [s.name, s.detail ?? s.state, `${s.toolCount} tools`, "", ""]
+        : [s.name, s.state, `${s.toolCount} tools`, s.protocol ?? "", s.error ?? s.detail ?? ""],
     );
   if (rows.length === 0) return "  (no servers configured)";
-  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => (r[i] as string).length)));
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] as string).length)));
   return rows
     .map(
       (r) =>
         `  ${r
-          .map((cell, i) => (i < 3 ? cell.padEnd(widths[i] as number) : cell))
+          .map((cell, i) => (i < 4 ? cell.padEnd(widths[i] as number) : cell))
+          // No server has connected yet: no protocol column.
+          .filter((_, i) => i !== 3 || widths[3] !== 0)
           .join("  ")
           .trimEnd()}`,
     )

@@ -1,5 +1,5 @@
 import { estimateTokens } from "@codemux/core";
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -47,6 +47,25 @@ describe("codemux list", () => {
     const slow = (JSON.parse(json.stdout) as Array<Record<string, unknown>>).find((s) => s.name === "slow");
     expect(slow).toMatchObject({ state: "connecting", detail: expect.stringMatching(/^starting \(\d+ s\)$/) });
     expect(slow).not.toHaveProperty("error");
+  });
+});
+
+describe("codemux list, servers of both protocol eras", () => {
+  it("shows the protocol each server speaks, in the table and in --json", async () => {
+    const file = await configFile("eras.json", {
+      mcpServers: {
+        old: { command: process.execPath, args: [misbehavingServerPath] },
+        new: { command: process.execPath, args: [modernServerPath, "--legacy", "reject"] },
+      },
+    });
+    const [table, json] = await Promise.all([codemux(["list", "--config", file]), codemux(["list", "--json", "--config", file])]);
+    expect(table.stdout).toMatch(/^ {2}old {2}ready {2}\d+ tools +2025-11-25$/m);
+    expect(table.stdout).toMatch(/^ {2}new {2}ready {2}\d+ tools +2026-07-28$/m);
+    const servers = JSON.parse(json.stdout) as Array<{ name: string; protocol?: string }>;
+    expect(servers.map((s) => [s.name, s.protocol])).toEqual([
+      ["old", "2025-11-25"],
+      ["new", "2026-07-28"],
+    ]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { AuthRequiredError, isAuthFailure } from "./auth/auth-required";
 import { CallCancelledError, CallTimeoutError, DownstreamError, PoolError, ServerDisconnectedError, ServerUnavailableError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
@@ -23,6 +23,16 @@ const NOT_SENT_CODES = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "PROXY_CONNECT
 /** True for the SDK's (and the lane's) error for a connection that closed. */
 export function isConnectionClosed(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+}
+
+/**
+ * Whether a failed connect shows its era verdict wrong: with none, the probe ended by the server closing (rmcp-style servers exit on
+ * it); a remembered 2025 one refused with -32022; a remembered 2026 one whose first request got a 2025-shaped answer or an error.
+ */
+export function isStaleVerdict(error: unknown, prior: "legacy" | "modern" | undefined): boolean {
+  if (prior === undefined) return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed;
+  if (prior === "legacy") return error instanceof ProtocolError && error.code === ProtocolErrorCode.UnsupportedProtocolVersion;
+  return (error instanceof SdkError && error.code === SdkErrorCode.InvalidResult) || error instanceof ProtocolError;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isSwitchedOff, type ToolResult } from "@codemux/core";
+import { isSwitchedOff, type ClientCapabilities, type ToolResult } from "@codemux/core";
 import type { Client, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/client";
 
 /** The environment variable that turns the stdio call lane off (`0`, `false` or `off`), unless `callLane` says otherwise. */
@@ -21,6 +21,8 @@ export interface ChannelCall {
   timeoutMs: number;
   onprogress?: ((progress: Progress) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /** The calling client's capabilities, sent to a 2026-era server in the request's `_meta` (never to a 2025 one). */
+  clientCapabilities?: ClientCapabilities | undefined;
 }
 
 /**
@@ -32,6 +34,10 @@ export interface ChannelCall {
 export interface DownstreamChannel {
   readonly serverInfo: Implementation | undefined;
   readonly capabilities: ServerCapabilities | undefined;
+  /** The protocol version the connection speaks. */
+  readonly protocolVersion: string | undefined;
+  /** The `ttlMs` of the last `tools/list` (a 2026 server's caching hint); undefined when it gave none. */
+  readonly listTtlMs: number | undefined;
   /** The SDK client under the channel, for what no channel method carries yet: resources, prompts, completions (`ServerPool.client()`). */
   readonly client: DownstreamClient;
   callTool(call: ChannelCall): Promise<ToolResult>;

@@ -1,18 +1,21 @@
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
-import type { Progress, Tool } from "@modelcontextprotocol/client";
+import { SdkError, SdkErrorCode, type DiscoverResult, type PriorDiscovery, type Progress, type Tool, type Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { backoffDelay, type BackoffOptions } from "./backoff";
-import { callError, isConnectionClosed } from "./call-errors";
+import { callError, isConnectionClosed, isStaleVerdict } from "./call-errors";
 import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamClient, type DownstreamNotification } from "./channel";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
   DEFAULT_IDLE_STOP_MS,
   DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
+  DEFAULT_PROBE_TIMEOUT_MS,
   DEFAULT_REFRESH_INTERVAL_MS,
   DEFAULT_RETRY_DELAYS_MS,
+  LEGACY_VERDICT_MAX_AGE_MS,
+  MIN_LIST_TTL_MS,
   STABLE_AFTER_MS,
 } from "./defaults";
 import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
@@ -53,6 +56,10 @@ export interface ServerStatus {
   /** How many times the connection was re-established after the first. */
   restarts: number;
   serverInfo?: { name: string; version: string };
+  /** The protocol version the live connection speaks: `2025-11-25` (and earlier) for the 2025 era, `2026-07-28` for the 2026 one. */
+  protocol?: string;
+  /** The server's era as last found (probed, or remembered), dated: what a restart passes back instead of probing again. */
+  era?: RememberedEra;
   /** What the server said about its tools when it connected (its `instructions`), as it said it. */
   instructions?: string;
   /** When the tool list was last fetched (ISO 8601). */
@@ -62,6 +69,9 @@ export interface ServerStatus {
   /** How many instances of an isolated server run now. */
   instances?: number;
 }
+
+/** A server's era verdict with when it was found (ms since the epoch); a 2026 one keeps the server's `server/discover` answer. */
+export type RememberedEra = { kind: "legacy"; at: number } | { kind: "modern"; discover: DiscoverResult; at: number };
 
 /** Hints from the tool's annotations that make a retry after the request was sent safe. */
 export interface RetryHints {
@@ -78,6 +88,8 @@ export interface CallOptions {
   annotations?: RetryHints;
   /** The client session making the call: an isolated server (`isolation`) serves it on that session's or principal's own instance. */
   session?: CallerSession;
+  /** The calling client's capabilities: a 2026-era server gets those codemux can relay, in the request's `_meta`. */
+  clientCapabilities?: ClientCapabilities;
 }
 
 /** Who makes a call, as the pool needs it to pick an isolated server's instance. */
@@ -137,6 +149,12 @@ export interface ConnectionOptions {
   callLane?: boolean;
   /** Set on an isolated server's instance: whose it is, passed to the relay with each of its requests. */
   owner?: InstanceOwner;
+  /** A server's era as remembered from an earlier run (the catalog cache): connecting with it skips the probe. */
+  priorEra?: (server: string) => RememberedEra | undefined;
+  /** How long the era probe waits for a stdio server's answer before taking it for a 2025 one (2 s by default). */
+  probeTimeoutMs?: number;
+  /** The floor under a 2026 server's `tools/list` ttlMs when it sets the re-listing interval (5 s by default). */
+  minListTtlMs?: number;
 }
 
 interface ConnectionEvents {
@@ -160,6 +178,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #channel: DownstreamChannel | undefined;
   /** The channel of a connection attempt still under way, closed by close(). */
   #pending: SdkChannel | undefined;
+  /** That attempt's transport: during the era probe the SDK client does not own it yet, so close() closes it itself. */
+  #pendingTransport: Transport | undefined;
   #transport: unknown;
   #tools: Tool[] = [];
   #attempt: Promise<void> | undefined;
@@ -176,6 +196,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   /** Calls in flight, and the timer that stops a lazy server once none has come for `idleStopMs`. */
   #inFlight = 0;
   #idleTimer: NodeJS.Timeout | undefined;
+  /** The era verdict passed back on the next connect; looked up in `priorEra` once, then kept from each connect. */
+  #era: RememberedEra | undefined;
+  #eraLooked = false;
   readonly #allowed: (tool: string) => boolean;
   readonly #logger: Logger;
 
@@ -229,6 +252,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
       ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
+      ...(this.#channel?.protocolVersion ? { protocol: this.#channel.protocolVersion } : {}),
+      ...(this.#era ? { era: this.#era } : {}),
       ...(instructions ? { instructions } : {}),
       ...(this.#lastRefreshAt ? { lastRefreshAt: new Date(this.#lastRefreshAt).toISOString() } : {}),
     };
@@ -310,6 +335,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       timeoutMs: options.timeoutMs ?? this.spec.callTimeoutMs,
       onprogress: options.onprogress,
       signal: options.signal,
+      clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);
@@ -437,9 +463,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#setState("closed");
     this.#stopTimers();
     clearTimeout(this.#idleTimer);
-    const channels = [this.#channel, this.#pending];
+    const channels = [this.#channel, this.#pending, this.#pendingTransport];
     this.#channel = undefined;
     this.#pending = undefined;
+    this.#pendingTransport = undefined;
     await Promise.all(channels.map((c) => c?.close().catch(() => undefined)));
   }
 
@@ -450,7 +477,19 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     return this.#attempt;
   }
 
-  async #attemptConnect(): Promise<void> {
+  /** The verdict to connect with: the one this connection found, else the remembered one; a 2025 one too old to trust is probed again. */
+  #priorVerdict(): RememberedEra | undefined {
+    if (!this.#eraLooked) {
+      this.#eraLooked = true;
+      this.#era = this.options.priorEra?.(this.name);
+    }
+    const era = this.#era;
+    if (era?.kind === "legacy" && Date.now() - era.at > LEGACY_VERDICT_MAX_AGE_MS) return undefined;
+    return era;
+  }
+
+  /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. */
+  async #attemptConnect(reprobed = false): Promise<void> {
     if (this.#state === "closed" || this.#state === "skipped") return;
     if (this.spec.problem) {
       this.#fail({ message: this.spec.problem, transient: false }, false);
@@ -473,6 +512,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const sdk = new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
+      // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
+      probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
       ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, { signal, owner: this.options.owner }) } : {}),
       onnotification: (notification) => {
         if (current()) this.emit("notification", notification);
@@ -489,6 +530,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#pending = sdk;
     let transport: unknown;
     let timer: NodeJS.Timeout | undefined;
+    const prior = this.#priorVerdict();
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -506,10 +548,12 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
           });
           transport = made;
+          this.#pendingTransport = made;
           if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
-          await sdk.connect(made, this.spec.connectTimeoutMs);
-          // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors).
-          const lane = this.spec.transport.type === "stdio" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
+          await sdk.connect(made, this.spec.connectTimeoutMs, prior && asPrior(prior));
+          // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); 2026 servers too (the lane writes 2025 requests).
+          const lane =
+            this.spec.transport.type === "stdio" && sdk.verdict?.kind === "legacy" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
           return { picked: lane ? new LaneChannel(sdk, made) : sdk, tools: await sdk.listTools(this.spec.connectTimeoutMs) };
         })(),
         timeout,
@@ -519,6 +563,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         return;
       }
       this.#pending = undefined;
+      this.#pendingTransport = undefined;
+      const found = sdk.verdict;
+      // A verdict reused keeps its date, so that a 2025 one ages; a new one is dated now.
+      if (found) this.#era = prior?.kind === found.kind ? prior : { ...found, at: Date.now() };
       channel = picked;
       this.#channel = picked;
       this.#transport = transport;
@@ -533,11 +581,26 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#startSweep(picked);
       this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
     } catch (error) {
-      if (this.#pending === sdk) this.#pending = undefined;
+      if (this.#pending === sdk) {
+        this.#pending = undefined;
+        this.#pendingTransport = undefined;
+      }
       await sdk.close().catch(() => undefined);
       // A transport made after close() began (the race lost) is closed here too.
       await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
       if ((this.#state as ServerState) === "closed") return;
+      if (!reprobed) {
+        const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined);
+        if (corrected !== false) {
+          this.#logger.info(
+            `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
+          );
+          this.#era = corrected;
+          // What the process that died on the probe wrote would repeat the new one's lines in every error.
+          if (corrected) this.stderr.clear();
+          return this.#attemptConnect(true);
+        }
+      }
       const failure = this.#describeFailure(error, transport);
       // Only a login fixes it: no restart loop, the next call tries again (after codemux auth login).
       this.#fail(failure, !failure.needsLogin);
@@ -547,6 +610,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   #describeFailure(error: unknown, transport: unknown): Failure {
+    // A network failure during the era probe comes wrapped: the cause says what went wrong.
+    if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause instanceof Error) error = error.cause;
     const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
     if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
       return { message: withConfigNote(withTail(error.message, this.stderr.telling(5)), this.spec.warnings), transient: false };
@@ -658,11 +723,19 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#refreshTimer.unref();
   }
 
-  /** Re-lists the tools on an interval, unless the server has shown that it sends `tools/list_changed`. */
+  /**
+   * Re-lists the tools on an interval, unless the server has shown that it sends `tools/list_changed`. A 2026 server's
+   * `ttlMs` on its last `tools/list` shortens the interval, never below `minListTtlMs`, never beyond the configured one.
+   */
   #startSweep(channel: DownstreamChannel): void {
     const every = this.spec.refreshIntervalMs ?? this.options.refreshIntervalMs ?? DEFAULT_REFRESH_INTERVAL_MS;
     clearInterval(this.#sweepTimer);
     if (every <= 0) return;
+    const interval = () => {
+      const ttl = channel.listTtlMs;
+      return ttl === undefined ? every : Math.min(every, Math.max(ttl, this.options.minListTtlMs ?? MIN_LIST_TTL_MS));
+    };
+    const delay = interval();
     this.#sweepTimer = setInterval(() => {
       if (this.#channel !== channel || this.#state !== "ready") return;
       if (this.#sawListChanged && channel.capabilities?.tools?.listChanged) return;
@@ -678,8 +751,12 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             this.#setTools(tools);
           }
         })
-        .catch((error: unknown) => this.#logger.debug(`[${this.name}] could not re-list tools: ${(error as Error).message}`));
-    }, every);
+        .catch((error: unknown) => this.#logger.debug(`[${this.name}] could not re-list tools: ${(error as Error).message}`))
+        .finally(() => {
+          // A new caching hint sets a new interval.
+          if (this.#channel === channel && interval() !== delay) this.#startSweep(channel);
+        });
+    }, delay);
     this.#sweepTimer.unref();
   }
 
@@ -703,6 +780,26 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#state = state;
     this.emit("state", this.status());
   }
+}
+
+/** The verdict as the SDK takes it, without its date. */
+function asPrior(era: RememberedEra): PriorDiscovery {
+  return era.kind === "modern" ? { kind: "modern", discover: era.discover } : { kind: "legacy" };
+}
+
+/**
+ * What to connect with after a failed attempt whose era was wrong, or false when the era was not the cause: a server that
+ * died on the probe is a 2025 one (rmcp-style); a remembered verdict the server refutes is dropped (undefined: probe again).
+ */
+function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exited: boolean): RememberedEra | undefined | false {
+  if (prior === undefined) return exited && isStaleVerdict(error, undefined) ? { kind: "legacy", at: Date.now() } : false;
+  return isStaleVerdict(error, prior.kind) ? undefined : false;
+}
+
+/** The caller's capabilities that codemux can relay (a 2026 server may ask for those only): none without a relay. */
+function relayable(caller: ClientCapabilities | undefined, relayed: ClientCapabilities | undefined): ClientCapabilities | undefined {
+  if (caller === undefined) return undefined;
+  return Object.fromEntries(Object.entries(caller).filter(([key]) => relayed?.[key] !== undefined));
 }
 
 /** Safe to try again: a transient failure before the request reached the server, or any transient failure of a read-only or idempotent tool. */

@@ -6,6 +6,12 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** Re-list a server's tools this often unless it proves it sends `tools/list_changed` (0 turns it off). */
 export const DEFAULT_REFRESH_INTERVAL_MS = 5 * 60_000;
+/** Time the `server/discover` probe waits before a silent stdio server is taken for a 2025 one: short, as it delays every first start of such a server. */
+export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
+/** A remembered 2025 verdict older than this is probed again (a server may have moved to 2026 while it still answers initialize). */
+export const LEGACY_VERDICT_MAX_AGE_MS = 24 * 60 * 60_000;
+/** A 2026 server's `tools/list` ttlMs never makes codemux re-list it more often than this. */
+export const MIN_LIST_TTL_MS = 5_000;
 /** Quiet period before a `tools/list_changed` triggers a refresh. */
 export const DEFAULT_LIST_CHANGED_DEBOUNCE_MS = 100;
 /** Restart backoff after a server drops: first delay, cap, and automatic attempts. */

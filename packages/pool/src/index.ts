@@ -43,6 +43,7 @@ export type {
   ConnectionOptions,
   InstanceOwner,
   RelayContext,
+  RememberedEra,
   RetryHints,
   ServerConnection,
   ServerRequestRelay,

@@ -109,6 +109,14 @@ export class LaneChannel implements DownstreamChannel {
     return this.#sdk.capabilities;
   }
 
+  get protocolVersion(): string | undefined {
+    return this.#sdk.protocolVersion;
+  }
+
+  get listTtlMs(): number | undefined {
+    return this.#sdk.listTtlMs;
+  }
+
   listTools(timeoutMs: number): Promise<Tool[]> {
     return this.#sdk.listTools(timeoutMs);
   }

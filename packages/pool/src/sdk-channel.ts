@@ -5,6 +5,7 @@ import {
   type ClientCapabilities as SdkClientCapabilities,
   type Implementation,
   type NotificationMethod,
+  type PriorDiscovery,
   type Progress,
   type ServerCapabilities,
   type Tool,
@@ -12,7 +13,10 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
 import type { ChannelCall, DownstreamChannel, DownstreamNotification } from "./channel";
-import { MAX_TOOL_LIST_PAGES } from "./defaults";
+import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
+
+/** The `_meta` key that carries a 2026-era request's client capabilities. */
+const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 
 /** A request a server sends its client (sampling, elicitation, roots). */
 export interface ServerRequest {
@@ -30,6 +34,8 @@ export interface SdkChannelOptions {
   ontoolschanged: () => void;
   /** The connection closed, from either side. */
   onclose: () => void;
+  /** How long the `server/discover` probe waits before taking a silent stdio server for a 2025 one. */
+  probeTimeoutMs?: number;
 }
 
 const PASSED_ON: NotificationMethod[] = [
@@ -79,8 +85,8 @@ export class SdkChannel implements DownstreamChannel {
     const declared = options.capabilities as SdkClientCapabilities;
     const client = new ChannelClient(options.clientInfo, {
       capabilities: declared,
-      // Every server is spoken to in the 2025 era, as before SDK v2; probing for 2026 is a step of its own.
-      versionNegotiation: { mode: "legacy" },
+      // The spec's detection: server/discover first, initialize when the answer is not a 2026 one (unless connect() is given a verdict).
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
       // codemux's page bound, not the SDK's 64.
       listMaxPages: MAX_TOOL_LIST_PAGES,
     });
@@ -97,8 +103,22 @@ export class SdkChannel implements DownstreamChannel {
     this.client = client;
   }
 
-  connect(transport: Transport, timeoutMs: number): Promise<void> {
-    return this.client.connect(transport, { timeout: timeoutMs });
+  /** Connects, probing the server's era unless `prior` (a remembered verdict) says it. */
+  connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
+    return this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+  }
+
+  /** The era this connection speaks, as a verdict `connect()` can be given next time. */
+  get verdict(): PriorDiscovery | undefined {
+    const era = this.client.getProtocolEra();
+    if (era === "legacy") return { kind: "legacy" };
+    const discover = this.client.getDiscoverResult();
+    return era === "modern" && discover ? { kind: "modern", discover } : undefined;
+  }
+
+  /** The protocol version the connection speaks (`2025-11-25`, `2026-07-28`). */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
   }
 
   get serverInfo(): Implementation | undefined {
@@ -112,8 +132,10 @@ export class SdkChannel implements DownstreamChannel {
   callTool(call: ChannelCall): Promise<ToolResult> {
     // v2 removes its abort listener once the request settles: the caller's signal (maybe shared by many calls) is given as it is.
     // The 2025 codec has checked that structuredContent is an object: the SDK's result is a ToolResult.
+    // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
+    const caps = call.clientCapabilities && this.client.getProtocolEra() === "modern" ? { _meta: { [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities } } : {};
     return this.client.request(
-      { method: "tools/call", params: { name: call.name, arguments: call.arguments } },
+      { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps } },
       {
         timeout: call.timeoutMs,
         // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
@@ -124,11 +146,15 @@ export class SdkChannel implements DownstreamChannel {
     ) as Promise<ToolResult>;
   }
 
+  listTtlMs: number | undefined;
+
   async listTools(timeoutMs: number): Promise<Tool[]> {
     if (!this.capabilities?.tools) return [];
     // Every page, each within timeoutMs; never from the client's response cache, so a refresh sees the server's list of now.
-    const { tools } = await this.client.listTools(undefined, { timeout: timeoutMs, cacheMode: "bypass" });
-    return tools;
+    const result = await this.client.listTools(undefined, { timeout: timeoutMs, cacheMode: "bypass" });
+    const ttl = (result as { ttlMs?: unknown }).ttlMs;
+    this.listTtlMs = typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0 ? ttl : undefined;
+    return result.tools;
   }
 
   close(): Promise<void> {

@@ -23,6 +23,12 @@ export class StderrRing {
     for (const line of parts) this.#add(line);
   }
 
+  /** Forgets every line: a process started again to replace one that never served tells its own story. */
+  clear(): void {
+    this.#lines.length = 0;
+    this.#partial = "";
+  }
+
   /** The last `count` lines, including an unterminated last line. */
   tail(count = 10): string[] {
     const lines = this.#partial ? [...this.#lines, this.#partial] : [...this.#lines];

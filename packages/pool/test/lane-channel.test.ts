@@ -7,6 +7,7 @@ import { isPlainCallToolResult } from "../src/lane-channel";
 import { ChannelClient } from "../src/sdk-channel";
 import { CallCancelledError, CallTimeoutError, DownstreamError, ServerDisconnectedError, ServerPool, type PoolOptions, type ServerSpec } from "../src/index";
 import { httpSpec, startHttpServer, stdioSpec, textOf } from "./helpers";
+import { modernServerPath } from "@codemux/test-servers";
 
 const rawServerPath = fileURLToPath(new URL("./fixtures/raw-server.mjs", import.meta.url));
 const pools: ServerPool[] = [];
@@ -275,13 +276,23 @@ describe("the call lane (stdio)", () => {
 });
 
 describe.each([{ callLane: true }, { callLane: false }])("the downstream era (callLane: $callLane)", ({ callLane }) => {
-  it("is 2025's: initialize first, no server/discover probe, no 2026 _meta envelope on a call", async () => {
+  it("of a 2025 server is found by the probe: server/discover refused, then initialize, and no 2026 _meta envelope on a call", async () => {
     const pool = await startPool([rawSpec("r")], { callLane });
     await pool.callTool("r", "echo", { text: "x" });
     const seen = JSON.parse(textOf(await pool.callTool("r", "seen"))) as Array<{ method: string; protocolVersion?: string; meta: string[] }>;
-    expect(seen[0]).toMatchObject({ method: "initialize", protocolVersion: "2025-11-25" });
-    expect(seen.map((s) => s.method)).not.toContain("server/discover");
-    for (const request of seen) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
+    expect(seen.slice(0, 2)).toMatchObject([{ method: "server/discover" }, { method: "initialize", protocolVersion: "2025-11-25" }]);
+    for (const request of seen.slice(1)) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
+  });
+
+  it("of a 2026 server takes the SDK path, not the lane: its calls carry the SDK's numeric progress tokens, not the lane's", async () => {
+    const pool = await startPool(
+      [{ ...rawSpec("m"), transport: { type: "stdio", command: process.execPath, args: [modernServerPath, "--legacy", "reject"], env: {} } }],
+      { callLane },
+    );
+    const seen = JSON.parse(textOf(await pool.callTool("m", "whoami")));
+    expect(seen).toMatchObject({ era: "modern" });
+    expect(seen.progressToken).toEqual(expect.any(Number));
+    expect(pool.status()[0]?.protocol).toBe("2026-07-28");
   });
 });
 

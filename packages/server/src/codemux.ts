@@ -190,6 +190,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
         logger: this.logger,
         relay: this.relay,
         deferStart: (server) => this.readiness.isCached(server),
+        // A server's era from the last run: no probe (and, for servers that exit on it, no second process) at start.
+        priorEra: (server) => this.readiness.era(server),
         ...options.poolOptions,
       });
     const tree = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });

@@ -37,6 +37,8 @@ export const MAX_RELAYOUT_BYTES = 8 * 1024 * 1024;
 export const LIST_CHANGED_DEBOUNCE_MS = 200;
 /** Catalog cache writes are batched this long after a change. */
 export const CACHE_SAVE_DELAY_MS = 500;
+/** A server's remembered era (its `server/discover` answer) bigger than this as JSON is not written to the catalog cache: the server is probed at the next start instead. */
+export const MAX_CACHED_ERA_BYTES = 64 * 1024;
 /** Default and bounds of execute_code's timeoutMs. */
 export const DEFAULT_EXECUTE_TIMEOUT_MS = 30_000;
 export const MAX_EXECUTE_TIMEOUT_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { Logger, ToolDefinition } from "@codemux/core";
 import type { Catalog } from "@codemux/catalog";
 import { type ModuleTree, codegenToolOf } from "@codemux/codegen";
-import type { ServerStatus } from "@codemux/pool";
+import type { RememberedEra, ServerStatus } from "@codemux/pool";
 import { EventEmitter } from "node:events";
 import type { CatalogCache } from "./catalog-cache";
 import { CACHE_SAVE_DELAY_MS } from "./defaults";
@@ -38,6 +38,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
   readonly #cached = new Set<string>();
   /** Each server's instructions as the cache had them, until the server itself says. */
   readonly #cachedInstructions = new Map<string, string>();
+  /** Each server's era as the cache had it: the pool connects with it instead of probing. */
+  readonly #cachedEras = new Map<string, RememberedEra>();
   #cacheLoaded: Promise<void> = Promise.resolve();
   /** The cache read at start was older than `cacheTtlMs`. */
   #stale = false;
@@ -124,6 +126,11 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     return this.#cachedInstructions.get(server);
   }
 
+  /** A server's protocol era: live once it has connected, else from the cache (what the pool passes back instead of probing). */
+  era(server: string): RememberedEra | undefined {
+    return this.#options.pool.status().find((s) => s.name === server)?.era ?? this.#cachedEras.get(server);
+  }
+
   /** Servers still connecting (of those `shown`, when given), for a note under answers given before they are all there. */
   pendingNote(shown?: (server: string) => boolean): string[] {
     const connecting = this.status()
@@ -148,8 +155,9 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { cache, refreshCache, pool, catalog } = this.#options;
     if (!cache || refreshCache) return;
     const names = new Set(pool.names);
-    const { servers, instructions, savedAt } = await cache.load();
+    const { servers, instructions, eras, savedAt } = await cache.load();
     for (const [server, text] of instructions) if (names.has(server)) this.#cachedInstructions.set(server, text);
+    for (const [server, era] of eras) if (names.has(server)) this.#cachedEras.set(server, era);
     for (const [server, tools] of servers) {
       if (!names.has(server) || catalog.entries(server).length > 0) continue;
       this.#cached.add(server);
@@ -200,12 +208,15 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { catalog, cache, logger } = this.#options;
     const servers = new Map(catalog.servers().map((s) => [s, catalog.entries(s).map((e) => e.tool)]));
     const instructions = new Map<string, string>();
+    const eras = new Map<string, RememberedEra>();
     for (const server of servers.keys()) {
       const text = this.instructions(server);
       if (text) instructions.set(server, text);
+      const era = this.era(server);
+      if (era) eras.set(server, era);
     }
     try {
-      await cache?.save(servers, this.#options.clock(), instructions);
+      await cache?.save(servers, this.#options.clock(), { instructions, eras });
     } catch (error) {
       logger.warn(`could not write the catalog cache: ${(error as Error).message}`);
     }

@@ -18,7 +18,9 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { flagReader } from "./flags";
 
 interface Flags {
   exitAtStart: boolean;
@@ -31,13 +33,14 @@ interface Flags {
   instructions: string | undefined;
   /** `--resources`: one resource and one prompt, both lists changeable (the tool `change_lists`). */
   resources: boolean;
+  /** What it does with a request that comes before `initialize` (`--before-initialize exit|silent`): rmcp-style exit, or ignore it. */
+  beforeInitialize: "exit" | "silent" | undefined;
+  /** A file to append `PID METHOD` to for every request (`--log FILE`): tests count processes and probes with it. */
+  log: string | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
-  const value = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = flagReader(argv);
   return {
     exitAtStart: argv.includes("--exit-at-start"),
     stderr: value("--stderr"),
@@ -47,6 +50,8 @@ function parseFlags(argv: string[]): Flags {
     name: value("--name") ?? "misbehaving",
     instructions: value("--instructions"),
     resources: argv.includes("--resources"),
+    beforeInitialize: value("--before-initialize") === "exit" ? "exit" : value("--before-initialize") === "silent" ? "silent" : undefined,
+    log: value("--log"),
   };
 }
 
@@ -258,8 +263,16 @@ async function main(): Promise<void> {
   // Like a well-behaved server, it ends with its client: a slow call in progress (up to minutes) would otherwise outlive the test that made it.
   process.stdin.once("end", () => process.exit(0));
   const receive = transport.onmessage;
+  let initialized = false;
   transport.onmessage = (message) => {
-    if ("method" in message && message.method === "notifications/cancelled") cancelNotices.count++;
+    const method = "method" in message ? message.method : undefined;
+    if (flags.log) appendFileSync(flags.log, `${process.pid} ${method ?? "response"}\n`);
+    if (method === "initialize") initialized = true;
+    else if (!initialized && method !== undefined && "id" in message) {
+      if (flags.beforeInitialize === "exit") process.exit(2);
+      if (flags.beforeInitialize === "silent") return;
+    }
+    if (method === "notifications/cancelled") cancelNotices.count++;
     receive?.(message);
   };
 }

@@ -9,3 +9,6 @@ export const replayServerPath: string = fileURLToPath(new URL("./replay.js", imp
 
 /** Absolute path of the built asking server (run it with `node`): questions and log lines in and after calls, results as given. */
 export const askingServerPath: string = fileURLToPath(new URL("./asking.js", import.meta.url));
+
+/** Absolute path of the built 2026-era server on SDK v2 (run it with `node`; `--legacy reject` for modern-only, `--http PORT`). */
+export const modernServerPath: string = fileURLToPath(new URL("./modern.js", import.meta.url));

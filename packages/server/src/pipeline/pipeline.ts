@@ -236,7 +236,8 @@ export class ToolCallPipeline {
       if (isResourceReadEntry(ctx.entry)) return this.#read(ctx);
       // The pool retries transient failures of read-only and idempotent tools only.
       // The session picks an isolated server's instance; a shared server ignores it.
-      const options: CallOptions = { annotations: ctx.annotations, session: ctx.session };
+      // The caller's own capabilities: a 2026-era server is told them with each call (the pool never tells a 2025 one).
+      const options: CallOptions = { annotations: ctx.annotations, session: ctx.session, clientCapabilities: ctx.session.peer?.capabilities() };
       const signal = PipelineContext.downstreamSignal(ctx);
       if (signal) options.signal = signal;
       if (ctx.progress) options.onprogress = ctx.progress;

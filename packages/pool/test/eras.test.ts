@@ -1,0 +1,259 @@
+import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ServerPool, type PoolOptions, type RememberedEra, type ServerSpec } from "../src/index";
+import { httpSpec, startHttpServer, textOf } from "./helpers";
+
+const pools: ServerPool[] = [];
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const child of children.splice(0)) child.kill();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function startPool(specs: ServerSpec[], options: PoolOptions = {}): Promise<ServerPool> {
+  const pool = new ServerPool(specs, { retryDelaysMs: [], probeTimeoutMs: 500, ...options });
+  pools.push(pool);
+  await pool.start();
+  return pool;
+}
+
+/** A file the test servers append `PID METHOD` to for each request. */
+function logFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-eras-"));
+  dirs.push(dir);
+  return join(dir, "requests.log");
+}
+
+function requests(log: string): Array<{ pid: string; method: string }> {
+  let text = "";
+  try {
+    text = readFileSync(log, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [pid = "", method = ""] = line.split(" ");
+      return { pid, method };
+    });
+}
+
+const pids = (log: string) => new Set(requests(log).map((r) => r.pid)).size;
+const probes = (log: string) => requests(log).filter((r) => r.method === "server/discover").length;
+
+/** A stdio entry running `node ARGV...`. */
+function spec(name: string, argv: string[], extra: Partial<ServerSpec> = {}): ServerSpec {
+  return {
+    name,
+    transport: { type: "stdio", command: process.execPath, args: argv, env: {} },
+    callTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000,
+    tools: {},
+    ...extra,
+  };
+}
+
+const statusOf = (pool: ServerPool, name: string) => pool.status().find((s) => s.name === name)!;
+
+async function startModernHttp(args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
+}
+
+describe("a downstream server's era over stdio (probe, then initialize)", () => {
+  it("finds a modern-only server (legacy openings refused) 2026-07-28: one process, no initialize", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])]);
+    expect(textOf(await pool.callTool("m", "echo", { text: "hi" }))).toBe("hi");
+    expect(statusOf(pool, "m")).toMatchObject({ state: "ready", protocol: "2026-07-28", era: { kind: "modern" } });
+    expect(requests(log)[0]?.method).toBe("server/discover");
+    expect(requests(log).map((r) => r.method)).not.toContain("initialize");
+    expect(pids(log)).toBe(1);
+  });
+
+  it("finds a dual-era server 2026-07-28", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("d", [modernServerPath, "--legacy", "serve", "--log", log])]);
+    expect(JSON.parse(textOf(await pool.callTool("d", "whoami")))).toMatchObject({ era: "modern" });
+    expect(statusOf(pool, "d").protocol).toBe("2026-07-28");
+  });
+
+  it("finds a 2025 server 2025-11-25: the probe and initialize on the same process", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("l", [misbehavingServerPath, "--log", log])]);
+    expect(textOf(await pool.callTool("l", "echo", { text: "hi" }))).toBe("hi");
+    expect(statusOf(pool, "l")).toMatchObject({ protocol: "2025-11-25", era: { kind: "legacy" } });
+    expect(
+      requests(log)
+        .slice(0, 2)
+        .map((r) => r.method),
+    ).toEqual(["server/discover", "initialize"]);
+    expect(pids(log)).toBe(1);
+  });
+
+  it("starts a server that exits on the probe (rmcp-style) again, as 2025, and it works", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("r", [misbehavingServerPath, "--before-initialize", "exit", "--log", log])]);
+    expect(statusOf(pool, "r")).toMatchObject({ state: "ready", protocol: "2025-11-25", era: { kind: "legacy" } });
+    expect(textOf(await pool.callTool("r", "echo", { text: "after" }))).toBe("after");
+    expect(probes(log)).toBe(1);
+    expect(pids(log)).toBe(2);
+  });
+
+  it("names once what a server that exits at start said, though it was started twice (it might have exited on the probe)", async () => {
+    const pool = await startPool([spec("x", [misbehavingServerPath, "--stderr", "fatal: no token", "--exit-at-start"])]);
+    expect(statusOf(pool, "x")).toMatchObject({ state: "failed", error: "the process exited with code 3; stderr: fatal: no token" });
+  });
+
+  it("takes a server silent to the probe for 2025 once the probe times out (probeTimeoutMs)", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("s", [misbehavingServerPath, "--before-initialize", "silent", "--log", log])], { probeTimeoutMs: 300 });
+    expect(statusOf(pool, "s")).toMatchObject({ state: "ready", protocol: "2025-11-25" });
+    expect(textOf(await pool.callTool("s", "echo", { text: "late" }))).toBe("late");
+    expect(pids(log)).toBe(1);
+  });
+});
+
+describe("a downstream server's era over HTTP", () => {
+  it("finds a modern-only HTTP server 2026-07-28", async () => {
+    const log = logFile();
+    const pool = await startPool([httpSpec("hm", await startModernHttp(["--legacy", "reject", "--log", log]))]);
+    expect(textOf(await pool.callTool("hm", "echo", { text: "over http" }))).toBe("over http");
+    expect(statusOf(pool, "hm")).toMatchObject({ protocol: "2026-07-28", era: { kind: "modern" } });
+    expect(requests(log).map((r) => r.method)).not.toContain("initialize");
+  });
+
+  it("finds a 2025 HTTP server 2025-11-25", async () => {
+    const url = await startHttpServer(children);
+    const pool = await startPool([httpSpec("hl", `${url}/mcp`)]);
+    expect(textOf(await pool.callTool("hl", "echo", { text: "x" }))).toBe("x");
+    expect(statusOf(pool, "hl")).toMatchObject({ protocol: "2025-11-25", era: { kind: "legacy" } });
+  });
+
+  it("gives a slow HTTP server the connect time, not the stdio probe's short wait", async () => {
+    const pool = await startPool([httpSpec("slow", await startModernHttp(["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
+    expect(statusOf(pool, "slow")).toMatchObject({ state: "ready", protocol: "2026-07-28" });
+  });
+
+  it("never takes a silent HTTP server for a 2025 one: it is an outage (after connectTimeoutMs, not the stdio probe's wait), and no verdict is kept", async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const pool = await startPool([httpSpec("hs", `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, { connectTimeoutMs: 1_000 })], {
+        probeTimeoutMs: 300,
+      });
+      const status = statusOf(pool, "hs");
+      expect(status).toMatchObject({ state: "failed", error: "did not finish connecting within 1000 ms" });
+      expect(status.era).toBeUndefined();
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
+  it("never takes a 401 for an era: the server needs a login and no verdict is kept", async () => {
+    const url = await startHttpServer(children, { ...process.env, MISBEHAVING_REQUIRE_HEADER: "x-key" });
+    const pool = await startPool([httpSpec("ha", `${url}/mcp`)]);
+    const status = statusOf(pool, "ha");
+    expect(status.state).toBe("failed");
+    expect(status.error).toMatch(/401/);
+    expect(status.era).toBeUndefined();
+  });
+});
+
+describe("the era verdict, remembered", () => {
+  it("is passed back on restart: no second probe after the process dies", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])], {
+      backoff: { initialMs: 10, maxMs: 10, maxAttempts: 3 },
+    });
+    await pool.callTool("m", "crash").catch(() => undefined);
+    await until(() => statusOf(pool, "m").restarts === 1 && statusOf(pool, "m").state === "ready");
+    expect(textOf(await pool.callTool("m", "echo", { text: "again" }))).toBe("again");
+    expect(pids(log)).toBe(2);
+    expect(probes(log)).toBe(1);
+  });
+
+  it("given from an earlier run (priorEra), is used without a probe", async () => {
+    const first = logFile();
+    const earlier = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", first])]);
+    const era = statusOf(earlier, "m").era as RememberedEra;
+    await earlier.close();
+    const log = logFile();
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])], { priorEra: () => era });
+    expect(textOf(await pool.callTool("m", "echo", { text: "no probe" }))).toBe("no probe");
+    expect(statusOf(pool, "m").protocol).toBe("2026-07-28");
+    expect(probes(log)).toBe(0);
+  });
+
+  it("re-probes a stale 2026 verdict against a 2025 server, which then works as 2025", async () => {
+    const earlier = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])]);
+    const era = statusOf(earlier, "m").era as RememberedEra;
+    await earlier.close();
+    const log = logFile();
+    const pool = await startPool([spec("m", [misbehavingServerPath, "--log", log])], { priorEra: () => era });
+    expect(statusOf(pool, "m")).toMatchObject({ state: "ready", protocol: "2025-11-25", era: { kind: "legacy" } });
+    expect(textOf(await pool.callTool("m", "echo", { text: "legacy now" }))).toBe("legacy now");
+    expect(probes(log)).toBe(1);
+  });
+
+  it("re-probes a stale 2025 verdict against a modern-only server (-32022 at connect), which then works as 2026", async () => {
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])], { priorEra: () => ({ kind: "legacy", at: Date.now() }) });
+    expect(statusOf(pool, "m")).toMatchObject({ state: "ready", protocol: "2026-07-28", era: { kind: "modern" } });
+    expect(textOf(await pool.callTool("m", "echo", { text: "modern now" }))).toBe("modern now");
+  });
+
+  it("probes again when a remembered 2025 verdict is older than a day", async () => {
+    const pool = await startPool([spec("d", [modernServerPath, "--legacy", "serve"])], {
+      priorEra: () => ({ kind: "legacy", at: Date.now() - 25 * 3_600_000 }),
+    });
+    expect(statusOf(pool, "d").protocol).toBe("2026-07-28");
+  });
+});
+
+describe("the calling client's capabilities", () => {
+  const relay = { capabilities: { elicitation: {}, sampling: {} }, handle: async () => ({}) };
+
+  it("reach a 2026 server in the request's _meta, only those codemux relays", async () => {
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])], { relay });
+    const seen = JSON.parse(textOf(await pool.callTool("m", "whoami", {}, { clientCapabilities: { elicitation: { form: {} }, roots: {} } })));
+    expect(seen.clientCapabilities).toEqual({ elicitation: { form: {} } });
+  });
+
+  it.each([{ callLane: true }, { callLane: false }])("never reach a 2025 server (callLane: $callLane)", async ({ callLane }) => {
+    const rawServer = new URL("./fixtures/raw-server.mjs", import.meta.url).pathname;
+    const pool = await startPool([spec("r", [], { transport: { type: "stdio", command: process.execPath, args: [rawServer], env: {} } })], {
+      relay,
+      callLane,
+    });
+    await pool.callTool("r", "echo", { text: "x" }, { clientCapabilities: { elicitation: {} } });
+    const seen = JSON.parse(textOf(await pool.callTool("r", "seen"))) as Array<{ method: string; meta: string[] }>;
+    for (const request of seen.filter((s) => s.method !== "server/discover"))
+      expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
+  });
+});
+
+describe("a 2026 server's tools/list ttlMs", () => {
+  it("drives re-listing sooner than the configured refresh interval", async () => {
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--ttl-ms", "100"], { refreshIntervalMs: 600_000 })], {
+      minListTtlMs: 50,
+    });
+    await pool.callTool("m", "add_tool", { name: "later" });
+    await until(() => pool.tools().some((entry) => entry.server === "m" && entry.tools.some((t) => t.name === "later")));
+  });
+});

@@ -1,0 +1,98 @@
+import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOG_CACHE_VERSION, Codemux, createSessionServer } from "../src/index";
+import { config, node, textOf } from "./helpers";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "codemux-downstream-eras-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The `PID METHOD` lines a test server logged. */
+async function requests(log: string): Promise<Array<{ pid: string; method: string }>> {
+  const text = await readFile(log, "utf8").catch(() => "");
+  return text
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => ({ pid: line.split(" ")[0] ?? "", method: line.split(" ")[1] ?? "" }));
+}
+
+describe("downstream eras through codemux", () => {
+  it("are kept in the catalog cache and passed back at the next start: a server that exits on the probe is started once, not probed again", async () => {
+    const log = join(dir, "rmcp.log");
+    const cacheDir = join(dir, "cache");
+    const servers = { r: node(misbehavingServerPath, "--before-initialize", "exit", "--log", log), m: node(modernServerPath, "--legacy", "reject") };
+    const first = new Codemux({ config: config(servers), dataDir: join(dir, "first"), cacheDir });
+    first.start();
+    await first.ready(10_000);
+    expect(first.status().map((s) => [s.name, s.protocol])).toEqual([
+      ["r", "2025-11-25"],
+      ["m", "2026-07-28"],
+    ]);
+    await first.close();
+    const [file] = await readdir(cacheDir);
+    const cached = JSON.parse(await readFile(join(cacheDir, file!), "utf8"));
+    expect(cached.version).toBe(CATALOG_CACHE_VERSION);
+    expect(cached.eras).toMatchObject({ r: { kind: "legacy" }, m: { kind: "modern", discover: { supportedVersions: ["2026-07-28"] } } });
+    const before = await requests(log);
+    expect(new Set(before.map((r) => r.pid)).size).toBe(2);
+
+    const second = new Codemux({ config: config(servers), dataDir: join(dir, "second"), cacheDir });
+    second.start();
+    await second.settled(10_000);
+    try {
+      expect(second.status().map((s) => [s.name, s.state, s.protocol])).toEqual([
+        ["r", "ready", "2025-11-25"],
+        ["m", "ready", "2026-07-28"],
+      ]);
+      const after = (await requests(log)).slice(before.length);
+      expect(new Set(after.map((r) => r.pid)).size).toBe(1);
+      expect(after.map((r) => r.method)).not.toContain("server/discover");
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("are not cached for a server whose discover answer is too big to keep (64 KiB): it is probed at the next start instead", async () => {
+    const cacheDir = join(dir, "big-cache");
+    const servers = { big: node(modernServerPath, "--legacy", "reject", "--instructions-chars", "100000"), m: node(modernServerPath, "--legacy", "reject") };
+    const core = new Codemux({ config: config(servers), dataDir: join(dir, "big"), cacheDir });
+    core.start();
+    await core.ready(10_000);
+    expect(core.status().map((s) => s.protocol)).toEqual(["2026-07-28", "2026-07-28"]);
+    await core.close();
+    const [file] = await readdir(cacheDir);
+    const cached = JSON.parse(await readFile(join(cacheDir, file!), "utf8"));
+    expect(Object.keys(cached.eras)).toEqual(["m"]);
+  });
+
+  it("call a 2026 server with the calling client's own capabilities, never codemux's", async () => {
+    const core = new Codemux({ config: config({ m: node(modernServerPath, "--legacy", "reject") }), dataDir: join(dir, "caps") });
+    core.start();
+    await core.ready(10_000);
+    const whoami = async (capabilities: Record<string, object>) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await createSessionServer(core).connect(serverSide);
+      const client = new Client({ name: "caller", version: "1.0.0" }, { capabilities });
+      await client.connect(clientSide);
+      const result = await client.callTool({ name: "call_tool", arguments: { name: "m__whoami", args: {} } });
+      await client.close();
+      return JSON.parse(textOf(result as never)).clientCapabilities;
+    };
+    try {
+      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} } });
+      expect(await whoami({})).toEqual({});
+    } finally {
+      await core.close();
+    }
+  });
+});

@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+/**
+ * An MCP server of the 2026-07-28 era on SDK v2, for codemux's downstream era tests. Over stdio
+ * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
+ * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
+ * `PID METHOD` for every request it receives, so a test can count processes and probes.
+ */
+import { createMcpHandler, ProtocolError, Server, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { appendFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { flagReader } from "./flags";
+
+interface Flags {
+  legacy: "serve" | "reject";
+  http: number | undefined;
+  name: string;
+  log: string | undefined;
+  /** The `ttlMs` of its `tools/list` results (`--ttl-ms N`); none when absent. */
+  ttlMs: number | undefined;
+  /** Instructions of this many characters (`--instructions-chars N`), for tests of bounds; a short sentence when absent. */
+  instructionsChars: number | undefined;
+  /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
+  delayMs: number;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const value = flagReader(argv);
+  return {
+    legacy: value("--legacy") === "reject" ? "reject" : "serve",
+    http: value("--http") === undefined ? undefined : Number(value("--http")),
+    name: value("--name") ?? "modern",
+    log: value("--log"),
+    ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
+    instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
+    delayMs: Number(value("--delay-ms") ?? 0),
+  };
+}
+
+const flags = parseFlags(process.argv.slice(2));
+const log = (method: string) => {
+  if (flags.log) appendFileSync(flags.log, `${process.pid} ${method}\n`);
+};
+
+const tools: Tool[] = [
+  { name: "echo", description: "Return the text it is given.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
+  { name: "whoami", description: "Report the era and the client capabilities this request carried.", inputSchema: { type: "object", properties: {} } },
+  { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object", properties: {} } },
+  { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
+  {
+    name: "add_tool",
+    description: "Add a tool named `name` (no notification).",
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+  },
+];
+let calls = 0;
+
+const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
+
+function makeServer(era: string): Server {
+  const server = new Server(
+    { name: flags.name, version: "2.0.0" },
+    {
+      capabilities: { tools: {} },
+      instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
+      ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
+    },
+  );
+  server.setRequestHandler("tools/list", async () => ({ tools }));
+  server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    calls += 1;
+    switch (request.params.name) {
+      case "echo":
+        return text(String(args.text));
+      case "whoami":
+        return text(
+          JSON.stringify({
+            era,
+            protocolVersion: server.getNegotiatedProtocolVersion() ?? null,
+            clientCapabilities: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/clientCapabilities"] ?? null,
+            metaKeys: Object.keys(request.params._meta ?? {}),
+            progressToken: request.params._meta?.progressToken ?? null,
+          }),
+        );
+      case "counter":
+        return text(JSON.stringify({ calls, pid: process.pid }));
+      case "crash":
+        return process.exit(1);
+      case "add_tool":
+        tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
+        return text(`added ${String(args.name)}`);
+      default:
+        throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
+    }
+  });
+  return server;
+}
+
+async function serveHttp(port: number): Promise<void> {
+  const handler = createMcpHandler((ctx) => makeServer(ctx.era), { legacy: flags.legacy === "reject" ? "reject" : "stateless" });
+  const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const method = body.length ? (JSON.parse(body.toString("utf8")) as { method?: string }).method : undefined;
+    log(method ?? req.method ?? "-");
+    if (flags.delayMs) await new Promise((resolve) => setTimeout(resolve, flags.delayMs));
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
+    const request = new Request(`http://127.0.0.1${req.url ?? "/"}`, { method: req.method, headers, ...(body.length ? { body } : {}) });
+    const response = await handler.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) Readable.fromWeb(response.body as never).pipe(res);
+    else res.end();
+  });
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
+  const address = http.address();
+  process.stdout.write(`listening ${typeof address === "object" && address ? address.port : port}\n`);
+}
+
+if (flags.http !== undefined) await serveHttp(flags.http);
+else {
+  // A second reader of stdin sees the same lines as the SDK's: the log only.
+  let rest = "";
+  process.stdin.on("data", (chunk: Buffer) => {
+    const lines = (rest + chunk.toString("utf8")).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) if (line.trim()) log((JSON.parse(line) as { method?: string }).method ?? "response");
+  });
+  serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy });
+  process.stdin.once("end", () => process.exit(0));
+}
