@@ -479,6 +479,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   /** The verdict to connect with: the one this connection found, else the remembered one; a 2025 one too old to trust is probed again. */
   #priorVerdict(): RememberedEra | undefined {
+    // Pinned by the config: no probe, and no correction either.
+    if (this.spec.protocol === "2025-11-25") return { kind: "legacy", at: Date.now() };
     if (!this.#eraLooked) {
       this.#eraLooked = true;
       this.#era = this.options.priorEra?.(this.name);
@@ -589,7 +591,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       // A transport made after close() began (the race lost) is closed here too.
       await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
       if ((this.#state as ServerState) === "closed") return;
-      if (!reprobed) {
+      if (!reprobed && this.spec.protocol === undefined) {
         const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined);
         if (corrected !== false) {
           this.#logger.info(

@@ -93,6 +93,14 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
     expect(statusOf(pool, "d").protocol).toBe("2026-07-28");
   });
 
+  it("speaks 2025 without a probe to a dual-era server the config pins to 2025-11-25", async () => {
+    const log = logFile();
+    const pool = await startPool([spec("p", [modernServerPath, "--legacy", "serve", "--log", log], { protocol: "2025-11-25" })]);
+    expect(JSON.parse(textOf(await pool.callTool("p", "whoami")))).toMatchObject({ era: "legacy" });
+    expect(statusOf(pool, "p").protocol).toBe("2025-11-25");
+    expect(probes(log)).toBe(0);
+  });
+
   it("finds a 2025 server 2025-11-25: the probe and initialize on the same process", async () => {
     const log = logFile();
     const pool = await startPool([spec("l", [misbehavingServerPath, "--log", log])]);

@@ -261,6 +261,14 @@ describe("isolation", () => {
   });
 });
 
+describe("protocol", () => {
+  it("reads a pin to 2025-11-25 (auto is the default and leaves the entry as today), and refuses other values", () => {
+    const config = parse({ mcpServers: { old: { command: "o", protocol: "2025-11-25" }, found: { command: "f", protocol: "auto" }, plain: { command: "p" } } });
+    expect(config.servers.map((s) => s.protocol)).toEqual(["2025-11-25", undefined, undefined]);
+    expect(errorOf(() => parse({ mcpServers: { b: { command: "b", protocol: "2026" } } })).message).toMatch(/mcpServers\.b\.protocol: /);
+  });
+});
+
 describe("credentials", () => {
   it("reads per-principal credentials (a server per principal unless the entry says per session) and each principal's env and headers", () => {
     const config = parse(

@@ -206,6 +206,7 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
     ...(entry.roots === undefined ? {} : { roots: rootsOf(entry.roots as string[], { base: context.workspaceFolder, sub, fail }) }),
     ...isolationOf(entry, fail),
     ...(entry.maxInstances === undefined ? {} : { maxInstances: entry.maxInstances as number }),
+    ...(entry.protocol === "2025-11-25" ? { protocol: "2025-11-25" as const } : {}),
     ...(entry.perPrincipal === undefined ? {} : { perPrincipal: perPrincipalOf(entry.perPrincipal as Record<string, PrincipalCredentials>, subMap) }),
   };
   if (missing.size > 0) {

@@ -48,6 +48,7 @@ const commonFields = {
   roots: z.array(z.string().min(1, "must not be empty").max(4096)).max(MAX_ROOTS).optional(),
   isolation: z.enum(["shared", "principal", "session"]).optional(),
   credentials: z.enum(["shared", "per-principal"]).optional(),
+  protocol: z.enum(["auto", "2025-11-25"]).optional(),
   perPrincipal: z
     .record(
       z.string().min(1).max(400),

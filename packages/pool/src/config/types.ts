@@ -92,6 +92,11 @@ export interface ServerSpec {
   perPrincipal?: Record<string, PrincipalCredentials>;
   /** At most this many instances of an isolated server at once; past it a call fails with `InstanceLimitError`. */
   maxInstances?: number;
+  /**
+   * `2025-11-25`: speak the 2025 era to this server without probing it (a server whose 2026 side is broken, or that
+   * mishandles `server/discover`). Unset (or `auto`): the era is found by probing, as the spec says.
+   */
+  protocol?: "2025-11-25";
   /** Set when the entry is valid JSON but cannot start (an unset variable): the server fails with this message. */
   problem?: string;
   /** What the config parser noticed about this entry (unknown keys); also in `PoolConfig.warnings`. */
