@@ -1,12 +1,15 @@
-import { misbehavingServerPath, until } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyStdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveCli } from "./serve-cli";
 import { cli } from "./run-cli";
 
 let dir: string;
@@ -109,5 +112,96 @@ describe("serve over stdio, both protocol eras", () => {
     expect(answer.result?.instructions).toMatch(/Servers: a\./);
     expect(code).toBe(0);
     expect(await startCount()).toBe(0);
+  });
+});
+
+describe("one config with a 2026-only server and a 2025 one, through every surface", () => {
+  const started: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of started) child.kill("SIGTERM");
+  });
+  const mixed = async () => {
+    const file = join(dir, "mixed.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          new: { command: process.execPath, args: [modernServerPath, "--legacy", "reject"] },
+          old: { command: process.execPath, args: [misbehavingServerPath, "--name", "old"] },
+        },
+      }),
+    );
+    return file;
+  };
+  const era = (text: string) => (JSON.parse(text) as { era: string }).era;
+
+  it("serves a 2026 client and a 2025 one over HTTP: search, call_tool, execute_code, a job and REST reach both servers, each in its own era", async () => {
+    const file = await mixed();
+    const token = "eras-test-token-0123456789";
+    const { url } = await serveCli(["serve", "--http", "127.0.0.1:0", "--config", file, "--token", token], {
+      cwd: dir,
+      env: { ...env, CODEMUX_HOME: join(dir, ".codemux-http") },
+      started,
+    });
+    const headers = { authorization: `Bearer ${token}` };
+    const modern = new ModernClient({ name: "modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await modern.connect(new ModernHttp(new URL(`${url}/mcp`), { requestInit: { headers } }));
+    try {
+      expect(modern.getProtocolEra()).toBe("modern");
+      const found = textOf(await modern.callTool({ name: "search_tools", arguments: { query: "report the era", limit: 3 } }));
+      expect(found).toContain("new__whoami");
+      expect(era(textOf(await modern.callTool({ name: "call_tool", arguments: { name: "new__whoami", args: {} } })))).toBe("modern");
+      expect(textOf(await modern.callTool({ name: "call_tool", arguments: { name: "old__echo", args: { text: "to 2025" } } }))).toBe("to 2025");
+      const code = [
+        'import { whoami } from "mcp/servers/new/whoami";',
+        'import { echo } from "mcp/servers/old/echo";',
+        "const me = await whoami({});",
+        'const back = await echo({ text: "chained" });',
+        "export default { me, back };",
+      ].join("\n");
+      const chained = textOf(await modern.callTool({ name: "execute_code", arguments: { code } }));
+      expect(chained).toMatch(/"era": ?"modern"/);
+      expect(chained).toContain("chained");
+      // A background job calls the 2026 server too, and its output is the caller's.
+      const started = textOf(await modern.callTool({ name: "call_tool", arguments: { name: "new__whoami", args: {}, background: true } }));
+      const id = /job_[0-9a-f]{12}/.exec(started)?.[0] ?? "";
+      expect(id).not.toBe("");
+      expect(textOf(await modern.callTool({ name: "jobs", arguments: { action: "output", ids: [id] } }))).toContain("modern");
+    } finally {
+      await modern.close();
+    }
+    const rest = await fetch(`${url}/v1/tools/new__whoami/call`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+    expect(rest.status).toBe(200);
+    expect(JSON.stringify(await rest.json())).toContain("modern");
+  });
+
+  it("serves the same config over stdio in passthrough and dispatch modes to a 2025 client", async () => {
+    const file = await mixed();
+    for (const mode of ["passthrough", "dispatch"]) {
+      const client = new LegacyClient({ name: "legacy", version: "1.0.0" });
+      await client.connect(
+        new LegacyStdio({
+          command: process.execPath,
+          args: [cli, "--config", file, "--mode", mode],
+          cwd: dir,
+          env: { ...env, CODEMUX_HOME: join(dir, `.codemux-${mode}`) },
+          stderr: "pipe",
+        }),
+      );
+      try {
+        const whoami =
+          mode === "passthrough"
+            ? await client.callTool({ name: "new__whoami", arguments: {} })
+            : await client.callTool({ name: "codemux", arguments: { action: "call", tool: "new__whoami", arguments: {} } });
+        expect(textOf(whoami)).toContain("modern");
+        const echoed =
+          mode === "passthrough"
+            ? await client.callTool({ name: "old__echo", arguments: { text: "x" } })
+            : await client.callTool({ name: "codemux", arguments: { action: "call", tool: "old__echo", arguments: { text: "x" } } });
+        expect(textOf(echoed)).toContain("x");
+      } finally {
+        await client.close();
+      }
+    }
   });
 });
