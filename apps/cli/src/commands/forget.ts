@@ -12,6 +12,7 @@ const KINDS: Record<string, [string, string]> = {
   skills: ["skill", "skills"],
   jobs: ["job (with its transcript)", "jobs (with their transcripts)"],
   audit: ["audit line", "audit lines"],
+  memory: ["memory", "memories"],
 };
 
 /** `codemux forget PRINCIPAL`: deletes what codemux keeps on this machine for one principal. */
@@ -19,7 +20,7 @@ export function registerForget(program: Command, context: RunContext): void {
   program
     .command("forget")
     .description(
-      "delete what codemux keeps for a principal (token:NAME, oauth:ISSUER#SUBJECT, local): its skills, background jobs with their transcripts, and its audit log lines",
+      "delete what codemux keeps for a principal (token:NAME, oauth:ISSUER#SUBJECT, local): its skills, background jobs with their transcripts, its audit log lines and its memories (the memory plugin)",
     )
     .argument("<principal>", 'the principal as logs and the audit log name it, e.g. "token:ci"')
     .action(async (principal: string, _options: unknown, command: Command) => {
