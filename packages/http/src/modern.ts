@@ -62,6 +62,11 @@ export class ModernMcp {
     return this.#alive;
   }
 
+  /** Listen streams open now (a POST answered by a stream that stays open). */
+  get listening(): number {
+    return this.#listens.size;
+  }
+
   /** Answers one POST whose body carries the 2026-07-28 envelope (auth, Host, Origin and the body bound already passed). */
   async serve(ctx: RequestContext, body: unknown): Promise<void> {
     const closed = new AbortController();

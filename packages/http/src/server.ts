@@ -258,7 +258,10 @@ export class CodemuxHttpServer {
       return [...counts].map(([state, n]) => [{ state }, n]);
     });
     metrics.gauge("codemux_tools", "Tools in the catalog.", () => [[{}, this.#core.catalog.size]]);
-    metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [[{}, this.#inFlight.size]]);
+    // A 2026-07-28 listen stream is a POST that stays open: a stream, not a request being answered.
+    metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
+      [{}, this.#inFlight.size - this.#modern.listening],
+    ]);
     metrics.gauge("process_resident_memory_bytes", "Resident memory of this process.", () => [[{}, process.memoryUsage().rss]]);
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");

@@ -556,6 +556,21 @@ describe("listen streams are bounded per principal", () => {
   });
 });
 
+describe("an open listen stream", () => {
+  it("is a stream, not a request being answered: requests in flight do not count it", async () => {
+    const s = await serve({ mode: "passthrough" });
+    try {
+      const client = await modernClient(s.url, TOKENS.alice);
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(s.http.metrics.render()).toContain("codemux_http_requests_in_flight 0\n");
+      await subscription.close();
+      await client.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("shutdown", () => {
   it("ends open listen streams at once rather than waiting out the grace for them", async () => {
     const s = await serve({ mode: "passthrough", shutdownGraceMs: 120_000 });
