@@ -67,6 +67,12 @@ describe("the memory plugin", () => {
     expect(await second.recall(bob)).toEqual([]);
   });
 
+  it("keeps every answer of calls that end together (no update overwrites another's)", async () => {
+    const m = await start(tempDir());
+    await Promise.all(["a", "b", "c", "d", "e"].map((text) => m.echo(alice, text)));
+    expect((await m.recall(alice)).map((x) => x.text).sort()).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
   it("is bounded: entries per principal, characters per entry, and the tools it is told to remember", async () => {
     const dir = tempDir();
     const m = await start(dir, { maxEntries: 2, maxEntryChars: 100, tools: ["s__echo"] });

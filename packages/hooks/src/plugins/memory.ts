@@ -80,6 +80,20 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
     writing.set(principal, settled);
     return settled;
   };
+  /** One change of a principal's list at a time: two calls ending together each add their memory, neither over the other's. */
+  const updating = new Map<string, Promise<unknown>>();
+  const update = <T>(principal: string, change: (memories: Memory[]) => { next: Memory[]; value: T }): Promise<T> => {
+    const done = (updating.get(principal) ?? Promise.resolve()).then(async () => {
+      const { next, value } = change(await load(principal));
+      await save(principal, next);
+      return value;
+    });
+    updating.set(
+      principal,
+      done.catch(() => undefined),
+    );
+    return done;
+  };
 
   const recall: MemoryPlugin["recall"] = async (principal, { query, limit } = {}) => {
     const words = (query ?? "").slice(0, MAX_QUERY_CHARS).toLowerCase().split(/\s+/).filter(Boolean);
@@ -117,9 +131,7 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
   });
 
   const forget = async (principal: string): Promise<number> => {
-    const count = (await load(principal)).length;
-    loaded.set(principal, Promise.resolve([]));
-    await (writing.get(principal) ?? Promise.resolve());
+    const count = await update(principal, (memories) => ({ next: [], value: memories.length }));
     await rm(fileOf(principal), { force: true });
     return count;
   };
@@ -143,8 +155,7 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
         call: callLine(call.name, call.arguments).slice(0, 200),
         text: kept,
       };
-      const memories = await load(call.principal);
-      await save(call.principal, [memory, ...memories].slice(0, maxEntries));
+      await update(call.principal, (memories) => ({ next: [memory, ...memories].slice(0, maxEntries), value: undefined }));
     },
     forget,
     recall,
