@@ -125,13 +125,15 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   if (taskStore) serveTasks(server, taskStore);
 
+  /** The session as this call's client is (a 2026-07-28 request's own peer, else the connection's). */
+  const callerOf = (extra: SessionCallExtra): SessionInfo => (extra.peer ? { ...current, peer: extra.peer } : current);
   const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
     if (params.task && taskStore)
       return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
-    const ctx: RequestContext = { session: extra.peer ? { ...current, peer: extra.peer } : current, origin: "call_tool", signal: extra.signal, requestId };
+    const ctx: RequestContext = { session: callerOf(extra), origin: "call_tool", signal: extra.signal, requestId };
     const startedAt = core.clock();
     const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
@@ -155,7 +157,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const callTool: Session["callTool"] =
     era === "modern"
       ? async (params, extra) => {
-          if (!(await surface.listTools(extra.peer ? { ...current, peer: extra.peer } : current)).some((tool) => tool.name === params.name))
+          if (!(await surface.listTools(callerOf(extra))).some((tool) => tool.name === params.name))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
           return answer(params, extra);
         }
