@@ -1,0 +1,195 @@
+// The deployment files as shipped: the compose file and the Kubernetes manifests against their schemas,
+// the Dockerfile's promises, and the nginx config checked by a real nginx (`nginx -t`) and run in front of
+// two HTTP servers to show its affinity rule and its streaming. No Docker daemon or cluster runs here.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Ajv } from "ajv";
+import { Deployment } from "kubernetes-models/apps/v1/Deployment";
+import { Service } from "kubernetes-models/v1/Service";
+import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+
+const root = resolve(import.meta.dirname, "../../..");
+const read = (path: string) => readFileSync(join(root, path), "utf8");
+const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
+if (!NGINX && process.env.CI === "true") throw new Error("nginx is missing: .ci/run installs it (apt-get install -y nginx).");
+if (!NGINX) console.warn("deploy.test: nginx is not installed, its checks are skipped (Debian: apt-get install -y nginx).");
+
+interface ComposeService {
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+}
+
+describe("compose.yaml", () => {
+  // Compose reads YAML merge keys (`<<: *codemux`), which YAML 1.2 leaves off unless asked.
+  const compose = parse(read("compose.yaml"), { merge: true }) as { services: Record<string, ComposeService> };
+
+  it("is a valid Compose file (the compose-spec schema)", async () => {
+    // It names draft 7 by its https address, which Ajv (draft 7 by default) knows by the http one.
+    const { $schema: _, ...schema } = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/compose-spec/compose-spec.json"), "utf8"));
+    // Strict mode would refuse the spec's own "deprecated" annotations as unknown keywords.
+    const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(schema);
+    expect(validate(compose), JSON.stringify(validate.errors)).toBe(true);
+    // The schema does catch a mistake: a misspelt service key.
+    const broken = structuredClone(compose) as { services: Record<string, Record<string, unknown>> };
+    (broken.services.redis as Record<string, unknown>).comand = ["redis-server"];
+    expect(validate(broken)).toBe(false);
+  });
+
+  it("runs two instances with distinct ids on one Redis that persists every write, behind nginx", () => {
+    const { redis, nginx, ...rest } = compose.services;
+    expect(redis?.command).toEqual(expect.arrayContaining(["--appendonly", "yes", "--appendfsync", "always"]));
+    const instances = Object.values(rest);
+    expect(instances).toHaveLength(2);
+    const ids = instances.map((s) => s.environment?.CODEMUX_INSTANCE_ID);
+    expect(new Set(ids).size).toBe(2);
+    for (const s of instances) expect(s.environment?.CODEMUX_STORE).toMatch(/^redis:\/\/redis:6379/);
+    expect(nginx?.volumes?.[0]).toMatch(/^\.\/deploy\/nginx\/codemux\.conf:/);
+  });
+});
+
+describe("deploy/k8s/codemux.yaml", () => {
+  const docs = parseAllDocuments(read("deploy/k8s/codemux.yaml")).map((d) => d.toJS() as { kind: string });
+  const models = { Deployment, Service, Ingress } as const;
+
+  it("holds a Deployment, a Service and an Ingress, each valid against the Kubernetes schema", () => {
+    expect(docs.map((d) => d.kind)).toEqual(["Deployment", "Service", "Ingress"]);
+    for (const doc of docs) {
+      const Model = models[doc.kind as keyof typeof models];
+      expect(() => new Model(doc as never).validate(), doc.kind).not.toThrow();
+    }
+    // The schema does catch a mistake: replicas as a word.
+    const broken = structuredClone(docs[0]) as unknown as { spec: { replicas: unknown } };
+    broken.spec.replicas = "two";
+    expect(() => new Deployment(broken as never).validate()).toThrow(/replicas/);
+  });
+
+  it("probes readiness on /readyz and liveness on /healthz, runs as non-root, with replicas", () => {
+    const deployment = new Deployment(docs[0] as never);
+    const container = deployment.spec?.template.spec?.containers[0];
+    expect(deployment.spec?.replicas).toBeGreaterThan(1);
+    expect(container?.readinessProbe?.httpGet?.path).toBe("/readyz");
+    expect(container?.livenessProbe?.httpGet?.path).toBe("/healthz");
+    expect(deployment.spec?.template.spec?.securityContext?.runAsNonRoot).toBe(true);
+  });
+});
+
+describe("Dockerfile", () => {
+  const lines = read("Dockerfile").split("\n");
+  const lastStage = lines.slice(lines.findLastIndex((l) => l.startsWith("FROM ")));
+
+  it("installs the packed CLI and runs it as a non-root user", () => {
+    expect(lines.some((l) => l.includes("pnpm pack"))).toBe(true);
+    expect(lastStage.some((l) => /npm install --global .*codemux-\*\.tgz/.test(l))).toBe(true);
+    const user = lastStage.find((l) => l.startsWith("USER "));
+    expect(user).toBeDefined();
+    expect(user).not.toMatch(/USER (root|0)\b/);
+    expect(lastStage).toContain('ENTRYPOINT ["codemux"]');
+  });
+});
+
+describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-nginx-"));
+  const backends: Server[] = [];
+  let nginx: ReturnType<typeof spawn> | undefined;
+  let base = "";
+
+  /** An HTTP server answering with its name; /stream writes one line, then waits for /release before ending. */
+  async function backend(name: string): Promise<number> {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((r) => (release = r));
+    const server = createServer((req, res) => {
+      if (req.url === "/stream") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${name}\n\n`);
+        void released.then(() => res.end());
+        return;
+      }
+      if (req.url === "/release") release();
+      res.end(name);
+    });
+    backends.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return (server.address() as AddressInfo).port;
+  }
+
+  async function freePort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((r) => probe.close(r));
+    return port;
+  }
+
+  /** The shipped file with the compose service names pointed at this machine's ports: nothing else changes. */
+  function configFor(a: number, b: number, port: number): string {
+    const shipped = read("deploy/nginx/codemux.conf");
+    const local = shipped
+      .replaceAll("codemux-a:3920", `127.0.0.1:${a}`)
+      .replaceAll("codemux-b:3920", `127.0.0.1:${b}`)
+      .replace("listen 8080;", `listen 127.0.0.1:${port};`);
+    const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `${t}_temp_path ${dir}/${t};`).join("\n");
+    return `daemon off;\npid ${dir}/nginx.pid;\nerror_log stderr warn;\nevents {}\nhttp {\naccess_log off;\n${temp}\n${local}\n}\n`;
+  }
+
+  beforeAll(async () => {
+    const [a, b, port] = [await backend("a"), await backend("b"), await freePort()];
+    writeFileSync(join(dir, "nginx.conf"), configFor(a, b, port));
+    const check = spawnSync(NGINX as string, ["-t", "-p", dir, "-c", join(dir, "nginx.conf")], { encoding: "utf8" });
+    expect(check.status, check.stderr).toBe(0);
+    nginx = spawn(NGINX as string, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "ignore", "pipe"] });
+    base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100; i++) {
+      if (
+        await fetch(base).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error("nginx did not start");
+  });
+
+  afterAll(async () => {
+    nginx?.kill("SIGQUIT");
+    for (const server of backends) server.closeAllConnections();
+    await Promise.all(backends.map((s) => new Promise((r) => s.close(r))));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const name = async (init?: RequestInit, path = "/mcp") => (await fetch(base + path, init)).text();
+
+  it("sends a request back to the instance its Mcp-Session-Id names", async () => {
+    for (let i = 0; i < 4; i++) {
+      expect(await name({ headers: { "mcp-session-id": "b.0f3c9a" } })).toBe("b");
+      expect(await name({ headers: { "mcp-session-id": "a.77e1d2" } })).toBe("a");
+    }
+  });
+
+  it("sends legacy SSE's ?sessionId= back to its instance", async () => {
+    for (let i = 0; i < 4; i++) expect(await name(undefined, "/messages?sessionId=b.0f3c9a")).toBe("b");
+  });
+
+  it("spreads requests with no session (or an unknown instance) over every instance", async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 8; i++) seen.add(await name(i % 2 ? { headers: { "mcp-session-id": "zz.1" } } : undefined));
+    expect([...seen].sort()).toEqual(["a", "b"]);
+  });
+
+  it("passes a stream's first event through before the stream ends (no buffering)", async () => {
+    const response = await fetch(`${base}/stream`, { headers: { "mcp-session-id": "a.1" } });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("data: a\n\n");
+    await name({ headers: { "mcp-session-id": "a.1" } }, "/release");
+    await reader.cancel();
+  });
+});
