@@ -21,6 +21,7 @@ export { interpolate } from "./config/interpolate";
 export type { InterpolationContext, InterpolationResult } from "./config/interpolate";
 export { parseJsonc } from "./config/jsonc";
 export { loadConfigFile, parseConfig } from "./config/load";
+export { oauthSettingsOf } from "./config/oauth-settings";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";
 export { SettingsReader, isSettingsObject, type SettingsFail } from "./config/settings-reader";
