@@ -71,6 +71,8 @@ export { isProgressToken, jsonRpcMessage } from "./json-rpc-message";
 export { LineSplitter } from "./line-splitter";
 export type { LineSplitterOptions } from "./line-splitter";
 export { ServerPool } from "./pool";
+export { listDownstreamSkills, readDownstreamSkill } from "./skills";
+export type { DownstreamSkill, DownstreamSkills } from "./skills";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";
 export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
