@@ -74,6 +74,19 @@ describe("skills of downstream servers", () => {
     expect(textOf(climbing)).toContain('climbs with ".."');
   });
 
+  it("are listed by list_modules: counted at the root, one a line under mcp/server-skills", async () => {
+    expect(textOf(await run("list_modules", {}))).toContain("mcp/server-skills  (205 skills of 3 servers: instructions, read with read_module)");
+    expect(textOf(await run("list_modules", {}, ops))).toContain("mcp/server-skills  (2 skills of 1 server: instructions, read with read_module)");
+    expect(textOf(await run("list_modules", { path: "mcp/server-skills/docs" }))).toBe(
+      [
+        "mcp/server-skills/docs/acme/large\n  A skill with a very long body.",
+        "mcp/server-skills/docs/acme/pdf-forms\n  Fill in PDF forms field by field and check the result.",
+        "mcp/server-skills/docs/acme/release-notes\n  Write release notes from merged pull requests.",
+      ].join("\n"),
+    );
+    expect(textOf(await run("list_modules", { path: "mcp/server-skills/docs" }, ops))).toBe('No skills of a server named "docs".');
+  });
+
   it("leave mcp/skills/ to codemux's own saved skills and add nothing to the upfront tool list", async () => {
     expect(textOf(await run("list_modules", { path: "mcp/skills" }))).toBe("No skills yet: save_skill saves a snippet that worked as mcp/skills/<name>.");
     expect(textOf(await run("read_module", { specifier: "mcp/skills/pdf-forms" }))).toMatch(/^No module "mcp\/skills\/pdf-forms"/);

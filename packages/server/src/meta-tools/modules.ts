@@ -19,7 +19,11 @@ export const listModules = defineMetaTool<{ path?: string }, CodemuxServices>({
   run: async ({ path }, { services, session }) => {
     await services.readiness.discovered();
     const pending = services.readiness.pendingNote(services.access.serverFilter(session));
-    return textResult([listingText(services.namespace.list(path, session)), ...pending].join("\n"));
+    const specifier = path ? normalizeSpecifier(path) : undefined;
+    if (specifier !== undefined && services.serverSkills.owns(specifier)) return textResult(services.serverSkills.listing(specifier, session));
+    const listing = services.namespace.list(path, session);
+    const serverSkills = listing.kind === "root" ? services.serverSkills.summary(session) : undefined;
+    return textResult([listingText(listing), ...(serverSkills ? [serverSkills] : []), ...pending].join("\n"));
   },
 });
 
