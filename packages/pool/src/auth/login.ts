@@ -80,7 +80,7 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       const { code, iss, finished } = await Promise.race([callback.answer, stopped]);
       try {
         const second = await auth(provider, { ...common, authorizationCode: code, ...(iss === undefined ? {} : { iss }) }).catch((error: unknown) => {
-          throw IssuerMismatchError.isInstance(error) ? issuerRefusal(options, error) : error;
+          throw IssuerMismatchError.isInstance(error) && error.kind === "authorization_response" ? issuerRefusal(options, error) : error;
         });
         if (second !== "AUTHORIZED") throw new Error(`The authorization server did not accept the login of "${options.server}".`);
         finished();
@@ -107,11 +107,9 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
 function issuerRefusal(options: LoginOptions, cause: IssuerMismatchError): Error {
   const again = options.callbacks ? "call the tool again for a new login link" : `run codemux auth login ${options.server} again`;
   const what =
-    cause.kind === "metadata"
-      ? "the authorization server's metadata names another issuer than its address"
-      : cause.received === undefined
-        ? "the answer did not say which authorization server sent it (no iss parameter), though the server promises to"
-        : "the answer came from another authorization server than the one codemux sent the browser to (its iss parameter does not match)";
+    cause.received === undefined
+      ? "the answer did not say which authorization server sent it (no iss parameter), though the server promises to"
+      : "the answer came from another authorization server than the one codemux sent the browser to (its iss parameter does not match)";
   return new Error(`The login of "${options.server}" was refused: ${what}. Nothing was stored; ${again}, and if it happens again, do not use that link.`, {
     cause,
   });
