@@ -1,6 +1,7 @@
 import { modernServerPath, skillServerPath } from "@codemux/test-servers";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServerPool, listDownstreamSkills, readDownstreamSkill, type ServerSpec } from "../src/index";
+import { stdioSpec } from "./helpers";
 
 /** A server's skills through the pool's own client: the SDK v2 skill server of the test servers, over stdio. */
 const pools: ServerPool[] = [];
@@ -9,13 +10,7 @@ afterEach(async () => {
 });
 
 function spec(name: string, script: string, args: string[] = []): ServerSpec {
-  return {
-    name,
-    transport: { type: "stdio", command: process.execPath, args: [script, ...args], env: {} },
-    callTimeoutMs: 10_000,
-    connectTimeoutMs: 10_000,
-    tools: {},
-  };
+  return { ...stdioSpec(name), transport: { type: "stdio", command: process.execPath, args: [script, ...args], env: {} } };
 }
 
 async function started(...specs: ServerSpec[]): Promise<ServerPool> {
