@@ -21,7 +21,8 @@ beforeAll(async () => {
   const policies = policiesOf({ policies: { rules: [{ name: "ops", groups: ["ops"], tools: ["other__*"] }] } }, "codemux.json");
   const servers = {
     docs: node(skillServerPath, "--name", "docs", "--prefix", "acme", "--large-chars", "300000"),
-    other: node(skillServerPath, "--name", "other"),
+    // Both eras: the others speak 2026-07-28; this one 2025, whose change notifications reach codemux without a listen stream.
+    other: { ...node(skillServerPath, "--name", "other"), protocol: "2025-11-25" },
     many: node(skillServerPath, "--name", "many", "--flood", "230"),
   };
   core = new Codemux({ config: config(servers), dataDir: dir, ...(policies ? { policies } : {}) });
@@ -118,5 +119,20 @@ describe("skills of downstream servers", () => {
     expect(textOf(hidden)).toBe(
       'No skill "mcp/server-skills/docs/acme/pdf-forms". Skills of the servers: mcp/server-skills/other/pdf-forms, mcp/server-skills/other/release-notes. search_tools finds them by task.',
     );
+  });
+
+  it("are listed again when their server says its resources changed (the extension's announcement of a changed skill set)", async () => {
+    expect(core.status().map((s) => [s.name, s.protocol])).toEqual([
+      ["docs", "2026-07-28"],
+      ["other", "2025-11-25"],
+      ["many", "2026-07-28"],
+    ]);
+    expect(textOf(await run("call_tool", { name: "other__add_skill", args: { name: "meeting-notes" } }))).toContain('"listChanged":true');
+    await until(async () =>
+      textOf(await run("search_tools", { query: "meeting notes", server: "other" })).includes(
+        "other/meeting-notes  mcp/server-skills/other/meeting-notes  (skill)",
+      ),
+    );
+    expect(textOf(await run("read_module", { specifier: "mcp/server-skills/other/meeting-notes" }))).toContain("# meeting-notes");
   });
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * An MCP server on SDK v2 that offers skills (the `io.modelcontextprotocol/skills` extension, SKILL.md
- * resources) beside one tool, over stdio in both eras, for codemux's tests of downstream skills.
+ * resources) beside an echo tool and `add_skill` (which reloads the catalog), over stdio in both eras, for codemux's tests of downstream skills.
  * `--name N` names it; `--prefix P` serves `skill://P/<skill>/...`; `--flood N` adds N more small skills;
  * `--large-chars N` adds a skill whose SKILL.md body is N characters long.
  */
@@ -39,6 +39,15 @@ serveStdio(
     server.registerTool("echo", { description: "Return the text it is given.", inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
       content: [{ type: "text", text }],
     }));
+    server.registerTool(
+      "add_skill",
+      { description: "Add a skill named `name`; the catalog reloads and tells clients their resources changed.", inputSchema: z.object({ name: z.string() }) },
+      async ({ name: added }) => {
+        files[`${added}/SKILL.md`] = skill(added, `Added at run time, ${added}.`, `# ${added}`);
+        const changes = await catalog.reload();
+        return { content: [{ type: "text", text: JSON.stringify(changes) }] };
+      },
+    );
     catalog.attach(server);
     return server;
   },
