@@ -19,12 +19,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function gateway(options: { redirectPort?: number; publicUrl?: boolean } = {}) {
+async function gateway(options: { redirectPort?: number; publicUrl?: boolean; iss?: "own" } = {}) {
   const root = mkdtempSync(join(tmpdir(), "codemux-callback-"));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   const env = { ...process.env, CODEMUX_HOME: root };
   const dir = join(root, "auth");
-  const downstream = await startProtectedServer();
+  const downstream = await startProtectedServer(options.iss ? { iss: options.iss } : {});
   cleanups.push(() => downstream.close());
   // The operator's own login lists the tools; it never serves a principal's call.
   await loginServer({ server: "p", url: downstream.url, dir, timeoutMs: 30_000, onAuthorizationUrl: (url) => void completeInBrowser(url.href) });
@@ -68,7 +68,7 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean } =
     return url;
   };
   const tokensOf = async (principal: string) => (await readAuthRecord(principalAuthDirectory(dir, principal), "p"))?.tokens?.access_token;
-  return { core, publicUrl, whoami, loginUrl, tokensOf };
+  return { core, downstream, publicUrl, whoami, loginUrl, tokensOf };
 }
 
 describe("per-principal logins through codemux's public /oauth/callback", () => {
@@ -107,6 +107,22 @@ describe("per-principal logins through codemux's public /oauth/callback", () => 
     const replayed = await fetch(page.url);
     expect(replayed.status).toBe(400);
     expect(await replayed.text()).toContain("This login answer is unknown, expired or already used; call the tool again for a new login link");
+  });
+
+  it("checks the issuer the browser comes back with: the server's own finishes the login, another's (a mix-up) is refused", async () => {
+    const { downstream, whoami, loginUrl, tokensOf } = await gateway({ iss: "own" });
+    const own = await fetch(await loginUrl(TOKENS.alice));
+    expect(await own.text()).toContain("Logged in to p; you can close this tab.");
+    expect((await whoami(TOKENS.alice)).body.value).toMatch(/^client \S+$/);
+
+    downstream.auth.options.iss = "other";
+    const mixup = await fetch(await loginUrl(TOKENS.bob));
+    expect(mixup.status).toBe(502);
+    const text = await mixup.text();
+    expect(text).toContain("The login of &#34;p&#34; was refused: the answer came from another authorization server than the one codemux sent the browser to");
+    expect(text).toContain("call the tool again for a new login link");
+    expect(text).not.toContain("attacker.example");
+    expect(await tokensOf("token:bob")).toBeUndefined();
   });
 
   it("an unknown state does nothing (no bearer token needed to be told so), nor does an oversized query", async () => {

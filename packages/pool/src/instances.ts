@@ -3,6 +3,7 @@ import { AuthRequiredError } from "./auth/auth-required";
 import type { LoginCallbacks } from "./auth/login-callbacks";
 import { PrincipalLogins } from "./auth/principal-logins";
 import type { DownstreamClient, DownstreamNotification } from "./channel";
+import { oauthSettingsOf } from "./config/oauth-settings";
 import type { ServerSpec, TransportSpec } from "./config/types";
 import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner } from "./connection";
 import { DEFAULT_IDLE_STOP_MS, DEFAULT_MAX_INSTANCES } from "./defaults";
@@ -44,7 +45,7 @@ export class InstanceSet {
       this.#logins = new PrincipalLogins({
         server: spec.name,
         url: spec.transport.url,
-        settings: spec.transport.oauth,
+        settings: oauthSettingsOf(spec.transport),
         // At most one login per instance (one at a time on a fixed loopback port: PrincipalLogins decides per login).
         limit: spec.maxInstances ?? DEFAULT_MAX_INSTANCES,
         env: options.connection.env ?? process.env,

@@ -1,6 +1,7 @@
 import { SSEClientTransport, StreamableHTTPClientTransport, type OAuthClientProvider, type Transport } from "@modelcontextprotocol/client";
 import type { HttpTransportSpec, TlsSettings, TransportContext, TransportSpec } from "./config/types";
 import type { TlsMaterial } from "./node-fetch";
+import { oauthSettingsOf } from "./config/oauth-settings";
 import { proxyFor } from "./proxy";
 import { isLoopback, maskUrl, redactSecrets } from "@codemux/core";
 
@@ -72,11 +73,12 @@ async function authProviderFor(spec: HttpTransportSpec, context: TransportContex
   ]);
   const shared = await authDirectory(context.env ?? process.env);
   const dir = context.principal === undefined ? shared : principalAuthDirectory(shared, context.principal);
-  if (context.principal !== undefined)
-    return new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(spec.oauth ? { settings: spec.oauth } : {}) });
+  const settings = oauthSettingsOf(spec);
+  const provider = () => new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(settings ? { settings } : {}) });
+  if (context.principal !== undefined) return provider();
   // Servers with neither an oauth block nor a login keep plain requests: a 401 there may ask for an API key, not OAuth.
   if (!spec.oauth && !(await hasAuthRecord(dir, context.server))) return undefined;
-  return new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(spec.oauth ? { settings: spec.oauth } : {}) });
+  return provider();
 }
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {

@@ -1,7 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { createOAuthMetadata, getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { InvalidGrantError, InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { OAuthServerProvider, AuthorizationParams } from "@modelcontextprotocol/sdk/server/auth/provider.js";
 import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
@@ -15,11 +15,13 @@ import { createRequire } from "node:module";
 // express is the SDK's dependency, not ours: load the copy the SDK's auth router uses.
 const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/server/auth/router.js"));
 type Express = ((...args: unknown[]) => unknown) & { json: () => unknown };
-const express = sdkRequire("express") as unknown as () => {
+const express = sdkRequire("express") as unknown as (() => {
   use: (...a: unknown[]) => void;
   all: (...a: unknown[]) => void;
+  get: (...a: unknown[]) => void;
   listen: (port: number, host: string, cb: () => void) => Server;
-} & Express;
+}) &
+  Express;
 
 interface Grant {
   clientId: string;
@@ -33,9 +35,20 @@ interface Issued {
   scopes: string[];
 }
 
+/** How the authorization server says who it is on the callback (RFC 9207), and which client ids it takes. */
+export interface AuthorizationServerOptions {
+  /** Send `iss` with the code (and advertise it): the server's own issuer, another one (a mix-up), or none though advertised. */
+  iss?: "own" | "other" | "missing";
+  /** Client ID metadata documents the server accepts, by URL, as it would fetch them (advertises `client_id_metadata_document_supported`). */
+  metadataDocuments?: Record<string, { client_name: string; redirect_uris: string[] }>;
+}
+
 /** An authorization server that logs the user in without asking, with refresh tokens and expiry set by the test. */
 class TestAuthorizationServer implements OAuthServerProvider {
   readonly clients = new Map<string, OAuthClientInformationFull>();
+  /** The bodies of dynamic registration requests, as sent. */
+  readonly registrations: Record<string, unknown>[] = [];
+  issuer = "";
   readonly codes = new Map<string, Grant>();
   readonly access = new Map<string, Issued>();
   readonly refresh = new Map<string, Issued>();
@@ -43,8 +56,14 @@ class TestAuthorizationServer implements OAuthServerProvider {
   readonly authorizations: AuthorizationParams[] = [];
   refreshes = 0;
 
+  constructor(readonly options: AuthorizationServerOptions = {}) {}
+
   readonly clientsStore: OAuthRegisteredClientsStore = {
-    getClient: async (id) => this.clients.get(id),
+    getClient: async (id) => {
+      const document = this.options.metadataDocuments?.[id];
+      // A URL client id is its metadata document, which a real server fetches; this one has them at hand.
+      return document ? ({ client_id: id, token_endpoint_auth_method: "none", ...document } as OAuthClientInformationFull) : this.clients.get(id);
+    },
     registerClient: async (client) => {
       const full = client as OAuthClientInformationFull;
       this.clients.set(full.client_id, full);
@@ -59,6 +78,8 @@ class TestAuthorizationServer implements OAuthServerProvider {
     const target = new URL(params.redirectUri);
     target.searchParams.set("code", code);
     if (params.state !== undefined) target.searchParams.set("state", params.state);
+    if (this.options.iss === "own") target.searchParams.set("iss", this.issuer);
+    if (this.options.iss === "other") target.searchParams.set("iss", "https://attacker.example/");
     res.redirect(target.href);
   }
 
@@ -125,8 +146,8 @@ export interface ProtectedServer {
 }
 
 /** One express app: the authorization server (metadata, registration, authorize, token) and an MCP server at /mcp behind bearer auth. */
-export async function startProtectedServer(): Promise<ProtectedServer> {
-  const auth = new TestAuthorizationServer();
+export async function startProtectedServer(options: AuthorizationServerOptions = {}): Promise<ProtectedServer> {
+  const auth = new TestAuthorizationServer(options);
   const app = express();
   let calls = 0;
   let base = "";
@@ -135,6 +156,20 @@ export async function startProtectedServer(): Promise<ProtectedServer> {
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const mcpUrl = new URL(`${base}/mcp`);
+  const metadata = createOAuthMetadata({ provider: auth, issuerUrl: new URL(base), scopesSupported: ["mcp"] });
+  auth.issuer = metadata.issuer;
+  // Served before the SDK's router, which knows neither of the 2026 revision's fields.
+  app.get("/.well-known/oauth-authorization-server", (_req: unknown, res: { json: (body: unknown) => void }) =>
+    res.json({
+      ...metadata,
+      ...(options.iss ? { authorization_response_iss_parameter_supported: true } : {}),
+      ...(options.metadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    }),
+  );
+  app.use("/register", express.json(), (req: { body: Record<string, unknown> }, _res: unknown, next: () => void) => {
+    auth.registrations.push(req.body);
+    next();
+  });
   app.use(mcpAuthRouter({ provider: auth, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ["mcp"] }));
   const bearer = requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
   app.all("/mcp", bearer, async (req: { auth?: AuthInfo; body?: unknown }, res: { on: (e: string, f: () => void) => void }) => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { until } from "@codemux/test-servers";
 import {
   AuthRequiredError,
+  FileOAuthProvider,
   ServerPool,
   deleteAuthRecord,
   loginServer,
@@ -12,10 +13,11 @@ import {
   principalAuthDirectory,
   readAuthRecord,
   writeAuthRecord,
+  type AuthRecord,
   type OAuthSettings,
   type ServerSpec,
 } from "../src/index";
-import { completeInBrowser, startProtectedServer, type ProtectedServer } from "./auth-fixture";
+import { completeInBrowser, startProtectedServer, type AuthorizationServerOptions, type ProtectedServer } from "./auth-fixture";
 import { freePort, httpSpec, stdioSpec, textOf } from "./helpers";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -29,8 +31,8 @@ function home(): { env: NodeJS.ProcessEnv; dir: string } {
   return { env: { ...process.env, CODEMUX_HOME: root }, dir: join(root, "auth") };
 }
 
-async function protectedServer(): Promise<ProtectedServer> {
-  const server = await startProtectedServer();
+async function protectedServer(options: AuthorizationServerOptions = {}): Promise<ProtectedServer> {
+  const server = await startProtectedServer(options);
   cleanups.push(() => server.close());
   return server;
 }
@@ -40,6 +42,13 @@ async function startPool(specs: ServerSpec[], env: NodeJS.ProcessEnv): Promise<S
   cleanups.push(() => pool.close());
   await pool.start();
   return pool;
+}
+
+/** The one client id a login record holds (kept per issuer). */
+function clientIdOf(record: AuthRecord | undefined): string | undefined {
+  const clients = Object.values(record?.clients ?? {});
+  expect(clients.length).toBe(1);
+  return clients[0]?.client_id;
 }
 
 /** Logs in as `codemux auth login` does, the test playing the browser. */
@@ -90,6 +99,34 @@ describe("the oauth block of a config entry", () => {
       /mcpServers\.p\.oauth\.redirectPort/,
     );
     expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientID: "x" } } } }))).toThrow(/mcpServers\.p\.oauth/);
+  });
+
+  it("takes a client ID metadata document URL per entry or for all (top-level oauth), https with a path only", () => {
+    const url = "https://example.com/codemux/client.json";
+    const config = parseConfig(
+      JSON.stringify({
+        oauth: { clientMetadataUrl: "${DOC}" },
+        mcpServers: {
+          own: { url: "https://x/mcp", oauth: { clientMetadataUrl: `${url}?own` } },
+          scoped: { url: "https://y/mcp", oauth: { scope: "s" } },
+          plain: { url: "https://z/mcp" },
+        },
+      }),
+      { env: { DOC: url } },
+    );
+    expect(config.servers.map((s) => s.transport)).toMatchObject([
+      { oauth: { clientMetadataUrl: `${url}?own` } },
+      { oauth: { scope: "s", clientMetadataUrl: url } },
+      { oauthDefaults: { clientMetadataUrl: url } },
+    ]);
+    // The top-level block does not make a plain entry an OAuth one: a 401 there may ask for an API key.
+    expect(config.servers[2]!.transport).not.toHaveProperty("oauth");
+    expect(() => parseConfig(JSON.stringify({ oauth: { clientMetadataUrl: "http://example.com/c.json" }, mcpServers: {} }))).toThrow(
+      "Invalid config config: oauth.clientMetadataUrl: must be an https URL with a path",
+    );
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { p: { url: "https://x/mcp", oauth: { clientMetadataUrl: "https://example.com/" } } } }))).toThrow(
+      /mcpServers\.p\.oauth\.clientMetadataUrl: must be an https URL with a path/,
+    );
   });
 });
 
@@ -208,8 +245,77 @@ describe("OAuth against a local authorization server", () => {
     } as never);
     const { record } = await login(server, { name: "p", dir, settings: { clientId: "pre-registered", redirectPort: port } });
     expect([...server.auth.clients.keys()]).toEqual(["pre-registered"]);
-    expect(record.clientInformation?.client_id).toBe("pre-registered");
+    expect(clientIdOf(record)).toBe("pre-registered");
     expect(JSON.parse(readFileSync(join(dir, "p.json"), "utf8")).tokens.access_token).toBe(record.tokens?.access_token);
+  });
+});
+
+describe("OAuth as the 2026-07-28 revision has it", () => {
+  const documentUrl = "https://codemux.example.com/oauth/client.json";
+
+  it("uses the configured client ID metadata document where the server supports them, and registers as a native app where it does not", async () => {
+    const supporting = await protectedServer({
+      metadataDocuments: { [documentUrl]: { client_name: "codemux", redirect_uris: ["http://127.0.0.1/callback"] } },
+    });
+    const other = await protectedServer();
+    const { dir } = home();
+    const settings = { clientMetadataUrl: documentUrl };
+
+    const { record } = await login(supporting, { name: "cimd", dir, settings });
+    expect(supporting.auth.registrations).toEqual([]);
+    expect(record.clients).toEqual({ [supporting.auth.issuer]: { client_id: documentUrl, issuer: supporting.auth.issuer } });
+    expect(record.tokens?.access_token).toBeTruthy();
+
+    const registered = await login(other, { name: "dcr", dir, settings });
+    expect(other.auth.registrations).toHaveLength(1);
+    expect(other.auth.registrations[0]).toMatchObject({ application_type: "native", client_name: "codemux" });
+    expect(clientIdOf(registered.record)).toMatch(/^[\w-]{36}$/);
+  });
+
+  it("checks the issuer on the callback: the server's own iss logs in; another's, or none where one is promised, is refused and nothing is stored", async () => {
+    const { dir } = home();
+    const honest = await protectedServer({ iss: "own" });
+    const { record } = await login(honest, { name: "honest", dir });
+    expect(record.tokens?.access_token).toBeTruthy();
+
+    for (const [name, iss, what] of [
+      ["mixup", "other", "its iss parameter does not match"],
+      ["silent", "missing", "no iss parameter"],
+    ] as const) {
+      const server = await protectedServer({ iss });
+      let page: { status: number; page: string } | undefined;
+      const failed = loginServer({
+        server: name,
+        url: server.url,
+        dir,
+        timeoutMs: 30_000,
+        onAuthorizationUrl: (url) => void completeInBrowser(url.href).then((p) => (page = p)),
+      });
+      await expect(failed).rejects.toThrow(`The login of "${name}" was refused: `);
+      await expect(failed).rejects.toThrow(what);
+      await expect.poll(() => page?.status).toBe(400);
+      expect(page?.page).toContain("Login failed");
+      expect(page?.page).not.toContain("attacker.example");
+      // The code was never redeemed: the authorization server issued no token.
+      expect(server.auth.access.size).toBe(0);
+      expect((await readAuthRecord(dir, name))?.tokens).toBeUndefined();
+    }
+  });
+
+  it("keeps the client of each authorization server under its issuer: one server's registration is never offered to another", async () => {
+    const { dir } = home();
+    const provider = new FileOAuthProvider({
+      server: "p",
+      url: "https://x/mcp",
+      dir,
+      login: { redirectUrl: "http://127.0.0.1:1/callback", state: "s", onAuthorizationUrl: () => undefined },
+    });
+    await provider.saveClientInformation({ client_id: "at-a" }, { issuer: "https://a.example/" });
+    await provider.saveClientInformation({ client_id: "at-b" }, { issuer: "https://b.example/" });
+    const reread = new FileOAuthProvider({ server: "p", url: "https://x/mcp", dir });
+    expect((await reread.clientInformation({ issuer: "https://a.example/" }))?.client_id).toBe("at-a");
+    expect((await reread.clientInformation({ issuer: "https://b.example/" }))?.client_id).toBe("at-b");
+    expect(await reread.clientInformation({ issuer: "https://c.example/" })).toBeUndefined();
   });
 });
 
@@ -257,7 +363,7 @@ describe("credentials per principal", () => {
     await expect(pool.client("p", bob)).rejects.toThrow(/needs login \(token:bob has no login of its own to it, or it expired\): open http/);
     const asBob = await logInThroughRefusal(pool, bob, dir);
     const clientOf = (answer: string) => /^client (\S+)$/.exec(answer)?.[1];
-    const ids = [clientOf(asAlice), clientOf(asBob), operator.clientInformation?.client_id];
+    const ids = [clientOf(asAlice), clientOf(asBob), clientIdOf(operator)];
     expect(ids.every(Boolean)).toBe(true);
     expect(new Set(ids).size).toBe(3);
     expect(textOf(await pool.callTool("p", "whoami", {}, { session: alice }))).toBe(asAlice);

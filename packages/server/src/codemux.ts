@@ -37,6 +37,7 @@ import type { DispatchFiles } from "./surfaces/dispatch-files";
 import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
+import { ServerSkills } from "./skills/server-skills";
 import { SnippetHost } from "./snippets";
 import { FileStore } from "./stores/file-store";
 import type { Store } from "./stores/store";
@@ -234,6 +235,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       largeResultBytes,
       logger: this.logger,
     });
+    const serverSkills = new ServerSkills({ pool: this.pool, catalog: this.catalog, access: this.access, logger: this.logger });
     const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);
     // Skills import the other modules as a snippet of the same principal would: the namespace answers them (made just below).
     const skills: SkillLibrary = new SkillLibrary(
@@ -280,6 +282,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       resultFormat: options.resultFormat ?? "json",
       dispatchFiles: options.dispatchFiles,
       skills,
+      serverSkills,
       features: this.features,
       jobs: options.jobs,
       surface: (mode) => this.surface(mode),

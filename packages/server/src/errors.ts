@@ -8,6 +8,7 @@ export type ServerErrorCode =
   | "UNKNOWN_META_TOOL"
   | "STORE_FAILED"
   | "RESOURCE_READ_FAILED"
+  | "SKILL_READ_FAILED"
   | "POLICY_REFUSED"
   | "POLICY_RATE_LIMITED";
 
@@ -38,6 +39,13 @@ export class BadRequestError extends ServerError {
 export class ResourceReadError extends ServerError {
   constructor(uri: string, reason: string) {
     super("RESOURCE_READ_FAILED", `Reading the resource "${uri.slice(0, 300)}" failed: ${reason}`, { data: { uri: uri.slice(0, 2048) } });
+  }
+}
+
+/** A downstream server's skill could not be read (the server failed, or the file did not match what it listed). */
+export class SkillReadError extends ServerError {
+  constructor(skill: string, reason: string, options: { cause?: unknown } = {}) {
+    super("SKILL_READ_FAILED", `Reading the skill "${skill}" failed: ${reason}`, { cause: options.cause, data: { skill } });
   }
 }
 

@@ -13,6 +13,7 @@ import {
   UriTemplate,
 } from "@modelcontextprotocol/server";
 import type { Catalog } from "@codemux/catalog";
+import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import type { InstanceOwner } from "@codemux/pool";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
@@ -131,7 +132,9 @@ export class McpFeatures {
         tool: { name: fields.name, description: `${fields.name} ${description}`, inputSchema: { type: "object" } },
       });
     };
-    for (const r of resources.slice(0, INDEXED))
+    // A server's skills are found as skills (mcp/server-skills/), not a second time as their SKILL.md resources.
+    const skillFiles = (capabilities as { extensions?: Record<string, unknown> }).extensions?.[SKILLS_EXTENSION_ID] !== undefined;
+    for (const r of resources.slice(0, INDEXED).filter((r) => !(skillFiles && r.uri.endsWith("/SKILL.md"))))
       add("resource", r.uri, {
         name: r.name,
         shown: r.uri,

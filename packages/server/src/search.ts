@@ -6,6 +6,7 @@ import { BadRequestError, UnknownServerError } from "./errors";
 import { unavailable } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
+import { SERVER_SKILLS_PREFIX } from "./skills/names";
 import type { ToolPool } from "./tool-pool";
 
 export type SearchDetail = "name" | "summary" | "full";
@@ -88,9 +89,10 @@ export function intentOf(annotations: { readOnlyHint?: boolean; destructiveHint?
   return undefined;
 }
 
-/** The kind a hit shows: a resource or prompt says what it is (a skill's name already does); a tool says what it does to data. */
+/** The kind a hit shows: a resource, prompt or server's skill says what it is (a saved skill's name already does); a tool says what it does to data. */
 export function hitKind(entry: CatalogEntry | CatalogDocument): string | undefined {
   const kind = "kind" in entry ? entry.kind : undefined;
   if (kind === "resource" || kind === "prompt") return kind;
+  if (kind === "skill" && entry.moduleSpecifier.startsWith(SERVER_SKILLS_PREFIX)) return "skill";
   return kind === undefined ? intentOf(entry.tool.annotations) : undefined;
 }

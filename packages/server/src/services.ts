@@ -8,6 +8,7 @@ import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import type { ResultStore } from "./results";
 import type { SkillLibrary } from "./skills/library";
+import type { ServerSkills } from "./skills/server-skills";
 import type { ResultFormat } from "./render/toon";
 import type { SnippetHost } from "./snippets";
 import type { DispatchFiles } from "./surfaces/dispatch-files";
@@ -42,6 +43,8 @@ export interface CodemuxServices extends MetaToolServices {
   /** Folders dispatch's `call` reads argument files from and writes result files to; none without the config's `dispatch`. */
   readonly dispatchFiles: DispatchFiles | undefined;
   readonly skills: SkillLibrary;
+  /** Downstream servers' skills (the skills extension), read under `mcp/server-skills/`. */
+  readonly serverSkills: ServerSkills;
   /** Resources, prompts, completions and logging of every server. */
   readonly features: McpFeatures;
   /** Runs `background: true` requests; without it they are refused. */

@@ -12,3 +12,6 @@ export const askingServerPath: string = fileURLToPath(new URL("./asking.js", imp
 
 /** Absolute path of the built 2026-era server on SDK v2 (run it with `node`; `--legacy reject` for modern-only, `--http PORT`). */
 export const modernServerPath: string = fileURLToPath(new URL("./modern.js", import.meta.url));
+
+/** Absolute path of the built server that offers skills on SDK v2 (run it with `node`; `--name`, `--prefix`, `--flood N`, `--large-chars N`). */
+export const skillServerPath: string = fileURLToPath(new URL("./skill-server.js", import.meta.url));

@@ -1,4 +1,13 @@
-import { authDirectory, deleteAuthRecord, listAuthRecords, loginServer, type AuthRecord, type HttpTransportSpec, type ServerSpec } from "@codemux/pool";
+import {
+  authDirectory,
+  deleteAuthRecord,
+  listAuthRecords,
+  loginServer,
+  oauthSettingsOf,
+  type AuthRecord,
+  type HttpTransportSpec,
+  type ServerSpec,
+} from "@codemux/pool";
 import { resolveConfig } from "@codemux/server";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -20,11 +29,12 @@ export function registerAuth(program: Command, context: RunContext): void {
     .action(async (name: string, options: { port?: number; timeout: number; open: boolean }, command: Command) => {
       const server = await httpServer(command, context, name);
       const dir = await authDirectory();
+      const settings = oauthSettingsOf(server.transport);
       const record = await loginServer({
         server: name,
         url: server.transport.url,
         dir,
-        ...(server.transport.oauth ? { settings: server.transport.oauth } : {}),
+        ...(settings ? { settings } : {}),
         ...(options.port ? { port: options.port } : {}),
         timeoutMs: options.timeout * 1000,
         onAuthorizationUrl: (url) => {

@@ -10,8 +10,8 @@ const MAX_TARGET_CHARS = 4096;
 interface PendingLogin {
   server: string;
   principal: string;
-  /** Hands the code to the login; resolves once it is exchanged and stored (undefined) or with why not. */
-  accept(code: string): Promise<Error | undefined>;
+  /** Hands the code (and the `iss` that came with it) to the login; resolves once it is exchanged and stored (undefined) or with why not. */
+  accept(code: string, iss: string | undefined): Promise<Error | undefined>;
   refuse(reason: string): void;
 }
 
@@ -47,8 +47,8 @@ export class LoginCallbackRoute implements LoginCallbacks {
       );
       this.#pending.set(state, {
         ...login,
-        accept: (code) => {
-          resolve({ code, finished: (error) => settle?.(error) });
+        accept: (code, iss) => {
+          resolve({ code, ...(iss === undefined ? {} : { iss }), finished: (error) => settle?.(error) });
           return outcome;
         },
         refuse: (reason) => reject(new Error(`The authorization server refused the login of "${login.server}": ${reason}.`)),
@@ -83,7 +83,7 @@ export class LoginCallbackRoute implements LoginCallbacks {
         text: `The authorization server of ${login.server} refused the login: ${reason}. Call the tool again for a new login link.`,
       });
     }
-    const failure = await login.accept(query.get("code") as string);
+    const failure = await login.accept(query.get("code") as string, query.get("iss") ?? undefined);
     if (failure)
       return sendLoginPage(res, {
         status: 502,

@@ -1,6 +1,8 @@
 /** What the browser brought back to a login: the code, and a way to tell the page how the exchange went. */
 export interface LoginCallbackAnswer {
   code: string;
+  /** The `iss` parameter (RFC 9207): which authorization server sent the browser back; checked before the code is redeemed. */
+  iss?: string;
   /** Called once the code is exchanged and the tokens stored (no argument), or with why that failed. */
   finished(error?: Error): void;
 }

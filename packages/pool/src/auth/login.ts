@@ -1,4 +1,4 @@
-import { auth, type FetchLike } from "@modelcontextprotocol/client";
+import { auth, IssuerMismatchError, type FetchLike } from "@modelcontextprotocol/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OAuthSettings } from "../config/types";
 import type { LoginCallbackAnswer, LoginCallbacks } from "./login-callbacks";
@@ -77,9 +77,11 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
     const common = { serverUrl: options.url, ...(options.fetch ? { fetchFn: options.fetch } : {}) };
     const first = await auth(provider, common);
     if (first !== "AUTHORIZED") {
-      const { code, finished } = await Promise.race([callback.answer, stopped]);
+      const { code, iss, finished } = await Promise.race([callback.answer, stopped]);
       try {
-        const second = await auth(provider, { ...common, authorizationCode: code });
+        const second = await auth(provider, { ...common, authorizationCode: code, ...(iss === undefined ? {} : { iss }) }).catch((error: unknown) => {
+          throw IssuerMismatchError.isInstance(error) && error.kind === "authorization_response" ? issuerRefusal(options, error) : error;
+        });
         if (second !== "AUTHORIZED") throw new Error(`The authorization server did not accept the login of "${options.server}".`);
         finished();
       } catch (error) {
@@ -96,6 +98,21 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
     ended.abort();
     await callback.close();
   }
+}
+
+/**
+ * The login refused because the browser came back from another authorization server than the one codemux sent it to
+ * (RFC 9207: a mix-up); the issuer it named is not shown, as an attacker may have chosen it.
+ */
+function issuerRefusal(options: LoginOptions, cause: IssuerMismatchError): Error {
+  const again = options.callbacks ? "call the tool again for a new login link" : `run codemux auth login ${options.server} again`;
+  const what =
+    cause.received === undefined
+      ? "the answer did not say which authorization server sent it (no iss parameter), though the server promises to"
+      : "the answer came from another authorization server than the one codemux sent the browser to (its iss parameter does not match)";
+  return new Error(`The login of "${options.server}" was refused: ${what}. Nothing was stored; ${again}, and if it happens again, do not use that link.`, {
+    cause,
+  });
 }
 
 /** A listener on 127.0.0.1 for the browser to come back to: the login's own, for `codemux auth login` on this host. */
@@ -130,8 +147,19 @@ async function loopbackCallback(
       settle?.reject(new Error(`The authorization server refused the login of "${options.server}": ${reason}.`));
       return;
     }
-    sendLoginPage(response, { status: 200, title: "Logged in", text: `codemux is logged in to ${options.server}. You can close this tab.` });
-    settle?.resolve({ code: url.searchParams.get("code") as string, finished: () => undefined });
+    const iss = url.searchParams.get("iss");
+    // The page waits for the exchange, so that a refused answer (an issuer that does not match) does not show "Logged in".
+    settle?.resolve({
+      code: url.searchParams.get("code") as string,
+      ...(iss === null ? {} : { iss }),
+      finished: (error) =>
+        sendLoginPage(
+          response,
+          error
+            ? { status: 400, title: "Login failed", text: `${error.message} You can close this tab.` }
+            : { status: 200, title: "Logged in", text: `codemux is logged in to ${options.server}. You can close this tab.` },
+        ),
+    });
   });
   const port = options.port ?? options.settings?.redirectPort ?? 0;
   await new Promise<void>((resolve, reject) => {

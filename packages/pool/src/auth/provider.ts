@@ -1,4 +1,11 @@
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
+import type {
+  OAuthClientInformationContext,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  OAuthTokens,
+  StoredOAuthClientInformation,
+} from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types";
 import { AuthRequiredError } from "./auth-required";
 import { readAuthRecord, writeAuthRecord, type AuthRecord } from "./store";
@@ -35,6 +42,11 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return this.options.login?.redirectUrl ?? PLACEHOLDER_REDIRECT;
   }
 
+  /** The configured client ID metadata document: the SDK uses it as the client id where the authorization server supports them, and registers elsewhere. */
+  get clientMetadataUrl(): string | undefined {
+    return this.options.settings?.clientMetadataUrl;
+  }
+
   get clientMetadata(): OAuthClientMetadata {
     const { settings } = this.options;
     return {
@@ -51,17 +63,21 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return this.options.login?.state ?? "";
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    const stored = (await this.#load())?.clientInformation;
+  async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    const stored = clientOf(await this.#load(), context?.issuer);
     const { clientId, clientSecret } = this.options.settings ?? {};
     // A client id in the config wins over one registered earlier; once bound to an issuer the stored copy carries the stamp.
     if (clientId && stored?.client_id !== clientId) return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
     return stored;
   }
 
-  async saveClientInformation(clientInformation: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(clientInformation: StoredOAuthClientInformation, context?: OAuthClientInformationContext): Promise<void> {
     if (!this.options.login && !this.options.settings?.clientId) throw new AuthRequiredError(this.options.server);
-    await this.#update({ clientInformation });
+    const issuer = context?.issuer ?? clientInformation.issuer;
+    if (issuer === undefined) return this.#update({ clientInformation });
+    const record = this.options.login ? await this.#load() : await this.#fresh();
+    // Kept per issuer: a client id is the authorization server's own, and another's is never offered to it.
+    await this.#update({ clients: { ...record?.clients, [issuer]: { ...clientInformation, issuer } }, clientInformation: undefined });
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
@@ -108,7 +124,10 @@ export class FileOAuthProvider implements OAuthClientProvider {
       return;
     }
     const next: AuthRecord = { ...record };
-    if (scope === "all" || scope === "client") delete next.clientInformation;
+    if (scope === "all" || scope === "client") {
+      delete next.clientInformation;
+      delete next.clients;
+    }
     if (scope === "all" || scope === "tokens") {
       this.#lostTokens ||= next.tokens !== undefined;
       delete next.tokens;
@@ -135,9 +154,11 @@ export class FileOAuthProvider implements OAuthClientProvider {
     const next: AuthRecord = { ...record };
     delete next.tokens;
     delete next.expiresAt;
-    const registered = next.clientInformation as { client_id?: string; redirect_uris?: string[] } | undefined;
     const configured = this.options.settings?.clientId;
-    if (registered && registered.client_id !== configured && !registered.redirect_uris?.includes(this.redirectUrl)) delete next.clientInformation;
+    const stale = (registered: { client_id?: string; redirect_uris?: string[] } | undefined) =>
+      registered !== undefined && registered.client_id !== configured && !registered.redirect_uris?.includes(this.redirectUrl);
+    if (stale(next.clientInformation as { client_id?: string } | undefined)) delete next.clientInformation;
+    if (next.clients) next.clients = Object.fromEntries(Object.entries(next.clients).filter(([, registered]) => !stale(registered as { client_id?: string })));
     this.#record = next;
   }
 
@@ -168,4 +189,9 @@ export class FileOAuthProvider implements OAuthClientProvider {
     this.#loaded = true;
     await writeAuthRecord(this.options.dir, record);
   }
+}
+
+/** The client `record` holds for `issuer`: its own entry, else one stored before registrations were kept per issuer (the SDK drops it when its stamp names another issuer). */
+function clientOf(record: AuthRecord | undefined, issuer: string | undefined): StoredOAuthClientInformation | undefined {
+  return (issuer === undefined ? undefined : record?.clients?.[issuer]) ?? record?.clientInformation;
 }

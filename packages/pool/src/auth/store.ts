@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
-import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
+import type { OAuthDiscoveryState, OAuthTokens, StoredOAuthClientInformation } from "@modelcontextprotocol/client";
 
 /** What codemux keeps per server after `codemux auth login`: kept unchanged as the SDK saved it (it stamps an `issuer`). */
 export interface AuthRecord {
   server: string;
   /** The server URL the login was for; a record for another URL is not used. */
   url: string;
-  clientInformation?: OAuthClientInformationMixed;
+  /** A client registered before registrations were kept per issuer (read, never written now). */
+  clientInformation?: StoredOAuthClientInformation;
+  /** The client codemux is at each authorization server, by its `issuer`: a registration, a metadata document URL or a configured id. */
+  clients?: Record<string, StoredOAuthClientInformation>;
   tokens?: OAuthTokens;
   /** When the access token expires (ISO 8601), from `expires_in` at save time. */
   expiresAt?: string;

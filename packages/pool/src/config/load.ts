@@ -3,7 +3,8 @@ import type { z } from "zod";
 import { ConfigError } from "../errors";
 import { parseJsonc } from "./jsonc";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
-import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, serverEntrySchema } from "./schema";
+import { isHttpsUrl } from "@modelcontextprotocol/client";
+import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, globalOAuthSchema, serverEntrySchema } from "./schema";
 import {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -72,6 +73,8 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
     return fail("top level", `expected a "mcpServers" (or "servers") object listing the servers${misspelled(data, ["mcpServers", "servers"])}`);
   if (!isObject(entries)) return fail(key ?? "top level", "expected an object whose keys are server names");
 
+  // A single-server file's top-level `oauth` is that server's own block, read with its entry.
+  const oauthDefaults = key && data.oauth !== undefined ? globalOAuthOf(data.oauth, { env, context, fail }) : undefined;
   const servers: ServerSpec[] = [];
   const warnings: string[] = [];
   for (const [name, raw] of Object.entries(entries)) {
@@ -81,7 +84,12 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Poo
       fail(where, 'a server name may hold letters, digits, "-" and single "_" (not "__", not at either end)');
     }
     if (isObject(raw) && raw.disabled === true) continue;
-    const spec = toSpec(name, raw, { env, context, fail: (field, message) => fail([where, field].filter(Boolean).join(".") || "top level", message) });
+    const spec = toSpec(name, raw, {
+      env,
+      context,
+      ...(oauthDefaults ? { oauthDefaults } : {}),
+      fail: (field, message) => fail([where, field].filter(Boolean).join(".") || "top level", message),
+    });
     const entryWarnings = unknownKeyWarnings(where ? `${file}: ${where}` : file, raw as Record<string, unknown>, spec);
     if (entryWarnings.length) {
       spec.warnings = entryWarnings;
@@ -119,13 +127,37 @@ function singleServerName(data: Record<string, unknown>, file: string, fail: (wh
 type Fail = (field: string, message: string) => never;
 
 /** The `oauth` block with `${VAR}` expanded in its strings (a client secret usually comes from the environment). */
-function oauthOf(oauth: OAuthSettings, sub: (value: string, field: string) => string): OAuthSettings {
+function oauthOf(oauth: OAuthSettings, sub: (value: string, field: string) => string, fail: Fail): OAuthSettings {
+  const metadataUrl = oauth.clientMetadataUrl ? sub(oauth.clientMetadataUrl, `oauth.clientMetadataUrl`) : undefined;
+  // The client id an authorization server fetches: the revision requires https and a path.
+  if (metadataUrl !== undefined && !isHttpsUrl(metadataUrl))
+    fail(
+      `oauth.clientMetadataUrl`,
+      "must be an https URL with a path, where codemux's client ID metadata document is hosted, e.g. https://example.com/codemux/client.json",
+    );
   return {
-    ...(oauth.clientId ? { clientId: sub(oauth.clientId, "oauth.clientId") } : {}),
-    ...(oauth.clientSecret ? { clientSecret: sub(oauth.clientSecret, "oauth.clientSecret") } : {}),
-    ...(oauth.scope ? { scope: sub(oauth.scope, "oauth.scope") } : {}),
+    ...(oauth.clientId ? { clientId: sub(oauth.clientId, `oauth.clientId`) } : {}),
+    ...(oauth.clientSecret ? { clientSecret: sub(oauth.clientSecret, `oauth.clientSecret`) } : {}),
+    ...(oauth.scope ? { scope: sub(oauth.scope, `oauth.scope`) } : {}),
     ...(oauth.redirectPort ? { redirectPort: oauth.redirectPort } : {}),
+    ...(metadataUrl ? { clientMetadataUrl: metadataUrl } : {}),
   };
+}
+
+/** The config's top-level `oauth` block (`clientMetadataUrl`), checked and expanded. */
+function globalOAuthOf(raw: unknown, { env, context, fail }: SpecContext): OAuthSettings {
+  const parsed = globalOAuthSchema.safeParse(raw);
+  if (!parsed.success) {
+    const [field, message] = firstIssue(parsed.error);
+    return fail(["oauth", field].filter(Boolean).join("."), message);
+  }
+  const sub = (value: string, field: string) => {
+    const result = interpolate(value, env, context);
+    if (result.unsupported.length) fail(field, unsupportedReason(result.unsupported[0]!));
+    if (result.missing.length) fail(field, `environment variable ${result.missing.join(", ")} is not set`);
+    return result.value;
+  };
+  return oauthOf(parsed.data, sub, fail);
 }
 
 /** The `tls` block with `${VAR}` expanded in its paths, each resolved against the config's folder. */
@@ -138,9 +170,11 @@ interface SpecContext {
   env: NodeJS.ProcessEnv;
   context: InterpolationContext;
   fail: Fail;
+  /** The config's top-level `oauth` block. */
+  oauthDefaults?: OAuthSettings;
 }
 
-function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext): ServerSpec {
+function toSpec(name: string, raw: unknown, { env, context, fail, oauthDefaults }: SpecContext): ServerSpec {
   if (!isObject(raw)) return fail("", 'expected an object with "command" (stdio) or "url" (HTTP)');
   if (typeof raw.type === "string" && !TRANSPORT_TYPES.includes(raw.type)) {
     const suggestion = closestKey(raw.type, TRANSPORT_TYPES);
@@ -182,7 +216,11 @@ function toSpec(name: string, raw: unknown, { env, context, fail }: SpecContext)
       url: sub(entry.url as string, "url"),
       headers: subMap(entry.headers, "headers"),
       ...(entry.proxy === undefined ? {} : { proxy: entry.proxy === false ? false : sub(entry.proxy as string, "proxy") }),
-      ...(entry.oauth === undefined ? {} : { oauth: oauthOf(entry.oauth as OAuthSettings, sub) }),
+      ...(entry.oauth === undefined
+        ? oauthDefaults
+          ? { oauthDefaults }
+          : {}
+        : { oauth: { ...oauthDefaults, ...oauthOf(entry.oauth as OAuthSettings, sub, fail) } }),
       ...(entry.tls === undefined ? {} : { tls: tlsOf(entry.tls as TlsSettings, { base: context.workspaceFolder, sub }) }),
     };
   } else {

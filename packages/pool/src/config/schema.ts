@@ -24,8 +24,12 @@ const oauthSchema = z
     clientSecret: z.string().min(1).optional(),
     scope: z.string().min(1).optional(),
     redirectPort: z.number().int().min(1).max(65535).optional(),
+    clientMetadataUrl: z.string().min(1).optional(),
   })
   .strict();
+
+/** The config's top-level `oauth` block: what every HTTP entry's logins use unless the entry says otherwise. */
+export const globalOAuthSchema = oauthSchema.pick({ clientMetadataUrl: true }).strict();
 
 /** The keys of the blocks inside an entry that take no others, for a did-you-mean on a misspelled one. */
 export const BLOCK_KEYS: Record<string, string[]> = { tools: Object.keys(toolsSchema.shape), oauth: Object.keys(oauthSchema.shape) };

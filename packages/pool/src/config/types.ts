@@ -19,8 +19,10 @@ export interface HttpTransportSpec {
   headers: Record<string, string>;
   /** An HTTP proxy URL for this server, or `false` for none; unset follows HTTPS_PROXY / HTTP_PROXY / NO_PROXY. */
   proxy?: string | false;
-  /** The entry's `oauth` block: a pre-registered client and a scope for `codemux auth login`. */
+  /** The entry's `oauth` block: a pre-registered client and a scope for `codemux auth login` (with the config's top-level `oauth` under it). */
   oauth?: OAuthSettings;
+  /** The config's top-level `oauth` block, for an entry without its own: used by logins, but it does not make the entry an OAuth one. */
+  oauthDefaults?: OAuthSettings;
   /** Certificate files for this server's HTTPS connections (absolute paths). */
   tls?: TlsSettings;
 }
@@ -42,6 +44,11 @@ export interface OAuthSettings {
   scope?: string;
   /** A fixed loopback port for the login callback, for clients registered with one redirect URI. */
   redirectPort?: number;
+  /**
+   * The HTTPS URL of codemux's client ID metadata document (hosted by the operator: codemux cannot host one), used as
+   * the client id where the authorization server says it supports them; elsewhere codemux registers dynamically.
+   */
+  clientMetadataUrl?: string;
 }
 
 export type TransportSpec = StdioTransportSpec | HttpTransportSpec;

@@ -1,7 +1,7 @@
 import { SCHEMA_MODULE_SUFFIX, defineMetaTool, serverModuleSpecifier, textResult } from "@codemux/core";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import { BadRequestError } from "../errors";
-import { MOUNT_NOTES, type ModuleListing } from "../modules/namespace";
+import { MOUNT_NOTES, normalizeSpecifier, type ModuleListing } from "../modules/namespace";
 import type { CodemuxServices } from "../services";
 import type { ListedSkill } from "../skills/library";
 import { SKILLS_PREFIX } from "../skills/names";
@@ -19,7 +19,11 @@ export const listModules = defineMetaTool<{ path?: string }, CodemuxServices>({
   run: async ({ path }, { services, session }) => {
     await services.readiness.discovered();
     const pending = services.readiness.pendingNote(services.access.serverFilter(session));
-    return textResult([listingText(services.namespace.list(path, session)), ...pending].join("\n"));
+    const specifier = path ? normalizeSpecifier(path) : undefined;
+    if (specifier !== undefined && services.serverSkills.owns(specifier)) return textResult(services.serverSkills.listing(specifier, session));
+    const listing = services.namespace.list(path, session);
+    const serverSkills = listing.kind === "root" ? services.serverSkills.summary(session) : undefined;
+    return textResult([listingText(listing), ...(serverSkills ? [serverSkills] : []), ...pending].join("\n"));
   },
 });
 
@@ -40,8 +44,13 @@ export const readModule = defineMetaTool<{ specifier?: string; specifiers?: stri
     if (wanted.length === 0) throw new BadRequestError('"specifier" is required: a module path such as "mcp/servers/fs/readTextFile".');
     if (wanted.length > MAX_SPECIFIERS) throw new BadRequestError(`read_module reads at most ${MAX_SPECIFIERS} modules at once.`);
     await services.readiness.discovered();
-    if (wanted.length === 1) return textResult(services.namespace.read(wanted[0] as string, session).source);
-    return textResult(wanted.map((s) => `// ${s}\n${services.namespace.read(s, session).source}`).join("\n\n"));
+    // A downstream server's skill is read from that server, so it is the one asynchronous module.
+    const read = async (s: string) => {
+      const specifier = normalizeSpecifier(s);
+      return services.serverSkills.owns(specifier) ? services.serverSkills.read(specifier, session) : services.namespace.read(s, session).source;
+    };
+    if (wanted.length === 1) return textResult(await read(wanted[0] as string));
+    return textResult((await Promise.all(wanted.map(async (s) => `// ${s}\n${await read(s)}`))).join("\n\n"));
   },
 });
 

@@ -1,5 +1,6 @@
 import type { CatalogEntry } from "@codemux/core";
 import type { Catalog, CatalogSearchHit, CatalogSearchOptions, SearchKind } from "@codemux/catalog";
+import { isServerSkillDocument } from "../skills/names";
 import type { Grant } from "./policies";
 
 /** The catalog as one principal sees it: what every surface (search, modules, REST, dispatch, passthrough) reads. */
@@ -20,7 +21,10 @@ export class GrantedCatalogView implements CatalogView {
     this.#grant = grant;
     this.#visible = (name) => grant.sees(name);
     // Saved skills are their owner's (the catalog's owner filter); resources and prompts follow their server.
-    this.#visibleDocument = (document) => (document.kind === "tool" ? grant.sees(document.id) : document.kind === "skill" || grant.seesServer(document.server));
+    this.#visibleDocument = (document) =>
+      document.kind === "tool"
+        ? grant.sees(document.id)
+        : (document.kind === "skill" && !isServerSkillDocument(document.id)) || grant.seesServer(document.server);
   }
 
   get size(): number {

@@ -36,3 +36,13 @@ export function skillNameOf(specifier: string): string | undefined {
 
 /** The folder of skills a team commits beside its code, read when it exists in the folder codemux starts in. */
 export const PROJECT_SKILLS_DIR = ".codemux/skills";
+
+/** Where downstream servers' skills are read: `mcp/server-skills/<server>/<skill path>`; `mcp/skills/` stays codemux's own saved skills. */
+export const SERVER_SKILLS_PREFIX = "mcp/server-skills/";
+/** Search document ids of server skills start with this; saved skills' ids never do (their folders are plain names or hashes). */
+export const SERVER_SKILL_DOCUMENT_PREFIX = "@";
+
+/** True for the search document id (`skill:@<server>/...`) of a downstream server's skill, which the server's visibility governs. */
+export function isServerSkillDocument(id: string): boolean {
+  return id.startsWith(`skill:${SERVER_SKILL_DOCUMENT_PREFIX}`);
+}
