@@ -1,7 +1,7 @@
 import type { InstanceOwner, RelayContext, ServerRequestRelay } from "@codemux/pool";
 import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { SessionInfo, ToolCallMiddleware } from "@codemux/core";
+import type { ListRootsResult, SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
 /** What each server-to-client question needs the client to have declared (roots are answered apart). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
@@ -135,6 +135,12 @@ export class ClientRelay implements ServerRequestRelay {
       default:
         return (await peer.elicit(params, { signal })) as Record<string, unknown>;
     }
+  }
+
+  /** The roots a server is told when it asks during a call of `session`: a shared server its config's, an isolated one the caller's own when it has some. */
+  rootsFor(server: string, session: SessionInfo, signal: AbortSignal): Promise<ListRootsResult> {
+    const client = this.#isShared(server) ? undefined : session.peer;
+    return client?.capabilities()?.roots ? client.listRoots({ signal }) : Promise.resolve({ roots: this.#roots(server) });
   }
 
   /**

@@ -1,0 +1,70 @@
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { modernServerPath } from "@codemux/test-servers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
+
+/** An SDK v2 client of `token`'s principal speaking 2026-07-28; with `answer`, it answers questions itself (the SDK's own retry loop). */
+async function modernClient(url: string, token: string, answer?: string): Promise<Client> {
+  const client = new Client(
+    { name: "modern", version: "1.0.0" },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: "auto" }, inputRequired: { autoFulfill: answer !== undefined } },
+  );
+  if (answer !== undefined) client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(token) } }));
+  return client;
+}
+
+const ask = (message: string) => ({ name: "call_tool", arguments: { name: "m__ask", args: { message } } });
+type Asked = { resultType?: string; inputRequests?: Record<string, { method: string; params: { message: string } }>; requestState?: string };
+
+describe("a 2026 server's questions under 2026-07-28 clients", () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve({}, { m: { command: process.execPath, args: [modernServerPath, "--legacy", "reject"] } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("go up as the call's own input_required, and the SDK client's retry through codemux completes the call", async () => {
+    const client = await modernClient(s.url, TOKENS.alice, "alice's answer");
+    try {
+      const result = await client.callTool(ask("ready?"));
+      expect(JSON.parse(textOf(result as never))).toEqual({ asked: "ready?", answer: { action: "accept", content: { answer: "alice's answer" } } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("carry the server's state inside codemux's signed envelope; another principal replaying it is refused with -32602", async () => {
+    const [alice, bob] = await Promise.all([modernClient(s.url, TOKENS.alice), modernClient(s.url, TOKENS.bob)]);
+    try {
+      const asked = (await alice.callTool(ask("alice's secret question"), { allowInputRequired: true })) as Asked;
+      expect(asked.resultType).toBe("input_required");
+      expect(asked.inputRequests?.q).toMatchObject({ method: "elicitation/create", params: { message: "alice's secret question" } });
+      // codemux's own envelope, not the server's state as it was.
+      expect(asked.requestState).toMatch(/^cmx1\./);
+      expect(asked.requestState).not.toBe("ask:alice's secret question");
+      const answers = { q: { action: "accept", content: { answer: "yes" } } };
+      const retry = { ...ask("alice's secret question"), inputResponses: answers, requestState: asked.requestState };
+      await expect(bob.callTool(retry)).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("codemux refused the retry's requestState: it was not issued to this caller, or it was altered."),
+      });
+      const forged = { ...retry, requestState: `${asked.requestState}x` };
+      await expect(alice.callTool(forged)).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("it was not issued to this caller, or it was altered"),
+      });
+      const otherTool = { name: "search_tools", arguments: { query: "x" }, inputResponses: answers, requestState: asked.requestState };
+      await expect(alice.callTool(otherTool)).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("it was issued for a call of call_tool, not of search_tools"),
+      });
+      const done = await alice.callTool(retry);
+      expect(JSON.parse(textOf(done as never))).toEqual({ asked: "alice's secret question", answer: answers.q });
+    } finally {
+      await Promise.all([alice.close(), bob.close()]);
+    }
+  });
+});
