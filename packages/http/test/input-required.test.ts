@@ -67,4 +67,26 @@ describe("a 2026 server's questions under 2026-07-28 clients", () => {
       await Promise.all([alice.close(), bob.close()]);
     }
   });
+
+  it("fail a snippet's call with an error it can catch, saying the question could not be asked; the snippet runs once", async () => {
+    const client = await modernClient(s.url, TOKENS.alice, "never asked");
+    try {
+      const code = [
+        'import { ask, counter } from "mcp/servers/m";',
+        "const before = await counter({});",
+        "let outcome;",
+        'try { outcome = await ask({ message: "from a snippet" }); } catch (error) { outcome = { caught: (error as Error).message }; }',
+        "export default { before, outcome };",
+      ].join("\n");
+      const run = JSON.parse(textOf((await client.callTool({ name: "execute_code", arguments: { code } })) as never));
+      expect(run.result.outcome.caught).toBe(
+        "m__ask needs input (elicitation/create) that codemux could not ask for here: this client speaks MCP 2026-07-28, where only the client's own call can ask. Call m__ask directly with call_tool to answer it.",
+      );
+      // The snippet's earlier call ran once: the SDK client's retry loop was not set off by it.
+      const after = JSON.parse(textOf((await client.callTool({ name: "call_tool", arguments: { name: "m__counter", args: {} } })) as never));
+      expect(after.calls).toBe(run.result.before.calls + 2);
+    } finally {
+      await client.close();
+    }
+  });
 });

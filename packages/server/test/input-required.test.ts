@@ -135,6 +135,21 @@ describe("a 2026 server's questions (input_required) under 2025-era clients", ()
       .callTool("call_tool", { name: "m__ask", args: { message: "from REST" } }, { session: core.session(), origin: "rest" });
     expect(textOf(rest as never)).toBe("m__ask needs input that codemux could not ask for: the call came from no MCP client to ask (rest).");
   });
+
+  it("are asked while a snippet waits, and the snippet gets the answer as the tool's value", async () => {
+    const caller = await legacyCaller("token:snippet", "from the user");
+    try {
+      const code = 'import { ask } from "mcp/servers/m";\nexport default await ask({ message: "asked from a snippet" });';
+      const result = await caller.client.callTool({ name: "execute_code", arguments: { code } });
+      expect(JSON.parse(textOf(result as never)).result).toEqual({
+        asked: "asked from a snippet",
+        answer: { action: "accept", content: { answer: "from the user" } },
+      });
+      expect(caller.asked).toEqual(["asked from a snippet"]);
+    } finally {
+      await caller.client.close();
+    }
+  });
 });
 
 /** Each call waits until `count` calls have come. */
