@@ -11,8 +11,8 @@ afterEach(async () => {
 });
 
 /** A 2025-era client that answers every question with `answer` once both clients were asked, recording what it was asked. */
-function answering(name: string, answer: string, asked: string[], ready: () => Promise<void>): Client {
-  const client = new Client({ name, version: "1.0.0" }, { capabilities: { elicitation: {} } });
+function answering(answer: string, asked: string[], ready: () => Promise<void>): Client {
+  const client = new Client({ name: "asked", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push(request.params.message);
     await ready();
@@ -30,12 +30,13 @@ describe("a 2026 server's questions during background jobs", () => {
       if (++arrived === 2) open();
       return opened;
     };
-    const [askedA, askedB]: string[][] = [[], []];
+    const askedA: string[] = [];
+    const askedB: string[] = [];
     h = await connect({
       servers: { m: { command: process.execPath, args: [modernServerPath, "--legacy", "reject"] } },
-      client: answering("a", "A's", askedA, ready),
+      client: answering("A's", askedA, ready),
     });
-    const b = await h.other("token:b", answering("b", "B's", askedB, ready));
+    const b = await h.other("token:b", answering("B's", askedB, ready));
     const idA = jobId(await h.text("call_tool", { name: "m__ask", args: { message: "job of A" }, background: true }));
     const idB = jobId(
       textOf((await b.callTool({ name: "call_tool", arguments: { name: "m__ask", args: { message: "job of B" }, background: true } })) as CallToolResult),
