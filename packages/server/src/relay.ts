@@ -1,7 +1,7 @@
-import type { InstanceOwner, RelayContext, ServerRequestRelay } from "@codemux/pool";
+import { CallCancelledError, type InstanceOwner, type RelayContext, type ServerRequestRelay } from "@codemux/pool";
 import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { ListRootsResult, SessionInfo, ToolCallMiddleware } from "@codemux/core";
+import type { CallContext, ListRootsResult, SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
 /** What each server-to-client question needs the client to have declared (roots are answered apart). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
@@ -41,6 +41,8 @@ export type Attribution = { session: SessionInfo } | { refused: string };
  * server may still be asking about it). Otherwise the request is refused. A shared server's roots come
  * from the config, never from a client: one client must not widen what the server may touch for others.
  * An isolated server's instance serves one owner: its requests go to that owner's session (see `#owned`).
+ * A shared server that has asked once gets one call at a time from then on, so that its later questions
+ * have one caller in flight to go to.
  */
 export class ClientRelay implements ServerRequestRelay {
   // roots.listChanged: an isolated server's instance is told when its owner's roots change (never a shared server).
@@ -54,6 +56,10 @@ export class ClientRelay implements ServerRequestRelay {
   readonly #ended = new Map<string, Map<string, number>>();
   /** The connected MCP client sessions, oldest first. */
   readonly #sessions = new Map<string, SessionInfo>();
+  /** Shared servers that have asked a client something during a call (a 2025 server's question names no call). */
+  readonly #askers = new Set<string>();
+  /** server -> the end of its last queued call, and how many calls wait for their turn */
+  readonly #turns = new Map<string, { tail: Promise<void>; waiting: number }>();
 
   constructor(options: ClientRelayOptions) {
     this.#roots = options.roots;
@@ -65,6 +71,8 @@ export class ClientRelay implements ServerRequestRelay {
   middleware(): ToolCallMiddleware {
     return async (ctx, next) => {
       const server = ctx.entry.server;
+      // A shared server that has asked gets one call at a time: its next question then has one caller to go to.
+      const release = this.#askers.has(server) ? await this.#turn(server, ctx) : undefined;
       let sessions = this.#inflight.get(server);
       if (!sessions) this.#inflight.set(server, (sessions = new Map()));
       const own = sessions.get(ctx.session.id);
@@ -76,6 +84,7 @@ export class ClientRelay implements ServerRequestRelay {
         const entry = sessions.get(ctx.session.id);
         if (entry && --entry.calls === 0) sessions.delete(ctx.session.id);
         this.#markEnded(server, ctx.session.principal);
+        release?.();
       }
     };
   }
@@ -116,6 +125,7 @@ export class ClientRelay implements ServerRequestRelay {
       // An instance is told its owner's roots when the owner's client has some; the config's otherwise, as a shared server is.
       return client ? ((await client.listRoots({ signal })) as Record<string, unknown>) : { roots: this.#roots(server) };
     }
+    if (!owner && this.#isShared(server)) this.#askers.add(server);
     const attributed = this.attribute(server, owner);
     if ("refused" in attributed) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
     const peer = attributed.session.peer;
@@ -135,6 +145,32 @@ export class ClientRelay implements ServerRequestRelay {
       default:
         return (await peer.elicit(params, { signal })) as Record<string, unknown>;
     }
+  }
+
+  /** How many calls wait for their turn on `server` (one that has asked gets one call at a time). */
+  waiting(server: string): number {
+    return this.#turns.get(server)?.waiting ?? 0;
+  }
+
+  /** Waits for the call's turn on `server` (or its cancellation); resolves with the function that ends the turn. */
+  async #turn(server: string, ctx: CallContext): Promise<() => void> {
+    let turns = this.#turns.get(server);
+    if (!turns) this.#turns.set(server, (turns = { tail: Promise.resolve(), waiting: 0 }));
+    const previous = turns.tail;
+    let release!: () => void;
+    const ended = new Promise<void>((resolve) => (release = resolve));
+    turns.tail = previous.then(() => ended);
+    turns.waiting++;
+    try {
+      await untilAborted(previous, ctx.signal);
+    } catch (reason) {
+      // The turn passes on when the previous call ends, as if this call had run at once.
+      void previous.then(release);
+      throw new CallCancelledError(server, ctx.entry.name, { cause: reason });
+    } finally {
+      turns.waiting--;
+    }
+    return release;
   }
 
   /** The roots a server is told when it asks during a call of `session`: a shared server its config's, an isolated one the caller's own when it has some. */
@@ -187,4 +223,18 @@ export class ClientRelay implements ServerRequestRelay {
       ended.delete(other);
     }
   }
+}
+
+/** `done`, or a rejection with the signal's reason when it aborts first. */
+function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return done;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void done.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }
