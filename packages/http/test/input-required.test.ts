@@ -1,18 +1,6 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { modernServerPath } from "@codemux/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
-
-/** An SDK v2 client of `token`'s principal speaking 2026-07-28; with `answer`, it answers questions itself (the SDK's own retry loop). */
-async function modernClient(url: string, token: string, answer?: string): Promise<Client> {
-  const client = new Client(
-    { name: "modern", version: "1.0.0" },
-    { capabilities: { elicitation: {} }, versionNegotiation: { mode: "auto" }, inputRequired: { autoFulfill: answer !== undefined } },
-  );
-  if (answer !== undefined) client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer } }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(token) } }));
-  return client;
-}
+import { TOKENS, askableClient, serve, textOf, type Served } from "./helpers";
 
 const ask = (message: string) => ({ name: "call_tool", arguments: { name: "m__ask", args: { message } } });
 type Asked = { resultType?: string; inputRequests?: Record<string, { method: string; params: { message: string } }>; requestState?: string };
@@ -27,7 +15,7 @@ describe("a 2026 server's questions under 2026-07-28 clients", () => {
   });
 
   it("go up as the call's own input_required, and the SDK client's retry through codemux completes the call", async () => {
-    const client = await modernClient(s.url, TOKENS.alice, "alice's answer");
+    const client = await askableClient(s.url, TOKENS.alice, "alice's answer");
     try {
       const result = await client.callTool(ask("ready?"));
       expect(JSON.parse(textOf(result as never))).toEqual({ asked: "ready?", answer: { action: "accept", content: { answer: "alice's answer" } } });
@@ -37,7 +25,7 @@ describe("a 2026 server's questions under 2026-07-28 clients", () => {
   });
 
   it("carry the server's state inside codemux's signed envelope; another principal replaying it is refused with -32602", async () => {
-    const [alice, bob] = await Promise.all([modernClient(s.url, TOKENS.alice), modernClient(s.url, TOKENS.bob)]);
+    const [alice, bob] = await Promise.all([askableClient(s.url, TOKENS.alice), askableClient(s.url, TOKENS.bob)]);
     try {
       const asked = (await alice.callTool(ask("alice's secret question"), { allowInputRequired: true })) as Asked;
       expect(asked.resultType).toBe("input_required");
@@ -69,7 +57,7 @@ describe("a 2026 server's questions under 2026-07-28 clients", () => {
   });
 
   it("fail a snippet's call with an error it can catch, saying the question could not be asked; the snippet runs once", async () => {
-    const client = await modernClient(s.url, TOKENS.alice, "never asked");
+    const client = await askableClient(s.url, TOKENS.alice, "never asked");
     try {
       const code = [
         'import { ask, counter } from "mcp/servers/m";',

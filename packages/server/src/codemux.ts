@@ -30,6 +30,7 @@ import { ToolCallPipeline } from "./pipeline/pipeline";
 import { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import { ClientRelay } from "./relay";
+import { ParkedCalls } from "./park";
 import { RequestStates, STATE_KEY_VARIABLE } from "./signed-state";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
@@ -107,6 +108,8 @@ export interface CodemuxOptions {
   resultTtlMs?: number;
   /** The key (32 bytes or more) codemux signs the requestState it hands 2026-07-28 clients with; `CODEMUX_STATE_KEY`, else a random one per process. */
   stateKey?: string;
+  /** How long a 2026-07-28 client has to retry a call parked on a 2025 server's question (5 minutes when absent). */
+  parkedCallTtlMs?: number;
   /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
   retention?: Retention;
 }
@@ -151,6 +154,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   /** What surfaces, meta-tools and front ends are given. */
   readonly services: Omit<CodemuxServices, "hints">;
   readonly requestStates: RequestStates;
+  readonly parkedCalls: ParkedCalls;
   readonly #snippets: SnippetHost;
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
   readonly #surfaces = new Map<string, Surface>();
@@ -170,8 +174,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.#policies = options.policies;
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
-    // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/input-required.md).
+    // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
     this.requestStates = new RequestStates({ key: options.stateKey ?? process.env[STATE_KEY_VARIABLE], clock: this.clock });
+    this.parkedCalls = new ParkedCalls(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs });
     this.dataDir = options.dataDir;
     this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
     this.mode = options.mode ?? "code";

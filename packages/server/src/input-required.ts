@@ -12,7 +12,7 @@ import {
 import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { MAX_INPUT_ROUNDS } from "./defaults";
 import { InputNotAskedError, InputRequiredError, InvalidRequestStateError } from "./errors";
-import type { RequestStates } from "./signed-state";
+import type { RequestStates, StateClaims } from "./signed-state";
 
 export interface InputRoundsOptions {
   /** What a server is told when it asks for roots during a call of `session` (the relay's rule: a shared server gets its config's). */
@@ -102,20 +102,29 @@ export function passedUp(error: unknown, { tool, request, states }: PassUp): Too
 }
 
 /**
- * The retry a 2026-07-28 request is, when it echoes a requestState: the answers for the downstream call
- * its state names, once the state is checked (codemux's, for this principal and tool, not expired).
- * A state that fails the check is refused with -32602 and the reason.
+ * The claims of the requestState a 2026-07-28 request echoes, once checked (codemux's, for this
+ * principal and tool, not expired); undefined when it echoes none. A state that fails the check is
+ * refused with -32602 and the reason.
  */
-export function resumeOf(states: RequestStates, call: { principal: string; tool: string }, ctx: ServerContext): { resume?: InputResume } {
+export function checkedState(states: RequestStates, call: { principal: string; tool: string }, ctx: ServerContext): StateClaims | undefined {
   const state = ctx.mcpReq.requestState();
-  if (state === undefined) return {};
+  if (state === undefined) return undefined;
   if (typeof state !== "string") throw new ProtocolError(ProtocolErrorCode.InvalidParams, "requestState must be the string codemux handed out.");
+  return asInvalidParams(() => states.open(call.principal, call.tool, state));
+}
+
+/** The retry of a call that passed a 2026 server's input_required up: its answers, for the downstream tool and state the claims name. */
+export function resumeFrom(claims: StateClaims, ctx: ServerContext): InputResume {
+  const resume: InputResume = { tool: claims.target ?? "" };
+  if (ctx.mcpReq.inputResponses !== undefined) resume.inputResponses = ctx.mcpReq.inputResponses;
+  if (claims.state !== undefined) resume.requestState = claims.state;
+  return resume;
+}
+
+/** `work`'s value; a refused requestState becomes the JSON-RPC error -32602 with its sentence. */
+export function asInvalidParams<T>(work: () => T): T {
   try {
-    const claims = states.open(call.principal, call.tool, state);
-    const resume: InputResume = { tool: claims.target };
-    if (ctx.mcpReq.inputResponses !== undefined) resume.inputResponses = ctx.mcpReq.inputResponses;
-    if (claims.state !== undefined) resume.requestState = claims.state;
-    return { resume };
+    return work();
   } catch (error) {
     if (InvalidRequestStateError.isInstance(error)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
     throw error;

@@ -106,7 +106,12 @@ export class ClientRelay implements ServerRequestRelay {
     if (callers.length === 0) return { refused: `${server} sent it outside any call` };
     if (callers.length > 1)
       return { refused: `${server} sent it while calls of ${callers.length} clients were in flight on it, so codemux cannot tell which client it is for` };
-    const [{ session, since }] = callers as [InFlight];
+    const [{ session, since, calls }] = callers as [InFlight];
+    // A 2026-07-28 client's requests share their principal's session: each call has its own peer, so two cannot be told apart.
+    if (calls > 1 && session.peer?.era === "modern")
+      return {
+        refused: `${server} sent it while ${calls} requests of one 2026-07-28 client were in flight on it, so codemux cannot tell which request it is for`,
+      };
     const cutoff = since - LATE_REQUEST_WINDOW_MS;
     for (const [principal, at] of this.#ended.get(server) ?? []) {
       if (principal !== session.principal && at >= cutoff)

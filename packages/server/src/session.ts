@@ -13,7 +13,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { ClientCapabilities, ClientPeer, InputResume, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
-import { resumeOf } from "./input-required";
+import { callParking, type ParkedCalls } from "./park";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
@@ -31,6 +31,8 @@ export interface SessionHost {
   readonly options: { taskStore?: TaskStoreFactory | undefined };
   /** Checks the requestState a 2026-07-28 client echoes on a retry (codemux signed it when a downstream server asked). */
   readonly requestStates: RequestStates;
+  /** Calls of 2026-07-28 clients parked on a 2025 server's question, until the client's retry answers it. */
+  readonly parkedCalls: ParkedCalls;
   /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
   readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
@@ -182,14 +184,18 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   }
   server.setRequestHandler("tools/call", (request, ctx) => {
     requestLog = ctx.mcpReq.log;
-    return callTool(request.params, {
+    const extra: SessionCallExtra = {
       signal: ctx.mcpReq.signal,
       requestId: ctx.mcpReq.id,
       sendNotification: (notification) => ctx.mcpReq.notify(notification),
-      ...(era === "modern"
-        ? { peer: asRequested(ctx).peer as ClientPeer, ...resumeOf(core.requestStates, { principal: current.principal, tool: request.params.name }, ctx) }
-        : {}),
-    }) as Promise<CallToolResult>;
+    };
+    if (era !== "modern") return callTool(request.params, extra) as Promise<CallToolResult>;
+    // A 2026-07-28 call may park on a 2025 server's question, or be the retry that answers one.
+    const parking = { parks: core.parkedCalls, states: core.requestStates, principal: current.principal, tool: request.params.name, ctx };
+    return callParking(
+      { ...parking, peer: asRequested(ctx).peer as ClientPeer },
+      (own) => callTool(request.params, { ...extra, ...own }) as Promise<ToolResult>,
+    ) as Promise<CallToolResult>;
   });
 
   let timer: NodeJS.Timeout | undefined;

@@ -12,10 +12,12 @@ const VERSION = "cmx1";
 export interface StateClaims {
   /** The tool the client called (`call_tool`, or a passthrough name). */
   tool: string;
-  /** The downstream tool the answers are for (`server__tool`). */
-  target: string;
+  /** The downstream tool the answers are for (`server__tool`), when a 2026 server asked. */
+  target?: string;
   /** The downstream server's own requestState, echoed to it unchanged. */
   state?: string;
+  /** The parked call the answers are for, when a 2025 server asked (`instance.id`). */
+  park?: string;
 }
 
 export interface RequestStatesOptions {
@@ -65,7 +67,8 @@ export class RequestStates {
     if (expected.length !== given.length || !timingSafeEqual(expected, given))
       throw new InvalidRequestStateError("it was not issued to this caller, or it was altered");
     const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as StateClaims & { exp: number };
-    if (claims.tool !== tool) throw new InvalidRequestStateError(`it was issued for a call of ${claims.tool.slice(0, 100)}, not of ${tool.slice(0, 100)}`);
+    if (claims.tool !== tool)
+      throw new InvalidRequestStateError(`it was issued for a call of ${String(claims.tool).slice(0, 100)}, not of ${tool.slice(0, 100)}`);
     if (!(claims.exp > this.#clock())) throw new InvalidRequestStateError("it expired");
     const { exp: _, ...rest } = claims;
     return rest;
