@@ -24,6 +24,17 @@ describe("a 2026 server's questions under 2026-07-28 clients", () => {
     }
   });
 
+  it("reach only their own client, with two principals' calls in flight at once on one server", async () => {
+    const [alice, bob] = await Promise.all([askableClient(s.url, TOKENS.alice, "alice's"), askableClient(s.url, TOKENS.bob, "bob's")]);
+    try {
+      const [ra, rb] = await Promise.all([alice.callTool(ask("asked of alice")), bob.callTool(ask("asked of bob"))]);
+      expect(JSON.parse(textOf(ra))).toEqual({ asked: "asked of alice", answer: { action: "accept", content: { answer: "alice's" } } });
+      expect(JSON.parse(textOf(rb))).toEqual({ asked: "asked of bob", answer: { action: "accept", content: { answer: "bob's" } } });
+    } finally {
+      await Promise.all([alice.close(), bob.close()]);
+    }
+  });
+
   it("carry the server's state inside codemux's signed envelope; another principal replaying it is refused with -32602", async () => {
     const [alice, bob] = await Promise.all([askableClient(s.url, TOKENS.alice), askableClient(s.url, TOKENS.bob)]);
     try {

@@ -136,18 +136,22 @@ describe("a 2026 server's questions (input_required) under 2025-era clients", ()
     expect(textOf(rest as never)).toBe("m__ask needs input that codemux could not ask for: the call came from no MCP client to ask (rest).");
   });
 
-  it("are asked while a snippet waits, and the snippet gets the answer as the tool's value", async () => {
-    const caller = await legacyCaller("token:snippet", "from the user");
-    try {
-      const code = 'import { ask } from "mcp/servers/m";\nexport default await ask({ message: "asked from a snippet" });';
-      const result = await caller.client.callTool({ name: "execute_code", arguments: { code } });
-      expect(JSON.parse(textOf(result as never)).result).toEqual({
-        asked: "asked from a snippet",
-        answer: { action: "accept", content: { answer: "from the user" } },
+  it("are asked while a snippet waits, and each snippet gets its own client's answer, with two clients' snippets in flight at once", async () => {
+    const both = meeting(2);
+    const [a, b] = await Promise.all([legacyCaller("token:snippet-a", "A's", { ready: both }), legacyCaller("token:snippet-b", "B's", { ready: both })]);
+    const run = (caller: Caller, message: string) =>
+      caller.client.callTool({
+        name: "execute_code",
+        arguments: { code: `import { ask } from "mcp/servers/m";\nexport default await ask({ message: "${message}" });` },
       });
-      expect(caller.asked).toEqual(["asked from a snippet"]);
+    try {
+      const [ra, rb] = await Promise.all([run(a, "asked from A's snippet"), run(b, "asked from B's snippet")]);
+      expect(JSON.parse(textOf(ra as never)).result).toEqual({ asked: "asked from A's snippet", answer: { action: "accept", content: { answer: "A's" } } });
+      expect(JSON.parse(textOf(rb as never)).result).toEqual({ asked: "asked from B's snippet", answer: { action: "accept", content: { answer: "B's" } } });
+      expect(a.asked).toEqual(["asked from A's snippet"]);
+      expect(b.asked).toEqual(["asked from B's snippet"]);
     } finally {
-      await caller.client.close();
+      await Promise.all([a.client.close(), b.client.close()]);
     }
   });
 });

@@ -55,4 +55,27 @@ describe("a 2025 server that has asked", () => {
       await Promise.all([a.client.close(), b.client.close()]);
     }
   });
+
+  it("lets a queued call be cancelled while it waits: the turn still passes on, and later calls run", async () => {
+    let answering!: () => void;
+    const held = new Promise<void>((resolve) => (answering = resolve));
+    const a = await caller("A's", () => held);
+    const b = await caller("B's", async () => undefined);
+    try {
+      // The server has asked before (the test above): A's call holds its turn while A's question is open.
+      const fromA = ask(a.client, "held");
+      await until(() => a.asked.length === 1);
+      const cancel = new AbortController();
+      const fromB = b.client.callTool({ name: "call_tool", arguments: { name: "s__slow", args: { ms: 1 } } }, undefined, { signal: cancel.signal });
+      await until(() => core.relay.waiting("s") === 1);
+      cancel.abort(new Error("the user gave up"));
+      await expect(fromB).rejects.toThrow(/the user gave up/);
+      await until(() => core.relay.waiting("s") === 0);
+      answering();
+      expect(JSON.parse(textOf(await fromA))).toEqual({ action: "accept", content: { answer: "A's" } });
+      expect(textOf((await b.client.callTool({ name: "call_tool", arguments: { name: "s__slow", args: { ms: 1 } } })) as CallToolResult)).toBe("slept");
+    } finally {
+      await Promise.all([a.client.close(), b.client.close()]);
+    }
+  });
 });
