@@ -75,4 +75,24 @@ describe("a 2025 server that asks mid-call, under 2026-07-28 clients", () => {
       await client.close();
     }
   });
+
+  it("does not hold up the server's other callers while parked, once that server gets one call at a time", async () => {
+    // The default time to retry (5 minutes): a parked call that kept its turn would hold bob's call that long.
+    const patient = await serve({}, asking, { stateKey: KEY });
+    const [answering, alice, bob] = await Promise.all([
+      askableClient(patient.url, TOKENS.alice, "yes"),
+      askableClient(patient.url, TOKENS.alice),
+      askableClient(patient.url, TOKENS.bob),
+    ]);
+    try {
+      // Its first question, answered: from now on the server gets one call at a time.
+      expect(JSON.parse(textOf(await answering.callTool(call("ask", { message: "first" }))))).toMatchObject({ action: "accept" });
+      expect(((await alice.callTool(call("ask", { message: "parked" }), { allowInputRequired: true })) as Asked).resultType).toBe("input_required");
+      expect(patient.core.parkedCalls.size).toBe(1);
+      expect(textOf(await bob.callTool(call("slow", { ms: 1 })))).toBe("slept");
+    } finally {
+      await Promise.all([answering.close(), alice.close(), bob.close()]);
+      await patient.close();
+    }
+  });
 });

@@ -29,6 +29,13 @@ interface InFlight {
   since: number;
 }
 
+/** One server's queue of calls: the end of the last one queued, how many wait, and the call whose turn it is. */
+interface Turns {
+  tail: Promise<void>;
+  waiting: number;
+  holder: { session: SessionInfo; release: () => void } | undefined;
+}
+
 /** Who a server's request or log line is for: one session, or why that cannot be known. */
 export type Attribution = { session: SessionInfo } | { refused: string };
 
@@ -59,7 +66,7 @@ export class ClientRelay implements ServerRequestRelay {
   /** Shared servers that have asked a client something during a call (a 2025 server's question names no call). */
   readonly #askers = new Set<string>();
   /** server -> the end of its last queued call, and how many calls wait for their turn */
-  readonly #turns = new Map<string, { tail: Promise<void>; waiting: number }>();
+  readonly #turns = new Map<string, Turns>();
 
   constructor(options: ClientRelayOptions) {
     this.#roots = options.roots;
@@ -143,6 +150,8 @@ export class ClientRelay implements ServerRequestRelay {
     if (!capability || !peer.capabilities()?.[capability]) {
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The client that called ${server} does not support ${request.method}; codemux cannot ask it.`);
     }
+    // A 2026-07-28 client's call parks on the question until its retry: the server's next caller need not wait that long.
+    if (peer.era === "modern") this.#yieldTurn(server, attributed.session);
     const params = (request.params ?? {}) as never;
     switch (request.method) {
       case "sampling/createMessage":
@@ -160,7 +169,7 @@ export class ClientRelay implements ServerRequestRelay {
   /** Waits for the call's turn on `server` (or its cancellation); resolves with the function that ends the turn. */
   async #turn(server: string, ctx: CallContext): Promise<() => void> {
     let turns = this.#turns.get(server);
-    if (!turns) this.#turns.set(server, (turns = { tail: Promise.resolve(), waiting: 0 }));
+    if (!turns) this.#turns.set(server, (turns = { tail: Promise.resolve(), waiting: 0, holder: undefined }));
     const previous = turns.tail;
     let release!: () => void;
     const ended = new Promise<void>((resolve) => (release = resolve));
@@ -175,7 +184,20 @@ export class ClientRelay implements ServerRequestRelay {
     } finally {
       turns.waiting--;
     }
-    return release;
+    const holder = { session: ctx.session, release };
+    turns.holder = holder;
+    return () => {
+      if (turns.holder === holder) turns.holder = undefined;
+      release();
+    };
+  }
+
+  /** Ends the turn of `session`'s call on `server` early: its call is parked (waiting on a 2026-07-28 client's retry), and must not hold the others up. */
+  #yieldTurn(server: string, session: SessionInfo): void {
+    const turns = this.#turns.get(server);
+    if (turns?.holder?.session !== session) return;
+    turns.holder.release();
+    turns.holder = undefined;
   }
 
   /** The roots a server is told when it asks during a call of `session`: a shared server its config's, an isolated one the caller's own when it has some. */
