@@ -1,4 +1,4 @@
-import type { ClientCapabilities, CreateMessageResult, ElicitResult, ListRootsResult, Progress, ToolResult } from "./mcp";
+import type { ClientCapabilities, CreateMessageResult, ElicitResult, InputResume, ListRootsResult, Progress, ToolResult } from "./mcp";
 import type { CatalogEntry, ToolAnnotations } from "./tool";
 
 /** Where a downstream call came from. Later surfaces (REST, jobs, dispatch) add their own. */
@@ -9,6 +9,11 @@ export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" |
  * client's model, its roots). Each method rejects when the client did not declare the capability.
  */
 export interface ClientPeer {
+  /**
+   * `modern` for a 2026-07-28 client, to which a server sends no requests: a question during its call
+   * goes back to it as that call's `input_required` answer. Requests are pushed to it otherwise.
+   */
+  readonly era?: "legacy" | "modern";
   capabilities(): ClientCapabilities | undefined;
   elicit(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<ElicitResult>;
   createMessage(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CreateMessageResult>;
@@ -110,4 +115,6 @@ export interface CallRequest {
   timeoutMs?: number;
   requestId?: string;
   job?: string;
+  /** The retry of an earlier call that answered `input_required`: the answers go to the downstream call of `resume.tool`. */
+  resume?: InputResume;
 }

@@ -39,6 +39,10 @@ export type {
   ElicitResult,
   EmbeddedResource,
   ImageContent,
+  InputRequest,
+  InputRequiredResult,
+  InputResume,
+  InputRound,
   ListRootsResult,
   Progress,
   SamplingMessage,
@@ -72,6 +76,7 @@ export {
 export { callLine, oneLine } from "./progress";
 export {
   joinedText,
+  isInputRequired,
   otherContentKinds,
   textResult,
   toolResultValue,

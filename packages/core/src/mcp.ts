@@ -45,6 +45,34 @@ export interface ToolResult extends Open {
   _meta?: Record<string, unknown>;
 }
 
+/** One question a 2026-07-28 server asks in an `input_required` answer: a request its client would answer (elicitation, sampling, roots). */
+export interface InputRequest extends Open {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * A 2026-07-28 server's answer that it needs input before it can answer (multi-round-trip requests):
+ * its questions under keys of its own, and state to echo byte for byte on the retry. The pool hands it
+ * back as a tool result with empty content, and only to a caller that takes such answers itself.
+ */
+export interface InputRequiredResult extends ToolResult {
+  resultType: "input_required";
+  inputRequests?: Record<string, InputRequest>;
+  requestState?: string;
+}
+
+/** What a retry of a call that answered `input_required` carries: the answers under the server's keys, and its state echoed. */
+export interface InputRound {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** A client's retry of a call that answered `input_required`, as codemux resumes it: the round for its call of `tool` (`server__tool`). */
+export interface InputResume extends InputRound {
+  tool: string;
+}
+
 /** A progress report of a request under way. */
 export interface Progress extends Open {
   progress: number;

@@ -1,5 +1,5 @@
 import type { CallOrigin, SessionInfo } from "./context";
-import type { Progress, ToolResult } from "./mcp";
+import type { InputResume, Progress, ToolResult } from "./mcp";
 import type { ToolDefinition } from "./tool";
 
 /** The JSON Schema subset meta-tools declare their inputs with. */
@@ -32,6 +32,8 @@ export interface RequestContext {
   progress?: (progress: Progress) => void;
   /** The client request's id, passed on to the calls it makes (for logs and hooks). */
   requestId?: string;
+  /** The retry of a call that answered `input_required`: its answers go to that one downstream call. */
+  resume?: InputResume;
 }
 
 /**

@@ -1,8 +1,13 @@
-import type { ToolResult } from "./mcp";
+import type { InputRequiredResult, ToolResult } from "./mcp";
 
 /** A text answer. */
 export function textResult(text: string): ToolResult {
   return { content: [{ type: "text", text }] };
+}
+
+/** Whether a call's answer is a 2026-07-28 server's `input_required` (questions to answer before a retry), not a result. */
+export function isInputRequired(result: ToolResult): result is InputRequiredResult {
+  return result.resultType === "input_required";
 }
 
 /** The parts of a tool result the value rule reads. */

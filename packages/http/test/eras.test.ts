@@ -510,7 +510,7 @@ describe("notifications to 2026-07-28 clients", () => {
 });
 
 describe("questions from servers to a 2026-07-28 client", () => {
-  it("are refused by the capabilities of the calling request itself, with a sentence saying why (relaying them is issue 31)", async () => {
+  it("park the call when the calling request declares the capability (input_required), and are refused by its own capabilities when it does not", async () => {
     const s = await serve({}, { a: { command: process.execPath, args: [askingServerPath] } });
     try {
       const ask = async (capabilities: Record<string, unknown>) => {
@@ -519,10 +519,10 @@ describe("questions from servers to a 2026-07-28 client", () => {
           { name: "call_tool", arguments: { name: "a__ask", args: { message: "your name?", when: "now" } } },
           { meta: envelope(capabilities) },
         );
-        return (answerOf(answer).result?.content as Array<{ text: string }>)[0]?.text;
+        return answerOf(answer).result as { resultType?: string; inputRequests?: Record<string, unknown>; content?: Array<{ text: string }> };
       };
-      expect(await ask({ elicitation: {} })).toMatch(/cannot send elicitation\/create to this client: it speaks MCP 2026-07-28/);
-      expect(await ask({})).toMatch(/does not support elicitation\/create/);
+      expect((await ask({})).content?.[0]?.text).toMatch(/does not support elicitation\/create/);
+      expect(await ask({ elicitation: {} })).toMatchObject({ resultType: "input_required", inputRequests: { q1: { method: "elicitation/create" } } });
     } finally {
       await s.close();
     }

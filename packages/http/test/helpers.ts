@@ -1,9 +1,10 @@
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { request } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { Codemux } from "@codemux/server";
+import { Codemux, type CodemuxOptions } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { CodemuxHttpServer, type HttpServeOptions, type LogRecord } from "../src/index";
 
@@ -32,9 +33,13 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** A core with the misbehaving server as "m", served over HTTP on a free loopback port. */
-export async function serve(options: HttpServeOptions = {}, servers: Record<string, unknown> = { m: misbehaving() }): Promise<Served> {
-  const core = new Codemux({ config: config(servers), poolOptions: { backoff: { initialMs: 50, maxMs: 200 } } });
+/** A core with the misbehaving server as "m" (and `core`'s options), served over HTTP on a free loopback port. */
+export async function serve(
+  options: HttpServeOptions = {},
+  servers: Record<string, unknown> = { m: misbehaving() },
+  coreOptions: Partial<CodemuxOptions> = {},
+): Promise<Served> {
+  const core = new Codemux({ config: config(servers), poolOptions: { backoff: { initialMs: 50, maxMs: 200 } }, ...coreOptions });
   core.start();
   await core.ready();
   const logs: LogRecord[] = [];
@@ -61,6 +66,17 @@ export async function serve(options: HttpServeOptions = {}, servers: Record<stri
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** An SDK v2 client of `token`'s principal speaking 2026-07-28 that may be asked (elicitation); with `answer`, it answers and retries by itself. */
+export async function askableClient(url: string, token: string, answer?: string): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: "modern", version: "1.0.0" },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: "auto" }, inputRequired: { autoFulfill: answer !== undefined } },
+  );
+  if (answer !== undefined) client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer } }));
+  await client.connect(new ModernTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(token) } }));
+  return client;
+}
 
 /** The text parts of a tool result, joined as a client shows them. */
 export const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");

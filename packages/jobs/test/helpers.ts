@@ -34,12 +34,20 @@ export interface Harness {
 
 /** A codemux core with jobs, a misbehaving downstream server, and a real SDK client over an in-memory pair. */
 export async function connect(
-  options: { dataDir?: string; jobs?: Partial<JobsOptions>; client?: Client; policies?: PolicyConfig; session?: SessionInfo } = {},
+  options: {
+    dataDir?: string;
+    jobs?: Partial<JobsOptions>;
+    client?: Client;
+    policies?: PolicyConfig;
+    session?: SessionInfo;
+    /** The downstream servers; the misbehaving server as `bad` when absent. */
+    servers?: Record<string, unknown>;
+  } = {},
 ): Promise<Harness> {
   const dataDir = options.dataDir ?? (await tempDir());
   const jobs = createJobs({ dataDir, ...options.jobs });
   const core = new Codemux({
-    config: config({ bad: misbehaving() }),
+    config: config(options.servers ?? { bad: misbehaving() }),
     poolOptions: { backoff: { initialMs: 50, maxMs: 200 } },
     jobs: jobs.runner,
     metaTools: jobs.metaTools,

@@ -1,4 +1,4 @@
-import { isSwitchedOff, type ClientCapabilities, type ToolResult } from "@codemux/core";
+import { isSwitchedOff, type ClientCapabilities, type InputRound, type ToolResult } from "@codemux/core";
 import type { Client, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/client";
 
 /** The environment variable that turns the stdio call lane off (`0`, `false` or `off`), unless `callLane` says otherwise. */
@@ -23,6 +23,11 @@ export interface ChannelCall {
   signal?: AbortSignal | undefined;
   /** The calling client's capabilities, sent to a 2026-era server in the request's `_meta` (never to a 2025 one). */
   clientCapabilities?: ClientCapabilities | undefined;
+  /**
+   * Set when the caller answers a 2026 server's `input_required` itself: such an answer then comes back
+   * as the result (never fulfilled by the channel), and a retry carries the round's answers and state.
+   */
+  inputRequired?: InputRound | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, ToolResult } from "@codemux/core";
+import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
 import { SdkError, SdkErrorCode, type DiscoverResult, type PriorDiscovery, type Progress, type Tool, type Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -90,6 +90,8 @@ export interface CallOptions {
   session?: CallerSession;
   /** The calling client's capabilities: a 2026-era server gets those codemux can relay, in the request's `_meta`. */
   clientCapabilities?: ClientCapabilities;
+  /** Set when the caller answers a 2026 server's `input_required` itself (see `ChannelCall.inputRequired`): the round to send, `{}` for the first. */
+  inputRequired?: InputRound;
 }
 
 /** Who makes a call, as the pool needs it to pick an isolated server's instance. */
@@ -336,6 +338,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       onprogress: options.onprogress,
       signal: options.signal,
       clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
+      inputRequired: options.inputRequired,
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);
@@ -798,10 +801,13 @@ function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exit
   return isStaleVerdict(error, prior.kind) ? undefined : false;
 }
 
-/** The caller's capabilities that codemux can relay (a 2026 server may ask for those only): none without a relay. */
+/** The caller's capabilities that codemux can relay (a 2026 server may ask for those only), and roots, which codemux answers itself: none without a relay. */
 function relayable(caller: ClientCapabilities | undefined, relayed: ClientCapabilities | undefined): ClientCapabilities | undefined {
   if (caller === undefined) return undefined;
-  return Object.fromEntries(Object.entries(caller).filter(([key]) => relayed?.[key] !== undefined));
+  const kept: ClientCapabilities = Object.fromEntries(Object.entries(caller).filter(([key]) => key !== "roots" && relayed?.[key] !== undefined));
+  // A shared server is told its config's roots, an isolated one its caller's or its config's: whatever the caller declared.
+  if (relayed?.roots) kept.roots = {};
+  return kept;
 }
 
 /** Safe to try again: a transient failure before the request reached the server, or any transient failure of a read-only or idempotent tool. */

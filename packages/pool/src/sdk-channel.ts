@@ -45,6 +45,8 @@ const PASSED_ON: NotificationMethod[] = [
   "notifications/prompts/list_changed",
 ];
 const noProgress = () => undefined;
+/** An `input_required` answer as a tool result (empty content), so that nothing on the way back trips over it. */
+const withContent = (result: ToolResult): ToolResult => (result.resultType === "input_required" ? { ...result, content: [] } : result);
 
 /**
  * The SDK client, with the checks of its negotiated era (through `_wireCodec`, the hook the SDK gives
@@ -89,6 +91,8 @@ export class SdkChannel implements DownstreamChannel {
       versionNegotiation: { mode: "auto", probe: { timeoutMs: options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS } },
       // codemux's page bound, not the SDK's 64.
       listMaxPages: MAX_TOOL_LIST_PAGES,
+      // A 2026 server's questions go to the client whose call it is (the caller takes input_required); the SDK's handlers know no call.
+      inputRequired: { autoFulfill: false },
     });
     const { onrequest, capabilities } = options;
     if (onrequest) {
@@ -133,10 +137,14 @@ export class SdkChannel implements DownstreamChannel {
     // v2 removes its abort listener once the request settles: the caller's signal (maybe shared by many calls) is given as it is.
     // The 2025 codec has checked that structuredContent is an object: the SDK's result is a ToolResult.
     // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
-    const caps = call.clientCapabilities && this.client.getProtocolEra() === "modern" ? { _meta: { [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities } } : {};
-    return this.client.request(
-      { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps } },
+    const modern = this.client.getProtocolEra() === "modern";
+    const caps = call.clientCapabilities && modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities } } : {};
+    // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
+    const round = modern && call.inputRequired ? call.inputRequired : undefined;
+    const sent = this.client.request(
+      { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps, ...round } },
       {
+        ...(round ? { allowInputRequired: true } : {}),
         timeout: call.timeoutMs,
         // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
         onprogress: call.onprogress ?? noProgress,
@@ -144,6 +152,7 @@ export class SdkChannel implements DownstreamChannel {
         ...(call.signal ? { signal: call.signal } : {}),
       },
     ) as Promise<ToolResult>;
+    return round ? sent.then(withContent) : sent;
   }
 
   listTtlMs: number | undefined;

@@ -256,6 +256,22 @@ describe("the calling client's capabilities", () => {
   });
 });
 
+describe("a 2026 server's input_required answer", () => {
+  it("comes back to a caller that takes it, never to the relay, and the retry with the answers and the state completes the call", async () => {
+    const asked: string[] = [];
+    const relay = { capabilities: { elicitation: {} }, handle: async (_server: string, request: { method: string }) => (asked.push(request.method), {}) };
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])], { relay });
+    const first = await pool.callTool("m", "ask", { message: "hi" }, { inputRequired: {}, clientCapabilities: { elicitation: {} } });
+    expect(first).toMatchObject({ resultType: "input_required", content: [], requestState: "ask:hi", inputRequests: { q: { method: "elicitation/create" } } });
+    const answer = { action: "accept", content: { answer: "yes" } };
+    const retried = await pool.callTool("m", "ask", { message: "hi" }, { inputRequired: { inputResponses: { q: answer }, requestState: "ask:hi" } });
+    expect(JSON.parse(textOf(retried))).toEqual({ asked: "hi", answer });
+    // A caller that does not take it gets an error: the SDK's handlers, which know no call, never ask.
+    await expect(pool.callTool("m", "ask", { message: "hi" }, { clientCapabilities: { elicitation: {} } })).rejects.toThrow(/input_required/);
+    expect(asked).toEqual([]);
+  });
+});
+
 describe("a 2026 server's tools/list ttlMs", () => {
   it("drives re-listing sooner than the configured refresh interval", async () => {
     const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--ttl-ms", "100"], { refreshIntervalMs: 600_000 })], {

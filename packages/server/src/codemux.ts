@@ -10,7 +10,7 @@ import {
 } from "@codemux/core";
 import { Catalog } from "@codemux/catalog";
 import { ModuleTree } from "@codemux/codegen";
-import { ServerPool, denyReason, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
+import { DEFAULT_CALL_TIMEOUT_MS, ServerPool, denyReason, type PoolConfig, type PoolOptions, type PoolUpdate, type ServerStatus } from "@codemux/pool";
 import { HOST_CALL_GLOBAL, type CodeExecutor, type SandboxOptions } from "@codemux/sandbox";
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -30,6 +30,8 @@ import { ToolCallPipeline } from "./pipeline/pipeline";
 import { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import { ClientRelay } from "./relay";
+import { ParkedCalls } from "./park";
+import { RequestStates, STATE_KEY_VARIABLE } from "./signed-state";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
 import type { ResultFormat } from "./render/toon";
@@ -105,6 +107,10 @@ export interface CodemuxOptions {
   /** Folders dispatch's `call` may read `argumentsFile` from and write `resultToFile` to: the config's `dispatch`. */
   dispatchFiles?: DispatchFiles;
   resultTtlMs?: number;
+  /** The key (32 bytes or more) codemux signs the requestState it hands 2026-07-28 clients with; `CODEMUX_STATE_KEY`, else a random one per process. */
+  stateKey?: string;
+  /** How long a 2026-07-28 client has to retry a call parked on a 2025 server's question (5 minutes when absent). */
+  parkedCallTtlMs?: number;
   /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
   retention?: Retention;
 }
@@ -148,6 +154,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly access: Access;
   /** What surfaces, meta-tools and front ends are given. */
   readonly services: Omit<CodemuxServices, "hints">;
+  readonly requestStates: RequestStates;
+  readonly parkedCalls: ParkedCalls;
   readonly #snippets: SnippetHost;
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
   readonly #surfaces = new Map<string, Surface>();
@@ -167,6 +175,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.#policies = options.policies;
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
+    // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
+    this.requestStates = new RequestStates({ key: options.stateKey ?? process.env[STATE_KEY_VARIABLE], clock: this.clock });
+    this.parkedCalls = new ParkedCalls(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs });
     this.dataDir = options.dataDir;
     this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
     this.mode = options.mode ?? "code";
@@ -218,6 +229,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.readiness.waitForServer(server),
+      inputRounds: {
+        roots: (server, session, signal) => this.relay.rootsFor(server, session, signal),
+        timeoutMs: (server) => this.#config.servers.find((s) => s.name === server)?.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      },
       deniedReason: (server, tool) => {
         const spec = this.#config.servers.find((s) => s.name === server);
         return spec ? denyReason(spec.tools, tool) : undefined;
@@ -285,6 +300,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       serverSkills,
       features: this.features,
       jobs: options.jobs,
+      requestStates: this.requestStates,
       surface: (mode) => this.surface(mode),
     };
   }

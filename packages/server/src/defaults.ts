@@ -52,3 +52,17 @@ export const MAX_ARGUMENT_VALUES = 100_000;
  * about it: while this lasts, another principal's call in flight there is not taken as its cause.
  */
 export const LATE_REQUEST_WINDOW_MS = 60_000;
+
+/** Rounds of questions one call to a 2026-era server may ask before codemux gives up on it (the SDK server's own bound). */
+export const MAX_INPUT_ROUNDS = 8;
+/** Bytes of a retry's requestState codemux reads at most (its own envelope with a server's state inside). */
+export const MAX_REQUEST_STATE_BYTES = 64 * 1024;
+/** How long a requestState codemux signs may be echoed back: the time a user has to answer a question. */
+export const REQUEST_STATE_TTL_MS = 10 * 60_000;
+/** How long a 2026-07-28 client has to retry a call parked on a 2025 server's question before it is cancelled. */
+export const PARKED_CALL_TTL_MS = 5 * 60_000;
+/** Calls parked at once, in all and per principal: each holds a live downstream call. */
+export const MAX_PARKED_CALLS = 256;
+export const MAX_PARKED_CALLS_PER_PRINCIPAL = 8;
+/** Bytes of JSON of one parked question, kept until the retry. */
+export const MAX_PARKED_QUESTION_BYTES = 256 * 1024;

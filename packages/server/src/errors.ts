@@ -1,4 +1,4 @@
-import { CodemuxError } from "@codemux/core";
+import { CodemuxError, type InputRequiredResult } from "@codemux/core";
 
 export type ServerErrorCode =
   | "UNKNOWN_SERVER"
@@ -10,7 +10,10 @@ export type ServerErrorCode =
   | "RESOURCE_READ_FAILED"
   | "SKILL_READ_FAILED"
   | "POLICY_REFUSED"
-  | "POLICY_RATE_LIMITED";
+  | "POLICY_RATE_LIMITED"
+  | "INPUT_REQUIRED"
+  | "INPUT_NOT_ASKED"
+  | "INVALID_REQUEST_STATE";
 
 /** Base of every error @codemux/server raises; `code` is stable for callers to branch on. */
 export class ServerError extends CodemuxError<ServerErrorCode> {
@@ -101,5 +104,42 @@ export class PolicyRateLimitedError extends ServerError {
     readonly retryAfterMs: number,
   ) {
     super("POLICY_RATE_LIMITED", message, { data: { rule, retryAfterMs } });
+  }
+}
+
+/**
+ * A 2026-era server needs input during a call whose client speaks 2026-07-28: the question can only go
+ * back as that call's own `input_required` answer (a direct call_tool does that); a snippet or a job
+ * that made the call gets this error, which it may catch.
+ */
+export class InputRequiredError extends ServerError {
+  static override readonly forCode = "INPUT_REQUIRED";
+
+  constructor(
+    readonly tool: string,
+    readonly result: InputRequiredResult,
+  ) {
+    const methods = [...new Set(Object.values(result.inputRequests ?? {}).map((request) => String(request.method).slice(0, 40)))].join(", ") || "its state";
+    super(
+      "INPUT_REQUIRED",
+      `${tool} needs input (${methods}) that codemux could not ask for here: this client speaks MCP 2026-07-28, where only the client's own call can ask. Call ${tool} directly with call_tool to answer it.`,
+      { data: { tool } },
+    );
+  }
+}
+
+/** A server asked during a call something codemux cannot ask the caller (no client to ask, a method it cannot answer, too many rounds). */
+export class InputNotAskedError extends ServerError {
+  constructor(tool: string, reason: string) {
+    super("INPUT_NOT_ASKED", `${tool} needs input that codemux could not ask for: ${reason}.`, { data: { tool } });
+  }
+}
+
+/** A retry's requestState that codemux did not issue to this principal for this tool, that was altered, or that expired. */
+export class InvalidRequestStateError extends ServerError {
+  static override readonly forCode = "INVALID_REQUEST_STATE";
+
+  constructor(reason: string) {
+    super("INVALID_REQUEST_STATE", `codemux refused the retry's requestState: ${reason}. Call the tool again without inputResponses and requestState.`);
   }
 }

@@ -39,6 +39,20 @@ describe("ClientRelay.attribute", () => {
     await endB();
   });
 
+  it("refuses while one 2026-07-28 client has two requests in flight (they share a session but not a peer), and names it with one", async () => {
+    const { relay, start } = harness();
+    const peer = { era: "modern" } as SessionInfo["peer"];
+    const modern: SessionInfo = { id: "m1", principal: "carol", peer };
+    const first = start("s", modern);
+    expect(relay.attribute("s")).toEqual({ session: modern });
+    const second = start("s", { ...modern });
+    expect(refusal(relay.attribute("s"))).toBe(
+      "s sent it while 2 requests of one 2026-07-28 client were in flight on it, so codemux cannot tell which request it is for",
+    );
+    await first();
+    await second();
+  });
+
   it("refuses while another principal's call ended in the window before, or at any time during, the caller's calls", async () => {
     const { relay, start, advance } = harness();
     await (await start("s", alice))();

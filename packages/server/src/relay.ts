@@ -1,7 +1,7 @@
-import type { InstanceOwner, RelayContext, ServerRequestRelay } from "@codemux/pool";
+import { CallCancelledError, type InstanceOwner, type RelayContext, type ServerRequestRelay } from "@codemux/pool";
 import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { SessionInfo, ToolCallMiddleware } from "@codemux/core";
+import type { CallContext, ListRootsResult, SessionInfo, ToolCallMiddleware } from "@codemux/core";
 
 /** What each server-to-client question needs the client to have declared (roots are answered apart). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
@@ -29,6 +29,13 @@ interface InFlight {
   since: number;
 }
 
+/** One server's queue of calls: the end of the last one queued, how many wait, and the call whose turn it is. */
+interface Turns {
+  tail: Promise<void>;
+  waiting: number;
+  holder: { session: SessionInfo; release: () => void } | undefined;
+}
+
 /** Who a server's request or log line is for: one session, or why that cannot be known. */
 export type Attribution = { session: SessionInfo } | { refused: string };
 
@@ -41,6 +48,8 @@ export type Attribution = { session: SessionInfo } | { refused: string };
  * server may still be asking about it). Otherwise the request is refused. A shared server's roots come
  * from the config, never from a client: one client must not widen what the server may touch for others.
  * An isolated server's instance serves one owner: its requests go to that owner's session (see `#owned`).
+ * A shared server that has asked once gets one call at a time from then on, so that its later questions
+ * have one caller in flight to go to.
  */
 export class ClientRelay implements ServerRequestRelay {
   // roots.listChanged: an isolated server's instance is told when its owner's roots change (never a shared server).
@@ -54,6 +63,10 @@ export class ClientRelay implements ServerRequestRelay {
   readonly #ended = new Map<string, Map<string, number>>();
   /** The connected MCP client sessions, oldest first. */
   readonly #sessions = new Map<string, SessionInfo>();
+  /** Shared servers that have asked a client something during a call (a 2025 server's question names no call). */
+  readonly #askers = new Set<string>();
+  /** server -> the end of its last queued call, and how many calls wait for their turn */
+  readonly #turns = new Map<string, Turns>();
 
   constructor(options: ClientRelayOptions) {
     this.#roots = options.roots;
@@ -65,6 +78,8 @@ export class ClientRelay implements ServerRequestRelay {
   middleware(): ToolCallMiddleware {
     return async (ctx, next) => {
       const server = ctx.entry.server;
+      // A shared server that has asked gets one call at a time: its next question then has one caller to go to.
+      const release = this.#askers.has(server) ? await this.#turn(server, ctx) : undefined;
       let sessions = this.#inflight.get(server);
       if (!sessions) this.#inflight.set(server, (sessions = new Map()));
       const own = sessions.get(ctx.session.id);
@@ -76,6 +91,7 @@ export class ClientRelay implements ServerRequestRelay {
         const entry = sessions.get(ctx.session.id);
         if (entry && --entry.calls === 0) sessions.delete(ctx.session.id);
         this.#markEnded(server, ctx.session.principal);
+        release?.();
       }
     };
   }
@@ -97,7 +113,12 @@ export class ClientRelay implements ServerRequestRelay {
     if (callers.length === 0) return { refused: `${server} sent it outside any call` };
     if (callers.length > 1)
       return { refused: `${server} sent it while calls of ${callers.length} clients were in flight on it, so codemux cannot tell which client it is for` };
-    const [{ session, since }] = callers as [InFlight];
+    const [{ session, since, calls }] = callers as [InFlight];
+    // A 2026-07-28 client's requests share their principal's session: each call has its own peer, so two cannot be told apart.
+    if (calls > 1 && session.peer?.era === "modern")
+      return {
+        refused: `${server} sent it while ${calls} requests of one 2026-07-28 client were in flight on it, so codemux cannot tell which request it is for`,
+      };
     const cutoff = since - LATE_REQUEST_WINDOW_MS;
     for (const [principal, at] of this.#ended.get(server) ?? []) {
       if (principal !== session.principal && at >= cutoff)
@@ -116,6 +137,7 @@ export class ClientRelay implements ServerRequestRelay {
       // An instance is told its owner's roots when the owner's client has some; the config's otherwise, as a shared server is.
       return client ? ((await client.listRoots({ signal })) as Record<string, unknown>) : { roots: this.#roots(server) };
     }
+    if (!owner && this.#isShared(server)) this.#askers.add(server);
     const attributed = this.attribute(server, owner);
     if ("refused" in attributed) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `codemux refused ${request.method}: ${attributed.refused}.`);
     const peer = attributed.session.peer;
@@ -128,6 +150,8 @@ export class ClientRelay implements ServerRequestRelay {
     if (!capability || !peer.capabilities()?.[capability]) {
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The client that called ${server} does not support ${request.method}; codemux cannot ask it.`);
     }
+    // A 2026-07-28 client's call parks on the question until its retry: the server's next caller need not wait that long.
+    if (peer.era === "modern") this.#yieldTurn(server, attributed.session);
     const params = (request.params ?? {}) as never;
     switch (request.method) {
       case "sampling/createMessage":
@@ -135,6 +159,51 @@ export class ClientRelay implements ServerRequestRelay {
       default:
         return (await peer.elicit(params, { signal })) as Record<string, unknown>;
     }
+  }
+
+  /** How many calls wait for their turn on `server` (one that has asked gets one call at a time). */
+  waiting(server: string): number {
+    return this.#turns.get(server)?.waiting ?? 0;
+  }
+
+  /** Waits for the call's turn on `server` (or its cancellation); resolves with the function that ends the turn. */
+  async #turn(server: string, ctx: CallContext): Promise<() => void> {
+    let turns = this.#turns.get(server);
+    if (!turns) this.#turns.set(server, (turns = { tail: Promise.resolve(), waiting: 0, holder: undefined }));
+    const previous = turns.tail;
+    let release!: () => void;
+    const ended = new Promise<void>((resolve) => (release = resolve));
+    turns.tail = previous.then(() => ended);
+    turns.waiting++;
+    try {
+      await untilAborted(previous, ctx.signal);
+    } catch (reason) {
+      // The turn passes on when the previous call ends, as if this call had run at once.
+      void previous.then(release);
+      throw new CallCancelledError(server, ctx.entry.name, { cause: reason });
+    } finally {
+      turns.waiting--;
+    }
+    const holder = { session: ctx.session, release };
+    turns.holder = holder;
+    return () => {
+      if (turns.holder === holder) turns.holder = undefined;
+      release();
+    };
+  }
+
+  /** Ends the turn of `session`'s call on `server` early: its call is parked (waiting on a 2026-07-28 client's retry), and must not hold the others up. */
+  #yieldTurn(server: string, session: SessionInfo): void {
+    const turns = this.#turns.get(server);
+    if (turns?.holder?.session !== session) return;
+    turns.holder.release();
+    turns.holder = undefined;
+  }
+
+  /** The roots a server is told when it asks during a call of `session`: a shared server its config's, an isolated one the caller's own when it has some. */
+  rootsFor(server: string, session: SessionInfo, signal: AbortSignal): Promise<ListRootsResult> {
+    const client = this.#isShared(server) ? undefined : session.peer;
+    return client?.capabilities()?.roots ? client.listRoots({ signal }) : Promise.resolve({ roots: this.#roots(server) });
   }
 
   /**
@@ -181,4 +250,18 @@ export class ClientRelay implements ServerRequestRelay {
       ended.delete(other);
     }
   }
+}
+
+/** `done`, or a rejection with the signal's reason when it aborts first. */
+function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return done;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void done.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }

@@ -10,6 +10,7 @@ import type { ResultStore } from "./results";
 import type { SkillLibrary } from "./skills/library";
 import type { ServerSkills } from "./skills/server-skills";
 import type { ResultFormat } from "./render/toon";
+import type { RequestStates } from "./signed-state";
 import type { SnippetHost } from "./snippets";
 import type { DispatchFiles } from "./surfaces/dispatch-files";
 import type { ToolPool } from "./tool-pool";
@@ -49,6 +50,8 @@ export interface CodemuxServices extends MetaToolServices {
   readonly features: McpFeatures;
   /** Runs `background: true` requests; without it they are refused. */
   readonly jobs: JobRunner | undefined;
+  /** Signs the requestState a 2026-07-28 client is handed when a downstream server asks during its call, and checks it on the retry. */
+  readonly requestStates: RequestStates;
   /** How the surface the request came through names its own ways, in hints (each surface has its own copy of the services with its hints). */
   readonly hints: AnswerHints;
 }

@@ -11,11 +11,13 @@ import {
   type ServerContext,
   type ServerNotification,
 } from "@modelcontextprotocol/server";
-import type { ClientCapabilities, ClientPeer, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
+import type { ClientCapabilities, ClientPeer, InputResume, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
+import { callParking, type ParkedCalls } from "./park";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
+import type { RequestStates } from "./signed-state";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks";
 import { VERSION } from "./version";
 
@@ -27,6 +29,10 @@ export interface SessionHost {
   /** Milliseconds since the epoch, for when an answer was processed. */
   readonly clock: () => number;
   readonly options: { taskStore?: TaskStoreFactory | undefined };
+  /** Checks the requestState a 2026-07-28 client echoes on a retry (codemux signed it when a downstream server asked). */
+  readonly requestStates: RequestStates;
+  /** Calls of 2026-07-28 clients parked on a 2025 server's question, until the client's retry answers it. */
+  readonly parkedCalls: ParkedCalls;
   /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
   readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
@@ -86,6 +92,8 @@ export interface SessionCallExtra {
   sendNotification(notification: ServerNotification): Promise<void>;
   /** The calling client, when it is this request's own (a 2026-07-28 request declares its capabilities itself). */
   peer?: ClientPeer;
+  /** The retry of an earlier call that answered input_required (2026-07-28), its state checked. */
+  resume?: InputResume;
 }
 
 /** One client session: its SDK server, and the tools/call handler it runs, which the stdio fast lane calls too. */
@@ -134,6 +142,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
     const ctx: RequestContext = { session: callerOf(extra), origin: "call_tool", signal: extra.signal, requestId };
+    if (extra.resume) ctx.resume = extra.resume;
     const startedAt = core.clock();
     const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
     const token = params._meta?.progressToken;
@@ -175,12 +184,18 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   }
   server.setRequestHandler("tools/call", (request, ctx) => {
     requestLog = ctx.mcpReq.log;
-    return callTool(request.params, {
+    const extra: SessionCallExtra = {
       signal: ctx.mcpReq.signal,
       requestId: ctx.mcpReq.id,
       sendNotification: (notification) => ctx.mcpReq.notify(notification),
-      ...(era === "modern" ? { peer: asRequested(ctx).peer as ClientPeer } : {}),
-    }) as Promise<CallToolResult>;
+    };
+    if (era !== "modern") return callTool(request.params, extra) as Promise<CallToolResult>;
+    // A 2026-07-28 call may park on a 2025 server's question, or be the retry that answers one.
+    const parking = { parks: core.parkedCalls, states: core.requestStates, principal: current.principal, tool: request.params.name, ctx };
+    return callParking(
+      { ...parking, peer: asRequested(ctx).peer as ClientPeer },
+      (own) => callTool(request.params, { ...extra, ...own }) as Promise<ToolResult>,
+    ) as Promise<CallToolResult>;
   });
 
   let timer: NodeJS.Timeout | undefined;
@@ -200,6 +215,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
 /** Requests to this session's client, through the SDK server (which checks the client declared each capability). */
 function clientPeer(server: Server): ClientPeer {
   return {
+    era: "legacy",
     capabilities: () => server.getClientCapabilities(),
     // The server's own request, relayed as it came: the SDK validates it on the way out.
     elicit: (params, options) => server.elicitInput(params as never, options?.signal ? { signal: options.signal } : undefined),
@@ -226,6 +242,7 @@ function modernPeer(capabilities: ClientCapabilities | undefined): ClientPeer {
       ),
     );
   return {
+    era: "modern",
     capabilities: () => capabilities,
     elicit: () => refuse("elicitation/create"),
     createMessage: () => refuse("sampling/createMessage"),

@@ -89,8 +89,9 @@ describe("downstream eras through codemux", () => {
       return JSON.parse(textOf(result as never)).clientCapabilities;
     };
     try {
-      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} } });
-      expect(await whoami({})).toEqual({});
+      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} }, roots: {} });
+      // Roots are answered by codemux itself (from the config for a shared server), so every call declares them.
+      expect(await whoami({})).toEqual({ roots: {} });
     } finally {
       await core.close();
     }

@@ -51,9 +51,12 @@ describe("the call pipeline's hot path", () => {
     const signal = new AbortController().signal;
     const progress = () => undefined;
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session, signal, progress, timeoutMs: 1234 });
-    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, session, signal, onprogress: progress, timeoutMs: 1234 } });
+    expect(calls.at(-1)).toEqual({
+      tool: "echo",
+      options: { annotations: { readOnlyHint: true }, session, signal, onprogress: progress, timeoutMs: 1234, inputRequired: {} },
+    });
     await c.pipeline.call({ name: "m__echo", arguments: { text: "x" }, origin: "test", session });
-    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, session } });
+    expect(calls.at(-1)).toEqual({ tool: "echo", options: { annotations: { readOnlyHint: true }, session, inputRequired: {} } });
   });
 });
 

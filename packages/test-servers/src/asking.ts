@@ -55,6 +55,7 @@ const tools: Tool[] = [
   tool("roots_seen", "The roots this server got after each roots/list_changed it was sent, once all those asks are answered."),
   tool("late", "What became of the questions asked late: each one's message and answer, or the error."),
   tool("slow", "Answer after ms milliseconds.", { ms: { type: "number" } }),
+  tool("inflight", "How many tool calls this process is answering now, this one included."),
   tool("result", "Answer with exactly this result (content, structuredContent, _meta, isError).", { result: { type: "object" } }),
   tool("throw", "Answer with a JSON-RPC error of this message and data.", { message: { type: "string" }, data: {} }),
 ];
@@ -93,10 +94,19 @@ async function schedule(whenToRun: unknown, delayMs: unknown, work: () => Promis
 }
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+let inflight = 0;
 server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  inflight++;
+  try {
+    return await answer(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>);
+  } finally {
+    inflight--;
+  }
+});
+
+async function answer(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   for (const run of onNextCall.splice(0)) run();
-  const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-  switch (request.params.name) {
+  switch (name) {
     case "ask": {
       const message = String(args.message ?? "a question");
       if ((args.when ?? "now") === "now") {
@@ -141,6 +151,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToo
       }
     case "roots_seen":
       return text(JSON.stringify(await Promise.all(rootsAsks)));
+    case "inflight":
+      return text(String(inflight));
     case "late":
       return text(JSON.stringify(late));
     case "slow":
@@ -151,9 +163,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToo
     case "throw":
       throw new McpError(ErrorCode.InternalError, String(args.message ?? "failed"), args.data);
     default:
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
   }
-});
+}
 server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
   rootsAsks.push(
     server.listRoots().then(

@@ -3,9 +3,10 @@
  * An MCP server of the 2026-07-28 era on SDK v2, for codemux's downstream era tests. Over stdio
  * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
- * `PID METHOD` for every request it receives, so a test can count processes and probes.
+ * `PID METHOD` for every request it receives, so a test can count processes and probes. Its `ask`,
+ * `sample`, `roots` and `ask_rounds` tools ask their client the 2026 way (`input_required`, then the retry).
  */
-import { createMcpHandler, ProtocolError, Server, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { createMcpHandler, inputRequired, ProtocolError, Server, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -49,6 +50,26 @@ const tools: Tool[] = [
   { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object", properties: {} } },
   { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
   {
+    name: "ask",
+    description: "Ask the client's user (input_required with elicitation/create); answer with what the retry carried.",
+    inputSchema: { type: "object", properties: { message: { type: "string" } } },
+  },
+  {
+    name: "sample",
+    description: "Ask the client's model (input_required with sampling/createMessage); answer with its text.",
+    inputSchema: { type: "object", properties: { message: { type: "string" } } },
+  },
+  {
+    name: "roots",
+    description: "Ask for the client's roots (input_required with roots/list); answer with them.",
+    inputSchema: { type: "object", properties: {} },
+  },
+  {
+    name: "ask_rounds",
+    description: "Ask `rounds` questions one round at a time (each retry's state names the next); answer with every answer.",
+    inputSchema: { type: "object", properties: { rounds: { type: "number" } } },
+  },
+  {
     name: "add_tool",
     description: "Add a tool named `name` (no notification).",
     inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
@@ -88,6 +109,12 @@ function makeServer(era: string): Server {
         return text(JSON.stringify({ calls, pid: process.pid }));
       case "crash":
         return process.exit(1);
+      case "ask":
+      case "sample":
+      case "roots":
+        return asked(request.params.name, String(args.message ?? "a question"), ctx);
+      case "ask_rounds":
+        return askRounds(Number(args.rounds ?? 2), ctx);
       case "add_tool":
         tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
         return text(`added ${String(args.name)}`);
@@ -96,6 +123,35 @@ function makeServer(era: string): Server {
     }
   });
   return server;
+}
+
+const answerSchema = { type: "object" as const, properties: { answer: { type: "string" as const } } };
+
+/** The question of `tool` (one round): asked with state naming it, answered once the retry carries its answer and that state. */
+function asked(tool: string, message: string, ctx: ServerContext): CallToolResult | ReturnType<typeof inputRequired> {
+  const state = `${tool}:${message}`;
+  const answer = ctx.mcpReq.inputResponses?.q;
+  if (answer !== undefined && ctx.mcpReq.requestState() === state) return text(JSON.stringify({ asked: message, answer }));
+  const question =
+    tool === "ask"
+      ? inputRequired.elicit({ message, requestedSchema: answerSchema })
+      : tool === "sample"
+        ? inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: message } }], maxTokens: 100 })
+        : inputRequired.listRoots();
+  return inputRequired({ inputRequests: { q: question }, requestState: state });
+}
+
+/** `rounds` questions, one a round: the state counts the answers so far (a test server trusts its own state). */
+function askRounds(rounds: number, ctx: ServerContext): CallToolResult | ReturnType<typeof inputRequired> {
+  const previous = ctx.mcpReq.requestState() as string | undefined;
+  const answers: unknown[] = previous ? (JSON.parse(previous) as unknown[]) : [];
+  const answer = ctx.mcpReq.inputResponses?.q;
+  if (answer !== undefined) answers.push(answer);
+  if (answers.length >= rounds) return text(JSON.stringify(answers));
+  return inputRequired({
+    inputRequests: { q: inputRequired.elicit({ message: `question ${answers.length + 1} of ${rounds}`, requestedSchema: answerSchema }) },
+    requestState: JSON.stringify(answers),
+  });
 }
 
 async function serveHttp(port: number): Promise<void> {

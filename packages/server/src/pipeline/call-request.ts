@@ -10,5 +10,6 @@ export function callRequest(target: { name: string; args: unknown; origin?: Call
   if (request.progress) call.progress = request.progress;
   if (request.requestId !== undefined) call.requestId = request.requestId;
   if (request.job !== undefined) call.job = request.job;
+  if (request.resume !== undefined) call.resume = request.resume;
   return call;
 }

@@ -9,13 +9,15 @@ import {
   type CallContext,
   type CallOrigin,
   type CallRequest,
+  type InputResume,
+  type InputRound,
   type NextCall,
   type RefusalObserver,
   type SessionInfo,
   type ToolCallMiddleware,
 } from "@codemux/core";
 import { UnknownToolError, type Catalog } from "@codemux/catalog";
-import { ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
+import { DEFAULT_CALL_TIMEOUT_MS, ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
@@ -23,6 +25,7 @@ import type { Access } from "../policy/access";
 import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
+import { InputRounds, type InputRoundsOptions } from "../input-required";
 import { composeMiddleware } from "./compose";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
@@ -49,6 +52,8 @@ export interface ToolCallPipelineOptions {
   access?: Access;
   /** Milliseconds since the epoch, for the policies' calls per minute; `Date.now` when absent. */
   clock?: () => number;
+  /** How a 2026-era server's questions during a call are answered (roots, time); no roots and the default call timeout when absent. */
+  inputRounds?: InputRoundsOptions;
 }
 
 const MINUTE_MS = 60_000;
@@ -68,6 +73,7 @@ export class ToolCallPipeline {
   readonly #access: Access | undefined;
   readonly #clock: () => number;
   readonly #perMinute = new TokenBuckets();
+  readonly #inputRounds: InputRounds;
   #chain: NextCall;
   #middleware: ToolCallMiddleware[];
 
@@ -78,6 +84,7 @@ export class ToolCallPipeline {
     this.#deniedReason = options.deniedReason ?? (() => undefined);
     this.#access = options.access;
     this.#clock = options.clock ?? Date.now;
+    this.#inputRounds = new InputRounds(options.inputRounds ?? { roots: async () => ({ roots: [] }), timeoutMs: () => DEFAULT_CALL_TIMEOUT_MS });
     this.#middleware = [...(options.middleware ?? [])];
     this.#chain = this.#compose();
   }
@@ -242,7 +249,10 @@ export class ToolCallPipeline {
       if (signal) options.signal = signal;
       if (ctx.progress) options.onprogress = ctx.progress;
       if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
-      return this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, options);
+      // A 2026 server's questions are answered here, inside every middleware: none of them sees an input_required answer.
+      return this.#inputRounds.call(ctx, PipelineContext.resumed(ctx), (round) =>
+        this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, { ...options, inputRequired: round }),
+      );
     });
   }
 }
@@ -261,6 +271,7 @@ class PipelineContext implements CallContext {
   readonly state = new Map<string, unknown>();
   readonly #requestSignal: AbortSignal | undefined;
   readonly #downstreamSignal: AbortSignal | undefined;
+  readonly #resume: InputResume | undefined;
 
   constructor(
     readonly entry: CatalogEntry,
@@ -277,6 +288,17 @@ class PipelineContext implements CallContext {
     this.job = request.job;
     this.#requestSignal = request.signal;
     this.#downstreamSignal = request.signal === undefined ? undefined : request.downstreamSignal;
+    this.#resume = request.resume;
+  }
+
+  /** The round a call sends first: a client's retry's answers when they are for this call's tool, else none. */
+  static resumed(ctx: CallContext): InputRound {
+    const resume = #resume in ctx ? ctx.#resume : undefined;
+    if (resume?.tool !== ctx.entry.qualifiedName) return {};
+    const round: InputRound = {};
+    if (resume.inputResponses !== undefined) round.inputResponses = resume.inputResponses;
+    if (resume.requestState !== undefined) round.requestState = resume.requestState;
+    return round;
   }
 
   /**

@@ -1,0 +1,132 @@
+import {
+  isInputRequired,
+  type CallContext,
+  type InputRequest,
+  type InputResume,
+  type InputRound,
+  type ListRootsResult,
+  type RequestContext,
+  type SessionInfo,
+  type ToolResult,
+} from "@codemux/core";
+import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
+import { MAX_INPUT_ROUNDS } from "./defaults";
+import { InputNotAskedError, InputRequiredError, InvalidRequestStateError } from "./errors";
+import type { RequestStates, StateClaims } from "./signed-state";
+
+export interface InputRoundsOptions {
+  /** What a server is told when it asks for roots during a call of `session` (the relay's rule: a shared server gets its config's). */
+  roots(server: string, session: SessionInfo, signal: AbortSignal): Promise<ListRootsResult>;
+  /** How long one call's questions may wait for their answers, all rounds together (the server's `callTimeoutMs`). */
+  timeoutMs(server: string): number;
+}
+
+/**
+ * Answers a 2026-era server's `input_required` in the call's own session, never through the SDK's
+ * handlers (which know no call): a legacy client is asked each question (elicitation, sampling) on its
+ * session and the call is retried with the answers and the server's state, at most MAX_INPUT_ROUNDS
+ * rounds within the call's timeout. A 2026-07-28 client is not asked: the question goes back up as an
+ * InputRequiredError (its own call answers `input_required`; a snippet may catch it).
+ */
+export class InputRounds {
+  readonly #options: InputRoundsOptions;
+
+  constructor(options: InputRoundsOptions) {
+    this.#options = options;
+  }
+
+  /** Sends the call's `first` round and answers the rounds that follow; `send` makes one downstream request. */
+  call(ctx: CallContext, first: InputRound, send: (round: InputRound) => Promise<ToolResult>): Promise<ToolResult> {
+    // The common answer is complete: no async frame of its own.
+    return send(first).then((result) => (isInputRequired(result) ? this.#rounds(ctx, result, send) : result));
+  }
+
+  async #rounds(ctx: CallContext, result: ToolResult, send: (round: InputRound) => Promise<ToolResult>): Promise<ToolResult> {
+    const tool = ctx.entry.qualifiedName;
+    const deadline = AbortSignal.timeout(ctx.timeoutMs ?? this.#options.timeoutMs(ctx.entry.server));
+    const signal = ctx.signal ? AbortSignal.any([ctx.signal, deadline]) : deadline;
+    for (let round = 1; isInputRequired(result); round++) {
+      if (ctx.session.peer?.era === "modern") throw new InputRequiredError(tool, result);
+      if (round > MAX_INPUT_ROUNDS) throw new InputNotAskedError(tool, `it asked more than ${MAX_INPUT_ROUNDS} rounds of questions`);
+      const questions = Object.entries(result.inputRequests ?? {});
+      const answers = await Promise.all(questions.map(async ([key, question]) => [key, await this.#ask(ctx, question, signal)] as const)).catch(
+        (error: unknown) => {
+          if (deadline.aborted) throw new InputNotAskedError(tool, "its questions were not answered within the call's timeout");
+          throw error;
+        },
+      );
+      const next: InputRound = {};
+      if (answers.length > 0) next.inputResponses = Object.fromEntries(answers);
+      if (result.requestState !== undefined) next.requestState = result.requestState;
+      result = await send(next);
+    }
+    return result;
+  }
+
+  /** One question, asked of the calling client (roots: by the relay's rule); the SDK refuses what the client did not declare. */
+  #ask(ctx: CallContext, question: InputRequest, signal: AbortSignal): Promise<unknown> {
+    const tool = ctx.entry.qualifiedName;
+    if (question.method === "roots/list") return this.#options.roots(ctx.entry.server, ctx.session, signal);
+    const peer = ctx.session.peer;
+    if (!peer) return Promise.reject(new InputNotAskedError(tool, `the call came from no MCP client to ask (${ctx.origin})`));
+    const params = question.params ?? {};
+    switch (question.method) {
+      case "elicitation/create":
+        return peer.elicit(params, { signal });
+      case "sampling/createMessage":
+        return peer.createMessage(params, { signal });
+      default:
+        return Promise.reject(new InputNotAskedError(tool, `it asked "${String(question.method).slice(0, 60)}", which is no question a client answers`));
+    }
+  }
+}
+
+/** Who a call that ended in an InputRequiredError was made by: the tool the client called and its request. */
+export interface PassUp {
+  /** The tool the client called (`call_tool`, or a passthrough name): the state is good for a retry of that tool only. */
+  tool: string;
+  request: RequestContext;
+  states: RequestStates;
+}
+
+/**
+ * The `input_required` answer a 2026-07-28 client gets for its own call when a downstream server asked
+ * during it: the server's questions as they came, and its state inside codemux's signed envelope (bound
+ * to the principal, the tool called and the downstream tool). Undefined for any other failure.
+ */
+export function passedUp(error: unknown, { tool, request, states }: PassUp): ToolResult | undefined {
+  if (!InputRequiredError.isInstance(error) || request.session.peer?.era !== "modern") return undefined;
+  const { inputRequests, requestState } = error.result;
+  const state = states.seal(request.session.principal, { tool, target: error.tool, ...(requestState === undefined ? {} : { state: requestState }) });
+  return { content: [], resultType: "input_required", ...(inputRequests ? { inputRequests } : {}), requestState: state };
+}
+
+/**
+ * The claims of the requestState a 2026-07-28 request echoes, once checked (codemux's, for this
+ * principal and tool, not expired); undefined when it echoes none. A state that fails the check is
+ * refused with -32602 and the reason.
+ */
+export function checkedState(states: RequestStates, call: { principal: string; tool: string }, ctx: ServerContext): StateClaims | undefined {
+  const state = ctx.mcpReq.requestState();
+  if (state === undefined) return undefined;
+  if (typeof state !== "string") throw new ProtocolError(ProtocolErrorCode.InvalidParams, "requestState must be the string codemux handed out.");
+  return asInvalidParams(() => states.open(call.principal, call.tool, state));
+}
+
+/** The retry of a call that passed a 2026 server's input_required up: its answers, for the downstream tool and state the claims name. */
+export function resumeFrom(claims: StateClaims, ctx: ServerContext): InputResume {
+  const resume: InputResume = { tool: claims.target ?? "" };
+  if (ctx.mcpReq.inputResponses !== undefined) resume.inputResponses = ctx.mcpReq.inputResponses;
+  if (claims.state !== undefined) resume.requestState = claims.state;
+  return resume;
+}
+
+/** `work`'s value; a refused requestState becomes the JSON-RPC error -32602 with its sentence. */
+export function asInvalidParams<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (InvalidRequestStateError.isInstance(error)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,235 @@
+import type { ClientCapabilities, ClientPeer, InputRequest, InputResume, ToolResult } from "@codemux/core";
+import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
+import { randomUUID } from "node:crypto";
+import { MAX_PARKED_CALLS, MAX_PARKED_CALLS_PER_PRINCIPAL, MAX_PARKED_QUESTION_BYTES, PARKED_CALL_TTL_MS } from "./defaults";
+import { InvalidRequestStateError } from "./errors";
+import { asInvalidParams, checkedState, resumeFrom } from "./input-required";
+import type { RequestStates } from "./signed-state";
+
+/** A parked call's answer to its client: the question its 2025 server asked, under the key the retry answers. */
+export interface ParkedQuestion {
+  park: string;
+  key: string;
+  request: InputRequest;
+}
+
+/** What one 2026-07-28 request gets of a call that may park: its result, or the question it parked on. */
+export type ParkedOutcome = { result: ToolResult } | { question: ParkedQuestion };
+
+export interface ParkedCallsOptions {
+  ttlMs?: number;
+  maxPerPrincipal?: number;
+  max?: number;
+  /** Names this process in each park's id, so that a retry that reaches another instance can say where the call lives. */
+  instance?: string;
+}
+
+/** Who makes a request that starts or resumes a call, and the signal that ends the request. */
+interface Caller {
+  principal: string;
+  signal: AbortSignal;
+}
+
+/** The question a parked call waits on: what the server asked, and how to answer it. */
+interface Pending {
+  key: string;
+  request: InputRequest;
+  answer(value: Record<string, unknown>): void;
+  fail(error: Error): void;
+}
+
+/** One call of a 2026-07-28 client that a 2025 server asked about mid-call: the live downstream call, kept for the retry. */
+class Park {
+  readonly abort = new AbortController();
+  /** The live call (the whole request's work, from the surface down to the server). */
+  call: Promise<ToolResult> | undefined;
+  pending: Pending | undefined;
+  rounds = 0;
+  timer: NodeJS.Timeout | undefined;
+  /** Settles when the call ends or its server asks; replaced for each wait. */
+  #wake: (() => void) | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly principal: string,
+  ) {}
+
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** The question it waits on, as its client is asked it. */
+  question(): { question: ParkedQuestion } | undefined {
+    return this.pending ? { question: { park: this.id, key: this.pending.key, request: this.pending.request } } : undefined;
+  }
+
+  /** The call's outcome or its next question, whichever comes first. */
+  next(call: Promise<ToolResult>): Promise<ParkedOutcome> {
+    const asked = new Promise<ParkedOutcome>((resolve) => {
+      this.#wake = () => {
+        const question = this.question();
+        if (question) resolve(question);
+      };
+      this.wake();
+    });
+    return Promise.race([call.then((result) => ({ result })), asked]);
+  }
+}
+
+/**
+ * Calls of 2026-07-28 clients parked on a 2025 server's question. Such a server asks its client mid-call,
+ * and a 2026-07-28 client cannot be asked: the request answers `input_required` at once while the
+ * downstream call stays open here; the client's retry answers the question and waits for what comes
+ * next (the result, or another question). Bounded per principal and in all, and in time: a park not
+ * resumed in time answers its question with a cancel and cancels the call. Parks live in this process;
+ * a retry that reaches another instance is refused with a sentence saying so.
+ */
+export class ParkedCalls {
+  readonly #parks = new Map<string, Park>();
+  readonly #ttlMs: number;
+  readonly #maxPerPrincipal: number;
+  readonly #max: number;
+  readonly instance: string;
+
+  constructor(options: ParkedCallsOptions = {}) {
+    this.#ttlMs = options.ttlMs ?? PARKED_CALL_TTL_MS;
+    this.#maxPerPrincipal = options.maxPerPrincipal ?? MAX_PARKED_CALLS_PER_PRINCIPAL;
+    this.#max = options.max ?? MAX_PARKED_CALLS;
+    this.instance = options.instance ?? randomUUID().slice(0, 8);
+  }
+
+  /** How many calls are parked now. */
+  get size(): number {
+    return this.#parks.size;
+  }
+
+  /**
+   * Runs a call of `caller.principal`, whose client is `caller.peer` (a 2026-07-28 one): `run` is given the peer
+   * that parks on a question, and the signal that ends the call (the request's until the call parks, then the park's).
+   */
+  start(caller: Caller & { peer: ClientPeer }, run: (peer: ClientPeer, signal: AbortSignal) => Promise<ToolResult>): Promise<ParkedOutcome> {
+    const park = new Park(`${this.instance}.${randomUUID()}`, caller.principal);
+    return this.#wait(park, run(this.#parkingPeer(park, caller.peer), park.abort.signal), caller.signal);
+  }
+
+  /** Answers the question of the parked call `id` with the retry's `inputResponses` and waits for what comes next. */
+  resume(caller: Caller, { id, inputResponses }: { id: string; inputResponses: Record<string, unknown> | undefined }): Promise<ParkedOutcome> {
+    const [instance] = id.split(".");
+    if (instance !== this.instance)
+      throw new InvalidRequestStateError(
+        `the parked call lives on another codemux instance (${String(instance).slice(0, 20)}); send the retry to the instance that answered it`,
+      );
+    const park = this.#parks.get(id);
+    if (!park || park.principal !== caller.principal) throw new InvalidRequestStateError("the parked call it names ended or expired");
+    const answer = park.pending ? inputResponses?.[park.pending.key] : undefined;
+    // No answer to its question: the client is asked again, as a server asks again for a missing answer.
+    const again = park.question();
+    if (again && (typeof answer !== "object" || answer === null)) return Promise.resolve(again);
+    clearTimeout(park.timer);
+    this.#parks.delete(id);
+    const pending = park.pending;
+    park.pending = undefined;
+    pending?.answer(answer as Record<string, unknown>);
+    return this.#wait(park, park.call as Promise<ToolResult>, caller.signal);
+  }
+
+  /** Waits for the call or its next question; on a question the call is parked (the request's signal no longer ends it). */
+  async #wait(park: Park, call: Promise<ToolResult>, signal: AbortSignal): Promise<ParkedOutcome> {
+    park.call = call;
+    const cancel = () => park.abort.abort(signal.reason);
+    signal.addEventListener("abort", cancel, { once: true });
+    try {
+      const outcome = await park.next(call);
+      if ("question" in outcome) this.#keep(park);
+      return outcome;
+    } finally {
+      signal.removeEventListener("abort", cancel);
+    }
+  }
+
+  /** Keeps a parked call until its retry, or until its time is up: then its question is answered with a cancel and the call cancelled. */
+  #keep(park: Park): void {
+    this.#parks.set(park.id, park);
+    park.timer = setTimeout(() => this.#expire(park), this.#ttlMs);
+    park.timer.unref();
+  }
+
+  #expire(park: Park): void {
+    this.#parks.delete(park.id);
+    const pending = park.pending;
+    park.pending = undefined;
+    if (pending?.request.method === "elicitation/create") pending.answer({ action: "cancel" });
+    else pending?.fail(new ProtocolError(ProtocolErrorCode.InternalError, "The client did not answer in time; codemux cancelled the call."));
+    park.abort.abort(new Error("The parked call expired: its client did not retry in time."));
+  }
+
+  /** The peer a parked call's server asks: each question parks the call (within the bounds) for the client's retry to answer. */
+  #parkingPeer(park: Park, peer: ClientPeer): ClientPeer {
+    const ask = (method: string, params: Record<string, unknown>) =>
+      new Promise<Record<string, unknown>>((answer, fail) => {
+        const refused = this.#refusal(park, { method, params, declared: peer.capabilities() });
+        if (refused) return fail(new ProtocolError(ProtocolErrorCode.InvalidRequest, `codemux cannot ask the client ${method}: ${refused}.`));
+        park.rounds++;
+        park.pending = { key: `q${park.rounds}`, request: { method, params }, answer, fail };
+        park.wake();
+      });
+    return {
+      era: "modern",
+      capabilities: () => peer.capabilities(),
+      elicit: (params) => ask("elicitation/create", params) as never,
+      createMessage: (params) => ask("sampling/createMessage", params) as never,
+      listRoots: () => peer.listRoots(),
+    };
+  }
+
+  /** Why a question cannot park its call, or undefined when it can. */
+  #refusal(
+    park: Park,
+    { method, params, declared }: { method: string; params: Record<string, unknown>; declared: ClientCapabilities | undefined },
+  ): string | undefined {
+    if (!declared?.[method === "elicitation/create" ? "elicitation" : "sampling"]) return "the client did not declare it";
+    if (park.pending) return "the call already waits on a question";
+    if (this.#parks.size >= this.#max) return `${this.#max} calls already wait for their clients' answers`;
+    let own = 0;
+    for (const other of this.#parks.values()) if (other.principal === park.principal) own++;
+    if (own >= this.#maxPerPrincipal) return `${this.#maxPerPrincipal} of this principal's calls already wait for answers`;
+    // The size bound before the question is kept: it stays in memory until the retry or the expiry.
+    if (JSON.stringify(params).length > MAX_PARKED_QUESTION_BYTES) return `the question is larger than ${MAX_PARKED_QUESTION_BYTES} bytes`;
+    return undefined;
+  }
+}
+
+/** One 2026-07-28 tools/call as the session hands it over: who calls which tool, with which peer, in which request. */
+export interface ParkingCall {
+  parks: ParkedCalls;
+  states: RequestStates;
+  principal: string;
+  /** The tool the client called. */
+  tool: string;
+  peer: ClientPeer;
+  ctx: ServerContext;
+}
+
+/** What `run` is given for one call: the peer that parks on a question, the signal that ends the call, a 2026 server's retry. */
+export interface ParkingRun {
+  peer: ClientPeer;
+  signal: AbortSignal;
+  resume?: InputResume;
+}
+
+/**
+ * Answers a 2026-07-28 tools/call: a fresh call runs (parking when its 2025 server asks), a retry that
+ * echoes codemux's state resumes its parked call or carries a 2026 server's answers; a parked question
+ * goes back as `input_required` with a signed state naming the park.
+ */
+export async function callParking(call: ParkingCall, run: (own: ParkingRun) => Promise<ToolResult>): Promise<ToolResult> {
+  const { parks, states, principal, tool, peer, ctx } = call;
+  const claims = checkedState(states, { principal, tool }, ctx);
+  const signal = ctx.mcpReq.signal;
+  const outcome = await (claims?.park !== undefined
+    ? asInvalidParams(() => parks.resume({ principal, signal }, { id: claims.park as string, inputResponses: ctx.mcpReq.inputResponses }))
+    : parks.start({ principal, peer, signal }, (own, ends) => run({ peer: own, signal: ends, ...(claims ? { resume: resumeFrom(claims, ctx) } : {}) })));
+  if ("result" in outcome) return outcome.result;
+  const { key, request, park } = outcome.question;
+  return { content: [], resultType: "input_required", inputRequests: { [key]: request }, requestState: states.seal(principal, { tool, park }) };
+}
