@@ -104,3 +104,47 @@ export function listPending(data: PinFile): string[] {
     .map(([name, r]) => `${name} (${r.pending!.reason === "changed" ? `changed: ${changedFields(r.fields, r.pending!.fields).join(", ")}` : "new server"})`)
     .sort();
 }
+
+/** A tool waiting for approval, as an admin view lists it. */
+export interface PendingApproval {
+  /** `server__tool` */
+  name: string;
+  server: string;
+  reason: PendingPin["reason"];
+  /** The fields of the definition that differ from the approved one; empty for a new server's tool. */
+  changed: string[];
+  seenAt: string;
+}
+
+/**
+ * The quarantine of a pin file as the admin page reads and changes it: what waits, and approving it
+ * (the running pin plugin reads the file again before it refuses a call, so the next call passes).
+ */
+export function pinApprovals(
+  file: string,
+  now: () => number = Date.now,
+): { pending(): Promise<PendingApproval[]>; approve(target: string): Promise<string[]> } {
+  return {
+    async pending() {
+      const data = await readPinFile(file);
+      return Object.entries(data.tools)
+        .flatMap(([name, record]) =>
+          record.pending
+            ? [
+                {
+                  name,
+                  server: record.server,
+                  reason: record.pending.reason,
+                  changed: record.pending.reason === "changed" ? changedFields(record.fields, record.pending.fields) : [],
+                  seenAt: record.pending.seenAt,
+                },
+              ]
+            : [],
+        )
+        .sort((a, b) => a.name.localeCompare(b.name));
+    },
+    async approve(target) {
+      return (await approvePins(file, target, now)).approved;
+    },
+  };
+}
