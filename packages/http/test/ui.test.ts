@@ -71,17 +71,30 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await http.listen();
     base = `${http.url}/ui/`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    page = await context.newPage();
-    page.on("console", (message) => {
+    ({ context, page } = await openPage());
+    await signIn(page, ADMIN);
+  }, 60_000);
+
+  /** A fresh browser context (no cookie) whose console errors, page errors and dialogs are collected. */
+  async function openPage(): Promise<{ context: BrowserContext; page: Page }> {
+    const fresh = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const opened = await fresh.newPage();
+    opened.on("console", (message) => {
       if (message.type() === "error") problems.push(message.text());
     });
-    page.on("pageerror", (error) => problems.push(error.message));
-    page.on("dialog", (dialog) => {
+    opened.on("pageerror", (error) => problems.push(error.message));
+    opened.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-  }, 60_000);
+    return { context: fresh, page: opened };
+  }
+
+  async function signIn(on: Page, token: string): Promise<void> {
+    await on.goto(`${http.url}/ui`);
+    await on.fill("#token", token);
+    await on.click("button[type=submit]");
+  }
 
   afterAll(async () => {
     await browser?.close();
@@ -91,27 +104,31 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function shot(name: string) {
+  async function shot(name: string, on: Page = page) {
     if (!SHOTS) return;
     await mkdir(SHOTS, { recursive: true });
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    await on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
 
   it("refuses a token without the admin scope at sign-in, and signs an admin in with an HttpOnly, SameSite=Strict cookie for /ui", async () => {
-    await page.goto(`${http.url}/ui`);
-    expect(new URL(page.url()).pathname).toBe("/ui/login");
-    await shot("login");
-    await page.fill("#token", ALICE);
-    await page.click("button[type=submit]");
-    await expect(page.textContent("[role=alert]")).resolves.toContain('token:alice is not an admin: the admin page needs a token whose scopes include "admin"');
+    const { context: own, page: login } = await openPage();
+    await login.goto(`${http.url}/ui`);
+    expect(new URL(login.url()).pathname).toBe("/ui/login");
+    await shot("login", login);
+    await signIn(login, ALICE);
+    await expect(login.textContent("[role=alert]")).resolves.toContain(
+      'token:alice is not an admin: the admin page needs a token whose scopes include "admin"',
+    );
+    expect(await own.cookies()).toEqual([]);
     problems.length = 0; // the 403 answer itself is logged by chromium as a failed resource
-    await page.fill("#token", ADMIN);
-    await page.click("button[type=submit]");
-    expect(new URL(page.url()).pathname).toBe("/ui/");
-    const [cookie] = await context.cookies();
+    await login.fill("#token", ADMIN);
+    await login.click("button[type=submit]");
+    expect(new URL(login.url()).pathname).toBe("/ui/");
+    const [cookie] = await own.cookies();
     expect(cookie).toMatchObject({ name: "codemux_ui", path: "/ui", httpOnly: true, sameSite: "Strict" });
     expect(cookie?.value).not.toContain(ADMIN);
-    expect(await page.textContent("[data-instance]")).toMatch(/instance .+:\d+ \(pid \d+\)/);
+    expect(await login.textContent("[data-instance]")).toMatch(/instance .+:\d+ \(pid \d+\)/);
+    await own.close();
   });
 
   it("loads every page without a console error, each naming the instance it shows", async () => {
@@ -251,10 +268,15 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
   });
 
   it("signs out: the cookie's session no longer opens a page", async () => {
-    await page.goto(base);
-    await page.click("text=Sign out");
-    expect(new URL(page.url()).pathname).toBe("/ui/login");
-    await page.goto(`${base}jobs`);
-    expect(new URL(page.url()).pathname).toBe("/ui/login");
+    const { context: own, page: mine } = await openPage();
+    await signIn(mine, ADMIN);
+    const [cookie] = await own.cookies();
+    await mine.click("text=Sign out");
+    expect(new URL(mine.url()).pathname).toBe("/ui/login");
+    // The old session id, sent again by hand, opens nothing either.
+    const replayed = await fetch(`${base}jobs`, { headers: { cookie: `codemux_ui=${cookie?.value}` }, redirect: "manual" });
+    expect(replayed.status).toBe(303);
+    expect(replayed.headers.get("location")).toBe("login");
+    await own.close();
   });
 });
