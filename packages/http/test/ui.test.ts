@@ -30,7 +30,6 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
   let plugins: LoadedPlugins;
   let jobs: Jobs;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let base: string;
   const problems: string[] = [];
@@ -71,7 +70,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await http.listen();
     base = `${http.url}/ui/`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    ({ context, page } = await openPage());
+    ({ page } = await openPage());
     await signIn(page, ADMIN);
   }, 60_000);
 
