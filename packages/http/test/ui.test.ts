@@ -38,14 +38,16 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "codemux-ui-"));
     const pinFile = join(dir, "pins.json");
-    // m__echo was approved with another definition: the pin plugin quarantines it until an approval.
-    await writeFile(
-      pinFile,
-      JSON.stringify({
-        version: 1,
-        tools: { m__echo: { server: "m", hash: "0".repeat(64), fields: { description: "0".repeat(16) }, firstSeen: new Date().toISOString() } },
-      }),
-    );
+    // m__echo was approved with another description (kept in the pin file), m__counter with a definition the file did not keep:
+    // the pin plugin quarantines both until an approval.
+    // As the pin file keeps a definition: canonical JSON, keys sorted.
+    const approvedEcho = {
+      description: "Return the text.",
+      inputSchema: { properties: { text: { description: "Text to return.", type: "string" } }, required: ["text"], type: "object" },
+      name: "echo",
+    };
+    const pinned = { server: "m", hash: "0".repeat(64), fields: { description: "0".repeat(16) }, firstSeen: new Date().toISOString() };
+    await writeFile(pinFile, JSON.stringify({ version: 1, tools: { m__echo: { ...pinned, definition: approvedEcho }, m__counter: pinned } }));
     plugins = await loadPlugins({ config: { plugins: { pin: { file: pinFile } } }, configDir: dir, dataDir: dir });
     jobs = createJobs({ dataDir: dir, agent: false });
     core = new Codemux({
@@ -58,6 +60,8 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     core.onClose(() => jobs.close(), { before: true });
     core.start();
     await core.ready();
+    // As the CLI does: the pin plugin sees the catalog, so a changed definition waits before anyone calls it.
+    await plugins.toolsChanged(core.catalog.entries());
     http = new CodemuxHttpServer(core, {
       port: 0,
       tokens: [
@@ -190,7 +194,10 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await expect(callFromForm("x")).resolves.toContain("m__echo is quarantined: its definition changed since codemux pinned it");
     await page.goto(`${base}approvals`);
     const section = page.locator('section[data-pending="m__echo"]');
-    await expect(section.textContent()).resolves.toContain("description");
+    await expect(section.locator(".diff-del").allTextContents()).resolves.toEqual(['-  "description": "Return the text.",']);
+    await expect(section.locator(".diff-add").allTextContents()).resolves.toEqual(['+  "description": "Return the text it is given.",']);
+    // Without the approved definition in the file, the page shows the changed fields' new value.
+    await expect(page.locator('section[data-pending="m__counter"] h3').first().textContent()).resolves.toBe("description now");
     await shot("approvals");
     await section.locator("button.primary").click();
     expect(await page.locator('section[data-pending="m__echo"]').count()).toBe(0);

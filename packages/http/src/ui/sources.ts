@@ -9,6 +9,9 @@ export interface PendingApproval {
   /** The definition's fields that differ from the approved one (`description`, `inputSchema`...). */
   changed: string[];
   seenAt: string;
+  /** The approved definition and the one waiting, when the pin file kept them: the page shows their diff. */
+  approved?: Record<string, unknown>;
+  proposed?: Record<string, unknown>;
 }
 
 /** The quarantine of the pin plugin (`@codemux/hooks`' `pinApprovals(file)`). */
