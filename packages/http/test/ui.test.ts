@@ -51,7 +51,11 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     plugins = await loadPlugins({ config: { plugins: { pin: { file: pinFile } } }, configDir: dir, dataDir: dir });
     jobs = createJobs({ dataDir: dir, agent: false });
     core = new Codemux({
-      config: config({ m: misbehaving("--stderr", HOSTILE), h: misbehaving("--name", "hostile") }),
+      config: config({
+        m: misbehaving("--stderr", HOSTILE),
+        h: misbehaving("--name", "hostile"),
+        f: misbehaving("--exit-at-start", "--stderr", "the API key is missing"),
+      }),
       middleware: [plugins.middleware, jobs.middleware],
       jobs: jobs.runner,
       metaTools: jobs.metaTools,
@@ -166,6 +170,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await page.fill('[name="arg:text"]', "hello from the form");
     await page.click("button.primary");
     await expect(page.textContent("pre[data-result]")).resolves.toBe("hello from the form");
+    expect(await page.inputValue('[name="arg:text"]')).toBe("hello from the form");
     await shot("tool");
     await page.goto(`${base}activity?tool=h__echo`);
     const row = page.locator("tr[data-call]").first();
@@ -173,6 +178,21 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await row.locator("a").first().click();
     await expect(page.textContent("pre[data-arguments]")).resolves.toContain("hello from the form");
     await shot("call");
+  });
+
+  it("shows new calls on the Activity page as they happen, without a reload", async () => {
+    await page.goto(`${base}activity?tool=h__echo&origin=rest`);
+    const before = await page.locator("tr[data-call]").count();
+    await restAs(http.url)(ADMIN, "/v1/tools/h__echo/call", { text: "live" });
+    await page.waitForFunction((count) => document.querySelectorAll("tr[data-call]").length > count, before);
+    await expect(page.locator("tr[data-call] td").nth(1).textContent()).resolves.toBe("token:admin");
+  });
+
+  it("shows each server's state and why, and its era", async () => {
+    await page.goto(base);
+    await expect(page.locator('tr[data-server="f"] td').nth(1).textContent()).resolves.toMatch(/^failed.*the API key is missing/s);
+    await expect(page.locator('tr[data-server="h"] td').nth(1).textContent()).resolves.toBe("ready");
+    await expect(page.locator('tr[data-server="h"] td').nth(2).textContent()).resolves.toMatch(/^2025 \(2025-/);
   });
 
   it("masks secrets in the arguments and results it keeps", async () => {
@@ -246,6 +266,13 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
       return page.locator("#search-results a[data-tool]").first().getAttribute("data-tool");
     })();
     expect(added).toContain("evil");
+    // A form sent back with hostile values shows them again as values only.
+    await page.goto(`${base}tool?name=h__echo`);
+    await page.fill('[name="arg:text"]', HOSTILE);
+    await page.click("button.primary");
+    expect(await page.inputValue('[name="arg:text"]')).toBe(HOSTILE);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('a[href^="javascript:"], img[onerror], script:not([src="ui.js"])').count()).toBe(0);
     for (const path of [...pages, `call?id=${callId}`, `tool?name=${encodeURIComponent(added as string)}`]) {
       await page.goto(`${base}${path}`);
       expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), path).toBeUndefined();

@@ -245,11 +245,11 @@ export class AdminUi {
     return searchResults(query, answer);
   }
 
-  async #tool(name: string, session: UiSession, outcome?: CallOutcome): Promise<SafeHtml> {
+  async #tool(name: string, session: UiSession, call?: { outcome: CallOutcome; values: URLSearchParams }): Promise<SafeHtml> {
     const { pipeline, namespace } = this.#options.core.services;
     const as = this.#options.principalSession(session.identity);
     const entry = await pipeline.resolveFor(name, as);
-    return toolPage({ entry, typescript: namespace.source(entry.moduleSpecifier, as) ?? "", session, outcome });
+    return toolPage({ entry, typescript: namespace.source(entry.moduleSpecifier, as) ?? "", session, call });
   }
 
   /** Runs a call from the Tools page's form through the whole pipeline, as the signed-in admin, with origin "ui". */
@@ -260,9 +260,9 @@ export class AdminUi {
     const entry = await pipeline.resolveFor(name, as);
     try {
       const result = await pipeline.call(callRequest({ name, args: argumentsOf(entry.tool.inputSchema, form) }, { session: as, origin: "ui" }));
-      return await this.#tool(name, session, { result });
+      return await this.#tool(name, session, { outcome: { result }, values: form });
     } catch (error) {
-      return this.#tool(name, session, { error: errorText(error) });
+      return this.#tool(name, session, { outcome: { error: errorText(error) }, values: form });
     }
   }
 

@@ -23,27 +23,29 @@ function kindOf(property: Property): "enum" | "boolean" | "number" | "string" | 
   return "json";
 }
 
-/** The inputs of a form made from a tool's input schema: one per property, by its type. */
-export function schemaFields(schema: ToolSchema): SafeHtml {
+/** The inputs of a form made from a tool's input schema: one per property, by its type, filled with `values` (the form as last sent). */
+export function schemaFields(schema: ToolSchema, values: URLSearchParams = new URLSearchParams()): SafeHtml {
   const required = new Set(Array.isArray(schema?.required) ? (schema.required as unknown[]) : []);
   const fields = propertiesOf(schema).map(([name, property], index) => {
     const id = `arg-${index}`;
     const field = `arg:${name}`;
+    const value = values.get(field) ?? "";
+    const option = (text: string) => html`<option value="${text}"${text === value ? html` selected` : ""}>${text}</option>`;
     const label = html`<label for="${id}">${name}${required.has(name) ? " *" : ""} <span class="muted">${kindOf(property)}</span></label>`;
     const help = typeof property.description === "string" ? html`<div class="muted">${property.description.slice(0, 500)}</div>` : "";
     switch (kindOf(property)) {
       case "enum":
         return html`${label}<select id="${id}" name="${field}"><option value=""></option>${(property.enum as unknown[])
           .slice(0, 200)
-          .map((value) => html`<option value="${JSON.stringify(value)}">${JSON.stringify(value)}</option>`)}</select>${help}`;
+          .map((choice) => option(JSON.stringify(choice)))}</select>${help}`;
       case "boolean":
-        return html`${label}<select id="${id}" name="${field}"><option value=""></option><option value="true">true</option><option value="false">false</option></select>${help}`;
+        return html`${label}<select id="${id}" name="${field}"><option value=""></option>${option("true")}${option("false")}</select>${help}`;
       case "number":
-        return html`${label}<input type="number" step="any" id="${id}" name="${field}">${help}`;
+        return html`${label}<input type="number" step="any" id="${id}" name="${field}" value="${value}">${help}`;
       case "string":
-        return html`${label}<input type="text" id="${id}" name="${field}">${help}`;
+        return html`${label}<input type="text" id="${id}" name="${field}" value="${value}">${help}`;
       default:
-        return html`${label}<textarea id="${id}" name="${field}" placeholder="JSON"></textarea>${help}`;
+        return html`${label}<textarea id="${id}" name="${field}" placeholder="JSON">${value}</textarea>${help}`;
     }
   });
   return fields.length ? html`${fields}` : html`<p class="muted">This tool takes no arguments.</p>`;

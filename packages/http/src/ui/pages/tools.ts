@@ -33,14 +33,19 @@ export function searchResults(query: string, answer: SearchAnswer | undefined): 
 /** A call's outcome as the Tools page shows it under the form. */
 export type CallOutcome = { result: ToolResult } | { error: string };
 
-export function toolPage(view: { entry: CatalogEntry; typescript: string; session: UiSession; outcome?: CallOutcome | undefined }): SafeHtml {
-  const { entry, typescript, session, outcome } = view;
+export function toolPage(view: {
+  entry: CatalogEntry;
+  typescript: string;
+  session: UiSession;
+  call?: { outcome: CallOutcome; values: URLSearchParams } | undefined;
+}): SafeHtml {
+  const { entry, typescript, session, call } = view;
   return html`<p><code>${entry.signature}</code></p>
 <pre>${entry.tool.description ?? "(no description)"}</pre>
 <h2>Try a call</h2>
 <p class="muted">The call runs through the same pipeline as a client's (policies, plugins, the guard and the audit log), as you.</p>
-${form({ action: "call", session }, html`<input type="hidden" name="name" value="${entry.qualifiedName}">${schemaFields(entry.tool.inputSchema)}<p><button class="primary" type="submit">Call ${entry.qualifiedName}</button></p>`)}
-${outcome ? resultBlock(outcome) : ""}
+${form({ action: "call", session }, html`<input type="hidden" name="name" value="${entry.qualifiedName}">${schemaFields(entry.tool.inputSchema, call?.values)}<p><button class="primary" type="submit">Call ${entry.qualifiedName}</button></p>`)}
+${call ? resultBlock(call.outcome) : ""}
 <h2>Input schema</h2>
 <pre>${JSON.stringify(entry.tool.inputSchema, null, 2)}</pre>
 <h2>TypeScript module <code>${entry.moduleSpecifier}</code></h2>
