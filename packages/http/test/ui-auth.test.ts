@@ -94,6 +94,17 @@ describe("the admin page's sign-in, over HTTP", () => {
     }
   });
 
+  it("links, loads and redirects only by relative paths, so the page works under a proxy's path prefix", async () => {
+    const { cookie } = await signIn(served.url, ADMIN);
+    for (const name of ["", "tools?q=echo", "tool?name=m__echo", "activity", "jobs", "approvals", "principals", "login"]) {
+      const text = await (await fetch(`${served.url}/ui/${name}`, { headers: { cookie: cookie as string } })).text();
+      expect(text, name).toMatch(/href="/);
+      expect(text.match(/(?:href|src|action)="(?:\/|[a-z]+:)/g), name).toBeNull();
+    }
+    const redirects = [await fetch(`${served.url}/ui`, { redirect: "manual" }), await fetch(`${served.url}/ui/tools`, { redirect: "manual" })];
+    expect(redirects.map((r) => r.headers.get("location"))).toEqual(["ui/", "login"]);
+  });
+
   it("refuses a sign-in body past its bound before reading it", async () => {
     const answer = await fetch(`${served.url}/ui/login`, { method: "POST", body: "token=".padEnd(300 * 1024, "x") });
     expect(answer.status).toBe(413);
