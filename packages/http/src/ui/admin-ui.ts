@@ -6,6 +6,7 @@ import type { Identity } from "../auth/identity";
 import { readBody } from "../body";
 import { HttpError } from "../errors";
 import { toHttpError } from "../rest-errors";
+import { ANONYMOUS_PRINCIPAL } from "../tokens";
 import { ActivityLog } from "./activity";
 import { CLIENT_SCRIPT } from "./client";
 import { argumentsOf } from "./form";
@@ -75,12 +76,13 @@ export class AdminUi {
   readonly activity: ActivityLog;
   readonly #options: AdminUiOptions;
   readonly #sessions: UiSessions;
+  readonly #now: () => number;
 
   constructor(options: AdminUiOptions) {
     this.#options = options;
-    const now = options.now ?? Date.now;
-    this.activity = new ActivityLog(now);
-    this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now });
+    this.#now = options.now ?? Date.now;
+    this.activity = new ActivityLog(this.#now);
+    this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
     options.core.pipeline.use(this.activity.middleware());
   }
 
@@ -221,7 +223,7 @@ export class AdminUi {
     const refuse = (status: number, problem: string) =>
       this.#send(res, status, this.#page(undefined, { title: "Sign in", body: loginPage(this.#options.authRequired(), problem) }));
     let identity: Identity;
-    if (!this.#options.authRequired()) identity = { principal: "anonymous" };
+    if (!this.#options.authRequired()) identity = { principal: ANONYMOUS_PRINCIPAL };
     else {
       try {
         identity = await this.#options.identify((form.get("token") ?? "").trim());
@@ -234,7 +236,7 @@ export class AdminUi {
       return refuse(403, `${identity.principal} is not an admin: the admin page needs a token whose scopes include "admin".`);
     const session = this.#sessions.open(identity);
     this.#options.authenticated(req.socket);
-    res.setHeader("set-cookie", this.#cookie(session.id, Math.floor((session.expiresAt - Date.now()) / 1000)));
+    res.setHeader("set-cookie", this.#cookie(session.id, Math.floor((session.expiresAt - this.#now()) / 1000)));
     return redirect(res, "./");
   }
 

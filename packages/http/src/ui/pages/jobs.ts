@@ -6,6 +6,8 @@ import type { UiJob } from "../sources";
 import type { UiSession } from "../ui-sessions";
 
 const LIVE = new Set(["queued", "running"]);
+/** Jobs the list shows, newest first (the journal keeps each principal's for their retention). */
+const MAX_JOBS_SHOWN = 200;
 /** Characters of a job's output the page shows. */
 const MAX_OUTPUT_CHARS = 64 * 1024;
 
@@ -17,7 +19,7 @@ export function jobsPage(jobs: readonly UiJob[], session: UiSession): SafeHtml {
   if (jobs.length === 0) return html`<p class="muted">No jobs. A model starts one with <code>background: true</code> on execute_code or call_tool.</p>`;
   return html`<table>
 <thead><tr><th>Job</th><th>Status</th><th>Principal</th><th>What</th><th>Started</th><th>Calls</th><th></th></tr></thead>
-<tbody>${jobs.map(
+<tbody>${jobs.slice(0, MAX_JOBS_SHOWN).map(
     (job) => html`<tr data-job="${job.id}">
 <td><a href="${href("job", { id: job.id })}">${job.id}</a></td><td>${job.status}</td><td>${job.principal}</td><td>${job.kind}: ${job.description}</td>
 <td>${when(job.createdAt)}</td><td>${job.toolCalls}</td>
