@@ -2,7 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { raw, serve, type Served } from "./helpers";
+import { Codemux, policiesOf } from "@codemux/server";
+import { CodemuxHttpServer } from "../src/index";
+import { config, misbehaving, raw, serve, type Served } from "./helpers";
 
 const ADMIN = "admin-ui-token-0123456789";
 const OTHER = "other-ui-token-0123456789";
@@ -122,6 +124,39 @@ describe("the admin page of a server without tokens", () => {
       expect(page).toContain('data-server="m"');
     } finally {
       await served.close();
+    }
+  });
+});
+
+describe("the admin page's Principals and policies", () => {
+  it("shows who holds a token with what rights, never the token, and the policy rules in force", async () => {
+    const policies = policiesOf(
+      { policies: { default: "deny", rules: [{ name: "ci-read", principals: ["token:ci"], tools: ["m__*"], readOnly: true, callsPerMinute: 30 }] } },
+      "codemux.json",
+    );
+    const core = new Codemux({ config: config({ m: misbehaving() }), ...(policies ? { policies } : {}) });
+    core.start();
+    const http = new CodemuxHttpServer(core, {
+      port: 0,
+      tokens: [
+        { name: "root", token: ADMIN, scopes: ["admin"], groups: ["ops"] },
+        { name: "ci", token: OTHER, scopes: ["mcp"], expiresAt: "2030-01-01T00:00:00Z" },
+      ],
+      log: () => undefined,
+    });
+    await http.listen();
+    try {
+      const { cookie } = await signIn(http.url, ADMIN);
+      const page = await (await fetch(`${http.url}/ui/principals`, { headers: { cookie: cookie as string } })).text();
+      expect(page).toMatch(/<td>token:root<\/td><td>ops<\/td><td>admin<\/td><td>never<\/td>/);
+      expect(page).toMatch(/<td>token:ci<\/td><td><\/td><td>mcp<\/td><td>2030-01-01 00:00:00<\/td>/);
+      expect(page).toContain("A principal no rule matches: <strong>deny</strong>");
+      expect(page).toMatch(/<td>ci-read<\/td><td>principals token:ci<\/td><td>m__\*<\/td>\s*<td>read-only tools, 30 calls\/min<\/td>/);
+      expect(page).not.toContain(ADMIN);
+      expect(page).not.toContain(OTHER);
+    } finally {
+      await http.close();
+      await core.close();
     }
   });
 });
