@@ -1,7 +1,7 @@
 import type { Logger } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import { parseHttpSettings, type HttpSettings } from "@codemux/http";
+import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing } from "@codemux/jobs";
 import {
   Codemux,
@@ -27,6 +27,7 @@ import { Writable } from "node:stream";
 import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
+import { uiSources } from "./ui-sources";
 
 /** The options every command shares. */
 export interface GlobalOptions {
@@ -78,7 +79,7 @@ export async function startCore(
   command: Command,
   context: RunContext,
   options: StartOptions,
-): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; begin: () => void }> {
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; ui: UiSources; begin: () => void }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level, options.omitLog);
@@ -173,7 +174,7 @@ export async function startCore(
     void jobs?.recover().catch(() => undefined);
   };
   if (!options.deferStart) begin();
-  return { core, logger, level, http, begin };
+  return { core, logger, level, http, ui: uiSources(plugins, jobs), begin };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */

@@ -1,3 +1,4 @@
+import { lineDiff } from "@codemux/core";
 import { isCodemuxCommand, parseConfig, redactConfig, SERVER_NAME_PATTERN } from "@codemux/pool";
 import { homeConfigFile } from "@codemux/server";
 import type { Command } from "commander";
@@ -5,7 +6,6 @@ import { resolve } from "node:path";
 import type { GlobalOptions } from "./context";
 import { UsageError } from "./errors";
 import { type Json, type JsonFile, writeAtomically } from "./json-file";
-import { lineDiff } from "./line-diff";
 
 /** The key a config lists its servers under: VS Code's `servers`, else `mcpServers`. */
 export function serversKeyOf(data: Json): "mcpServers" | "servers" {

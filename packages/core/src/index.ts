@@ -73,6 +73,7 @@ export {
   toolModuleSpecifier,
   uniqueFunctionNames,
 } from "./names";
+export { lineDiff } from "./line-diff";
 export { callLine, oneLine } from "./progress";
 export {
   joinedText,

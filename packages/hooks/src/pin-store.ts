@@ -11,6 +11,8 @@ export interface PendingPin {
   fields: Record<string, string>;
   seenAt: string;
   reason: "changed" | "new server";
+  /** The definition waiting (without `_meta`), to show what changed; absent past `MAX_KEPT_DEFINITION_CHARS`. */
+  definition?: Record<string, unknown>;
 }
 
 export interface PinRecord {
@@ -21,6 +23,18 @@ export interface PinRecord {
   firstSeen: string;
   approvedAt?: string;
   pending?: PendingPin;
+  /** The approved definition (without `_meta`), to diff a changed one against; absent past `MAX_KEPT_DEFINITION_CHARS` or in older files. */
+  definition?: Record<string, unknown>;
+}
+
+/** A definition whose JSON is longer than this is not kept in the pin file (its hashes still are). */
+export const MAX_KEPT_DEFINITION_CHARS = 64 * 1024;
+
+/** The definition as the pin file keeps it to show a change: without `_meta`, or undefined when too large. */
+export function keptDefinition(definition: ToolInfo): Record<string, unknown> | undefined {
+  const { _meta: _, ...rest } = definition as ToolInfo & { _meta?: unknown };
+  const text = canonicalJson(rest, MAX_KEPT_DEFINITION_CHARS);
+  return text === undefined || text.length > MAX_KEPT_DEFINITION_CHARS ? undefined : (JSON.parse(text) as Record<string, unknown>);
 }
 
 export interface PinFile {
@@ -89,6 +103,8 @@ export async function approvePins(file: string, target: string, now: () => numbe
     if (!record.pending || (name !== target && record.server !== target)) continue;
     record.hash = record.pending.hash;
     record.fields = record.pending.fields;
+    if (record.pending.definition) record.definition = record.pending.definition;
+    else delete record.definition;
     record.approvedAt = new Date(now()).toISOString();
     delete record.pending;
     approved.push(name);
@@ -103,4 +119,53 @@ export function listPending(data: PinFile): string[] {
     .filter(([, r]) => r.pending)
     .map(([name, r]) => `${name} (${r.pending!.reason === "changed" ? `changed: ${changedFields(r.fields, r.pending!.fields).join(", ")}` : "new server"})`)
     .sort();
+}
+
+/** A tool waiting for approval, as an admin view lists it. */
+export interface PendingApproval {
+  /** `server__tool` */
+  name: string;
+  server: string;
+  reason: PendingPin["reason"];
+  /** The fields of the definition that differ from the approved one; empty for a new server's tool. */
+  changed: string[];
+  seenAt: string;
+  /** The approved definition and the one waiting, when the pin file kept them (it keeps those up to 64 KiB). */
+  approved?: Record<string, unknown>;
+  proposed?: Record<string, unknown>;
+}
+
+/**
+ * The quarantine of a pin file as the admin page reads and changes it: what waits, and approving it
+ * (the running pin plugin reads the file again before it refuses a call, so the next call passes).
+ */
+export function pinApprovals(
+  file: string,
+  now: () => number = Date.now,
+): { pending(): Promise<PendingApproval[]>; approve(target: string): Promise<string[]> } {
+  return {
+    async pending() {
+      const data = await readPinFile(file);
+      return Object.entries(data.tools)
+        .flatMap(([name, record]) =>
+          record.pending
+            ? [
+                {
+                  name,
+                  server: record.server,
+                  reason: record.pending.reason,
+                  changed: record.pending.reason === "changed" ? changedFields(record.fields, record.pending.fields) : [],
+                  seenAt: record.pending.seenAt,
+                  ...(record.definition ? { approved: record.definition } : {}),
+                  ...(record.pending.definition ? { proposed: record.pending.definition } : {}),
+                },
+              ]
+            : [],
+        )
+        .sort((a, b) => a.name.localeCompare(b.name));
+    },
+    async approve(target) {
+      return (await approvePins(file, target, now)).approved;
+    },
+  };
 }

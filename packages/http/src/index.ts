@@ -22,6 +22,7 @@ export { parseHttpSettings } from "./settings";
 export type { HttpSettings, PrincipalSettings } from "./settings";
 export type { LogFieldsHook } from "./server";
 export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";
+export type { PendingApproval, UiApprovals, UiJob, UiJobs, UiSources } from "./ui/sources";
 export type { TokenMatch, TokenSpec } from "./tokens";
 export { watchConfig } from "./watch";
 export type { Reloadable, WatchConfigOptions } from "./watch";

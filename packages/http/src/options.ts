@@ -2,6 +2,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
 import type { OAuthOptions } from "./auth/oauth";
 import type { LogRecord, LogSink } from "./log";
 import { principalOfKey, type TokenSpec } from "./tokens";
+import type { UiSources } from "./ui/sources";
 
 /** What a reload changed, as `Codemux.reload` reports it. */
 export interface ReloadSummary {
@@ -82,6 +83,8 @@ export interface HttpServeOptions {
   log?: LogSink;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
+  /** What the admin page at /ui shows beside the core's own state: the pin plugin's quarantine, the background jobs. */
+  ui?: UiSources;
 }
 
 /** What one principal may hold; an unset field keeps the default. */
@@ -124,6 +127,7 @@ export interface ResolvedOptions {
   authTimeoutMs: number;
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
+  ui: UiSources;
 }
 
 export const DEFAULTS = {
@@ -195,6 +199,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
     reload: options.reload,
+    ui: options.ui ?? {},
   };
 }
 

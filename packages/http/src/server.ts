@@ -21,6 +21,8 @@ import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./o
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
 import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
+import { isUiPath, type AdminUi } from "./ui/admin-ui";
+import { mountAdminUi } from "./ui/mount";
 import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
 
@@ -53,6 +55,7 @@ export class CodemuxHttpServer {
   readonly #guard: ConnectionGuard;
   readonly #gateway: Gateway;
   readonly #modern: ModernMcp;
+  readonly #ui: AdminUi;
   readonly #principalSessions = new Map<string, SessionInfo>();
   readonly #logHooks: LogFieldsHook[] = [];
   /** With a public URL, per-principal downstream logins come back here rather than to a loopback a remote browser cannot reach. */
@@ -103,6 +106,14 @@ export class CodemuxHttpServer {
     if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
     this.#registerMetrics();
     core.pipeline.use(callMetricsMiddleware(this.metrics));
+    this.#ui = mountAdminUi({
+      core,
+      options: this.options,
+      auth: this.#auth,
+      principalSession,
+      port: () => this.port,
+      authenticated: (socket) => this.#guard.authenticated(socket),
+    });
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
     this.#server = createServer(
       {
@@ -236,6 +247,7 @@ export class CodemuxHttpServer {
       this.sessions.closePrincipal(principal);
       this.#principalSessions.delete(principal);
     }
+    this.#ui.endPrincipals(principals);
   }
 
   /** Re-reads the token file now, as its watcher would on a change. */
@@ -336,6 +348,8 @@ export class CodemuxHttpServer {
       }
       if (isMetadataPath(path)) return handleResourceMetadata({ req, res }, path, this.options);
       if (path === LOGIN_CALLBACK_PATH && this.#loginCallbacks) return await this.#loginCallbacks.handle(req, res, url.searchParams);
+      // The admin page signs its browsers in with a cookie of its own, not a bearer token.
+      if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);
       const auth = await this.#authenticate(req, url, path);
       principal = auth.identity.principal;
@@ -467,6 +481,7 @@ function routeName(path: string, options: ResolvedOptions): string {
   if (options.legacySse && path === "/messages") return "messages";
   if (path === "/readyz") return "readyz";
   if (path === "/metrics") return "metrics";
+  if (isUiPath(path)) return "ui";
   if (options.rest && (path === "/v1" || path.startsWith("/v1/"))) return "rest";
   if (options.compatRoutes && (COMPAT_PATHS.includes(path) || path.startsWith("/tools/") || path.startsWith("/call/"))) return "compat";
   return "other";
@@ -475,6 +490,6 @@ function routeName(path: string, options: ResolvedOptions): string {
 function notFound(path: string): HttpError {
   return new HttpError(
     "NOT_FOUND",
-    `Nothing at ${path.slice(0, 100)}. codemux serves MCP at /mcp (Streamable HTTP) and /sse (legacy SSE), REST at /v1 (GET /v1/openapi.json describes it), and /healthz, /readyz, /metrics.`,
+    `Nothing at ${path.slice(0, 100)}. codemux serves MCP at /mcp (Streamable HTTP) and /sse (legacy SSE), REST at /v1 (GET /v1/openapi.json describes it), and /healthz, /readyz, /metrics; the admin page is at /ui.`,
   );
 }

@@ -154,6 +154,11 @@ export class TokenSet {
     });
   }
 
+  /** Who holds a token, with their groups, scopes and expiry (never the token): the admin page's Principals. */
+  get holders(): TokenMatch[] {
+    return this.#digests.map((d) => d.match);
+  }
+
   /** Names whose token is gone from `next` or changed in it (secret, groups, scopes, expiry): their sessions must end. */
   changedIn(next: TokenSet): string[] {
     const kept = new Set(next.#digests.map((d) => d.fingerprint));

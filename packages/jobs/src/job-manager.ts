@@ -404,6 +404,11 @@ export class JobManager implements JobRunner {
     return job && job.principal === principal ? job : undefined;
   }
 
+  /** Every principal's jobs, newest first: for an admin's view (the admin page), never for a principal's own answers. */
+  all(): JobRecord[] {
+    return [...this.#jobs.values()].sort((a, b) => b.createdAt - a.createdAt);
+  }
+
   /** 1-based place in the queue of a queued job (jobs of principals running fewer may start before it). */
   position(id: string): number | undefined {
     const index = this.#queue.findIndex((j) => j.record.id === id);

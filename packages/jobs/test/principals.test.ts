@@ -93,6 +93,30 @@ describe("the journal keeps no arguments in clear", () => {
   });
 });
 
+describe("an admin's view of the jobs", () => {
+  it("lists every principal's jobs, while each principal's own list stays its own", async () => {
+    const dataDir = await tempDir();
+    h = await connect({ dataDir });
+    const bob = await h.other("bob");
+    const bobJob = jobId(
+      textOf((await bob.callTool({ name: "call_tool", arguments: { name: "bad__echo", args: { text: "b" }, background: true } })) as CallToolResult),
+    );
+    const localJob = jobId(await h.text("call_tool", { name: "bad__echo", args: { text: "l" }, background: true }));
+    expect(
+      h.jobs.manager
+        .all()
+        .map((j) => [j.id, j.principal])
+        .sort(),
+    ).toEqual(
+      [
+        [bobJob, "bob"],
+        [localJob, "local"],
+      ].sort(),
+    );
+    expect(h.jobs.manager.list("bob").map((j) => j.id)).toEqual([bobJob]);
+  });
+});
+
 describe("forgetting a principal while codemux runs", () => {
   it("cancels its running job and removes its jobs from this process's journal segment, transcripts and results; another's stay", async () => {
     const dataDir = await tempDir();

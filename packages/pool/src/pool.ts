@@ -60,22 +60,37 @@ export class ServerPool extends EventEmitter<PoolEvents> {
     const removed = this.names.filter((name) => !next.has(name));
     const changed = this.names.filter((name) => next.has(name) && JSON.stringify(next.get(name)) !== JSON.stringify(this.#connections.get(name)?.spec));
     const added = [...next.keys()].filter((name) => !this.#connections.has(name));
-    await Promise.all(
-      [...removed, ...changed].map(async (name) => {
-        const connection = this.#connections.get(name) as ServerConnection;
-        const instances = this.#instances.get(name);
-        this.#connections.delete(name);
-        this.#instances.delete(name);
-        connection.removeAllListeners();
-        await Promise.all([connection.close(), instances?.close()]);
-      }),
-    );
+    await Promise.all([...removed, ...changed].map((name) => this.#remove(name)));
     for (const name of removed) this.emit("removed", name);
     for (const name of [...changed, ...added]) {
       const connection = this.#add(next.get(name) as ServerSpec);
       if (this.#started) void connection.start();
     }
     return { added, removed, changed };
+  }
+
+  /** Stops one server (its process, its isolated instances) and starts it again from the same entry: the admin page's restart. */
+  async restart(name: string): Promise<void> {
+    const spec = this.connection(name).spec;
+    const order = this.names;
+    await this.#remove(name);
+    const connection = this.#add(spec);
+    // The server keeps its place in the list (status, `codemux list`): the map is rebuilt in the old order.
+    for (const other of order) {
+      const kept = this.#connections.get(other) as ServerConnection;
+      this.#connections.delete(other);
+      this.#connections.set(other, kept);
+    }
+    if (this.#started) void connection.start();
+  }
+
+  async #remove(name: string): Promise<void> {
+    const connection = this.#connections.get(name) as ServerConnection;
+    const instances = this.#instances.get(name);
+    this.#connections.delete(name);
+    this.#instances.delete(name);
+    connection.removeAllListeners();
+    await Promise.all([connection.close(), instances?.close()]);
   }
 
   #add(spec: ServerSpec): ServerConnection {

@@ -253,6 +253,24 @@ describe("ServerPool over Streamable HTTP", () => {
   });
 });
 
+describe("restart", () => {
+  it("stops one server and starts it again from the same entry, in its place; the others keep their process", async () => {
+    const pool = await startPool([misbehaving("a"), misbehaving("b"), misbehaving("c")]);
+    const pid = async (server: string) => /pid\D+(\d+)/.exec(JSON.stringify(await pool.callTool(server, "counter")))?.[1];
+    const before = { a: await pid("a"), b: await pid("b") };
+    await pool.restart("a");
+    await pool.waitFor("a", 10_000);
+    expect(pool.status().map((s) => [s.name, s.alias, s.state])).toEqual([
+      ["a", "c1", "ready"],
+      ["b", "c2", "ready"],
+      ["c", "c3", "ready"],
+    ]);
+    expect(await pid("a")).not.toBe(before.a);
+    expect(await pid("b")).toBe(before.b);
+    await expect(pool.restart("nope")).rejects.toThrow(/nope/);
+  });
+});
+
 describe("connection identity", () => {
   it("names each server's connection c1, c2... for the pool's life, with an id that changes only when its entry does", async () => {
     const pool = new ServerPool([stdioSpec("a"), stdioSpec("b")]);

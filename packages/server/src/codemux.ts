@@ -310,6 +310,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     return this.#config;
   }
 
+  /** The policies in force (the last ones `reload` applied), for read-only views such as the admin page; undefined without policies. */
+  get policies(): PolicyConfig | undefined {
+    return this.#policies;
+  }
+
   /**
    * Applies a changed config while serving: servers added, removed or changed are started, stopped
    * or restarted; unchanged servers keep their connection; clients are told their tool list changed.

@@ -35,6 +35,8 @@ export interface ToolPool {
   rootsChanged?(session: CallerSession): void;
   /** Ends what a client session owned (its instances of servers isolated per session); a pool without it has none. */
   closeSession?(session: string): Promise<void>;
+  /** Stops one server and starts it again from the same entry; a pool without it cannot restart one server. */
+  restart?(server: string): Promise<void>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */
   update?(specs: readonly ServerSpec[]): Promise<PoolUpdate>;
   /** Sends per-principal logins' browsers back to codemux's public HTTP route (`undefined`: a loopback listener again); a pool without it has no such logins. */

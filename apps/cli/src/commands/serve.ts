@@ -48,7 +48,8 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
   codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"
 
 Over HTTP (one server for many clients; see packages/http/README.md):
-  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics
+  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics,
+                                                        and the admin page at /ui (sign in with a token that has the admin scope)
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
   codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
@@ -305,6 +306,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     core,
     level,
     http: settings,
+    ui,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -342,6 +344,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
       ...(reloadFromFile ? { reload: reloadFromFile } : {}),
+      ui,
     });
     await http.listen();
   } catch (error) {
@@ -387,7 +390,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     auth.oauth ? `OAuth tokens of ${auth.oauth.issuer}` : undefined,
     watching ? `watching ${file}` : undefined,
   ].filter(Boolean);
-  process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1; ${notes.join("; ")})\n`);
+  process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1, admin page ${http.url}/ui; ${notes.join("; ")})\n`);
 
   // Kept installed until shutdown ends (not `once`): the pool's own handler stands aside only while another listener exists.
   let onSignal: () => void = () => undefined;

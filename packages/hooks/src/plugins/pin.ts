@@ -1,7 +1,7 @@
 import type { Logger } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { PluginRefusedError } from "../errors";
-import { changedFields, hashDefinition, readPinFile, writePinFile, type PinFile, type PinRecord } from "../pin-store";
+import { changedFields, hashDefinition, keptDefinition, readPinFile, writePinFile, type PinFile, type PinRecord } from "../pin-store";
 import type { Plugin, PluginMetrics, ToolInfo } from "../types";
 
 export interface PinOptions {
@@ -36,6 +36,12 @@ export function pinFileOfConfig(options: { config: unknown; configDir: string; d
 
 type Verdict = { ok: true } | { ok: false; reason: string };
 
+/** The `definition` field of a pin record, when the definition is small enough to keep. */
+function kept(definition: ToolInfo): { definition?: Record<string, unknown> } {
+  const value = keptDefinition(definition);
+  return value ? { definition: value } : {};
+}
+
 /**
  * `pin`: the hash of every tool's definition is recorded on first sight (on its first call, or
  * when the host reports the catalog with `see`); a later change quarantines the tool until
@@ -48,11 +54,11 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
   let logger: Logger | undefined;
   let metrics: PluginMetrics | undefined;
   let saving: Promise<void> = Promise.resolve();
-  // A definition object stays the same until its server lists tools again: hash it once.
-  const hashes = new WeakMap<object, ReturnType<typeof hashDefinition>>();
+  // A definition object stays the same until its server lists tools again: hash it (and copy what is kept of it) once.
+  const hashes = new WeakMap<object, ReturnType<typeof hashDefinition> & { kept: { definition?: Record<string, unknown> } }>();
   const hashOf = (definition: ToolInfo) => {
     let hashed = hashes.get(definition);
-    if (!hashed) hashes.set(definition, (hashed = hashDefinition(definition)));
+    if (!hashed) hashes.set(definition, (hashed = { ...hashDefinition(definition), kept: kept(definition) }));
     return hashed;
   };
 
@@ -78,30 +84,32 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
 
   /** Records the definition; the verdict for a call of it. */
   const judge = (name: string, server: string, definition: ToolInfo, dirty: string[]): Verdict => {
-    const { hash, fields } = hashOf(definition);
+    const { hash, fields, kept: keep } = hashOf(definition);
     const record: PinRecord | undefined = pins.tools[name];
     if (!record) {
       if (options.quarantineNewServers && !trusted(server)) {
-        pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server" } };
+        pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server", ...keep } };
         dirty.push(name);
         return {
           ok: false,
           reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If you trust the server, approve it with: codemux approve ${server}`,
         };
       }
-      pins.tools[name] = { server, hash, fields, firstSeen: now() };
+      pins.tools[name] = { server, hash, fields, firstSeen: now(), ...keep };
       dirty.push(name);
       return { ok: true };
     }
     if (record.hash === hash) {
-      if (record.pending) {
+      // A file from before definitions were kept gets its approved one, so that a later change can be shown as a diff.
+      if (record.pending || (!record.definition && keep.definition)) {
         delete record.pending;
+        Object.assign(record, keep);
         dirty.push(name);
       }
       return { ok: true };
     }
     if (record.pending?.hash !== hash) {
-      record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed" };
+      record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed", ...keep };
       dirty.push(name);
     }
     if (record.hash === undefined) {

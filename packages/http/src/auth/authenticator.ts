@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import { HttpError, TokenConfigError } from "../errors";
 import { reloadOnChange, type FileReloader } from "../file-watch";
 import type { LogSink } from "../log";
-import { ANONYMOUS_PRINCIPAL, TokenSet, parseTokenFile, tokenPrincipal, type TokenSpec } from "../tokens";
+import { ANONYMOUS_PRINCIPAL, TokenSet, parseTokenFile, tokenPrincipal, type TokenMatch, type TokenSpec } from "../tokens";
 import type { Identity } from "./identity";
 import { BearerError, OAuthVerifier, type OAuthOptions } from "./oauth";
 
@@ -106,6 +106,16 @@ export class Authenticator {
     const presented = fromHeader ?? queryToken;
     if (presented === undefined)
       throw this.#unauthorized(path, { message: "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN)." });
+    // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
+    const identity = await this.identify(presented, path, { oauth: bearer !== undefined });
+    return { identity, queryToken: fromHeader === undefined ? queryToken : undefined };
+  }
+
+  /**
+   * The identity of a presented token (a static one, or with `oauth` an OAuth access token); throws the 401
+   * to answer with. The admin page's sign-in checks its token here, as every request's is.
+   */
+  async identify(presented: string, path: string, options: { oauth: boolean } = { oauth: true }): Promise<Identity> {
     const match = this.#tokens.verify(presented);
     if (match) {
       if (match.expiresAt !== undefined && match.expiresAt <= this.#now()) {
@@ -115,18 +125,22 @@ export class Authenticator {
         });
       }
       const { name: _, principal, ...rest } = match;
-      return { identity: { principal, ...rest }, queryToken: fromHeader === undefined ? queryToken : undefined };
+      return { principal, ...rest };
     }
-    // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
-    if (this.#oauth && bearer !== undefined && OAuthVerifier.looksLikeJwt(bearer)) {
+    if (this.#oauth && options.oauth && OAuthVerifier.looksLikeJwt(presented)) {
       try {
-        return { identity: await this.#oauth.verify(bearer), queryToken: undefined };
+        return await this.#oauth.verify(presented);
       } catch (error) {
         if (error instanceof BearerError) throw this.#unauthorized(path, { error: error.oauthError, message: error.message, scope: error.scope });
         throw error;
       }
     }
     throw this.#unauthorized(path, { error: "invalid_token", message: "The token is not valid: send Authorization: Bearer TOKEN with a current token." });
+  }
+
+  /** The holders of the static tokens in force (never the tokens). */
+  get holders(): TokenMatch[] {
+    return this.#tokens.holders;
   }
 
   /** A 403 unless the identity holds `scope` (see `hasScope`). */

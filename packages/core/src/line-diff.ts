@@ -7,7 +7,7 @@ export function lineDiff(file: string, before: string | undefined, after: string
   if (a.length * b.length > 4_000_000) {
     lines.push(...a.map((l) => `-${l}`), ...b.map((l) => `+${l}`));
   } else {
-    // Longest common subsequence, bounded above: client configs are small.
+    // Longest common subsequence, bounded above: client configs and tool definitions are small.
     const table = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
     for (let i = a.length - 1; i >= 0; i--)
       for (let j = b.length - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);

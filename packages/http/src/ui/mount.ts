@@ -1,0 +1,40 @@
+import type { SessionInfo } from "@codemux/core";
+import type { Codemux } from "@codemux/server";
+import { hostname } from "node:os";
+import type { Socket } from "node:net";
+import type { Authenticator } from "../auth/authenticator";
+import type { Identity } from "../auth/identity";
+import type { ResolvedOptions } from "../options";
+import { AdminUi } from "./admin-ui";
+
+/** The admin page of one HTTP server, wired to its auth and options (the one call `CodemuxHttpServer` makes). */
+export function mountAdminUi(deps: {
+  core: Codemux;
+  options: ResolvedOptions;
+  auth: Authenticator;
+  principalSession: (identity: Identity) => SessionInfo;
+  port: () => number;
+  authenticated: (socket: Socket) => void;
+}): AdminUi {
+  const { core, options, auth } = deps;
+  return new AdminUi({
+    core,
+    sources: options.ui,
+    authRequired: () => auth.required,
+    identify: (token) => auth.identify(token, "/ui", { oauth: true }),
+    principalSession: deps.principalSession,
+    principals: () => auth.holders.map(({ name: _, ...holder }) => holder),
+    oauthIssuer: options.oauth?.issuer,
+    // Several instances behind one name each show their own state: the page says whose.
+    instance: () => `${hostname()}:${deps.port()} (pid ${process.pid})`,
+    authenticated: deps.authenticated,
+    secureCookie: options.publicUrl?.startsWith("https:") ?? false,
+    logError: (error) =>
+      options.log({
+        time: new Date().toISOString(),
+        level: "error",
+        msg: "admin page failed",
+        error: error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error),
+      }),
+  });
+}

@@ -1,0 +1,35 @@
+import type { ServerStatus } from "@codemux/pool";
+import { html, type SafeHtml } from "../html";
+import { csrfField, when } from "../layout";
+import type { UiSession } from "../ui-sessions";
+
+/** The protocol era a server speaks, in words. */
+function eraOf(status: ServerStatus): string {
+  if (status.protocol) return status.protocol === "2026-07-28" ? `2026 (${status.protocol})` : `2025 (${status.protocol})`;
+  if (status.era) return status.era.kind === "modern" ? "2026" : "2025";
+  return "not known yet";
+}
+
+/** Servers: each downstream server's state and why, era, tools, last refresh, a restart button and its stderr tail. */
+export function serversPage(statuses: readonly ServerStatus[], session: UiSession): SafeHtml {
+  if (statuses.length === 0) return html`<p class="notice">No downstream servers are configured. Add some to the config file's <code>mcpServers</code>.</p>`;
+  return html`<table>
+<thead><tr><th>Server</th><th>State</th><th>Era</th><th>Tools</th><th>Last refresh</th><th>Restarts</th><th></th></tr></thead>
+<tbody>
+${statuses.map(
+  (s) => html`<tr data-server="${s.name}">
+<td><strong>${s.name}</strong><br><span class="muted">${s.transport} · ${s.endpoint}</span></td>
+<td><span class="${s.state === "ready" ? "ok" : s.state === "failed" ? "bad" : ""}">${s.state}</span>${s.error ? html`<br><span class="bad">${s.error}</span>` : ""}${
+    s.detail ? html`<br><span class="muted">${s.detail}</span>` : ""
+  }</td>
+<td>${eraOf(s)}</td>
+<td>${s.toolCount}</td>
+<td>${when(s.lastRefreshAt) || html`<span class="muted">never</span>`}</td>
+<td>${s.restarts}</td>
+<td><form class="inline" method="post" action="restart">${csrfField(session)}<input type="hidden" name="server" value="${s.name}"><button type="submit">Restart</button></form></td>
+</tr>
+<tr><td colspan="7"><details><summary>stderr (last ${s.stderrTail.length} lines)</summary><pre>${s.stderrTail.join("\n") || "(nothing written)"}</pre></details></td></tr>`,
+)}
+</tbody>
+</table>`;
+}
