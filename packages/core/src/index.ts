@@ -42,7 +42,11 @@ export type {
   ListRootsResult,
   Progress,
   SamplingMessage,
+  DetailedTask,
+  ExtensionTask,
   Task,
+  TaskExtensionStore,
+  TaskInputRequest,
   TaskStore,
   BlobResourceContents,
   ResourceContents,
@@ -70,6 +74,7 @@ export {
   uniqueFunctionNames,
 } from "./names";
 export { callLine, oneLine } from "./progress";
+export { TASKS_EXTENSION, declaresTasks } from "./task-extension";
 export {
   joinedText,
   otherContentKinds,
