@@ -1,7 +1,14 @@
 import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.shared";
 
-const servers = { index: "src/index.ts", misbehaving: "src/misbehaving.ts", replay: "src/replay.ts", asking: "src/asking.ts", modern: "src/modern.ts" };
+const servers = {
+  index: "src/index.ts",
+  misbehaving: "src/misbehaving.ts",
+  replay: "src/replay.ts",
+  asking: "src/asking.ts",
+  modern: "src/modern.ts",
+  "task-server": "src/task-server.ts",
+};
 
 export default defineConfig(
   packageBuild({

@@ -14,6 +14,7 @@ import {
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
 import type { ChannelCall, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
+import { DownstreamTasks } from "./downstream-task";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
 const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
@@ -79,6 +80,9 @@ export class ChannelClient extends Client {
 /** The SDK client as a channel: every request on the SDK's own path. Made before the transport, so that a close can reach a connection still starting. */
 export class SdkChannel implements DownstreamChannel {
   readonly client: ChannelClient;
+  readonly #tasks = new DownstreamTasks();
+  readonly #declared: ClientCapabilities;
+  readonly #onrequest: SdkChannelOptions["onrequest"];
 
   constructor(options: SdkChannelOptions) {
     // The relay's capabilities (core's open type) are plain JSON, as the SDK's narrower type wants.
@@ -91,6 +95,8 @@ export class SdkChannel implements DownstreamChannel {
       listMaxPages: MAX_TOOL_LIST_PAGES,
     });
     const { onrequest, capabilities } = options;
+    this.#declared = capabilities;
+    this.#onrequest = onrequest;
     if (onrequest) {
       const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) => onrequest(request, ctx.mcpReq.signal);
       if (capabilities.sampling) client.setRequestHandler("sampling/createMessage", forward as never);
@@ -104,8 +110,10 @@ export class SdkChannel implements DownstreamChannel {
   }
 
   /** Connects, probing the server's era unless `prior` (a remembered verdict) says it. */
-  connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
-    return this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+  async connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
+    await this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+    // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
+    if (this.client.getProtocolEra() === "modern") this.#tasks.watch(transport);
   }
 
   /** The era this connection speaks, as a verdict `connect()` can be given next time. */
@@ -133,8 +141,10 @@ export class SdkChannel implements DownstreamChannel {
     // v2 removes its abort listener once the request settles: the caller's signal (maybe shared by many calls) is given as it is.
     // The 2025 codec has checked that structuredContent is an object: the SDK's result is a ToolResult.
     // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
-    const caps = call.clientCapabilities && this.client.getProtocolEra() === "modern" ? { _meta: { [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities } } : {};
-    return this.client.request(
+    // It also learns that codemux takes tasks: a call answered with one is followed to its end (downstream-task.ts).
+    const modern = this.client.getProtocolEra() === "modern";
+    const caps = modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } } : {};
+    const answer = this.client.request(
       { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps } },
       {
         timeout: call.timeoutMs,
@@ -144,6 +154,12 @@ export class SdkChannel implements DownstreamChannel {
         ...(call.signal ? { signal: call.signal } : {}),
       },
     ) as Promise<ToolResult>;
+    if (!modern) return answer;
+    return answer.then((result) => {
+      const task = this.#tasks.taskOf(result);
+      if (!task) return result;
+      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask: this.#onrequest });
+    });
   }
 
   listTtlMs: number | undefined;

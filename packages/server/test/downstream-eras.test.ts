@@ -89,8 +89,10 @@ describe("downstream eras through codemux", () => {
       return JSON.parse(textOf(result as never)).clientCapabilities;
     };
     try {
-      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} } });
-      expect(await whoami({})).toEqual({});
+      // codemux adds the Tasks extension: it follows a 2026 server's tasks itself (downstream-tasks.test.ts).
+      const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} }, ...tasks });
+      expect(await whoami({})).toEqual(tasks);
     } finally {
       await core.close();
     }

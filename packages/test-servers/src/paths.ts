@@ -12,3 +12,6 @@ export const askingServerPath: string = fileURLToPath(new URL("./asking.js", imp
 
 /** Absolute path of the built 2026-era server on SDK v2 (run it with `node`; `--legacy reject` for modern-only, `--http PORT`). */
 export const modernServerPath: string = fileURLToPath(new URL("./modern.js", import.meta.url));
+
+/** Absolute path of the built 2026-era server that answers calls with tasks of the Tasks extension (run it with `node`). */
+export const taskServerPath: string = fileURLToPath(new URL("./task-server.js", import.meta.url));
