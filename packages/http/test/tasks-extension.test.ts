@@ -208,23 +208,59 @@ describe("the Tasks extension (2026-07-28) on codemux's jobs", () => {
     await tasks.client.close();
   });
 
+  it("the agent runs as a task, and each model turn is a sampling question answered with tasks/update", async () => {
+    const tasks = await taskClient(http.url, TOKENS.alice, { extensions: { [TASKS]: {} }, sampling: {} });
+    const created = await tasks.startTask("agent", { prompt: "Say hello." });
+    const taskId = created.taskId as string;
+    const asking = await until(tasks, taskId, ["input_required", "completed", "failed"]);
+    expect(asking.status).toBe("input_required");
+    const [[key, request]] = Object.entries(asking.inputRequests as Record<string, { method: string }>) as [[string, { method: string }]];
+    expect(request.method).toBe("sampling/createMessage");
+    await tasks.update(taskId, { [key]: { role: "assistant", model: "stand-in", content: { type: "text", text: "Hello from the sub-agent." } } });
+    const done = await until(tasks, taskId, ["completed", "failed", "cancelled"]);
+    expect(done.status).toBe("completed");
+    expect(textOf(done.result)).toContain("Hello from the sub-agent.");
+    await tasks.client.close();
+  });
+
+  it("a 2026-07-28 request's params.task is ignored (SEP-2663): the call is answered as usual", async () => {
+    const body = await rawPost(http.url, "tools/call", { name: "call_tool", arguments: { name: "m__echo", args: { text: "plain" } }, task: { ttl: 60_000 } });
+    expect(body.result?.resultType).toBe("complete");
+    expect(textOf(body.result)).toBe("plain");
+  });
+
   it("tasks/result and tasks/list are not methods of the extension: -32601", async () => {
     for (const method of ["tasks/result", "tasks/list"]) {
       // Sent raw: the SDK v2 client will not send a 2025-11-25 method on 2026-07-28.
-      const response = await fetch(`${http.url}/mcp`, {
-        method: "POST",
-        headers: {
-          ...bearer(TOKENS.alice),
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": MODERN,
-          "mcp-method": method,
-          "mcp-name": "job_0",
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { taskId: "job_0", _meta: envelope } }),
-      });
-      const body = (await response.json()) as { error?: { code: number } };
+      const body = await rawPost(http.url, method, { taskId: "job_0" });
       expect(body.error?.code, method).toBe(-32601);
     }
   });
 });
+
+/** One 2026-07-28 POST as alice, declaring the extension, answered as JSON. */
+async function rawPost(url: string, method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number } }> {
+  const name = typeof params.name === "string" ? params.name : String(params.taskId);
+  const response = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      ...bearer(TOKENS.alice),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": method,
+      "mcp-name": name,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: envelope } }),
+  });
+  const text = await response.text();
+  // An answer on an SSE stream is its last data line.
+  const json = response.headers.get("content-type")?.startsWith("text/event-stream")
+    ? (text
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .at(-1)
+        ?.slice(6) ?? "{}")
+    : text;
+  return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number } };
+}

@@ -130,7 +130,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
-    if (params.task && taskStore && era === "legacy")
+    if (params.task && taskStore)
       return taskStore.createTask({ name: params.name, arguments: args }).then((task) => ({ task, content: [] }) as CreateTaskResult);
     const requestId = String(extra.requestId);
     const ctx: RequestContext = { session: callerOf(extra), origin: "call_tool", signal: extra.signal, requestId };
