@@ -238,6 +238,36 @@ describe("the Tasks extension (2026-07-28) on codemux's jobs", () => {
   });
 });
 
+describe("a task codemux cannot take", () => {
+  it("is the call's error result, a sentence that names the limit (the principal's jobs at once)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-tasks-full-"));
+    const jobs = createJobs({ dataDir: dir, jobsAtOnce: () => 0 });
+    const core = new Codemux({
+      config: config({ m: misbehaving() }),
+      dataDir: dir,
+      jobs: jobs.runner,
+      metaTools: jobs.metaTools,
+      taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
+    });
+    core.start();
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+    try {
+      const tasks = await taskClient(http.url, TOKENS.alice);
+      const answer = await tasks.client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "x" }, background: true } });
+      expect(answer.isError).toBe(true);
+      expect(textOf(answer)).toMatch(/already has 0 background jobs, as many as its policy allows at once \(concurrentJobs: 0\)/);
+      expect(tasks.created).toEqual([]);
+      await tasks.client.close();
+    } finally {
+      await http.close();
+      await jobs.close();
+      await core.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 /** One 2026-07-28 POST as alice, declaring the extension, answered as JSON. */
 async function rawPost(url: string, method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number } }> {
   const name = typeof params.name === "string" ? params.name : String(params.taskId);

@@ -1,4 +1,5 @@
 import type { DetailedTask, ExtensionTask, TaskExtensionStore } from "@codemux/core";
+import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
 import { sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
 import { TaskQuestions } from "./task-questions";
@@ -48,7 +49,8 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
       questions.set(id, asked);
       // Questions live while the job runs; its end (or a journal already closed) lets them go.
       void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).finally(() => questions.delete(id));
-      const job = manager.get(id, who.principal) as JobRecord;
+      const job = manager.get(id, who.principal);
+      if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
       return extensionTask(job, manager.retentionOf(job), asked);
     },
     async getTask(taskId) {

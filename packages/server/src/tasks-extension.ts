@@ -1,6 +1,7 @@
 import { declaresTasks, TASKS_EXTENSION, type ClientCapabilities, type TaskExtensionStore, type TaskStore } from "@codemux/core";
 import { ProtocolError, ProtocolErrorCode, type CallToolRequest, type CallToolResult, type Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { errorResult } from "./render/text";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks";
 
 /** Longer than any task id codemux makes (`job_` and 12 hex digits); a longer one is refused before any lookup. */
@@ -43,7 +44,11 @@ export function answerAsTask(
   if (!store || !declaresTasks(capabilities)) return undefined;
   const { background, ...args } = (params.arguments ?? {}) as Record<string, unknown>;
   if (!TASK_ALWAYS.has(params.name) && !(TASK_ON_HINT.has(params.name) && background === true)) return undefined;
-  return store.createTask({ name: params.name, arguments: args, capabilities }).then((task) => ({ resultType: "task", ...task }) as unknown as CallToolResult);
+  return store.createTask({ name: params.name, arguments: args, capabilities }).then(
+    (task) => ({ resultType: "task", ...task }) as unknown as CallToolResult,
+    // A task refused (the principal's jobs at their limit, codemux shutting down) is the call's error result, as a refused job is.
+    (error: unknown) => errorResult(error) as CallToolResult,
+  );
 }
 
 /** `tasks/get`, `tasks/update` and `tasks/cancel` of the extension; a task of another principal is as unknown as a missing one. */
