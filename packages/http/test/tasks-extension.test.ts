@@ -1,7 +1,7 @@
-import { Client, fromJsonSchema, StreamableHTTPClientTransport, type JSONRPCMessage } from "@modelcontextprotocol/client";
+import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createJobs, type Jobs } from "@codemux/jobs";
 import { Codemux } from "@codemux/server";
-import { askingServerPath } from "@codemux/test-servers";
+import { askingServerPath, recordTasks } from "@codemux/test-servers";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,14 +40,7 @@ async function taskClient(
   const client = new Client({ name: "tasks", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, capabilities });
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(token) } });
   await client.connect(transport);
-  const created: Array<Record<string, unknown>> = [];
-  // ext-tasks reads a task off the wire the same way (its rawDispatch): the SDK client itself answers "unsupported result type".
-  const deliver = transport.onmessage;
-  transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
-    const result = (message as { result?: Record<string, unknown> }).result;
-    if (result?.resultType === "task") created.push(result);
-    (deliver as (m: JSONRPCMessage, e?: unknown) => void)?.(message, extra);
-  };
+  const created = recordTasks(transport);
   const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, Loose) as Promise<Record<string, unknown>>;
   return {
     client,

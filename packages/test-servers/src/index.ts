@@ -1,2 +1,2 @@
-export { misbehavingEntry, until } from "./helpers";
+export { misbehavingEntry, recordTasks, until } from "./helpers";
 export { askingServerPath, misbehavingServerPath, modernServerPath, replayServerPath, taskServerPath } from "./paths";
