@@ -83,6 +83,8 @@ export class DownstreamTasks {
     let state = task;
     let changedAt = performance.now();
     let seen = "";
+    /** Progress values must grow: one more at each change the caller is told of. */
+    let told = 0;
     const get = async (timeout: number) =>
       (await client.request({ method: "tasks/get", params: { taskId } } as never, AnyObject, { timeout, signal: giveUp.signal })) as Record<string, unknown>;
     try {
@@ -97,7 +99,7 @@ export class DownstreamTasks {
         if (mark !== seen) {
           seen = mark;
           changedAt = performance.now();
-          if (typeof state.statusMessage === "string") options.onprogress?.({ progress: answered.size, message: state.statusMessage.slice(0, 200) });
+          if (typeof state.statusMessage === "string") options.onprogress?.({ progress: ++told, message: state.statusMessage.slice(0, 200) });
         }
         if (status === "input_required") await this.#answer(client, { taskId, requests: state.inputRequests, answered }, { ...options, signal: giveUp.signal });
         const left = options.timeoutMs - (performance.now() - changedAt);

@@ -43,6 +43,20 @@ describe("a 2026-07-28 server's tasks, followed inside the call", () => {
     await client.close();
   });
 
+  it("a task's status messages reach the caller as progress, with growing values", async () => {
+    const client = await caller(false);
+    const seen: Array<{ progress: number; message?: string }> = [];
+    const result = await client.callTool({ name: "call_tool", arguments: { name: "t__work", args: { ms: 900, text: "stepped", steps: 3 } } }, undefined, {
+      onprogress: (progress) => seen.push(progress),
+    });
+    expect(textOf(result as CallToolResult)).toBe("done in task: stepped");
+    const messages = seen.map((p) => p.message).filter((m) => m?.startsWith("step"));
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((m, i) => i === 0 || m !== messages[i - 1])).toBe(true);
+    expect(seen.every((p, i) => i === 0 || p.progress > (seen[i - 1] as { progress: number }).progress)).toBe(true);
+    await client.close();
+  });
+
   it("a task's question reaches the calling client, and its answer goes back through tasks/update", async () => {
     const client = await caller(true);
     const result = await call(client, "t__confirm", { message: "Ship it?" });

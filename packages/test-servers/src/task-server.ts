@@ -16,6 +16,7 @@ const MISSING_CAPABILITY = -32021;
 interface TaskState {
   taskId: string;
   status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  statusMessage?: string;
   createdAt: string;
   lastUpdatedAt: string;
   inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>;
@@ -32,7 +33,7 @@ const tools: Tool[] = [
   {
     name: "work",
     description: "Work for ms milliseconds (a task when the client declared the extension), then answer with the text.",
-    inputSchema: { type: "object", properties: { ms: { type: "number" }, text: { type: "string" } } },
+    inputSchema: { type: "object", properties: { ms: { type: "number" }, text: { type: "string" }, steps: { type: "number" } } },
   },
   {
     name: "confirm",
@@ -89,7 +90,12 @@ function makeServer(): Server {
       case "work": {
         if (!withTask) return text(`direct: ${String(args.text)}`);
         const task = newTask();
-        task.timer = setTimeout(() => settle(task, { status: "completed", result: text(`done in task: ${String(args.text)}`) }), Number(args.ms ?? 0));
+        const ms = Number(args.ms ?? 0);
+        const steps = Number(args.steps ?? 0);
+        // A status message at each step, as a server reports how far it got.
+        for (let step = 1; step <= steps; step++)
+          setTimeout(() => task.status === "working" && settle(task, { statusMessage: `step ${step} of ${steps}` }), (ms * step) / (steps + 1));
+        task.timer = setTimeout(() => settle(task, { status: "completed", result: text(`done in task: ${String(args.text)}`) }), ms);
         return created(task);
       }
       case "confirm": {
