@@ -8,6 +8,7 @@ const servers = {
   asking: "src/asking.ts",
   modern: "src/modern.ts",
   "skill-server": "src/skill-server.ts",
+  "task-server": "src/task-server.ts",
 };
 
 export default defineConfig(

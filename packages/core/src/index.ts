@@ -46,7 +46,11 @@ export type {
   ListRootsResult,
   Progress,
   SamplingMessage,
+  DetailedTask,
+  ExtensionTask,
   Task,
+  TaskExtensionStore,
+  TaskInputRequest,
   TaskStore,
   BlobResourceContents,
   ResourceContents,
@@ -75,6 +79,7 @@ export {
 } from "./names";
 export { lineDiff } from "./line-diff";
 export { callLine, oneLine } from "./progress";
+export { TASKS_EXTENSION, declaresTasks } from "./task-extension";
 export {
   joinedText,
   isInputRequired,

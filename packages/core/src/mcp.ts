@@ -131,6 +131,47 @@ export interface TaskStore {
   /** Cancels a task that has not ended. */
   cancelTask(taskId: string): Promise<void>;
   listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }>;
+  /** The same jobs as tasks of the 2026-07-28 Tasks extension, for that era's clients that declare it. */
+  extension?: TaskExtensionStore;
+}
+
+/** One question a task waits on (`elicitation/create`, `sampling/createMessage` or `roots/list`), as `tasks/get` shows it. */
+export interface TaskInputRequest {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** A task of the extension, as a `CreateTaskResult` carries it (flat, `ttlMs` and `pollIntervalMs`). */
+export interface ExtensionTask {
+  taskId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  /** Milliseconds the task is kept after it is made; null for no limit. */
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+}
+
+/** A task as `tasks/get` answers it: its questions while `input_required`, its result once `completed`, its JSON-RPC error once `failed`. */
+export interface DetailedTask extends ExtensionTask {
+  inputRequests?: Record<string, TaskInputRequest>;
+  result?: ToolResult;
+  error?: { code: number; message: string };
+}
+
+/**
+ * One session's tasks of the extension (protocol 2026-07-28): each method acts only on tasks of the
+ * session's principal; another principal's task is answered as missing (undefined or false).
+ */
+export interface TaskExtensionStore {
+  /** Starts a `tools/call` as a task, durable before it resolves; its questions go to the task (the request's capabilities say which it may ask). */
+  createTask(call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities | undefined }): Promise<ExtensionTask>;
+  getTask(taskId: string): Promise<DetailedTask | undefined>;
+  /** Answers the task's open questions by key (unknown and answered keys are ignored); false when the task is not the principal's. */
+  updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<boolean>;
+  /** Asks the task to stop; false when the task is not the principal's. */
+  cancelTask(taskId: string): Promise<boolean>;
 }
 
 /** One message of a sampling conversation (`sampling/createMessage`), as a model sees it. */

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
 import { jobsMetaTool } from "./meta-tools";
-import { jobTaskStore, type TaskStoreOptions } from "./task-store";
+import type { TaskStoreOptions } from "./task-options";
+import type { TaskQuestionBoard } from "./task-extension";
+import { jobTaskStore } from "./task-store";
 
 export interface JobsOptions {
   /** codemux's data folder (`core.dataDir`, ~/.codemux from the CLI); the journal goes to `<dataDir>/jobs`. */
@@ -81,6 +83,7 @@ export function createJobs(options: JobsOptions): Jobs {
     if (!id) return next(ctx);
     return manager.recordCall(id, { tool: ctx.entry.qualifiedName, args: ctx.arguments, origin: ctx.origin }, () => next(ctx));
   };
+  const questions: TaskQuestionBoard = new Map();
   const metaTools = [
     jobsMetaTool(manager),
     ...(options.agent === false ? [] : [agentMetaTool(manager, options.agentMaxTurns !== undefined ? { maxTurns: options.agentMaxTurns } : {})]),
@@ -90,7 +93,7 @@ export function createJobs(options: JobsOptions): Jobs {
     runner: manager,
     metaTools,
     middleware,
-    taskStore: (store) => jobTaskStore(manager, store),
+    taskStore: (store) => jobTaskStore(manager, store, questions),
     recover: () => manager.ready(),
     forget: (principal) => manager.forget(principal),
     close: () => manager.close(),

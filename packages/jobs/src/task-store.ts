@@ -1,30 +1,21 @@
-import type { SessionInfo, Surface, Task, TaskStore, ToolResult } from "@codemux/core";
+import type { Task, TaskStore, ToolResult } from "@codemux/core";
 import { JobsError } from "./errors";
+import { sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
 import type { JobManager } from "./job-manager";
+import { jobTaskExtension, type TaskQuestionBoard } from "./task-extension";
 import type { JobRecord } from "./types";
 
-/** How often a client should poll tasks/get. */
-export const TASK_POLL_MS = 500;
 const PAGE = 50;
 /** The longest timer Node keeps: tasks/result waits for the task as long as its client does. */
 const FOREVER_MS = 2 ** 31 - 1;
-
-export interface TaskStoreOptions {
-  /** The surface whose tools a task calls (the session's mode). */
-  surface: Surface;
-  /** The session the tasks belong to (its principal owns them); a function when it is made after the server. */
-  session: SessionInfo | (() => SessionInfo);
-  /** Told when a task ends, for `notifications/tasks/status` (e.g. `(task) => server.notification({ method: "notifications/tasks/status", params: task })`). */
-  onStatus?: (task: Task) => void;
-}
 
 /**
  * MCP tasks (protocol 2025-11-25) served from the job store: a task-augmented tools/call runs as
  * a job, tasks/get, tasks/result, tasks/list and tasks/cancel read and cancel it. One store per
  * session server: tasks belong to its principal, like jobs, and are the same jobs `jobs` output shows.
  */
-export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): TaskStore {
-  const session = () => (typeof options.session === "function" ? options.session() : options.session);
+export function jobTaskStore(manager: JobManager, options: TaskStoreOptions, questions: TaskQuestionBoard): TaskStore {
+  const session = sessionOf(options);
   const find = (taskId: string) => manager.get(taskId, session().principal);
   return {
     async createTask({ name, arguments: args }): Promise<Task> {
@@ -72,6 +63,7 @@ export function jobTaskStore(manager: JobManager, options: TaskStoreOptions): Ta
       const page = all.slice(start, start + PAGE).map((j) => toTask(j, manager.retentionOf(j)));
       return { tasks: page, ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}) };
     },
+    extension: jobTaskExtension(manager, options, questions),
   };
 }
 

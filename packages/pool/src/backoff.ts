@@ -14,3 +14,19 @@ export function backoffDelay(attempt: number, options: BackoffOptions = {}, rand
   const base = Math.min(max, initial * 2 ** Math.max(0, attempt - 1));
   return Math.round(base * (0.85 + random() * 0.3));
 }
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

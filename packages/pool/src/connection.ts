@@ -3,7 +3,7 @@ import { SdkError, SdkErrorCode, type DiscoverResult, type PriorDiscovery, type 
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
-import { backoffDelay, type BackoffOptions } from "./backoff";
+import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
 import { callError, isConnectionClosed, isStaleVerdict } from "./call-errors";
 import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamClient, type DownstreamNotification } from "./channel";
 import type { ServerSpec } from "./config/types";
@@ -814,21 +814,6 @@ function relayable(caller: ClientCapabilities | undefined, relayed: ClientCapabi
 function retryable(error: unknown, safeAfterSend: boolean): boolean {
   if (!PoolError.isInstance(error) || error.data?.transient !== true) return false;
   return error.data.sent === false || safeAfterSend;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 function exitOf(transport: unknown): { code: number | null; signal: NodeJS.Signals | null } | undefined {

@@ -14,6 +14,7 @@ import {
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
 import type { ChannelCall, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
+import { DownstreamTasks } from "./downstream-task";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
 const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
@@ -81,6 +82,9 @@ export class ChannelClient extends Client {
 /** The SDK client as a channel: every request on the SDK's own path. Made before the transport, so that a close can reach a connection still starting. */
 export class SdkChannel implements DownstreamChannel {
   readonly client: ChannelClient;
+  readonly #tasks = new DownstreamTasks();
+  readonly #declared: ClientCapabilities;
+  readonly #onrequest: SdkChannelOptions["onrequest"];
 
   constructor(options: SdkChannelOptions) {
     // The relay's capabilities (core's open type) are plain JSON, as the SDK's narrower type wants.
@@ -95,6 +99,8 @@ export class SdkChannel implements DownstreamChannel {
       inputRequired: { autoFulfill: false },
     });
     const { onrequest, capabilities } = options;
+    this.#declared = capabilities;
+    this.#onrequest = onrequest;
     if (onrequest) {
       const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) => onrequest(request, ctx.mcpReq.signal);
       if (capabilities.sampling) client.setRequestHandler("sampling/createMessage", forward as never);
@@ -108,8 +114,10 @@ export class SdkChannel implements DownstreamChannel {
   }
 
   /** Connects, probing the server's era unless `prior` (a remembered verdict) says it. */
-  connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
-    return this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+  async connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
+    await this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+    // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
+    if (this.client.getProtocolEra() === "modern") this.#tasks.watch(transport);
   }
 
   /** The era this connection speaks, as a verdict `connect()` can be given next time. */
@@ -137,11 +145,12 @@ export class SdkChannel implements DownstreamChannel {
     // v2 removes its abort listener once the request settles: the caller's signal (maybe shared by many calls) is given as it is.
     // The 2025 codec has checked that structuredContent is an object: the SDK's result is a ToolResult.
     // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
+    // It also learns that codemux takes tasks: a call answered with one is followed to its end (downstream-task.ts).
     const modern = this.client.getProtocolEra() === "modern";
-    const caps = call.clientCapabilities && modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities } } : {};
+    const caps = modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } } : {};
     // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
     const round = modern && call.inputRequired ? call.inputRequired : undefined;
-    const sent = this.client.request(
+    const answer = this.client.request(
       { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps, ...round } },
       {
         ...(round ? { allowInputRequired: true } : {}),
@@ -152,7 +161,12 @@ export class SdkChannel implements DownstreamChannel {
         ...(call.signal ? { signal: call.signal } : {}),
       },
     ) as Promise<ToolResult>;
-    return round ? sent.then(withContent) : sent;
+    if (!modern) return answer;
+    return answer.then((result) => {
+      const task = this.#tasks.taskOf(result);
+      if (!task) return round ? withContent(result) : result;
+      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask: this.#onrequest });
+    });
   }
 
   listTtlMs: number | undefined;

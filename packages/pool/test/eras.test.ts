@@ -237,10 +237,10 @@ describe("the era verdict, remembered", () => {
 describe("the calling client's capabilities", () => {
   const relay = { capabilities: { elicitation: {}, sampling: {} }, handle: async () => ({}) };
 
-  it("reach a 2026 server in the request's _meta, only those codemux relays", async () => {
+  it("reach a 2026 server in the request's _meta, only those codemux relays, with the Tasks extension codemux follows", async () => {
     const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])], { relay });
     const seen = JSON.parse(textOf(await pool.callTool("m", "whoami", {}, { clientCapabilities: { elicitation: { form: {} }, roots: {} } })));
-    expect(seen.clientCapabilities).toEqual({ elicitation: { form: {} } });
+    expect(seen.clientCapabilities).toEqual({ elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } });
   });
 
   it.each([{ callLane: true }, { callLane: false }])("never reach a 2025 server (callLane: $callLane)", async ({ callLane }) => {

@@ -18,7 +18,7 @@ import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
 import type { McpFeatures } from "./mcp-features";
 import type { RequestStates } from "./signed-state";
-import { serveTasks, TASKS_CAPABILITY } from "./tasks";
+import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { VERSION } from "./version";
 
 /** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
@@ -117,7 +117,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const server = new Server(
     { name: "codemux", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, ...(taskStore ? { tasks: TASKS_CAPABILITY } : {}) },
+      capabilities: { tools: { listChanged: true }, ...taskCapabilities(era === "modern", taskStore) },
       ...(instructions ? { instructions } : {}),
       // Lists are filtered per principal (policies), so no shared cache may keep one; a short TTL since list_changed reaches only listening clients.
       cacheHints: CACHE_HINTS,
@@ -131,7 +131,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
-  if (taskStore) serveTasks(server, taskStore);
+  serveTaskMethods(server, era === "modern", taskStore);
 
   /** The session as this call's client is (a 2026-07-28 request's own peer, else the connection's). */
   const callerOf = (extra: SessionCallExtra): SessionInfo => (extra.peer ? { ...current, peer: extra.peer } : current);
@@ -168,7 +168,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       ? async (params, extra) => {
           if (!(await surface.listTools(callerOf(extra))).some((tool) => tool.name === params.name))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
-          return answer(params, extra);
+          return answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra);
         }
       : answer;
   /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */

@@ -89,9 +89,11 @@ describe("downstream eras through codemux", () => {
       return JSON.parse(textOf(result as never)).clientCapabilities;
     };
     try {
-      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} }, roots: {} });
-      // Roots are answered by codemux itself (from the config for a shared server), so every call declares them.
-      expect(await whoami({})).toEqual({ roots: {} });
+      // Roots are answered by codemux itself (from the config for a shared server), so every call declares them;
+      // codemux adds the Tasks extension: it follows a 2026 server's tasks itself (downstream-tasks.test.ts).
+      const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+      expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} }, roots: {}, ...tasks });
+      expect(await whoami({})).toEqual({ roots: {}, ...tasks });
     } finally {
       await core.close();
     }

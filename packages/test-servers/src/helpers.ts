@@ -13,3 +13,23 @@ export async function until(check: () => Promise<boolean> | boolean): Promise<vo
   }
   throw new Error("the condition never held");
 }
+
+/** A client transport's message hook, as the MCP SDKs' transports have it. */
+interface MessageHook {
+  onmessage?: ((message: never, extra?: never) => void) | undefined;
+}
+
+/**
+ * Records each answer with `resultType: "task"` that a connected client's transport receives, then
+ * passes every message on. The SDK v2 client has no Tasks support and refuses such an answer, so a
+ * test reads the task here (ext-tasks' `rawDispatch` reads it off the wire the same way).
+ */
+export function recordTasks(transport: MessageHook): Array<Record<string, unknown>> {
+  const created: Array<Record<string, unknown>> = [];
+  const deliver = transport.onmessage as ((message: unknown, extra?: unknown) => void) | undefined;
+  transport.onmessage = ((message: { result?: Record<string, unknown> }, extra?: unknown) => {
+    if (message.result?.resultType === "task") created.push(message.result);
+    deliver?.(message, extra);
+  }) as MessageHook["onmessage"];
+  return created;
+}

@@ -1,2 +1,2 @@
-export { misbehavingEntry, until } from "./helpers";
-export { askingServerPath, misbehavingServerPath, modernServerPath, replayServerPath, skillServerPath } from "./paths";
+export { misbehavingEntry, recordTasks, until } from "./helpers";
+export { askingServerPath, misbehavingServerPath, modernServerPath, replayServerPath, skillServerPath, taskServerPath } from "./paths";

@@ -15,3 +15,5 @@ export const modernServerPath: string = fileURLToPath(new URL("./modern.js", imp
 
 /** Absolute path of the built server that offers skills on SDK v2 (run it with `node`; `--name`, `--prefix`, `--flood N`, `--large-chars N`). */
 export const skillServerPath: string = fileURLToPath(new URL("./skill-server.js", import.meta.url));
+/** Absolute path of the built 2026-era server that answers calls with tasks of the Tasks extension (run it with `node`). */
+export const taskServerPath: string = fileURLToPath(new URL("./task-server.js", import.meta.url));
