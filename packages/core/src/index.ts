@@ -80,6 +80,8 @@ export {
   type ToolResultLike,
   type ToolValueAnswer,
 } from "./result";
-export { TokenBuckets, type BucketRate } from "./token-buckets";
+export { TokenBuckets, type BucketRate, type BucketRequest, type RateBuckets } from "./token-buckets";
+export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
+export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
