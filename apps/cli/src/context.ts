@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/core";
+import type { Logger, RateBuckets } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
@@ -27,6 +27,7 @@ import { Writable } from "node:stream";
 import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
+import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
 export interface GlobalOptions {
@@ -67,6 +68,8 @@ export interface StartOptions {
    * first real request comes (`serve` over stdio, which a 2026-07-28 client may only probe).
    */
   deferStart?: boolean;
+  /** State shared with other instances (`--store redis://...`): kept results, the catalog cache and rate-limit buckets live there. */
+  shared?: SharedState;
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -100,6 +103,7 @@ export async function startCore(
     logger,
     retention,
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
+    ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
   });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
@@ -130,7 +134,8 @@ export async function startCore(
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
     dataDir: codemuxHome(),
-    ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
+    ...cacheOf(opts.cache, options.shared),
+    ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
@@ -182,11 +187,13 @@ export async function pluginsOf({
   logger,
   retention,
   keep,
+  rateBuckets,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
   logger: Logger;
   retention: Retention | undefined;
   keep?: ResultKeeper["keep"];
+  rateBuckets?: RateBuckets;
 }): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({
@@ -195,6 +202,7 @@ export async function pluginsOf({
     logger,
     dataDir: codemuxHome(),
     ...(keep ? { results: { keep } } : {}),
+    ...(rateBuckets ? { rateBuckets } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }
@@ -209,6 +217,12 @@ export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Pro
 function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
   const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
   return files ? { dispatchFiles: files } : {};
+}
+
+/** The catalog cache: shared in Redis (a new instance answers at once), else files under codemux's folder; none with --no-cache. */
+function cacheOf(cache: boolean, shared: SharedState | undefined): { cacheDir?: string; cacheStore?: SharedState["cacheStore"] } {
+  if (!cache) return {};
+  return shared?.cacheStore ? { cacheStore: shared.cacheStore } : { cacheDir: join(codemuxHome(), "cache") };
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {

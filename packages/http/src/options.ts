@@ -1,4 +1,5 @@
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
+import type { ScaleOut } from "./scale-out";
 import type { OAuthOptions } from "./auth/oauth";
 import type { LogRecord, LogSink } from "./log";
 import { principalOfKey, type TokenSpec } from "./tokens";
@@ -82,6 +83,8 @@ export interface HttpServeOptions {
   log?: LogSink;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
+  /** One of several instances behind a load balancer, sharing state: instance-scoped session ids, forwarding, the state's health. */
+  scaleOut?: ScaleOut;
 }
 
 /** What one principal may hold; an unset field keeps the default. */
@@ -124,6 +127,7 @@ export interface ResolvedOptions {
   authTimeoutMs: number;
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
+  scaleOut: ScaleOut | undefined;
 }
 
 export const DEFAULTS = {
@@ -195,6 +199,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
     reload: options.reload,
+    scaleOut: options.scaleOut,
   };
 }
 

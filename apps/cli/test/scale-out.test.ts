@@ -1,0 +1,120 @@
+import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveCli } from "./serve-cli";
+
+const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
+
+const ALICE = "alice-scale-out-token-0123456789";
+const BOB = "bob-scale-out-token-0123456789";
+const RATE_LIMIT = 6;
+
+type Instance = { id: string; url: string; child: ChildProcess; stderr: () => string };
+
+describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", () => {
+  let dir: string;
+  let redis: RedisServer;
+  let nginx: Nginx;
+  const started: ChildProcess[] = [];
+  const instances: Instance[] = [];
+
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+  const call = (base: string, token: string, { tool, args }: { tool: string; args: Record<string, unknown> }) =>
+    fetch(`${base}/v1/tools/${tool}/call`, { method: "POST", headers: bearer(token), body: JSON.stringify(args) });
+
+  async function startInstance(id: string): Promise<Instance> {
+    const home = await mkdtemp(join(dir, `home-${id}-`));
+    const env = { ...process.env, CODEMUX_HOME: home, CODEMUX_STORE: redis.url };
+    const args = ["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--instance-id", id, "--spill-bytes", "2000"];
+    const served = await serveCli([...args, "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`], { cwd: dir, env, started });
+    return { id, ...served };
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "codemux-scale-out-"));
+    redis = await startRedisServer();
+    const config = {
+      mcpServers: { m: misbehavingEntry("m") },
+      plugins: { "rate-limit": { limits: [{ by: ["principal", "tool"], calls: RATE_LIMIT, perMs: 3_600_000, tools: ["m__echo"] }] } },
+    };
+    await writeFile(join(dir, "codemux.json"), JSON.stringify(config));
+    instances.push(await startInstance("a"), await startInstance("b"));
+    nginx = await startNginx((port) =>
+      affinityConfig(
+        instances.map((i) => ({ id: i.id, address: new URL(i.url).host })),
+        port,
+      ),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    await nginx?.stop();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reads a result kept through one instance on the other, by its owner only", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const answer = (await (await call(a.url, ALICE, { tool: "m__huge", args: { bytes: 20_000, lines: true } })).json()) as { spilled: { handle: string } };
+    const { handle } = answer.spilled;
+    const onB = await fetch(`${b.url}/v1/results/${handle}?op=grep&pattern=line%20123:`, { headers: bearer(ALICE) });
+    expect(onB.status).toBe(200);
+    expect(((await onB.json()) as { text: string }).text).toContain("line 123:");
+    // Through the load balancer, whichever instance answers.
+    for (let i = 0; i < 4; i++) expect((await fetch(`${nginx.url}/v1/results/${handle}`, { headers: bearer(ALICE) })).status).toBe(200);
+    // Another principal gets what an unknown handle gets, on either instance.
+    expect((await fetch(`${b.url}/v1/results/${handle}`, { headers: bearer(BOB) })).status).toBe(404);
+    expect((await fetch(`${a.url}/v1/results/${handle}`, { headers: bearer(BOB) })).status).toBe(404);
+  });
+
+  it("shares one rate limit: through the load balancer, both instances together let through no more than the limit", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: RATE_LIMIT * 3 }, async () => {
+        const response = await call(nginx.url, ALICE, { tool: "m__echo", args: { text: "hi" } });
+        return { status: response.status, body: (await response.json()) as { error?: { message: string } } };
+      }),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(RATE_LIMIT);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(RATE_LIMIT * 2);
+    for (const { body } of refused)
+      expect(body.error?.message).toMatch(/^Rate limited: at most 6 calls per 60 min for principal "token:alice", tool m__echo\./);
+    // Another principal has its own bucket.
+    expect((await call(nginx.url, BOB, { tool: "m__echo", args: { text: "hi" } })).status).toBe(200);
+  });
+
+  it("keeps a 2025-era session on its instance through the load balancer, and says when that instance is gone", async () => {
+    const client = new Client({ name: "scale-out-test", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${nginx.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
+    await client.connect(transport);
+    const sessionId = transport.sessionId ?? "";
+    expect(sessionId).toMatch(/^[ab]\.[0-9a-f-]{36}$/);
+    // Every call of the session lands on the instance holding it (nginx's map), which round-robin alone would not do.
+    for (let i = 0; i < 4; i++) expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    // Sent to the other instance directly, the request is forwarded to the holder.
+    const holder = instances.find((i) => sessionId.startsWith(`${i.id}.`)) as Instance;
+    const other = instances.find((i) => i !== holder) as Instance;
+    const rpc = (base: string) =>
+      fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: { ...bearer(ALICE), accept: "application/json, text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }),
+      });
+    const forwarded = await rpc(other.url);
+    expect(forwarded.status).toBe(200);
+    expect(await forwarded.text()).toContain("search_tools");
+    await client.close().catch(() => undefined);
+    holder.child.kill("SIGKILL");
+    await new Promise((resolve) => holder.child.once("exit", resolve));
+    // Its registration outlives it by the heartbeat's TTL at most; then the other instance answers "gone".
+    await until(async () => (await rpc(other.url)).status === 404);
+    const gone = (await (await rpc(other.url)).json()) as { error: { message: string } };
+    expect(gone.error.message).toMatch(/the instance holding this session \([ab]\) is gone/);
+  }, 60_000);
+});

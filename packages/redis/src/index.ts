@@ -1,0 +1,6 @@
+export { RedisBuckets } from "./buckets";
+export { RedisConnection, type RedisConnectionOptions } from "./connection";
+export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError, type RedisErrorCode } from "./errors";
+export { InstanceRegistry, type InstanceRegistryOptions } from "./instances";
+export { DEFAULT_PREFIX, parseStoreSetting, redactUrl, type StoreSetting } from "./setting";
+export { RedisStore, type RedisStoreOptions } from "./store";
