@@ -1,11 +1,13 @@
 import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { RedisConnection, RedisStore } from "@codemux/redis";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
 const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
@@ -88,6 +90,61 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     // Another principal has its own bucket.
     expect((await call(nginx.url, BOB, { tool: "m__echo", args: { text: "hi" } })).status).toBe(200);
   });
+
+  it("keeps serving while Redis is down, says so in /readyz and /metrics, fails calls that need it naming Redis, and loses nothing acknowledged", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const answer = (await (await call(a.url, ALICE, { tool: "m__huge", args: { bytes: 20_000, lines: true } })).json()) as { spilled: { handle: string } };
+    const { handle } = answer.spilled;
+    await redis.kill();
+    await until(async () => ((await (await fetch(`${b.url}/readyz`, { headers: bearer(ALICE) })).json()) as { store?: { up: boolean } }).store?.up === false);
+    const ready = await fetch(`${b.url}/readyz`, { headers: bearer(ALICE) });
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: "ready", instance: "b", store: { kind: "redis", where: redis.url, up: false } });
+    expect(await (await fetch(`${b.url}/metrics`, { headers: bearer(ALICE) })).text()).toMatch(/^codemux_redis_up 0$/m);
+    // No shared state needed: the catalog is in memory.
+    expect((await fetch(`${nginx.url}/v1/tools?q=echo`, { headers: bearer(ALICE) })).status).toBe(200);
+    const failed = await fetch(`${b.url}/v1/results/${handle}`, { headers: bearer(ALICE) });
+    expect(failed.status).toBe(503);
+    expect(((await failed.json()) as { error: { message: string } }).error.message).toMatch(
+      new RegExp(`^codemux could not read ${handle}\\.meta from Redis: Redis at redis://127\\.0\\.0\\.1:\\d+ did not answer`),
+    );
+    await redis.restart();
+    // Each instance reconnects by itself; what Redis acknowledged before the kill is still there.
+    await until(async () => (await fetch(`${b.url}/v1/results/${handle}`, { headers: bearer(ALICE) })).status === 200);
+    expect(await (await fetch(`${b.url}/metrics`, { headers: bearer(ALICE) })).text()).toMatch(/^codemux_redis_up 1$/m);
+  }, 60_000);
+
+  it("gives a new instance the catalog at once from Redis, and codemux store import copies a files cache into Redis", async () => {
+    // A new instance with an empty home and lazy servers: its tools can only come from the shared cache.
+    const home = await mkdtemp(join(dir, "home-c-"));
+    const env = { ...process.env, CODEMUX_HOME: home, CODEMUX_STORE: redis.url };
+    const c = await serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--lazy", "--token", `alice:${ALICE}`], {
+      cwd: dir,
+      env,
+      started,
+    });
+    const tools = (await (await fetch(`${c.url}/v1/tools?q=echo`, { headers: bearer(ALICE) })).json()) as { tools: Array<{ name: string }> };
+    expect(tools.tools.map((t) => t.name)).toContain("m__echo");
+    const ready = await (await fetch(`${c.url}/readyz`, { headers: bearer(ALICE) })).json();
+    expect(ready).toMatchObject({ servers: [{ name: "m", state: "idle" }] });
+    c.child.kill("SIGTERM");
+
+    const importHome = await mkdtemp(join(dir, "home-import-"));
+    await mkdir(join(importHome, "cache"));
+    await writeFile(join(importHome, "cache", "catalog-0123456789abcdef.json"), '{"version":5}');
+    const imported = await runCli(["store", "import", "--store", redis.url, "--store-prefix", "imported:"], {
+      cwd: dir,
+      env: { ...process.env, CODEMUX_HOME: importHome },
+    });
+    expect(imported.stdout).toBe(`Imported 1 entry from ${join(importHome, "cache")} into ${redis.url} (prefix imported:).\n`);
+    const connection = await RedisConnection.open({ url: redis.url, prefix: "imported:" });
+    try {
+      expect(await connection.ready(5000)).toBe(true);
+      expect(await new RedisStore(connection, { name: "cache" }).read("catalog-0123456789abcdef.json")).toBe('{"version":5}');
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
 
   it("keeps a 2025-era session on its instance through the load balancer, and says when that instance is gone", async () => {
     const client = new Client({ name: "scale-out-test", version: "1.0.0" });
