@@ -116,6 +116,7 @@ export async function startCore(
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+        ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
         // The policies live in the core, made just below; a job starts only once it serves.
         jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,

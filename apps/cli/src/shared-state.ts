@@ -1,6 +1,15 @@
-import { INSTANCE_ID_PATTERN, type RateBuckets, type Store } from "@codemux/core";
+import { INSTANCE_ID_PATTERN, type JobShare, type RateBuckets, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
-import { InstanceRegistry, RedisBuckets, RedisConnection, RedisStore, RedisUrlError, parseStoreSetting, type StoreSetting } from "@codemux/redis";
+import {
+  InstanceRegistry,
+  RedisBuckets,
+  RedisConnection,
+  RedisJobShare,
+  RedisStore,
+  RedisUrlError,
+  parseStoreSetting,
+  type StoreSetting,
+} from "@codemux/redis";
 import { randomBytes } from "node:crypto";
 import { UsageError } from "./errors";
 
@@ -22,6 +31,7 @@ export interface SharedState {
   resultStore?: Store;
   cacheStore?: Store;
   rateBuckets?: RateBuckets;
+  jobShare?: JobShare;
   registry?: InstanceRegistry;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
   scaleOut?: ScaleOut;
@@ -57,6 +67,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
   if (!(await connection.ready(FIRST_CONNECT_MS)))
     process.stderr.write(`codemux: Redis at ${connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
   const registry = new InstanceRegistry(connection, { id: instanceId });
+  const jobShare = new RedisJobShare(connection, registry);
   return {
     setting,
     instanceId,
@@ -64,10 +75,12 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     resultStore: new RedisStore(connection, { name: "results" }),
     cacheStore: new RedisStore(connection, { name: "cache" }),
     rateBuckets: new RedisBuckets(connection),
+    jobShare,
     registry,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },
     close: async () => {
       await registry.stop();
+      await jobShare.close();
       await connection.close();
     },
   };

@@ -24,6 +24,7 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
   let nginx: Nginx;
   const started: ChildProcess[] = [];
   const instances: Instance[] = [];
+  const clients: Client[] = [];
 
   const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
   const call = (base: string, token: string, { tool, args }: { tool: string; args: Record<string, unknown> }) =>
@@ -36,6 +37,18 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     const served = await serveCli([...args, "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`], { cwd: dir, env, started });
     return { id, ...served };
   }
+
+  async function mcpClient(url: string): Promise<Client> {
+    const client = new Client({ name: "scale-out-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+    clients.push(client);
+    return client;
+  }
+  const jobIdOf = (result: unknown) => /job_[0-9a-f]{12}/.exec(JSON.stringify(result))?.[0] as string;
+  const jobStatus = async (client: Client, id: string, waitSeconds = 0) => {
+    const output = await client.callTool({ name: "jobs", arguments: { action: "output", ids: [id], wait_up_to: waitSeconds } });
+    return output as unknown as { structuredContent: { jobs: Array<{ status: string }> }; content: Array<{ text: string }> };
+  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "codemux-scale-out-"));
@@ -55,6 +68,7 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
   }, 60_000);
 
   afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
     await nginx?.stop();
     await redis?.stop();
@@ -144,6 +158,48 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     } finally {
       await connection.close();
     }
+  }, 60_000);
+
+  it("runs a background job on one instance, and shows its output and obeys its cancel on the other", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const [onA, onB] = [await mcpClient(a.url), await mcpClient(b.url)];
+    const quick = jobIdOf(await onA.callTool({ name: "execute_code", arguments: { code: "export default 6 * 7;", background: true } }));
+    const done = await jobStatus(onB, quick, 20);
+    expect(done.structuredContent.jobs[0]?.status).toBe("completed");
+    expect(JSON.parse(done.content[1]?.text ?? "{}")).toMatchObject({ result: 42 });
+
+    const slow = 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 120000, steps: 120 });';
+    const long = jobIdOf(await onA.callTool({ name: "execute_code", arguments: { code: slow, background: true } }));
+    await until(async () => (await jobStatus(onB, long)).structuredContent.jobs[0]?.status === "running");
+    const cancelled = await onB.callTool({ name: "jobs", arguments: { action: "cancel", ids: [long] } });
+    expect(JSON.stringify(cancelled)).toContain(long);
+    // The cancel reached the instance running it: both see the job end as cancelled.
+    expect((await jobStatus(onB, long, 20)).structuredContent.jobs[0]?.status).toBe("cancelled");
+    expect((await jobStatus(onA, long)).structuredContent.jobs[0]?.status).toBe("cancelled");
+    // Another principal sees nothing of it.
+    const bobs = new Client({ name: "bob", version: "1.0.0" });
+    await bobs.connect(new StreamableHTTPClientTransport(new URL(`${b.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${BOB}` } } }));
+    clients.push(bobs);
+    expect((await jobStatus(bobs, long)).structuredContent.jobs[0]?.status).toBe("not_found");
+  }, 60_000);
+
+  it("marks a job interrupted on every instance within 30 s when the instance running it is killed", async () => {
+    const [, b] = instances as [Instance, Instance];
+    const d = await startInstance("d");
+    const onD = await mcpClient(d.url);
+    const onB = await mcpClient(b.url);
+    const slow = 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 120000, steps: 120 });';
+    const id = jobIdOf(await onD.callTool({ name: "execute_code", arguments: { code: slow, background: true } }));
+    await until(async () => (await jobStatus(onB, id)).structuredContent.jobs[0]?.status === "running");
+    d.child.kill("SIGKILL");
+    await new Promise((resolve) => d.child.once("exit", resolve));
+    let status = "running";
+    for (let i = 0; i < 70 && status === "running"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      status = (await jobStatus(onB, id)).structuredContent.jobs[0]?.status ?? "";
+    }
+    expect(status).toBe("interrupted");
+    expect((await jobStatus(onB, id)).content[0]?.text).toMatch(/the codemux instance that ran this job \(d\) is gone/);
   }, 60_000);
 
   it("keeps a 2025-era session on its instance through the load balancer, and says when that instance is gone", async () => {

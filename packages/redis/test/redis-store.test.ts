@@ -1,7 +1,7 @@
 import { STORE_FORMAT_VERSION, TokenBuckets } from "@codemux/core";
 import { haveProgram, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InstanceRegistry, RedisBuckets, RedisConnection, RedisStore, RedisUnavailableError, StoreFormatError } from "../src/index";
+import { InstanceRegistry, RedisBuckets, RedisConnection, RedisJobShare, RedisStore, RedisUnavailableError, StoreFormatError } from "../src/index";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
 
@@ -95,6 +95,29 @@ describe.skipIf(!haveRedis)("the Redis store, against a real redis-server", () =
     await until(async () => (await other.addressOf("alpha")) === "http://127.0.0.1:1");
     await registry.stop();
     expect(await other.addressOf("alpha")).toBeUndefined();
+  });
+
+  it("shares job records by principal, newest first, and carries a cancel to the instance that listens", async () => {
+    const a = new InstanceRegistry(await connect(), { id: "job-a" });
+    const aConnection = await connect();
+    const shareA = new RedisJobShare(aConnection, a);
+    const shareB = new RedisJobShare(await connect(), new InstanceRegistry(await connect(), { id: "job-b" }));
+    a.start("http://127.0.0.1:1");
+    const heard: string[] = [];
+    shareA.onCancel((id, by) => heard.push(`${id} by ${by}`));
+    await shareA.put({ id: "job_1", principal: "token:alice", createdAt: 1, record: '{"id":"job_1"}', ttlMs: 60_000 });
+    await shareA.put({ id: "job_2", principal: "token:alice", createdAt: 2, record: '{"id":"job_2"}', ttlMs: 60_000 });
+    await shareA.put({ id: "job_3", principal: "token:bob", createdAt: 3, record: '{"id":"job_3"}', ttlMs: 60_000 });
+    expect(await shareB.list("token:alice", 10)).toEqual(['{"id":"job_2"}', '{"id":"job_1"}']);
+    expect(await shareB.list("token:alice", 1)).toEqual(['{"id":"job_2"}']);
+    await until(async () => {
+      await shareB.cancel("job_2", "tool");
+      return heard.length > 0;
+    });
+    expect(heard[0]).toBe("job_2 by tool");
+    await until(async () => await shareB.alive("job-a"));
+    expect(await shareB.alive("job-c")).toBe(false);
+    await Promise.all([shareA.close(), shareB.close(), a.stop()]);
   });
 
   it("fails with an error naming Redis while it is down, and reconnects by itself", async () => {
