@@ -549,8 +549,7 @@ export class JobManager implements JobRunner {
     const live = this.#live.get(id);
     if (live) await this.#finish(live, "cancelled", { by });
     // A job another instance runs hears it on the shared channel; another process on this folder picks up the file.
-    else if (!TERMINAL.has(job.status) && this.#share && job.instance !== undefined && job.instance !== this.#share.instanceId)
-      await this.#share.cancel(id, by);
+    else if (!TERMINAL.has(job.status) && this.#runsElsewhere(job)) await this.#share?.cancel(id, by);
     else if (!TERMINAL.has(job.status)) await requestCancel(this.dir, id, by);
     return job;
   }
