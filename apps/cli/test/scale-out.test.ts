@@ -89,6 +89,19 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     expect((await fetch(`${a.url}/v1/results/${handle}`, { headers: bearer(BOB) })).status).toBe(404);
   });
 
+  it("forgets a principal's kept results on every instance, whichever instance kept them", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const kept = async (base: string) =>
+      ((await (await call(base, ALICE, { tool: "m__huge", args: { bytes: 20_000 } })).json()) as { spilled: { handle: string } }).spilled.handle;
+    const [onA, onB] = [await kept(a.url), await kept(b.url)];
+    const bobs = ((await (await call(a.url, BOB, { tool: "m__huge", args: { bytes: 20_000 } })).json()) as { spilled: { handle: string } }).spilled.handle;
+    const forgot = await fetch(`${b.url}/v1/principals/token:alice`, { method: "DELETE", headers: bearer(ALICE) });
+    expect(((await forgot.json()) as { forgotten: { results: number } }).forgotten.results).toBeGreaterThanOrEqual(2);
+    for (const handle of [onA, onB])
+      for (const base of [a.url, b.url]) expect((await fetch(`${base}/v1/results/${handle}`, { headers: bearer(ALICE) })).status).toBe(404);
+    expect((await fetch(`${b.url}/v1/results/${bobs}`, { headers: bearer(BOB) })).status).toBe(200);
+  });
+
   it("shares one rate limit: through the load balancer, both instances together let through no more than the limit", async () => {
     const answers = await Promise.all(
       Array.from({ length: RATE_LIMIT * 3 }, async () => {

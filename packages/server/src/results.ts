@@ -109,15 +109,24 @@ export class ResultStore {
     return text;
   }
 
-  /** Deletes every result `principal`'s sessions kept; returns how many. */
-  forget(principal: string): number {
-    let forgotten = 0;
+  /** Deletes every result `principal`'s sessions kept (in a shared store, through whichever instance kept it); returns how many. */
+  async forget(principal: string): Promise<number> {
+    const forgotten = new Set<string>();
     for (const [handle, kept] of this.#results) {
       if (kept.principal !== principal) continue;
       this.#delete(handle, kept);
-      forgotten++;
+      forgotten.add(handle);
     }
-    return forgotten;
+    if (!this.#store.shared) return forgotten.size;
+    for (const entry of await this.#store.list()) {
+      const handle = entry.key.slice(0, -".meta".length);
+      if (!entry.key.endsWith(".meta") || forgotten.has(handle)) continue;
+      const text = await this.#store.read(entry.key, entry.owner !== undefined ? { owner: entry.owner } : {});
+      if (text === undefined || (JSON.parse(text) as Partial<KeptResult>).principal !== principal) continue;
+      await Promise.all([this.#store.delete(handle), this.#store.delete(entry.key)]);
+      forgotten.add(handle);
+    }
+    return forgotten.size;
   }
 
   /** Forgets every result; a shared store's entries stay for the other instances and expire on their own. */

@@ -275,7 +275,7 @@ describe("ResultStore", () => {
     now = 101;
     await expect(store.read(ci.handle, "s-ci")).rejects.toThrow(/expired or never existed/);
     expect(await store.read(alice.handle, "s-a")).toBe("alice's");
-    expect(store.forget("token:alice")).toBe(2);
+    expect(await store.forget("token:alice")).toBe(2);
     await expect(store.read(alice.handle, "s-a")).rejects.toThrow(/expired or never existed/);
     await expect(store.read(alice2.handle, "s-a2")).rejects.toThrow(/expired or never existed/);
     expect(await store.read(bob.handle, "s-b")).toBe("bob's");
