@@ -94,7 +94,7 @@ interface ServeOptions {
   store?: string;
   storePrefix?: string;
   instanceId?: string;
-  advertiseUrl?: string;
+  instanceUrl?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -151,8 +151,8 @@ export function registerServe(program: Command, context: RunContext): void {
       "with --http: this instance's id, the start of its session ids that a load balancer routes on (default random); also $CODEMUX_INSTANCE_ID",
     )
     .option(
-      "--advertise-url <url>",
-      "with --store redis://: the URL other instances forward this one's sessions to (default the bound address); also $CODEMUX_ADVERTISE_URL",
+      "--instance-url <url>",
+      "with --store redis://: the URL other instances forward this one's sessions to (default the bound address); also $CODEMUX_INSTANCE_URL",
     )
     .addOption(new Option("--cors <origin>", "allow this browser origin (repeatable; * for any); CORS is off otherwise").argParser(collect))
     .addOption(
@@ -211,7 +211,7 @@ export function registerServe(program: Command, context: RunContext): void {
         "store",
         "storePrefix",
         "instanceId",
-        "advertiseUrl",
+        "instanceUrl",
       ] as const) {
         if (serveOptions[flag] !== undefined)
           throw new UsageError(
@@ -382,7 +382,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
-    shared.registry?.start(options.advertiseUrl ?? process.env.CODEMUX_ADVERTISE_URL ?? http.url);
+    shared.registry?.start(options.instanceUrl ?? process.env.CODEMUX_INSTANCE_URL ?? http.url);
   } catch (error) {
     await core.close();
     await shared.close();
