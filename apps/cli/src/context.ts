@@ -1,4 +1,4 @@
-import type { Logger, RateBuckets } from "@codemux/core";
+import type { Logger, RateBuckets, Store } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings } from "@codemux/http";
@@ -104,6 +104,7 @@ export async function startCore(
     retention,
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
     ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
+    ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
   });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
@@ -189,12 +190,14 @@ export async function pluginsOf({
   retention,
   keep,
   rateBuckets,
+  sharedStore,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
   logger: Logger;
   retention: Retention | undefined;
   keep?: ResultKeeper["keep"];
   rateBuckets?: RateBuckets;
+  sharedStore?: Store;
 }): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({
@@ -204,6 +207,7 @@ export async function pluginsOf({
     dataDir: codemuxHome(),
     ...(keep ? { results: { keep } } : {}),
     ...(rateBuckets ? { rateBuckets } : {}),
+    ...(sharedStore ? { sharedStore } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }

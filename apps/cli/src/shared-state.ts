@@ -31,6 +31,8 @@ export interface SharedState {
   resultStore?: Store;
   cacheStore?: Store;
   rateBuckets?: RateBuckets;
+  /** The cache plugin's entries. */
+  pluginStore?: Store;
   jobShare?: JobShare;
   registry?: InstanceRegistry;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
@@ -75,6 +77,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     resultStore: new RedisStore(connection, { name: "results" }),
     cacheStore: new RedisStore(connection, { name: "cache" }),
     rateBuckets: new RedisBuckets(connection),
+    pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
     jobShare,
     registry,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },

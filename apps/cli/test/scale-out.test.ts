@@ -55,7 +55,10 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     redis = await startRedisServer();
     const config = {
       mcpServers: { m: misbehavingEntry("m") },
-      plugins: { "rate-limit": { limits: [{ by: ["principal", "tool"], calls: RATE_LIMIT, perMs: 3_600_000, tools: ["m__echo"] }] } },
+      plugins: {
+        "rate-limit": { limits: [{ by: ["principal", "tool"], calls: RATE_LIMIT, perMs: 3_600_000, tools: ["m__echo"] }] },
+        cache: { tools: ["m__counter"], ttlMs: 600_000 },
+      },
     };
     await writeFile(join(dir, "codemux.json"), JSON.stringify(config));
     instances.push(await startInstance("a"), await startInstance("b"));
@@ -100,6 +103,16 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     for (const handle of [onA, onB])
       for (const base of [a.url, b.url]) expect((await fetch(`${base}/v1/results/${handle}`, { headers: bearer(ALICE) })).status).toBe(404);
     expect((await fetch(`${b.url}/v1/results/${bobs}`, { headers: bearer(BOB) })).status).toBe(200);
+  });
+
+  it("answers a cached call through one instance from the answer another instance's server gave, for the same principal only", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const answer = async (base: string, token: string) =>
+      JSON.stringify(((await (await call(base, token, { tool: "m__counter", args: {} })).json()) as { value: unknown }).value);
+    const first = await answer(a.url, ALICE);
+    // b's own server would count from 1 with another pid: the same text is a's answer, from the shared cache.
+    expect(await answer(b.url, ALICE)).toBe(first);
+    expect(await answer(b.url, BOB)).not.toBe(first);
   });
 
   it("shares one rate limit: through the load balancer, both instances together let through no more than the limit", async () => {

@@ -161,6 +161,8 @@ export interface LoadPluginsOptions {
   retentionMs?: PluginInitContext["retentionMs"];
   /** Token buckets shared by every instance (Redis): the rate-limit plugin's limit holds across them. */
   rateBuckets?: PluginInitContext["rateBuckets"];
+  /** A store shared by every instance (Redis), for the cache plugin. */
+  sharedStore?: PluginInitContext["sharedStore"];
 }
 
 /** Plugins loaded from the config, started and ready to go into the call pipeline. */
@@ -258,6 +260,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.observability ? { observability: options.observability } : {}),
     ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
     ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
+    ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
   });
   try {
     await host.start();

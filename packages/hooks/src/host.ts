@@ -20,6 +20,8 @@ export interface PluginHostOptions {
   retentionMs?: PluginInitContext["retentionMs"];
   /** Token buckets shared by every instance (Redis), given to plugins' `init`. */
   rateBuckets?: PluginInitContext["rateBuckets"];
+  /** A store shared by every instance (Redis), given to plugins' `init`. */
+  sharedStore?: PluginInitContext["sharedStore"];
 }
 
 /** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
@@ -110,6 +112,7 @@ export class PluginHost {
           ...(this.#options.results ? { results: this.#options.results } : {}),
           ...(this.#options.retentionMs ? { retentionMs: this.#options.retentionMs } : {}),
           ...(this.#options.rateBuckets ? { rateBuckets: this.#options.rateBuckets } : {}),
+          ...(this.#options.sharedStore ? { sharedStore: this.#options.sharedStore } : {}),
         });
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
