@@ -59,14 +59,17 @@ async function startDownstream(): Promise<{ child: ChildProcess; url: string }> 
   return { child, url: `http://127.0.0.1:${port}/mcp` };
 }
 
-/** `codemux serve --http :0` with one token; resolves with its base URL. */
-async function startCodemux(configFile: string): Promise<{ child: ChildProcess; url: string }> {
+/** `codemux serve --http :0` with one token (or `env`'s) and `args` more; resolves with its base URL. */
+export async function startCodemux(
+  configFile: string,
+  { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<{ child: ChildProcess; url: string }> {
   const home = await mkdtemp(join(tmpdir(), "codemux-bench-home-"));
   const child = spawn(
     process.execPath,
-    [cliPath(), "serve", "--http", ":0", "--config", configFile, "--no-watch", "--max-sessions", "200", "--log-level", "warn"],
+    [cliPath(), "serve", "--http", ":0", "--config", configFile, "--no-watch", "--max-sessions", "200", "--log-level", "warn", ...args],
     {
-      env: { ...process.env, CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: home },
+      env: { ...process.env, CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: home, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     },
   );

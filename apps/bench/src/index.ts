@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
+import { reportScaleOut, type ScaleOutReport } from "./scale-out";
 import { reportJournalOpen } from "./journal-open";
 import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
@@ -21,9 +22,10 @@ interface BenchReport {
   latency: LatencyReport | null;
   sandbox: SandboxLatency | null;
   http: HttpLatencyReport | null;
+  scaleOut: ScaleOutReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, journal, formats). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
       Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]),
     );
   const http = runs("http") ? await reportHttpLatency(table) : null;
+  const scaleOut = runs("scale-out") ? await reportScaleOut(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
   if (runs("formats")) await reportResultFormats(table);
 
@@ -129,6 +132,7 @@ async function main(): Promise<void> {
     latency,
     sandbox,
     http,
+    scaleOut,
   };
   // An ignored path: a bench run must not rewrite a tracked file.
   const out = join(repoRoot(), "apps/bench/results/latest.json");

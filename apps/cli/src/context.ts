@@ -1,4 +1,4 @@
-import type { Logger } from "@codemux/core";
+import type { Logger, RateBuckets, Store } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
@@ -28,6 +28,7 @@ import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
+import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
 export interface GlobalOptions {
@@ -68,6 +69,8 @@ export interface StartOptions {
    * first real request comes (`serve` over stdio, which a 2026-07-28 client may only probe).
    */
   deferStart?: boolean;
+  /** State shared with other instances (`--store redis://...`): kept results, the catalog cache and rate-limit buckets live there. */
+  shared?: SharedState;
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -101,6 +104,8 @@ export async function startCore(
     logger,
     retention,
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
+    ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
+    ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
   });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
@@ -113,6 +118,7 @@ export async function startCore(
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+        ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
         // The policies live in the core, made just below; a job starts only once it serves.
         jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
@@ -131,7 +137,8 @@ export async function startCore(
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
     dataDir: codemuxHome(),
-    ...(opts.cache ? { cacheDir: join(codemuxHome(), "cache") } : {}),
+    ...cacheOf(opts.cache, options.shared),
+    ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
@@ -183,11 +190,15 @@ export async function pluginsOf({
   logger,
   retention,
   keep,
+  rateBuckets,
+  sharedStore,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
   logger: Logger;
   retention: Retention | undefined;
   keep?: ResultKeeper["keep"];
+  rateBuckets?: RateBuckets;
+  sharedStore?: Store;
 }): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({
@@ -196,6 +207,8 @@ export async function pluginsOf({
     logger,
     dataDir: codemuxHome(),
     ...(keep ? { results: { keep } } : {}),
+    ...(rateBuckets ? { rateBuckets } : {}),
+    ...(sharedStore ? { sharedStore } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }
@@ -210,6 +223,12 @@ export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Pro
 function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
   const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
   return files ? { dispatchFiles: files } : {};
+}
+
+/** The catalog cache: shared in Redis (a new instance answers at once), else files under codemux's folder; none with --no-cache. */
+function cacheOf(cache: boolean, shared: SharedState | undefined): { cacheDir?: string; cacheStore?: SharedState["cacheStore"] } {
+  if (!cache) return {};
+  return shared?.cacheStore ? { cacheStore: shared.cacheStore } : { cacheDir: join(codemuxHome(), "cache") };
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {

@@ -17,6 +17,7 @@ import { registerServe } from "./commands/serve";
 import { registerSkills } from "./commands/skills";
 import { registerStatus } from "./commands/status";
 import { registerStop } from "./commands/stop";
+import { registerStore } from "./commands/store";
 import type { RunContext } from "./context";
 import { LOG_LEVELS } from "./logger";
 
@@ -79,5 +80,6 @@ export function buildProgram(context: RunContext): Command {
   registerImport(program, context);
   registerJobs(program, context);
   registerPolicy(program, context);
+  registerStore(program, context);
   return program;
 }

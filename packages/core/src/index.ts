@@ -91,6 +91,9 @@ export {
   type ToolResultLike,
   type ToolValueAnswer,
 } from "./result";
-export { TokenBuckets, type BucketRate } from "./token-buckets";
+export { TokenBuckets, type BucketRate, type BucketRequest, type RateBuckets } from "./token-buckets";
+export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
+export type { JobShare } from "./job-share";
+export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

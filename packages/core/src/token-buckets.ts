@@ -5,6 +5,21 @@ export interface BucketRate {
   perMs: number;
 }
 
+/** One bucket asked for in a `RateBuckets.take`. */
+export interface BucketRequest {
+  key: string;
+  rate: BucketRate;
+}
+
+/**
+ * Token buckets behind one seam: in memory (`TokenBuckets`) or shared by several instances (Redis),
+ * where one `takeAll` is atomic, so N instances together let through no more than the limit.
+ */
+export interface RateBuckets {
+  /** Spends one token of every bucket when each holds one at `now`; otherwise spends none and names the one to wait longest for. */
+  takeAll(requests: BucketRequest[], now: number): { refused?: number; waitMs: number } | Promise<{ refused?: number; waitMs: number }>;
+}
+
 interface Bucket {
   tokens: number;
   updatedAt: number;
@@ -17,7 +32,7 @@ const MAX_BUCKETS = 10_000;
  * Token buckets by key (the rate-limit plugin's per principal, server or tool; a policy's per principal):
  * `check` says how long until a call may pass, `take` spends one token. Bounded in number.
  */
-export class TokenBuckets {
+export class TokenBuckets implements RateBuckets {
   readonly #buckets = new Map<string, Bucket>();
 
   /** The tokens `key` holds at `now`, and how long (ms) until it holds one; 0 when a call may pass now. */
@@ -36,5 +51,16 @@ export class TokenBuckets {
       if (this.#buckets.size <= MAX_BUCKETS) break;
       this.#buckets.delete(old);
     }
+  }
+
+  takeAll(requests: BucketRequest[], now: number): { refused?: number; waitMs: number } {
+    const checks = requests.map((r) => this.check(r.key, r.rate, now));
+    let refused: number | undefined;
+    checks.forEach((c, i) => {
+      if (c.waitMs > 0 && (refused === undefined || c.waitMs > (checks[refused]?.waitMs ?? 0))) refused = i;
+    });
+    if (refused !== undefined) return { refused, waitMs: checks[refused]?.waitMs ?? 0 };
+    requests.forEach((r, i) => this.take(r.key, checks[i]?.tokens ?? 0, now));
+    return { waitMs: 0 };
   }
 }

@@ -159,6 +159,10 @@ export interface LoadPluginsOptions {
   observability?: Observability;
   /** How long a principal's audit lines are kept (the config's `retention`); undefined: no limit. */
   retentionMs?: PluginInitContext["retentionMs"];
+  /** Token buckets shared by every instance (Redis): the rate-limit plugin's limit holds across them. */
+  rateBuckets?: PluginInitContext["rateBuckets"];
+  /** A store shared by every instance (Redis), for the cache plugin. */
+  sharedStore?: PluginInitContext["sharedStore"];
 }
 
 /** Plugins loaded from the config, started and ready to go into the call pipeline. */
@@ -255,6 +259,8 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.results ? { results: options.results } : {}),
     ...(options.observability ? { observability: options.observability } : {}),
     ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
+    ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
+    ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
   });
   try {
     await host.start();

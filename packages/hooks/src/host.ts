@@ -18,6 +18,10 @@ export interface PluginHostOptions {
   results?: ResultKeeper;
   /** How long a principal's audit lines are kept (the config's `retention`); undefined: no limit. */
   retentionMs?: PluginInitContext["retentionMs"];
+  /** Token buckets shared by every instance (Redis), given to plugins' `init`. */
+  rateBuckets?: PluginInitContext["rateBuckets"];
+  /** A store shared by every instance (Redis), given to plugins' `init`. */
+  sharedStore?: PluginInitContext["sharedStore"];
 }
 
 /** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
@@ -107,6 +111,8 @@ export class PluginHost {
           metrics,
           ...(this.#options.results ? { results: this.#options.results } : {}),
           ...(this.#options.retentionMs ? { retentionMs: this.#options.retentionMs } : {}),
+          ...(this.#options.rateBuckets ? { rateBuckets: this.#options.rateBuckets } : {}),
+          ...(this.#options.sharedStore ? { sharedStore: this.#options.sharedStore } : {}),
         });
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -1,4 +1,4 @@
-import type { Logger, MetaTool, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
+import type { Logger, MetaTool, RateBuckets, Store, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
 
 /** The hints a server gives about a tool (MCP `ToolAnnotations`, core's type); `{}` when it gave none. */
 export type ToolHints = ToolAnnotations;
@@ -88,6 +88,10 @@ export interface PluginInitContext {
   metrics: PluginMetrics;
   /** Where a large result can be kept for read_result (codemux's result store), when the host has one. */
   results?: ResultKeeper;
+  /** Token buckets shared by every instance of a deployment (Redis); the rate-limit plugin keeps its own in memory without them. */
+  rateBuckets?: RateBuckets;
+  /** A store shared by every instance (Redis): the cache plugin keeps its entries there, so one instance's answer serves the others. */
+  sharedStore?: Store;
   /** How long a principal's lines of this kind are kept (the config's `retention`); undefined: no limit. */
   retentionMs?: (kind: "audit", principal: string) => number | undefined;
 }

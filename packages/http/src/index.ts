@@ -15,6 +15,7 @@ export { stderrSink } from "./log";
 export type { LogRecord, LogSink } from "./log";
 export { Metrics } from "./metrics";
 export type { Labels } from "./metrics";
+export type { ScaleOut } from "./scale-out";
 export type { HttpServeOptions, PrincipalLimits, ReloadSummary } from "./options";
 export { openApiDocument } from "./openapi";
 export { CodemuxHttpServer } from "./server";

@@ -1,6 +1,6 @@
 import { createSessionServer } from "@codemux/server";
 import { isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
-import { randomUUID } from "node:crypto";
+import { answerForOtherInstance, newSessionId } from "./affinity";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import { bridgeRequest, webRequestOf } from "./bridge";
@@ -75,6 +75,7 @@ async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unk
   ctx.log.session = id.slice(0, 8);
   const session = gateway.sessions.get(id, ctx.principal, ctx.identity.expiresAt);
   if (!session || session.kind !== "streamable") {
+    if (await answerForOtherInstance(ctx, { id, body, scaleOut: gateway.options.scaleOut })) return;
     // Unknown, expired, or another principal's: the same 404, so a client re-initializes and nothing leaks.
     sendRpcError(ctx.res, 404, { code: SESSION_NOT_FOUND, message: "Session not found" });
     return;
@@ -86,7 +87,7 @@ async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unk
 
 async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
   gateway.sessions.reserve(ctx.principal);
-  const id = randomUUID();
+  const id = newSessionId(gateway.options.scaleOut);
   ctx.log.session = id.slice(0, 8);
   let added = false;
   const server = createSessionServer(gateway.core, {

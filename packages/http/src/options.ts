@@ -1,4 +1,5 @@
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
+import type { ScaleOut } from "./scale-out";
 import type { OAuthOptions } from "./auth/oauth";
 import type { LogRecord, LogSink } from "./log";
 import { principalOfKey, type TokenSpec } from "./tokens";
@@ -85,6 +86,8 @@ export interface HttpServeOptions {
   reload?: () => Promise<ReloadSummary>;
   /** What the admin page at /ui shows beside the core's own state: the pin plugin's quarantine, the background jobs. */
   ui?: UiSources;
+  /** One of several instances behind a load balancer, sharing state: instance-scoped session ids, forwarding, the state's health. */
+  scaleOut?: ScaleOut;
 }
 
 /** What one principal may hold; an unset field keeps the default. */
@@ -128,6 +131,7 @@ export interface ResolvedOptions {
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
   ui: UiSources;
+  scaleOut: ScaleOut | undefined;
 }
 
 export const DEFAULTS = {
@@ -200,6 +204,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     log,
     reload: options.reload,
     ui: options.ui ?? {},
+    scaleOut: options.scaleOut,
   };
 }
 

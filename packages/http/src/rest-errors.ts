@@ -1,4 +1,5 @@
 import { CatalogError } from "@codemux/catalog";
+import { isCodemuxError } from "@codemux/core";
 import { PoolError } from "@codemux/pool";
 import { errorText, REST_HINTS, ServerError } from "@codemux/server";
 import { HttpError } from "./errors";
@@ -51,5 +52,9 @@ export function toHttpError(error: unknown): HttpError {
         break;
     }
   }
+  // By code, not class: plugins and the shared store are packages the gateway does not import.
+  if (isCodemuxError(error) && error.code === "RATE_LIMITED")
+    return new HttpError("QUOTA", message, { headers: { "retry-after": String(Math.max(1, Math.ceil(Number(error.data?.retryAfterMs ?? 1000) / 1000))) } });
+  if (isCodemuxError(error) && error.code === "REDIS_UNAVAILABLE") return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
   return new HttpError("INTERNAL", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
 }

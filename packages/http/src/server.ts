@@ -1,10 +1,10 @@
 import { METRICS_SCOPE, isLoopback, type SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
+import { principalSessionId, sharedStateMetrics, sharedStateOf } from "./affinity";
 import { Authenticator } from "./auth/authenticator";
 import { sessionFields, type Identity } from "./auth/identity";
 import { LOGIN_CALLBACK_PATH, LoginCallbackRoute } from "./auth/login-callback";
@@ -230,8 +230,7 @@ export class CodemuxHttpServer {
     const { principal } = identity;
     let session = this.#principalSessions.get(principal);
     if (!session) {
-      // Random per process: a handle of one principal can never be guessed as another's owner.
-      session = { id: `rest-${randomUUID()}`, principal };
+      session = { id: principalSessionId(principal, this.options.scaleOut), principal };
       this.#principalSessions.set(principal, session);
     }
     // The groups and scopes of this request's credential: an OAuth principal's may change from one token to the next.
@@ -274,6 +273,7 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
       [{}, this.#inFlight.size - this.#modern.listening],
     ]);
+    sharedStateMetrics(metrics, this.options.scaleOut);
     metrics.gauge("process_resident_memory_bytes", "Resident memory of this process.", () => [[{}, process.memoryUsage().rss]]);
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
@@ -401,7 +401,13 @@ export class CodemuxHttpServer {
     only(ctx, "GET");
     const ready = await this.#core.ready(0);
     const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
-    sendJson(ctx.res, ready ? 200 : 503, { status: ready ? "ready" : "starting", tools: this.#core.catalog.size, sessions: this.sessions.size, servers });
+    sendJson(ctx.res, ready ? 200 : 503, {
+      status: ready ? "ready" : "starting",
+      tools: this.#core.catalog.size,
+      sessions: this.sessions.size,
+      servers,
+      ...sharedStateOf(this.options.scaleOut),
+    });
   }
 
   /** DNS-rebinding protection: the Host header must name this server (loopback names, the bound address, or an allowed host). */

@@ -1,4 +1,4 @@
-import type { JobRunner, Logger, MetaTool, SessionInfo, TaskStore, ToolCallMiddleware } from "@codemux/core";
+import type { JobRunner, JobShare, Logger, MetaTool, SessionInfo, TaskStore, ToolCallMiddleware } from "@codemux/core";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
@@ -33,6 +33,8 @@ export interface JobsOptions {
   agent?: boolean;
   /** The agent's default turn limit (default 12). */
   agentMaxTurns?: number;
+  /** Jobs seen by every instance of a deployment (`@codemux/redis`' `RedisJobShare`): output and cancel from any of them. */
+  share?: JobShare;
   now?: () => number;
 }
 
@@ -76,6 +78,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.retentionFor ? { retentionFor: options.retentionFor } : {}),
+    ...(options.share ? { share: options.share } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const middleware: ToolCallMiddleware = async (ctx, next) => {

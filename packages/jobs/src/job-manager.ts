@@ -10,6 +10,7 @@ import {
   type BackgroundWork,
   type JobRunner,
   type SessionInfo,
+  type JobShare,
 } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -29,6 +30,13 @@ const CANCEL_POLL_MS = 1_000;
 const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
 const FOREIGN_REFRESH_MS = 2_000;
 const MAX_REQUEST_BYTES = 256 * 1024;
+/** Results up to this size are shared with the other instances; larger ones stay in this instance's files. */
+const MAX_SHARED_RESULT_BYTES = 256 * 1024;
+/** A shared record outlives the job's retention by this, so it is never gone before the journal forgets it. */
+const SHARE_TTL_SLACK_MS = 60_000;
+/** A principal's jobs read from the shared records at most. */
+const MAX_SHARED_LISTED = 200;
+const SHARED_WAIT_POLL_MS = 500;
 
 /**
  * Masks secrets in what the journal keeps: a job's request, its description, progress and error lines.
@@ -70,6 +78,8 @@ export interface JobManagerOptions {
   retentionMs?: number;
   /** How long a principal's finished jobs stay (the config's `retention`); `retentionMs` otherwise. */
   retentionFor?: (principal: string) => number | undefined;
+  /** Jobs seen by every instance (Redis): status, progress and results readable, and cancels obeyed, from any of them. */
+  share?: JobShare;
   now?: () => number;
 }
 
@@ -125,6 +135,7 @@ export class JobManager implements JobRunner {
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #refreshedAt = 0;
+  readonly #share: JobShare | undefined;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -139,6 +150,11 @@ export class JobManager implements JobRunner {
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
     this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
+    this.#share = options.share;
+    this.#share?.onCancel((id, by) => {
+      const live = this.#live.get(id);
+      if (live) void this.#finish(live, "cancelled", { by });
+    });
     if (!options.openLater) void this.ready();
   }
 
@@ -215,6 +231,7 @@ export class JobManager implements JobRunner {
       session: work.session.id,
       request: this.#journaled(work.request),
       pid: process.pid,
+      ...(this.#share ? { instance: this.#share.instanceId } : {}),
       createdAt: this.now(),
       status: "queued",
       toolCalls: 0,
@@ -240,6 +257,7 @@ export class JobManager implements JobRunner {
     this.#live.set(id, live);
     const { description, kind, request, pid, session } = record;
     await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
+    await this.#publish(record);
     if (this.#running.size < this.maxConcurrent) {
       this.#launch(live);
       return { id };
@@ -302,6 +320,7 @@ export class JobManager implements JobRunner {
     record.startedAt = this.now();
     this.#bySignal.set(live.controller.signal, live);
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
+    void this.#publish(record);
     this.#watchCancels();
     const progress = (value: Progress) => {
       this.#noteProgress(live, {
@@ -330,6 +349,7 @@ export class JobManager implements JobRunner {
     if (now - live.progressWrittenAt < PROGRESS_JOURNAL_MS) return;
     live.progressWrittenAt = now;
     void this.#writer?.append({ t: "progress", id: record.id, ts: now, progress: record.progress, toolCalls: record.toolCalls });
+    void this.#publish(record);
   }
 
   async #finish(live: LiveJob, status: TerminalStatus, fields: { result?: ToolResult; error?: string; by?: string }): Promise<void> {
@@ -379,8 +399,44 @@ export class JobManager implements JobRunner {
       },
       { sync: true },
     );
+    await this.#publish(record);
     this.#live.delete(record.id);
     live.resolve();
+  }
+
+  /** Shares a job's record with the other instances; a failure (Redis down) is logged, and the job runs on. */
+  async #publish(record: JobRecord): Promise<void> {
+    if (!this.#share) return;
+    // A result too large to share stays in this instance's files; the others say where it is.
+    const { result, ...rest } = record;
+    const json = result ? JSON.stringify(result) : "";
+    const shared = json.length > 0 && json.length <= MAX_SHARED_RESULT_BYTES ? { ...rest, result } : rest;
+    const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
+    await this.#share
+      .put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs })
+      .catch((error: unknown) => {
+        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}`);
+      });
+  }
+
+  /**
+   * With shared jobs: the records of `principal`'s jobs that other instances run, brought up to date;
+   * one whose instance is gone is `interrupted`. Jobs this instance runs are its own to tell.
+   */
+  async refreshShared(principal: string): Promise<void> {
+    if (!this.#share) return;
+    const now = this.now();
+    for (const text of await this.#share.list(principal, MAX_SHARED_LISTED)) {
+      const record = JSON.parse(text) as JobRecord;
+      if (record.principal !== principal || typeof record.id !== "string" || !this.#runsElsewhere(record)) continue;
+      if (!TERMINAL.has(record.status) && (record.instance === undefined || !(await this.#share.alive(record.instance)))) {
+        record.status = "interrupted";
+        record.endedAt = now;
+        record.error = `the codemux instance that ran this job (${record.instance ?? "unknown"}) is gone; ${record.toolCalls} call(s) had completed.`;
+        await this.#publish(record);
+      }
+      this.#jobs.set(record.id, record);
+    }
   }
 
   /** Fills free slots: the next job is the oldest of the principal running the fewest, so one principal's backlog never holds the others' jobs back. */
@@ -426,7 +482,8 @@ export class JobManager implements JobRunner {
    */
   async refreshForeign(): Promise<void> {
     await this.ready();
-    const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id));
+    // Jobs another instance runs are told by their shared records (refreshShared), not by this folder's journal.
+    const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id) && !this.#runsElsewhere(j));
     const now = this.now();
     if (stale.length === 0 || now - this.#refreshedAt < FOREIGN_REFRESH_MS) return;
     this.#refreshedAt = now;
@@ -496,13 +553,15 @@ export class JobManager implements JobRunner {
     if (!job) return undefined;
     const live = this.#live.get(id);
     if (live) await this.#finish(live, "cancelled", { by });
-    // A job another codemux process runs: that process picks the request up.
+    // A job another instance runs hears it on the shared channel; another process on this folder picks up the file.
+    else if (!TERMINAL.has(job.status) && this.#runsElsewhere(job)) await this.#share?.cancel(id, by);
     else if (!TERMINAL.has(job.status)) await requestCancel(this.dir, id, by);
     return job;
   }
 
   /** Waits until every listed job ends, the time passes or the signal aborts. */
   async wait(ids: string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    if (this.#share && ids.some((id) => this.#remoteRunning(id))) return this.#waitShared(ids, options);
     const pending = ids.map((id) => this.#live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
     if (pending.length === 0 || options.timeoutMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
@@ -517,6 +576,27 @@ export class JobManager implements JobRunner {
     ]);
     clearTimeout(timer);
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+  }
+
+  #runsElsewhere(job: JobRecord): boolean {
+    return this.#share !== undefined && job.instance !== undefined && job.instance !== this.#share.instanceId;
+  }
+
+  #remoteRunning(id: string): boolean {
+    const job = this.#jobs.get(id);
+    return job !== undefined && !this.#live.has(id) && !TERMINAL.has(job.status);
+  }
+
+  /** Waits for jobs other instances run by reading their shared records again (every half second), within the same bounds. */
+  async #waitShared(ids: string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    const until = this.now() + options.timeoutMs;
+    const principals = new Set(ids.flatMap((id) => this.#jobs.get(id)?.principal ?? []));
+    while (this.now() < until && !options.signal?.aborted) {
+      const live = ids.map((id) => this.#live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
+      if (live.length === 0 && !ids.some((id) => this.#remoteRunning(id))) return;
+      await new Promise((resolve) => setTimeout(resolve, SHARED_WAIT_POLL_MS));
+      for (const principal of principals) await this.refreshShared(principal);
+    }
   }
 
   /** A job's full result (from its file when it was too large for the journal line). */

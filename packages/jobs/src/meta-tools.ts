@@ -116,6 +116,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   await manager.ready();
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'output needs "ids": the job ids to look at (jobs {action:"list"} shows yours).');
   const principal = ctx.session.principal;
+  await manager.refreshShared(principal);
   if (block) {
     const mine = ids.filter((id) => manager.get(id, principal));
     const waiting = manager.wait(mine, { timeoutMs: waitSeconds * 1000, ...(ctx.signal ? { signal: ctx.signal } : {}) });
@@ -175,6 +176,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
 async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const { status } = request;
   const limit = request.limit ?? DEFAULT_LIST_LIMIT;
+  await manager.refreshShared(ctx.session.principal);
   await manager.refreshForeign();
   const now = manager.now();
   const all = manager.list(ctx.session.principal).filter((j) => !status || j.status === status);
@@ -191,6 +193,7 @@ async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolCont
 async function cancel(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const ids = [...new Set([...(request.ids ?? []), ...(request.id !== undefined ? [request.id] : [])])];
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'cancel needs "ids": the job ids to stop (jobs {action:"list"} shows yours).');
+  await manager.refreshShared(ctx.session.principal);
   const lines: string[] = [];
   let missing = 0;
   for (const id of ids) {

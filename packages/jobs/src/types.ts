@@ -25,6 +25,8 @@ export interface JobRecord {
   request: Record<string, unknown>;
   /** The process that ran it; recovery leaves jobs of live processes alone. */
   pid: number;
+  /** The instance that runs it, when jobs are shared by several instances (Redis). */
+  instance?: string;
   createdAt: number;
   startedAt?: number;
   endedAt?: number;

@@ -409,7 +409,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
    * `onForget` forgetters hold (jobs and transcripts, audit lines). Returns what went, by kind.
    */
   async forget(principal: string): Promise<ForgetReport> {
-    const report: ForgetReport = { results: this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 };
+    const report: ForgetReport = { results: await this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 };
     for (const forgetter of this.#forgetters) {
       for (const [kind, count] of Object.entries(await forgetter(principal))) report[kind] = (report[kind] ?? 0) + count;
     }

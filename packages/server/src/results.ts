@@ -82,6 +82,8 @@ export class ResultStore {
       owner,
       principal: session.principal,
     };
+    // In a shared store another instance may be asked for it: its facts go beside the text, owned and expiring alike.
+    if (this.#store.shared) await this.#store.write(metaKey(handle), JSON.stringify(kept), { ttlMs, owner });
     this.#results.set(handle, kept);
     this.#bytes += kept.bytes;
     for (const [old, result] of this.#results) {
@@ -92,36 +94,55 @@ export class ResultStore {
   }
 
   /** The kept result's facts; another session's handle is "not found", exactly like an unknown one. */
-  get(handle: string, owner: string): KeptResult {
+  async get(handle: string, owner: string): Promise<KeptResult> {
     this.#expire();
-    const kept = this.#results.get(handle);
+    const kept = this.#results.get(handle) ?? (await this.#sharedFacts(handle, owner));
     if (!kept || kept.owner !== owner) throw new ResultNotFoundError(handle);
     return kept;
   }
 
   /** The kept text; the handle is checked first, so it cannot name a file of its own. */
   async read(handle: string, owner: string): Promise<string> {
-    const kept = this.get(handle, owner);
+    const kept = await this.get(handle, owner);
     const text = await this.#store.read(kept.handle, { owner });
     if (text === undefined) throw new ResultNotFoundError(handle);
     return text;
   }
 
-  /** Deletes every result `principal`'s sessions kept; returns how many. */
-  forget(principal: string): number {
-    let forgotten = 0;
+  /** Deletes every result `principal`'s sessions kept (in a shared store, through whichever instance kept it); returns how many. */
+  async forget(principal: string): Promise<number> {
+    const forgotten = new Set<string>();
     for (const [handle, kept] of this.#results) {
       if (kept.principal !== principal) continue;
       this.#delete(handle, kept);
-      forgotten++;
+      forgotten.add(handle);
     }
-    return forgotten;
+    if (!this.#store.shared) return forgotten.size;
+    for (const entry of await this.#store.list()) {
+      const handle = entry.key.slice(0, -".meta".length);
+      if (!entry.key.endsWith(".meta") || forgotten.has(handle)) continue;
+      const text = await this.#store.read(entry.key, entry.owner !== undefined ? { owner: entry.owner } : {});
+      if (text === undefined || (JSON.parse(text) as Partial<KeptResult>).principal !== principal) continue;
+      await Promise.all([this.#store.delete(handle), this.#store.delete(entry.key)]);
+      forgotten.add(handle);
+    }
+    return forgotten.size;
   }
 
+  /** Forgets every result; a shared store's entries stay for the other instances and expire on their own. */
   async clear(): Promise<void> {
     this.#results.clear();
     this.#bytes = 0;
-    await this.#store.clear();
+    if (!this.#store.shared) await this.#store.clear();
+  }
+
+  /** A result another instance kept, from its facts in the shared store (the store checks the owner). */
+  async #sharedFacts(handle: string, owner: string): Promise<KeptResult | undefined> {
+    if (!this.#store.shared || !KEPT_HANDLE_PATTERN.test(handle)) return undefined;
+    const text = await this.#store.read(metaKey(handle), { owner });
+    if (text === undefined) return undefined;
+    const kept = JSON.parse(text) as KeptResult;
+    return kept.handle === handle && kept.owner === owner && kept.expiresAt > this.#now() ? kept : undefined;
   }
 
   #expire(): void {
@@ -132,8 +153,14 @@ export class ResultStore {
   #delete(handle: string, kept: KeptResult): void {
     this.#results.delete(handle);
     this.#bytes -= kept.bytes;
-    void this.#store.delete(handle);
+    void this.#store.delete(handle).catch(() => undefined);
+    if (this.#store.shared) void this.#store.delete(metaKey(handle)).catch(() => undefined);
   }
+}
+
+/** Where a shared store keeps a result's facts. */
+function metaKey(handle: string): string {
+  return `${handle}.meta`;
 }
 
 function countLines(text: string): number {

@@ -249,7 +249,7 @@ describe("ResultStore", () => {
     const store = new ResultStore({ ttlMs: 1000, maxBytes: 10, now: () => now, store: new FileStore({ dir, now: () => now }) });
     const a = await store.keep("t", "123456", { id: "s1", principal: "local" });
     const b = await store.keep("t", "abcdef", { id: "s1", principal: "local" });
-    expect(() => store.get(a.handle, "s1")).toThrow(/expired or never existed/);
+    await expect(store.get(a.handle, "s1")).rejects.toThrow(/expired or never existed/);
     expect(await store.read(b.handle, "s1")).toBe("abcdef");
     await expect.poll(() => readdir(dir)).toEqual([b.handle]);
     now = 1001;
@@ -275,7 +275,7 @@ describe("ResultStore", () => {
     now = 101;
     await expect(store.read(ci.handle, "s-ci")).rejects.toThrow(/expired or never existed/);
     expect(await store.read(alice.handle, "s-a")).toBe("alice's");
-    expect(store.forget("token:alice")).toBe(2);
+    expect(await store.forget("token:alice")).toBe(2);
     await expect(store.read(alice.handle, "s-a")).rejects.toThrow(/expired or never existed/);
     await expect(store.read(alice2.handle, "s-a2")).rejects.toThrow(/expired or never existed/);
     expect(await store.read(bob.handle, "s-b")).toBe("bob's");

@@ -26,6 +26,7 @@ import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
 import { readRawConfig, startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { terminalStatus } from "../status";
+import { openSharedState, storeSettingOf } from "../shared-state";
 import { levelSink, loggerSink } from "../logger";
 import {
   claimPidfile,
@@ -91,6 +92,10 @@ interface ServeOptions {
   resultFormat?: ResultFormat;
   watch?: boolean;
   detach?: boolean;
+  store?: string;
+  storePrefix?: string;
+  instanceId?: string;
+  instanceUrl?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -134,6 +139,22 @@ export function registerServe(program: Command, context: RunContext): void {
     .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
     .option("--debug-exec", "keep each snippet, its bundle and source map in ~/.codemux/debug/exec (CODEMUX_DEBUG_EXEC=1 does it over stdio only)")
     .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)")
+    .option(
+      "--store <store>",
+      "with --http: where state shared by several instances lives: files (the default) or redis://[:PASSWORD@]HOST:PORT[/DB] (rediss:// for TLS); also $CODEMUX_STORE or the config's store",
+    )
+    .option(
+      "--store-prefix <prefix>",
+      "with --store redis://: the start of every key, so deployments can share one Redis (default codemux:); also $CODEMUX_STORE_PREFIX",
+    )
+    .option(
+      "--instance-id <id>",
+      "with --http: this instance's id, the start of its session ids that a load balancer routes on (default random); also $CODEMUX_INSTANCE_ID",
+    )
+    .option(
+      "--instance-url <url>",
+      "with --store redis://: the URL other instances forward this one's sessions to (default the bound address); also $CODEMUX_INSTANCE_URL",
+    )
     .addOption(new Option("--cors <origin>", "allow this browser origin (repeatable; * for any); CORS is off otherwise").argParser(collect))
     .addOption(
       new Option("--allowed-host <host>", "accept this Host header too (repeatable), e.g. a reverse proxy's public name; * turns the check off").argParser(
@@ -178,7 +199,21 @@ export function registerServe(program: Command, context: RunContext): void {
         throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
       }
       if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
-      for (const flag of ["detach", "stateless", "compatRoutes", "tokenFile", "token", "cors", "trustedProxy", "publicUrl", "oauthIssuer"] as const) {
+      for (const flag of [
+        "detach",
+        "stateless",
+        "compatRoutes",
+        "tokenFile",
+        "token",
+        "cors",
+        "trustedProxy",
+        "publicUrl",
+        "oauthIssuer",
+        "store",
+        "storePrefix",
+        "instanceId",
+        "instanceUrl",
+      ] as const) {
         if (serveOptions[flag] !== undefined)
           throw new UsageError(
             `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
@@ -301,6 +336,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
+  const shared = await openSharedState(storeSettingOf(options, await readRawConfig(configFile), configFile), options);
 
   const {
     core,
@@ -314,6 +350,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.spillBytes ? { spillBytes: options.spillBytes } : {}),
     ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
+    shared,
   });
   const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
@@ -345,10 +382,13 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
       ...(reloadFromFile ? { reload: reloadFromFile } : {}),
       ui,
+      ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
+    shared.registry?.start(options.instanceUrl ?? process.env.CODEMUX_INSTANCE_URL ?? http.url);
   } catch (error) {
     await core.close();
+    await shared.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE")
       throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
@@ -401,8 +441,11 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   process.stderr.write("codemux: shutting down (finishing calls in flight)\n");
   watcher?.close();
   try {
+    // Gone from the registry first: requests for this instance's sessions are answered "gone" by the others at once.
+    await shared.registry?.stop();
     await http.close();
     await core.close();
+    await shared.close();
   } finally {
     if (daemonPidfile) releasePidfile(daemonPidfile);
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);

@@ -1,4 +1,5 @@
-import { globMatcher, type ToolResult } from "@codemux/core";
+import { globMatcher, type Store, type ToolResult } from "@codemux/core";
+import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical";
 import type { Plugin, PluginMetrics } from "../types";
 
@@ -47,6 +48,9 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
   let bytes = 0;
   let clock: () => number = Date.now;
   let metrics: PluginMetrics | undefined;
+  let shared: Store | undefined;
+  // In a shared store an entry is its principal's alone, as in memory, unless entries are shared across principals.
+  const owner = (principal: string): { owner?: string } => (options.perPrincipal === false ? {} : { owner: principal });
 
   const drop = (key: string) => {
     const entry = entries.get(key);
@@ -71,15 +75,16 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
     init(ctx) {
       clock = ctx.clock;
       metrics = ctx.metrics;
+      shared = ctx.sharedStore;
     },
-    beforeCall(call) {
+    async beforeCall(call) {
       if (excluded(call.name)) return;
       if (!listed(call.name) && !(options.readOnly !== false && call.annotations.readOnlyHint === true)) return;
       const args = canonicalJson(call.arguments, MAX_KEY_CHARS);
       if (args === undefined) return;
       // The principal as a JSON string: no name, however odd, can end where another begins.
       const key = `${options.perPrincipal === false ? "" : JSON.stringify(call.principal)}\u0000${call.name}\u0000${args}`;
-      const entry = entries.get(key);
+      const entry = shared ? await sharedEntry(shared, key, owner(call.principal)) : entries.get(key);
       if (entry && entry.expiresAt > clock()) {
         // Least recently used goes first: a hit moves to the end.
         entries.delete(key);
@@ -93,11 +98,13 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       call.state.set(KEY, key);
       metrics?.increment("codemux_cache_misses_total", { server: call.server });
     },
-    afterCall(call, result) {
+    async afterCall(call, result) {
       const key = call.state.get(KEY);
       if (typeof key !== "string" || result.isError) return;
       const json = JSON.stringify(result);
       if (json.length > maxEntryBytes) return;
+      // Shared by every instance (Redis bounds it by the TTL); a cache that cannot be written is only a miss next time.
+      if (shared) return void (await shared.write(sharedKey(key), json, { ttlMs, ...owner(call.principal) }).catch(() => undefined));
       drop(key);
       entries.set(key, { json, expiresAt: clock() + ttlMs });
       bytes += json.length;
@@ -107,4 +114,16 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       }
     },
   };
+}
+
+/** A Store key for a cache key (which holds arguments of any length and characters). */
+function sharedKey(key: string): string {
+  return `cache-${createHash("sha256").update(key).digest("hex")}`;
+}
+
+/** The shared entry of `key` as `who` may read it; a store that does not answer (Redis down) is a miss, never a failed call. */
+async function sharedEntry(store: Store, key: string, who: { owner?: string }): Promise<Entry | undefined> {
+  const hashed = sharedKey(key);
+  const [json, facts] = await Promise.all([store.read(hashed, who), store.stat(hashed, who)]).catch(() => [undefined, undefined]);
+  return json === undefined ? undefined : { json, expiresAt: facts?.expiresAt ?? Number.POSITIVE_INFINITY };
 }

@@ -1,4 +1,4 @@
-import { TokenBuckets, globMatcher } from "@codemux/core";
+import { TokenBuckets, globMatcher, type RateBuckets } from "@codemux/core";
 import { RateLimitedError } from "../errors";
 import type { Plugin, PluginCall } from "../types";
 
@@ -30,7 +30,7 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
     capacity: rule.burst ?? rule.calls,
     matches: rule.tools?.length ? globMatcher(rule.tools) : () => true,
   }));
-  const buckets = new TokenBuckets();
+  let buckets: RateBuckets = new TokenBuckets();
   let clock: () => number = Date.now;
 
   const keyOf = (index: number, by: RateLimitDimension[], call: PluginCall) =>
@@ -42,17 +42,18 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
     failClosed: true,
     init(ctx) {
       clock = ctx.clock;
+      if (ctx.rateBuckets) buckets = ctx.rateBuckets;
     },
-    beforeCall(call) {
-      const now = clock();
-      const checks = rules.flatMap((rule, index) => {
-        if (!rule.matches(call.name)) return [];
-        const key = keyOf(index, rule.by, call);
-        return [{ rule, key, ...buckets.check(key, rule, now) }];
-      });
-      const refused = checks.filter((c) => c.waitMs > 0).sort((a, b) => b.waitMs - a.waitMs)[0];
+    async beforeCall(call) {
+      const checks = rules.flatMap((rule, index) => (rule.matches(call.name) ? [{ rule, key: keyOf(index, rule.by, call) }] : []));
+      const verdict = await buckets.takeAll(
+        checks.map(({ rule, key }) => ({ key, rate: rule })),
+        clock(),
+      );
+      const refused = verdict.refused === undefined ? undefined : checks[verdict.refused];
       if (refused) {
-        const { rule, waitMs } = refused;
+        const { rule } = refused;
+        const { waitMs } = verdict;
         const who = rule.by
           .map((d) => (d === "principal" ? `principal "${call.principal}"` : d === "server" ? `server ${call.server}` : `tool ${call.name}`))
           .join(", ");
@@ -66,7 +67,6 @@ export function rateLimitPlugin(options: RateLimitOptions = {}): Plugin {
           ),
         };
       }
-      for (const check of checks) buckets.take(check.key, check.tokens, now);
     },
   };
 }

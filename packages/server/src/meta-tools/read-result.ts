@@ -45,7 +45,7 @@ export const readResult = defineMetaTool<ReadResultRequest, CodemuxServices>({
   },
   annotations: { readOnlyHint: true },
   run: async (request, { services, session }) => {
-    const kept = services.results.get(request.handle, session.id);
+    const kept = await services.results.get(request.handle, session.id);
     const text = await services.results.read(kept.handle, session.id);
     return textResult(readKept(kept, text, request));
   },

@@ -1,53 +1,6 @@
-/** What a store knows of one entry besides its data. */
-export interface StoreEntry {
-  key: string;
-  bytes: number;
-  createdAt: number;
-  /** When it stops being readable; absent for entries that do not expire. */
-  expiresAt?: number;
-  /** The session (or principal) it belongs to; absent for shared entries. */
-  owner?: string;
-}
+import type { StoreEntry, StoreWriteOptions } from "@codemux/core";
 
-export interface StoreWriteOptions {
-  /** Readable this long, then gone. */
-  ttlMs?: number;
-  /** Only reads with the same owner see it. */
-  owner?: string;
-}
-
-/**
- * A small key-value store of text for codemux's own data (kept results, the catalog cache).
- * Writes are atomic (a reader sees the old data or the new, never half), nothing blocks the event
- * loop, expired entries are gone, and an entry with an owner is invisible to every other owner.
- */
-export interface Store {
-  write(key: string, data: string, options?: StoreWriteOptions): Promise<StoreEntry>;
-  /** The data, or undefined when missing, expired, or another owner's. */
-  read(key: string, options?: { owner?: string }): Promise<string | undefined>;
-  /** The entry's facts, under the same rules as `read`. */
-  stat(key: string, options?: { owner?: string }): Promise<StoreEntry | undefined>;
-  /** Live entries, oldest first; only this owner's (and shared ones) when an owner is given. */
-  list(options?: { owner?: string }): Promise<StoreEntry[]>;
-  delete(key: string): Promise<void>;
-  /** Deletes every entry this store wrote. */
-  clear(): Promise<void>;
-}
-
-/** Keys are names, never paths: letters, digits, ".", "_" and "-", not starting with ".". */
-export const STORE_KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
-
-/** True when `entry` may be seen by `owner` at `now`. */
-export function visible(entry: StoreEntry, owner: string | undefined, now: number): boolean {
-  if (entry.expiresAt !== undefined && entry.expiresAt <= now) return false;
-  return entry.owner === undefined || entry.owner === owner;
-}
-
-/** `list`'s rule: without an owner every live entry (for housekeeping), with one what that owner may see. */
-export function listed(entry: StoreEntry, owner: string | undefined, now: number): boolean {
-  if (owner !== undefined) return visible(entry, owner, now);
-  return entry.expiresAt === undefined || entry.expiresAt > now;
-}
+export { STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "@codemux/core";
 
 /** The facts of an entry written now. */
 export function newEntry(key: string, data: string, options: StoreWriteOptions, now: number): StoreEntry {

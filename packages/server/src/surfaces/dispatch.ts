@@ -297,7 +297,7 @@ async function resolveToolName(
 
 /** The arguments a kept result holds: its text parsed as JSON, optionally at a JSON Pointer, which must be an object. */
 async function argumentsFromKept(services: CodemuxServices, owner: string, handle: string, pointer: string | undefined): Promise<Record<string, unknown>> {
-  const kept = services.results.get(handle, owner);
+  const kept = await services.results.get(handle, owner);
   if (kept.bytes > MAX_RELAYOUT_BYTES) {
     throw new BadRequestError(
       `${handle} is ${kept.bytes} bytes; arguments from a kept result may be at most ${MAX_RELAYOUT_BYTES}. Pick the part you need in exec.`,

@@ -1,0 +1,38 @@
+import { STORE_KEY_PATTERN } from "@codemux/core";
+import { importEntries } from "@codemux/redis";
+import { FileStore, codemuxHome, findConfigFile } from "@codemux/server";
+import type { Command } from "commander";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { UsageError } from "../errors";
+import { openSharedState, storeSettingOf, type StoreFlags } from "../shared-state";
+
+/** `codemux store import`: moves what the files store holds (the catalog cache) into the Redis store the flags, environment or config name. */
+export function registerStore(program: Command, context: RunContext): void {
+  const store = program.command("store").description("shared state for several instances: move the files store into Redis");
+  store
+    .command("import")
+    .description("copy the files store (the catalog cache in $CODEMUX_HOME/cache) into the Redis store, so new instances answer at once")
+    .option("--store <store>", "the Redis store: redis://[:PASSWORD@]HOST:PORT[/DB] (rediss:// for TLS); else $CODEMUX_STORE, else the config's store")
+    .option("--store-prefix <prefix>", "the start of every key (default codemux:); else $CODEMUX_STORE_PREFIX")
+    .action(async (flags: StoreFlags, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const file = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
+      const setting = storeSettingOf(flags, await readRawConfig(file), file);
+      if (setting.kind !== "redis") throw new UsageError("codemux store import needs a Redis store: give --store redis://HOST:PORT (or set CODEMUX_STORE).");
+      const dir = join(codemuxHome(), "cache");
+      const keys = (await readdir(dir).catch(() => [] as string[])).filter((name) => STORE_KEY_PATTERN.test(name) && !name.endsWith(".tmp"));
+      const shared = await openSharedState(setting, {});
+      try {
+        if (!shared.connection?.up())
+          throw new UsageError(`Redis at ${shared.connection?.where} is not reachable; start it (or fix --store) and run codemux store import again.`);
+        const report = await importEntries(new FileStore({ dir }), shared.cacheStore as NonNullable<typeof shared.cacheStore>, { keys });
+        context.stdout.write(
+          `Imported ${report.imported.length} ${report.imported.length === 1 ? "entry" : "entries"} from ${dir} into ${shared.connection.where} (prefix ${setting.prefix})${report.skipped.length ? `; skipped ${report.skipped.length} expired or unreadable` : ""}.\n`,
+        );
+      } finally {
+        await shared.close();
+      }
+    });
+}

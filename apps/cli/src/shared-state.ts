@@ -1,0 +1,115 @@
+import { INSTANCE_ID_PATTERN, type JobShare, type RateBuckets, type Store } from "@codemux/core";
+import type { ScaleOut } from "@codemux/http";
+import {
+  InstanceRegistry,
+  RedisBuckets,
+  RedisConnection,
+  RedisJobShare,
+  RedisStore,
+  RedisUrlError,
+  parseStoreSetting,
+  type StoreSetting,
+} from "@codemux/redis";
+import { randomBytes } from "node:crypto";
+import { UsageError } from "./errors";
+
+/** `--store`, `--store-prefix`, `--instance-id`: the flags win over CODEMUX_STORE, CODEMUX_STORE_PREFIX, CODEMUX_INSTANCE_ID, which win over the config's `store`. */
+export interface StoreFlags {
+  store?: string;
+  storePrefix?: string;
+  instanceId?: string;
+}
+
+/** How long `serve` waits for Redis at start before serving without it (it keeps reconnecting). */
+const FIRST_CONNECT_MS = 5_000;
+
+/** Where this instance keeps what several instances share; all undefined on files (one instance, as always). */
+export interface SharedState {
+  setting: StoreSetting;
+  instanceId: string;
+  connection?: RedisConnection;
+  resultStore?: Store;
+  cacheStore?: Store;
+  rateBuckets?: RateBuckets;
+  /** The cache plugin's entries. */
+  pluginStore?: Store;
+  jobShare?: JobShare;
+  registry?: InstanceRegistry;
+  /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
+  scaleOut?: ScaleOut;
+  close(): Promise<void>;
+}
+
+/** The store setting as given (flags, environment, the config's `store`), read but not yet connected. */
+export function storeSettingOf(flags: StoreFlags, raw: Record<string, unknown> | undefined, configFile: string | undefined): StoreSetting {
+  const fromConfig = configStore(raw, configFile);
+  const url = flags.store ?? nonEmpty(process.env.CODEMUX_STORE) ?? fromConfig.url;
+  const prefix = flags.storePrefix ?? nonEmpty(process.env.CODEMUX_STORE_PREFIX) ?? fromConfig.prefix;
+  try {
+    return parseStoreSetting(url, prefix);
+  } catch (error) {
+    if (RedisUrlError.isInstance(error)) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** Opens the shared state of the setting: nothing on files; on Redis one connection, its stores, and this instance's registration. */
+export async function openSharedState(setting: StoreSetting, flags: StoreFlags): Promise<SharedState> {
+  const instanceId = instanceIdOf(flags);
+  if (setting.kind === "files")
+    // One instance: its session ids carry an id only when one is asked for (a load balancer routing on it).
+    return {
+      setting,
+      instanceId,
+      ...(flags.instanceId !== undefined || process.env.CODEMUX_INSTANCE_ID ? { scaleOut: { instanceId } } : {}),
+      close: async () => undefined,
+    };
+  const connection = await RedisConnection.open({ url: setting.url, prefix: setting.prefix });
+  // Not reachable yet: serve all the same (calls that need no shared state work), and say so.
+  if (!(await connection.ready(FIRST_CONNECT_MS)))
+    process.stderr.write(`codemux: Redis at ${connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
+  const registry = new InstanceRegistry(connection, { id: instanceId });
+  const jobShare = new RedisJobShare(connection, registry);
+  return {
+    setting,
+    instanceId,
+    connection,
+    resultStore: new RedisStore(connection, { name: "results" }),
+    cacheStore: new RedisStore(connection, { name: "cache" }),
+    rateBuckets: new RedisBuckets(connection),
+    pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
+    jobShare,
+    registry,
+    scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },
+    close: async () => {
+      await registry.stop();
+      await jobShare.close();
+      await connection.close();
+    },
+  };
+}
+
+function instanceIdOf(flags: StoreFlags): string {
+  const given = flags.instanceId ?? nonEmpty(process.env.CODEMUX_INSTANCE_ID);
+  if (given === undefined) return randomBytes(4).toString("hex");
+  if (!INSTANCE_ID_PATTERN.test(given))
+    throw new UsageError(
+      `The instance id "${given.slice(0, 60)}" may hold lowercase letters, digits and "-" (1 to 40, starting with a letter or digit), e.g. codemux-1.`,
+    );
+  return given;
+}
+
+/** The config's `store`: a URL string, or `{ "url": ..., "prefix": ... }`. */
+function configStore(raw: Record<string, unknown> | undefined, file: string | undefined): { url?: string; prefix?: string } {
+  const value = raw?.store;
+  if (value === undefined) return {};
+  if (typeof value === "string") return { url: value };
+  const object = value as { url?: unknown; prefix?: unknown };
+  if (typeof value === "object" && value !== null && typeof object.url === "string" && (object.prefix === undefined || typeof object.prefix === "string"))
+    return { url: object.url, ...(object.prefix !== undefined ? { prefix: object.prefix } : {}) };
+  throw new UsageError(`Invalid config ${file}: store: expected "files", a redis:// URL, or { "url": "redis://...", "prefix": "codemux:" }.`);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}

@@ -1,0 +1,126 @@
+import { instanceOfId, instanceScopedId } from "@codemux/core";
+import { createHash, randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import type { RequestContext } from "./context";
+import type { Metrics } from "./metrics";
+import { sendRpcError } from "./respond";
+import type { ScaleOut } from "./scale-out";
+
+/** Marks a forwarded request: the instance it reaches answers it or says the session is gone, never forwards again. */
+const FORWARDED = "x-codemux-forwarded-from";
+/** Request headers an MCP request needs at the instance holding its session. */
+const PASSED_REQUEST = ["authorization", "accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "x-api-key"];
+/** Response headers passed back to the client. */
+const PASSED_RESPONSE = ["content-type", "mcp-session-id", "retry-after", "www-authenticate"];
+/** How long the owner may take to start answering a forwarded request. */
+const FORWARD_CONNECT_MS = 10_000;
+
+/** A 2025-era session id of this instance (`<instanceId>.<uuid>`), or a bare uuid on a single instance. */
+export function newSessionId(scaleOut: ScaleOut | undefined): string {
+  return scaleOut ? instanceScopedId(scaleOut.instanceId, randomUUID()) : randomUUID();
+}
+
+/**
+ * The id of the one session a principal's REST and 2026-07-28 calls run as. Random per process on one
+ * instance; with shared results, the same on every instance (a hash of the principal, never sent by a
+ * client), so a handle kept through one instance is read through another by its principal alone.
+ */
+export function principalSessionId(principal: string, scaleOut: ScaleOut | undefined): string {
+  if (!scaleOut?.sharedResults) return `rest-${randomUUID()}`;
+  return `rest-${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;
+}
+
+/** /readyz's account of the shared state: shown, never a reason to be unready (calls that need no shared state still work). */
+export function sharedStateOf(scaleOut: ScaleOut | undefined): { instance?: string; store?: { kind: string; where: string; up: boolean } } {
+  if (!scaleOut) return {};
+  const { state } = scaleOut;
+  return { instance: scaleOut.instanceId, ...(state ? { store: { kind: state.kind, where: state.where, up: state.up() } } : {}) };
+}
+
+/** `codemux_redis_up` (1 while the shared store answers) when there is one. */
+export function sharedStateMetrics(metrics: Metrics, scaleOut: ScaleOut | undefined): void {
+  const state = scaleOut?.state;
+  if (!state) return;
+  metrics.gauge(`codemux_${state.kind}_up`, `1 while the shared ${state.kind} store is connected, else 0.`, () => [[{}, state.up() ? 1 : 0]]);
+}
+
+/**
+ * A 2025-era request for session `id` that this instance does not hold: forwarded to the instance whose
+ * id it starts with when that one is registered, else answered "gone" (404, as for an unknown session,
+ * so the client starts a new one). False when the id names this instance or none: the caller answers.
+ */
+export async function answerForOtherInstance(
+  ctx: RequestContext,
+  { id, body, scaleOut }: { id: string; body: unknown; scaleOut: ScaleOut | undefined },
+): Promise<boolean> {
+  const owner = instanceOfId(id);
+  if (!scaleOut?.instances || owner === undefined || owner === scaleOut.instanceId) return false;
+  const address = ctx.req.headers[FORWARDED] === undefined ? await scaleOut.instances.addressOf(owner) : undefined;
+  if (address === undefined) {
+    sendGone(ctx, owner);
+    return true;
+  }
+  ctx.log.forwardedTo = owner;
+  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, owner });
+  return true;
+}
+
+function sendGone(ctx: RequestContext, owner: string): void {
+  sendRpcError(ctx.res, 404, {
+    code: -32001,
+    message: `Session not found: the instance holding this session (${owner}) is gone. Start a new session with an initialize request.`,
+  });
+}
+
+/** Sends the request on to the owner and streams its answer back, ending both when either side goes. */
+async function forward(ctx: RequestContext, { target, body, self, owner }: { target: string; body: unknown; self: string; owner: string }): Promise<void> {
+  const abort = new AbortController();
+  ctx.res.once("close", () => abort.abort());
+  const connect = setTimeout(() => abort.abort(), FORWARD_CONNECT_MS);
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      method: ctx.req.method ?? "GET",
+      headers: { ...passed(ctx.req), [FORWARDED]: self },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: abort.signal,
+    });
+  } catch (error) {
+    // Nothing listens at its address: it died before its registration expired.
+    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return sendGone(ctx, owner);
+    sendRpcError(ctx.res, 502, {
+      code: -32000,
+      message: "The instance holding this session did not answer; retry, or start a new session if it keeps failing.",
+    });
+    return;
+  } finally {
+    clearTimeout(connect);
+  }
+  const headers: Record<string, string> = {};
+  for (const name of PASSED_RESPONSE) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  ctx.res.writeHead(response.status, headers);
+  if (!response.body) {
+    ctx.res.end();
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    const stream = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
+    stream.on("error", () => resolve());
+    stream.on("end", () => resolve());
+    ctx.res.on("close", () => resolve());
+    stream.pipe(ctx.res);
+  });
+}
+
+function passed(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of PASSED_REQUEST) {
+    const value = req.headers[name];
+    if (typeof value === "string") headers[name] = value;
+  }
+  return headers;
+}

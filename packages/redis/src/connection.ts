@@ -1,0 +1,83 @@
+import type { SharedStateHealth } from "@codemux/core";
+import type { Redis } from "ioredis";
+import { RedisStateError, RedisUnavailableError } from "./errors";
+import { redactUrl } from "./setting";
+
+export interface RedisConnectionOptions {
+  /** `redis://` or `rediss://` URL (auth and TLS as ioredis takes them). */
+  url: string;
+  /** Every key starts with this (`codemux:`). */
+  prefix: string;
+  /** A command not answered within this fails (Redis slow counts as Redis down); 2 s by default. */
+  commandTimeoutMs?: number;
+}
+
+/** Reconnect waits grow to this and stay there: Redis coming back is noticed within it. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+
+/**
+ * One client of the deployment's Redis, shared by the stores of one instance. Commands fail at once
+ * while Redis is down (no offline queue: a call that needs shared state fails with a sentence naming
+ * Redis, and nothing piles up in memory), and the client reconnects by itself.
+ */
+export class RedisConnection implements SharedStateHealth {
+  readonly kind = "redis";
+  readonly where: string;
+  readonly prefix: string;
+  readonly client: Redis;
+
+  /** Connects (in the background: use `ready` to wait); the client library is loaded only here, so an instance on files never loads it. */
+  static async open(options: RedisConnectionOptions): Promise<RedisConnection> {
+    const { Redis } = await import("ioredis");
+    return new RedisConnection(options, Redis);
+  }
+
+  private constructor(options: RedisConnectionOptions, Client: typeof Redis) {
+    this.where = redactUrl(options.url);
+    this.prefix = options.prefix;
+    this.client = new Client(options.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs ?? 2000,
+      connectTimeout: 2000,
+      retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
+      lazyConnect: false,
+    });
+    // Connection errors are seen by the commands that meet them and in `up()`; the client retries.
+    this.client.on("error", () => undefined);
+  }
+
+  up(): boolean {
+    return this.client.status === "ready";
+  }
+
+  /** Waits (bounded) for the first connection; false when Redis is not there yet (the instance serves on and retries). */
+  async ready(timeoutMs: number): Promise<boolean> {
+    if (this.up()) return true;
+    return await new Promise<boolean>((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.client.off("ready", onReady);
+        resolve(value);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.on("ready", onReady);
+    });
+  }
+
+  /** Runs Redis commands; any failure to reach Redis becomes a RedisUnavailableError that says `what` failed. */
+  async run<T>(what: string, work: (client: Redis) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.client);
+    } catch (error) {
+      // Our own refusals (a format this codemux does not read) pass through unchanged.
+      if (RedisStateError.isInstance(error)) throw error;
+      throw new RedisUnavailableError(this.where, what, error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+}

@@ -1,0 +1,58 @@
+import { STORE_FORMAT_VERSION, type InstanceDirectory } from "@codemux/core";
+import type { RedisConnection } from "./connection";
+
+export interface InstanceRegistryOptions {
+  /** This instance's id. */
+  id: string;
+  /** An instance not heard from for this long is gone; 15 s by default (it renews every third of it). */
+  ttlMs?: number;
+}
+
+/**
+ * This instance's entry in Redis (`<prefix>instance:<id>` = its address, with a TTL renewed by a
+ * heartbeat), and the lookup of the others': how a request for a session held elsewhere finds its owner.
+ */
+export class InstanceRegistry implements InstanceDirectory {
+  readonly self: string;
+  readonly #redis: RedisConnection;
+  #address = "";
+  readonly #ttlMs: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(redis: RedisConnection, options: InstanceRegistryOptions) {
+    this.#redis = redis;
+    this.self = options.id;
+    this.#ttlMs = options.ttlMs ?? 15_000;
+  }
+
+  /** Registers `address` (the base URL other instances reach this one at) now and keeps renewing; a failed beat (Redis down) is retried at the next one. */
+  start(address: string): void {
+    this.#address = address;
+    const beat = () => void this.#beat().catch(() => undefined);
+    beat();
+    this.#timer = setInterval(beat, Math.max(100, Math.floor(this.#ttlMs / 3)));
+    this.#timer.unref();
+  }
+
+  async addressOf(instanceId: string): Promise<string | undefined> {
+    const text = await this.#redis.run("find the instance holding this session in Redis", (client) => client.get(this.#key(instanceId)));
+    if (text === null) return undefined;
+    const entry = JSON.parse(text) as { v?: number; address?: unknown };
+    return entry.v === STORE_FORMAT_VERSION && typeof entry.address === "string" ? entry.address : undefined;
+  }
+
+  /** Stops the heartbeat and removes the entry: requests for this instance's sessions are answered "gone" at once. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#redis.run("unregister this instance in Redis", (client) => client.del(this.#key(this.self))).catch(() => undefined);
+  }
+
+  async #beat(): Promise<void> {
+    const entry = JSON.stringify({ v: STORE_FORMAT_VERSION, address: this.#address, at: Date.now() });
+    await this.#redis.run("register this instance in Redis", (client) => client.set(this.#key(this.self), entry, "PX", this.#ttlMs));
+  }
+
+  #key(id: string): string {
+    return `${this.#redis.prefix}instance:${id}`;
+  }
+}
