@@ -174,10 +174,6 @@ describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
     }
   });
 
-  it("sends legacy SSE's ?sessionId= back to its instance", async () => {
-    for (let i = 0; i < 4; i++) expect(await name(undefined, "/messages?sessionId=b.0f3c9a")).toBe("b");
-  });
-
   it("spreads requests with no session (or an unknown instance) over every instance", async () => {
     const seen = new Set<string>();
     for (let i = 0; i < 8; i++) seen.add(await name(i % 2 ? { headers: { "mcp-session-id": "zz.1" } } : undefined));
