@@ -3,9 +3,10 @@
  * An MCP server of the 2026-07-28 era on SDK v2, for codemux's downstream era tests. Over stdio
  * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
- * `PID METHOD` for every request it receives, so a test can count processes and probes.
+ * `PID METHOD` for every request it receives, so a test can count processes and probes. `--list-changed`
+ * declares list changes (tools, resources, prompts): `add_tool` and `add_resource` then tell the listen streams.
  */
-import { createMcpHandler, ProtocolError, Server, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { createMcpHandler, ProtocolError, Server, type CallToolResult, type Resource, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -23,6 +24,8 @@ interface Flags {
   instructionsChars: number | undefined;
   /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
   delayMs: number;
+  /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
+  listChanged: boolean;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -35,6 +38,7 @@ function parseFlags(argv: string[]): Flags {
     ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
     delayMs: Number(value("--delay-ms") ?? 0),
+    listChanged: argv.includes("--list-changed"),
   };
 }
 
@@ -50,10 +54,30 @@ const tools: Tool[] = [
   { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
   {
     name: "add_tool",
-    description: "Add a tool named `name` (no notification).",
+    description: "Add a tool named `name` (notified only with --list-changed).",
     inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
   },
+  ...(flags.listChanged
+    ? [
+        {
+          name: "end_listens",
+          description: "Over HTTP, cut the open listen streams (as a dropped network would).",
+          inputSchema: { type: "object" as const, properties: {} },
+        },
+        {
+          name: "add_resource",
+          description: "Add a resource at `uri` and tell the listen streams.",
+          inputSchema: { type: "object" as const, properties: { uri: { type: "string" } }, required: ["uri"] },
+        },
+      ]
+    : []),
 ];
+const resources: Resource[] = [];
+/** The responses of the open listen requests (HTTP), for `end_listens`. */
+const listens = new Set<ServerResponse>();
+/** Over HTTP, the handler's bus (per-request servers cannot push); over stdio, the connection's one server. */
+let notify: (change: "tools" | "resources", server: Server) => void = (change, server) =>
+  void (change === "tools" ? server.sendToolListChanged() : server.sendResourceListChanged());
 let calls = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
@@ -62,12 +86,16 @@ function makeServer(era: string): Server {
   const server = new Server(
     { name: flags.name, version: "2.0.0" },
     {
-      capabilities: { tools: {} },
+      capabilities: flags.listChanged ? { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } } : { tools: {} },
       instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
       ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
     },
   );
   server.setRequestHandler("tools/list", async () => ({ tools }));
+  if (flags.listChanged) {
+    server.setRequestHandler("resources/list", async () => ({ resources }));
+    server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
+  }
   server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     calls += 1;
@@ -90,7 +118,15 @@ function makeServer(era: string): Server {
         return process.exit(1);
       case "add_tool":
         tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
+        if (flags.listChanged) notify("tools", server);
         return text(`added ${String(args.name)}`);
+      case "end_listens":
+        for (const res of listens) res.destroy();
+        return text(`ended ${listens.size}`);
+      case "add_resource":
+        resources.push({ uri: String(args.uri), name: String(args.uri) });
+        notify("resources", server);
+        return text(`added ${String(args.uri)}`);
       default:
         throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
     }
@@ -100,12 +136,20 @@ function makeServer(era: string): Server {
 
 async function serveHttp(port: number): Promise<void> {
   const handler = createMcpHandler((ctx) => makeServer(ctx.era), { legacy: flags.legacy === "reject" ? "reject" : "stateless" });
+  notify = (change) => (change === "tools" ? handler.notify.toolsChanged() : handler.notify.resourcesChanged());
   const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const method = body.length ? (JSON.parse(body.toString("utf8")) as { method?: string }).method : undefined;
     log(method ?? req.method ?? "-");
+    if (method === "subscriptions/listen") {
+      listens.add(res);
+      res.once("close", () => {
+        listens.delete(res);
+        log("listen-closed");
+      });
+    }
     if (flags.delayMs) await new Promise((resolve) => setTimeout(resolve, flags.delayMs));
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
