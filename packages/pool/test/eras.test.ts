@@ -1,7 +1,5 @@
 import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -9,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServerPool, type PoolOptions, type RememberedEra, type ServerSpec } from "../src/index";
-import { httpSpec, startHttpServer, textOf } from "./helpers";
+import { httpSpec, startHttpServer, startModernHttp, textOf } from "./helpers";
 
 const pools: ServerPool[] = [];
 const children: ChildProcess[] = [];
@@ -67,13 +65,6 @@ function spec(name: string, argv: string[], extra: Partial<ServerSpec> = {}): Se
 }
 
 const statusOf = (pool: ServerPool, name: string) => pool.status().find((s) => s.name === name)!;
-
-async function startModernHttp(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
-  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
-}
 
 describe("a downstream server's era over stdio (probe, then initialize)", () => {
   it("finds a modern-only server (legacy openings refused) 2026-07-28: one process, no initialize", async () => {
@@ -140,7 +131,7 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
 describe("a downstream server's era over HTTP", () => {
   it("finds a modern-only HTTP server 2026-07-28", async () => {
     const log = logFile();
-    const pool = await startPool([httpSpec("hm", await startModernHttp(["--legacy", "reject", "--log", log]))]);
+    const pool = await startPool([httpSpec("hm", await startModernHttp(children, ["--legacy", "reject", "--log", log]))]);
     expect(textOf(await pool.callTool("hm", "echo", { text: "over http" }))).toBe("over http");
     expect(statusOf(pool, "hm")).toMatchObject({ protocol: "2026-07-28", era: { kind: "modern" } });
     expect(requests(log).map((r) => r.method)).not.toContain("initialize");
@@ -154,7 +145,7 @@ describe("a downstream server's era over HTTP", () => {
   });
 
   it("gives a slow HTTP server the connect time, not the stdio probe's short wait", async () => {
-    const pool = await startPool([httpSpec("slow", await startModernHttp(["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
+    const pool = await startPool([httpSpec("slow", await startModernHttp(children, ["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
     expect(statusOf(pool, "slow")).toMatchObject({ state: "ready", protocol: "2026-07-28" });
   });
 

@@ -1,7 +1,8 @@
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
+import type { Logger } from "@codemux/core";
 import type { ServerSpec } from "../src/index";
 
 export const textOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>)[0]!.text;
@@ -12,6 +13,21 @@ export async function startHttpServer(children: ChildProcess[], env: NodeJS.Proc
   children.push(child);
   const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
   return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}`;
+}
+
+/** Starts the 2026-era test server over Streamable HTTP with `args`; returns its `/mcp` URL. */
+export async function startModernHttp(children: ChildProcess[], args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
+}
+
+/** A logger that keeps every line it is given. */
+export function recordingLogger(): { lines: string[]; logger: Logger } {
+  const lines: string[] = [];
+  const push = (m: string) => void lines.push(m);
+  return { lines, logger: { debug: push, info: push, warn: push, error: push } };
 }
 
 export async function freePort(): Promise<number> {
