@@ -1,0 +1,100 @@
+import { modernServerPath, until } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ServerPool, type DownstreamNotification, type PoolOptions, type ServerSpec } from "../src/index";
+import { httpSpec, recordingLogger, startModernHttp } from "./helpers";
+
+const pools: ServerPool[] = [];
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const child of children.splice(0)) child.kill();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A pool that never re-lists on an interval: a change it sees came on the listen stream. */
+async function startPool(spec: ServerSpec, options: PoolOptions = {}): Promise<ServerPool> {
+  const pool = new ServerPool([{ ...spec, refreshIntervalMs: 0 }], { retryDelaysMs: [], listChangedDebounceMs: 10, backoff: { initialMs: 20 }, ...options });
+  pools.push(pool);
+  await pool.start();
+  return pool;
+}
+
+function logFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-listen-"));
+  dirs.push(dir);
+  return join(dir, "requests.log");
+}
+
+/** How many listen streams the server was asked to open. */
+const listens = (log: string) => (readFileSync(log, "utf8").match(/ subscriptions\/listen$/gm) ?? []).length;
+const toolNames = (pool: ServerPool) => pool.tools().flatMap((entry) => entry.tools.map((t) => t.name));
+
+const stdio = (log: string): ServerSpec => ({
+  name: "m",
+  transport: { type: "stdio", command: process.execPath, args: [modernServerPath, "--legacy", "reject", "--list-changed", "--log", log], env: {} },
+  callTimeoutMs: 10_000,
+  connectTimeoutMs: 10_000,
+  tools: {},
+});
+
+describe("a 2026-07-28 server's change notifications (subscriptions/listen)", () => {
+  it("over stdio: a tool it adds reaches the catalog without a reconnect", async () => {
+    const log = logFile();
+    const pool = await startPool(stdio(log));
+    await until(() => listens(log) === 1);
+    await pool.callTool("m", "add_tool", { name: "heard_on_stdio" });
+    await until(() => toolNames(pool).includes("heard_on_stdio"));
+    expect(pool.status()[0]).toMatchObject({ state: "ready", protocol: "2026-07-28", restarts: 0 });
+  });
+
+  it("over HTTP: a tool it adds reaches the catalog, and a resource list change is passed on as a 2025 server's is", async () => {
+    const log = logFile();
+    const pool = await startPool(httpSpec("m", await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log])));
+    await until(() => listens(log) === 1);
+    const heard: DownstreamNotification[] = [];
+    pool.on("notification", (_server, notification) => heard.push(notification));
+    await pool.callTool("m", "add_tool", { name: "heard_on_http" });
+    await pool.callTool("m", "add_resource", { uri: "test://added" });
+    await until(() => toolNames(pool).includes("heard_on_http") && heard.length > 0);
+    expect(heard.map((n) => n.method)).toEqual(["notifications/resources/list_changed"]);
+    expect(pool.status()[0]!.restarts).toBe(0);
+  });
+
+  it("reopens a listen stream that drops while the connection lives, and hears on the new one", async () => {
+    const log = logFile();
+    const pool = await startPool(httpSpec("m", await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log])));
+    await until(() => listens(log) === 1);
+    await pool.callTool("m", "end_listens");
+    await until(() => listens(log) === 2);
+    await pool.callTool("m", "add_tool", { name: "heard_after_the_drop" });
+    await until(() => toolNames(pool).includes("heard_after_the_drop"));
+    expect(pool.status()[0]!.restarts).toBe(0);
+  });
+
+  it("ends the stream with the connection (a lazy server stopped when idle), and does not try to reopen it", async () => {
+    const log = logFile();
+    const { lines, logger } = recordingLogger();
+    const url = await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log]);
+    const pool = await startPool(httpSpec("m", url, { lazy: true, idleStopMs: 50 }), { logger });
+    await pool.callTool("m", "echo", { text: "start it" });
+    await until(() => listens(log) === 1 && pool.status()[0]!.state === "idle");
+    await until(() => readFileSync(log, "utf8").includes(" listen-closed"));
+    expect(lines.filter((line) => line.includes("reopening"))).toEqual([]);
+  });
+
+  it("opens no stream to a server that declares no list changes", async () => {
+    const log = logFile();
+    const spec = stdio(log);
+    const pool = await startPool({
+      ...spec,
+      transport: { ...spec.transport, args: [modernServerPath, "--legacy", "reject", "--log", log] } as ServerSpec["transport"],
+    });
+    await pool.callTool("m", "echo", { text: "after the start" });
+    expect(listens(log)).toBe(0);
+  });
+});
