@@ -1,6 +1,7 @@
-import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,6 +93,30 @@ describe("downstream eras through codemux", () => {
       expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} } });
       expect(await whoami({})).toEqual({});
     } finally {
+      await core.close();
+    }
+  });
+
+  it("pass a 2026 server's resource list change (heard on its listen stream) to a 2025 client of codemux", async () => {
+    const log = join(dir, "listen.log");
+    const core = new Codemux({
+      config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }),
+      dataDir: join(dir, "listen"),
+    });
+    core.start();
+    await core.ready(10_000);
+    // The stream is opened once the server is ready: the change is made once the server has seen it asked for.
+    await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createSessionServer(core).connect(serverSide);
+    const client = new Client({ name: "listener", version: "1.0.0" });
+    const heard = new Promise<string>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, (n) => resolve(n.method)));
+    await client.connect(clientSide);
+    try {
+      await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://added" } } });
+      expect(await heard).toBe("notifications/resources/list_changed");
+    } finally {
+      await client.close();
       await core.close();
     }
   });
