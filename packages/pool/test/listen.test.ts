@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { MAX_LISTEN_RESOURCES } from "../src/defaults";
 import { ServerPool, type DownstreamNotification, type PoolOptions, type ServerSpec } from "../src/index";
 import { httpSpec, recordingLogger, startModernHttp } from "./helpers";
 
@@ -85,6 +86,27 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
     await until(() => listens(log) === 1 && pool.status()[0]!.state === "idle");
     await until(() => readFileSync(log, "utf8").includes(" listen-closed"));
     expect(lines.filter((line) => line.includes("reopening"))).toEqual([]);
+  });
+
+  it("takes a resource subscription into the stream's filter, and refuses one past the bound or to a server that offers none", async () => {
+    const log = logFile();
+    const pool = await startPool(stdio(log));
+    await until(() => listens(log) === 1);
+    const client = await pool.client("m");
+    const uris = Array.from({ length: MAX_LISTEN_RESOURCES + 1 }, (_, i) => `test://r${i}`);
+    const results = await Promise.allSettled(uris.map((uri) => client.subscribeResource({ uri })));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(MAX_LISTEN_RESOURCES);
+    expect(results.at(-1)).toMatchObject({ status: "rejected", reason: { code: "SUBSCRIPTION_LIMIT" } });
+    // Subscriptions made together are taken by one more stream each time, not one stream each.
+    expect(listens(log)).toBeLessThanOrEqual(3);
+
+    const plainLog = logFile();
+    const plain = await startPool({
+      ...stdio(plainLog),
+      name: "p",
+      transport: { ...stdio(plainLog).transport, args: [modernServerPath, "--legacy", "reject"] } as ServerSpec["transport"],
+    });
+    await expect((await plain.client("p")).subscribeResource({ uri: "test://any" })).rejects.toThrow(/offers no resource subscriptions/);
   });
 
   it("opens no stream to a server that declares no list changes", async () => {

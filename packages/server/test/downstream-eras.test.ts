@@ -1,7 +1,7 @@
 import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,6 +115,33 @@ describe("downstream eras through codemux", () => {
     try {
       await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://added" } } });
       expect(await heard).toBe("notifications/resources/list_changed");
+    } finally {
+      await client.close();
+      await core.close();
+    }
+  });
+
+  it("pass a 2026 server's update of a resource a 2025 client of codemux subscribed to (the URI joins the listen stream's filter)", async () => {
+    const log = join(dir, "updates.log");
+    const core = new Codemux({
+      config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }),
+      dataDir: join(dir, "updates"),
+    });
+    core.start();
+    await core.ready(10_000);
+    await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createSessionServer(core).connect(serverSide);
+    const client = new Client({ name: "subscriber", version: "1.0.0" });
+    const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await client.connect(clientSide);
+    try {
+      await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://watched" } } });
+      const listed = (await client.listResources()).resources.map((r) => r.uri);
+      const shown = listed.find((uri) => uri.endsWith("test://watched")) ?? "";
+      await client.subscribeResource({ uri: shown });
+      await client.callTool({ name: "call_tool", arguments: { name: "m__update_resource", args: { uri: "test://watched" } } });
+      expect(await updated).toBe(shown);
     } finally {
       await client.close();
       await core.close();

@@ -4,7 +4,8 @@
  * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
  * `PID METHOD` for every request it receives, so a test can count processes and probes. `--list-changed`
- * declares list changes (tools, resources, prompts): `add_tool` and `add_resource` then tell the listen streams.
+ * declares list changes (tools, resources, prompts) and resource subscriptions: `add_tool`, `add_resource` and
+ * `update_resource` then tell the listen streams.
  */
 import { createMcpHandler, ProtocolError, Server, type CallToolResult, type Resource, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
@@ -65,6 +66,11 @@ const tools: Tool[] = [
           inputSchema: { type: "object" as const, properties: {} },
         },
         {
+          name: "update_resource",
+          description: "Tell the listen streams subscribed to `uri` that it changed.",
+          inputSchema: { type: "object" as const, properties: { uri: { type: "string" } }, required: ["uri"] },
+        },
+        {
           name: "add_resource",
           description: "Add a resource at `uri` and tell the listen streams.",
           inputSchema: { type: "object" as const, properties: { uri: { type: "string" } }, required: ["uri"] },
@@ -76,8 +82,8 @@ const resources: Resource[] = [];
 /** The responses of the open listen requests (HTTP), for `end_listens`. */
 const listens = new Set<ServerResponse>();
 /** Over HTTP, the handler's bus (per-request servers cannot push); over stdio, the connection's one server. */
-let notify: (change: "tools" | "resources", server: Server) => void = (change, server) =>
-  void (change === "tools" ? server.sendToolListChanged() : server.sendResourceListChanged());
+let notify: (change: "tools" | "resources" | { uri: string }, server: Server) => void = (change, server) =>
+  void (change === "tools" ? server.sendToolListChanged() : change === "resources" ? server.sendResourceListChanged() : server.sendResourceUpdated(change));
 let calls = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
@@ -86,7 +92,9 @@ function makeServer(era: string): Server {
   const server = new Server(
     { name: flags.name, version: "2.0.0" },
     {
-      capabilities: flags.listChanged ? { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } } : { tools: {} },
+      capabilities: flags.listChanged
+        ? { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } }
+        : { tools: {} },
       instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
       ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
     },
@@ -123,6 +131,9 @@ function makeServer(era: string): Server {
       case "end_listens":
         for (const res of listens) res.destroy();
         return text(`ended ${listens.size}`);
+      case "update_resource":
+        notify({ uri: String(args.uri) }, server);
+        return text(`updated ${String(args.uri)}`);
       case "add_resource":
         resources.push({ uri: String(args.uri), name: String(args.uri) });
         notify("resources", server);
@@ -136,7 +147,12 @@ function makeServer(era: string): Server {
 
 async function serveHttp(port: number): Promise<void> {
   const handler = createMcpHandler((ctx) => makeServer(ctx.era), { legacy: flags.legacy === "reject" ? "reject" : "stateless" });
-  notify = (change) => (change === "tools" ? handler.notify.toolsChanged() : handler.notify.resourcesChanged());
+  notify = (change) =>
+    change === "tools"
+      ? handler.notify.toolsChanged()
+      : change === "resources"
+        ? handler.notify.resourcesChanged()
+        : handler.notify.resourceUpdated(change.uri);
   const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
