@@ -109,6 +109,24 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
     await expect((await plain.client("p")).subscribeResource({ uri: "test://any" })).rejects.toThrow(/offers no resource subscriptions/);
   });
 
+  it("does not ask again a server that refuses the stream: its tools are re-listed on the interval instead", async () => {
+    const log = logFile();
+    const { lines, logger } = recordingLogger();
+    const spec = stdio(log);
+    const args = [modernServerPath, "--legacy", "reject", "--list-changed", "--max-listens", "0", "--log", log];
+    const pool = new ServerPool([{ ...spec, transport: { ...spec.transport, args } as ServerSpec["transport"], refreshIntervalMs: 100 }], {
+      logger,
+      minListTtlMs: 50,
+      backoff: { initialMs: 20 },
+    });
+    pools.push(pool);
+    await pool.start();
+    await until(() => lines.some((line) => line.includes("refused to open a listen stream")));
+    await pool.callTool("m", "add_tool", { name: "found_by_re_listing" });
+    await until(() => toolNames(pool).includes("found_by_re_listing"));
+    expect(listens(log)).toBe(1);
+  });
+
   it("opens no stream to a server that declares no list changes", async () => {
     const log = logFile();
     const spec = stdio(log);

@@ -27,6 +27,8 @@ interface Flags {
   delayMs: number;
   /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
   listChanged: boolean;
+  /** Listen streams it accepts at once (`--max-listens N`, 0 refuses every one); the SDK's 1024 when absent. */
+  maxListens: number | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -40,6 +42,7 @@ function parseFlags(argv: string[]): Flags {
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
     delayMs: Number(value("--delay-ms") ?? 0),
     listChanged: argv.includes("--list-changed"),
+    maxListens: value("--max-listens") === undefined ? undefined : Number(value("--max-listens")),
   };
 }
 
@@ -189,6 +192,6 @@ else {
     rest = lines.pop() ?? "";
     for (const line of lines) if (line.trim()) log((JSON.parse(line) as { method?: string }).method ?? "response");
   });
-  serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy });
+  serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy, ...(flags.maxListens === undefined ? {} : { maxSubscriptions: flags.maxListens }) });
   process.stdin.once("end", () => process.exit(0));
 }
