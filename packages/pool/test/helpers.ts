@@ -1,9 +1,13 @@
 import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type AddressInfo } from "node:net";
 import type { Logger } from "@codemux/core";
-import type { ServerSpec } from "../src/index";
+import { afterEach } from "vitest";
+import type { ServerPool, ServerSpec } from "../src/index";
 
 export const textOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>)[0]!.text;
 
@@ -28,6 +32,24 @@ export function recordingLogger(): { lines: string[]; logger: Logger } {
   const lines: string[] = [];
   const push = (m: string) => void lines.push(m);
   return { lines, logger: { debug: push, info: push, warn: push, error: push } };
+}
+
+/** What a test file starts and makes (pools, child processes, folders), closed, killed and removed after each test. */
+export function cleanedAfterEach(): { pools: ServerPool[]; children: ChildProcess[]; dirs: string[] } {
+  const made = { pools: [] as ServerPool[], children: [] as ChildProcess[], dirs: [] as string[] };
+  afterEach(async () => {
+    await Promise.all(made.pools.splice(0).map((p) => p.close()));
+    for (const child of made.children.splice(0)) child.kill();
+    for (const dir of made.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return made;
+}
+
+/** A file in a new temporary folder (added to `dirs`, for removal) that the test servers append `PID METHOD` to for each request. */
+export function logFile(dirs: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-requests-"));
+  dirs.push(dir);
+  return join(dir, "requests.log");
 }
 
 export async function freePort(): Promise<number> {

@@ -1,21 +1,11 @@
 import { modernServerPath, until } from "@codemux/test-servers";
-import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { MAX_LISTEN_RESOURCES } from "../src/defaults";
 import { ServerPool, type DownstreamNotification, type PoolOptions, type ServerSpec } from "../src/index";
-import { httpSpec, recordingLogger, startModernHttp } from "./helpers";
+import { cleanedAfterEach, httpSpec, logFile, recordingLogger, startModernHttp } from "./helpers";
 
-const pools: ServerPool[] = [];
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  for (const child of children.splice(0)) child.kill();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const { pools, children, dirs } = cleanedAfterEach();
 
 /** A pool that never re-lists on an interval: a change it sees came on the listen stream. */
 async function startPool(spec: ServerSpec, options: PoolOptions = {}): Promise<ServerPool> {
@@ -23,12 +13,6 @@ async function startPool(spec: ServerSpec, options: PoolOptions = {}): Promise<S
   pools.push(pool);
   await pool.start();
   return pool;
-}
-
-function logFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "codemux-listen-"));
-  dirs.push(dir);
-  return join(dir, "requests.log");
 }
 
 /** How many listen streams the server was asked to open. */
@@ -45,7 +29,7 @@ const stdio = (log: string): ServerSpec => ({
 
 describe("a 2026-07-28 server's change notifications (subscriptions/listen)", () => {
   it("over stdio: a tool it adds reaches the catalog without a reconnect", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool(stdio(log));
     await until(() => listens(log) === 1);
     await pool.callTool("m", "add_tool", { name: "heard_on_stdio" });
@@ -54,7 +38,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("over HTTP: a tool it adds reaches the catalog, and a resource list change is passed on as a 2025 server's is", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool(httpSpec("m", await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log])));
     await until(() => listens(log) === 1);
     const heard: DownstreamNotification[] = [];
@@ -67,7 +51,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("reopens a listen stream that drops while the connection lives, and hears on the new one", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool(httpSpec("m", await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log])));
     await until(() => listens(log) === 1);
     await pool.callTool("m", "end_listens");
@@ -78,7 +62,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("ends the stream with the connection (a lazy server stopped when idle), and does not try to reopen it", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const { lines, logger } = recordingLogger();
     const url = await startModernHttp(children, ["--legacy", "reject", "--list-changed", "--log", log]);
     const pool = await startPool(httpSpec("m", url, { lazy: true, idleStopMs: 50 }), { logger });
@@ -89,7 +73,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("takes a resource subscription into the stream's filter, and refuses one past the bound or to a server that offers none", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool(stdio(log));
     await until(() => listens(log) === 1);
     const client = await pool.client("m");
@@ -100,7 +84,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
     // Subscriptions made together are taken by one more stream each time, not one stream each.
     expect(listens(log)).toBeLessThanOrEqual(3);
 
-    const plainLog = logFile();
+    const plainLog = logFile(dirs);
     const plain = await startPool({
       ...stdio(plainLog),
       name: "p",
@@ -110,7 +94,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("does not ask again a server that refuses the stream: its tools are re-listed on the interval instead", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const { lines, logger } = recordingLogger();
     const spec = stdio(log);
     const args = [modernServerPath, "--legacy", "reject", "--list-changed", "--max-listens", "0", "--log", log];
@@ -128,7 +112,7 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
   });
 
   it("opens no stream to a server that declares no list changes", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const spec = stdio(log);
     const pool = await startPool({
       ...spec,

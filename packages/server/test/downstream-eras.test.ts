@@ -27,6 +27,22 @@ async function requests(log: string): Promise<Array<{ pid: string; method: strin
     .map((line) => ({ pid: line.split(" ")[0] ?? "", method: line.split(" ")[1] ?? "" }));
 }
 
+/**
+ * Codemux over the 2026 test server with --list-changed, once the server has been asked for its listen stream (opened
+ * once it is ready), and a 2025 client of codemux to set handlers on before `connect()`.
+ */
+async function listeningCodemux(name: string): Promise<{ core: Codemux; client: Client; connect: () => Promise<void> }> {
+  const log = join(dir, `${name}.log`);
+  const core = new Codemux({ config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }), dataDir: join(dir, name) });
+  core.start();
+  await core.ready(10_000);
+  await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createSessionServer(core).connect(serverSide);
+  const client = new Client({ name, version: "1.0.0" });
+  return { core, client, connect: () => client.connect(clientSide) };
+}
+
 describe("downstream eras through codemux", () => {
   it("are kept in the catalog cache and passed back at the next start: a server that exits on the probe is started once, not probed again", async () => {
     const log = join(dir, "rmcp.log");
@@ -98,20 +114,9 @@ describe("downstream eras through codemux", () => {
   });
 
   it("pass a 2026 server's resource list change (heard on its listen stream) to a 2025 client of codemux", async () => {
-    const log = join(dir, "listen.log");
-    const core = new Codemux({
-      config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }),
-      dataDir: join(dir, "listen"),
-    });
-    core.start();
-    await core.ready(10_000);
-    // The stream is opened once the server is ready: the change is made once the server has seen it asked for.
-    await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core).connect(serverSide);
-    const client = new Client({ name: "listener", version: "1.0.0" });
+    const { core, client, connect } = await listeningCodemux("listen");
     const heard = new Promise<string>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, (n) => resolve(n.method)));
-    await client.connect(clientSide);
+    await connect();
     try {
       await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://added" } } });
       expect(await heard).toBe("notifications/resources/list_changed");
@@ -122,19 +127,9 @@ describe("downstream eras through codemux", () => {
   });
 
   it("pass a 2026 server's update of a resource a 2025 client of codemux subscribed to (the URI joins the listen stream's filter)", async () => {
-    const log = join(dir, "updates.log");
-    const core = new Codemux({
-      config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }),
-      dataDir: join(dir, "updates"),
-    });
-    core.start();
-    await core.ready(10_000);
-    await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core).connect(serverSide);
-    const client = new Client({ name: "subscriber", version: "1.0.0" });
+    const { core, client, connect } = await listeningCodemux("updates");
     const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
-    await client.connect(clientSide);
+    await connect();
     try {
       await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://watched" } } });
       const listed = (await client.listResources()).resources.map((r) => r.uri);
