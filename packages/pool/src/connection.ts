@@ -21,6 +21,7 @@ import {
 import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
 import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
 import { LaneChannel } from "./lane-channel";
+import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
 import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
@@ -584,6 +585,13 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#setTools(tools);
       this.#setState("ready");
       this.#startSweep(picked);
+      openListen(sdk.client, {
+        server: this.name,
+        logger: this.#logger,
+        backoff: this.options.backoff,
+        timeoutMs: this.spec.connectTimeoutMs,
+        alive: current,
+      });
       this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
     } catch (error) {
       if (this.#pending === sdk) {

@@ -15,6 +15,7 @@ export type PoolErrorCode =
   | "NOT_CONNECTED"
   | "MESSAGE_TOO_LARGE"
   | "INSTANCE_LIMIT"
+  | "SUBSCRIPTION_LIMIT"
   | "NO_SESSION";
 
 interface PoolErrorOptions {

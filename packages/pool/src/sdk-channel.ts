@@ -70,6 +70,15 @@ export class ChannelClient extends Client {
     );
   }
 
+  /** Set by openListen on a 2026-era connection: a resource subscription joins its listen stream's filter. */
+  subscribeToResource: ((uri: string) => Promise<void>) | undefined;
+
+  override async subscribeResource(...[params, options]: Parameters<Client["subscribeResource"]>): ReturnType<Client["subscribeResource"]> {
+    if (!this.subscribeToResource) return super.subscribeResource(params, options);
+    await this.subscribeToResource(params.uri);
+    return {};
+  }
+
   /** A progress notification's progress as the client's handler gets it; undefined for one it drops. */
   checkProgress(raw: unknown): Progress | undefined {
     const checked = this._wireCodec().validateNotification("notifications/progress", raw);

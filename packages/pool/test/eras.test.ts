@@ -1,37 +1,18 @@
 import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
-import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { ServerPool, type PoolOptions, type RememberedEra, type ServerSpec } from "../src/index";
-import { httpSpec, startHttpServer, textOf } from "./helpers";
+import { cleanedAfterEach, httpSpec, logFile, startHttpServer, startModernHttp, textOf } from "./helpers";
 
-const pools: ServerPool[] = [];
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  for (const child of children.splice(0)) child.kill();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const { pools, children, dirs } = cleanedAfterEach();
 
 async function startPool(specs: ServerSpec[], options: PoolOptions = {}): Promise<ServerPool> {
   const pool = new ServerPool(specs, { retryDelaysMs: [], probeTimeoutMs: 500, ...options });
   pools.push(pool);
   await pool.start();
   return pool;
-}
-
-/** A file the test servers append `PID METHOD` to for each request. */
-function logFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "codemux-eras-"));
-  dirs.push(dir);
-  return join(dir, "requests.log");
 }
 
 function requests(log: string): Array<{ pid: string; method: string }> {
@@ -68,16 +49,9 @@ function spec(name: string, argv: string[], extra: Partial<ServerSpec> = {}): Se
 
 const statusOf = (pool: ServerPool, name: string) => pool.status().find((s) => s.name === name)!;
 
-async function startModernHttp(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
-  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
-}
-
 describe("a downstream server's era over stdio (probe, then initialize)", () => {
   it("finds a modern-only server (legacy openings refused) 2026-07-28: one process, no initialize", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])]);
     expect(textOf(await pool.callTool("m", "echo", { text: "hi" }))).toBe("hi");
     expect(statusOf(pool, "m")).toMatchObject({ state: "ready", protocol: "2026-07-28", era: { kind: "modern" } });
@@ -87,14 +61,14 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
   });
 
   it("finds a dual-era server 2026-07-28", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("d", [modernServerPath, "--legacy", "serve", "--log", log])]);
     expect(JSON.parse(textOf(await pool.callTool("d", "whoami")))).toMatchObject({ era: "modern" });
     expect(statusOf(pool, "d").protocol).toBe("2026-07-28");
   });
 
   it("speaks 2025 without a probe to a dual-era server the config pins to 2025-11-25", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("p", [modernServerPath, "--legacy", "serve", "--log", log], { protocol: "2025-11-25" })]);
     expect(JSON.parse(textOf(await pool.callTool("p", "whoami")))).toMatchObject({ era: "legacy" });
     expect(statusOf(pool, "p").protocol).toBe("2025-11-25");
@@ -102,7 +76,7 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
   });
 
   it("finds a 2025 server 2025-11-25: the probe and initialize on the same process", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("l", [misbehavingServerPath, "--log", log])]);
     expect(textOf(await pool.callTool("l", "echo", { text: "hi" }))).toBe("hi");
     expect(statusOf(pool, "l")).toMatchObject({ protocol: "2025-11-25", era: { kind: "legacy" } });
@@ -115,7 +89,7 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
   });
 
   it("starts a server that exits on the probe (rmcp-style) again, as 2025, and it works", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("r", [misbehavingServerPath, "--before-initialize", "exit", "--log", log])]);
     expect(statusOf(pool, "r")).toMatchObject({ state: "ready", protocol: "2025-11-25", era: { kind: "legacy" } });
     expect(textOf(await pool.callTool("r", "echo", { text: "after" }))).toBe("after");
@@ -129,7 +103,7 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
   });
 
   it("takes a server silent to the probe for 2025 once the probe times out (probeTimeoutMs)", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("s", [misbehavingServerPath, "--before-initialize", "silent", "--log", log])], { probeTimeoutMs: 300 });
     expect(statusOf(pool, "s")).toMatchObject({ state: "ready", protocol: "2025-11-25" });
     expect(textOf(await pool.callTool("s", "echo", { text: "late" }))).toBe("late");
@@ -139,8 +113,8 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
 
 describe("a downstream server's era over HTTP", () => {
   it("finds a modern-only HTTP server 2026-07-28", async () => {
-    const log = logFile();
-    const pool = await startPool([httpSpec("hm", await startModernHttp(["--legacy", "reject", "--log", log]))]);
+    const log = logFile(dirs);
+    const pool = await startPool([httpSpec("hm", await startModernHttp(children, ["--legacy", "reject", "--log", log]))]);
     expect(textOf(await pool.callTool("hm", "echo", { text: "over http" }))).toBe("over http");
     expect(statusOf(pool, "hm")).toMatchObject({ protocol: "2026-07-28", era: { kind: "modern" } });
     expect(requests(log).map((r) => r.method)).not.toContain("initialize");
@@ -154,7 +128,7 @@ describe("a downstream server's era over HTTP", () => {
   });
 
   it("gives a slow HTTP server the connect time, not the stdio probe's short wait", async () => {
-    const pool = await startPool([httpSpec("slow", await startModernHttp(["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
+    const pool = await startPool([httpSpec("slow", await startModernHttp(children, ["--legacy", "reject", "--delay-ms", "600"]))], { probeTimeoutMs: 300 });
     expect(statusOf(pool, "slow")).toMatchObject({ state: "ready", protocol: "2026-07-28" });
   });
 
@@ -186,7 +160,7 @@ describe("a downstream server's era over HTTP", () => {
 
 describe("the era verdict, remembered", () => {
   it("is passed back on restart: no second probe after the process dies", async () => {
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])], {
       backoff: { initialMs: 10, maxMs: 10, maxAttempts: 3 },
     });
@@ -198,11 +172,11 @@ describe("the era verdict, remembered", () => {
   });
 
   it("given from an earlier run (priorEra), is used without a probe", async () => {
-    const first = logFile();
+    const first = logFile(dirs);
     const earlier = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", first])]);
     const era = statusOf(earlier, "m").era as RememberedEra;
     await earlier.close();
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject", "--log", log])], { priorEra: () => era });
     expect(textOf(await pool.callTool("m", "echo", { text: "no probe" }))).toBe("no probe");
     expect(statusOf(pool, "m").protocol).toBe("2026-07-28");
@@ -213,7 +187,7 @@ describe("the era verdict, remembered", () => {
     const earlier = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])]);
     const era = statusOf(earlier, "m").era as RememberedEra;
     await earlier.close();
-    const log = logFile();
+    const log = logFile(dirs);
     const pool = await startPool([spec("m", [misbehavingServerPath, "--log", log])], { priorEra: () => era });
     expect(statusOf(pool, "m")).toMatchObject({ state: "ready", protocol: "2025-11-25", era: { kind: "legacy" } });
     expect(textOf(await pool.callTool("m", "echo", { text: "legacy now" }))).toBe("legacy now");

@@ -1,8 +1,13 @@
-import { misbehavingServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type AddressInfo } from "node:net";
-import type { ServerSpec } from "../src/index";
+import type { Logger } from "@codemux/core";
+import { afterEach } from "vitest";
+import type { ServerPool, ServerSpec } from "../src/index";
 
 export const textOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>)[0]!.text;
 
@@ -12,6 +17,39 @@ export async function startHttpServer(children: ChildProcess[], env: NodeJS.Proc
   children.push(child);
   const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
   return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}`;
+}
+
+/** Starts the 2026-era test server over Streamable HTTP with `args`; returns its `/mcp` URL. */
+export async function startModernHttp(children: ChildProcess[], args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
+}
+
+/** A logger that keeps every line it is given. */
+export function recordingLogger(): { lines: string[]; logger: Logger } {
+  const lines: string[] = [];
+  const push = (m: string) => void lines.push(m);
+  return { lines, logger: { debug: push, info: push, warn: push, error: push } };
+}
+
+/** What a test file starts and makes (pools, child processes, folders), closed, killed and removed after each test. */
+export function cleanedAfterEach(): { pools: ServerPool[]; children: ChildProcess[]; dirs: string[] } {
+  const made = { pools: [] as ServerPool[], children: [] as ChildProcess[], dirs: [] as string[] };
+  afterEach(async () => {
+    await Promise.all(made.pools.splice(0).map((p) => p.close()));
+    for (const child of made.children.splice(0)) child.kill();
+    for (const dir of made.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return made;
+}
+
+/** A file in a new temporary folder (added to `dirs`, for removal) that the test servers append `PID METHOD` to for each request. */
+export function logFile(dirs: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-requests-"));
+  dirs.push(dir);
+  return join(dir, "requests.log");
 }
 
 export async function freePort(): Promise<number> {

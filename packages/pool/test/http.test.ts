@@ -1,4 +1,3 @@
-import type { Logger } from "@codemux/core";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -10,7 +9,7 @@ import { PassThrough } from "node:stream";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DownstreamError, ServerPool, ServerUnavailableError, type PoolOptions, type ServerSpec, type TlsSettings } from "../src/index";
-import { freePort, httpSpec, startHttpServer, textOf } from "./helpers";
+import { freePort, httpSpec, recordingLogger, startHttpServer, textOf } from "./helpers";
 
 const require = createRequire(import.meta.url);
 const pools: ServerPool[] = [];
@@ -45,12 +44,6 @@ async function listen(server: Server): Promise<number> {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
-}
-
-function recordingLogger(): { lines: string[]; logger: Logger } {
-  const lines: string[] = [];
-  const push = (m: string) => void lines.push(m);
-  return { lines, logger: { debug: push, info: push, warn: push, error: push } };
 }
 
 /** Forwards one request to `target` (host:port) and pipes the answer back. */

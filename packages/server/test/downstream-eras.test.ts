@@ -1,6 +1,7 @@
-import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +25,22 @@ async function requests(log: string): Promise<Array<{ pid: string; method: strin
     .split("\n")
     .filter(Boolean)
     .map((line) => ({ pid: line.split(" ")[0] ?? "", method: line.split(" ")[1] ?? "" }));
+}
+
+/**
+ * Codemux over the 2026 test server with --list-changed, once the server has been asked for its listen stream (opened
+ * once it is ready), and a 2025 client of codemux to set handlers on before `connect()`.
+ */
+async function listeningCodemux(name: string): Promise<{ core: Codemux; client: Client; connect: () => Promise<void> }> {
+  const log = join(dir, `${name}.log`);
+  const core = new Codemux({ config: config({ m: node(modernServerPath, "--legacy", "reject", "--list-changed", "--log", log) }), dataDir: join(dir, name) });
+  core.start();
+  await core.ready(10_000);
+  await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createSessionServer(core).connect(serverSide);
+  const client = new Client({ name, version: "1.0.0" });
+  return { core, client, connect: () => client.connect(clientSide) };
 }
 
 describe("downstream eras through codemux", () => {
@@ -95,6 +112,36 @@ describe("downstream eras through codemux", () => {
       expect(await whoami({ elicitation: { form: {} } })).toEqual({ elicitation: { form: {} }, roots: {}, ...tasks });
       expect(await whoami({})).toEqual({ roots: {}, ...tasks });
     } finally {
+      await core.close();
+    }
+  });
+
+  it("pass a 2026 server's resource list change (heard on its listen stream) to a 2025 client of codemux", async () => {
+    const { core, client, connect } = await listeningCodemux("listen");
+    const heard = new Promise<string>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, (n) => resolve(n.method)));
+    await connect();
+    try {
+      await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://added" } } });
+      expect(await heard).toBe("notifications/resources/list_changed");
+    } finally {
+      await client.close();
+      await core.close();
+    }
+  });
+
+  it("pass a 2026 server's update of a resource a 2025 client of codemux subscribed to (the URI joins the listen stream's filter)", async () => {
+    const { core, client, connect } = await listeningCodemux("updates");
+    const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await connect();
+    try {
+      await client.callTool({ name: "call_tool", arguments: { name: "m__add_resource", args: { uri: "test://watched" } } });
+      const listed = (await client.listResources()).resources.map((r) => r.uri);
+      const shown = listed.find((uri) => uri.endsWith("test://watched")) ?? "";
+      await client.subscribeResource({ uri: shown });
+      await client.callTool({ name: "call_tool", arguments: { name: "m__update_resource", args: { uri: "test://watched" } } });
+      expect(await updated).toBe(shown);
+    } finally {
+      await client.close();
       await core.close();
     }
   });

@@ -5,8 +5,19 @@
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
  * `PID METHOD` for every request it receives, so a test can count processes and probes. Its `ask`,
  * `sample`, `roots` and `ask_rounds` tools ask their client the 2026 way (`input_required`, then the retry).
+ * `--list-changed` declares list changes (tools, resources, prompts) and resource subscriptions: `add_tool`,
+ * `add_resource` and `update_resource` then tell the listen streams.
  */
-import { createMcpHandler, inputRequired, ProtocolError, Server, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  inputRequired,
+  ProtocolError,
+  Server,
+  type CallToolResult,
+  type Resource,
+  type ServerContext,
+  type Tool,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -24,6 +35,10 @@ interface Flags {
   instructionsChars: number | undefined;
   /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
   delayMs: number;
+  /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
+  listChanged: boolean;
+  /** Listen streams it accepts at once (`--max-listens N`, 0 refuses every one); the SDK's 1024 when absent. */
+  maxListens: number | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -36,6 +51,8 @@ function parseFlags(argv: string[]): Flags {
     ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
     delayMs: Number(value("--delay-ms") ?? 0),
+    listChanged: argv.includes("--list-changed"),
+    maxListens: value("--max-listens") === undefined ? undefined : Number(value("--max-listens")),
   };
 }
 
@@ -71,10 +88,35 @@ const tools: Tool[] = [
   },
   {
     name: "add_tool",
-    description: "Add a tool named `name` (no notification).",
+    description: "Add a tool named `name` (notified only with --list-changed).",
     inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
   },
+  ...(flags.listChanged
+    ? [
+        {
+          name: "end_listens",
+          description: "Over HTTP, cut the open listen streams (as a dropped network would).",
+          inputSchema: { type: "object" as const, properties: {} },
+        },
+        {
+          name: "update_resource",
+          description: "Tell the listen streams subscribed to `uri` that it changed.",
+          inputSchema: { type: "object" as const, properties: { uri: { type: "string" } }, required: ["uri"] },
+        },
+        {
+          name: "add_resource",
+          description: "Add a resource at `uri` and tell the listen streams.",
+          inputSchema: { type: "object" as const, properties: { uri: { type: "string" } }, required: ["uri"] },
+        },
+      ]
+    : []),
 ];
+const resources: Resource[] = [];
+/** The responses of the open listen requests (HTTP), for `end_listens`. */
+const listens = new Set<ServerResponse>();
+/** Over HTTP, the handler's bus (per-request servers cannot push); over stdio, the connection's one server. */
+let notify: (change: "tools" | "resources" | { uri: string }, server: Server) => void = (change, server) =>
+  void (change === "tools" ? server.sendToolListChanged() : change === "resources" ? server.sendResourceListChanged() : server.sendResourceUpdated(change));
 let calls = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
@@ -83,12 +125,18 @@ function makeServer(era: string): Server {
   const server = new Server(
     { name: flags.name, version: "2.0.0" },
     {
-      capabilities: { tools: {} },
+      capabilities: flags.listChanged
+        ? { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } }
+        : { tools: {} },
       instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
       ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
     },
   );
   server.setRequestHandler("tools/list", async () => ({ tools }));
+  if (flags.listChanged) {
+    server.setRequestHandler("resources/list", async () => ({ resources }));
+    server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
+  }
   server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     calls += 1;
@@ -117,7 +165,18 @@ function makeServer(era: string): Server {
         return askRounds(Number(args.rounds ?? 2), ctx);
       case "add_tool":
         tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
+        if (flags.listChanged) notify("tools", server);
         return text(`added ${String(args.name)}`);
+      case "end_listens":
+        for (const res of listens) res.destroy();
+        return text(`ended ${listens.size}`);
+      case "update_resource":
+        notify({ uri: String(args.uri) }, server);
+        return text(`updated ${String(args.uri)}`);
+      case "add_resource":
+        resources.push({ uri: String(args.uri), name: String(args.uri) });
+        notify("resources", server);
+        return text(`added ${String(args.uri)}`);
       default:
         throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
     }
@@ -156,12 +215,25 @@ function askRounds(rounds: number, ctx: ServerContext): CallToolResult | ReturnT
 
 async function serveHttp(port: number): Promise<void> {
   const handler = createMcpHandler((ctx) => makeServer(ctx.era), { legacy: flags.legacy === "reject" ? "reject" : "stateless" });
+  notify = (change) =>
+    change === "tools"
+      ? handler.notify.toolsChanged()
+      : change === "resources"
+        ? handler.notify.resourcesChanged()
+        : handler.notify.resourceUpdated(change.uri);
   const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const method = body.length ? (JSON.parse(body.toString("utf8")) as { method?: string }).method : undefined;
     log(method ?? req.method ?? "-");
+    if (method === "subscriptions/listen") {
+      listens.add(res);
+      res.once("close", () => {
+        listens.delete(res);
+        log("listen-closed");
+      });
+    }
     if (flags.delayMs) await new Promise((resolve) => setTimeout(resolve, flags.delayMs));
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
@@ -185,6 +257,6 @@ else {
     rest = lines.pop() ?? "";
     for (const line of lines) if (line.trim()) log((JSON.parse(line) as { method?: string }).method ?? "response");
   });
-  serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy });
+  serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy, ...(flags.maxListens === undefined ? {} : { maxSubscriptions: flags.maxListens }) });
   process.stdin.once("end", () => process.exit(0));
 }
