@@ -9,7 +9,8 @@ import { cleanedAfterEach, httpSpec, logFile, startHttpServer, startModernHttp, 
 const { pools, children, dirs } = cleanedAfterEach();
 
 async function startPool(specs: ServerSpec[], options: PoolOptions = {}): Promise<ServerPool> {
-  const pool = new ServerPool(specs, { retryDelaysMs: [], probeTimeoutMs: 500, ...options });
+  // Long enough for a node child to start and answer on a loaded machine (a short probe judged modern servers 2025 under load); tests of the timeout set their own.
+  const pool = new ServerPool(specs, { retryDelaysMs: [], probeTimeoutMs: 10_000, ...options });
   pools.push(pool);
   await pool.start();
   return pool;
