@@ -194,6 +194,23 @@ describe("the Tasks extension (2026-07-28) on codemux's jobs", () => {
     await tasks.client.close();
   });
 
+  it("tasks/get, tasks/update and tasks/cancel from a request that does not declare the extension: -32021 naming it (SEP-2663)", async () => {
+    const alice = await taskClient(http.url, TOKENS.alice);
+    const plain = await taskClient(http.url, TOKENS.alice, { elicitation: {} });
+    const taskId = (await alice.startTask("execute_code", { code: "return 1", background: true })).taskId as string;
+    for (const attempt of [() => plain.get(taskId), () => plain.update(taskId, {}), () => plain.cancel(taskId)]) {
+      const error = await attempt().then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; message?: string; data?: unknown },
+      );
+      expect(error?.code).toBe(-32021);
+      expect(error?.message).toContain("io.modelcontextprotocol/tasks");
+      expect(error?.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
+    }
+    expect((await until(alice, taskId, ["completed"])).status).toBe("completed");
+    await Promise.all([alice.client.close(), plain.client.close()]);
+  });
+
   it("a call without the background hint is answered in the foreground even when the extension is declared", async () => {
     const tasks = await taskClient(http.url, TOKENS.alice);
     expect(textOf(await tasks.client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "now" } } }))).toBe("now");

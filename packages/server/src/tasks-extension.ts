@@ -1,8 +1,19 @@
 import { declaresTasks, TASKS_EXTENSION, type ClientCapabilities, type TaskExtensionStore, type TaskStore } from "@codemux/core";
-import { ProtocolError, ProtocolErrorCode, type CallToolRequest, type CallToolResult, type Server } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolRequest,
+  type CallToolResult,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { errorResult } from "./render/text";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks";
+
+/** MissingRequiredClientCapability (2026-07-28): the request needs a capability it did not declare. */
+const MISSING_CAPABILITY = -32021;
 
 /** Longer than any task id codemux makes (`job_` and 12 hex digits); a longer one is refused before any lookup. */
 const MAX_TASK_ID_CHARS = 100;
@@ -55,18 +66,34 @@ export function answerAsTask(
 function serveTasksExtension(server: Server, store: TaskExtensionStore): void {
   const unknown = (taskId: string) =>
     new ProtocolError(ProtocolErrorCode.InvalidParams, `No task "${taskId}" for this client: it may have expired, or it was never made by this principal.`);
-  server.setRequestHandler("tasks/get", { params: TaskIdParams }, async ({ taskId }) => {
+  server.setRequestHandler("tasks/get", { params: TaskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension("tasks/get", ctx);
     const task = await store.getTask(taskId);
     if (!task) throw unknown(taskId);
     return task as never;
   });
   // The SDK lifts `inputResponses` out of the params (as for a retried call): they are read from the request's context.
   server.setRequestHandler("tasks/update", { params: TaskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension("tasks/update", ctx);
     if (!(await store.updateTask(taskId, ctx.mcpReq.inputResponses ?? {}))) throw unknown(taskId);
     return {};
   });
-  server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async ({ taskId }) => {
+  server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension("tasks/cancel", ctx);
     if (!(await store.cancelTask(taskId))) throw unknown(taskId);
     return {};
   });
+}
+
+/** SEP-2663: a tasks method from a request that does not declare the extension is refused with -32021, naming what it lacks. */
+function requireExtension(method: string, ctx: ServerContext): void {
+  const declared = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  if (declaresTasks(declared)) return;
+  throw new ProtocolError(
+    MISSING_CAPABILITY,
+    `${method} needs the ${TASKS_EXTENSION} extension, which this request does not declare in its client capabilities.`,
+    {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    },
+  );
 }
