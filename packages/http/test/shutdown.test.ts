@@ -67,6 +67,16 @@ describe("a call whose client goes away", () => {
   it("is cancelled downstream and logged as the client's doing (499), not as an internal error", async () => {
     const s = await serve();
     try {
+      const counter = async () => {
+        const answer = await fetch(`${s.url}/v1/tools/m__counter/call`, {
+          method: "POST",
+          headers: { ...bearer(TOKENS.bob), "content-type": "application/json" },
+          body: "{}",
+        });
+        return ((await answer.json()) as { value: { calls: number } }).value.calls;
+      };
+      const before = await counter();
+      expect(before).toBeGreaterThan(0);
       const controller = new AbortController();
       const call = fetch(`${s.url}/v1/tools/m__hang/call`, {
         method: "POST",
@@ -74,7 +84,8 @@ describe("a call whose client goes away", () => {
         body: "{}",
         signal: controller.signal,
       }).catch(() => "aborted");
-      await inFlight(s, 1);
+      // The server must have the call before the client goes away: a call cancelled before it was sent has nothing to cancel downstream.
+      for (let polls = 1; (await counter()) - before - polls < 1; polls++) await new Promise((r) => setTimeout(r, 25));
       controller.abort();
       expect(await call).toBe("aborted");
       let cancelled = 0;
