@@ -64,7 +64,7 @@ async function readyzWhileDraining(url: string): Promise<{ status: number; body:
 }
 
 describe("codemux serve --http drains on SIGTERM", () => {
-  it("answers /readyz 503 draining, refuses a new session with Retry-After, ends an open stream with a retry hint, lets the call in flight finish, and exits 0", async () => {
+  it("answers /readyz 503 draining, refuses a new session with Retry-After and a new job, ends an open stream with a retry hint, lets the call in flight finish, and exits 0", async () => {
     const { child, url, stderr } = await serve(["--drain-ms", "60000"]);
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     const stream = await fetch(`${url}/sse`, { headers: { ...AUTH, accept: "text/event-stream" } });
@@ -86,6 +86,9 @@ describe("codemux serve --http drains on SIGTERM", () => {
     const lateStream = await fetch(`${url}/mcp`, { headers: { ...AUTH, accept: "text/event-stream", "mcp-session-id": session } });
     expect(lateStream.status).toBe(503);
     expect(await lateStream.text()).toContain("takes no new streams");
+
+    const job = await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "late" }, background: true } });
+    expect(textOf(job)).toContain("This codemux instance is draining before it stops and takes no new jobs");
 
     expect(await streamText).toMatch(/\nretry: 2000\n\n$/);
     expect(await answer).toEqual({ text: "slept 6000 ms" });

@@ -350,6 +350,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     level,
     http: settings,
     ui,
+    jobs,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -453,6 +454,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   try {
     // Gone from the registry first: requests for this instance's sessions are answered "gone" by the others at once.
     await shared.registry?.stop();
+    await jobs?.drain();
     await http.drain(drainMs);
     await core.close();
     await shared.close();
