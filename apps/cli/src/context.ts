@@ -2,7 +2,7 @@ import type { Logger, RateBuckets, Store } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
-import { createJobs, jobsListing } from "@codemux/jobs";
+import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
 import {
   Codemux,
   type PolicyConfig,
@@ -82,7 +82,7 @@ export async function startCore(
   command: Command,
   context: RunContext,
   options: StartOptions,
-): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; ui: UiSources; begin: () => void }> {
+): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; ui: UiSources; jobs?: JobManager; begin: () => void }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const logger = stderrLogger(level, options.omitLog);
@@ -181,7 +181,7 @@ export async function startCore(
     void jobs?.recover().catch(() => undefined);
   };
   if (!options.deferStart) begin();
-  return { core, logger, level, http, ui: uiSources(plugins, jobs), begin };
+  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */

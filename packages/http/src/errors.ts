@@ -123,3 +123,17 @@ export class SessionLimitError extends HttpError {
     this.refusal = refusal;
   }
 }
+
+/** Something new (a session, a stream) refused while this instance drains before it exits (503 `capacity`). */
+export class DrainingError extends HttpError {
+  constructor(what: string) {
+    super(
+      "CAPACITY",
+      `This codemux instance is draining before it stops and takes no ${what}; retry in a few seconds, when the load balancer sends you to another instance.`,
+      {
+        headers: { "retry-after": "5" },
+        data: { draining: true },
+      },
+    );
+  }
+}

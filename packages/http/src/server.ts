@@ -12,7 +12,8 @@ import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
-import { HttpError, UnsafeBindError } from "./errors";
+import { endStreamWithRetry, hintRetry } from "./drain";
+import { DrainingError, HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { ModernMcp } from "./modern";
@@ -63,7 +64,10 @@ export class CodemuxHttpServer {
   /** Requests being answered, except open streams, with their context once known: shutdown waits for these, then answers them. */
   readonly #inFlight = new Map<ServerResponse, { mcp: boolean; ctx?: RequestContext }>();
   readonly #startedAt = Date.now();
+  /** Open GET streams (2025 sessions' and legacy SSE): a drain ends them with a retry hint. */
+  readonly #streams = new Set<ServerResponse>();
   #closing = false;
+  #draining = false;
   #listening = false;
 
   constructor(core: Codemux, options: HttpServeOptions = {}) {
@@ -178,6 +182,27 @@ export class CodemuxHttpServer {
    * then close every session and connection. The core is the caller's to close.
    */
   async close(): Promise<void> {
+    return this.#shutdown(this.options.shutdownGraceMs);
+  }
+
+  /**
+   * SIGTERM's shutdown for a balanced instance: /readyz answers 503 "draining" at once, new sessions
+   * are refused, open streams end with an SSE retry hint, requests in flight finish; then `close`,
+   * all within `ms`.
+   */
+  async drain(ms: number = this.options.shutdownGraceMs): Promise<void> {
+    if (this.#closing) return;
+    const deadline = Date.now() + ms;
+    this.#draining = true;
+    this.sessions.drain();
+    for (const res of this.#streams) endStreamWithRetry(res);
+    for (const res of this.#inFlight.keys()) hintRetry(res);
+    this.#modern.endListens();
+    await this.#drain(ms);
+    await this.#shutdown(Math.max(0, deadline - Date.now()));
+  }
+
+  async #shutdown(graceMs: number): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
     this.#auth.close();
@@ -185,7 +210,7 @@ export class CodemuxHttpServer {
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     this.#modern.endListens();
-    await this.#drain(this.options.shutdownGraceMs);
+    await this.#drain(graceMs);
     this.#answerInFlight();
     await this.sessions.closeAll();
     await this.#modern.close();
@@ -299,6 +324,7 @@ export class CodemuxHttpServer {
     for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
     res.once("close", () => {
       this.#inFlight.delete(res);
+      this.#streams.delete(res);
       const ms = performance.now() - started;
       const status = res.headersSent ? res.statusCode : 499;
       this.metrics.counter("codemux_http_requests_total", "").inc({ route, status: String(status) });
@@ -335,6 +361,8 @@ export class CodemuxHttpServer {
       const stream = req.method === "GET" && (route === "mcp" || route === "sse");
       const entry: { mcp: boolean; ctx?: RequestContext } = { mcp: mcpRoute };
       if (!stream) this.#inFlight.set(res, entry);
+      else if (this.#draining) throw new DrainingError("new streams");
+      else this.#streams.add(res);
       if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
@@ -399,6 +427,10 @@ export class CodemuxHttpServer {
 
   async #ready(ctx: RequestContext): Promise<void> {
     only(ctx, "GET");
+    if (this.#draining) {
+      sendJson(ctx.res, 503, { status: "draining", sessions: this.sessions.size });
+      return;
+    }
     const ready = await this.#core.ready(0);
     const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
     sendJson(ctx.res, ready ? 200 : 503, {

@@ -1,6 +1,6 @@
 import type { Server, Transport } from "@modelcontextprotocol/server";
 import type { Identity } from "./auth/identity";
-import { SessionLimitError, type SessionRefusal } from "./errors";
+import { DrainingError, SessionLimitError, type SessionRefusal } from "./errors";
 
 /** One MCP client session over HTTP: its transport, its SDK server, and who owns it. */
 export interface HttpSession {
@@ -50,6 +50,7 @@ export class SessionTable {
   readonly #options: Required<Omit<SessionTableOptions, "onExpire" | "onRefused">> & Pick<SessionTableOptions, "onExpire" | "onRefused">;
   /** Sessions being created (initialize in flight): they count against the limit before they have an id. */
   #reserved = 0;
+  #draining = false;
   /** Sessions per principal, open or reserved. */
   readonly #held = new Map<string, number>();
   readonly #sweep: NodeJS.Timeout;
@@ -81,6 +82,7 @@ export class SessionTable {
    * reached. Call `release` if the session is not added after all.
    */
   reserve(principal: string): void {
+    if (this.#draining) throw new DrainingError("new MCP sessions");
     this.expire();
     const { maxSessions } = this.#options;
     const perPrincipal = this.#options.maxPerPrincipal(principal);
@@ -96,6 +98,11 @@ export class SessionTable {
     }
     this.#reserved++;
     this.#hold(principal, 1);
+  }
+
+  /** From now on `reserve` refuses: the sessions already open go on until shutdown. */
+  drain(): void {
+    this.#draining = true;
   }
 
   /** Gives back a place `reserve` took for a session that was not added. */

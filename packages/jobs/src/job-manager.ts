@@ -122,6 +122,7 @@ export class JobManager implements JobRunner {
   readonly #jobs = new Map<string, JobRecord>();
   readonly #live = new Map<string, LiveJob>();
   readonly #queue: LiveJob[] = [];
+  #draining = false;
   readonly #running = new Set<LiveJob>();
   readonly #bySignal = new WeakMap<AbortSignal, LiveJob>();
   readonly #bySession = new Map<string, LiveJob>();
@@ -219,6 +220,11 @@ export class JobManager implements JobRunner {
   async start(work: BackgroundWork, options: { callSession?: string } = {}): Promise<{ id: string; position?: number }> {
     await this.ready();
     if (this.#closed) throw new JobsError("CLOSED", "codemux is shutting down and takes no new jobs; start it again and retry.");
+    if (this.#draining)
+      throw new JobsError(
+        "CLOSED",
+        "This codemux instance is draining before it stops and takes no new jobs; retry in a few seconds (another instance will take it).",
+      );
     const { principal } = work.session;
     this.#checkAtOnce(work.session);
     if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
@@ -716,6 +722,20 @@ export class JobManager implements JobRunner {
       await rm(this.#transcriptFile(job.id), { force: true });
       await rm(join(this.paths.results, `${job.id}.json`), { force: true });
     }
+  }
+
+  /**
+   * SIGTERM's first step: takes no new jobs and hands the queued ones back, `interrupted` with a
+   * note to resubmit (journaled, and published to the share so every instance's `jobs` says so);
+   * jobs running here go on until `close`.
+   */
+  async drain(): Promise<void> {
+    if (this.#draining || this.#closed) return;
+    this.#draining = true;
+    const queued = [...this.#queue];
+    await Promise.all(
+      queued.map((job) => this.#finish(job, "interrupted", { by: "drain", error: "codemux stopped before this job started; it never ran: submit it again." })),
+    );
   }
 
   /** Stops taking jobs; jobs still running here are aborted and journaled `interrupted`. */

@@ -88,6 +88,7 @@ interface ServeOptions {
   maxSessions?: number;
   sessionIdleMs?: number;
   maxBodyBytes?: number;
+  drainMs?: number;
   spillBytes?: number;
   resultFormat?: ResultFormat;
   watch?: boolean;
@@ -172,6 +173,12 @@ export function registerServe(program: Command, context: RunContext): void {
     .option("--no-rest", "do not serve the REST gateway (/v1)")
     .addOption(new Option("--max-sessions <n>", "open MCP sessions at most (default 100); past it, 503").argParser(positiveInt))
     .addOption(new Option("--session-idle-ms <ms>", "close a session idle this long (default 1800000)").argParser(positiveInt))
+    .addOption(
+      new Option(
+        "--drain-ms <ms>",
+        `on SIGTERM: /readyz answers 503, new sessions are refused, streams end with a retry hint, calls in flight get this long to finish (default ${DRAIN_MS_DEFAULT}, at most ${DRAIN_MS_MAX})`,
+      ).argParser(drainMsArg),
+    )
     .addOption(new Option("--max-body-bytes <n>", "refuse larger request bodies with 413 (default 4194304)").argParser(positiveInt))
     .addOption(
       new Option(
@@ -343,6 +350,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     level,
     http: settings,
     ui,
+    jobs,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -438,12 +446,16 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     onSignal = () => resolveStop();
     process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
   });
-  process.stderr.write("codemux: shutting down (finishing calls in flight)\n");
+  const drainMs = options.drainMs ?? DRAIN_MS_DEFAULT;
+  process.stderr.write(`codemux: draining (finishing calls in flight, at most ${drainMs} ms)\n`);
+  // A downstream server or Redis that will not close must not keep the process past its bound.
+  setTimeout(() => process.exit(1), drainMs + CLOSE_MARGIN_MS).unref();
   watcher?.close();
   try {
     // Gone from the registry first: requests for this instance's sessions are answered "gone" by the others at once.
     await shared.registry?.stop();
-    await http.close();
+    await jobs?.drain();
+    await http.drain(drainMs);
     await core.close();
     await shared.close();
   } finally {
@@ -462,6 +474,16 @@ function oauthOf(options: ServeOptions, settings: HttpSettings): { publicUrl?: s
 }
 
 /** `--spill-bytes`: within the bounds every threshold keeps. */
+const DRAIN_MS_DEFAULT = 30_000;
+const DRAIN_MS_MAX = 600_000;
+const CLOSE_MARGIN_MS = 10_000;
+
+function drainMsArg(value: string): number {
+  const ms = positiveInt(value);
+  if (ms > DRAIN_MS_MAX) throw new InvalidArgumentError(`expected at most ${DRAIN_MS_MAX} (ten minutes).`);
+  return ms;
+}
+
 function spillBytesArg(value: string): number {
   const bytes = /^\d{1,8}$/.test(value.trim()) ? Number(value) : Number.NaN;
   if (!isSpillBytes(bytes)) throw new InvalidArgumentError(`expected ${SPILL_BYTES_RULE}.`);
