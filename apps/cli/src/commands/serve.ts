@@ -473,10 +473,10 @@ function oauthOf(options: ServeOptions, settings: HttpSettings): { publicUrl?: s
   return { ...(publicUrl ? { publicUrl } : {}), ...(oauth ? { oauth } : {}) };
 }
 
-/** `--spill-bytes`: within the bounds every threshold keeps. */
-const DRAIN_MS_DEFAULT = 30_000;
+/** `--drain-ms`: how long calls in flight get on SIGTERM; past it and this margin the process exits however its closing goes. */
+export const DRAIN_MS_DEFAULT = 30_000;
 const DRAIN_MS_MAX = 600_000;
-const CLOSE_MARGIN_MS = 10_000;
+export const CLOSE_MARGIN_MS = 10_000;
 
 function drainMsArg(value: string): number {
   const ms = positiveInt(value);

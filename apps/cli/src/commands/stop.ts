@@ -3,10 +3,19 @@ import { rmSync } from "node:fs";
 import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { isAlive, processIdentity, sleep, type DaemonInfo } from "./daemon";
+import { CLOSE_MARGIN_MS, DRAIN_MS_DEFAULT } from "./serve";
 import { daemonPidfiles, liveDaemon, noDaemon } from "./status";
 
-/** SIGTERM lets calls in flight finish; past this, SIGKILL. */
-const STOP_WAIT_MS = 15_000;
+/**
+ * How long `stop` waits after SIGTERM before SIGKILL: the server's own drain (its `--drain-ms`, from how it was
+ * started) and the margin it exits within, plus a few seconds, so a drain is never cut short.
+ */
+export function stopWaitMs(argv: readonly string[]): number {
+  const at = argv.findIndex((a) => a === "--drain-ms" || a.startsWith("--drain-ms="));
+  const given = at < 0 ? undefined : argv[at]?.includes("=") ? argv[at]?.slice("--drain-ms=".length) : argv[at + 1];
+  const ms = Number(given);
+  return (Number.isInteger(ms) && ms > 0 ? ms : DRAIN_MS_DEFAULT) + CLOSE_MARGIN_MS + 5_000;
+}
 
 /**
  * Stops one background server: SIGTERM, a bounded wait, then SIGKILL; removes its pidfile. Only a
@@ -18,7 +27,7 @@ export async function stopDaemon(pidfile: string): Promise<DaemonInfo | undefine
   process.kill(info.pid, "SIGTERM");
   // Gone, or (past its exit) a pid some other process was given meanwhile.
   const stillThere = async () => isAlive(info.pid) && (info.process ? (await processIdentity(info.pid)) === info.process : true);
-  const deadline = Date.now() + STOP_WAIT_MS;
+  const deadline = Date.now() + stopWaitMs(info.argv);
   while ((await stillThere()) && Date.now() < deadline) await sleep(100);
   if (await stillThere()) {
     process.kill(info.pid, "SIGKILL");
@@ -33,7 +42,9 @@ export async function stopDaemon(pidfile: string): Promise<DaemonInfo | undefine
 export function registerStop(program: Command, context: RunContext): void {
   program
     .command("stop")
-    .description("stop the background HTTP server (SIGTERM: calls in flight finish; SIGKILL after 15 s); a stale pidfile's pid is never signalled")
+    .description(
+      "stop the background HTTP server (SIGTERM: it drains, calls in flight finish within its --drain-ms; SIGKILL 15 s past that); a stale pidfile's pid is never signalled",
+    )
     .action(async (_options: unknown, command: Command) => {
       const pidfiles = await livePidfiles(command);
       if (pidfiles.length > 1) throw new UsageError(`${pidfiles.length} background servers run; name one with --config FILE (codemux status lists them).`);
