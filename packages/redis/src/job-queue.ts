@@ -1,5 +1,5 @@
 import type { JobQueue } from "@codemux/core";
-import type { Queue, Worker } from "bullmq";
+import type { Queue, WaitingError, Worker } from "bullmq";
 import type { RedisConnection } from "./connection";
 
 /** The queue's name under the deployment's prefix: `<prefix>queue:jobs:*`. */
@@ -14,19 +14,22 @@ export class RedisJobQueue implements JobQueue {
   readonly #redis: RedisConnection;
   readonly #queue: Queue;
   readonly #Worker: typeof Worker;
+  readonly #WaitingError: typeof WaitingError;
   #worker: Worker | undefined;
   #hasRoom: () => boolean = () => false;
   #started = false;
 
   /** Loads BullMQ only here, so an instance on files never loads it. */
   static async open(redis: RedisConnection): Promise<RedisJobQueue> {
-    const { Queue, Worker } = await import("bullmq");
-    return new RedisJobQueue(redis, Queue, Worker);
+    const { Queue, Worker, WaitingError } = await import("bullmq");
+    return new RedisJobQueue(redis, { Queue, Worker, WaitingError });
   }
 
-  private constructor(redis: RedisConnection, QueueClass: typeof Queue, WorkerClass: typeof Worker) {
+  private constructor(redis: RedisConnection, classes: { Queue: typeof Queue; Worker: typeof Worker; WaitingError: typeof WaitingError }) {
+    const { Queue: QueueClass, Worker: WorkerClass, WaitingError: WaitingErrorClass } = classes;
     this.#redis = redis;
     this.#Worker = WorkerClass;
+    this.#WaitingError = WaitingErrorClass;
     this.#queue = new QueueClass(QUEUE_NAME, {
       // BullMQ asks Redis's version as it connects (so an offline queue); the store's 2 s bound still fails an add while Redis is down.
       connection: redis.client.duplicate({ enableOfflineQueue: true }),
@@ -50,7 +53,13 @@ export class RedisJobQueue implements JobQueue {
     this.#hasRoom = options.hasRoom;
     this.#worker = new this.#Worker(
       QUEUE_NAME,
-      async (job) => {
+      async (job, token) => {
+        // A worker waiting on Redis when this instance filled up still takes the next job: it goes back for an instance with room.
+        if (!this.#hasRoom()) {
+          await job.moveToWait(token);
+          this.roomChanged();
+          throw new this.#WaitingError();
+        }
         await options.run(String(job.id), String((job.data as { payload?: unknown }).payload ?? ""));
       },
       {
