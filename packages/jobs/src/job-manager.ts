@@ -255,18 +255,7 @@ export class JobManager implements JobRunner {
       inFlight: 0,
     };
     if (toShared && this.#sharedQueue) return this.#queueShared(this.#sharedQueue.queue, record, work);
-    let resolve!: () => void;
-    const done = new Promise<void>((r) => (resolve = r));
-    const live: LiveJob = {
-      record,
-      work,
-      controller: new AbortController(),
-      transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger),
-      done,
-      resolve,
-      seq: 0,
-      progressWrittenAt: 0,
-    };
+    const live = this.#liveJob(record, work);
     if (options.callSession) {
       live.callSession = options.callSession;
       this.#bySession.set(options.callSession, live);
@@ -324,24 +313,13 @@ export class JobManager implements JobRunner {
       toolCalls: 0,
       inFlight: 0,
     };
-    let resolve!: () => void;
-    const done = new Promise<void>((r) => (resolve = r));
-    const live: LiveJob = {
-      record,
-      work: {
-        kind: record.kind,
-        description: record.description,
-        request,
-        session,
-        run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
-      },
-      controller: new AbortController(),
-      transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger),
-      done,
-      resolve,
-      seq: 0,
-      progressWrittenAt: 0,
-    };
+    const live = this.#liveJob(record, {
+      kind: record.kind,
+      description: record.description,
+      request,
+      session,
+      run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
+    });
     this.#jobs.set(id, record);
     this.#live.set(id, live);
     const { description, kind, principal, pid } = record;
@@ -352,7 +330,14 @@ export class JobManager implements JobRunner {
     // Taken in the instant the last slot filled: it waits here, first in line.
     if (this.#running.size < this.maxConcurrent) this.#launch(live);
     else this.#queue.unshift(live);
-    await done;
+    await live.done;
+  }
+
+  #liveJob(record: JobRecord, work: BackgroundWork): LiveJob {
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    const transcript = new TranscriptWriter(this.#transcriptFile(record.id), this.logger);
+    return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0 };
   }
 
   /** A job past the principal's jobs at once (running or waiting), as its policy sets them, is refused. */
