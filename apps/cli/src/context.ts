@@ -28,6 +28,7 @@ import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
+import { shareJobQueue } from "./job-queue";
 import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
@@ -165,6 +166,7 @@ export async function startCore(
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
   forgetAlso(core, jobs, plugins);
+  shareJobQueue(jobs, core, options.shared);
   if (plugins) {
     const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.

@@ -1,9 +1,10 @@
-import { INSTANCE_ID_PATTERN, type JobShare, type RateBuckets, type Store } from "@codemux/core";
+import { INSTANCE_ID_PATTERN, type JobQueue, type JobShare, type RateBuckets, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
 import {
   InstanceRegistry,
   RedisBuckets,
   RedisConnection,
+  RedisJobQueue,
   RedisJobShare,
   RedisStore,
   RedisUrlError,
@@ -34,6 +35,8 @@ export interface SharedState {
   /** The cache plugin's entries. */
   pluginStore?: Store;
   jobShare?: JobShare;
+  /** Jobs waiting for room on any instance. */
+  jobQueue?: JobQueue;
   registry?: InstanceRegistry;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
   scaleOut?: ScaleOut;
@@ -70,6 +73,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     process.stderr.write(`codemux: Redis at ${connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
   const registry = new InstanceRegistry(connection, { id: instanceId });
   const jobShare = new RedisJobShare(connection, registry);
+  const jobQueue = await RedisJobQueue.open(connection);
   return {
     setting,
     instanceId,
@@ -79,10 +83,12 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     rateBuckets: new RedisBuckets(connection),
     pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
     jobShare,
+    jobQueue,
     registry,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },
     close: async () => {
       await registry.stop();
+      await jobQueue.close();
       await jobShare.close();
       await connection.close();
     },

@@ -209,6 +209,44 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     expect((await jobStatus(bobs, long)).structuredContent.jobs[0]?.status).toBe("not_found");
   }, 60_000);
 
+  it("queues a job its instance has no room for in Redis: another instance runs it, and its output and cancel work through the first", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const [onA, onB] = [await mcpClient(a.url), await mcpClient(b.url)];
+    const slow = 'import { slow } from "mcp/servers/m/slow";\nexport default await slow({ ms: 120000, steps: 120 });';
+    // a's four slots (the default) are taken by slow jobs.
+    const holding: string[] = [];
+    for (let i = 0; i < 4; i++) holding.push(jobIdOf(await onA.callTool({ name: "execute_code", arguments: { code: slow, background: true } })));
+    for (const id of holding) await until(async () => (await jobStatus(onA, id)).structuredContent.jobs[0]?.status === "running");
+    const quick = jobIdOf(await onA.callTool({ name: "execute_code", arguments: { code: "export default 6 * 7;", background: true } }));
+    const done = await jobStatus(onA, quick, 20);
+    expect(done.structuredContent.jobs[0]?.status).toBe("completed");
+    expect(JSON.parse(done.content[1]?.text ?? "{}")).toMatchObject({ result: 42 });
+    // a is still full: the job ran on b.
+    for (const id of holding) expect((await jobStatus(onA, id)).structuredContent.jobs[0]?.status).toBe("running");
+    const connection = await RedisConnection.open({ url: redis.url, prefix: "codemux:" });
+    try {
+      expect(await connection.ready(5000)).toBe(true);
+      const shared = JSON.parse((await connection.client.get(`codemux:job:${quick}`)) ?? "{}") as { record?: string };
+      expect(JSON.parse(shared.record ?? "{}")).toMatchObject({ instance: "b", status: "completed" });
+    } finally {
+      await connection.close();
+    }
+
+    // A queued job that b took is cancelled through a.
+    const queued = jobIdOf(await onA.callTool({ name: "execute_code", arguments: { code: slow, background: true } }));
+    // A bound, not a measure: a worker blocked on Redis may take a few seconds to take the job.
+    let status = "queued";
+    for (let i = 0; i < 60 && status !== "running"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      status = (await jobStatus(onB, queued)).structuredContent.jobs[0]?.status ?? "";
+    }
+    expect(status).toBe("running");
+    await onA.callTool({ name: "jobs", arguments: { action: "cancel", ids: [queued] } });
+    expect((await jobStatus(onA, queued, 20)).structuredContent.jobs[0]?.status).toBe("cancelled");
+    expect((await jobStatus(onB, queued)).structuredContent.jobs[0]?.status).toBe("cancelled");
+    await onA.callTool({ name: "jobs", arguments: { action: "cancel", ids: holding } });
+  }, 90_000);
+
   it("marks a job interrupted on every instance within 30 s when the instance running it is killed", async () => {
     const [, b] = instances as [Instance, Instance];
     const d = await startInstance("d");

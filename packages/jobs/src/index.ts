@@ -8,7 +8,7 @@ export type { JobsErrorCode } from "./errors";
 export { age, duration, seconds, statusLine, transcriptLines } from "./format";
 export type { JobSummary } from "./format";
 export { DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_QUEUED, JobManager } from "./job-manager";
-export type { JobLimits, JobManagerOptions, JournalRedactor, RecoveryReport } from "./job-manager";
+export type { JobLimits, JobManagerOptions, JournalRedactor, PortableRunner, RecoveryReport } from "./job-manager";
 export { readJobs } from "./journal-view";
 export type { JobView } from "./journal-view";
 export { JournalWriter, loadJournal, recordEvents } from "./journal";

@@ -11,6 +11,8 @@ import {
   type JobRunner,
   type SessionInfo,
   type JobShare,
+  type JobQueue,
+  type RequestContext,
 } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -83,6 +85,19 @@ export interface JobManagerOptions {
   now?: () => number;
 }
 
+/** Kinds another instance can run from their request alone; the rest (the agent, MCP tasks) need their client's session and stay. */
+const PORTABLE_KINDS = new Set(["call_tool", "execute_code"]);
+
+/** Runs a portable job's request on this instance (the surface's meta-tool of that kind, in the foreground of the job). */
+export type PortableRunner = (work: { kind: string; request: Record<string, unknown> }, context: RequestContext & { job: string }) => Promise<ToolResult>;
+
+/** What a queued job carries to the instance that takes it. */
+interface QueuedPayload {
+  record: JobRecord;
+  request: Record<string, unknown>;
+  session: SessionInfo;
+}
+
 /** A job this process runs (or queues). */
 interface LiveJob {
   record: JobRecord;
@@ -137,6 +152,7 @@ export class JobManager implements JobRunner {
   #closed = false;
   #refreshedAt = 0;
   readonly #share: JobShare | undefined;
+  #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -227,7 +243,8 @@ export class JobManager implements JobRunner {
       );
     const { principal } = work.session;
     this.#checkAtOnce(work.session);
-    if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
+    const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && PORTABLE_KINDS.has(work.kind);
+    if (this.#running.size >= this.maxConcurrent && !toShared) this.#checkQueueRoom(principal);
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
       id,
@@ -243,18 +260,8 @@ export class JobManager implements JobRunner {
       toolCalls: 0,
       inFlight: 0,
     };
-    let resolve!: () => void;
-    const done = new Promise<void>((r) => (resolve = r));
-    const live: LiveJob = {
-      record,
-      work,
-      controller: new AbortController(),
-      transcript: new TranscriptWriter(this.#transcriptFile(id), this.logger),
-      done,
-      resolve,
-      seq: 0,
-      progressWrittenAt: 0,
-    };
+    if (toShared && this.#sharedQueue) return this.#queueShared(this.#sharedQueue.queue, record, work);
+    const live = this.#liveJob(record, work);
     if (options.callSession) {
       live.callSession = options.callSession;
       this.#bySession.set(options.callSession, live);
@@ -270,6 +277,73 @@ export class JobManager implements JobRunner {
     }
     this.#queue.push(live);
     return { id, position: this.#queue.length };
+  }
+
+  /**
+   * With a shared queue (Redis): portable jobs that find this instance full wait there, and this
+   * instance takes queued jobs (its own or others') while it has room. `run` runs a taken job's request.
+   */
+  shareQueue(queue: JobQueue, run: PortableRunner): void {
+    this.#sharedQueue = { queue, run };
+    queue.work({ concurrency: this.maxConcurrent, hasRoom: () => this.#hasRoom(), run: (id, payload) => this.#takeShared(id, payload) });
+  }
+
+  #hasRoom(): boolean {
+    return !this.#closed && this.#running.size < this.maxConcurrent && this.#queue.length === 0;
+  }
+
+  /** Journals a job as created here and queues it for any instance; the instance that takes it publishes it as its own. */
+  async #queueShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<{ id: string }> {
+    this.#jobs.set(record.id, record);
+    const { id, description, kind, request, pid, session, principal } = record;
+    await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
+    await this.#publish(record);
+    // The session goes without its peer: the taking instance has no connection to this client.
+    const { peer: _peer, ...sessionInfo } = work.session;
+    const payload: QueuedPayload = { record, request: boundedRequest(work.request), session: sessionInfo };
+    await queue.add({ id, payload: JSON.stringify(payload) });
+    return { id };
+  }
+
+  /** Runs a job another instance (or this one) queued; resolves when it ends here. */
+  async #takeShared(id: string, text: string): Promise<void> {
+    const shared = this.#sharedQueue;
+    if (!shared) return;
+    const { record: queued, request, session } = JSON.parse(text) as QueuedPayload;
+    if (queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) return;
+    const record: JobRecord = {
+      ...queued,
+      pid: process.pid,
+      ...(this.#share ? { instance: this.#share.instanceId } : {}),
+      status: "queued",
+      toolCalls: 0,
+      inFlight: 0,
+    };
+    const live = this.#liveJob(record, {
+      kind: record.kind,
+      description: record.description,
+      request,
+      session,
+      run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
+    });
+    this.#jobs.set(id, record);
+    this.#live.set(id, live);
+    const { description, kind, principal, pid } = record;
+    await this.#writer?.append(
+      { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid },
+      { sync: true },
+    );
+    // Taken in the instant the last slot filled: it waits here, first in line.
+    if (this.#running.size < this.maxConcurrent) this.#launch(live);
+    else this.#queue.unshift(live);
+    await live.done;
+  }
+
+  #liveJob(record: JobRecord, work: BackgroundWork): LiveJob {
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    const transcript = new TranscriptWriter(this.#transcriptFile(record.id), this.logger);
+    return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0 };
   }
 
   /** A job past the principal's jobs at once (running or waiting), as its policy sets them, is refused. */
@@ -325,6 +399,7 @@ export class JobManager implements JobRunner {
     record.status = "running";
     record.startedAt = this.now();
     this.#bySignal.set(live.controller.signal, live);
+    this.#sharedQueue?.queue.roomChanged();
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
     void this.#publish(record);
     this.#watchCancels();
@@ -372,6 +447,7 @@ export class JobManager implements JobRunner {
     if (live.callSession) this.#bySession.delete(live.callSession);
     // The slot is free at once: a cancelled run that ignores its signal does not hold the queue up.
     if (wasRunning || queued >= 0) this.#pump();
+    this.#sharedQueue?.queue.roomChanged();
     let inline = fields.result;
     if (fields.result) {
       const json = JSON.stringify(fields.result);
@@ -559,10 +635,24 @@ export class JobManager implements JobRunner {
     if (!job) return undefined;
     const live = this.#live.get(id);
     if (live) await this.#finish(live, "cancelled", { by });
+    else if (job.status === "queued" && this.#sharedQueue && !this.#runsElsewhere(job)) {
+      // Still waiting in the shared queue: out it goes; taken meanwhile: the instance that took it hears the cancel.
+      if (await this.#sharedQueue.queue.remove(id)) await this.#endQueued(job, by);
+      else await this.#share?.cancel(id, by);
+    }
     // A job another instance runs hears it on the shared channel; another process on this folder picks up the file.
     else if (!TERMINAL.has(job.status) && this.#runsElsewhere(job)) await this.#share?.cancel(id, by);
     else if (!TERMINAL.has(job.status)) await requestCancel(this.dir, id, by);
     return job;
+  }
+
+  /** A job taken out of the shared queue before any instance ran it: cancelled here, for every instance to see. */
+  async #endQueued(job: JobRecord, by: string): Promise<void> {
+    job.status = "cancelled";
+    job.endedAt = this.now();
+    job.by = by;
+    await this.#writer?.append({ t: "end", id: job.id, ts: job.endedAt, status: "cancelled", toolCalls: 0, inFlight: 0, by }, { sync: true });
+    await this.#publish(job);
   }
 
   /** Waits until every listed job ends, the time passes or the signal aborts. */
