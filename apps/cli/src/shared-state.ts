@@ -1,10 +1,11 @@
-import { INSTANCE_ID_PATTERN, type JobShare, type RateBuckets, type Store } from "@codemux/core";
+import { INSTANCE_ID_PATTERN, type JobShare, type RateBuckets, type RecordTable, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
 import {
   InstanceRegistry,
   RedisBuckets,
   RedisConnection,
   RedisJobShare,
+  RedisRecordTable,
   RedisStore,
   RedisUrlError,
   parseStoreSetting,
@@ -33,6 +34,8 @@ export interface SharedState {
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
   pluginStore?: Store;
+  /** The pin plugin's pins and approvals. */
+  pinRecords?: RecordTable;
   jobShare?: JobShare;
   registry?: InstanceRegistry;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
@@ -78,6 +81,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     cacheStore: new RedisStore(connection, { name: "cache" }),
     rateBuckets: new RedisBuckets(connection),
     pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
+    pinRecords: pinRecordsOf(connection),
     jobShare,
     registry,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },
@@ -87,6 +91,11 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       await connection.close();
     },
   };
+}
+
+/** The pin plugin's shared pins and approvals, which `codemux approve` changes too. */
+export function pinRecordsOf(connection: RedisConnection): RecordTable {
+  return new RedisRecordTable(connection, { name: "pins" });
 }
 
 function instanceIdOf(flags: StoreFlags): string {

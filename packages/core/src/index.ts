@@ -93,6 +93,7 @@ export {
 } from "./result";
 export { TokenBuckets, type BucketRate, type BucketRequest, type RateBuckets } from "./token-buckets";
 export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
+export type { RecordTable } from "./record-table";
 export type { JobShare } from "./job-share";
 export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
