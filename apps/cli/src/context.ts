@@ -1,4 +1,4 @@
-import type { Logger, RateBuckets, Store } from "@codemux/core";
+import type { Logger, RateBuckets, RecordTable, Store } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
@@ -107,6 +107,7 @@ export async function startCore(
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
     ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
+    ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
   });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
@@ -194,6 +195,7 @@ export async function pluginsOf({
   keep,
   rateBuckets,
   sharedStore,
+  pinRecords,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
   logger: Logger;
@@ -201,6 +203,7 @@ export async function pluginsOf({
   keep?: ResultKeeper["keep"];
   rateBuckets?: RateBuckets;
   sharedStore?: Store;
+  pinRecords?: RecordTable;
 }): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({
@@ -211,6 +214,7 @@ export async function pluginsOf({
     ...(keep ? { results: { keep } } : {}),
     ...(rateBuckets ? { rateBuckets } : {}),
     ...(sharedStore ? { sharedStore } : {}),
+    ...(pinRecords ? { pinRecords } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }

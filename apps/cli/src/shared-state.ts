@@ -1,4 +1,4 @@
-import { INSTANCE_ID_PATTERN, type JobQueue, type JobShare, type RateBuckets, type Store } from "@codemux/core";
+import { INSTANCE_ID_PATTERN, type JobQueue, type JobShare, type RateBuckets, type RecordTable, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
 import {
   InstanceRegistry,
@@ -6,6 +6,7 @@ import {
   RedisConnection,
   RedisJobQueue,
   RedisJobShare,
+  RedisRecordTable,
   RedisStore,
   RedisUrlError,
   parseStoreSetting,
@@ -34,6 +35,8 @@ export interface SharedState {
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
   pluginStore?: Store;
+  /** The pin plugin's pins and approvals. */
+  pinRecords?: RecordTable;
   jobShare?: JobShare;
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
@@ -82,6 +85,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     cacheStore: new RedisStore(connection, { name: "cache" }),
     rateBuckets: new RedisBuckets(connection),
     pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
+    pinRecords: pinRecordsOf(connection),
     jobShare,
     jobQueue,
     registry,
@@ -93,6 +97,11 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       await connection.close();
     },
   };
+}
+
+/** The pin plugin's shared pins and approvals, which `codemux approve` changes too. */
+export function pinRecordsOf(connection: RedisConnection): RecordTable {
+  return new RedisRecordTable(connection, { name: "pins" });
 }
 
 function instanceIdOf(flags: StoreFlags): string {

@@ -295,3 +295,55 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     expect(gone.error.message).toMatch(/the instance holding this session \([ab]\) is gone/);
   }, 60_000);
 });
+
+describe.skipIf(!haveProgram("redis-server", "redis-server"))("two codemux instances sharing pins, approvals and skills in Redis", () => {
+  let dir: string;
+  let redis: RedisServer;
+  const started: ChildProcess[] = [];
+  const homes: string[] = [];
+  const urls: string[] = [];
+  const clients: Client[] = [];
+  // Through MCP: a refused call is a tool error the client reads.
+  const echo = async (base: string) => {
+    const client = new Client({ name: "shared-pins-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+    clients.push(client);
+    return JSON.stringify(await client.callTool({ name: "call_tool", arguments: { name: "q__echo", args: { text: "hello" } } }));
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "codemux-shared-pins-"));
+    redis = await startRedisServer();
+    // Every server is new to the deployment: its tools wait for an approval, which any instance may give.
+    const config = { mcpServers: { q: misbehavingEntry("q") }, plugins: { pin: { quarantineNewServers: true } } };
+    await writeFile(join(dir, "codemux.json"), JSON.stringify(config));
+    for (const id of ["a", "b"]) {
+      const home = await mkdtemp(join(dir, `home-${id}-`));
+      homes.push(home);
+      const env = { ...process.env, CODEMUX_HOME: home, CODEMUX_STORE: redis.url };
+      const args = ["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--instance-id", id, "--token", `alice:${ALICE}`];
+      urls.push((await serveCli(args, { cwd: dir, env, started })).url);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("lets a tool quarantined on one instance through on it once it is approved with B's setting", async () => {
+    const [a] = urls as [string];
+    expect(await echo(a)).toContain('q__echo is quarantined: server \\"q\\" is new');
+    // codemux approve as instance b runs it: b's own CODEMUX_HOME (no pin file there), the shared store.
+    const env = { ...process.env, CODEMUX_HOME: homes[1], CODEMUX_STORE: redis.url };
+    const listed = await runCli(["approve", "--list", "--config", join(dir, "codemux.json")], { cwd: dir, env });
+    expect(listed.stdout).toContain("q__echo (new server)");
+    const approved = await runCli(["approve", "q", "--config", join(dir, "codemux.json")], { cwd: dir, env });
+    expect(approved.stderr).toBe("");
+    expect(approved.stdout).toContain("q__echo");
+    expect(await echo(a)).toContain("hello");
+    expect(await echo(urls[1] as string)).toContain("hello");
+  });
+});

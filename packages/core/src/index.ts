@@ -94,6 +94,7 @@ export {
 export { TokenBuckets, type BucketRate, type BucketRequest, type RateBuckets } from "./token-buckets";
 export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
 export type { JobQueue } from "./job-queue";
+export type { RecordTable } from "./record-table";
 export type { JobShare } from "./job-share";
 export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";

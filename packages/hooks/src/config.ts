@@ -163,6 +163,8 @@ export interface LoadPluginsOptions {
   rateBuckets?: PluginInitContext["rateBuckets"];
   /** A store shared by every instance (Redis), for the cache plugin. */
   sharedStore?: PluginInitContext["sharedStore"];
+  /** Pin records shared by every instance (Redis), for the pin plugin. */
+  pinRecords?: PluginInitContext["pinRecords"];
 }
 
 /** Plugins loaded from the config, started and ready to go into the call pipeline. */
@@ -261,6 +263,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
     ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
     ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
+    ...(options.pinRecords ? { pinRecords: options.pinRecords } : {}),
   });
   try {
     await host.start();

@@ -22,6 +22,7 @@ export interface PluginHostOptions {
   rateBuckets?: PluginInitContext["rateBuckets"];
   /** A store shared by every instance (Redis), given to plugins' `init`. */
   sharedStore?: PluginInitContext["sharedStore"];
+  pinRecords?: PluginInitContext["pinRecords"];
 }
 
 /** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
@@ -113,6 +114,7 @@ export class PluginHost {
           ...(this.#options.retentionMs ? { retentionMs: this.#options.retentionMs } : {}),
           ...(this.#options.rateBuckets ? { rateBuckets: this.#options.rateBuckets } : {}),
           ...(this.#options.sharedStore ? { sharedStore: this.#options.sharedStore } : {}),
+          ...(this.#options.pinRecords ? { pinRecords: this.#options.pinRecords } : {}),
         });
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

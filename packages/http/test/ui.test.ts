@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadPlugins, pinApprovals, type LoadedPlugins } from "@codemux/hooks";
+import { filePinBook, loadPlugins, pinApprovals, type LoadedPlugins } from "@codemux/hooks";
 import { createJobs, type Jobs } from "@codemux/jobs";
 import { Codemux } from "@codemux/server";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -73,7 +73,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
         { name: "alice", token: ALICE, scopes: [] },
       ],
       log: () => undefined,
-      ui: { approvals: pinApprovals(pinFile), jobs: jobs.manager },
+      ui: { approvals: pinApprovals(filePinBook(pinFile)), jobs: jobs.manager },
     });
     await http.listen();
     base = `${http.url}/ui/`;

@@ -33,7 +33,7 @@ for i = 1, #KEYS do
 end
 return {0, 0}
 `;
-const TAKE_ALL_SHA = createHash("sha1").update(TAKE_ALL).digest("hex");
+const TAKE_ALL_SCRIPT = { text: TAKE_ALL, sha: createHash("sha1").update(TAKE_ALL).digest("hex") };
 
 /** Token buckets in Redis shared by every instance: N instances together let through no more than the limit. */
 export class RedisBuckets implements RateBuckets {
@@ -48,14 +48,7 @@ export class RedisBuckets implements RateBuckets {
     if (requests.length === 0) return { waitMs: 0 };
     const keys = requests.map((r) => `${this.#redis.prefix}bucket:${r.key}`);
     const args = [...requests.flatMap((r) => [r.rate.capacity, r.rate.calls, r.rate.perMs].map(String)), String(STORE_FORMAT_VERSION)];
-    const reply = (await this.#redis.run("check the shared rate limit in Redis", async (client) => {
-      try {
-        return await client.evalsha(TAKE_ALL_SHA, keys.length, ...keys, ...args);
-      } catch (error) {
-        if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
-        return await client.eval(TAKE_ALL, keys.length, ...keys, ...args);
-      }
-    })) as [number, number | string, string?];
+    const reply = (await this.#redis.script("check the shared rate limit in Redis", TAKE_ALL_SCRIPT, { keys, args })) as [number, number | string, string?];
     const [index, value, key] = reply;
     if (index === -1) throw new StoreFormatError(key ?? "a rate-limit bucket", String(value), STORE_FORMAT_VERSION);
     return index === 0 ? { waitMs: 0 } : { refused: index - 1, waitMs: Number(value) };

@@ -77,6 +77,18 @@ export class RedisConnection implements SharedStateHealth {
     }
   }
 
+  /** Runs a Lua script by its hash, sending its text only when Redis does not know it yet (after a restart). */
+  async script(what: string, source: { text: string; sha: string }, { keys, args }: { keys: string[]; args: string[] }): Promise<unknown> {
+    return await this.run(what, async (client) => {
+      try {
+        return await client.evalsha(source.sha, keys.length, ...keys, ...args);
+      } catch (error) {
+        if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
+        return await client.eval(source.text, keys.length, ...keys, ...args);
+      }
+    });
+  }
+
   async close(): Promise<void> {
     await this.client.quit().catch(() => this.client.disconnect());
   }

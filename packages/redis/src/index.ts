@@ -4,6 +4,7 @@ export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError
 export { importEntries, type ImportReport } from "./import";
 export { RedisJobQueue } from "./job-queue";
 export { RedisJobShare } from "./jobs";
+export { RedisRecordTable } from "./records";
 export { InstanceRegistry, type InstanceRegistryOptions } from "./instances";
 export { DEFAULT_PREFIX, parseStoreSetting, redactUrl, type StoreSetting } from "./setting";
 export { RedisStore, type RedisStoreOptions } from "./store";

@@ -1,10 +1,12 @@
 import { parseJsonc } from "@codemux/pool";
-import { approvePins, listPending, pinFileOfConfig, readPinFile } from "@codemux/hooks";
+import { approvePins, filePinBook, listPending, pinFileOfConfig, sharedPinBook, type PinBook } from "@codemux/hooks";
+import { RedisConnection } from "@codemux/redis";
 import type { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { GlobalOptions, RunContext } from "../context";
+import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
+import { pinRecordsOf, storeSettingOf, type StoreFlags } from "../shared-state";
 import { codemuxHome, findConfigFile } from "@codemux/server";
 
 /** `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again. */
@@ -15,23 +17,51 @@ export function registerApprove(program: Command, context: RunContext): void {
     .argument("[target]", "SERVER or SERVER__TOOL")
     .option("--list", "list the tools waiting for approval, and why")
     .option("--file <file>", "the pin file (default: plugins.pin.file of the config, else pins.json in $CODEMUX_HOME or ~/.codemux)")
-    .action(async (target: string | undefined, options: { list?: boolean; file?: string }, command: Command) => {
-      const file = options.file ? resolve(options.file) : pinFileOf(command.optsWithGlobals<GlobalOptions>().config);
-      if (options.list || target === undefined) {
-        const pending = listPending(await readPinFile(file));
-        context.stdout.write(
-          pending.length ? `Waiting for approval (${file}):\n${pending.map((p) => `  ${p}`).join("\n")}\n` : `Nothing waits for approval (${file}).\n`,
-        );
-        return;
+    .option("--store <store>", "the Redis store instances share pins in: redis://HOST:PORT; else $CODEMUX_STORE, else the config's store")
+    .option("--store-prefix <prefix>", "the start of every key (default codemux:); else $CODEMUX_STORE_PREFIX")
+    .action(async (target: string | undefined, options: StoreFlags & { list?: boolean; file?: string }, command: Command) => {
+      const { book, where, close } = await openPins(options, command.optsWithGlobals<GlobalOptions>().config);
+      try {
+        if (options.list || target === undefined) {
+          const pending = listPending(await book.load());
+          context.stdout.write(
+            pending.length ? `Waiting for approval (${where}):\n${pending.map((p) => `  ${p}`).join("\n")}\n` : `Nothing waits for approval (${where}).\n`,
+          );
+          return;
+        }
+        const { approved, pending } = await approvePins(book, target);
+        if (approved.length === 0) {
+          throw new UsageError(
+            `Nothing named "${target}" waits for approval in ${where}. ${pending.length ? `Waiting: ${pending.join("; ")}.` : "No tool waits for approval."}`,
+          );
+        }
+        context.stdout.write(`Approved ${approved.join(", ")}; a running codemux lets ${approved.length === 1 ? "it" : "them"} through from the next call.\n`);
+      } finally {
+        await close();
       }
-      const { approved, pending } = await approvePins(file, target);
-      if (approved.length === 0) {
-        throw new UsageError(
-          `Nothing named "${target}" waits for approval in ${file}. ${pending.length ? `Waiting: ${pending.join("; ")}.` : "No tool waits for approval."}`,
-        );
-      }
-      context.stdout.write(`Approved ${approved.join(", ")}; a running codemux lets ${approved.length === 1 ? "it" : "them"} through from the next call.\n`);
     });
+}
+
+/** How long `codemux approve` waits for Redis before it gives up. */
+const CONNECT_MS = 5_000;
+
+/** The pins `serve` would use: the shared ones when a Redis store is set (and no --file), else the pin file. */
+async function openPins(
+  options: StoreFlags & { file?: string },
+  configOption: string | undefined,
+): Promise<{ book: PinBook; where: string; close(): Promise<void> }> {
+  const configFile = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
+  const setting = options.file ? undefined : storeSettingOf(options, await readRawConfig(configFile), configFile);
+  if (setting?.kind === "redis") {
+    const connection = await RedisConnection.open({ url: setting.url, prefix: setting.prefix });
+    if (!(await connection.ready(CONNECT_MS))) {
+      await connection.close();
+      throw new UsageError(`Redis at ${connection.where} is not reachable; start it (or fix --store) and run codemux approve again.`);
+    }
+    return { book: sharedPinBook(pinRecordsOf(connection)), where: `the shared pins in Redis at ${connection.where}`, close: () => connection.close() };
+  }
+  const file = options.file ? resolve(options.file) : pinFileOf(configOption);
+  return { book: filePinBook(file), where: file, close: async () => undefined };
 }
 
 /** The pin file of the config codemux would read, else the default. */

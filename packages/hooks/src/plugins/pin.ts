@@ -1,7 +1,8 @@
 import type { Logger } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { PluginRefusedError } from "../errors";
-import { changedFields, hashDefinition, keptDefinition, readPinFile, writePinFile, type PinFile, type PinRecord } from "../pin-store";
+import { filePinBook, sharedPinBook, type PinBook } from "../pin-book";
+import { changedFields, hashDefinition, keptDefinition, type PinFile, type PinRecord } from "../pin-store";
 import type { Plugin, PluginMetrics, ToolInfo } from "../types";
 
 export interface PinOptions {
@@ -47,8 +48,8 @@ function kept(definition: ToolInfo): { definition?: Record<string, unknown> } {
  * when the host reports the catalog with `see`); a later change quarantines the tool until
  * `codemux approve SERVER[__TOOL]`. Fail-closed.
  */
-export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: readonly SeenTool[]): Promise<void>; readonly file: string | undefined } {
-  let file: string | undefined;
+export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: readonly SeenTool[]): Promise<void>; readonly book: PinBook | undefined } {
+  let book: PinBook | undefined;
   let pins: PinFile = { version: 1, tools: {} };
   let clock: () => number = Date.now;
   let logger: Logger | undefined;
@@ -65,16 +66,18 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
   const now = () => new Date(clock()).toISOString();
   const trusted = (server: string) => Object.values(pins.tools).some((r) => r.server === server && r.hash !== undefined);
 
-  /** Writes the records of these tools over the file's current content (another process may have approved some). */
+  /** Writes the records of these tools over the book's current content, but keeps an approval of what this one saw pending. */
   const save = (names: string[]) => {
     const records = Object.fromEntries(names.map((n) => [n, pins.tools[n]]));
     saving = saving.then(async () => {
-      if (!file) return;
+      if (!book) return;
       try {
-        const disk = await readPinFile(file);
-        for (const [name, record] of Object.entries(records)) if (record) disk.tools[name] = record;
-        await writePinFile(file, disk);
-        pins = disk;
+        pins = await book.update(names, (name, current) => {
+          const mine = records[name];
+          // Another process approved the very definition this one holds pending since this one read it: the approval stands.
+          if (!mine || (current?.hash !== undefined && current.hash === mine.pending?.hash)) return undefined;
+          return mine;
+        });
       } catch (error) {
         logger?.warn(`pin: ${(error as Error).message}`);
       }
@@ -129,15 +132,16 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
     name: "pin",
     priority: 850,
     failClosed: true,
-    get file() {
-      return file;
+    get book() {
+      return book;
     },
     async init(ctx) {
       clock = ctx.clock;
       logger = ctx.logger;
       metrics = ctx.metrics;
-      file = pinFilePath({ file: options.file, configDir: ctx.configDir, dataDir: ctx.dataDir });
-      pins = await readPinFile(file);
+      // With a shared table (Redis) every instance pins and approves the same records; else the pin file.
+      book = ctx.pinRecords ? sharedPinBook(ctx.pinRecords) : filePinBook(pinFilePath({ file: options.file, configDir: ctx.configDir, dataDir: ctx.dataDir }));
+      pins = await book.load();
     },
     async see(tools) {
       const dirty: string[] = [];
@@ -148,10 +152,10 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       if (!call.definition) return;
       const dirty: string[] = [];
       let verdict = judge(call.name, call.server, call.definition, dirty);
-      if (!verdict.ok && file) {
-        // The user may have approved it since (codemux approve writes the file): read it again first.
+      if (!verdict.ok && book) {
+        // The user may have approved it since (codemux approve, or another instance): read the pins again first.
         await saving;
-        pins = await readPinFile(file);
+        pins = await book.load();
         dirty.length = 0;
         verdict = judge(call.name, call.server, call.definition, dirty);
       }

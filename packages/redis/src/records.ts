@@ -1,0 +1,66 @@
+import { STORE_FORMAT_VERSION, type RecordTable } from "@codemux/core";
+import { createHash } from "node:crypto";
+import type { RedisConnection } from "./connection";
+import { StoreFormatError } from "./errors";
+
+/** Sets a field only if it still holds the expected value ("" for absent): one script, so no write comes between the check and the set. */
+const SWAP = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`;
+const SWAP_SCRIPT = { text: SWAP, sha: createHash("sha1").update(SWAP).digest("hex") };
+
+/** Records a table holds at most: a bound on what one `all` reads. */
+const MAX_RECORDS = 10_000;
+
+/**
+ * A RecordTable in one Redis hash (`<prefix>records:<name>`), a field per record holding its format
+ * version and text. Unlike the other keys it does not expire: pins forgotten would trust a changed tool afresh.
+ */
+export class RedisRecordTable implements RecordTable {
+  readonly #redis: RedisConnection;
+  readonly #key: string;
+
+  constructor(redis: RedisConnection, options: { name: string }) {
+    this.#redis = redis;
+    this.#key = `${redis.prefix}records:${options.name}`;
+  }
+
+  async all(): Promise<Map<string, string>> {
+    const records = new Map<string, string>();
+    let cursor = "0";
+    do {
+      const [next, flat] = await this.#redis.run("read shared records from Redis", (client) => client.hscan(this.#key, cursor, "COUNT", 500));
+      cursor = next;
+      for (let i = 0; i + 1 < flat.length; i += 2) records.set(flat[i] as string, this.#decode(flat[i + 1] as string));
+    } while (cursor !== "0" && records.size < MAX_RECORDS);
+    return records;
+  }
+
+  async get(name: string): Promise<string | undefined> {
+    const value = await this.#redis.run(`read the shared record ${name} from Redis`, (client) => client.hget(this.#key, name));
+    return value === null ? undefined : this.#decode(value);
+  }
+
+  async swap(name: string, expected: string | undefined, next: string): Promise<boolean> {
+    const args = [name, expected === undefined ? "" : encode(expected), encode(next)];
+    return (await this.#redis.script(`change the shared record ${name} in Redis`, SWAP_SCRIPT, { keys: [this.#key], args })) === 1;
+  }
+
+  #decode(value: string): string {
+    const newline = value.indexOf("\n");
+    const version = newline < 0 ? value.slice(0, 20) : value.slice(0, newline);
+    if (version !== String(STORE_FORMAT_VERSION)) throw new StoreFormatError(this.#key, version, STORE_FORMAT_VERSION);
+    return value.slice(newline + 1);
+  }
+}
+
+function encode(text: string): string {
+  return `${STORE_FORMAT_VERSION}\n${text}`;
+}
