@@ -55,6 +55,9 @@ export function toHttpError(error: unknown): HttpError {
   // By code, not class: plugins and the shared store are packages the gateway does not import.
   if (isCodemuxError(error) && error.code === "RATE_LIMITED")
     return new HttpError("QUOTA", message, { headers: { "retry-after": String(Math.max(1, Math.ceil(Number(error.data?.retryAfterMs ?? 1000) / 1000))) } });
+  // A plugin's refusal (the guard, a quarantined tool, a confirmation not given) is the caller's answer, not codemux failing.
+  if (isCodemuxError(error) && (error.code === "REFUSED" || error.code === "NOT_CONFIRMED" || error.code === "QUARANTINED"))
+    return new HttpError("FORBIDDEN", message, { data: { reason: error.code.toLowerCase(), ...(error.data?.plugin ? { plugin: error.data.plugin } : {}) } });
   if (isCodemuxError(error) && error.code === "REDIS_UNAVAILABLE") return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
   return new HttpError("INTERNAL", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
 }

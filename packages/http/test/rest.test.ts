@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CODE_META_TOOLS } from "@codemux/server";
+import { PluginRefusedError } from "@codemux/hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKENS, bearer, json, serve, type Served } from "./helpers";
 
@@ -143,6 +144,28 @@ describe("principals", () => {
       await client.close();
       await fetch(`${s.url}/v1/tools/m__echo/call`, post({ text: "y" }));
       expect(seen).toEqual(["token:bob:call_tool", "token:alice:rest"]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("a plugin's refusal over REST", () => {
+  it("is a 403 that says why (a quarantined tool), not a 500", async () => {
+    const s = await serve();
+    s.core.pipeline.use(async () => {
+      throw new PluginRefusedError("pin", "m__echo changed since it was approved; codemux approve m__echo lets it through.", { code: "QUARANTINED" });
+    });
+    try {
+      const answer = await fetch(`${s.url}/v1/tools/m__echo/call`, post({ text: "y" }));
+      expect(answer.status).toBe(403);
+      expect((await json(answer)).error).toMatchObject({
+        code: "forbidden",
+        message: expect.stringContaining("changed since it was approved"),
+        reason: "quarantined",
+        plugin: "pin",
+      });
+      expect(s.logs.filter((l) => l.msg === "internal error")).toEqual([]);
     } finally {
       await s.close();
     }
