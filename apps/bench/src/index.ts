@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     table(`Search quality: mcpproxy-go golden set (${m.codemux.queries} queries, ${m.tools} tools)`, [
       ["codemux recall@1 / recall@5 / MRR", `${m.codemux.recallAt1.toFixed(3)} / ${m.codemux.recallAt5.toFixed(3)} / ${m.codemux.mrr.toFixed(3)}`],
       ["plain BM25 recall@1 / recall@5 / MRR", `${m.bm25.recallAt1.toFixed(3)} / ${m.bm25.recallAt5.toFixed(3)} / ${m.bm25.mrr.toFixed(3)}`],
+      ["first hit relevant: codemux / plain BM25", `${m.codemux.firstRelevant.toFixed(3)} / ${m.bm25.firstRelevant.toFixed(3)}`],
       ["mcpproxy-go (published) recall@5", "0.681"],
     ]);
     for (const miss of r.misses) log(`    not first: "${miss.query}" -> ${miss.got.join(", ")} (want ${miss.expected.join(" | ")})`);
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
       ["index build", `${round(searchScale.buildMs, 1)} ms`],
       ["search p50 / p99", `${round(searchScale.searchP50Ms, 3)} / ${round(searchScale.searchP99Ms, 3)} ms`],
       ["heap", `${round(searchScale.heapMB, 1)} MB`],
+      ["fresh process: import / first search (reads the tables)", `${round(searchScale.importMs, 1)} / ${round(searchScale.firstSearchMs, 1)} ms`],
     ]);
 
   const latency = runs("latency") ? await runLatency() : null;
