@@ -3,11 +3,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopInstances } from "./serve-cli";
 
 const ALICE = "alice-scale-out-jobs-token-0123456789";
 const BOB = "bob-scale-out-jobs-token-0123456789";
@@ -51,12 +51,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("background jobs a
     await startInstance("b");
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopInstances({ clients, started, redis, dir }));
 
   it("shows a job's transcript and its result over 256 KiB, run on one instance, to its owner through the other, and to no one else", async () => {
     const [onA, onB] = [await mcpClient(urls.a as string), await mcpClient(urls.b as string)];
