@@ -255,7 +255,11 @@ export class JobManager implements JobRunner {
     const { principal } = work.session;
     this.#checkAtOnce(work.session);
     const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && portable(work);
-    if (this.#running.size >= this.maxConcurrent && !toShared) this.#checkQueueRoom(principal);
+    if (toShared) {
+      // What this instance put in the shared queue counts against the same limits: one principal cannot fill Redis. Redis down: counted as known.
+      await this.refreshShared(principal).catch(() => undefined);
+      this.#checkQueueRoom(principal);
+    } else if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
       id,
@@ -432,7 +436,7 @@ export class JobManager implements JobRunner {
 
   /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting (`self` already in it not counted). */
   #checkQueueRoom(principal: string, self?: LiveJob): void {
-    const others = this.#queue.filter((job) => job !== self);
+    const others: JobRecord[] = [...this.#queue.filter((job) => job !== self).map((job) => job.record), ...this.#sharedWaiting()];
     if (others.length >= this.maxQueued) {
       throw new JobsError(
         "QUEUE_FULL",
@@ -442,7 +446,7 @@ export class JobManager implements JobRunner {
     }
     const share = this.#principalLimits[principal]?.jobs ?? this.maxQueuedPerPrincipal;
     let waiting = 0;
-    for (const job of others) if (job.record.principal === principal) waiting++;
+    for (const job of others) if (job.principal === principal) waiting++;
     if (waiting >= share) {
       throw new JobsError(
         "QUEUE_FULL",
@@ -450,6 +454,20 @@ export class JobManager implements JobRunner {
         { data: { limit: "jobsPerPrincipal", max: share } },
       );
     }
+  }
+
+  /** The jobs this instance put in the shared queue that still wait there, as their records last said; the others' timers go. */
+  #sharedWaiting(): JobRecord[] {
+    const waiting: JobRecord[] = [];
+    for (const [id, timer] of this.#waitTimers) {
+      const job = this.#jobs.get(id);
+      if (job?.status === "queued" && job.inSharedQueue) waiting.push(job);
+      else {
+        clearTimeout(timer);
+        this.#waitTimers.delete(id);
+      }
+    }
+    return waiting;
   }
 
   /** What the journal keeps of a request: redacted, or only its digest when no redactor was given. */

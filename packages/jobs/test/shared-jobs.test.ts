@@ -105,6 +105,8 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     const waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
     // a's own view is not refreshed from Redis: only its timer ends the job.
     await until(async () => jobOf(await a.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
+    // Published as it ends there: b sees it once the write lands.
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
     const seen = await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 });
     expect(jobOf(seen)).toMatchObject({
       status: "failed",
@@ -141,6 +143,23 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     const c = await instance("c", { queue: false });
     await until(async () => jobOf(await c.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
     expect(c.jobs.manager.list("local").find((r) => r.id === waiting)).toMatchObject({ instance: "b", toolCalls: 0 });
+  });
+
+  it("counts the jobs an instance put in the shared queue against its principal's waiting share, while they wait", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxQueuedPerPrincipal: 1 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 } });
+    const bHolding = jobId(await b.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const aHolding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const first = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "1" }, background: true }));
+    const refused = await a.call("call_tool", { name: "bad__echo", args: { text: "2" }, background: true });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('Principal "local" already has 1 jobs waiting, its limit (waiting jobs per principal: 1)');
+    // Taken and run by b, it no longer counts.
+    await b.call("jobs", { action: "cancel", ids: [bHolding] });
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [first], wait_up_to: 20 })).status).toBe("completed");
+    expect(await a.text("call_tool", { name: "bad__echo", args: { text: "3" }, background: true })).toMatch(/^Started job/);
+    await a.call("jobs", { action: "cancel", ids: [aHolding] });
   });
 
   it("keeps a job whose 2025 client can answer questions on its own instance, and lets another client's job go to one with room", async () => {
