@@ -3,12 +3,12 @@ import { RedisConnection, RedisStore } from "@codemux/redis";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopInstances } from "./serve-cli";
 
 const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
 
@@ -71,11 +71,8 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
     await nginx?.stop();
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stopInstances({ clients, started, redis, dir });
   });
 
   it("reads a result kept through one instance on the other, by its owner only", async () => {
@@ -326,12 +323,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("two codemux insta
     }
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopInstances({ clients, started, redis, dir }));
 
   it("lets a tool quarantined on one instance through on it once it is approved with B's setting", async () => {
     const [a] = urls as [string];

@@ -16,4 +16,15 @@ export interface JobShare {
   onCancel(handler: (id: string, by: string) => void): void;
   /** True while instance `instanceId` is registered (it beats); false once it is gone. */
   alive(instanceId: string): Promise<boolean>;
+  /**
+   * Appends one line (JSON) to job `id`'s transcript, owned by `principal`: only its newest `maxBytes`
+   * are kept, and it expires with the job's record (each `put` renews it).
+   */
+  appendTranscript(entry: { id: string; principal: string; line: string; maxBytes: number; ttlMs: number }): Promise<void>;
+  /** Job `id`'s transcript lines, oldest first; empty when there is none or it is not `principal`'s. */
+  transcript(id: string, principal: string): Promise<string[]>;
+  /** Saves a job's result too large for its record (JSON), owned by `principal`, expiring with the record. */
+  putResult(entry: { id: string; principal: string; result: string; ttlMs: number }): Promise<void>;
+  /** Job `id`'s result saved by `putResult`; undefined when there is none or it is not `principal`'s. */
+  result(id: string, principal: string): Promise<string | undefined>;
 }

@@ -14,7 +14,6 @@ import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
 import { seconds } from "./format";
 import type { JobManager } from "./job-manager";
-import { readTranscript } from "./transcript";
 import { TERMINAL } from "./types";
 
 /** codemux's own meta-tools the agent may use (never the job tools, so an agent cannot start agents). */
@@ -190,7 +189,8 @@ async function resumeFrom(manager: JobManager, id: string, principal: string): P
   if (!job || job.kind !== "agent") throw new JobsError("BAD_RESUME", `No agent job ${id} for this client to resume; jobs {action:"list"} shows yours.`);
   if (!TERMINAL.has(job.status))
     throw new JobsError("BAD_RESUME", `Agent job ${id} is still ${job.status}; wait for it with jobs {action:"output"}, or cancel it, before resuming.`);
-  const { entries } = await readTranscript(manager.transcriptFile(id));
+  const { entries, error } = await manager.transcript(job);
+  if (error !== undefined) throw new JobsError("BAD_RESUME", `Agent job ${id}'s transcript cannot be read: ${error}`);
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   if (messages.length === 0) throw new JobsError("BAD_RESUME", `Agent job ${id} has no transcript to resume from (it was removed, or the job never sampled).`);
   // A conversation that stopped after a tool call without its answer cannot go on as is: drop the dangling turn.

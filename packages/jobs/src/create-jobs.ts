@@ -35,6 +35,8 @@ export interface JobsOptions {
   agentMaxTurns?: number;
   /** Jobs seen by every instance of a deployment (`@codemux/redis`' `RedisJobShare`): output and cancel from any of them. */
   share?: JobShare;
+  /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
+  maxWaitMs?: number;
   now?: () => number;
 }
 
@@ -79,6 +81,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.retentionFor ? { retentionFor: options.retentionFor } : {}),
     ...(options.share ? { share: options.share } : {}),
+    ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const middleware: ToolCallMiddleware = async (ctx, next) => {

@@ -17,5 +17,5 @@ export { DEFAULT_WAIT_SECONDS, jobsListing, MAX_WAIT_SECONDS } from "./meta-tool
 export { TASK_POLL_MS } from "./task-options";
 export type { TaskStoreOptions } from "./task-options";
 export { argsDigest, readTranscript } from "./transcript";
-export type { TranscriptEntry } from "./transcript";
+export type { TranscriptEntry, TranscriptRead } from "./transcript";
 export type { JobProgress, JobRecord, JobStatus, JournalEvent } from "./types";

@@ -20,7 +20,8 @@ import { join } from "node:path";
 import { requestCancel } from "./cancel-request";
 import { JobsError } from "./errors";
 import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
-import { argsDigest, callCounts, readTranscript, resultSize, TranscriptWriter } from "./transcript";
+import { seconds } from "./format";
+import { argsDigest, callCounts, MAX_TRANSCRIPT_BYTES, parseTranscript, readTranscript, resultSize, TranscriptWriter, type TranscriptRead } from "./transcript";
 import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type JournalEvent, type TerminalStatus } from "./types";
 
 export const DEFAULT_MAX_CONCURRENT = 4;
@@ -32,8 +33,12 @@ const CANCEL_POLL_MS = 1_000;
 const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
 const FOREIGN_REFRESH_MS = 2_000;
 const MAX_REQUEST_BYTES = 256 * 1024;
-/** Results up to this size are shared with the other instances; larger ones stay in this instance's files. */
+/** Results up to this size are shared in the job's record; larger ones in a key of their own. */
 const MAX_SHARED_RESULT_BYTES = 256 * 1024;
+/** Results larger than this stay in the files of the instance that ran the job (a bound on what one job puts in Redis). */
+const MAX_SHARED_LARGE_RESULT_BYTES = 16 * 1024 * 1024;
+/** A job waits this long in the shared queue for an instance with room, by default; then it ends failed, never run. */
+const DEFAULT_MAX_WAIT_MS = 10 * 60 * 1000;
 /** A shared record outlives the job's retention by this, so it is never gone before the journal forgets it. */
 const SHARE_TTL_SLACK_MS = 60_000;
 /** A principal's jobs read from the shared records at most. */
@@ -80,8 +85,10 @@ export interface JobManagerOptions {
   retentionMs?: number;
   /** How long a principal's finished jobs stay (the config's `retention`); `retentionMs` otherwise. */
   retentionFor?: (principal: string) => number | undefined;
-  /** Jobs seen by every instance (Redis): status, progress and results readable, and cancels obeyed, from any of them. */
+  /** Jobs seen by every instance (Redis): status, progress, transcripts and results readable, and cancels obeyed, from any of them. */
   share?: JobShare;
+  /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
+  maxWaitMs?: number;
   now?: () => number;
 }
 
@@ -153,6 +160,9 @@ export class JobManager implements JobRunner {
   #refreshedAt = 0;
   readonly #share: JobShare | undefined;
   #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
+  readonly #maxWaitMs: number;
+  /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
+  readonly #waitTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -168,6 +178,7 @@ export class JobManager implements JobRunner {
     this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
     this.#share = options.share;
+    this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     this.#share?.onCancel((id, by) => {
       const live = this.#live.get(id);
       if (live) void this.#finish(live, "cancelled", { by });
@@ -243,8 +254,12 @@ export class JobManager implements JobRunner {
       );
     const { principal } = work.session;
     this.#checkAtOnce(work.session);
-    const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && PORTABLE_KINDS.has(work.kind);
-    if (this.#running.size >= this.maxConcurrent && !toShared) this.#checkQueueRoom(principal);
+    const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && portable(work);
+    if (toShared) {
+      // What this instance put in the shared queue counts against the same limits: one principal cannot fill Redis. Redis down: counted as known.
+      await this.refreshShared(principal).catch(() => undefined);
+      this.#checkQueueRoom(principal);
+    } else if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
     const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
       id,
@@ -289,20 +304,66 @@ export class JobManager implements JobRunner {
   }
 
   #hasRoom(): boolean {
-    return !this.#closed && this.#running.size < this.maxConcurrent && this.#queue.length === 0;
+    return !this.#closed && !this.#draining && this.#running.size < this.maxConcurrent && this.#queue.length === 0;
   }
 
   /** Journals a job as created here and queues it for any instance; the instance that takes it publishes it as its own. */
-  async #queueShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<{ id: string }> {
+  async #queueShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<{ id: string; position?: number }> {
     this.#jobs.set(record.id, record);
     const { id, description, kind, request, pid, session, principal } = record;
     await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
+    try {
+      await this.#addShared(queue, record, work);
+      return { id };
+    } catch (error) {
+      // Redis down: the job needs no shared state to run, so it waits for a slot here, as calls that need none go on.
+      this.logger.warn(`jobs: cannot queue ${id} in the shared queue (${(error as Error).message}); it waits for a slot on this instance.`);
+      const live = this.#liveJob(record, work);
+      this.#live.set(id, live);
+      this.#queue.push(live);
+      try {
+        this.#checkQueueRoom(principal, live);
+      } catch (refusal) {
+        await this.#finish(live, "failed", { error: `${(error as Error).message} ${(refusal as Error).message}` });
+        throw refusal;
+      }
+      this.#pump();
+      return TERMINAL.has(record.status) || record.status === "running" ? { id } : { id, position: this.#queue.indexOf(live) + 1 };
+    }
+  }
+
+  /**
+   * Puts a job in the shared queue: its record (published first, so a taker's own record is never
+   * overwritten by this one) says so, and a timer ends it if no instance takes it within the bound.
+   */
+  async #addShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<void> {
+    record.status = "queued";
+    record.inSharedQueue = true;
     await this.#publish(record);
     // The session goes without its peer: the taking instance has no connection to this client.
     const { peer: _peer, ...sessionInfo } = work.session;
     const payload: QueuedPayload = { record, request: boundedRequest(work.request), session: sessionInfo };
-    await queue.add({ id, payload: JSON.stringify(payload) });
-    return { id };
+    try {
+      await queue.add({ id: record.id, payload: JSON.stringify(payload) });
+    } catch (error) {
+      delete record.inSharedQueue;
+      throw error;
+    }
+    const timer = setTimeout(() => void this.#expireShared(record), Math.max(0, record.createdAt + this.#maxWaitMs - this.now()));
+    timer.unref();
+    this.#waitTimers.set(record.id, timer);
+  }
+
+  /** A job no instance took within the bound: out of the shared queue, ended failed for every instance to see. A taken one is left alone. */
+  async #expireShared(record: JobRecord): Promise<void> {
+    this.#waitTimers.delete(record.id);
+    if (!this.#sharedQueue || TERMINAL.has(record.status)) return;
+    const removed = await this.#sharedQueue.queue.remove(record.id).catch(() => false);
+    if (removed) await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong() });
+  }
+
+  #waitedTooLong(): string {
+    return `No codemux instance had room for this job within ${seconds(this.#maxWaitMs)}; it never ran: submit it again when fewer jobs run.`;
   }
 
   /** Runs a job another instance (or this one) queued; resolves when it ends here. */
@@ -311,14 +372,20 @@ export class JobManager implements JobRunner {
     if (!shared) return;
     const { record: queued, request, session } = JSON.parse(text) as QueuedPayload;
     if (queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) return;
+    const { inSharedQueue: _waited, ...rest } = queued;
     const record: JobRecord = {
-      ...queued,
+      ...rest,
       pid: process.pid,
       ...(this.#share ? { instance: this.#share.instanceId } : {}),
       status: "queued",
       toolCalls: 0,
       inFlight: 0,
     };
+    // Taken past its bound (the instance that queued it, whose timer would end it, is gone): it ends unrun.
+    if (this.now() - record.createdAt > this.#maxWaitMs) {
+      await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong(), journal: false });
+      return;
+    }
     const live = this.#liveJob(record, {
       kind: record.kind,
       description: record.description,
@@ -342,7 +409,13 @@ export class JobManager implements JobRunner {
   #liveJob(record: JobRecord, work: BackgroundWork): LiveJob {
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const transcript = new TranscriptWriter(this.#transcriptFile(record.id), this.logger);
+    const share = this.#share;
+    const { id, principal } = record;
+    // With shared jobs every line also goes to Redis, bounded as a file is read, so any instance shows it to its owner.
+    const mirror = share
+      ? (line: string) => share.appendTranscript({ id, principal, line, maxBytes: MAX_TRANSCRIPT_BYTES, ttlMs: this.retentionOf(record) + SHARE_TTL_SLACK_MS })
+      : undefined;
+    const transcript = new TranscriptWriter(this.#transcriptFile(id), this.logger, mirror);
     return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0 };
   }
 
@@ -361,9 +434,10 @@ export class JobManager implements JobRunner {
     }
   }
 
-  /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting. */
-  #checkQueueRoom(principal: string): void {
-    if (this.#queue.length >= this.maxQueued) {
+  /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting (`self` already in it not counted). */
+  #checkQueueRoom(principal: string, self?: LiveJob): void {
+    const others: JobRecord[] = [...this.#queue.filter((job) => job !== self).map((job) => job.record), ...this.#sharedWaiting()];
+    if (others.length >= this.maxQueued) {
       throw new JobsError(
         "QUEUE_FULL",
         `The job queue is full (${this.maxQueued} waiting, ${this.maxConcurrent} running); wait for some to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
@@ -372,7 +446,7 @@ export class JobManager implements JobRunner {
     }
     const share = this.#principalLimits[principal]?.jobs ?? this.maxQueuedPerPrincipal;
     let waiting = 0;
-    for (const job of this.#queue) if (job.record.principal === principal) waiting++;
+    for (const job of others) if (job.principal === principal) waiting++;
     if (waiting >= share) {
       throw new JobsError(
         "QUEUE_FULL",
@@ -380,6 +454,20 @@ export class JobManager implements JobRunner {
         { data: { limit: "jobsPerPrincipal", max: share } },
       );
     }
+  }
+
+  /** The jobs this instance put in the shared queue that still wait there, as their records last said; the others' timers go. */
+  #sharedWaiting(): JobRecord[] {
+    const waiting: JobRecord[] = [];
+    for (const [id, timer] of this.#waitTimers) {
+      const job = this.#jobs.get(id);
+      if (job?.status === "queued" && job.inSharedQueue) waiting.push(job);
+      else {
+        clearTimeout(timer);
+        this.#waitTimers.delete(id);
+      }
+    }
+    return waiting;
   }
 
   /** What the journal keeps of a request: redacted, or only its digest when no redactor was given. */
@@ -465,6 +553,7 @@ export class JobManager implements JobRunner {
       record.result = fields.result;
     }
     await live.transcript.close();
+    await this.#shareLargeResult(record);
     await this.#writer?.append(
       {
         t: "end",
@@ -484,6 +573,17 @@ export class JobManager implements JobRunner {
     await this.#publish(record);
     this.#live.delete(record.id);
     live.resolve();
+  }
+
+  /** A result too large for the shared record goes to its own key (up to a bound), for the other instances to read; a failure is logged. */
+  async #shareLargeResult(record: JobRecord): Promise<void> {
+    if (!this.#share || !record.result) return;
+    const json = JSON.stringify(record.result);
+    if (json.length <= MAX_SHARED_RESULT_BYTES || json.length > MAX_SHARED_LARGE_RESULT_BYTES) return;
+    const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
+    await this.#share.putResult({ id: record.id, principal: record.principal, result: json, ttlMs }).catch((error: unknown) => {
+      this.logger.warn(`jobs: cannot share the result of ${record.id}: ${(error as Error).message}`);
+    });
   }
 
   /** Shares a job's record with the other instances; a failure (Redis down) is logged, and the job runs on. */
@@ -511,7 +611,12 @@ export class JobManager implements JobRunner {
     for (const text of await this.#share.list(principal, MAX_SHARED_LISTED)) {
       const record = JSON.parse(text) as JobRecord;
       if (record.principal !== principal || typeof record.id !== "string" || !this.#runsElsewhere(record)) continue;
-      if (!TERMINAL.has(record.status) && (record.instance === undefined || !(await this.#share.alive(record.instance)))) {
+      // A job taken here from the shared queue may still have its queuer's record in Redis for an instant: this instance's own is the truth.
+      if (this.#live.has(record.id)) continue;
+      // Waiting in the shared queue, it belongs to no instance yet (the one that queued it may be gone); past its bound it ends.
+      if (record.status === "queued" && record.inSharedQueue) {
+        if (now - record.createdAt > this.#maxWaitMs) await this.#expireShared(record);
+      } else if (!TERMINAL.has(record.status) && (record.instance === undefined || !(await this.#share.alive(record.instance)))) {
         record.status = "interrupted";
         record.endedAt = now;
         record.error = `the codemux instance that ran this job (${record.instance ?? "unknown"}) is gone; ${record.toolCalls} call(s) had completed.`;
@@ -564,8 +669,8 @@ export class JobManager implements JobRunner {
    */
   async refreshForeign(): Promise<void> {
     await this.ready();
-    // Jobs another instance runs are told by their shared records (refreshShared), not by this folder's journal.
-    const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id) && !this.#runsElsewhere(j));
+    // Jobs another instance runs, or that wait in the shared queue, are told by their shared records (refreshShared), not by this folder's journal.
+    const stale = [...this.#jobs.values()].filter((j) => !TERMINAL.has(j.status) && !this.#live.has(j.id) && !this.#runsElsewhere(j) && !j.inSharedQueue);
     const now = this.now();
     if (stale.length === 0 || now - this.#refreshedAt < FOREIGN_REFRESH_MS) return;
     this.#refreshedAt = now;
@@ -637,7 +742,7 @@ export class JobManager implements JobRunner {
     if (live) await this.#finish(live, "cancelled", { by });
     else if (job.status === "queued" && this.#sharedQueue && !this.#runsElsewhere(job)) {
       // Still waiting in the shared queue: out it goes; taken meanwhile: the instance that took it hears the cancel.
-      if (await this.#sharedQueue.queue.remove(id)) await this.#endQueued(job, by);
+      if (await this.#sharedQueue.queue.remove(id)) await this.#endNeverRan(job, "cancelled", { by });
       else await this.#share?.cancel(id, by);
     }
     // A job another instance runs hears it on the shared channel; another process on this folder picks up the file.
@@ -646,12 +751,32 @@ export class JobManager implements JobRunner {
     return job;
   }
 
-  /** A job taken out of the shared queue before any instance ran it: cancelled here, for every instance to see. */
-  async #endQueued(job: JobRecord, by: string): Promise<void> {
-    job.status = "cancelled";
+  /** A job out of the shared queue before any instance ran it (cancelled, or past its wait): ended here, for every instance to see. */
+  async #endNeverRan(job: JobRecord, status: "cancelled" | "failed", fields: { by?: string; error?: string; journal?: boolean }): Promise<void> {
+    clearTimeout(this.#waitTimers.get(job.id));
+    this.#waitTimers.delete(job.id);
+    delete job.inSharedQueue;
+    job.status = status;
     job.endedAt = this.now();
-    job.by = by;
-    await this.#writer?.append({ t: "end", id: job.id, ts: job.endedAt, status: "cancelled", toolCalls: 0, inFlight: 0, by }, { sync: true });
+    if (fields.by !== undefined) job.by = fields.by;
+    if (fields.error !== undefined) job.error = fields.error;
+    this.#jobs.set(job.id, job);
+    const { by, error, journal = !this.#runsElsewhere(job) } = fields;
+    // Only the journal that has the job's creation gets its end: another instance's job is told through the share alone.
+    if (journal)
+      await this.#writer?.append(
+        {
+          t: "end",
+          id: job.id,
+          ts: job.endedAt,
+          status,
+          toolCalls: 0,
+          inFlight: 0,
+          ...(by !== undefined ? { by } : {}),
+          ...(error !== undefined ? { error } : {}),
+        },
+        { sync: true },
+      );
     await this.#publish(job);
   }
 
@@ -699,6 +824,7 @@ export class JobManager implements JobRunner {
   async result(job: JobRecord): Promise<ToolResult | undefined> {
     if (job.result) return job.result;
     if (!job.resultRef) return undefined;
+    if (this.#share && this.#runsElsewhere(job)) return this.#sharedResult(this.#share, job);
     try {
       return JSON.parse(await readFile(join(this.paths.results, job.resultRef), "utf8")) as ToolResult;
     } catch (error) {
@@ -706,8 +832,34 @@ export class JobManager implements JobRunner {
     }
   }
 
-  transcriptFile(id: string): string {
-    return this.#transcriptFile(id);
+  /** A large result another instance ran to: from Redis, or a sentence saying where it is. */
+  async #sharedResult(share: JobShare, job: JobRecord): Promise<ToolResult> {
+    let text: string | undefined;
+    try {
+      text = await share.result(job.id, job.principal);
+    } catch (error) {
+      return { content: [{ type: "text", text: `The result of ${job.id} cannot be read: ${(error as Error).message}` }], isError: true };
+    }
+    if (text !== undefined) return JSON.parse(text) as ToolResult;
+    return {
+      content: [
+        {
+          type: "text",
+          text: `The result of ${job.id} is larger than codemux shares between instances (${MAX_SHARED_LARGE_RESULT_BYTES / 1024 / 1024} MiB) and stays with instance ${job.instance ?? "unknown"}; read it through that instance.`,
+        },
+      ],
+      isError: true,
+    };
+  }
+
+  /** A job's transcript: its file when it ran here, the shared copy when another instance ran it. A transcript that cannot be read says why. */
+  async transcript(job: JobRecord): Promise<TranscriptRead> {
+    if (!this.#share || !this.#runsElsewhere(job)) return readTranscript(this.#transcriptFile(job.id));
+    try {
+      return parseTranscript(await this.#share.transcript(job.id, job.principal), false);
+    } catch (error) {
+      return { entries: [], skipped: 0, truncated: false, error: (error as Error).message };
+    }
   }
 
   #transcriptFile(id: string): string {
@@ -815,17 +967,36 @@ export class JobManager implements JobRunner {
   }
 
   /**
-   * SIGTERM's first step: takes no new jobs and hands the queued ones back, `interrupted` with a
-   * note to resubmit (journaled, and published to the share so every instance's `jobs` says so);
-   * jobs running here go on until `close`.
+   * SIGTERM's first step: takes no new jobs and hands the queued ones back. With a shared queue, a
+   * job another instance can run goes there (still `queued`, for whichever instance has room); the
+   * rest end `interrupted` with a note to resubmit (journaled, and published to the share so every
+   * instance's `jobs` says so). Jobs running here go on until `close`.
    */
   async drain(): Promise<void> {
     if (this.#draining || this.#closed) return;
     this.#draining = true;
+    // A draining instance takes nothing more from the shared queue.
+    this.#sharedQueue?.queue.roomChanged();
     const queued = [...this.#queue];
-    await Promise.all(
-      queued.map((job) => this.#finish(job, "interrupted", { by: "drain", error: "codemux stopped before this job started; it never ran: submit it again." })),
-    );
+    await Promise.all(queued.map((job) => this.#handBack(job)));
+  }
+
+  async #handBack(live: LiveJob): Promise<void> {
+    const shared = this.#sharedQueue;
+    if (shared && portable(live.work)) {
+      this.#queue.splice(this.#queue.indexOf(live), 1);
+      this.#live.delete(live.record.id);
+      try {
+        await this.#addShared(shared.queue, live.record, live.work);
+        await live.transcript.close();
+        live.resolve();
+        return;
+      } catch (error) {
+        this.logger.warn(`jobs: cannot hand ${live.record.id} to the shared queue (${(error as Error).message}); it ends interrupted.`);
+        this.#live.set(live.record.id, live);
+      }
+    }
+    await this.#finish(live, "interrupted", { by: "drain", error: "codemux stopped before this job started; it never ran: submit it again." });
   }
 
   /** Stops taking jobs; jobs still running here are aborted and journaled `interrupted`. */
@@ -836,6 +1007,8 @@ export class JobManager implements JobRunner {
     this.#closed = true;
     clearInterval(this.#cancelTimer);
     clearInterval(this.#sweepTimer);
+    for (const timer of this.#waitTimers.values()) clearTimeout(timer);
+    this.#waitTimers.clear();
     const live = [...this.#live.values()];
     await Promise.all(
       live.map((job) => {
@@ -848,6 +1021,19 @@ export class JobManager implements JobRunner {
     );
     await this.#writer?.close();
   }
+}
+
+/**
+ * A job another instance can run from its request alone. Not the agent and MCP tasks, nor a job whose
+ * 2025-era client may be asked a question (elicitation, sampling) during it: only this instance's
+ * session reaches that client, so such a job stays here.
+ */
+function portable(work: BackgroundWork): boolean {
+  if (!PORTABLE_KINDS.has(work.kind)) return false;
+  const { peer } = work.session;
+  if (!peer || peer.era === "modern") return true;
+  const capabilities = peer.capabilities();
+  return !capabilities?.elicitation && !capabilities?.sampling;
 }
 
 export function isTerminal(status: JobStatus): boolean {

@@ -2,7 +2,6 @@ import { textResult, type ToolResult, defineMetaTool, type MetaTool, type MetaTo
 import { JobsError } from "./errors";
 import { age, duration, estimate, seconds, statusLine, summary, transcriptLines, type JobSummary } from "./format";
 import type { JobManager } from "./job-manager";
-import { readTranscript } from "./transcript";
 import { TERMINAL } from "./types";
 
 /** Default wait of a blocking jobs output, in seconds: under the 60 s request timeout of the TS SDK and most clients. */
@@ -160,11 +159,14 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
       if (job.status === "failed" && job.error && !result) content.push({ type: "text", text: job.error });
     } else content.push({ type: "text", text: header });
     if (request.transcript) {
-      const { entries, skipped } = await readTranscript(manager.transcriptFile(id));
+      const { entries, skipped, error } = await manager.transcript(job);
       const lines = transcriptLines(entries);
       content.push({
         type: "text",
-        text: `Transcript of ${id} (${lines.length ? `${entries.filter((e) => e.type === "call").length} calls` : "empty"}${skipped ? `, ${skipped} unreadable lines skipped` : ""}):\n${lines.join("\n")}`,
+        text:
+          error !== undefined
+            ? `Transcript of ${id}: ${error}`
+            : `Transcript of ${id} (${lines.length ? `${entries.filter((e) => e.type === "call").length} calls` : "empty"}${skipped ? `, ${skipped} unreadable lines skipped` : ""}):\n${lines.join("\n")}`,
       });
     }
     jobs.push(item);

@@ -3,8 +3,16 @@ import { createHash } from "node:crypto";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
-/** A transcript reader reads at most this much of a file (the newest entries matter; older ones are counted). */
-const MAX_READ_BYTES = 16 * 1024 * 1024;
+/** A transcript reader reads at most this much of a file, and Redis keeps at most this much (the newest entries matter). */
+export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
+
+/** A transcript as read: its entries, unreadable lines skipped, whether older lines were left out, and why it could not be read. */
+export interface TranscriptRead {
+  entries: TranscriptEntry[];
+  skipped: number;
+  truncated: boolean;
+  error?: string;
+}
 
 /** One line of a job's transcript. */
 export type TranscriptEntry =
@@ -41,19 +49,36 @@ export function resultSize(result: ToolResult): { bytes: number; estimatedTokens
   return { bytes: Buffer.byteLength(text), estimatedTokens: estimateTokens(text) };
 }
 
-/** Appends a job's transcript lines in order (not fsynced: a transcript is evidence, the journal is the state). */
+/**
+ * Appends a job's transcript lines in order (not fsynced: a transcript is evidence, the journal is the
+ * state), and to `mirror` when given (the shared copy in Redis), in order too.
+ */
 export class TranscriptWriter {
   #handle: Promise<FileHandle | undefined> | undefined;
   #tail: Promise<void> = Promise.resolve();
+  #mirrorTail: Promise<void> = Promise.resolve();
   #failed = false;
+  #mirrorFailed = false;
 
   constructor(
     readonly file: string,
     readonly logger: Logger,
+    readonly mirror?: (line: string) => Promise<void>,
   ) {}
 
   append(entry: TranscriptEntry): Promise<void> {
-    const line = `${JSON.stringify(entry)}\n`;
+    const json = JSON.stringify(entry);
+    const line = `${json}\n`;
+    const { mirror } = this;
+    if (mirror)
+      this.#mirrorTail = this.#mirrorTail.then(async () => {
+        // After one failure the shared copy stops (it would lack lines anyway): a slow Redis never holds the job's end up line by line.
+        if (this.#mirrorFailed) return;
+        await mirror(json).catch((error: unknown) => {
+          this.#mirrorFailed = true;
+          this.logger.warn(`jobs: cannot share the transcript ${this.file} (${(error as Error).message}); other instances see it only up to here.`);
+        });
+      });
     this.#handle ??= (async () => {
       await mkdir(join(this.file, ".."), { recursive: true, mode: 0o700 });
       return open(this.file, "a", 0o600);
@@ -74,19 +99,20 @@ export class TranscriptWriter {
 
   async close(): Promise<void> {
     await this.#tail;
+    await this.#mirrorTail;
     if (this.#handle) await (await this.#handle)?.close().catch(() => undefined);
   }
 }
 
 /** A job's transcript entries (unreadable lines skipped and counted); an absent file is an empty transcript. */
-export async function readTranscript(file: string): Promise<{ entries: TranscriptEntry[]; skipped: number; truncated: boolean }> {
+export async function readTranscript(file: string): Promise<TranscriptRead> {
   let text: string;
   let truncated = false;
   try {
     const fh = await open(file, "r");
     try {
       const size = (await fh.stat()).size;
-      const start = Math.max(0, size - MAX_READ_BYTES);
+      const start = Math.max(0, size - MAX_TRANSCRIPT_BYTES);
       truncated = start > 0;
       const buffer = Buffer.alloc(size - start);
       await fh.read(buffer, 0, buffer.length, start);
@@ -97,11 +123,16 @@ export async function readTranscript(file: string): Promise<{ entries: Transcrip
   } catch {
     return { entries: [], skipped: 0, truncated: false };
   }
-  const entries: TranscriptEntry[] = [];
-  let skipped = 0;
   const lines = text.split("\n");
   // A read that starts mid-file starts mid-line.
   if (truncated) lines.shift();
+  return parseTranscript(lines, truncated);
+}
+
+/** Transcript lines (JSON, one entry each) as entries; unreadable ones are skipped and counted. */
+export function parseTranscript(lines: string[], truncated: boolean): TranscriptRead {
+  const entries: TranscriptEntry[] = [];
+  let skipped = 0;
   for (const line of lines) {
     if (!line) continue;
     try {

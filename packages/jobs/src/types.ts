@@ -27,6 +27,8 @@ export interface JobRecord {
   pid: number;
   /** The instance that runs it, when jobs are shared by several instances (Redis). */
   instance?: string;
+  /** Waiting in the deployment's shared queue for any instance to take it (the instance that queued it may be gone). */
+  inSharedQueue?: boolean;
   createdAt: number;
   startedAt?: number;
   endedAt?: number;

@@ -1,5 +1,6 @@
 import { STORE_FORMAT_VERSION, type JobShare } from "@codemux/core";
 import type { Redis } from "ioredis";
+import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
 import { StoreFormatError } from "./errors";
 import type { InstanceRegistry } from "./instances";
@@ -8,9 +9,30 @@ import type { InstanceRegistry } from "./instances";
 const MAX_LISTED = 1_000;
 
 /**
+ * Appends a transcript line and drops the oldest lines past the byte bound, in one script: the list
+ * (KEYS[1]) and its owner, format and byte count (KEYS[2]) never disagree, whichever instance reads.
+ */
+const APPEND = `
+redis.call('HSET', KEYS[2], 'o', ARGV[4], 'v', ARGV[5])
+redis.call('RPUSH', KEYS[1], ARGV[1])
+local total = redis.call('HINCRBY', KEYS[2], 'b', string.len(ARGV[1]))
+while total > tonumber(ARGV[2]) do
+  local gone = redis.call('LPOP', KEYS[1])
+  if not gone then break end
+  total = redis.call('HINCRBY', KEYS[2], 'b', -string.len(gone))
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return total
+`;
+const APPEND_SCRIPT = { text: APPEND, sha: createHash("sha1").update(APPEND).digest("hex") };
+
+/**
  * Job records in Redis (`<prefix>job:<id>`, each listed in `<prefix>jobs:<principal>` by creation
  * time, both expiring with the job's retention) and cancels on a pub/sub channel, which the
- * instance running the job hears. An instance is alive while its registration beats.
+ * instance running the job hears. An instance is alive while its registration beats. A job's
+ * transcript (`<prefix>job:<id>:transcript`, a list, with its owner and size in `...:transcript-meta`)
+ * and a result too large for its record (`<prefix>job:<id>:result`) expire with the record.
  */
 export class RedisJobShare implements JobShare {
   readonly instanceId: string;
@@ -37,8 +59,48 @@ export class RedisJobShare implements JobShare {
         .zadd(index, job.createdAt, job.id)
         .zremrangebyrank(index, 0, -MAX_LISTED - 1)
         .pexpire(index, job.ttlMs)
+        // The transcript and a large result live as long as the record (no-ops for keys not there).
+        .pexpire(`${key}:transcript`, job.ttlMs)
+        .pexpire(`${key}:transcript-meta`, job.ttlMs)
+        .pexpire(`${key}:result`, job.ttlMs)
         .exec(),
     );
+  }
+
+  async appendTranscript(entry: { id: string; principal: string; line: string; maxBytes: number; ttlMs: number }): Promise<void> {
+    const key = this.#jobKey(entry.id);
+    await this.#redis.script(`save the transcript of ${entry.id} in Redis`, APPEND_SCRIPT, {
+      keys: [`${key}:transcript`, `${key}:transcript-meta`],
+      args: [entry.line, String(entry.maxBytes), String(Math.max(1, entry.ttlMs)), entry.principal, String(STORE_FORMAT_VERSION)],
+    });
+  }
+
+  async transcript(id: string, principal: string): Promise<string[]> {
+    const key = this.#jobKey(id);
+    const [meta, lines] = await this.#redis.run(`read the transcript of ${id} from Redis`, async (client) => {
+      const replies = (await client.multi().hmget(`${key}:transcript-meta`, "v", "o").lrange(`${key}:transcript`, 0, -1).exec()) ?? [];
+      return [replies[0]?.[1] as Array<string | null>, replies[1]?.[1] as string[]] as const;
+    });
+    if (!meta || meta[0] === null || meta[0] === undefined) return [];
+    if (meta[0] !== String(STORE_FORMAT_VERSION)) throw new StoreFormatError(`${key}:transcript`, meta[0], STORE_FORMAT_VERSION);
+    // Another principal's transcript is as absent as a missing one.
+    return meta[1] === principal ? (lines ?? []) : [];
+  }
+
+  async putResult(entry: { id: string; principal: string; result: string; ttlMs: number }): Promise<void> {
+    const key = `${this.#jobKey(entry.id)}:result`;
+    const fields = { v: String(STORE_FORMAT_VERSION), o: entry.principal, d: entry.result };
+    await this.#redis.run(`save the result of ${entry.id} in Redis`, (client) =>
+      client.multi().del(key).hset(key, fields).pexpire(key, Math.max(1, entry.ttlMs)).exec(),
+    );
+  }
+
+  async result(id: string, principal: string): Promise<string | undefined> {
+    const key = `${this.#jobKey(id)}:result`;
+    const [v, owner, data] = await this.#redis.run(`read the result of ${id} from Redis`, (client) => client.hmget(key, "v", "o", "d"));
+    if (v === null || v === undefined) return undefined;
+    if (v !== String(STORE_FORMAT_VERSION)) throw new StoreFormatError(key, v, STORE_FORMAT_VERSION);
+    return owner === principal && typeof data === "string" ? data : undefined;
   }
 
   async list(principal: string, limit: number): Promise<string[]> {

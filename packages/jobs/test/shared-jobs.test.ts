@@ -1,0 +1,217 @@
+import { InstanceRegistry, RedisConnection, RedisJobQueue, RedisJobShare } from "@codemux/redis";
+import { haveProgram, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { JobsOptions } from "../src/index";
+import { connect, jobId, textOf, type Harness } from "./helpers";
+
+const haveRedis = haveProgram("redis-server", "redis-server");
+
+type Job = { status: string; error?: string };
+const jobOf = (result: CallToolResult) => (result.structuredContent as { jobs: Job[] }).jobs[0] as Job;
+
+describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-server", () => {
+  let redis: RedisServer;
+  let closers: Array<() => Promise<unknown>> = [];
+  let test = 0;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    closers = [];
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  /**
+   * One codemux instance: its own core, journal and Redis connection, sharing jobs (and, unless
+   * `queue: false`, the queue) under this test's prefix.
+   */
+  async function instance(id: string, options: { jobs?: Partial<JobsOptions>; queue?: boolean; client?: Client } = {}): Promise<Harness> {
+    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
+    expect(await connection.ready(5000)).toBe(true);
+    const registry = new InstanceRegistry(connection, { id });
+    registry.start(`http://127.0.0.1:1/${id}`);
+    const share = new RedisJobShare(connection, registry);
+    const h = await connect({ jobs: { share, ...options.jobs }, ...(options.client ? { client: options.client } : {}) });
+    closers.push(
+      () => connection.close(),
+      () => registry.stop(),
+      () => share.close(),
+    );
+    if (options.queue !== false) {
+      const queue = await RedisJobQueue.open(connection);
+      h.jobs.manager.shareQueue(queue, ({ kind, request }, context) => h.core.surface().callTool(kind, request, context));
+      closers.push(() => queue.close());
+    }
+    closers.push(() => h.close());
+    return h;
+  }
+  const next = () => {
+    test++;
+  };
+
+  it("shows a job's transcript and its result over 256 KiB, run on one instance, to its owner through another, and to no one else", async () => {
+    next();
+    const a = await instance("a");
+    const b = await instance("b");
+    const code = 'import { echo } from "mcp/servers/bad/echo";\nawait echo({ text: "one" });\nawait echo({ text: "two" });\nexport default 1;';
+    const snippet = jobId(await a.text("execute_code", { code, background: true }));
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [snippet] })).status).toBe("completed");
+    const shown = await b.call("jobs", { action: "output", ids: [snippet], transcript: true });
+    expect(textOf(shown)).toMatch(/Transcript of job_[0-9a-f]{12} \(2 calls\):\n.*#0 bad__echo .* ok .*\n.*#1 bad__echo .* ok/);
+
+    const big = jobId(await a.text("call_tool", { name: "bad__huge", args: { bytes: 400_000 }, resultSizeThreshold: 1_000_000, background: true }));
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [big] })).status).toBe("completed");
+    // The 400 KB result, too large for the shared record, comes whole from its own key.
+    const output = await b.call("jobs", { action: "output", ids: [big], wait_up_to: 0 });
+    expect(jobOf(output).status).toBe("completed");
+    expect(textOf(output)).toContain("x".repeat(400_000));
+
+    const bob = await b.other("token:bob");
+    const bobs = (await bob.callTool({
+      name: "jobs",
+      arguments: { action: "output", ids: [snippet, big], transcript: true, wait_up_to: 0 },
+    })) as CallToolResult;
+    expect((bobs.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["not_found", "not_found"]);
+    expect(textOf(bobs)).not.toContain("bad__echo");
+  });
+
+  it("runs a job on its own instance when a slot frees, if Redis is down as it would be queued in the shared queue", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1 } });
+    const holding = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 1500, steps: 3 }, background: true }));
+    await redis.kill();
+    const started = await a.text("call_tool", { name: "bad__echo", args: { text: "ran here" }, background: true });
+    expect(started).toContain("It is queued at position 1.");
+    // Reading jobs needs Redis (the other instances' records); the job itself did not.
+    await redis.restart();
+    await until(async () => !(await a.call("jobs", { action: "list" })).isError);
+    const done = await a.call("jobs", { action: "output", ids: [jobId(started), holding], wait_up_to: 30 });
+    expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "completed"]);
+    expect(textOf(done)).toContain("ran here");
+  });
+
+  it("ends a job that waits in the shared queue past its bound failed, with a sentence every instance shows", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    // b sees the shared records but takes nothing from the queue.
+    const b = await instance("b", { queue: false });
+    const holding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
+    // a's own view is not refreshed from Redis: only its timer ends the job.
+    await until(async () => jobOf(await a.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
+    // Published as it ends there: b sees it once the write lands.
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
+    const seen = await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 });
+    expect(jobOf(seen)).toMatchObject({
+      status: "failed",
+      error: "No codemux instance had room for this job within 1.0 s; it never ran: submit it again when fewer jobs run.",
+    });
+    await a.call("jobs", { action: "cancel", ids: [holding] });
+  });
+
+  it("ends a job past its bound when any instance reads it, once the instance that queued it is gone", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    // b is full too, so the job stays in the queue.
+    const bHolding = jobId(await b.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    await a.text("call_tool", { name: "bad__hang", args: {}, background: true });
+    const waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
+    // a stops (its timer with it) while the job waits.
+    await a.jobs.close();
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
+    expect(jobOf(await b.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).error).toMatch(/^No codemux instance had room for this job/);
+    await b.call("jobs", { action: "cancel", ids: [bHolding] });
+  });
+
+  it("ends a job past its bound, unrun, when an instance takes it late from the queue", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    await a.text("call_tool", { name: "bad__hang", args: {}, background: true });
+    const waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
+    await a.jobs.close();
+    // Past the bound before any instance with room exists (a wait, not a measure).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await instance("b", { jobs: { maxWaitMs: 1_000 } });
+    // c only reads: it takes nothing from the queue, so the job is ended by the instance that took it.
+    const c = await instance("c", { queue: false });
+    await until(async () => jobOf(await c.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
+    expect(c.jobs.manager.list("local").find((r) => r.id === waiting)).toMatchObject({ instance: "b", toolCalls: 0 });
+  });
+
+  it("counts the jobs an instance put in the shared queue against its principal's waiting share, while they wait", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxQueuedPerPrincipal: 1 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 } });
+    const bHolding = jobId(await b.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const aHolding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const first = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "1" }, background: true }));
+    const refused = await a.call("call_tool", { name: "bad__echo", args: { text: "2" }, background: true });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('Principal "local" already has 1 jobs waiting, its limit (waiting jobs per principal: 1)');
+    // Taken and run by b, it no longer counts.
+    await b.call("jobs", { action: "cancel", ids: [bHolding] });
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [first], wait_up_to: 20 })).status).toBe("completed");
+    expect(await a.text("call_tool", { name: "bad__echo", args: { text: "3" }, background: true })).toMatch(/^Started job/);
+    await a.call("jobs", { action: "cancel", ids: [aHolding] });
+  });
+
+  it("keeps a job whose 2025 client can answer questions on its own instance, and lets another client's job go to one with room", async () => {
+    next();
+    const asking = new Client({ name: "asking", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    asking.setRequestHandler((await import("@modelcontextprotocol/sdk/types.js")).ElicitRequestSchema, async () => ({ action: "decline" }));
+    const a = await instance("a", { jobs: { maxConcurrent: 1 }, client: asking });
+    const b = await instance("b");
+    const plain = await a.other("local");
+    const holding = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 3000, steps: 3 }, background: true }));
+    const stays = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "stayed" }, background: true }));
+    const moves = jobId(
+      textOf((await plain.callTool({ name: "call_tool", arguments: { name: "bad__echo", args: { text: "moved" }, background: true } })) as CallToolResult),
+    );
+    const done = await b.call("jobs", { action: "output", ids: [holding, stays, moves], wait_up_to: 30 });
+    expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "completed", "completed"]);
+    const records = b.jobs.manager.list("local");
+    const instanceOf = (id: string) => records.find((r) => r.id === id)?.instance;
+    expect({ stays: instanceOf(stays), moves: instanceOf(moves) }).toEqual({ stays: "a", moves: "b" });
+  });
+
+  it("hands a queued job back to the shared queue on drain, for another instance to run; a job that must stay ends interrupted", async () => {
+    next();
+    const asking = new Client({ name: "asking", version: "1.0.0" }, { capabilities: { sampling: {} } });
+    const a = await instance("a", { jobs: { maxConcurrent: 1 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 } });
+    const bHolding = jobId(await b.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const aHolding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    // A job in a's own queue that another instance can run: queued while Redis was down.
+    await redis.kill();
+    const portable = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "handed back" }, background: true }));
+    await redis.restart();
+    await until(async () => !(await a.call("jobs", { action: "list" })).isError);
+    const staying = jobId(
+      textOf(
+        (await (
+          await a.other("local", asking)
+        ).callTool({
+          name: "call_tool",
+          arguments: { name: "bad__echo", args: { text: "asks" }, background: true },
+        })) as CallToolResult,
+      ),
+    );
+    await a.jobs.manager.drain();
+    // a has room again, but it drains: the handed-back job waits for b.
+    await a.call("jobs", { action: "cancel", ids: [aHolding] });
+    expect(jobOf(await b.call("jobs", { action: "output", ids: [portable], wait_up_to: 0 })).status).toBe("queued");
+    await b.call("jobs", { action: "cancel", ids: [bHolding] });
+    const done = await b.call("jobs", { action: "output", ids: [portable, staying], wait_up_to: 20 });
+    expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "interrupted"]);
+    expect(textOf(done)).toContain("handed back");
+    expect(textOf(done)).toContain("codemux stopped before this job started; it never ran: submit it again.");
+    expect(b.jobs.manager.list("local").find((r) => r.id === portable)?.instance).toBe("b");
+  });
+});
