@@ -221,6 +221,15 @@ export class AdminUi {
         if (approved.length === 0) throw new HttpError("NOT_FOUND", "Nothing by that name waits for approval any more; reload the Approvals page.");
         return redirect(res, "approvals");
       }
+      case "keep-blocked": {
+        if (!sources.approvals) throw new HttpError("NOT_FOUND", NO_APPROVALS);
+        if (!(await sources.approvals.keepBlocked(form.get("name") ?? "", form.get("hash") ?? "")))
+          throw new HttpError(
+            "NOT_FOUND",
+            "That definition no longer waits as shown (it was approved, kept blocked, or changed again); reload the Approvals page.",
+          );
+        return redirect(res, "approvals");
+      }
     }
     throw notFound(name);
   }
