@@ -82,6 +82,11 @@ const tools: Tool[] = [
     inputSchema: { type: "object", properties: { message: { type: "string" } } },
   },
   {
+    name: "ask_url",
+    description: "Ask the client's user to visit a URL (input_required with a URL-mode elicitation/create, no elicitationId as in 2026-07-28).",
+    inputSchema: { type: "object", properties: { message: { type: "string" } } },
+  },
+  {
     name: "sample",
     description: "Ask the client's model (input_required with sampling/createMessage); answer with its text.",
     inputSchema: { type: "object", properties: { message: { type: "string" } } },
@@ -171,6 +176,7 @@ function makeServer(era: string): Server {
       case "crash":
         return process.exit(1);
       case "ask":
+      case "ask_url":
       case "sample":
       case "roots":
         return asked(request.params.name, String(args.message ?? "a question"), ctx);
@@ -207,9 +213,11 @@ function asked(tool: string, message: string, ctx: ServerContext): CallToolResul
   const question =
     tool === "ask"
       ? inputRequired.elicit({ message, requestedSchema: answerSchema })
-      : tool === "sample"
-        ? inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: message } }], maxTokens: 100 })
-        : inputRequired.listRoots();
+      : tool === "ask_url"
+        ? inputRequired.elicitUrl({ message, url: "https://auth.example.com/consent" })
+        : tool === "sample"
+          ? inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: message } }], maxTokens: 100 })
+          : inputRequired.listRoots();
   return inputRequired({ inputRequests: { q: question }, requestState: state });
 }
 
