@@ -1,4 +1,6 @@
 import type { Logger } from "@codemux/core";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { MAX_SUBSCRIPTIONS_PER_SESSION } from "./defaults";
 
 /** A downstream resource: its server and the URI that server knows. */
 export interface DownstreamResource {
@@ -42,33 +44,30 @@ export class ResourceSubscriptions {
 
   /** Subscribes `session` to `shown` (the server's `resource`); a downstream refusal is thrown and nothing is kept. */
   async subscribe(session: string, shown: string, resource: DownstreamResource): Promise<void> {
-    const key = keyOf(resource);
+    const held = this.#bySession.get(session);
+    // Any URI a template matches can be subscribed to: what one session holds is bounded.
+    if (held && held.size >= MAX_SUBSCRIPTIONS_PER_SESSION && !held.has(shown))
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `This session already holds ${MAX_SUBSCRIPTIONS_PER_SESSION} resource subscriptions, the most it may; unsubscribe from some first.`,
+      );
     // Held before the call goes down: a last holder leaving meanwhile does not unsubscribe it under this one.
     this.#hold(session, shown, resource);
     try {
-      await this.#queue(key, async () => (await this.#options.client(resource.server))?.subscribeResource({ uri: resource.uri }));
+      await this.#queue(keyOf(resource), async () => (await this.#options.client(resource.server))?.subscribeResource({ uri: resource.uri }));
     } catch (error) {
-      await this.unsubscribe(session, shown);
+      this.#release(session, shown);
       throw error;
     }
   }
 
   /** Lets go of `session`'s subscription to `shown`; the last holder's unsubscribe goes down (a failure there is logged: the client is unsubscribed either way). */
   async unsubscribe(session: string, shown: string): Promise<void> {
-    const held = this.#bySession.get(session);
-    const resource = held?.get(shown);
-    if (!held || !resource) return;
-    held.delete(shown);
-    if (held.size === 0) this.#bySession.delete(session);
-    const key = keyOf(resource);
-    const holders = this.#holders.get(key);
-    holders?.delete(session);
-    // Another of this session's shown URIs may name the same resource: it still holds it then.
-    if ([...held.values()].some((r) => keyOf(r) === key)) holders?.add(session);
-    if (holders && holders.size > 0) return;
-    this.#holders.delete(key);
-    await this.#queue(key, async () => (await this.#options.client(resource.server))?.unsubscribeResource({ uri: resource.uri })).catch((error: unknown) =>
-      this.#options.logger.warn(`[${resource.server}] could not unsubscribe from ${resource.uri.slice(0, 200)}: ${(error as Error).message}`),
+    const resource = this.#release(session, shown);
+    if (!resource) return;
+    await this.#queue(keyOf(resource), async () => (await this.#options.client(resource.server))?.unsubscribeResource({ uri: resource.uri })).catch(
+      (error: unknown) =>
+        this.#options.logger.warn(`[${resource.server}] could not unsubscribe from ${resource.uri.slice(0, 200)}: ${(error as Error).message}`),
     );
   }
 
@@ -76,6 +75,22 @@ export class ResourceSubscriptions {
   async release(session: string): Promise<void> {
     const held = [...(this.#bySession.get(session)?.keys() ?? [])];
     await Promise.all(held.map((shown) => this.unsubscribe(session, shown)));
+  }
+
+  /** Forgets `session`'s hold of `shown`; the resource when no session holds it any more (its unsubscribe is due). */
+  #release(session: string, shown: string): DownstreamResource | undefined {
+    const held = this.#bySession.get(session);
+    const resource = held?.get(shown);
+    if (!held || !resource) return undefined;
+    held.delete(shown);
+    if (held.size === 0) this.#bySession.delete(session);
+    const key = keyOf(resource);
+    const holders = this.#holders.get(key);
+    // Another of this session's shown URIs may name the same resource: it still holds it then.
+    if (![...held.values()].some((r) => keyOf(r) === key)) holders?.delete(session);
+    if (holders && holders.size > 0) return undefined;
+    this.#holders.delete(key);
+    return resource;
   }
 
   #hold(session: string, shown: string, resource: DownstreamResource): void {

@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_SUBSCRIPTIONS_PER_SESSION } from "../src/defaults";
 import { Codemux, createSessionServer } from "../src/index";
 import { config, node } from "./helpers";
 
@@ -91,6 +92,27 @@ describe("a client's resources/unsubscribe, passed downstream once no client hol
       await b.unsubscribeResource({ uri: shown });
       expect(await count(log, "subscriptions/listen")).toBe(listens + 1);
       expect(await lastFilter(log)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe("a session's resource subscriptions, bounded", () => {
+  it("refuses one past the bound with a sentence, and an unsubscribe frees a place", async () => {
+    const { open, close } = await codemuxOver("bounded", node(misbehavingServerPath, "--resources"));
+    try {
+      const client = await open();
+      // The collision scheme names any URI of a server: a client could subscribe to URIs without end.
+      const uri = (i: number) => `codemux://m/test://many/${i}`;
+      await Promise.all(Array.from({ length: MAX_SUBSCRIPTIONS_PER_SESSION }, (_, i) => client.subscribeResource({ uri: uri(i) })));
+      await expect(client.subscribeResource({ uri: uri(MAX_SUBSCRIPTIONS_PER_SESSION) })).rejects.toThrow(
+        `This session already holds ${MAX_SUBSCRIPTIONS_PER_SESSION} resource subscriptions, the most it may; unsubscribe from some first.`,
+      );
+      // Subscribing again to one it holds is no new subscription.
+      await client.subscribeResource({ uri: uri(0) });
+      await client.unsubscribeResource({ uri: uri(0) });
+      await client.subscribeResource({ uri: uri(MAX_SUBSCRIPTIONS_PER_SESSION) });
     } finally {
       await close();
     }
