@@ -168,8 +168,11 @@ export interface TaskExtensionStore {
   /** Starts a `tools/call` as a task, durable before it resolves; its questions go to the task (the request's capabilities say which it may ask). */
   createTask(call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities | undefined }): Promise<ExtensionTask>;
   getTask(taskId: string): Promise<DetailedTask | undefined>;
-  /** Answers the task's open questions by key (unknown and answered keys are ignored); false when the task is not the principal's. */
-  updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Answers the task's open questions by key (unknown and answered keys are ignored); false when the task is not the
+   * principal's; `{ runsOn }` when another instance or process runs it (its questions live there, so nothing is answered).
+   */
+  updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<boolean | { runsOn: string }>;
   /** Asks the task to stop; false when the task is not the principal's. */
   cancelTask(taskId: string): Promise<boolean>;
 }

@@ -33,11 +33,30 @@ export async function approvePins(book: PinBook, target: string, now: () => numb
   return { approved: approved.sort(), pending: listPending(data) };
 }
 
+/**
+ * Records that an admin keeps the waiting definition of `name` blocked, if `hash` is still the one waiting
+ * (a definition that changed since the admin saw it is asked about again); resolves with whether it was recorded.
+ */
+export async function keepBlocked(book: PinBook, waiting: { name: string; hash: string }, now: () => number = Date.now): Promise<boolean> {
+  const { name, hash } = waiting;
+  let kept = false;
+  await book.update([name], (_, current) => {
+    if (current?.pending?.hash !== hash || current.pending.keptBlockedAt) return undefined;
+    kept = true;
+    return { ...current, pending: { ...current.pending, keptBlockedAt: new Date(now()).toISOString() } };
+  });
+  return kept;
+}
+
 /** Names of tools waiting for approval, with why. */
 export function listPending(data: PinFile): string[] {
   return Object.entries(data.tools)
     .filter(([, r]) => r.pending)
-    .map(([name, r]) => `${name} (${r.pending!.reason === "changed" ? `changed: ${changedFields(r.fields, r.pending!.fields).join(", ")}` : "new server"})`)
+    .map(([name, r]) => {
+      const pending = r.pending as PendingPin;
+      const why = pending.reason === "changed" ? `changed: ${changedFields(r.fields, pending.fields).join(", ")}` : "new server";
+      return `${name} (${why}${pending.keptBlockedAt ? "; kept blocked" : ""})`;
+    })
     .sort();
 }
 
@@ -50,6 +69,10 @@ export interface PendingApproval {
   /** The fields of the definition that differ from the approved one; empty for a new server's tool. */
   changed: string[];
   seenAt: string;
+  /** The waiting definition's hash: a decision names it, so it cannot apply to a definition the admin has not seen. */
+  hash: string;
+  /** When an admin chose to keep it blocked (the page no longer asks). */
+  keptBlockedAt?: string;
   /** The approved definition and the one waiting, when the pin file kept them (it keeps those up to 64 KiB). */
   approved?: Record<string, unknown>;
   proposed?: Record<string, unknown>;
@@ -62,7 +85,7 @@ export interface PendingApproval {
 export function pinApprovals(
   book: PinBook,
   now: () => number = Date.now,
-): { pending(): Promise<PendingApproval[]>; approve(target: string): Promise<string[]> } {
+): { pending(): Promise<PendingApproval[]>; approve(target: string): Promise<string[]>; keepBlocked(name: string, hash: string): Promise<boolean> } {
   return {
     async pending() {
       const data = await book.load();
@@ -76,6 +99,8 @@ export function pinApprovals(
                   reason: record.pending.reason,
                   changed: record.pending.reason === "changed" ? changedFields(record.fields, record.pending.fields) : [],
                   seenAt: record.pending.seenAt,
+                  hash: record.pending.hash,
+                  ...(record.pending.keptBlockedAt ? { keptBlockedAt: record.pending.keptBlockedAt } : {}),
                   ...(record.definition ? { approved: record.definition } : {}),
                   ...(record.pending.definition ? { proposed: record.pending.definition } : {}),
                 },
@@ -87,5 +112,6 @@ export function pinApprovals(
     async approve(target) {
       return (await approvePins(book, target, now)).approved;
     },
+    keepBlocked: (name, hash) => keepBlocked(book, { name, hash }, now),
   };
 }

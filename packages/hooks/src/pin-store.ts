@@ -13,6 +13,8 @@ export interface PendingPin {
   reason: "changed" | "new server";
   /** The definition waiting (without `_meta`), to show what changed; absent past `MAX_KEPT_DEFINITION_CHARS`. */
   definition?: Record<string, unknown>;
+  /** When an admin chose to keep this definition blocked: it stays quarantined, and the admin page no longer asks about it. */
+  keptBlockedAt?: string;
 }
 
 export interface PinRecord {

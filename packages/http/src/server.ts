@@ -117,6 +117,8 @@ export class CodemuxHttpServer {
       principalSession,
       port: () => this.port,
       authenticated: (socket) => this.#guard.authenticated(socket),
+      clientAddress: (req) => this.#guard.clientOf(req),
+      metrics: this.metrics,
     });
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
     this.#server = createServer(

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, policiesOf } from "@codemux/server";
 import { CodemuxHttpServer } from "../src/index";
-import { config, misbehaving, raw, serve, type Served } from "./helpers";
+import { bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
 
 const ADMIN = "admin-ui-token-0123456789";
 const OTHER = "other-ui-token-0123456789";
@@ -158,5 +158,60 @@ describe("the admin page's Principals and policies", () => {
       await http.close();
       await core.close();
     }
+  });
+});
+
+describe("failed sign-ins at the admin page", () => {
+  const METRICS = "metrics-ui-token-0123456789";
+  const USER = "user-ui-token-0123456789";
+  let served: Served;
+  /** A sign-in from `client`, as a trusted proxy in front of it forwards it. */
+  const signInFrom = async (client: string, token: string) => {
+    const answer = await fetch(`${served.url}/ui/login`, {
+      method: "POST",
+      headers: { "x-forwarded-for": client },
+      body: new URLSearchParams({ token }),
+      redirect: "manual",
+    });
+    return { status: answer.status, retryAfter: answer.headers.get("retry-after"), body: await answer.text() };
+  };
+  const refusedCount = async (reason: string) => {
+    const text = await (await fetch(`${served.url}/metrics`, { headers: bearer(METRICS) })).text();
+    return Number(new RegExp(`^codemux_ui_sign_ins_refused_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+  };
+
+  beforeAll(async () => {
+    served = await serve({
+      trustedProxies: ["127.0.0.1", "::1"],
+      tokens: [
+        { name: "root", token: ADMIN, scopes: ["admin"] },
+        { name: "user", token: USER, scopes: ["mcp"] },
+        { name: "scraper", token: METRICS, scopes: ["metrics"] },
+      ],
+    });
+  });
+  afterAll(() => served.close());
+
+  it("counts each refusal in /metrics by reason, and holds back an address that keeps guessing, even with the right token", async () => {
+    const attacker = "203.0.113.5";
+    expect((await signInFrom(attacker, USER)).status).toBe(403);
+    expect(await refusedCount("not_admin")).toBe(1);
+    for (let i = 0; i < 9; i++) expect((await signInFrom(attacker, `guess-${i}`)).status).toBe(401);
+    expect(await refusedCount("bad_token")).toBe(9);
+    const held = await signInFrom(attacker, ADMIN);
+    expect(held.status).toBe(429);
+    expect(Number(held.retryAfter)).toBeGreaterThan(0);
+    expect(held.body).toContain(`Too many failed sign-ins from ${attacker}: wait ${held.retryAfter} s, then sign in with a current admin token.`);
+    // A hammering burst changes nothing: each is refused before its token is looked at.
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => signInFrom(attacker, `burst-${i}`)));
+    expect(new Set(burst.map((b) => b.status))).toEqual(new Set([429]));
+    expect(await refusedCount("bad_token")).toBe(9);
+    expect(await refusedCount("too_many")).toBe(21);
+  });
+
+  it("holds back only the guessing address: an admin elsewhere still signs in", async () => {
+    for (let i = 0; i < 12; i++) await signInFrom("198.51.100.7", `guess-${i}`);
+    expect((await signInFrom("198.51.100.7", ADMIN)).status).toBe(429);
+    expect((await signInFrom("198.51.100.8", ADMIN)).status).toBe(303);
   });
 });

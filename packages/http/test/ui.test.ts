@@ -224,6 +224,24 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await expect(callFromForm("approved")).resolves.toBe("approved");
   });
 
+  it("keeps a changed tool blocked: the page stops asking, lists it apart, and the tool stays quarantined until approved after all", async () => {
+    const rest = restAs(http.url);
+    await page.goto(`${base}approvals`);
+    await page.locator('section[data-pending="m__counter"] [data-keep-blocked]').click();
+    expect(new URL(page.url()).pathname).toBe("/ui/approvals");
+    expect(await page.locator('section[data-pending="m__counter"]').count()).toBe(0);
+    await expect(page.locator('tr[data-kept-blocked="m__counter"] td').nth(1).textContent()).resolves.toBe("changed: description, inputSchema, name");
+    const refused = await rest(ADMIN, "/v1/tools/m__counter/call", {});
+    expect(refused.status).toBe(403);
+    expect(JSON.stringify(refused.body)).toContain("an admin chose to keep the new definition blocked");
+    await page.reload();
+    expect(await page.locator('section[data-pending="m__counter"]').count()).toBe(0);
+    await page.locator('tr[data-kept-blocked="m__counter"] button').click();
+    expect(await page.locator('tr[data-kept-blocked="m__counter"]').count()).toBe(0);
+    expect((await rest(ADMIN, "/v1/tools/m__counter/call", {})).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
+
   it("lists a running job and cancels it", async () => {
     const started = await core
       .surface("code")

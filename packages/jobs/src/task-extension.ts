@@ -3,7 +3,7 @@ import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
 import { sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
 import { TaskQuestions } from "./task-questions";
-import type { JobRecord } from "./types";
+import { TERMINAL, type JobRecord } from "./types";
 
 /** JSON-RPC's internal error: a task whose call threw (or whose codemux stopped) failed with it. */
 const INTERNAL_ERROR = -32603;
@@ -61,9 +61,19 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
     },
     async updateTask(taskId, inputResponses) {
       await manager.ready();
-      if (!manager.get(taskId, session().principal)) return false;
-      questions.get(taskId)?.answer(inputResponses);
-      return true;
+      const { principal } = session();
+      const asked = questions.get(taskId);
+      if (asked && manager.get(taskId, principal)) {
+        asked.answer(inputResponses);
+        return true;
+      }
+      // Its questions are not here: another instance (Redis) or process (one folder) may run it, and only that one can take the answers.
+      await manager.refreshShared(principal);
+      await manager.refreshForeign();
+      const job = manager.get(taskId, principal);
+      if (!job) return false;
+      if (TERMINAL.has(job.status) || manager.isLocal(taskId)) return true;
+      return { runsOn: job.instance === undefined ? `process ${job.pid}` : `instance ${job.instance}` };
     },
     async cancelTask(taskId) {
       return (await manager.cancel(taskId, session().principal, "task")) !== undefined;

@@ -26,7 +26,7 @@ export const DEFAULT_KILL_GRACE_MS = 1_000;
 export const STDIN_CLOSE_GRACE_MS = 1_000;
 /** Most `tools/list` pages one listing follows: a server whose cursors never end fails the listing instead of growing it without bound. */
 export const MAX_TOOL_LIST_PAGES = 1_000;
-/** Resources one 2026-era connection's listen stream may be subscribed to: each URI stays in its filter while it lives. */
+/** Resources one 2026-era connection's listen stream may be subscribed to at once: each URI stays in its filter until unsubscribed. */
 export const MAX_LISTEN_RESOURCES = 1_000;
 /** Largest single JSON-RPC message accepted from a stdio server. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;

@@ -29,8 +29,8 @@ export function listenFilter(capabilities: ServerCapabilities | undefined): List
 /**
  * Opens one `subscriptions/listen` stream on a 2026-era connection whose server declares list changes (none on a 2025 one:
  * its notifications come unasked). What arrives goes to the client's notification handlers, as a 2025 server's
- * notifications do. A resource subscription (`subscribeResource`) joins the stream's filter: a new stream replaces the old
- * one once acknowledged. A stream that drops is reopened with backoff while the connection lives; closing the client
+ * notifications do. A resource subscription (`subscribeResource`) joins the stream's filter and `unsubscribeResource` takes
+ * it out: a new stream replaces the old one once acknowledged. A stream that drops is reopened with backoff while the connection lives; closing the client
  * (every way a connection ends) ends the stream.
  */
 export function openListen(client: ChannelClient, options: ListenOptions): void {
@@ -44,7 +44,8 @@ export function openListen(client: ChannelClient, options: ListenOptions): void 
   let generation = 0;
   let current: McpSubscription | undefined;
   let failures = 0;
-  /** How many of the URIs the newest stream's filter holds (the set only grows), and the opening that last changed it. */
+  /** Changes made to the URIs, and how many of them the newest stream's filter holds. */
+  let changes = 0;
   let covered = 0;
   let reopened: Promise<void> = Promise.resolve();
   const filter = (): ListenFilter => (uris.size ? { ...base, resourceSubscriptions: [...uris] } : base);
@@ -94,24 +95,36 @@ export function openListen(client: ChannelClient, options: ListenOptions): void 
     setTimeout(() => void open(mine), delay).unref();
   };
 
+  /** Replaces the stream by one whose filter holds the URIs now (none at all when nothing is left to listen for). */
+  const refilter = async (): Promise<void> => {
+    changes += 1;
+    // Serialised: changes made while a stream is being opened are taken by one more opening, not one each.
+    reopened = reopened.then(() => {
+      if (covered === changes) return;
+      covered = changes;
+      generation += 1;
+      if (Object.keys(filter()).length) return open(generation);
+      const previous = current;
+      current = undefined;
+      void previous?.close().catch(() => undefined);
+    });
+    await reopened;
+  };
+
   client.subscribeToResource = async (uri) => {
     if (!subscribable) throw new PoolError("DOWNSTREAM_ERROR", `server "${server}" offers no resource subscriptions (it declares no resources.subscribe)`);
     if (uris.has(uri)) return;
-    // Each URI stays in every stream's filter while the connection lives: the set is bounded.
+    // Each URI is in every stream's filter until it is unsubscribed: the set is bounded.
     if (uris.size >= MAX_LISTEN_RESOURCES)
       throw new PoolError(
         "SUBSCRIPTION_LIMIT",
-        `server "${server}" already has ${MAX_LISTEN_RESOURCES} resources subscribed; unsubscribe is not passed on, so reconnect it to start over`,
+        `server "${server}" already has ${MAX_LISTEN_RESOURCES} resources subscribed; unsubscribe from some of them first`,
       );
     uris.add(uri);
-    // Serialised: subscriptions made while a stream is being opened are taken by one more opening, not one each.
-    reopened = reopened.then(() => {
-      if (covered === uris.size) return;
-      covered = uris.size;
-      generation += 1;
-      return open(generation);
-    });
-    await reopened;
+    await refilter();
+  };
+  client.unsubscribeFromResource = async (uri) => {
+    if (uris.delete(uri)) await refilter();
   };
   if (Object.keys(base).length) void open(generation);
 }

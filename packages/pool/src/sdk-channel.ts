@@ -79,6 +79,15 @@ export class ChannelClient extends Client {
     return {};
   }
 
+  /** Set by openListen with `subscribeToResource`: an unsubscribed URI leaves the listen stream's filter. */
+  unsubscribeFromResource: ((uri: string) => Promise<void>) | undefined;
+
+  override async unsubscribeResource(...[params, options]: Parameters<Client["unsubscribeResource"]>): ReturnType<Client["unsubscribeResource"]> {
+    if (!this.unsubscribeFromResource) return super.unsubscribeResource(params, options);
+    await this.unsubscribeFromResource(params.uri);
+    return {};
+  }
+
   /** A progress notification's progress as the client's handler gets it; undefined for one it drops. */
   checkProgress(raw: unknown): Progress | undefined {
     const checked = this._wireCodec().validateNotification("notifications/progress", raw);

@@ -83,6 +83,9 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
     expect(results.at(-1)).toMatchObject({ status: "rejected", reason: { code: "SUBSCRIPTION_LIMIT" } });
     // Subscriptions made together are taken by one more stream each time, not one stream each.
     expect(listens(log)).toBeLessThanOrEqual(3);
+    // An unsubscribed URI frees its place.
+    await client.unsubscribeResource({ uri: "test://r0" });
+    await expect(client.subscribeResource({ uri: `test://r${MAX_LISTEN_RESOURCES}` })).resolves.toEqual({});
 
     const plainLog = logFile(dirs);
     const plain = await startPool({
@@ -91,6 +94,24 @@ describe("a 2026-07-28 server's change notifications (subscriptions/listen)", ()
       transport: { ...stdio(plainLog).transport, args: [modernServerPath, "--legacy", "reject"] } as ServerSpec["transport"],
     });
     await expect((await plain.client("p")).subscribeResource({ uri: "test://any" })).rejects.toThrow(/offers no resource subscriptions/);
+  });
+
+  it("takes an unsubscribed URI out of the stream's filter, and ends the stream when nothing is left to listen for", async () => {
+    const log = logFile(dirs);
+    const pool = await startPool(httpSpec("m", await startModernHttp(children, ["--legacy", "reject", "--subscribe-only", "--log", log])));
+    const client = await pool.client("m");
+    expect(listens(log)).toBe(0);
+    await client.subscribeResource({ uri: "test://a" });
+    await client.subscribeResource({ uri: "test://b" });
+    await client.unsubscribeResource({ uri: "test://a" });
+    expect(readFileSync(log, "utf8").match(/listen-resources .*$/gm)).toEqual([
+      'listen-resources ["test://a"]',
+      'listen-resources ["test://a","test://b"]',
+      'listen-resources ["test://b"]',
+    ]);
+    await client.unsubscribeResource({ uri: "test://b" });
+    await until(() => (readFileSync(log, "utf8").match(/ listen-closed$/gm) ?? []).length === 3);
+    expect(listens(log)).toBe(3);
   });
 
   it("does not ask again a server that refuses the stream: its tools are re-listed on the interval instead", async () => {

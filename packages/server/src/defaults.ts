@@ -35,6 +35,8 @@ export const MAX_GREP_MATCHES = 10_000;
 export const MAX_RELAYOUT_BYTES = 8 * 1024 * 1024;
 /** Wait before telling passthrough clients that the tool list changed, so a burst of changes is one notice. */
 export const LIST_CHANGED_DEBOUNCE_MS = 200;
+/** Resource subscriptions one client session may hold at once (any URI a template matches can be subscribed to). */
+export const MAX_SUBSCRIPTIONS_PER_SESSION = 1_000;
 /** Catalog cache writes are batched this long after a change. */
 export const CACHE_SAVE_DELAY_MS = 500;
 /** A server's remembered era (its `server/discover` answer) bigger than this as JSON is not written to the catalog cache: the server is probed at the next start instead. */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import {
   isInputRequired,
   type CallContext,
@@ -72,13 +73,18 @@ export class InputRounds {
     const params = question.params ?? {};
     switch (question.method) {
       case "elicitation/create":
-        return peer.elicit(params, { signal });
+        return peer.elicit(withElicitationId(params), { signal });
       case "sampling/createMessage":
         return peer.createMessage(params, { signal });
       default:
         return Promise.reject(new InputNotAskedError(tool, `it asked "${String(question.method).slice(0, 60)}", which is no question a client answers`));
     }
   }
+}
+
+/** 2025-11-25 requires an `elicitationId` on a URL-mode elicitation and 2026-07-28 dropped it: a legacy client gets a new one (as SDK v2's own shim makes). */
+function withElicitationId(params: Record<string, unknown>): Record<string, unknown> {
+  return params.mode === "url" && typeof params.elicitationId !== "string" ? { ...params, elicitationId: randomUUID() } : params;
 }
 
 /** Who a call that ended in an InputRequiredError was made by: the tool the client called and its request. */

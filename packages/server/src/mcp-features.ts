@@ -19,6 +19,7 @@ import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
+import { ResourceSubscriptions } from "./resource-subscriptions";
 import type { ResultStore } from "./results";
 import type { ToolPool } from "./tool-pool";
 
@@ -56,8 +57,8 @@ export type FeatureChange = { kind: "resources" } | { kind: "prompts" } | { kind
 export class McpFeatures {
   /** URI as shown to clients -> the server and the URI it knows. */
   readonly #uris = new Map<string, { server: string; uri: string }>();
-  /** session id -> URIs (as shown) it subscribed to */
-  readonly #subscriptions = new Map<string, Set<string>>();
+  /** Each session's resource subscriptions, counted per downstream resource: the last one's unsubscribe goes down. */
+  readonly #subscriptions: ResourceSubscriptions;
   readonly #levels = new Map<string, LoggingLevel>();
   readonly #servers = new Map<string, Server>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
@@ -68,6 +69,7 @@ export class McpFeatures {
   constructor(deps: McpFeaturesOptions) {
     this.#deps = deps;
     const { pool } = deps;
+    this.#subscriptions = new ResourceSubscriptions({ client: async (server) => pool.client?.(server), logger: deps.logger });
     pool.on("notification", (server, notification, owner) => {
       // An instance's log lines go to its owner; its resources and prompts are listed, for everyone, by the listing connection.
       if (owner) {
@@ -177,13 +179,11 @@ export class McpFeatures {
       this.readResource(request.params.uri, { session, origin: "resources/read", signal: ctx.mcpReq.signal }),
     );
     server.setRequestHandler("resources/subscribe", async (request) => {
-      const owner = await this.#owner(request.params.uri, session);
-      await (await this.#deps.pool.client?.(owner.server))?.subscribeResource({ uri: owner.uri });
-      this.#subscriptionsOf(session.id).add(request.params.uri);
+      await this.#subscriptions.subscribe(session.id, request.params.uri, await this.#owner(request.params.uri, session));
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", async (request) => {
-      this.#subscriptionsOf(session.id).delete(request.params.uri);
+      await this.#subscriptions.unsubscribe(session.id, request.params.uri);
       return {};
     });
     server.setRequestHandler("prompts/list", async () => ({ prompts: await this.listPrompts(session) }));
@@ -202,7 +202,7 @@ export class McpFeatures {
     return () => {
       // Requests that share one session (2026-07-28, --stateless) each attach a server: one that ends leaves a later one's entry be.
       if (this.#servers.get(session.id) === server) this.#servers.delete(session.id);
-      this.#subscriptions.delete(session.id);
+      void this.#subscriptions.release(session.id);
       this.#levels.delete(session.id);
       detachRelay();
       if (!endsSession) return;
@@ -355,12 +355,6 @@ export class McpFeatures {
     return { server: split.server, name: split.tool };
   }
 
-  #subscriptionsOf(session: string): Set<string> {
-    let set = this.#subscriptions.get(session);
-    if (!set) this.#subscriptions.set(session, (set = new Set()));
-    return set;
-  }
-
   /**
    * A server's log message goes to the one session the relay attributes it to (at or above that session's
    * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
@@ -384,7 +378,7 @@ export class McpFeatures {
       if (notification.method === "notifications/resources/updated") {
         const own = String(notification.params?.uri ?? "");
         const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;
-        if (!this.#subscriptions.get(sessionId)?.has(shown)) continue;
+        if (!this.#subscriptions.has(sessionId, shown)) continue;
         out = { method: "notifications/resources/updated", params: { uri: shown } };
       } else if (notification.method === "notifications/resources/list_changed" || notification.method === "notifications/prompts/list_changed") {
         out = { method: notification.method } as ServerNotification;

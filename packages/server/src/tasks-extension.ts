@@ -75,7 +75,14 @@ function serveTasksExtension(server: Server, store: TaskExtensionStore): void {
   // The SDK lifts `inputResponses` out of the params (as for a retried call): they are read from the request's context.
   server.setRequestHandler("tasks/update", { params: TaskIdParams }, async ({ taskId }, ctx) => {
     requireExtension("tasks/update", ctx);
-    if (!(await store.updateTask(taskId, ctx.mcpReq.inputResponses ?? {}))) throw unknown(taskId);
+    const updated = await store.updateTask(taskId, ctx.mcpReq.inputResponses ?? {});
+    if (updated === false) throw unknown(taskId);
+    // Never acknowledged: the answers would be lost here, as a parked call's retry on another instance would be.
+    if (updated !== true)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Task "${taskId}" runs on codemux ${updated.runsOn.slice(0, 100)}, which holds its questions; nothing was answered. Send tasks/update to that instance (behind a load balancer, route this client there).`,
+      );
     return {};
   });
   server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async ({ taskId }, ctx) => {

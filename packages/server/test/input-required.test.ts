@@ -156,6 +156,30 @@ describe("a 2026 server's questions (input_required) under 2025-era clients", ()
   });
 });
 
+describe("a 2026 server's URL-mode elicitation under a 2025-11-25 client", () => {
+  it("carries an elicitationId, which 2025-11-25 requires and 2026-07-28 dropped: a new one each time it is asked", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createSessionServer(core, { session: { id: "session-url", principal: "token:url" } }).connect(serverSide);
+    const client = new Client({ name: "url", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+    const asked: Array<Record<string, unknown>> = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: "accept" };
+    });
+    await client.connect(clientSide);
+    try {
+      const call = () => client.callTool({ name: "call_tool", arguments: { name: "m__ask_url", args: { message: "Sign in to the calendar" } } });
+      expect(JSON.parse(textOf((await call()) as never))).toEqual({ asked: "Sign in to the calendar", answer: { action: "accept" } });
+      await call();
+      expect(asked[0]).toMatchObject({ mode: "url", message: "Sign in to the calendar", url: "https://auth.example.com/consent" });
+      expect(asked.map((p) => p.elicitationId)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+      expect(asked[0]?.elicitationId).not.toBe(asked[1]?.elicitationId);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 /** Each call waits until `count` calls have come. */
 function meeting(count: number): () => Promise<void> {
   let arrived = 0;

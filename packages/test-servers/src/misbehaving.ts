@@ -14,6 +14,7 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -131,6 +132,7 @@ function createMisbehavingServer(flags: Flags): Server {
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: "test://note", name: "note" }] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [{ uri: request.params.uri, text: "a note" }] }));
     server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
+    server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ name: "greet" }] }));
   }
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

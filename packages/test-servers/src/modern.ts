@@ -3,7 +3,8 @@
  * An MCP server of the 2026-07-28 era on SDK v2, for codemux's downstream era tests. Over stdio
  * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
- * `PID METHOD` for every request it receives, so a test can count processes and probes. Its `ask`,
+ * `PID METHOD` for every request it receives (and `PID listen-resources [URIS]` after a listen), so a test can count
+ * processes and probes. Its `ask`,
  * `sample`, `roots` and `ask_rounds` tools ask their client the 2026 way (`input_required`, then the retry).
  * `--list-changed` declares list changes (tools, resources, prompts) and resource subscriptions: `add_tool`,
  * `add_resource` and `update_resource` then tell the listen streams.
@@ -15,6 +16,7 @@ import {
   Server,
   type CallToolResult,
   type Resource,
+  type ServerCapabilities,
   type ServerContext,
   type Tool,
 } from "@modelcontextprotocol/server";
@@ -37,6 +39,8 @@ interface Flags {
   delayMs: number;
   /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
   listChanged: boolean;
+  /** Declares resource subscriptions and no list changes (`--subscribe-only`): a listen stream then serves only subscriptions. */
+  subscribeOnly: boolean;
   /** Listen streams it accepts at once (`--max-listens N`, 0 refuses every one); the SDK's 1024 when absent. */
   maxListens: number | undefined;
 }
@@ -52,6 +56,7 @@ function parseFlags(argv: string[]): Flags {
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
     delayMs: Number(value("--delay-ms") ?? 0),
     listChanged: argv.includes("--list-changed"),
+    subscribeOnly: argv.includes("--subscribe-only"),
     maxListens: value("--max-listens") === undefined ? undefined : Number(value("--max-listens")),
   };
 }
@@ -59,6 +64,11 @@ function parseFlags(argv: string[]): Flags {
 const flags = parseFlags(process.argv.slice(2));
 const log = (method: string) => {
   if (flags.log) appendFileSync(flags.log, `${process.pid} ${method}\n`);
+};
+/** Logs a received message's method; for a listen, also the resources its filter names (`PID listen-resources ["uri"]`). */
+const logMessage = (message: { method?: string; params?: { notifications?: { resourceSubscriptions?: string[] } } } | undefined, fallback: string) => {
+  log(message?.method ?? fallback);
+  if (message?.method === "subscriptions/listen") log(`listen-resources ${JSON.stringify(message.params?.notifications?.resourceSubscriptions ?? [])}`);
 };
 
 const tools: Tool[] = [
@@ -69,6 +79,11 @@ const tools: Tool[] = [
   {
     name: "ask",
     description: "Ask the client's user (input_required with elicitation/create); answer with what the retry carried.",
+    inputSchema: { type: "object", properties: { message: { type: "string" } } },
+  },
+  {
+    name: "ask_url",
+    description: "Ask the client's user to visit a URL (input_required with a URL-mode elicitation/create, no elicitationId as in 2026-07-28).",
     inputSchema: { type: "object", properties: { message: { type: "string" } } },
   },
   {
@@ -121,13 +136,16 @@ let calls = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
 
+function capabilitiesOf(flags: Flags): ServerCapabilities {
+  if (flags.listChanged) return { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } };
+  return flags.subscribeOnly ? { tools: {}, resources: { subscribe: true } } : { tools: {} };
+}
+
 function makeServer(era: string): Server {
   const server = new Server(
     { name: flags.name, version: "2.0.0" },
     {
-      capabilities: flags.listChanged
-        ? { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } }
-        : { tools: {} },
+      capabilities: capabilitiesOf(flags),
       instructions: flags.instructionsChars === undefined ? `${flags.name} speaks 2026-07-28.` : "i".repeat(flags.instructionsChars),
       ...(flags.ttlMs === undefined ? {} : { cacheHints: { "tools/list": { ttlMs: flags.ttlMs, cacheScope: "public" } } }),
     },
@@ -158,6 +176,7 @@ function makeServer(era: string): Server {
       case "crash":
         return process.exit(1);
       case "ask":
+      case "ask_url":
       case "sample":
       case "roots":
         return asked(request.params.name, String(args.message ?? "a question"), ctx);
@@ -194,9 +213,11 @@ function asked(tool: string, message: string, ctx: ServerContext): CallToolResul
   const question =
     tool === "ask"
       ? inputRequired.elicit({ message, requestedSchema: answerSchema })
-      : tool === "sample"
-        ? inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: message } }], maxTokens: 100 })
-        : inputRequired.listRoots();
+      : tool === "ask_url"
+        ? inputRequired.elicitUrl({ message, url: "https://auth.example.com/consent" })
+        : tool === "sample"
+          ? inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: message } }], maxTokens: 100 })
+          : inputRequired.listRoots();
   return inputRequired({ inputRequests: { q: question }, requestState: state });
 }
 
@@ -225,8 +246,9 @@ async function serveHttp(port: number): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    const method = body.length ? (JSON.parse(body.toString("utf8")) as { method?: string }).method : undefined;
-    log(method ?? req.method ?? "-");
+    const message = body.length ? (JSON.parse(body.toString("utf8")) as Parameters<typeof logMessage>[0]) : undefined;
+    const method = message?.method;
+    logMessage(message, req.method ?? "-");
     if (method === "subscriptions/listen") {
       listens.add(res);
       res.once("close", () => {
@@ -255,7 +277,7 @@ else {
   process.stdin.on("data", (chunk: Buffer) => {
     const lines = (rest + chunk.toString("utf8")).split("\n");
     rest = lines.pop() ?? "";
-    for (const line of lines) if (line.trim()) log((JSON.parse(line) as { method?: string }).method ?? "response");
+    for (const line of lines) if (line.trim()) logMessage(JSON.parse(line) as Parameters<typeof logMessage>[0], "response");
   });
   serveStdio((ctx) => makeServer(ctx.era), { legacy: flags.legacy, ...(flags.maxListens === undefined ? {} : { maxSubscriptions: flags.maxListens }) });
   process.stdin.once("end", () => process.exit(0));

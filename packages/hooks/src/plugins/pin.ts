@@ -76,6 +76,8 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
           const mine = records[name];
           // Another process approved the very definition this one holds pending since this one read it: the approval stands.
           if (!mine || (current?.hash !== undefined && current.hash === mine.pending?.hash)) return undefined;
+          // The book already holds this pending definition, maybe with an admin's "keep blocked": that decision stands too.
+          if (mine.pending && current?.pending?.hash === mine.pending.hash) return undefined;
           return mine;
         });
       } catch (error) {
@@ -115,16 +117,21 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed", ...keep };
       dirty.push(name);
     }
+    const keptBlocked = record.pending?.keptBlockedAt !== undefined;
     if (record.hash === undefined) {
       return {
         ok: false,
-        reason: `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}`,
+        reason: keptBlocked
+          ? `${name} is quarantined: server "${server}" is new, and an admin chose to keep it blocked. It was not called. To allow it after all: codemux approve ${server}`
+          : `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}`,
       };
     }
-    const changed = changedFields(record.fields, fields);
+    const changed = `${changedFields(record.fields, fields).join(", ") || "definition"} changed`;
     return {
       ok: false,
-      reason: `${name} is quarantined: its definition changed since codemux pinned it (${changed.join(", ") || "definition"} changed), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve ${name}`,
+      reason: keptBlocked
+        ? `${name} is quarantined: its definition changed since codemux pinned it (${changed}), and an admin chose to keep the new definition blocked. It was not called. To allow it after all: codemux approve ${name}`
+        : `${name} is quarantined: its definition changed since codemux pinned it (${changed}), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve ${name}`,
     };
   };
 

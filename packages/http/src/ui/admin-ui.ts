@@ -21,6 +21,7 @@ import { searchResults, toolPage, toolsPage, type CallOutcome } from "./pages/to
 import { serversPage } from "./pages/servers";
 import type { UiSources } from "./sources";
 import { ICON, STYLESHEET } from "./style";
+import { SignInGuard, type SignInRefusal } from "./sign-in-guard";
 import { UiSessions, csrfMatches, type UiSession } from "./ui-sessions";
 
 /** Where the admin page lives; every link inside it is relative to `/ui/`. */
@@ -64,6 +65,10 @@ export interface AdminUiOptions {
   secureCookie: boolean;
   /** Logs an unexpected failure (the page shows only that it failed). */
   logError: (error: unknown) => void;
+  /** The client address of a request (a trusted proxy's X-Forwarded-For client): failed sign-ins are limited per address. */
+  clientAddress: (req: IncomingMessage) => string;
+  /** Called for each refused sign-in, with why (counted in /metrics). */
+  onSignInRefused?: (reason: SignInRefusal) => void;
   now?: () => number;
 }
 
@@ -76,6 +81,7 @@ export class AdminUi {
   readonly activity: ActivityLog;
   readonly #options: AdminUiOptions;
   readonly #sessions: UiSessions;
+  readonly #signIns: SignInGuard;
   readonly #now: () => number;
 
   constructor(options: AdminUiOptions) {
@@ -83,6 +89,7 @@ export class AdminUi {
     this.#now = options.now ?? Date.now;
     this.activity = new ActivityLog(this.#now);
     this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
+    this.#signIns = new SignInGuard(this.#now);
     options.core.pipeline.use(this.activity.middleware());
   }
 
@@ -214,26 +221,45 @@ export class AdminUi {
         if (approved.length === 0) throw new HttpError("NOT_FOUND", "Nothing by that name waits for approval any more; reload the Approvals page.");
         return redirect(res, "approvals");
       }
+      case "keep-blocked": {
+        if (!sources.approvals) throw new HttpError("NOT_FOUND", NO_APPROVALS);
+        if (!(await sources.approvals.keepBlocked(form.get("name") ?? "", form.get("hash") ?? "")))
+          throw new HttpError(
+            "NOT_FOUND",
+            "That definition no longer waits as shown (it was approved, kept blocked, or changed again); reload the Approvals page.",
+          );
+        return redirect(res, "approvals");
+      }
     }
     throw notFound(name);
   }
 
   async #login(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const form = new URLSearchParams((await readBody(req, MAX_FORM_BYTES)).toString("utf8"));
-    const refuse = (status: number, problem: string) =>
+    const address = this.#options.clientAddress(req);
+    const refuse = (status: number, reason: SignInRefusal, problem: string) => {
+      this.#options.onSignInRefused?.(reason);
+      if (reason !== "too_many") this.#signIns.failed(address);
       this.#send(res, status, this.#page(undefined, { title: "Sign in", body: loginPage(this.#options.authRequired(), problem) }));
+    };
+    // Checked before the token is read: while an address is held back, its guesses are not even tried.
+    const waitS = Math.ceil(this.#signIns.waitMs(address) / 1000);
+    if (waitS > 0) {
+      res.setHeader("retry-after", String(waitS));
+      return refuse(429, "too_many", `Too many failed sign-ins from ${address}: wait ${waitS} s, then sign in with a current admin token.`);
+    }
+    const form = new URLSearchParams((await readBody(req, MAX_FORM_BYTES)).toString("utf8"));
     let identity: Identity;
     if (!this.#options.authRequired()) identity = { principal: ANONYMOUS_PRINCIPAL };
     else {
       try {
         identity = await this.#options.identify((form.get("token") ?? "").trim());
       } catch (error) {
-        if (HttpError.isInstance(error) && error.status === 401) return refuse(401, "That token is not valid here. Give a current admin token.");
+        if (HttpError.isInstance(error) && error.status === 401) return refuse(401, "bad_token", "That token is not valid here. Give a current admin token.");
         throw error;
       }
     }
     if (!hasScope(identity, ADMIN_SCOPE))
-      return refuse(403, `${identity.principal} is not an admin: the admin page needs a token whose scopes include "admin".`);
+      return refuse(403, "not_admin", `${identity.principal} is not an admin: the admin page needs a token whose scopes include "admin".`);
     const session = this.#sessions.open(identity);
     this.#options.authenticated(req.socket);
     res.setHeader("set-cookie", this.#cookie(session.id, Math.floor((session.expiresAt - this.#now()) / 1000)));

@@ -1,9 +1,11 @@
 import type { SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { hostname } from "node:os";
+import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Authenticator } from "../auth/authenticator";
 import type { Identity } from "../auth/identity";
+import type { Metrics } from "../metrics";
 import type { ResolvedOptions } from "../options";
 import { AdminUi } from "./admin-ui";
 
@@ -15,8 +17,11 @@ export function mountAdminUi(deps: {
   principalSession: (identity: Identity) => SessionInfo;
   port: () => number;
   authenticated: (socket: Socket) => void;
+  clientAddress: (req: IncomingMessage) => string;
+  metrics: Metrics;
 }): AdminUi {
   const { core, options, auth } = deps;
+  const refused = deps.metrics.counter("codemux_ui_sign_ins_refused_total", "Admin page sign-ins refused, by reason (bad_token, not_admin, too_many).");
   return new AdminUi({
     core,
     sources: options.ui,
@@ -28,6 +33,8 @@ export function mountAdminUi(deps: {
     // Several instances behind one name each show their own state: the page says whose.
     instance: () => `${hostname()}:${deps.port()} (pid ${process.pid})`,
     authenticated: deps.authenticated,
+    clientAddress: deps.clientAddress,
+    onSignInRefused: (reason) => refused.inc({ reason }),
     secureCookie: options.publicUrl?.startsWith("https:") ?? false,
     logError: (error) =>
       options.log({

@@ -15,9 +15,16 @@ const MAX_FIELD_CHARS = 16 * 1024;
 /**
  * Approvals: tools the pin plugin quarantined, with the definition's diff against the approved one (or,
  * for a pin file from before definitions were kept, the changed fields' new value); approving lets the
- * next call through, leaving it keeps the tool blocked.
+ * next call through, "keep blocked" records the refusal so the page stops asking, and those are listed
+ * apart, still approvable.
  */
 export function approvalsPage(pending: readonly PendingApproval[], current: (name: string) => CatalogEntry | undefined, session: UiSession): SafeHtml {
+  const asking = pending.filter((p) => !p.keptBlockedAt);
+  const kept = pending.filter((p) => p.keptBlockedAt);
+  return html`${waitingSections(asking, current, session)}${kept.length ? keptBlockedTable(kept, session) : ""}`;
+}
+
+function waitingSections(pending: readonly PendingApproval[], current: (name: string) => CatalogEntry | undefined, session: UiSession): SafeHtml {
   return pending.length
     ? html`${pending.map((p) => {
         const entry = current(p.name);
@@ -33,10 +40,26 @@ ${
         return html`<h3>${field} <span class="muted">now</span></h3><pre class="diff-add">${value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value}</pre>`;
       })
 }
-${form({ action: "approve", session }, html`<input type="hidden" name="target" value="${p.name}"><button class="primary" type="submit">Approve ${p.name}</button> <span class="muted">or leave it: it stays blocked.</span>`)}
+<p>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><button class="primary" type="submit">Approve ${p.name}</button>`)}
+${form({ action: "keep-blocked", session, inline: true }, html`<input type="hidden" name="name" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit" data-keep-blocked>Keep blocked</button>`)}
+<span class="muted">Keep blocked: it stays quarantined and this page stops asking (until its definition changes again).</span></p>
 </section>`;
       })}`
     : html`<p class="muted">No tool waits for approval.</p>`;
+}
+
+/** The tools an admin kept blocked: still quarantined, no longer asked about, and approvable after all. */
+function keptBlockedTable(kept: readonly PendingApproval[], session: UiSession): SafeHtml {
+  return html`<h2>Kept blocked</h2>
+<table>
+<tr><th>Tool</th><th>Why it waits</th><th>Kept blocked since</th><th></th></tr>
+${kept.map(
+  (
+    p,
+  ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
+<td>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><button type="submit">Approve after all</button>`)}</td></tr>`,
+)}
+</table>`;
 }
 
 /** The approved definition against the waiting one, line by line, without the diff's two header lines (both are bounded by the pin file: 64 KiB each). */

@@ -1,0 +1,111 @@
+import { askingServerPath, haveProgram, recordTasks, startRedisServer, type RedisServer } from "@codemux/test-servers";
+import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveCli } from "./serve-cli";
+
+const haveRedis = haveProgram("redis-server", "redis-server");
+const ALICE = "alice-tasks-token-0123456789";
+const TASKS = "io.modelcontextprotocol/tasks";
+const AnyObject = fromJsonSchema({ type: "object" });
+
+/** A 2026-07-28 client of one instance, as alice, declaring the Tasks extension and elicitation. */
+async function taskClient(url: string) {
+  const client = new Client(
+    { name: "tasks", version: "1.0.0" },
+    { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [TASKS]: {} }, elicitation: {} } },
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
+  await client.connect(transport);
+  const created = recordTasks(transport);
+  const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, AnyObject) as Promise<Record<string, unknown>>;
+  return {
+    client,
+    created,
+    get: (taskId: string) => ask("tasks/get", { taskId }),
+    update: (taskId: string, inputResponses: Record<string, unknown>) => ask("tasks/update", { taskId, inputResponses }),
+  };
+}
+
+/**
+ * A task made on `first` that waits on its question: `tasks/update` through `other` (started then) is refused naming
+ * `holder`; the answer sent to `first` completes it.
+ */
+async function answerElsewhere(first: string, other: () => Promise<string>, holder: string): Promise<void> {
+  const onFirst = await taskClient(first);
+  let onOther: Awaited<ReturnType<typeof taskClient>> | undefined;
+  try {
+    await expect(
+      onFirst.client.callTool({ name: "call_tool", arguments: { name: "ask__ask", args: { message: "Deploy?" }, background: true } }),
+    ).rejects.toThrow(/Unsupported result type 'task'/);
+    const taskId = onFirst.created[0]?.taskId as string;
+    let task = await onFirst.get(taskId);
+    for (let i = 0; i < 200 && task.status === "working"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      task = await onFirst.get(taskId);
+    }
+    expect(task.status).toBe("input_required");
+    const [key] = Object.keys(task.inputRequests as Record<string, unknown>);
+    const answer = { [key as string]: { action: "accept", content: { answer: "yes" } } };
+    onOther = await taskClient(await other());
+    await expect(onOther.update(taskId, answer)).rejects.toThrow(
+      `Task "${taskId}" runs on codemux ${holder}, which holds its questions; nothing was answered. Send tasks/update to that instance`,
+    );
+    expect((await onFirst.get(taskId)).status).toBe("input_required");
+    await onFirst.update(taskId, answer);
+    for (let i = 0; i < 200 && task.status !== "completed"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      task = await onFirst.get(taskId);
+    }
+    expect(JSON.stringify(task.result)).toContain("yes");
+  } finally {
+    await Promise.all([onFirst.client.close(), onOther?.client.close()]);
+  }
+}
+
+describe("a task's tasks/update that reaches an instance not running the task", () => {
+  let dir: string;
+  let redis: RedisServer | undefined;
+  const started: ChildProcess[] = [];
+
+  /** `codemux serve --http` for alice over the asking server, with `env` (its home, its store). */
+  const serve = async (env: NodeJS.ProcessEnv, extra: string[] = []) =>
+    serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--token", `alice:${ALICE}`, ...extra], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      started,
+    });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "codemux-scale-out-tasks-"));
+    await writeFile(join(dir, "codemux.json"), JSON.stringify({ mcpServers: { ask: { command: process.execPath, args: [askingServerPath] } } }));
+  });
+
+  afterAll(async () => {
+    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!haveRedis)(
+    "on Redis: is refused naming the instance that holds the task's question, and the answer sent there completes it",
+    async () => {
+      redis = await startRedisServer();
+      const onA = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-a-")), CODEMUX_STORE: redis.url }, ["--instance-id", "a"]);
+      const onB = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-b-")), CODEMUX_STORE: redis.url }, ["--instance-id", "b"]);
+      await answerElsewhere(onA.url, async () => onB.url, "instance a");
+    },
+    60_000,
+  );
+
+  it("on one folder: is refused naming the process that runs the task", async () => {
+    const home = await mkdtemp(join(dir, "home-shared-"));
+    const first = await serve({ CODEMUX_HOME: home, CODEMUX_STORE: "files" });
+    // Started once the task waits: it reads the task from the folder's journal, and the process running it is alive.
+    const second = async () => (await serve({ CODEMUX_HOME: home, CODEMUX_STORE: "files" })).url;
+    await answerElsewhere(first.url, second, `process ${first.child.pid}`);
+  }, 60_000);
+});
