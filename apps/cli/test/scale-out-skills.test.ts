@@ -117,7 +117,7 @@ describe.skipIf(!haveRedis)("saved skills and memories shared by two codemux ins
     expect((await runShout(await client(c, BOB))).result).toBe("bob: hi");
   });
 
-  it("recalls through one instance what a tool answered through the other, for the same principal only", async () => {
+  it("recalls through one instance what a tool answered through the other, for the same principal only, until forgotten through either", async () => {
     const answer = await fetch(`${a.url}/v1/tools/m__echo/call`, {
       method: "POST",
       headers: { authorization: `Bearer ${ALICE}`, "content-type": "application/json" },
@@ -127,6 +127,10 @@ describe.skipIf(!haveRedis)("saved skills and memories shared by two codemux ins
     const recalled = await text(await client(b, ALICE), "memory", { action: "recall", query: "heron" });
     expect(recalled.text).toContain("the blue heron nests at dawn");
     expect((await text(await client(b, BOB), "memory", { action: "recall", query: "heron" })).text).toBe('{"memories":[]}');
+    // Forgotten through a: gone on b.
+    const forgot = await fetch(`${a.url}/v1/principals/token:alice`, { method: "DELETE", headers: { authorization: `Bearer ${ALICE}` } });
+    expect(((await forgot.json()) as { forgotten: { memory: number } }).forgotten.memory).toBe(1);
+    expect((await text(await client(b, ALICE), "memory", { action: "recall", query: "heron" })).text).toBe('{"memories":[]}');
   });
 
   it("while Redis is down, still runs a saved skill from memory and fails a save with a sentence naming Redis", async () => {
