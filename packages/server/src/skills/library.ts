@@ -8,21 +8,10 @@ import { join } from "node:path";
 import { BadRequestError, StoreError } from "../errors";
 import { skillOfRecord, skillRecord } from "./shared-record";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
+import type { Skill } from "./skill";
 import { typeCheckSkill, type SkillImport } from "./typecheck";
 
-/** A saved snippet, importable as `mcp/skills/<name>`. */
-export interface Skill {
-  name: string;
-  description: string;
-  code: string;
-  /** `name(input: { ... }): Promise<...>`, as the type checker saw it when saved. */
-  signature: string;
-  savedAt: string;
-  /** The tools it imports (`server__tool`), each with a hash of its schemas when the skill was saved. */
-  tools: Record<string, string>;
-  /** `saved` by a principal (in the data folder), or from the `project` folder a team commits. */
-  origin: "saved" | "project";
-}
+export type { Skill } from "./skill";
 
 /** A skill as listed: with what changed among its tools since it was saved. */
 export interface ListedSkill extends Skill {

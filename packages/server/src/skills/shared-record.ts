@@ -1,18 +1,11 @@
+import type { Skill } from "./skill";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, SKILL_NAME_PATTERN } from "./names";
 
 /** A saved skill as a shared store keeps it: what the files store splits into `<name>.ts` and `<name>.json`, in one record. */
-interface SkillRecord {
-  principal: string;
-  name: string;
-  description: string;
-  code: string;
-  signature: string;
-  savedAt: string;
-  tools: Record<string, string>;
-}
+type SkillRecord = RecordedSkill & { principal: string };
 
-/** What a record holds of a skill (the library's `Skill` without its origin, which is "saved"). */
-export type RecordedSkill = Omit<SkillRecord, "principal">;
+/** What a record holds of a skill (its origin is "saved"). */
+export type RecordedSkill = Omit<Skill, "origin">;
 
 /** The record of `principal`'s skill, as text. */
 export function skillRecord(principal: string, skill: RecordedSkill): string {
