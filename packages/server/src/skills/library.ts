@@ -24,6 +24,7 @@ export interface SkillLibraryOptions {
   /** A folder of skills a team commits (`.codemux/skills`): read here, never written; a principal's own skill of the same name wins. */
   projectDir?: string;
   /** Where every instance of a deployment keeps the saved skills (Redis), instead of `dataDir`; read by `refresh` before serving. */
+  // The files stay read here at construction as before (one instance, nothing to hear from); only a shared store needs refresh and change messages.
   shared?: SkillShelf;
 }
 
