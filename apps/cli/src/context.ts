@@ -1,4 +1,4 @@
-import type { Logger, RateBuckets, RecordTable, Store } from "@codemux/core";
+import type { Logger, RateBuckets, RecordTable, SharedLists, Store } from "@codemux/core";
 import { markSelf, parseJsonc } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
@@ -108,6 +108,7 @@ export async function startCore(
     ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
+    ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
   });
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
@@ -141,6 +142,7 @@ export async function startCore(
     dataDir: codemuxHome(),
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
+    ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
@@ -174,6 +176,8 @@ export async function startCore(
     started.on("toolsChanged", () => void plugins.toolsChanged(started.catalog.entries()));
     started.onClose(() => plugins.close());
   }
+  // Shared skills are read before serving; Redis not there yet: served from what arrives once it is (the shelf re-reads on reconnect).
+  await core.services.skills.refresh().catch((error: Error) => logger.warn(`skills: ${error.message}`));
   const made = core;
   let begun = false;
   const begin = () => {
@@ -196,6 +200,7 @@ export async function pluginsOf({
   rateBuckets,
   sharedStore,
   pinRecords,
+  sharedLists,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
   logger: Logger;
@@ -204,6 +209,7 @@ export async function pluginsOf({
   rateBuckets?: RateBuckets;
   sharedStore?: Store;
   pinRecords?: RecordTable;
+  sharedLists?: SharedLists;
 }): Promise<LoadedPlugins | undefined> {
   if (config?.raw.plugins === undefined) return undefined;
   return loadPlugins({
@@ -215,6 +221,7 @@ export async function pluginsOf({
     ...(rateBuckets ? { rateBuckets } : {}),
     ...(sharedStore ? { sharedStore } : {}),
     ...(pinRecords ? { pinRecords } : {}),
+    ...(sharedLists ? { sharedLists } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }

@@ -1,4 +1,13 @@
-import { INSTANCE_ID_PATTERN, type JobQueue, type JobShare, type RateBuckets, type RecordTable, type Store } from "@codemux/core";
+import {
+  INSTANCE_ID_PATTERN,
+  type JobQueue,
+  type JobShare,
+  type RateBuckets,
+  type RecordTable,
+  type SharedLists,
+  type SkillShelf,
+  type Store,
+} from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
 import {
   InstanceRegistry,
@@ -6,7 +15,9 @@ import {
   RedisConnection,
   RedisJobQueue,
   RedisJobShare,
+  RedisLists,
   RedisRecordTable,
+  RedisSkillShelf,
   RedisStore,
   RedisUrlError,
   parseStoreSetting,
@@ -37,6 +48,9 @@ export interface SharedState {
   pluginStore?: Store;
   /** The pin plugin's pins and approvals. */
   pinRecords?: RecordTable;
+  /** Saved skills, and the memory plugin's memories. */
+  skillShelf?: SkillShelf;
+  memories?: SharedLists;
   jobShare?: JobShare;
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
@@ -77,6 +91,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
   const registry = new InstanceRegistry(connection, { id: instanceId });
   const jobShare = new RedisJobShare(connection, registry);
   const jobQueue = await RedisJobQueue.open(connection);
+  const skillShelf = new RedisSkillShelf(connection);
   return {
     setting,
     instanceId,
@@ -86,6 +101,8 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     rateBuckets: new RedisBuckets(connection),
     pluginStore: new RedisStore(connection, { name: "plugin-cache" }),
     pinRecords: pinRecordsOf(connection),
+    skillShelf,
+    memories: new RedisLists(connection, { name: "memories" }),
     jobShare,
     jobQueue,
     registry,
@@ -94,6 +111,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       await registry.stop();
       await jobQueue.close();
       await jobShare.close();
+      await skillShelf.close();
       await connection.close();
     },
   };

@@ -95,6 +95,8 @@ export { TokenBuckets, type BucketRate, type BucketRequest, type RateBuckets } f
 export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, type StoreEntry, type StoreWriteOptions } from "./store";
 export type { JobQueue } from "./job-queue";
 export type { RecordTable } from "./record-table";
+export type { SharedLists } from "./shared-lists";
+export type { ShelfPut, ShelvedSkill, SkillShelf } from "./skill-shelf";
 export type { JobShare } from "./job-share";
 export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";

@@ -165,6 +165,8 @@ export interface LoadPluginsOptions {
   sharedStore?: PluginInitContext["sharedStore"];
   /** Pin records shared by every instance (Redis), for the pin plugin. */
   pinRecords?: PluginInitContext["pinRecords"];
+  /** Lists shared by every instance (Redis), for the memory plugin. */
+  sharedLists?: PluginInitContext["sharedLists"];
 }
 
 /** Plugins loaded from the config, started and ready to go into the call pipeline. */
@@ -264,6 +266,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
     ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
     ...(options.pinRecords ? { pinRecords: options.pinRecords } : {}),
+    ...(options.sharedLists ? { sharedLists: options.sharedLists } : {}),
   });
   try {
     await host.start();

@@ -23,6 +23,7 @@ export interface PluginHostOptions {
   /** A store shared by every instance (Redis), given to plugins' `init`. */
   sharedStore?: PluginInitContext["sharedStore"];
   pinRecords?: PluginInitContext["pinRecords"];
+  sharedLists?: PluginInitContext["sharedLists"];
 }
 
 /** Where codemux keeps its files: `$CODEMUX_HOME`, else `~/.codemux` (the CLI's rule). */
@@ -115,6 +116,7 @@ export class PluginHost {
           ...(this.#options.rateBuckets ? { rateBuckets: this.#options.rateBuckets } : {}),
           ...(this.#options.sharedStore ? { sharedStore: this.#options.sharedStore } : {}),
           ...(this.#options.pinRecords ? { pinRecords: this.#options.pinRecords } : {}),
+          ...(this.#options.sharedLists ? { sharedLists: this.#options.sharedLists } : {}),
         });
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

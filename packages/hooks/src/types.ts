@@ -1,4 +1,4 @@
-import type { Logger, MetaTool, RateBuckets, RecordTable, Store, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
+import type { Logger, MetaTool, RateBuckets, RecordTable, SharedLists, Store, SessionInfo, ToolAnnotations, ToolDefinition, ToolResult } from "@codemux/core";
 
 /** The hints a server gives about a tool (MCP `ToolAnnotations`, core's type); `{}` when it gave none. */
 export type ToolHints = ToolAnnotations;
@@ -94,6 +94,8 @@ export interface PluginInitContext {
   sharedStore?: Store;
   /** Pin records shared by every instance (Redis): the pin plugin keeps pins and approvals there instead of its pin file. */
   pinRecords?: RecordTable;
+  /** Lists shared by every instance (Redis): the memory plugin keeps each principal's memories there instead of its files. */
+  sharedLists?: SharedLists;
   /** How long a principal's lines of this kind are kept (the config's `retention`); undefined: no limit. */
   retentionMs?: (kind: "audit", principal: string) => number | undefined;
 }

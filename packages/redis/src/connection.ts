@@ -89,6 +89,23 @@ export class RedisConnection implements SharedStateHealth {
     });
   }
 
+  /**
+   * Hears `channel` on a connection of its own (a client in subscriber mode takes no other commands),
+   * subscribed again at each reconnect, when `ready` runs too: messages sent while it was away are lost.
+   */
+  subscribe(channel: string, handlers: { message: (text: string) => void; ready?: () => void }): { close(): Promise<void> } {
+    const subscriber = this.client.duplicate();
+    subscriber.on("error", () => undefined);
+    subscriber.on("message", (_channel, text) => handlers.message(text));
+    subscriber.on("ready", () => {
+      void subscriber
+        .subscribe(channel)
+        .then(() => handlers.ready?.())
+        .catch(() => undefined);
+    });
+    return { close: async () => void (await subscriber.quit().catch(() => subscriber.disconnect())) };
+  }
+
   async close(): Promise<void> {
     await this.client.quit().catch(() => this.client.disconnect());
   }

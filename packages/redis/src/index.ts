@@ -4,7 +4,9 @@ export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError
 export { importEntries, type ImportReport } from "./import";
 export { RedisJobQueue } from "./job-queue";
 export { RedisJobShare } from "./jobs";
+export { RedisLists } from "./lists";
 export { RedisRecordTable } from "./records";
+export { RedisSkillShelf } from "./skills";
 export { InstanceRegistry, type InstanceRegistryOptions } from "./instances";
 export { DEFAULT_PREFIX, parseStoreSetting, redactUrl, type StoreSetting } from "./setting";
 export { RedisStore, type RedisStoreOptions } from "./store";

@@ -1,5 +1,4 @@
 import { STORE_FORMAT_VERSION, type JobShare } from "@codemux/core";
-import type { Redis } from "ioredis";
 import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
 import { StoreFormatError } from "./errors";
@@ -39,7 +38,7 @@ export class RedisJobShare implements JobShare {
   readonly #redis: RedisConnection;
   readonly #registry: InstanceRegistry;
   readonly #channel: string;
-  #subscriber: Redis | undefined;
+  #subscriber: { close(): Promise<void> } | undefined;
 
   constructor(redis: RedisConnection, registry: InstanceRegistry) {
     this.#redis = redis;
@@ -120,19 +119,16 @@ export class RedisJobShare implements JobShare {
   }
 
   onCancel(handler: (id: string, by: string) => void): void {
-    // A client in subscriber mode takes no other commands: its own connection, subscribed at each (re)connect.
-    const subscriber = this.#redis.client.duplicate();
-    this.#subscriber = subscriber;
-    subscriber.on("error", () => undefined);
-    subscriber.on("message", (_channel, text) => {
-      try {
-        const { id, by } = JSON.parse(text) as { id?: unknown; by?: unknown };
-        if (typeof id === "string") handler(id, typeof by === "string" ? by.slice(0, 20) : "tool");
-      } catch {
-        // Not one of ours: ignored.
-      }
+    this.#subscriber = this.#redis.subscribe(this.#channel, {
+      message: (text) => {
+        try {
+          const { id, by } = JSON.parse(text) as { id?: unknown; by?: unknown };
+          if (typeof id === "string") handler(id, typeof by === "string" ? by.slice(0, 20) : "tool");
+        } catch {
+          // Not one of ours: ignored.
+        }
+      },
     });
-    subscriber.on("ready", () => void subscriber.subscribe(this.#channel).catch(() => undefined));
   }
 
   async alive(instanceId: string): Promise<boolean> {
@@ -140,7 +136,7 @@ export class RedisJobShare implements JobShare {
   }
 
   async close(): Promise<void> {
-    await this.#subscriber?.quit().catch(() => this.#subscriber?.disconnect());
+    await this.#subscriber?.close();
   }
 
   #jobKey(id: string): string {

@@ -1,7 +1,7 @@
-import { STORE_FORMAT_VERSION, type RecordTable } from "@codemux/core";
+import type { RecordTable } from "@codemux/core";
 import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
-import { StoreFormatError } from "./errors";
+import { unversioned, versioned } from "./versioned";
 
 /** Sets a field only if it still holds the expected value ("" for absent): one script, so no write comes between the check and the set. */
 const SWAP = `
@@ -49,18 +49,11 @@ export class RedisRecordTable implements RecordTable {
   }
 
   async swap(name: string, expected: string | undefined, next: string): Promise<boolean> {
-    const args = [name, expected === undefined ? "" : encode(expected), encode(next)];
+    const args = [name, expected === undefined ? "" : versioned(expected), versioned(next)];
     return (await this.#redis.script(`change the shared record ${name} in Redis`, SWAP_SCRIPT, { keys: [this.#key], args })) === 1;
   }
 
   #decode(value: string): string {
-    const newline = value.indexOf("\n");
-    const version = newline < 0 ? value.slice(0, 20) : value.slice(0, newline);
-    if (version !== String(STORE_FORMAT_VERSION)) throw new StoreFormatError(this.#key, version, STORE_FORMAT_VERSION);
-    return value.slice(newline + 1);
+    return unversioned(this.#key, value);
   }
-}
-
-function encode(text: string): string {
-  return `${STORE_FORMAT_VERSION}\n${text}`;
 }

@@ -5,6 +5,7 @@ import {
   type Logger,
   type MetaTool,
   type SessionInfo,
+  type SkillShelf,
   type Surface,
   type ToolCallMiddleware,
 } from "@codemux/core";
@@ -90,6 +91,8 @@ export interface CodemuxOptions {
   dataDir?: string;
   /** The folder of skills a team commits; `./.codemux/skills` when it exists and this is absent. */
   projectSkillsDir?: string;
+  /** Where every instance of a deployment keeps saved skills (Redis) instead of `dataDir`; `services.skills.refresh()` reads them before serving. */
+  sharedSkills?: SkillShelf;
   /** Keep each snippet, its bundle and source map under this folder (one subfolder a run), for debugging. */
   keepBundlesDir?: string;
   /** Log every downstream call at debug level (name, origin, outcome, duration); off by default, so the hot path builds no log line. */
@@ -259,8 +262,13 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
         status: () => this.pool.status(),
         moduleSource: (specifier, author): string | undefined => namespace.source(specifier, { id: "skill-check", ...author }),
         clock: this.clock,
+        logger: this.logger,
       },
-      { ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}), ...(projectDir !== undefined ? { projectDir } : {}) },
+      {
+        ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+        ...(projectDir !== undefined ? { projectDir } : {}),
+        ...(options.sharedSkills ? { shared: options.sharedSkills } : {}),
+      },
     );
     this.#skills = skills;
     const namespace: ModuleNamespace = new ModuleNamespace({

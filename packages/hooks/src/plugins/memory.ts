@@ -53,7 +53,10 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
   const fileOf = (principal: string) => join(dir, `${createHash("sha256").update(principal).digest("hex").slice(0, 32)}.json`);
   const ttlOf = (principal: string) => options.ttlMs ?? ctx?.retentionMs?.("audit", principal);
 
-  const load = (principal: string): Promise<Memory[]> => {
+  const load = async (principal: string): Promise<Memory[]> => {
+    const now = ctx?.clock() ?? Date.now();
+    // Shared (Redis): read afresh each time, since any instance may have added some.
+    if (ctx?.sharedLists) return fresh((await ctx.sharedLists.read(principal, maxEntries)).flatMap(memoryOf), ttlOf(principal), now);
     let list = loaded.get(principal);
     if (!list) {
       list = readFile(fileOf(principal), "utf8").then(
@@ -65,7 +68,7 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
       );
       loaded.set(principal, list);
     }
-    return list.then((memories) => fresh(memories, ttlOf(principal), ctx?.clock() ?? Date.now()));
+    return fresh(await list, ttlOf(principal), now);
   };
   const save = (principal: string, memories: Memory[]): Promise<void> => {
     loaded.set(principal, Promise.resolve(memories));
@@ -131,6 +134,7 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
   });
 
   const forget = async (principal: string): Promise<number> => {
+    if (ctx?.sharedLists) return await ctx.sharedLists.clear(principal);
     const count = await update(principal, (memories) => ({ next: [], value: memories.length }));
     await rm(fileOf(principal), { force: true });
     return count;
@@ -155,7 +159,13 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
         call: callLine(call.name, call.arguments).slice(0, 200),
         text: kept,
       };
-      await update(call.principal, (memories) => ({ next: [memory, ...memories].slice(0, maxEntries), value: undefined }));
+      const lists = ctx?.sharedLists;
+      // One atomic push in a shared list: two instances remembering at once each keep theirs. A failure costs the memory, never the call.
+      if (lists)
+        await lists
+          .push(call.principal, JSON.stringify(memory), { max: maxEntries, ttlMs: ttlOf(call.principal) })
+          .catch((error: Error) => ctx?.logger.warn(`memory: could not keep a memory (${error.message})`));
+      else await update(call.principal, (memories) => ({ next: [memory, ...memories].slice(0, maxEntries), value: undefined }));
     },
     forget,
     recall,
@@ -163,6 +173,17 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
       await Promise.all(writing.values());
     },
   };
+}
+
+/** The memory a shared list item holds (bounded), or none when it is not one. */
+function memoryOf(text: string): Memory[] {
+  try {
+    const { at, tool, call, text: said } = JSON.parse(text) as Partial<Memory>;
+    if (typeof at !== "string" || typeof tool !== "string" || typeof call !== "string" || typeof said !== "string") return [];
+    return [{ at, tool: tool.slice(0, 200), call: call.slice(0, 200), text: said }];
+  } catch {
+    return [];
+  }
 }
 
 /** The memories younger than `ttlMs` (all without one). */

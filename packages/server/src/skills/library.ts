@@ -1,4 +1,4 @@
-import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX, type SessionInfo } from "@codemux/core";
+import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX, type Logger, type SessionInfo, type SkillShelf } from "@codemux/core";
 import { summarize, type Catalog, type CatalogDocument } from "@codemux/catalog";
 import type { ServerStatus } from "@codemux/pool";
 import { createHash } from "node:crypto";
@@ -6,22 +6,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, StoreError } from "../errors";
+import { skillOfRecord, skillRecord } from "./shared-record";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
+import type { Skill } from "./skill";
 import { typeCheckSkill, type SkillImport } from "./typecheck";
 
-/** A saved snippet, importable as `mcp/skills/<name>`. */
-export interface Skill {
-  name: string;
-  description: string;
-  code: string;
-  /** `name(input: { ... }): Promise<...>`, as the type checker saw it when saved. */
-  signature: string;
-  savedAt: string;
-  /** The tools it imports (`server__tool`), each with a hash of its schemas when the skill was saved. */
-  tools: Record<string, string>;
-  /** `saved` by a principal (in the data folder), or from the `project` folder a team commits. */
-  origin: "saved" | "project";
-}
+export type { Skill } from "./skill";
 
 /** A skill as listed: with what changed among its tools since it was saved. */
 export interface ListedSkill extends Skill {
@@ -33,6 +23,9 @@ export interface SkillLibraryOptions {
   dataDir?: string;
   /** A folder of skills a team commits (`.codemux/skills`): read here, never written; a principal's own skill of the same name wins. */
   projectDir?: string;
+  /** Where every instance of a deployment keeps the saved skills (Redis), instead of `dataDir`; read by `refresh` before serving. */
+  // The files stay read here at construction as before (one instance, nothing to hear from); only a shared store needs refresh and change messages.
+  shared?: SkillShelf;
 }
 
 /** What a library needs of codemux: the catalog (to index skills and read their tools), the servers' states, the other modules, a clock. */
@@ -42,6 +35,8 @@ export interface SkillLibraryDependencies {
   /** A module a skill may import (a tool wrapper, the bridge), as a snippet of `who` (its policy too) would resolve it; skills are the library's own. */
   moduleSource(specifier: string, who: SkillAuthor): string | undefined;
   clock(): number;
+  /** Where a shared store's failures to refresh are told; nothing is told without it. */
+  logger?: Logger;
 }
 
 /** Who saves a skill: its principal, and the claims its policy may match. */
@@ -76,12 +71,37 @@ export class SkillLibrary {
   readonly #projectDir: string | undefined;
   readonly #saved = new Map<string, Map<string, Skill>>();
   readonly #project = new Map<string, Skill>();
+  readonly #shared: SkillShelf | undefined;
+  /** Each shared skill's record as last read or written, by document id: what a save expects to replace. */
+  readonly #records = new Map<string, string>();
+  /** One refresh of a principal at a time, in the order changes were heard, so the last one read is the newest. */
+  readonly #refreshing = new Map<string, Promise<void>>();
 
   constructor(deps: SkillLibraryDependencies, options: SkillLibraryOptions = {}) {
     this.#deps = deps;
     this.#dir = options.dataDir === undefined ? undefined : join(options.dataDir, "skills");
     this.#projectDir = options.projectDir;
+    this.#shared = options.shared;
     this.#load();
+    this.#shared?.onChange((principal) => {
+      const done = principal === undefined ? this.refresh() : this.#refreshPrincipal(principal);
+      done.catch((error: Error) => this.#deps.logger?.warn(`skills: ${error.message}`));
+    });
+  }
+
+  /**
+   * Reads every principal's saved skills from the shared store again (at start, before serving, and
+   * when changes may have been missed): imports and search stay synchronous on the copy in memory.
+   */
+  async refresh(): Promise<void> {
+    if (this.#shared === undefined) return;
+    const byPrincipal = new Map<string, Map<string, string>>();
+    for (const { principal, name, record } of await this.#shared.all()) {
+      const records = byPrincipal.get(principal) ?? new Map<string, string>();
+      records.set(name, record);
+      byPrincipal.set(principal, records);
+    }
+    for (const principal of new Set([...this.#saved.keys(), ...byPrincipal.keys()])) this.#replace(principal, byPrincipal.get(principal) ?? new Map());
   }
 
   /** Answers `mcp/skills/<name>` with the skill's source for the principal (the local one when none is given). */
@@ -128,8 +148,9 @@ export class SkillLibrary {
       tools: this.#toolsOf(result.imports),
       origin: "saved",
     };
-    if (this.#dir !== undefined) await this.#write(principal, skill);
-    const skills = own ?? new Map<string, Skill>();
+    if (this.#shared !== undefined) await this.#put(principal, skill);
+    else if (this.#dir !== undefined) await this.#write(principal, skill);
+    const skills = this.#saved.get(principal) ?? new Map<string, Skill>();
     skills.set(name, skill);
     this.#saved.set(principal, skills);
     this.#index(principal, skill);
@@ -145,7 +166,8 @@ export class SkillLibrary {
         throw new BadRequestError(`Skill "${name}" comes from the project folder (${this.#projectDir}); remove ${name}.ts there to delete it.`);
       throw new BadRequestError(`No skill named "${name}". ${this.#names(principal)}`);
     }
-    if (this.#dir !== undefined) {
+    if (this.#shared !== undefined) await this.#shared.delete(principal, name);
+    else if (this.#dir !== undefined) {
       const dir = join(this.#dir, principalFolder(principal));
       try {
         await rm(join(dir, `${name}.ts`), { force: true });
@@ -154,29 +176,22 @@ export class SkillLibrary {
         throw new StoreError(`delete skill "${name}"`, { cause: error });
       }
     }
-    own.delete(name);
-    this.#deps.catalog.removeDocument("skill", documentId(principal, name));
-    const project = this.#project.get(name);
-    if (project) this.#index(undefined, project);
+    this.#drop(principal, name);
   }
 
   /** Deletes every skill `principal` saved, and its folder; the project's stay. Returns how many there were. */
   async forget(principal: string): Promise<number> {
     const own = this.#saved.get(principal);
-    if (this.#dir !== undefined) {
+    const count = this.#shared === undefined ? (own?.size ?? 0) : await this.#shared.forget(principal);
+    if (this.#shared === undefined && this.#dir !== undefined) {
       try {
         await rm(join(this.#dir, principalFolder(principal)), { recursive: true, force: true });
       } catch (error) {
         throw new StoreError(`delete the skills of "${principal}"`, { cause: error });
       }
     }
-    this.#saved.delete(principal);
-    for (const name of own?.keys() ?? []) {
-      this.#deps.catalog.removeDocument("skill", documentId(principal, name));
-      const project = this.#project.get(name);
-      if (project) this.#index(undefined, project);
-    }
-    return own?.size ?? 0;
+    for (const name of [...(this.#saved.get(principal)?.keys() ?? [])]) this.#drop(principal, name);
+    return count;
   }
 
   /** What changed among a skill's tools since it was saved: a server no longer in the config, a tool gone, or a different schema. A server still connecting is not judged. */
@@ -198,6 +213,61 @@ export class SkillLibrary {
     }
     for (const server of missing) problems.unshift(`it needs server "${server}", which is not in the config`);
     return problems;
+  }
+
+  /** Saves through the shared store over the record this instance last saw; a save another instance made meanwhile is never overwritten unseen. */
+  async #put(principal: string, skill: Skill): Promise<void> {
+    const id = documentId(principal, skill.name);
+    const record = skillRecord(principal, skill);
+    const outcome = await (this.#shared as SkillShelf).put({ principal, name: skill.name, record }, { expected: this.#records.get(id), max: MAX_SKILLS });
+    if (outcome === "full")
+      throw new BadRequestError(`You have ${MAX_SKILLS} skills, the most codemux keeps; delete one with save_skill {name, delete: true} first.`);
+    if (outcome === "changed") {
+      await this.#refreshPrincipal(principal).catch(() => undefined);
+      const now = this.#saved.get(principal)?.get(skill.name);
+      throw new BadRequestError(
+        `Skill "${skill.name}" was ${now ? `saved (at ${now.savedAt})` : "deleted"} through another codemux instance while you saved it, so yours was not saved. Read mcp/skills/${skill.name} to see it, then save again to replace it.`,
+      );
+    }
+    this.#records.set(id, record);
+  }
+
+  /** Reads one principal's skills from the shared store again (another instance changed them). */
+  #refreshPrincipal(principal: string): Promise<void> {
+    const shared = this.#shared as SkillShelf;
+    const done = (this.#refreshing.get(principal) ?? Promise.resolve()).then(async () => this.#replace(principal, await shared.of(principal)));
+    const settled = done.catch(() => undefined);
+    this.#refreshing.set(principal, settled);
+    void settled.then(() => {
+      if (this.#refreshing.get(principal) === settled) this.#refreshing.delete(principal);
+    });
+    return done;
+  }
+
+  /** Makes the copy in memory (and the search index) of `principal`'s saved skills what the shared store holds. */
+  #replace(principal: string, records: Map<string, string>): void {
+    const next = new Map<string, Skill>();
+    for (const [name, record] of [...records].slice(0, MAX_SKILLS)) {
+      const recorded = skillOfRecord(principal, name, record);
+      if (recorded === undefined) continue;
+      next.set(name, { ...recorded, origin: "saved" });
+      this.#records.set(documentId(principal, name), record);
+    }
+    for (const name of [...(this.#saved.get(principal)?.keys() ?? [])]) if (!next.has(name)) this.#drop(principal, name);
+    if (next.size === 0) return;
+    this.#saved.set(principal, next);
+    for (const skill of next.values()) this.#index(principal, skill);
+  }
+
+  /** Takes one of `principal`'s skills out of memory and the search index; the project's of that name shows again. */
+  #drop(principal: string, name: string): void {
+    const own = this.#saved.get(principal);
+    own?.delete(name);
+    if (own?.size === 0) this.#saved.delete(principal);
+    this.#records.delete(documentId(principal, name));
+    this.#deps.catalog.removeDocument("skill", documentId(principal, name));
+    const project = this.#project.get(name);
+    if (project) this.#index(undefined, project);
   }
 
   #names(principal: string): string {
@@ -269,7 +339,8 @@ export class SkillLibrary {
         this.#index(undefined, skill.skill);
       }
     }
-    if (this.#dir === undefined || !existsSync(this.#dir)) return;
+    // With a shared store the data folder's skills are not this deployment's: `refresh` reads the shared ones.
+    if (this.#shared !== undefined || this.#dir === undefined || !existsSync(this.#dir)) return;
     for (const folder of readdirSync(this.#dir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .slice(0, MAX_PRINCIPALS)) {
