@@ -452,8 +452,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   setTimeout(() => process.exit(1), drainMs + CLOSE_MARGIN_MS).unref();
   watcher?.close();
   try {
-    // Gone from the registry first: requests for this instance's sessions are answered "gone" by the others at once.
-    await shared.registry?.stop();
+    // Still registered (and beating) while draining: a request for one of its sessions forwarded by another instance is served; shared.close() leaves at exit.
     await jobs?.drain();
     await http.drain(drainMs);
     await core.close();
