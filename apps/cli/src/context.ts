@@ -15,6 +15,7 @@ import {
   retentionFor,
   retentionOf,
   spillBytesOf,
+  stateKeyOf,
   type DispatchFiles,
   type ResultFormat,
   type Retention,
@@ -141,6 +142,7 @@ export async function startCore(
     dataDir: codemuxHome(),
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
+    ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
@@ -235,6 +237,12 @@ function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile:
 function cacheOf(cache: boolean, shared: SharedState | undefined): { cacheDir?: string; cacheStore?: SharedState["cacheStore"] } {
   if (!cache) return {};
   return shared?.cacheStore ? { cacheStore: shared.cacheStore } : { cacheDir: join(codemuxHome(), "cache") };
+}
+
+/** The config's `stateKey`, checked; CODEMUX_STATE_KEY wins over it when set (the core reads that itself). */
+function stateKeyFrom(raw: Record<string, unknown> | undefined, file: string | undefined): { stateKey?: string } {
+  const key = file ? stateKeyOf(raw, file) : undefined;
+  return key === undefined || process.env.CODEMUX_STATE_KEY ? {} : { stateKey: key };
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {

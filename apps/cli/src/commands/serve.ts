@@ -58,7 +58,9 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
                                                         what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
-the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
+the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").
+Several instances behind one balancer share the key signing the states handed to clients: $CODEMUX_STATE_KEY,
+or "stateKey": "\${VAR}" in the config (no flag takes it: a command line shows in ps).`;
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
