@@ -29,6 +29,7 @@ import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
+import { forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
 import type { SharedState } from "./shared-state";
 
@@ -168,7 +169,7 @@ export async function startCore(
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
-  forgetAlso(core, jobs, plugins);
+  forgetAlso(core, { jobs, plugins, ...(options.shared ? { shared: options.shared } : {}) });
   shareJobQueue(jobs, core, options.shared);
   if (plugins) {
     const started = core;
@@ -221,10 +222,18 @@ export async function pluginsOf({
   });
 }
 
-/** What `core.forget` deletes besides the core's own: the principal's jobs, and what plugins keep for it (audit lines). */
-export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
+/**
+ * What `core.forget` deletes besides the core's own: the principal's jobs, what plugins keep for it (audit
+ * lines), and with a shared store its job records, queued jobs and cached answers there (after the jobs:
+ * one this instance cancels writes its record before it goes).
+ */
+export function forgetAlso(
+  core: Codemux,
+  { jobs, plugins, shared }: { jobs: { forget(principal: string): Promise<number> } | undefined; plugins: LoadedPlugins | undefined; shared?: SharedState },
+): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
+  if (shared) core.onForget((principal) => forgetShared(shared, principal));
 }
 
 /** The config's `dispatch` folders (relative to the config's folder), when it has them. */

@@ -53,6 +53,16 @@ export class RedisJobShare implements JobShare {
     });
   }
 
+  /** Deletes `principal`'s job records and their index (`codemux forget`); resolves with how many records went. */
+  async forget(principal: string): Promise<number> {
+    const index = this.#indexKey(principal);
+    const ids = await this.#redis.run("list jobs in Redis", (client) => client.zrevrange(index, 0, -1));
+    const keys = ids.map((id) => this.#jobKey(id));
+    const deleted = keys.length > 0 ? await this.#redis.run(`delete the jobs of ${principal} in Redis`, (client) => client.del(...keys)) : 0;
+    await this.#redis.run(`delete the job list of ${principal} in Redis`, (client) => client.del(index));
+    return deleted;
+  }
+
   async cancel(id: string, by: string): Promise<void> {
     await this.#redis.run(`ask for the cancel of ${id} in Redis`, (client) => client.publish(this.#channel, JSON.stringify({ id, by })));
   }

@@ -346,6 +346,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
   const shared = await openSharedState(storeSettingOf(options, await readRawConfig(configFile), configFile), options);
+  if (shared.connection && !shared.connection.up())
+    process.stderr.write(`codemux: Redis at ${shared.connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
 
   const {
     core,
