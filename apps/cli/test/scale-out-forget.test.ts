@@ -3,11 +3,12 @@ import { freePort, haveProgram, misbehavingEntry, startRedisServer, until, type 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
+import { endParts } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const ALICE = "alice-forget-redis-token-0123456789";
@@ -62,13 +63,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     url = (await serveCli([...args, "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`], { cwd: dir, env, started })).url;
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await connection?.close();
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => endParts({ dir, redis, started, clients, closers: [async () => connection?.close()] }));
 
   it("deletes the principal's kept results, job records and cached answers from another machine, cancels its running job first, says what went, and keeps the other's", async () => {
     const [alice, bob] = [await leave(ALICE), await leave(BOB)];

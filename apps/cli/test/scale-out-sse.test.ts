@@ -1,12 +1,13 @@
-import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { haveProgram, misbehavingEntry, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "./in-flight";
+import { endParts, startBalancer } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
@@ -92,21 +93,10 @@ describe.skipIf(!haveParts)("legacy HTTP+SSE sessions on two codemux instances b
       ];
       instances.push({ id, ...(await serveCli(args, { cwd: dir, env, started })) });
     }
-    nginx = await startNginx((port) =>
-      affinityConfig(
-        instances.map((i) => ({ id: i.id, address: new URL(i.url).host })),
-        port,
-      ),
-    );
+    nginx = await startBalancer(instances);
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await nginx?.stop();
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => endParts({ dir, redis, nginx, started, clients }));
 
   it("opens SDK 1.x SSE sessions through nginx on both instances, their ids carrying the instance, and routes each post to its instance", async () => {
     const seen = new Set<string>();

@@ -1,4 +1,4 @@
-import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { haveProgram, misbehavingEntry, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
 import { RedisConnection, RedisStore } from "@codemux/redis";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
+import { endParts, startBalancer } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
@@ -62,21 +63,10 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     };
     await writeFile(join(dir, "codemux.json"), JSON.stringify(config));
     instances.push(await startInstance("a"), await startInstance("b"));
-    nginx = await startNginx((port) =>
-      affinityConfig(
-        instances.map((i) => ({ id: i.id, address: new URL(i.url).host })),
-        port,
-      ),
-    );
+    nginx = await startBalancer(instances);
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await nginx?.stop();
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => endParts({ dir, redis, nginx, started, clients }));
 
   it("reads a result kept through one instance on the other, by its owner only", async () => {
     const [a, b] = instances as [Instance, Instance];
