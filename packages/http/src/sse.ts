@@ -31,11 +31,12 @@ class InstanceSseTransport extends SSEServerTransport {
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
   if (ctx.req.method !== "GET")
     throw new HttpError("METHOD_NOT_ALLOWED", "Use GET on /sse to open the stream; messages go to POST /messages.", { headers: { allow: "GET" } });
-  gateway.sessions.reserve(ctx.principal);
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
   const id = newSessionId(gateway.options.scaleOut);
+  // Made before the place is taken: it writes nothing until start, and a failed check must not hold a place.
   const transport = new InstanceSseTransport(endpoint, ctx.res, id);
+  gateway.sessions.reserve(ctx.principal);
   ctx.log.session = id.slice(0, 8);
   const server = createSessionServer(gateway.core, {
     session: { id, ...sessionFields(ctx.identity) },
