@@ -15,6 +15,7 @@ import {
   retentionFor,
   retentionOf,
   spillBytesOf,
+  stateKeyOf,
   type DispatchFiles,
   type ResultFormat,
   type Retention,
@@ -28,6 +29,7 @@ import { defaultConfig } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
+import { forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
 import type { SharedState } from "./shared-state";
 
@@ -143,6 +145,7 @@ export async function startCore(
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
+    ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
@@ -168,7 +171,7 @@ export async function startCore(
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
-  forgetAlso(core, jobs, plugins);
+  forgetAlso(core, { jobs, plugins, ...(options.shared ? { shared: options.shared } : {}) });
   shareJobQueue(jobs, core, options.shared);
   if (plugins) {
     const started = core;
@@ -226,10 +229,18 @@ export async function pluginsOf({
   });
 }
 
-/** What `core.forget` deletes besides the core's own: the principal's jobs, and what plugins keep for it (audit lines). */
-export function forgetAlso(core: Codemux, jobs: { forget(principal: string): Promise<number> } | undefined, plugins: LoadedPlugins | undefined): void {
+/**
+ * What `core.forget` deletes besides the core's own: the principal's jobs, what plugins keep for it (audit
+ * lines), and with a shared store its job records, queued jobs and cached answers there (after the jobs:
+ * one this instance cancels writes its record before it goes).
+ */
+export function forgetAlso(
+  core: Codemux,
+  { jobs, plugins, shared }: { jobs: { forget(principal: string): Promise<number> } | undefined; plugins: LoadedPlugins | undefined; shared?: SharedState },
+): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
+  if (shared) core.onForget((principal) => forgetShared(shared, principal));
 }
 
 /** The config's `dispatch` folders (relative to the config's folder), when it has them. */
@@ -242,6 +253,12 @@ function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile:
 function cacheOf(cache: boolean, shared: SharedState | undefined): { cacheDir?: string; cacheStore?: SharedState["cacheStore"] } {
   if (!cache) return {};
   return shared?.cacheStore ? { cacheStore: shared.cacheStore } : { cacheDir: join(codemuxHome(), "cache") };
+}
+
+/** The config's `stateKey`, checked; CODEMUX_STATE_KEY wins over it when set (the core reads that itself). */
+function stateKeyFrom(raw: Record<string, unknown> | undefined, file: string | undefined): { stateKey?: string } {
+  const key = file ? stateKeyOf(raw, file) : undefined;
+  return key === undefined || process.env.CODEMUX_STATE_KEY ? {} : { stateKey: key };
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {

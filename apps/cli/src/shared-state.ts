@@ -1,13 +1,4 @@
-import {
-  INSTANCE_ID_PATTERN,
-  type JobQueue,
-  type JobShare,
-  type RateBuckets,
-  type RecordTable,
-  type SharedLists,
-  type SkillShelf,
-  type Store,
-} from "@codemux/core";
+import { INSTANCE_ID_PATTERN, type JobQueue, type RateBuckets, type RecordTable, type SharedLists, type SkillShelf, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
 import {
   InstanceRegistry,
@@ -51,7 +42,7 @@ export interface SharedState {
   /** Saved skills, and the memory plugin's memories. */
   skillShelf?: SkillShelf;
   memories?: SharedLists;
-  jobShare?: JobShare;
+  jobShare?: RedisJobShare;
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
   registry?: InstanceRegistry;
@@ -85,9 +76,8 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       close: async () => undefined,
     };
   const connection = await RedisConnection.open({ url: setting.url, prefix: setting.prefix });
-  // Not reachable yet: serve all the same (calls that need no shared state work), and say so.
-  if (!(await connection.ready(FIRST_CONNECT_MS)))
-    process.stderr.write(`codemux: Redis at ${connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
+  // Not reachable yet: the caller says so (serve goes on, since calls that need no shared state work).
+  await connection.ready(FIRST_CONNECT_MS);
   const registry = new InstanceRegistry(connection, { id: instanceId });
   const jobShare = new RedisJobShare(connection, registry);
   const jobQueue = await RedisJobQueue.open(connection);

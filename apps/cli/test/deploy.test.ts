@@ -174,6 +174,13 @@ describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
     }
   });
 
+  it("sends a legacy SSE post back to the instance its ?sessionId= names", async () => {
+    for (let i = 0; i < 4; i++) {
+      expect(await name(undefined, "/messages?sessionId=b.0f3c9a")).toBe("b");
+      expect(await name(undefined, "/messages?sessionId=a.77e1d2")).toBe("a");
+    }
+  });
+
   it("spreads requests with no session (or an unknown instance) over every instance", async () => {
     const seen = new Set<string>();
     for (let i = 0; i < 8; i++) seen.add(await name(i % 2 ? { headers: { "mcp-session-id": "zz.1" } } : undefined));

@@ -1,12 +1,10 @@
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callInFlight, textOf } from "./in-flight";
 import { runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
@@ -36,23 +34,6 @@ const env = () => ({ PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join
 
 const serve = (args: string[]) => serveCli(["serve", "--http", ":0", "--config", configFile, ...args], { cwd: dir, env: env(), started });
 
-const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
-
-/** A 2025 client with a slow call running on it (its progress has arrived, so the call is in flight). */
-async function callInFlight(url: string, tool: string, args: Record<string, unknown>) {
-  const client = new Client({ name: "drain", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: AUTH } });
-  await client.connect(transport);
-  let running!: () => void;
-  const inFlight = new Promise<void>((resolve) => (running = resolve));
-  const answer = client.callTool({ name: "call_tool", arguments: { name: tool, args } }, undefined, { onprogress: () => running(), timeout: 120_000 }).then(
-    (r) => ({ text: textOf(r) }),
-    (error: Error) => ({ error: error.message }),
-  );
-  await inFlight;
-  return { client, answer, session: transport.sessionId ?? "" };
-}
-
 /** Polls /readyz until it stops answering 200 (the signal is handled asynchronously). */
 async function readyzWhileDraining(url: string): Promise<{ status: number; body: unknown }> {
   for (;;) {
@@ -70,7 +51,7 @@ describe("codemux serve --http drains on SIGTERM", () => {
     const stream = await fetch(`${url}/sse`, { headers: { ...AUTH, accept: "text/event-stream" } });
     expect(stream.status).toBe(200);
     const streamText = stream.text();
-    const { client, answer, session } = await callInFlight(url, "m__slow", { ms: 6000, steps: 60 });
+    const { client, answer, session } = await callInFlight(url, AUTH, { tool: "m__slow", args: { ms: 6000, steps: 60 } });
 
     child.kill("SIGTERM");
     expect(await readyzWhileDraining(url)).toMatchObject({ status: 503, body: { status: "draining" } });
@@ -100,7 +81,7 @@ describe("codemux serve --http drains on SIGTERM", () => {
   it("exits within --drain-ms though a call needs longer, answering it with the shutdown error", async () => {
     const { child, url } = await serve(["--drain-ms", "500"]);
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    const { client, answer } = await callInFlight(url, "m__slow", { ms: 8000, steps: 80 });
+    const { client, answer } = await callInFlight(url, AUTH, { tool: "m__slow", args: { ms: 8000, steps: 80 } });
     child.kill("SIGTERM");
     expect(await answer).toEqual({ error: expect.stringContaining("codemux is shutting down; retry against the next instance.") });
     expect(await exited).toBe(0);

@@ -7,7 +7,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveCli, stopInstances } from "./serve-cli";
+import { endParts } from "./scale-out-parts";
+import { serveCli } from "./serve-cli";
 
 const ALICE = "alice-scale-out-jobs-token-0123456789";
 const BOB = "bob-scale-out-jobs-token-0123456789";
@@ -51,7 +52,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("background jobs a
     await startInstance("b");
   }, 60_000);
 
-  afterAll(() => stopInstances({ clients, started, redis, dir }));
+  afterAll(() => endParts({ clients, started, redis, dir }));
 
   it("shows a job's transcript and its result over 256 KiB, run on one instance, to its owner through the other, and to no one else", async () => {
     const [onA, onB] = [await mcpClient(urls.a as string), await mcpClient(urls.b as string)];

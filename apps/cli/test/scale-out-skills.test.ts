@@ -2,10 +2,11 @@ import { haveProgram, misbehavingEntry, startRedisServer, until, type RedisServe
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { endParts } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
@@ -71,12 +72,7 @@ describe.skipIf(!haveRedis)("saved skills and memories shared by two codemux ins
     [a, b] = [await startInstance("a"), await startInstance("b")];
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all([...connected.values()].map((c) => c.close().catch(() => undefined)));
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => endParts({ clients: [...connected.values()], started, redis, dir }));
 
   it("runs and finds through one instance a skill saved through the other, for its principal only", async () => {
     const [aliceOnA, aliceOnB, bobOnB] = [await client(a, ALICE), await client(b, ALICE), await client(b, BOB)];

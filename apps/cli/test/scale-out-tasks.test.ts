@@ -1,10 +1,11 @@
 import { askingServerPath, haveProgram, recordTasks, startRedisServer, type RedisServer } from "@codemux/test-servers";
 import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { endParts } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
@@ -84,11 +85,7 @@ describe("a task's tasks/update that reaches an instance not running the task", 
     await writeFile(join(dir, "codemux.json"), JSON.stringify({ mcpServers: { ask: { command: process.execPath, args: [askingServerPath] } } }));
   });
 
-  afterAll(async () => {
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-    await redis?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => endParts({ clients: [], started, redis, dir }));
 
   it.skipIf(!haveRedis)(
     "on Redis: is refused naming the instance that holds the task's question, and the answer sent there completes it",

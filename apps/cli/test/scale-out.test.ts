@@ -1,4 +1,4 @@
-import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { haveProgram, misbehavingEntry, startRedisServer, until, type Nginx, type RedisServer } from "@codemux/test-servers";
 import { RedisConnection, RedisStore } from "@codemux/redis";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
-import { serveCli, stopInstances } from "./serve-cli";
+import { endParts, startBalancer } from "./scale-out-parts";
+import { serveCli } from "./serve-cli";
 
 const haveParts = haveProgram("redis-server", "redis-server") && haveProgram("nginx", "nginx-light");
 
@@ -62,18 +63,10 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     };
     await writeFile(join(dir, "codemux.json"), JSON.stringify(config));
     instances.push(await startInstance("a"), await startInstance("b"));
-    nginx = await startNginx((port) =>
-      affinityConfig(
-        instances.map((i) => ({ id: i.id, address: new URL(i.url).host })),
-        port,
-      ),
-    );
+    nginx = await startBalancer(instances);
   }, 60_000);
 
-  afterAll(async () => {
-    await nginx?.stop();
-    await stopInstances({ clients, started, redis, dir });
-  });
+  afterAll(() => endParts({ dir, redis, nginx, started, clients }));
 
   it("reads a result kept through one instance on the other, by its owner only", async () => {
     const [a, b] = instances as [Instance, Instance];
@@ -323,7 +316,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("two codemux insta
     }
   }, 60_000);
 
-  afterAll(() => stopInstances({ clients, started, redis, dir }));
+  afterAll(() => endParts({ clients, started, redis, dir }));
 
   it("lets a tool quarantined on one instance through on it once it is approved with B's setting", async () => {
     const [a] = urls as [string];

@@ -1,7 +1,4 @@
-import type { RedisServer } from "@codemux/test-servers";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { cli } from "./run-cli";
 
 /** Starts `codemux ARGS` (a `serve --http`) in the foreground, kept in `started`; resolves with its URL once it says it serves. */
@@ -20,22 +17,4 @@ export function serveCli(
     });
     child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
   });
-}
-
-/** Ends what a multi-instance suite started: its MCP clients, the codemux children still running, Redis, and its folder. */
-export async function stopInstances({
-  clients,
-  started,
-  redis,
-  dir,
-}: {
-  clients: Client[];
-  started: ChildProcess[];
-  redis?: RedisServer;
-  dir?: string;
-}): Promise<void> {
-  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-  await redis?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
 }

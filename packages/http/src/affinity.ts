@@ -45,36 +45,41 @@ export function sharedStateMetrics(metrics: Metrics, scaleOut: ScaleOut | undefi
   metrics.gauge(`codemux_${state.kind}_up`, `1 while the shared ${state.kind} store is connected, else 0.`, () => [[{}, state.up() ? 1 : 0]]);
 }
 
+/** What a 2025 Streamable HTTP client whose session is gone must do. */
+const REINITIALIZE = "Start a new session with an initialize request.";
+
 /**
- * A 2025-era request for session `id` that this instance does not hold: forwarded to the instance whose
- * id it starts with when that one is registered, else answered "gone" (404, as for an unknown session,
- * so the client starts a new one). False when the id names this instance or none: the caller answers.
+ * A 2025-era request for session `id` (Streamable HTTP, or a legacy SSE `/messages` post) that this
+ * instance does not hold: forwarded to the instance whose id it starts with when that one is registered,
+ * else answered "gone" (404, as for an unknown session, so the client starts a new one: `reopen` says how).
+ * False when the id names this instance or none: the caller answers.
  */
 export async function answerForOtherInstance(
   ctx: RequestContext,
-  { id, body, scaleOut }: { id: string; body: unknown; scaleOut: ScaleOut | undefined },
+  { id, body, scaleOut, reopen = REINITIALIZE }: { id: string; body: unknown; scaleOut: ScaleOut | undefined; reopen?: string },
 ): Promise<boolean> {
   const owner = instanceOfId(id);
   if (!scaleOut?.instances || owner === undefined || owner === scaleOut.instanceId) return false;
+  const gone = { owner, reopen };
   const address = ctx.req.headers[FORWARDED] === undefined ? await scaleOut.instances.addressOf(owner) : undefined;
   if (address === undefined) {
-    sendGone(ctx, owner);
+    sendGone(ctx, gone);
     return true;
   }
   ctx.log.forwardedTo = owner;
-  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, owner });
+  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, gone });
   return true;
 }
 
-function sendGone(ctx: RequestContext, owner: string): void {
-  sendRpcError(ctx.res, 404, {
-    code: -32001,
-    message: `Session not found: the instance holding this session (${owner}) is gone. Start a new session with an initialize request.`,
-  });
+function sendGone(ctx: RequestContext, { owner, reopen }: { owner: string; reopen: string }): void {
+  sendRpcError(ctx.res, 404, { code: -32001, message: `Session not found: the instance holding this session (${owner}) is gone. ${reopen}` });
 }
 
 /** Sends the request on to the owner and streams its answer back, ending both when either side goes. */
-async function forward(ctx: RequestContext, { target, body, self, owner }: { target: string; body: unknown; self: string; owner: string }): Promise<void> {
+async function forward(
+  ctx: RequestContext,
+  { target, body, self, gone }: { target: string; body: unknown; self: string; gone: { owner: string; reopen: string } },
+): Promise<void> {
   const abort = new AbortController();
   ctx.res.once("close", () => abort.abort());
   const connect = setTimeout(() => abort.abort(), FORWARD_CONNECT_MS);
@@ -88,7 +93,7 @@ async function forward(ctx: RequestContext, { target, body, self, owner }: { tar
     });
   } catch (error) {
     // Nothing listens at its address: it died before its registration expired.
-    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return sendGone(ctx, owner);
+    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return sendGone(ctx, gone);
     sendRpcError(ctx.res, 502, {
       code: -32000,
       message: "The instance holding this session did not answer; retry, or start a new session if it keeps failing.",

@@ -41,7 +41,7 @@ export class InstanceRegistry implements InstanceDirectory {
     return entry.v === STORE_FORMAT_VERSION && typeof entry.address === "string" ? entry.address : undefined;
   }
 
-  /** Stops the heartbeat and removes the entry: requests for this instance's sessions are answered "gone" at once. */
+  /** Stops the heartbeat and removes the entry: requests for this instance's sessions are answered "gone" at once. Called at exit, after the drain. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     await this.#redis.run("unregister this instance in Redis", (client) => client.del(this.#key(this.self))).catch(() => undefined);

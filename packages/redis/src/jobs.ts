@@ -114,6 +114,19 @@ export class RedisJobShare implements JobShare {
     });
   }
 
+  /** Deletes `principal`'s job records with their transcripts and large results, and their index (`codemux forget`); resolves with how many records went. */
+  async forget(principal: string): Promise<number> {
+    const index = this.#indexKey(principal);
+    const ids = await this.#redis.run("list jobs in Redis", (client) => client.zrevrange(index, 0, -1));
+    const keys = ids.map((id) => this.#jobKey(id));
+    // Their transcripts and large results go with them.
+    const besides = ids.flatMap((id) => [`${this.#jobKey(id)}:transcript`, `${this.#jobKey(id)}:transcript-meta`, `${this.#jobKey(id)}:result`]);
+    const deleted = keys.length > 0 ? await this.#redis.run(`delete the jobs of ${principal} in Redis`, (client) => client.del(...keys)) : 0;
+    if (besides.length > 0) await this.#redis.run(`delete the transcripts and results of ${principal}'s jobs in Redis`, (client) => client.del(...besides));
+    await this.#redis.run(`delete the job list of ${principal} in Redis`, (client) => client.del(index));
+    return deleted;
+  }
+
   async cancel(id: string, by: string): Promise<void> {
     await this.#redis.run(`ask for the cancel of ${id} in Redis`, (client) => client.publish(this.#channel, JSON.stringify({ id, by })));
   }

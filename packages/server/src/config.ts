@@ -1,9 +1,10 @@
-import { ConfigError, isSettingsObject, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
+import { ConfigError, interpolate, isSettingsObject, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { MAX_INLINE_BYTES } from "./defaults";
 import { RESULT_FORMATS, type ResultFormat } from "./render/toon";
+import { STATE_KEY_MIN_BYTES, STATE_KEY_VARIABLE } from "./signed-state";
 
 export interface ResolveConfigOptions extends FindConfigOptions {
   /** Servers given on the command line after `--`. */
@@ -100,4 +101,23 @@ export function resultFormatOf(config: unknown, file: string): ResultFormat | un
       },
     );
   return value as ResultFormat;
+}
+
+/**
+ * The config's top-level `stateKey` (the key signing the states codemux hands clients, which every instance
+ * behind one balancer must share), `${VAR}` expanded from `env`, or undefined when it has none.
+ */
+export function stateKeyOf(config: unknown, file: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = isSettingsObject(config) ? config.stateKey : undefined;
+  if (value === undefined) return undefined;
+  const fail = (reason: string) => new ConfigError(`Invalid config ${file}: stateKey: ${reason}`, { file });
+  if (typeof value !== "string") throw fail(`expected a string, such as "\${${STATE_KEY_VARIABLE}}" (keep the key itself out of the file).`);
+  const { value: key, missing, unsupported } = interpolate(value, env);
+  if (unsupported.length > 0)
+    throw fail(`${unsupported[0]?.slice(0, 60)} cannot be expanded here; name an environment variable, as in "\${${STATE_KEY_VARIABLE}}".`);
+  if (missing.length > 0)
+    throw fail(`the environment variable ${missing.join(", ")} is not set; set it to the key every instance shares (\`openssl rand -hex 32\`).`);
+  if (Buffer.byteLength(key) < STATE_KEY_MIN_BYTES)
+    throw fail(`the key must be at least ${STATE_KEY_MIN_BYTES} bytes; generate one with \`openssl rand -hex 32\`.`);
+  return key;
 }

@@ -5,6 +5,9 @@ import { BadRequestError, InvalidRequestStateError } from "./errors";
 /** The environment variable that holds the key codemux signs its requestState with (shared by every instance behind one balancer). */
 export const STATE_KEY_VARIABLE = "CODEMUX_STATE_KEY";
 
+/** The shortest key codemux signs with: an HMAC-SHA256 key shorter than its output is weaker than it. */
+export const STATE_KEY_MIN_BYTES = 32;
+
 /** Prefix of codemux's own requestState, naming the envelope's version. */
 const VERSION = "cmx1";
 
@@ -40,9 +43,9 @@ export class RequestStates {
   readonly #clock: () => number;
 
   constructor(options: RequestStatesOptions = {}) {
-    if (options.key !== undefined && Buffer.byteLength(options.key) < 32)
+    if (options.key !== undefined && Buffer.byteLength(options.key) < STATE_KEY_MIN_BYTES)
       throw new BadRequestError(
-        `The requestState key (stateKey or ${STATE_KEY_VARIABLE}) must be at least 32 bytes; generate one with \`openssl rand -hex 32\`.`,
+        `The requestState key (stateKey or ${STATE_KEY_VARIABLE}) must be at least ${STATE_KEY_MIN_BYTES} bytes; generate one with \`openssl rand -hex 32\`.`,
       );
     this.#key = options.key === undefined ? randomBytes(32) : Buffer.from(options.key, "utf8");
     this.#ttlMs = options.ttlMs ?? REQUEST_STATE_TTL_MS;

@@ -12,16 +12,20 @@ export interface Backend {
 }
 
 /**
- * The load balancer codemux's docs describe: requests carrying a 2025-era session id go to the instance
- * whose id starts it (an nginx `map` on the id's prefix); everything else is spread over all instances.
- * Streams pass unbuffered.
+ * The load balancer codemux's docs describe: requests carrying a 2025-era session id (the `Mcp-Session-Id`
+ * header, or a legacy SSE post's `/messages?sessionId=`) go to the instance whose id starts it (nginx
+ * `map`s on the id's prefix); everything else is spread over all instances. Streams pass unbuffered.
  */
 export function affinityConfig(backends: Backend[], listen: number): string {
   const routes = backends.map((b) => `    "~^${b.id}\\\\." ${b.address};`).join("\n");
   const servers = backends.map((b) => `    server ${b.address} max_fails=0;`).join("\n");
-  return `map $http_mcp_session_id $codemux_backend {
+  return `map $arg_sessionId $codemux_legacy_backend {
 ${routes}
     default codemux_all;
+}
+map $http_mcp_session_id $codemux_backend {
+${routes}
+    default $codemux_legacy_backend;
 }
 upstream codemux_all {
 ${servers}

@@ -58,7 +58,9 @@ Over HTTP (one server for many clients; see packages/http/README.md):
   CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
                                                         what --http gives wins, part by part
 Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
-the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").`;
+the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").
+Several instances behind one balancer share the key signing the states handed to clients: $CODEMUX_STATE_KEY,
+or "stateKey": "\${VAR}" in the config (no flag takes it: a command line shows in ps).`;
 
 /** Set in a detached child: where its pidfile goes. */
 const DAEMON_ENV = "CODEMUX_DAEMON_PIDFILE";
@@ -344,6 +346,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
   const shared = await openSharedState(storeSettingOf(options, await readRawConfig(configFile), configFile), options);
+  if (shared.connection && !shared.connection.up())
+    process.stderr.write(`codemux: Redis at ${shared.connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
 
   const {
     core,
@@ -452,8 +456,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   setTimeout(() => process.exit(1), drainMs + CLOSE_MARGIN_MS).unref();
   watcher?.close();
   try {
-    // Gone from the registry first: requests for this instance's sessions are answered "gone" by the others at once.
-    await shared.registry?.stop();
+    // Still registered (and beating) while draining: a request for one of its sessions forwarded by another instance is served; shared.close() leaves at exit.
     await jobs?.drain();
     await http.drain(drainMs);
     await core.close();
