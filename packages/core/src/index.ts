@@ -98,6 +98,14 @@ export type { RecordTable } from "./record-table";
 export type { SharedLists } from "./shared-lists";
 export type { ShelfPut, ShelvedSkill, SkillShelf } from "./skill-shelf";
 export type { JobShare } from "./job-share";
-export { INSTANCE_ID_PATTERN, instanceOfId, instanceScopedId, type InstanceDirectory, type SharedStateHealth } from "./instance";
+export {
+  INSTANCE_ID_PATTERN,
+  SHARED_STATE_DOWN,
+  instanceOfId,
+  instanceScopedId,
+  isSharedStateDown,
+  type InstanceDirectory,
+  type SharedStateHealth,
+} from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";

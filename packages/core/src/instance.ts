@@ -31,3 +31,11 @@ export interface SharedStateHealth {
   /** True while commands reach it. */
   up(): boolean;
 }
+
+/** The code a shared store's error carries when the store did not answer (down, unreachable, too slow). */
+export const SHARED_STATE_DOWN = "REDIS_UNAVAILABLE";
+
+/** True for the error a shared store raises when it did not answer: callers that can go on without it do. */
+export function isSharedStateDown(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === SHARED_STATE_DOWN && error instanceof Error;
+}

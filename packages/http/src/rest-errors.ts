@@ -1,5 +1,5 @@
 import { CatalogError } from "@codemux/catalog";
-import { isCodemuxError } from "@codemux/core";
+import { isCodemuxError, isSharedStateDown } from "@codemux/core";
 import { PoolError } from "@codemux/pool";
 import { errorText, REST_HINTS, ServerError } from "@codemux/server";
 import { HttpError } from "./errors";
@@ -58,6 +58,6 @@ export function toHttpError(error: unknown): HttpError {
   // A plugin's refusal (the guard, a quarantined tool, a confirmation not given) is the caller's answer, not codemux failing.
   if (isCodemuxError(error) && (error.code === "REFUSED" || error.code === "NOT_CONFIRMED" || error.code === "QUARANTINED"))
     return new HttpError("FORBIDDEN", message, { data: { reason: error.code.toLowerCase(), ...(error.data?.plugin ? { plugin: error.data.plugin } : {}) } });
-  if (isCodemuxError(error) && error.code === "REDIS_UNAVAILABLE") return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
+  if (isSharedStateDown(error)) return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
   return new HttpError("INTERNAL", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
 }

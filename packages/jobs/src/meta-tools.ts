@@ -1,4 +1,4 @@
-import { textResult, type ToolResult, defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/core";
+import { isSharedStateDown, textResult, type ToolResult, defineMetaTool, type MetaTool, type MetaToolContext } from "@codemux/core";
 import { JobsError } from "./errors";
 import { age, duration, estimate, seconds, statusLine, summary, transcriptLines, type JobSummary } from "./format";
 import type { JobManager } from "./job-manager";
@@ -103,6 +103,20 @@ export function jobsListing(): MetaTool<never> {
   }) as MetaTool<never>;
 }
 
+/**
+ * Brings the principal's shared job records up to date. While the shared store does not answer, this
+ * instance's own jobs still answer: the note returned says only those are shown, and why.
+ */
+async function refreshShared(manager: JobManager, principal: string): Promise<string | undefined> {
+  try {
+    await manager.refreshShared(principal);
+    return undefined;
+  } catch (error) {
+    if (!isSharedStateDown(error)) throw error;
+    return `Only the jobs this instance runs or ran are shown: ${(error as Error).message}`;
+  }
+}
+
 /** The job meta-tools over one job manager: `jobs`. */
 export function jobMetaTools(manager: JobManager): MetaTool<never>[] {
   return [jobsMetaTool(manager)];
@@ -115,7 +129,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   await manager.ready();
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'output needs "ids": the job ids to look at (jobs {action:"list"} shows yours).');
   const principal = ctx.session.principal;
-  await manager.refreshShared(principal);
+  const note = await refreshShared(manager, principal);
   if (block) {
     const mine = ids.filter((id) => manager.get(id, principal));
     const waiting = manager.wait(mine, { timeoutMs: waitSeconds * 1000, ...(ctx.signal ? { signal: ctx.signal } : {}) });
@@ -171,6 +185,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
     }
     jobs.push(item);
   }
+  if (note) content.push({ type: "text", text: note });
   const anyFailed = jobs.length === 1 && jobs[0]?.status === "failed";
   return { content, structuredContent: { jobs }, ...(anyFailed ? { isError: true } : {}) };
 }
@@ -178,24 +193,29 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
 async function list(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const { status } = request;
   const limit = request.limit ?? DEFAULT_LIST_LIMIT;
-  await manager.refreshShared(ctx.session.principal);
+  const note = await refreshShared(manager, ctx.session.principal);
   await manager.refreshForeign();
   const now = manager.now();
   const all = manager.list(ctx.session.principal).filter((j) => !status || j.status === status);
   const shown = all.slice(0, limit);
-  if (shown.length === 0) return textResult(status ? `No ${status} jobs.` : "No jobs yet. Start one with background: true on execute_code or call_tool.");
+  if (shown.length === 0)
+    return textResult(
+      [status ? `No ${status} jobs.` : "No jobs yet. Start one with background: true on execute_code or call_tool.", ...(note ? [note] : [])].join("\n"),
+    );
   const lines = shown.map(
     (j) =>
       `${j.id}  ${j.status.padEnd(11)} ${age(now - j.createdAt).padStart(8)}  ${seconds(duration(j, now)).padStart(8)}  ${String(j.toolCalls).padStart(3)} calls  ${j.kind}: ${j.description}`,
   );
   if (all.length > shown.length) lines.push(`(${all.length - shown.length} older not shown; raise limit)`);
+  if (note) lines.push(note);
   return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { jobs: shown.map((j) => summary(j, now, manager.position(j.id))) } };
 }
 
 async function cancel(manager: JobManager, request: JobsRequest, ctx: MetaToolContext): Promise<ToolResult> {
   const ids = [...new Set([...(request.ids ?? []), ...(request.id !== undefined ? [request.id] : [])])];
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'cancel needs "ids": the job ids to stop (jobs {action:"list"} shows yours).');
-  await manager.refreshShared(ctx.session.principal);
+  // This instance's own jobs are still cancelled while the shared store is down; another's answer not_found.
+  await refreshShared(manager, ctx.session.principal);
   const lines: string[] = [];
   let missing = 0;
   for (const id of ids) {

@@ -88,12 +88,18 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await redis.kill();
     const started = await a.text("call_tool", { name: "bad__echo", args: { text: "ran here" }, background: true });
     expect(started).toContain("It is queued at position 1.");
-    // Reading jobs needs Redis (the other instances' records); the job itself did not.
-    await redis.restart();
-    await until(async () => !(await a.call("jobs", { action: "list" })).isError);
+    // Neither running nor reading this instance's own jobs needs Redis: the answers say only those are shown, and why.
     const done = await a.call("jobs", { action: "output", ids: [jobId(started), holding], wait_up_to: 30 });
     expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "completed"]);
     expect(textOf(done)).toContain("ran here");
+    const down = /Only the jobs this instance runs or ran are shown: codemux could not list jobs in Redis: Redis at redis:\/\/127\.0\.0\.1:\d+ did not answer/;
+    expect(textOf(done)).toMatch(down);
+    const listed = await a.call("jobs", { action: "list" });
+    expect(listed.isError).toBeFalsy();
+    expect(textOf(listed)).toContain(holding);
+    expect(textOf(listed)).toMatch(down);
+    await redis.restart();
+    await until(async () => !textOf(await a.call("jobs", { action: "list" })).includes("Only the jobs"));
   });
 
   it("ends a job that waits in the shared queue past its bound failed, with a sentence every instance shows", async () => {
@@ -192,7 +198,7 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await redis.kill();
     const portable = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "handed back" }, background: true }));
     await redis.restart();
-    await until(async () => !(await a.call("jobs", { action: "list" })).isError);
+    await until(async () => !textOf(await a.call("jobs", { action: "list" })).includes("Only the jobs"));
     const staying = jobId(
       textOf(
         (await (

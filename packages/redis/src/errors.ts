@@ -1,6 +1,6 @@
-import { CodemuxError } from "@codemux/core";
+import { CodemuxError, SHARED_STATE_DOWN } from "@codemux/core";
 
-export type RedisErrorCode = "REDIS_UNAVAILABLE" | "REDIS_FORMAT" | "REDIS_BAD_URL";
+export type RedisErrorCode = typeof SHARED_STATE_DOWN | "REDIS_FORMAT" | "REDIS_BAD_URL";
 
 /** Base of every error @codemux/redis raises; `code` is stable for callers to branch on. */
 export class RedisStateError extends CodemuxError<RedisErrorCode> {
@@ -9,11 +9,12 @@ export class RedisStateError extends CodemuxError<RedisErrorCode> {
 
 /** Redis did not answer (down, unreachable, too slow, refused the command): a call that needs shared state cannot go on. */
 export class RedisUnavailableError extends RedisStateError {
-  static override readonly forCode = "REDIS_UNAVAILABLE";
+  // The code core's isSharedStateDown knows: packages that do not import this one go on without Redis by it.
+  static override readonly forCode = SHARED_STATE_DOWN;
   constructor(where: string, what: string, cause: unknown) {
     const reason = (cause as { code?: string })?.code ?? (cause instanceof Error ? cause.message : String(cause));
     super(
-      "REDIS_UNAVAILABLE",
+      SHARED_STATE_DOWN,
       `codemux could not ${what}: Redis at ${where} did not answer (${reason.slice(0, 200)}). Calls that need no shared state still work; codemux reconnects by itself, so retry once Redis is back.`,
       { cause },
     );
