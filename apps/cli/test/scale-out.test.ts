@@ -142,6 +142,11 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     // Each instance reconnects by itself; what Redis acknowledged before the kill is still there.
     await until(async () => (await fetch(`${b.url}/v1/results/${handle}`, { headers: bearer(ALICE) })).status === 200);
     expect(await (await fetch(`${b.url}/metrics`, { headers: bearer(ALICE) })).text()).toMatch(/^codemux_redis_up 1$/m);
+    // The operator reads one line when Redis goes and one when it is back.
+    await until(async () => b.stderr().includes("is back: calls that need shared state work again"));
+    expect(
+      b.stderr().match(/Redis at redis:\/\/127\.0\.0\.1:\d+ went away( \([A-Z]+\))?: calls that need shared state fail until it is back; reconnecting/g),
+    ).toHaveLength(1);
   }, 60_000);
 
   it("gives a new instance the catalog at once from Redis, and codemux store import copies a files cache into Redis", async () => {

@@ -51,6 +51,24 @@ export class RedisConnection implements SharedStateHealth {
     return this.client.status === "ready";
   }
 
+  /**
+   * Calls `changed(false, reason)` once when Redis goes away after it was reached, and `changed(true)` once
+   * when it is back: one line for the operator per change, not one per reconnect attempt.
+   */
+  onStateChange(changed: (up: boolean, reason?: string) => void): void {
+    let up = this.up();
+    let reason: string | undefined;
+    this.client.on("error", (error: NodeJS.ErrnoException) => {
+      reason = error.code ?? error.message;
+    });
+    this.client.on("ready", () => {
+      if (!up) changed((up = true));
+    });
+    this.client.on("close", () => {
+      if (up) changed((up = false), reason);
+    });
+  }
+
   /** Waits (bounded) for the first connection; false when Redis is not there yet (the instance serves on and retries). */
   async ready(timeoutMs: number): Promise<boolean> {
     if (this.up()) return true;

@@ -364,6 +364,11 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
   });
+  shared.connection?.onStateChange((up, reason) => {
+    const where = shared.connection?.where;
+    if (up) core.logger.info(`Redis at ${where} is back: calls that need shared state work again`);
+    else core.logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
+  });
   const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
   let http: CodemuxHttpServer;
