@@ -6,6 +6,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run-cli";
 import { endParts } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
@@ -128,6 +129,26 @@ describe.skipIf(!haveRedis)("saved skills and memories shared by two codemux ins
     expect(((await forgot.json()) as { forgotten: { memory: number } }).forgotten.memory).toBe(1);
     expect((await text(await client(b, ALICE), "memory", { action: "recall", query: "heron" })).text).toBe('{"memories":[]}');
   });
+
+  it("codemux skills save and list on the command line go through the deployment's Redis when CODEMUX_STORE is set", async () => {
+    await writeFile(
+      join(dir, "wave.ts"),
+      '/** Waves at someone. */\nexport async function wave(input: { name: string }): Promise<string> {\n  return "o/ " + input.name;\n}\n',
+    );
+    const config = ["--config", join(dir, "codemux.json")];
+    const here = { ...process.env, CODEMUX_HOME: await mkdtemp(join(dir, "home-cli-1-")), CODEMUX_STORE: redis.url };
+    const saved = await runCli(["skills", "save", "wave", join(dir, "wave.ts"), ...config], { cwd: dir, env: here });
+    expect(saved.stderr).toBe("");
+    expect(saved.stdout).toContain("Saved mcp/skills/wave");
+    // Another machine: its own empty home, the same Redis.
+    const elsewhere = { ...process.env, CODEMUX_HOME: await mkdtemp(join(dir, "home-cli-2-")), CODEMUX_STORE: redis.url };
+    expect((await runCli(["skills", "list", ...config], { cwd: dir, env: elsewhere })).stdout).toContain("mcp/skills/wave");
+    // Without the store setting the same machine has none of its own.
+    const { CODEMUX_STORE: _store, ...alone } = elsewhere;
+    expect((await runCli(["skills", "list", ...config], { cwd: dir, env: alone })).stdout).toContain("No skills yet");
+    expect((await runCli(["skills", "delete", "wave", ...config], { cwd: dir, env: elsewhere })).code).toBe(0);
+    expect((await runCli(["skills", "list", ...config], { cwd: dir, env: here })).stdout).toContain("No skills yet");
+  }, 60_000);
 
   it("while Redis is down, still runs a saved skill from memory and fails a save with a sentence naming Redis", async () => {
     const aliceOnA = await client(a, ALICE);

@@ -1,8 +1,9 @@
-import { CLI_HINTS } from "@codemux/server";
+import { CLI_HINTS, findConfigFile, type Codemux } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { withCore, type RunContext } from "../context";
+import { readRawConfig, withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
+import { openSharedState, storeSettingOf } from "../shared-state";
 import { printAnswer } from "./shared";
 
 /** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill keeps them. */
@@ -26,7 +27,7 @@ export function registerSkills(program: Command, context: RunContext): void {
           ?.replace(/^\s*\* ?/gm, "")
           .trim();
       if (!description) throw new UsageError("Say what the skill does with --description, or in a /** comment */ at the top of the file.");
-      await withCore(command, context, async (core) => {
+      await withSkills(command, context, async (core) => {
         const result = await core
           .surface("code", { hints: CLI_HINTS })
           .callTool("save_skill", { name, code, description }, { session: core.session(), origin: "cli" });
@@ -39,7 +40,7 @@ export function registerSkills(program: Command, context: RunContext): void {
     .description("list your skills and the project's, flagging those whose tools are gone or changed")
     .option("--json", "machine-readable output")
     .action(async (options: { json?: boolean }, command: Command) => {
-      await withCore(command, context, async (core) => {
+      await withSkills(command, context, async (core) => {
         const listed = core.services.skills.list(core.session().principal);
         if (options.json) {
           context.stdout.write(
@@ -67,11 +68,34 @@ export function registerSkills(program: Command, context: RunContext): void {
     .description("delete one of your skills")
     .argument("<name>")
     .action(async (name: string, _options: unknown, command: Command) => {
-      await withCore(command, context, async (core) => {
+      await withSkills(command, context, async (core) => {
         const result = await core
           .surface("code", { hints: CLI_HINTS })
           .callTool("save_skill", { name, delete: true }, { session: core.session(), origin: "cli" });
         printAnswer(context, result);
       });
     });
+}
+
+/**
+ * Runs `work` on a core whose skills are the deployment's when a Redis store is set (CODEMUX_STORE, the
+ * config's `store`): listed, saved and deleted there, as every instance sees them. Only the skills go
+ * through Redis here: a one-shot command takes no queued jobs and keeps no results there.
+ */
+async function withSkills(command: Command, context: RunContext, work: (core: Codemux) => Promise<void>): Promise<void> {
+  const { config } = command.optsWithGlobals<GlobalOptions>();
+  const file = findConfigFile(config ? { configPath: config } : {})?.file;
+  const shared = await openSharedState(storeSettingOf({}, await readRawConfig(file), file), {});
+  try {
+    if (shared.connection && !(await shared.connection.ready(5_000)))
+      throw new UsageError(
+        `Redis at ${shared.connection.where} is not reachable, and the skills are kept there; start it (or fix CODEMUX_STORE) and try again.`,
+      );
+    const skillsOnly = shared.skillShelf
+      ? { shared: { setting: shared.setting, instanceId: shared.instanceId, skillShelf: shared.skillShelf, close: async () => undefined } }
+      : {};
+    await withCore(command, context, skillsOnly, work);
+  } finally {
+    await shared.close();
+  }
 }
