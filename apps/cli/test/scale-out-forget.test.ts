@@ -85,7 +85,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Forgot token:alice: 1 kept result, 1 skill, .*\d+ memories, 2 job records in Redis, 1 cached answer in Redis\.\n/);
-    expect(run.stdout).toContain("Audit lines and project skills live in each instance's own CODEMUX_HOME");
+    expect(run.stdout).toContain("Audit lines live in each instance's own CODEMUX_HOME");
 
     expect((await fetch(`${url}/v1/results/${alice.handle}`, { headers: bearer(ALICE) })).status).toBe(404);
     expect(await statusOf(alice.client, running)).toBe("cancelled");
