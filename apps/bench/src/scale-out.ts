@@ -1,4 +1,6 @@
 import { affinityConfig, haveProgram, misbehavingEntry, startNginx, startRedisServer, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -30,6 +32,8 @@ export interface ScaleOutReport {
   setups: { oneFiles: SetupStats; oneRedis: SetupStats; twoBehindNginx: SetupStats };
   /** `GET /v1/results/{handle}` of a 20 kB kept result, p50: files store, Redis store, and the difference. */
   readResult: { filesP50Ms: number; redisP50Ms: number; addedP50Ms: number; samples: number };
+  /** `jobs {action:"output"}` of a finished background job, p50: on files through its own instance, on Redis through the other one. */
+  jobOutput: { filesP50Ms: number; redisP50Ms: number; addedP50Ms: number; samples: number };
 }
 
 /** CPU ticks (user + system) a process has used, from /proc; NaN where there is none. */
@@ -85,10 +89,37 @@ async function readResultP50(base: string): Promise<number> {
   return percentile(times, 50);
 }
 
+/** An MCP client of `base` as the bench's principal. */
+async function mcpClient(base: string): Promise<Client> {
+  const client = new Client({ name: "bench-scale-out", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  return client;
+}
+
+/** p50 of `jobs {action:"output"}` of one finished job started through `startAt` and read through `readAt`. */
+async function jobOutputP50(startAt: string, readAt: string): Promise<number> {
+  const starter = await mcpClient(startAt);
+  const reader = readAt === startAt ? starter : await mcpClient(readAt);
+  try {
+    const started = await starter.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "job" }, background: true } });
+    const id = /job_[0-9a-f]{12}/.exec(JSON.stringify(started))?.[0];
+    await starter.callTool({ name: "jobs", arguments: { action: "output", ids: [id], wait_up_to: 20 } });
+    const read = () => reader.callTool({ name: "jobs", arguments: { action: "output", ids: [id], wait_up_to: 0 } });
+    for (let i = 0; i < 20; i++) await read();
+    const times: number[] = [];
+    for (let i = 0; i < READ_SAMPLES; i++) times.push((await timed(read))[0]);
+    return percentile(times, 50);
+  } finally {
+    await starter.close();
+    if (reader !== starter) await reader.close();
+  }
+}
+
 /**
  * Scale-out: 50 REST clients against one instance on files, one on Redis, and two on Redis behind
  * nginx (routing as docs/scale-out.md says); calls per second, p50/p99 and codemux's CPU per call;
- * then the added latency of a Redis-backed read_result. Needs redis-server and nginx.
+ * then the added latency of a Redis-backed read_result and of a job's output read through another
+ * instance. Needs redis-server and nginx.
  */
 export async function runScaleOut(options: { seconds?: number } = {}): Promise<ScaleOutReport | null> {
   if (!haveProgram("redis-server", "redis-server") || !haveProgram("nginx", "nginx-light")) return null;
@@ -119,11 +150,19 @@ export async function runScaleOut(options: { seconds?: number } = {}): Promise<S
     const twoBehindNginx = await load(nginx.url, [a.child, b.child], seconds);
     const filesP50Ms = await readResultP50(files.url);
     const redisP50Ms = await readResultP50(a.url);
+    const jobFilesP50Ms = await jobOutputP50(files.url, files.url);
+    const jobRedisP50Ms = await jobOutputP50(a.url, b.url);
     return {
       clients: CLIENTS,
       seconds,
       setups: { oneFiles, oneRedis, twoBehindNginx },
       readResult: { filesP50Ms: round(filesP50Ms, 3), redisP50Ms: round(redisP50Ms, 3), addedP50Ms: round(redisP50Ms - filesP50Ms, 3), samples: READ_SAMPLES },
+      jobOutput: {
+        filesP50Ms: round(jobFilesP50Ms, 3),
+        redisP50Ms: round(jobRedisP50Ms, 3),
+        addedP50Ms: round(jobRedisP50Ms - jobFilesP50Ms, 3),
+        samples: READ_SAMPLES,
+      },
     };
   } finally {
     for (const child of started) child.kill("SIGTERM");
@@ -145,6 +184,11 @@ export async function reportScaleOut(table: Table): Promise<ScaleOutReport | nul
     row("one instance, Redis store", r.setups.oneRedis),
     row("two instances on Redis behind nginx", r.setups.twoBehindNginx),
     ["read_result of a 20 kB kept result, p50", `files ${r.readResult.filesP50Ms} ms / Redis ${r.readResult.redisP50Ms} ms`, `+${r.readResult.addedP50Ms} ms`],
+    [
+      "jobs output of a finished job, p50 (Redis: read through the other instance)",
+      `files ${r.jobOutput.filesP50Ms} ms / Redis ${r.jobOutput.redisP50Ms} ms`,
+      `+${r.jobOutput.addedP50Ms} ms`,
+    ],
   ]);
   return r;
 }
