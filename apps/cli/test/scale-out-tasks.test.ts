@@ -1,4 +1,4 @@
-import { askingServerPath, haveProgram, recordTasks, startRedisServer, type RedisServer } from "@codemux/test-servers";
+import { askingServerPath, recordTasks } from "@codemux/test-servers";
 import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endParts } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
-const haveRedis = haveProgram("redis-server", "redis-server");
 const ALICE = "alice-tasks-token-0123456789";
 const TASKS = "io.modelcontextprotocol/tasks";
 const AnyObject = fromJsonSchema({ type: "object" });
@@ -67,14 +66,14 @@ async function answerElsewhere(first: string, other: () => Promise<string>, hold
   }
 }
 
-describe("a task's tasks/update that reaches an instance not running the task", () => {
+// On Redis the request is forwarded to the instance running the task: scale-out-forward.test.ts.
+describe("a task's tasks/update that reaches a process not running the task, on one folder", () => {
   let dir: string;
-  let redis: RedisServer | undefined;
   const started: ChildProcess[] = [];
 
   /** `codemux serve --http` for alice over the asking server, with `env` (its home, its store). */
-  const serve = async (env: NodeJS.ProcessEnv, extra: string[] = []) =>
-    serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--token", `alice:${ALICE}`, ...extra], {
+  const serve = async (env: NodeJS.ProcessEnv) =>
+    serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--token", `alice:${ALICE}`], {
       cwd: dir,
       env: { ...process.env, ...env },
       started,
@@ -85,18 +84,7 @@ describe("a task's tasks/update that reaches an instance not running the task", 
     await writeFile(join(dir, "codemux.json"), JSON.stringify({ mcpServers: { ask: { command: process.execPath, args: [askingServerPath] } } }));
   });
 
-  afterAll(() => endParts({ clients: [], started, redis, dir }));
-
-  it.skipIf(!haveRedis)(
-    "on Redis: is refused naming the instance that holds the task's question, and the answer sent there completes it",
-    async () => {
-      redis = await startRedisServer();
-      const onA = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-a-")), CODEMUX_STORE: redis.url }, ["--instance-id", "a"]);
-      const onB = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-b-")), CODEMUX_STORE: redis.url }, ["--instance-id", "b"]);
-      await answerElsewhere(onA.url, async () => onB.url, "instance a");
-    },
-    60_000,
-  );
+  afterAll(() => endParts({ clients: [], started, dir }));
 
   it("on one folder: is refused naming the process that runs the task", async () => {
     const home = await mkdtemp(join(dir, "home-shared-"));

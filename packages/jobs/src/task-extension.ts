@@ -56,7 +56,10 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
     async getTask(taskId) {
       await manager.ready();
       await manager.refreshForeign();
-      const job = manager.get(taskId, session().principal);
+      const { principal } = session();
+      // A task another instance ran (Redis) is told by its shared record: finished, or interrupted when that instance is gone.
+      if (!manager.isLocal(taskId)) await manager.refreshShared(principal);
+      const job = manager.get(taskId, principal);
       return job ? detailed(job) : undefined;
     },
     async updateTask(taskId, inputResponses) {
