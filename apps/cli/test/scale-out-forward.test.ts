@@ -36,16 +36,16 @@ async function clientOf(url: string, token: string) {
   };
 }
 
-const ask = (message: string) => ({ name: "call_tool", arguments: { name: "ask__ask", args: { message } } });
+const ask = (args: { message: string; thenMs?: number }) => ({ name: "call_tool", arguments: { name: "ask__ask", args } });
 const textOf = (result: unknown) => ((result as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? "").join("\n");
 const accept = (key: string, answer: string) => ({ [key]: { action: "accept", content: { answer } } });
 
-/** Parks a call of `client` on the asking server's question: its input_required answer, and the retry that answers it with `answer`. */
-async function park(client: Client2026, message: string, answer: string) {
-  const asked = (await client.client.callTool(ask(message), { allowInputRequired: true })) as Asked;
+/** Parks a call of `client` on the asking server's question (`args` of its `ask`): its input_required answer, and the retry that answers it with `answer`. */
+async function park(client: Client2026, args: { message: string; thenMs?: number }, answer: string) {
+  const asked = (await client.client.callTool(ask(args), { allowInputRequired: true })) as Asked;
   expect(asked.resultType).toBe("input_required");
   const [key] = Object.keys(asked.inputRequests ?? {});
-  return { asked, retry: { ...ask(message), inputResponses: accept(key as string, answer), requestState: asked.requestState } };
+  return { asked, retry: { ...ask(args), inputResponses: accept(key as string, answer), requestState: asked.requestState } };
 }
 
 /** Starts a background task of `client` that asks (on `server`, which must have no other question open), and waits (polling through `poll`) until it waits on its question. */
@@ -100,15 +100,21 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
 
   it("a call parked on a, retried through b, gets its result from a", async () => {
     const [onA, onB] = [await on(a.url, ALICE), await on(b.url, ALICE)];
-    const { retry } = await park(onA, "Deploy through b?", "from b");
+    const { retry } = await park(onA, { message: "Deploy through b?" }, "from b");
     expect(JSON.parse(textOf(await onB.client.callTool(retry)))).toEqual({ action: "accept", content: { answer: "from b" } });
     // Answered once: the park is gone on a, whichever instance the next retry reaches.
     await expect(onB.client.callTool(retry)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("ended or expired") });
   }, 60_000);
 
+  it("a retried call that works on after its answer longer than a 2025 request may take to start answering still gets its result", async () => {
+    const [onA, onB] = [await on(a.url, ALICE), await on(b.url, ALICE)];
+    const { retry } = await park(onA, { message: "Slow after?", thenMs: 11_000 }, "worth the wait");
+    expect(JSON.parse(textOf(await onB.client.callTool(retry, { timeout: 30_000 })))).toEqual({ action: "accept", content: { answer: "worth the wait" } });
+  }, 60_000);
+
   it("another principal's retry of alice's parked call, forwarded, gets nothing, and alice's retry still works", async () => {
     const [alice, bob, aliceOnA] = [await on(b.url, ALICE), await on(b.url, BOB), await on(a.url, ALICE)];
-    const { retry } = await park(aliceOnA, "Alice's question", "alice's answer");
+    const { retry } = await park(aliceOnA, { message: "Alice's question" }, "alice's answer");
     await expect(bob.client.callTool(retry)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("not issued to this caller") });
     expect(JSON.parse(textOf(await alice.client.callTool(retry)))).toEqual({ action: "accept", content: { answer: "alice's answer" } });
   }, 60_000);
@@ -140,7 +146,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
     const finished = await askingTask(onA, onA, { message: "Finished before?" });
     await onA.update(finished.taskId, accept(finished.key, "done before"));
     await until(async () => (await onB.get(finished.taskId)).status === "completed");
-    const { retry } = await park(onA, "Orphaned?", "never");
+    const { retry } = await park(onA, { message: "Orphaned?" }, "never");
     // On another server: one server's question at a time can be told apart among one client's requests.
     const { taskId, key } = await askingTask(onA, onA, { message: "Orphaned task?", server: "other" });
     const exited = new Promise((resolve) => a.child.once("exit", resolve));

@@ -25,7 +25,7 @@ const PASSED_REQUEST = [
 const PASSED_PREFIX = "mcp-param-";
 /** Response headers passed back to the client. */
 const PASSED_RESPONSE = ["content-type", "mcp-session-id", "retry-after", "www-authenticate"];
-/** How long the owner may take to start answering a forwarded request. */
+/** How long the owner may take to start answering a forwarded 2025-era request (it streams at once). */
 const FORWARD_CONNECT_MS = 10_000;
 
 /** A 2025-era session id of this instance (`<instanceId>.<uuid>`), or a bare uuid on a single instance. */
@@ -96,11 +96,17 @@ function sendGone(ctx: RequestContext, { owner, reopen }: { owner: string; reope
 /** Sends the request on to the owner and streams its answer back, ending both when either side goes; `gone` answers when nothing listens there. */
 export async function forward(
   ctx: RequestContext,
-  { target, body, self, gone }: { target: string; body: unknown; self: string; gone: () => void | Promise<void> },
+  {
+    target,
+    body,
+    self,
+    gone,
+    answerWithinMs = FORWARD_CONNECT_MS,
+  }: { target: string; body: unknown; self: string; gone: () => void | Promise<void>; answerWithinMs?: number },
 ): Promise<void> {
   const abort = new AbortController();
   ctx.res.once("close", () => abort.abort());
-  const connect = setTimeout(() => abort.abort(), FORWARD_CONNECT_MS);
+  const connect = setTimeout(() => abort.abort(), answerWithinMs);
   let response: Response;
   try {
     response = await fetch(target, {

@@ -5,6 +5,8 @@ import type { ScaleOut } from "./scale-out";
 
 /** The 2026-07-28 methods that name a task, whose questions and live call only its instance holds. */
 const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
+/** The owner answers a 2026-07-28 request whole, once its call ends: as long as a retried call may run (the client's close ends it sooner). */
+const ANSWER_WITHIN_MS = 15 * 60_000;
 /** Longer than any task id codemux makes; a longer one is not looked up (the owner refuses it the same way). */
 const MAX_TASK_ID_CHARS = 100;
 
@@ -26,7 +28,7 @@ export async function forwardToOwner(
   if (address === undefined) return false;
   ctx.log.forwardedTo = owner;
   // Its address answered no more: it died before its registration expired, so this instance answers as when it is gone.
-  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, gone: local });
+  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, gone: local, answerWithinMs: ANSWER_WITHIN_MS });
   return true;
 }
 
