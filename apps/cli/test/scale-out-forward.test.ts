@@ -1,40 +1,18 @@
-import { askingServerPath, haveProgram, recordTasks, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
-import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { askingServerPath, haveProgram, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endParts } from "./scale-out-parts";
+import { endParts, taskClient } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const ALICE = "alice-forward-token-0123456789";
 const BOB = "bob-forward-token-0123456789ab";
 const STATE_KEY = "a state key every instance shares, 32 bytes or more";
-const TASKS = "io.modelcontextprotocol/tasks";
-const AnyObject = fromJsonSchema({ type: "object" });
 
 type Asked = { resultType?: string; inputRequests?: Record<string, unknown>; requestState?: string };
-type Client2026 = Awaited<ReturnType<typeof clientOf>>;
-
-/** A 2026-07-28 client of one instance as `token`'s principal, declaring elicitation and the Tasks extension. */
-async function clientOf(url: string, token: string) {
-  const client = new Client(
-    { name: "forward", version: "1.0.0" },
-    { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [TASKS]: {} }, elicitation: {} } },
-  );
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  await client.connect(transport);
-  const created = recordTasks(transport);
-  const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, AnyObject) as Promise<Record<string, unknown>>;
-  return {
-    client,
-    created,
-    get: (taskId: string) => ask("tasks/get", { taskId }),
-    update: (taskId: string, inputResponses: Record<string, unknown>) => ask("tasks/update", { taskId, inputResponses }),
-    cancel: (taskId: string) => ask("tasks/cancel", { taskId }),
-  };
-}
+type Client2026 = Awaited<ReturnType<typeof taskClient>>;
 
 const ask = (args: { message: string; thenMs?: number }) => ({ name: "call_tool", arguments: { name: "ask__ask", args } });
 const textOf = (result: unknown) => ((result as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? "").join("\n");
@@ -73,7 +51,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
   let a: Awaited<ReturnType<typeof serveCli>>;
   let b: Awaited<ReturnType<typeof serveCli>>;
   const on = async (url: string, token: string) => {
-    const client = await clientOf(url, token);
+    const client = await taskClient(url, token);
     clients.push(client.client);
     return client;
   };

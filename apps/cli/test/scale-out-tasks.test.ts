@@ -1,41 +1,20 @@
-import { askingServerPath, recordTasks } from "@codemux/test-servers";
-import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { askingServerPath } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endParts } from "./scale-out-parts";
+import { endParts, taskClient } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
 const ALICE = "alice-tasks-token-0123456789";
-const TASKS = "io.modelcontextprotocol/tasks";
-const AnyObject = fromJsonSchema({ type: "object" });
-
-/** A 2026-07-28 client of one instance, as alice, declaring the Tasks extension and elicitation. */
-async function taskClient(url: string) {
-  const client = new Client(
-    { name: "tasks", version: "1.0.0" },
-    { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [TASKS]: {} }, elicitation: {} } },
-  );
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
-  await client.connect(transport);
-  const created = recordTasks(transport);
-  const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, AnyObject) as Promise<Record<string, unknown>>;
-  return {
-    client,
-    created,
-    get: (taskId: string) => ask("tasks/get", { taskId }),
-    update: (taskId: string, inputResponses: Record<string, unknown>) => ask("tasks/update", { taskId, inputResponses }),
-  };
-}
 
 /**
  * A task made on `first` that waits on its question: `tasks/update` through `other` (started then) is refused naming
  * `holder`; the answer sent to `first` completes it.
  */
 async function answerElsewhere(first: string, other: () => Promise<string>, holder: string): Promise<void> {
-  const onFirst = await taskClient(first);
+  const onFirst = await taskClient(first, ALICE);
   let onOther: Awaited<ReturnType<typeof taskClient>> | undefined;
   try {
     await expect(
@@ -50,7 +29,7 @@ async function answerElsewhere(first: string, other: () => Promise<string>, hold
     expect(task.status).toBe("input_required");
     const [key] = Object.keys(task.inputRequests as Record<string, unknown>);
     const answer = { [key as string]: { action: "accept", content: { answer: "yes" } } };
-    onOther = await taskClient(await other());
+    onOther = await taskClient(await other(), ALICE);
     await expect(onOther.update(taskId, answer)).rejects.toThrow(
       `Task "${taskId}" runs on codemux ${holder}, which holds its questions; nothing was answered. Send tasks/update to that instance`,
     );
