@@ -140,4 +140,14 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
       `Task "${taskId}" runs on codemux instance a, which holds its questions; nothing was answered.`,
     );
   }, 60_000);
+  it("while Redis is down, a task running on b is still shown and answered through b", async () => {
+    const onB = await on(b.url, ALICE);
+    const { taskId, key } = await askingTask(onB, onB, { message: "Without Redis?" });
+    await redis.kill();
+    expect((await onB.get(taskId)).status).toBe("input_required");
+    await onB.update(taskId, accept(key, "no redis needed"));
+    let task: Record<string, unknown> = {};
+    await until(async () => (task = await onB.get(taskId)).status === "completed");
+    expect(JSON.stringify(task.result)).toContain("no redis needed");
+  }, 60_000);
 });

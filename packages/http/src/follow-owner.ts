@@ -1,3 +1,4 @@
+import { isSharedStateDown } from "@codemux/core";
 import { parkInstanceOf } from "@codemux/server";
 import { forward, ownerAddress } from "./affinity";
 import type { RequestContext } from "./context";
@@ -39,5 +40,10 @@ async function ownerOf(principal: string, body: unknown, scaleOut: ScaleOut): Pr
   if (method === "tools/call") return parkInstanceOf(params.requestState);
   if (typeof method !== "string" || !TASK_METHODS.has(method) || !scaleOut.taskOwner) return undefined;
   const { taskId } = params;
-  return typeof taskId === "string" && taskId.length <= MAX_TASK_ID_CHARS ? scaleOut.taskOwner(principal, taskId) : undefined;
+  if (typeof taskId !== "string" || taskId.length > MAX_TASK_ID_CHARS) return undefined;
+  // Redis down: answered here, where a task this instance runs needs no shared state.
+  return scaleOut.taskOwner(principal, taskId).catch((error: unknown) => {
+    if (isSharedStateDown(error)) return undefined;
+    throw error;
+  });
 }

@@ -57,8 +57,9 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
       await manager.ready();
       await manager.refreshForeign();
       const { principal } = session();
-      // A task another instance ran (Redis) is told by its shared record: finished, or interrupted when that instance is gone.
-      if (!manager.isLocal(taskId)) await manager.refreshShared(principal);
+      const known = manager.get(taskId, principal);
+      // A task another instance runs or ran (Redis) is told by its shared record: finished, or interrupted when that instance is gone.
+      if (!known || (!TERMINAL.has(known.status) && !manager.isLocal(taskId))) await manager.refreshShared(principal);
       const job = manager.get(taskId, principal);
       return job ? detailed(job) : undefined;
     },
