@@ -145,6 +145,7 @@ export async function startCore(
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
+    ...(options.shared?.scaleOut ? { instanceId: options.shared.instanceId } : {}),
     ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),

@@ -1,5 +1,6 @@
 import { INSTANCE_ID_PATTERN, type JobQueue, type RateBuckets, type RecordTable, type SharedLists, type SkillShelf, type Store } from "@codemux/core";
 import type { ScaleOut } from "@codemux/http";
+import { TERMINAL, type JobRecord } from "@codemux/jobs";
 import {
   InstanceRegistry,
   RedisBuckets,
@@ -96,7 +97,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     jobShare,
     jobQueue,
     registry,
-    scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true },
+    scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true, taskOwner: (principal, id) => taskOwnerOf(jobShare, principal, id) },
     close: async () => {
       await registry.stop();
       await jobQueue.close();
@@ -105,6 +106,15 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       await connection.close();
     },
   };
+}
+
+/** The instance running `principal`'s unfinished job `id` by its shared record (a task's requests are forwarded there). */
+async function taskOwnerOf(jobShare: RedisJobShare, principal: string, id: string): Promise<string | undefined> {
+  const text = await jobShare.get(id);
+  if (text === undefined) return undefined;
+  const record = JSON.parse(text) as JobRecord;
+  // Another principal's job is not routed; a finished one is answered from its shared record by any instance.
+  return record.principal === principal && !TERMINAL.has(record.status) ? record.instance : undefined;
 }
 
 /** The pin plugin's shared pins and approvals, which `codemux approve` changes too. */

@@ -1,4 +1,5 @@
-import { affinityConfig, startNginx, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { affinityConfig, recordTasks, startNginx, type Nginx, type RedisServer } from "@codemux/test-servers";
+import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
 import { rm } from "node:fs/promises";
 
@@ -31,4 +32,26 @@ export async function endParts(parts: Parts): Promise<void> {
   await parts.nginx?.stop();
   await parts.redis?.stop();
   if (parts.dir) await rm(parts.dir, { recursive: true, force: true });
+}
+
+const TASKS = "io.modelcontextprotocol/tasks";
+const AnyObject = fromJsonSchema({ type: "object" });
+
+/** A 2026-07-28 client of one instance as `token`'s principal, declaring elicitation and the Tasks extension, with the task methods and the tasks it was given. */
+export async function taskClient(url: string, token: string) {
+  const client = new Client(
+    { name: "tasks", version: "1.0.0" },
+    { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [TASKS]: {} }, elicitation: {} } },
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  const created = recordTasks(transport);
+  const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, AnyObject) as Promise<Record<string, unknown>>;
+  return {
+    client,
+    created,
+    get: (taskId: string) => ask("tasks/get", { taskId }),
+    update: (taskId: string, inputResponses: Record<string, unknown>) => ask("tasks/update", { taskId, inputResponses }),
+    cancel: (taskId: string) => ask("tasks/cancel", { taskId }),
+  };
 }

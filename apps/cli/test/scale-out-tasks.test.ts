@@ -1,42 +1,20 @@
-import { askingServerPath, haveProgram, recordTasks, startRedisServer, type RedisServer } from "@codemux/test-servers";
-import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { askingServerPath } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endParts } from "./scale-out-parts";
+import { endParts, taskClient } from "./scale-out-parts";
 import { serveCli } from "./serve-cli";
 
-const haveRedis = haveProgram("redis-server", "redis-server");
 const ALICE = "alice-tasks-token-0123456789";
-const TASKS = "io.modelcontextprotocol/tasks";
-const AnyObject = fromJsonSchema({ type: "object" });
-
-/** A 2026-07-28 client of one instance, as alice, declaring the Tasks extension and elicitation. */
-async function taskClient(url: string) {
-  const client = new Client(
-    { name: "tasks", version: "1.0.0" },
-    { versionNegotiation: { mode: "auto" }, capabilities: { extensions: { [TASKS]: {} }, elicitation: {} } },
-  );
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
-  await client.connect(transport);
-  const created = recordTasks(transport);
-  const ask = (method: string, params: Record<string, unknown>) => client.request({ method, params } as never, AnyObject) as Promise<Record<string, unknown>>;
-  return {
-    client,
-    created,
-    get: (taskId: string) => ask("tasks/get", { taskId }),
-    update: (taskId: string, inputResponses: Record<string, unknown>) => ask("tasks/update", { taskId, inputResponses }),
-  };
-}
 
 /**
  * A task made on `first` that waits on its question: `tasks/update` through `other` (started then) is refused naming
  * `holder`; the answer sent to `first` completes it.
  */
 async function answerElsewhere(first: string, other: () => Promise<string>, holder: string): Promise<void> {
-  const onFirst = await taskClient(first);
+  const onFirst = await taskClient(first, ALICE);
   let onOther: Awaited<ReturnType<typeof taskClient>> | undefined;
   try {
     await expect(
@@ -51,7 +29,7 @@ async function answerElsewhere(first: string, other: () => Promise<string>, hold
     expect(task.status).toBe("input_required");
     const [key] = Object.keys(task.inputRequests as Record<string, unknown>);
     const answer = { [key as string]: { action: "accept", content: { answer: "yes" } } };
-    onOther = await taskClient(await other());
+    onOther = await taskClient(await other(), ALICE);
     await expect(onOther.update(taskId, answer)).rejects.toThrow(
       `Task "${taskId}" runs on codemux ${holder}, which holds its questions; nothing was answered. Send tasks/update to that instance`,
     );
@@ -67,14 +45,14 @@ async function answerElsewhere(first: string, other: () => Promise<string>, hold
   }
 }
 
-describe("a task's tasks/update that reaches an instance not running the task", () => {
+// On Redis the request is forwarded to the instance running the task: scale-out-forward.test.ts.
+describe("a task's tasks/update that reaches a process not running the task, on one folder", () => {
   let dir: string;
-  let redis: RedisServer | undefined;
   const started: ChildProcess[] = [];
 
   /** `codemux serve --http` for alice over the asking server, with `env` (its home, its store). */
-  const serve = async (env: NodeJS.ProcessEnv, extra: string[] = []) =>
-    serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--token", `alice:${ALICE}`, ...extra], {
+  const serve = async (env: NodeJS.ProcessEnv) =>
+    serveCli(["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--token", `alice:${ALICE}`], {
       cwd: dir,
       env: { ...process.env, ...env },
       started,
@@ -85,18 +63,7 @@ describe("a task's tasks/update that reaches an instance not running the task", 
     await writeFile(join(dir, "codemux.json"), JSON.stringify({ mcpServers: { ask: { command: process.execPath, args: [askingServerPath] } } }));
   });
 
-  afterAll(() => endParts({ clients: [], started, redis, dir }));
-
-  it.skipIf(!haveRedis)(
-    "on Redis: is refused naming the instance that holds the task's question, and the answer sent there completes it",
-    async () => {
-      redis = await startRedisServer();
-      const onA = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-a-")), CODEMUX_STORE: redis.url }, ["--instance-id", "a"]);
-      const onB = await serve({ CODEMUX_HOME: await mkdtemp(join(dir, "home-b-")), CODEMUX_STORE: redis.url }, ["--instance-id", "b"]);
-      await answerElsewhere(onA.url, async () => onB.url, "instance a");
-    },
-    60_000,
-  );
+  afterAll(() => endParts({ clients: [], started, dir }));
 
   it("on one folder: is refused naming the process that runs the task", async () => {
     const home = await mkdtemp(join(dir, "home-shared-"));

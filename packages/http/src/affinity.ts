@@ -10,10 +10,22 @@ import type { ScaleOut } from "./scale-out";
 /** Marks a forwarded request: the instance it reaches answers it or says the session is gone, never forwards again. */
 const FORWARDED = "x-codemux-forwarded-from";
 /** Request headers an MCP request needs at the instance holding its session. */
-const PASSED_REQUEST = ["authorization", "accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "x-api-key"];
+const PASSED_REQUEST = [
+  "authorization",
+  "accept",
+  "content-type",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+  "x-api-key",
+  "mcp-method",
+  "mcp-name",
+];
+/** The 2026-07-28 headers that mirror a tool's parameters (`Mcp-Param-<name>`), which the owner checks against the body. */
+const PASSED_PREFIX = "mcp-param-";
 /** Response headers passed back to the client. */
 const PASSED_RESPONSE = ["content-type", "mcp-session-id", "retry-after", "www-authenticate"];
-/** How long the owner may take to start answering a forwarded request. */
+/** How long the owner may take to start answering a forwarded 2025-era request (it streams at once). */
 const FORWARD_CONNECT_MS = 10_000;
 
 /** A 2025-era session id of this instance (`<instanceId>.<uuid>`), or a bare uuid on a single instance. */
@@ -61,28 +73,40 @@ export async function answerForOtherInstance(
   const owner = instanceOfId(id);
   if (!scaleOut?.instances || owner === undefined || owner === scaleOut.instanceId) return false;
   const gone = { owner, reopen };
-  const address = ctx.req.headers[FORWARDED] === undefined ? await scaleOut.instances.addressOf(owner) : undefined;
+  const address = await ownerAddress(ctx, owner, scaleOut);
   if (address === undefined) {
     sendGone(ctx, gone);
     return true;
   }
   ctx.log.forwardedTo = owner;
-  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, gone });
+  await forward(ctx, { target: `${address}${ctx.req.url ?? "/mcp"}`, body, self: scaleOut.instanceId, gone: () => sendGone(ctx, gone) });
   return true;
+}
+
+/** The address of live instance `owner` when a request should go there: not this instance, and not a request forwarded once already. */
+export async function ownerAddress(ctx: RequestContext, owner: string, scaleOut: ScaleOut | undefined): Promise<string | undefined> {
+  if (!scaleOut?.instances || owner === scaleOut.instanceId || ctx.req.headers[FORWARDED] !== undefined) return undefined;
+  return scaleOut.instances.addressOf(owner);
 }
 
 function sendGone(ctx: RequestContext, { owner, reopen }: { owner: string; reopen: string }): void {
   sendRpcError(ctx.res, 404, { code: -32001, message: `Session not found: the instance holding this session (${owner}) is gone. ${reopen}` });
 }
 
-/** Sends the request on to the owner and streams its answer back, ending both when either side goes. */
-async function forward(
+/** Sends the request on to the owner and streams its answer back, ending both when either side goes; `gone` answers when nothing listens there. */
+export async function forward(
   ctx: RequestContext,
-  { target, body, self, gone }: { target: string; body: unknown; self: string; gone: { owner: string; reopen: string } },
+  {
+    target,
+    body,
+    self,
+    gone,
+    answerWithinMs = FORWARD_CONNECT_MS,
+  }: { target: string; body: unknown; self: string; gone: () => void | Promise<void>; answerWithinMs?: number },
 ): Promise<void> {
   const abort = new AbortController();
   ctx.res.once("close", () => abort.abort());
-  const connect = setTimeout(() => abort.abort(), FORWARD_CONNECT_MS);
+  const connect = setTimeout(() => abort.abort(), answerWithinMs);
   let response: Response;
   try {
     response = await fetch(target, {
@@ -93,7 +117,7 @@ async function forward(
     });
   } catch (error) {
     // Nothing listens at its address: it died before its registration expired.
-    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return sendGone(ctx, gone);
+    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return gone();
     sendRpcError(ctx.res, 502, {
       code: -32000,
       message: "The instance holding this session did not answer; retry, or start a new session if it keeps failing.",
@@ -123,9 +147,7 @@ async function forward(
 
 function passed(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of PASSED_REQUEST) {
-    const value = req.headers[name];
-    if (typeof value === "string") headers[name] = value;
-  }
+  for (const [name, value] of Object.entries(req.headers))
+    if (typeof value === "string" && (PASSED_REQUEST.includes(name) || name.startsWith(PASSED_PREFIX))) headers[name] = value;
   return headers;
 }

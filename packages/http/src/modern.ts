@@ -5,6 +5,8 @@ import type { Identity } from "./auth/identity";
 import { webRequestOf, writeResponse } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { ListenLimitError } from "./errors";
+import { forwardToOwner } from "./follow-owner";
+import type { ScaleOut } from "./scale-out";
 
 /** The first protocol revision served without sessions; a GET or DELETE naming it (or a later one) asks for what that era has not. */
 const FIRST_MODERN_REVISION = "2026-07-28";
@@ -35,9 +37,11 @@ export class ModernMcp {
   readonly #maxListens: (principal: string) => number;
   readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
   readonly #stopChanges: () => void;
+  readonly #scaleOut: ScaleOut | undefined;
 
   constructor(gateway: ModernGateway) {
     this.#core = gateway.core;
+    this.#scaleOut = gateway.options.scaleOut;
     this.#maxListens = gateway.maxListensPerPrincipal;
     const { mode, keepAliveMs, maxBodyBytes, maxSessions } = gateway.options;
     this.#handler = createMcpHandler((ctx) => this.#server(gateway, ctx), {
@@ -69,6 +73,12 @@ export class ModernMcp {
 
   /** Answers one POST whose body carries the 2026-07-28 envelope (auth, Host, Origin and the body bound already passed). */
   async serve(ctx: RequestContext, body: unknown): Promise<void> {
+    const here = () => this.#serveHere(ctx, body);
+    // A parked call's retry, or a task's request, is answered by the instance holding that call or task.
+    if (!(await forwardToOwner(ctx, body, { scaleOut: this.#scaleOut, local: here }))) await here();
+  }
+
+  async #serveHere(ctx: RequestContext, body: unknown): Promise<void> {
     const closed = new AbortController();
     ctx.res.once("close", () => closed.abort());
     if ((body as { method?: unknown } | undefined)?.method === "subscriptions/listen") this.#holdListen(ctx, closed);

@@ -10,4 +10,6 @@ export interface ScaleOut {
   state?: SharedStateHealth;
   /** True when kept results live in shared state: a principal's REST and 2026-07-28 calls run as one session on every instance. */
   sharedResults?: boolean;
+  /** The instance running `principal`'s unfinished task (job) `taskId`, from its shared record; undefined for a finished, unknown or another principal's task. */
+  taskOwner?(principal: string, taskId: string): Promise<string | undefined>;
 }

@@ -18,4 +18,5 @@ export { TASK_POLL_MS } from "./task-options";
 export type { TaskStoreOptions } from "./task-options";
 export { argsDigest, readTranscript } from "./transcript";
 export type { TranscriptEntry, TranscriptRead } from "./transcript";
+export { TERMINAL } from "./types";
 export type { JobProgress, JobRecord, JobStatus, JournalEvent } from "./types";

@@ -56,7 +56,11 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
     async getTask(taskId) {
       await manager.ready();
       await manager.refreshForeign();
-      const job = manager.get(taskId, session().principal);
+      const { principal } = session();
+      const known = manager.get(taskId, principal);
+      // A task another instance runs or ran (Redis) is told by its shared record: finished, or interrupted when that instance is gone.
+      if (!known || (!TERMINAL.has(known.status) && !manager.isLocal(taskId))) await manager.refreshShared(principal);
+      const job = manager.get(taskId, principal);
       return job ? detailed(job) : undefined;
     },
     async updateTask(taskId, inputResponses) {

@@ -106,12 +106,19 @@ export class RedisJobShare implements JobShare {
     const ids = await this.#redis.run("list jobs in Redis", (client) => client.zrevrange(this.#indexKey(principal), 0, Math.max(0, limit - 1)));
     if (ids.length === 0) return [];
     const values = await this.#redis.run("read jobs from Redis", (client) => client.mget(...ids.map((id) => this.#jobKey(id))));
-    return values.flatMap((text, i) => {
-      if (text === null) return [];
-      const entry = JSON.parse(text) as { v?: unknown; record?: unknown };
-      if (entry.v !== STORE_FORMAT_VERSION) throw new StoreFormatError(this.#jobKey(ids[i] as string), String(entry.v), STORE_FORMAT_VERSION);
-      return typeof entry.record === "string" ? [entry.record] : [];
-    });
+    return values.flatMap((text, i) => this.#recordOf(ids[i] as string, text) ?? []);
+  }
+
+  /** Job `id`'s record (JSON), or undefined when there is none: one read, for routing a request to the instance running it. */
+  async get(id: string): Promise<string | undefined> {
+    return this.#recordOf(id, await this.#redis.run(`read job ${id} from Redis`, (client) => client.get(this.#jobKey(id))));
+  }
+
+  #recordOf(id: string, text: string | null | undefined): string | undefined {
+    if (text === null || text === undefined) return undefined;
+    const entry = JSON.parse(text) as { v?: unknown; record?: unknown };
+    if (entry.v !== STORE_FORMAT_VERSION) throw new StoreFormatError(this.#jobKey(id), String(entry.v), STORE_FORMAT_VERSION);
+    return typeof entry.record === "string" ? entry.record : undefined;
   }
 
   /** Deletes `principal`'s job records with their transcripts and large results, and their index (`codemux forget`); resolves with how many records went. */

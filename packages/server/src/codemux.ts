@@ -114,6 +114,8 @@ export interface CodemuxOptions {
   stateKey?: string;
   /** How long a 2026-07-28 client has to retry a call parked on a 2025 server's question (5 minutes when absent). */
   parkedCallTtlMs?: number;
+  /** This instance's id behind a load balancer: parked calls' ids start with it, so a retry that reaches another instance is forwarded here. */
+  instanceId?: string;
   /** How long each principal's kept results (and, through `retentionFor`, its jobs and audit lines) are kept: the config's `retention`. */
   retention?: Retention;
 }
@@ -180,7 +182,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.clock = options.clock ?? Date.now;
     // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
     this.requestStates = new RequestStates({ key: options.stateKey ?? process.env[STATE_KEY_VARIABLE], clock: this.clock });
-    this.parkedCalls = new ParkedCalls(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs });
+    this.parkedCalls = new ParkedCalls({
+      ...(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs }),
+      ...(options.instanceId === undefined ? {} : { instance: options.instanceId }),
+    });
     this.dataDir = options.dataDir;
     this.#surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
     this.mode = options.mode ?? "code";

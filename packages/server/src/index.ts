@@ -41,6 +41,7 @@ export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDet
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
 export type { ProtocolEra, SessionHost, SessionServerOptions } from "./session";
+export { parkInstanceOf } from "./signed-state";
 export { skillsFolder } from "./skills/library";
 export type { ListedSkill, Skill, SkillLibrary, SkillLibraryOptions } from "./skills/library";
 export type { SkillCheckResult } from "./skills/typecheck";

@@ -20,7 +20,7 @@ export interface ParkedCallsOptions {
   ttlMs?: number;
   maxPerPrincipal?: number;
   max?: number;
-  /** Names this process in each park's id, so that a retry that reaches another instance can say where the call lives. */
+  /** Names this process in each park's id (the instance id behind a load balancer), so that a retry that reaches another instance is routed or told where the call lives. */
   instance?: string;
 }
 
@@ -81,8 +81,8 @@ class Park {
  * and a 2026-07-28 client cannot be asked: the request answers `input_required` at once while the
  * downstream call stays open here; the client's retry answers the question and waits for what comes
  * next (the result, or another question). Bounded per principal and in all, and in time: a park not
- * resumed in time answers its question with a cancel and cancels the call. Parks live in this process;
- * a retry that reaches another instance is refused with a sentence saying so.
+ * resumed in time answers its question with a cancel and cancels the call. Parks live in this process; a
+ * retry that reaches another instance is forwarded here by the HTTP layer (on Redis), else refused there with a sentence saying so.
  */
 export class ParkedCalls {
   readonly #parks = new Map<string, Park>();

@@ -1,3 +1,4 @@
+import { instanceOfId } from "@codemux/core";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL_MS } from "./defaults";
 import { BadRequestError, InvalidRequestStateError } from "./errors";
@@ -29,6 +30,23 @@ export interface RequestStatesOptions {
   ttlMs?: number;
   /** Milliseconds since the epoch; `Date.now` when absent. */
   clock?: () => number;
+}
+
+/**
+ * The instance holding the parked call a requestState names (`<instance>.<uuid>`), read without checking the MAC:
+ * only to route the retry there, where the MAC is checked. Undefined for anything else, a state over its size bound first.
+ */
+export function parkInstanceOf(text: unknown): string | undefined {
+  if (typeof text !== "string" || text.length > MAX_REQUEST_STATE_BYTES) return undefined;
+  const [version, body] = text.split(".", 2);
+  if (version !== VERSION || body === undefined) return undefined;
+  try {
+    const { park } = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { park?: unknown };
+    return typeof park === "string" ? instanceOfId(park) : undefined;
+  } catch {
+    // Not JSON: not a state codemux made; the instance it reaches refuses it.
+    return undefined;
+  }
 }
 
 /**

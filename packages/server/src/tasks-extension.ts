@@ -77,7 +77,7 @@ function serveTasksExtension(server: Server, store: TaskExtensionStore): void {
     requireExtension("tasks/update", ctx);
     const updated = await store.updateTask(taskId, ctx.mcpReq.inputResponses ?? {});
     if (updated === false) throw unknown(taskId);
-    // Never acknowledged: the answers would be lost here, as a parked call's retry on another instance would be.
+    // Never acknowledged: the answers would be lost here (on Redis the HTTP layer forwards it to the live instance running the task, so this is a gone one or another process).
     if (updated !== true)
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,

@@ -42,6 +42,7 @@ const tools: Tool[] = [
     message: { type: "string" },
     when,
     delayMs: { type: "number" },
+    thenMs: { type: "number", description: "now: how long to work after the answer before answering the call" },
   }),
   tool("log", "Send a log line (notifications/message): now, when the next call starts, or after answering.", {
     data: { type: "string" },
@@ -111,7 +112,9 @@ async function answer(name: string, args: Record<string, unknown>): Promise<Call
       const message = String(args.message ?? "a question");
       if ((args.when ?? "now") === "now") {
         try {
-          return text(JSON.stringify(await elicit(message)));
+          const answered = await elicit(message);
+          await sleep(Number(args.thenMs ?? 0));
+          return text(JSON.stringify(answered));
         } catch (error) {
           return text(`asking failed: ${errorText(error)}`, true);
         }
