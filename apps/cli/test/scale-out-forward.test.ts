@@ -134,7 +134,9 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
     expect(JSON.stringify((await onB.get(finished.taskId)).result)).toContain("done before");
     await expect(onB.client.callTool(retry)).rejects.toMatchObject({
       code: -32602,
-      message: expect.stringContaining("the parked call lives on another codemux instance (a); send the retry to the instance that answered it"),
+      message: expect.stringContaining(
+        "the parked call lives on codemux instance a, not this one: send the retry there, or, if that instance is gone, call the tool again (the call ended with it)",
+      ),
     });
     await expect(onB.update(taskId, accept(key, "never"))).rejects.toThrow(
       `Task "${taskId}" runs on codemux instance a, which holds its questions; nothing was answered.`,

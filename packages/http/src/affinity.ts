@@ -120,7 +120,8 @@ export async function forward(
     if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return gone();
     sendRpcError(ctx.res, 502, {
       code: -32000,
-      message: "The instance holding this session did not answer; retry, or start a new session if it keeps failing.",
+      message:
+        "The codemux instance holding this session, call or task did not answer; retry, or start over (a new session, the tool called again) if it keeps failing.",
     });
     return;
   } finally {

@@ -35,7 +35,7 @@ export class InstanceRegistry implements InstanceDirectory {
   }
 
   async addressOf(instanceId: string): Promise<string | undefined> {
-    const text = await this.#redis.run("find the instance holding this session in Redis", (client) => client.get(this.#key(instanceId)));
+    const text = await this.#redis.run(`find codemux instance ${instanceId.slice(0, 40)} in Redis`, (client) => client.get(this.#key(instanceId)));
     if (text === null) return undefined;
     const entry = JSON.parse(text) as { v?: number; address?: unknown };
     return entry.v === STORE_FORMAT_VERSION && typeof entry.address === "string" ? entry.address : undefined;

@@ -117,7 +117,7 @@ export class ParkedCalls {
     const [instance] = id.split(".");
     if (instance !== this.instance)
       throw new InvalidRequestStateError(
-        `the parked call lives on another codemux instance (${String(instance).slice(0, 20)}); send the retry to the instance that answered it`,
+        `the parked call lives on codemux instance ${String(instance).slice(0, 20)}, not this one: send the retry there, or, if that instance is gone, call the tool again (the call ended with it)`,
       );
     const park = this.#parks.get(id);
     if (!park || park.principal !== caller.principal) throw new InvalidRequestStateError("the parked call it names ended or expired");
