@@ -109,3 +109,4 @@ export {
 } from "./instance";
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
+export type { PendingApproval, PinApprovals } from "./approvals";

@@ -1,3 +1,4 @@
+import type { PinApprovals } from "@codemux/core";
 import type { PinBook } from "./pin-book";
 import { changedFields, type PendingPin, type PinFile } from "./pin-store";
 
@@ -11,16 +12,21 @@ export interface ApproveResult {
  * Approves the pending definitions of `SERVER` (all its tools) or `SERVER__TOOL` in the pin book:
  * what `codemux approve` does. A running codemux reads the pins again before refusing a call.
  */
-export async function approvePins(book: PinBook, target: string, now: () => number = Date.now): Promise<ApproveResult> {
+export async function approvePins(book: PinBook, target: string, { now = Date.now, hash }: { now?: () => number; hash?: string } = {}): Promise<ApproveResult> {
   const waiting = Object.entries((await book.load()).tools).filter(([name, record]) => record.pending && (name === target || record.server === target));
-  const approved: string[] = [];
+  const approved = new Set<string>();
   // Each record is approved as it is now: another instance may have changed or approved it since it was listed.
+  // A shared book retries a change whose compare-and-set lost, so each try says afresh whether its name was approved.
   const data = await book.update(
     waiting.map(([name]) => name),
     (name, current) => {
-      if (!current?.pending || (name !== target && current.server !== target)) return undefined;
+      const stale = hash !== undefined && current?.pending?.hash !== hash;
+      if (!current?.pending || stale || (name !== target && current.server !== target)) {
+        approved.delete(name);
+        return undefined;
+      }
       const { pending, definition: _, ...rest } = current;
-      approved.push(name);
+      approved.add(name);
       return {
         ...rest,
         hash: pending.hash,
@@ -30,7 +36,7 @@ export async function approvePins(book: PinBook, target: string, now: () => numb
       };
     },
   );
-  return { approved: approved.sort(), pending: listPending(data) };
+  return { approved: [...approved].sort(), pending: listPending(data) };
 }
 
 /**
@@ -41,8 +47,9 @@ export async function keepBlocked(book: PinBook, waiting: { name: string; hash: 
   const { name, hash } = waiting;
   let kept = false;
   await book.update([name], (_, current) => {
-    if (current?.pending?.hash !== hash || current.pending.keptBlockedAt) return undefined;
-    kept = true;
+    // Set on every try: a shared book retries this when its compare-and-set lost.
+    kept = current?.pending?.hash === hash && !current.pending.keptBlockedAt;
+    if (!kept || !current?.pending) return undefined;
     return { ...current, pending: { ...current.pending, keptBlockedAt: new Date(now()).toISOString() } };
   });
   return kept;
@@ -60,32 +67,11 @@ export function listPending(data: PinFile): string[] {
     .sort();
 }
 
-/** A tool waiting for approval, as an admin view lists it. */
-export interface PendingApproval {
-  /** `server__tool` */
-  name: string;
-  server: string;
-  reason: PendingPin["reason"];
-  /** The fields of the definition that differ from the approved one; empty for a new server's tool. */
-  changed: string[];
-  seenAt: string;
-  /** The waiting definition's hash: a decision names it, so it cannot apply to a definition the admin has not seen. */
-  hash: string;
-  /** When an admin chose to keep it blocked (the page no longer asks). */
-  keptBlockedAt?: string;
-  /** The approved definition and the one waiting, when the pin file kept them (it keeps those up to 64 KiB). */
-  approved?: Record<string, unknown>;
-  proposed?: Record<string, unknown>;
-}
-
 /**
  * The quarantine of a pin book as the admin page reads and changes it: what waits, and approving it
  * (the running pin plugin reads the file again before it refuses a call, so the next call passes).
  */
-export function pinApprovals(
-  book: PinBook,
-  now: () => number = Date.now,
-): { pending(): Promise<PendingApproval[]>; approve(target: string): Promise<string[]>; keepBlocked(name: string, hash: string): Promise<boolean> } {
+export function pinApprovals(book: PinBook, now: () => number = Date.now): PinApprovals {
   return {
     async pending() {
       const data = await book.load();
@@ -109,8 +95,8 @@ export function pinApprovals(
         )
         .sort((a, b) => a.name.localeCompare(b.name));
     },
-    async approve(target) {
-      return (await approvePins(book, target, now)).approved;
+    async approve(target, hash) {
+      return (await approvePins(book, target, { now, ...(hash === undefined ? {} : { hash }) })).approved;
     },
     keepBlocked: (name, hash) => keepBlocked(book, { name, hash }, now),
   };

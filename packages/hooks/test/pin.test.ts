@@ -2,7 +2,7 @@ import { silentLogger } from "@codemux/core";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvePins, filePinBook, listPending, pinApprovals, pinPlugin, readPinFile } from "../src/index";
+import { approvePins, filePinBook, listPending, pinApprovals, pinPlugin, readPinFile, sharedPinBook } from "../src/index";
 import { connect, replay, tempDir, textOf, type Harness } from "./helpers";
 
 let harness: Harness | undefined;
@@ -160,6 +160,43 @@ describe("pin", () => {
     h = await run(catalog, dir);
     expect(textOf(await h.call("mail__send", { to: "a" }))).toMatch(/which is how a server can swap a trusted tool/);
     expect((await approvals.pending())[0]?.keptBlockedAt).toBeUndefined();
+  });
+
+  it("approves through the admin view only the definition the admin saw: a stale hash approves nothing", async () => {
+    const { dir, h } = await changedSend();
+    const approvals = pinApprovals(filePinBook(join(dir, "pins.json")));
+    const [waiting] = await approvals.pending();
+    expect(await approvals.approve("mail__send", "0".repeat(64))).toEqual([]);
+    expect((await h.call("mail__send", { to: "a" })).isError).toBe(true);
+    expect(await approvals.approve("mail__send", waiting?.hash)).toEqual(["mail__send"]);
+    expect(textOf(await h.call("mail__send", { to: "a" }))).toContain('"tool":"send"');
+  });
+
+  it("says what a shared book's retried change did on its last try, not its first: an approval lost to another instance is not reported", async () => {
+    const { dir } = await changedSend();
+    const file = filePinBook(join(dir, "pins.json"));
+    const records = new Map(Object.entries((await file.load()).tools).map(([name, record]) => [name, JSON.stringify(record)]));
+    let interfere = true;
+    // A table whose first compare-and-set loses: another instance approved the tool meanwhile.
+    const table = {
+      all: async () => new Map(records),
+      get: async (name: string) => records.get(name),
+      async swap(name: string, expected: string | undefined, next: string) {
+        if (interfere) {
+          interfere = false;
+          const { pending, ...rest } = JSON.parse(records.get(name) as string);
+          records.set(name, JSON.stringify({ ...rest, hash: pending.hash, fields: pending.fields, approvedAt: "elsewhere" }));
+          return false;
+        }
+        if (records.get(name) !== expected) return false;
+        records.set(name, next);
+        return true;
+      },
+    };
+    const approvals = pinApprovals(sharedPinBook(table));
+    const [waiting] = await approvals.pending();
+    expect(await approvals.approve("mail__send", waiting?.hash)).toEqual([]);
+    expect(JSON.parse(records.get("mail__send") as string).approvedAt).toBe("elsewhere");
   });
 
   it("keeps an admin's keep-blocked when another process saves the same waiting definition from a stale read", async () => {

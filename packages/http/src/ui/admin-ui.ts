@@ -217,8 +217,10 @@ export class AdminUi {
       }
       case "approve": {
         if (!sources.approvals) throw new HttpError("NOT_FOUND", NO_APPROVALS);
-        const approved = await sources.approvals.approve(form.get("target") ?? "");
-        if (approved.length === 0) throw new HttpError("NOT_FOUND", "Nothing by that name waits for approval any more; reload the Approvals page.");
+        // The page's form names the definition shown, so a definition that changed since is not approved unseen.
+        const approved = await sources.approvals.approve(form.get("target") ?? "", form.get("hash") ?? undefined);
+        if (approved.length === 0)
+          throw new HttpError("NOT_FOUND", "That definition no longer waits as shown (it was approved, or changed again); reload the Approvals page.");
         return redirect(res, "approvals");
       }
       case "keep-blocked": {

@@ -1,31 +1,7 @@
-import type { ToolResult } from "@codemux/core";
+import type { PinApprovals, ToolResult } from "@codemux/core";
 
-/** A tool the pin plugin holds back, as the Approvals page shows it. */
-export interface PendingApproval {
-  /** `server__tool` */
-  name: string;
-  server: string;
-  reason: "changed" | "new server";
-  /** The definition's fields that differ from the approved one (`description`, `inputSchema`...). */
-  changed: string[];
-  seenAt: string;
-  /** The waiting definition's hash: "keep blocked" names it, so it never covers a definition the admin has not seen. */
-  hash: string;
-  /** When an admin chose to keep it blocked: the page lists it apart and no longer asks. */
-  keptBlockedAt?: string;
-  /** The approved definition and the one waiting, when the pin file kept them: the page shows their diff. */
-  approved?: Record<string, unknown>;
-  proposed?: Record<string, unknown>;
-}
-
-/** The quarantine of the pin plugin (`@codemux/hooks`' `pinApprovals(file)`). */
-export interface UiApprovals {
-  pending(): Promise<PendingApproval[]>;
-  /** Approves `server__tool` (or every waiting tool of a server); resolves with the names approved. */
-  approve(target: string): Promise<string[]>;
-  /** Records that the definition of `name` with `hash` stays blocked; false when that definition no longer waits. */
-  keepBlocked(name: string, hash: string): Promise<boolean>;
-}
+/** The quarantine of the pin plugin (`@codemux/hooks`' `pinApprovals(book)`). */
+export type UiApprovals = PinApprovals;
 
 /** A background job as the Jobs page lists it (a `@codemux/jobs` `JobRecord` fits). */
 export interface UiJob {

@@ -1,8 +1,7 @@
-import { lineDiff, type CatalogEntry } from "@codemux/core";
+import { lineDiff, type CatalogEntry, type PendingApproval } from "@codemux/core";
 import { form } from "../form-page";
 import { html, type SafeHtml } from "../html";
 import { when } from "../layout";
-import type { PendingApproval } from "../sources";
 import type { UiSession } from "../ui-sessions";
 
 /** The hint on the Approvals page when the pin plugin is off. */
@@ -40,7 +39,7 @@ ${
         return html`<h3>${field} <span class="muted">now</span></h3><pre class="diff-add">${value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value}</pre>`;
       })
 }
-<p>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><button class="primary" type="submit">Approve ${p.name}</button>`)}
+<p>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button class="primary" type="submit">Approve ${p.name}</button>`)}
 ${form({ action: "keep-blocked", session, inline: true }, html`<input type="hidden" name="name" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit" data-keep-blocked>Keep blocked</button>`)}
 <span class="muted">Keep blocked: it stays quarantined and this page stops asking (until its definition changes again).</span></p>
 </section>`;
@@ -57,7 +56,7 @@ ${kept.map(
   (
     p,
   ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
-<td>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><button type="submit">Approve after all</button>`)}</td></tr>`,
+<td>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit">Approve after all</button>`)}</td></tr>`,
 )}
 </table>`;
 }
