@@ -1,4 +1,4 @@
-import { createSessionServer } from "@codemux/server";
+import { createSessionServer, MemoryStore } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -38,6 +38,15 @@ describe("cache", () => {
     const b = await harness.client.callTool({ name: "s__echo", arguments: { text: "b" } });
     expect(textOf(b as never)).toBe("b");
     expect((a as { _meta?: Record<string, unknown> })._meta?.[CACHE_META]).toBeUndefined();
+  });
+
+  it("with a shared store, answers hits from it and keeps nothing of its own in memory", async () => {
+    const cache = cachePlugin({ tools: ["s__counter"] });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cache], host: { sharedStore: new MemoryStore() } });
+    const first = await harness.call("s__counter");
+    for (let i = 0; i < 3; i++) expect((await harness.call("s__counter"))._meta?.[CACHE_META]).toBe("hit");
+    expect(textOf(await harness.call("s__counter"))).toBe(textOf(first));
+    expect({ size: cache.size, bytes: cache.bytes }).toEqual({ size: 0, bytes: 0 });
   });
 
   it("treats argument objects with keys in another order as the same call", async () => {

@@ -86,15 +86,17 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       const key = `${options.perPrincipal === false ? "" : JSON.stringify(call.principal)}\u0000${call.name}\u0000${args}`;
       const entry = shared ? await sharedEntry(shared, key, owner(call.principal)) : entries.get(key);
       if (entry && entry.expiresAt > clock()) {
-        // Least recently used goes first: a hit moves to the end.
-        entries.delete(key);
-        entries.set(key, entry);
+        // Least recently used goes first: a hit moves to the end (of this instance's own entries; a shared store keeps none here).
+        if (!shared) {
+          entries.delete(key);
+          entries.set(key, entry);
+        }
         call.logField("cache", "hit");
         metrics?.increment("codemux_cache_hits_total", { server: call.server });
         const result = JSON.parse(entry.json) as ToolResult;
         return { action: "respond", result: { ...result, _meta: { ...result._meta, [CACHE_META]: "hit" } } };
       }
-      if (entry) drop(key);
+      if (entry && !shared) drop(key);
       call.state.set(KEY, key);
       metrics?.increment("codemux_cache_misses_total", { server: call.server });
     },
@@ -121,9 +123,11 @@ function sharedKey(key: string): string {
   return `cache-${createHash("sha256").update(key).digest("hex")}`;
 }
 
-/** The shared entry of `key` as `who` may read it; a store that does not answer (Redis down) is a miss, never a failed call. */
+/**
+ * The shared entry of `key` as `who` may read it, in one read: the store expires it with the TTL it was
+ * written with, so what it returns is fresh. A store that does not answer (Redis down) is a miss, never a failed call.
+ */
 async function sharedEntry(store: Store, key: string, who: { owner?: string }): Promise<Entry | undefined> {
-  const hashed = sharedKey(key);
-  const [json, facts] = await Promise.all([store.read(hashed, who), store.stat(hashed, who)]).catch(() => [undefined, undefined]);
-  return json === undefined ? undefined : { json, expiresAt: facts?.expiresAt ?? Number.POSITIVE_INFINITY };
+  const json = await store.read(sharedKey(key), who).catch(() => undefined);
+  return json === undefined ? undefined : { json, expiresAt: Number.POSITIVE_INFINITY };
 }
