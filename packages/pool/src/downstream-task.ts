@@ -101,7 +101,11 @@ export class DownstreamTasks {
           changedAt = performance.now();
           if (typeof state.statusMessage === "string") options.onprogress?.({ progress: ++told, message: state.statusMessage.slice(0, 200) });
         }
-        if (status === "input_required") await this.#answer(client, { taskId, requests: state.inputRequests, answered }, { ...options, signal: giveUp.signal });
+        if (status === "input_required") {
+          await this.#answer(client, { taskId, requests: state.inputRequests, answered }, { ...options, signal: giveUp.signal });
+          // The time a person took to answer is not the task standing still.
+          changedAt = performance.now();
+        }
         const left = options.timeoutMs - (performance.now() - changedAt);
         if (left <= 0)
           throw new SdkError(SdkErrorCode.RequestTimeout, `Task ${taskId} did not change for ${options.timeoutMs} ms`, { timeout: options.timeoutMs });

@@ -202,10 +202,11 @@ export class McpFeatures {
     return () => {
       // Requests that share one session (2026-07-28, --stateless) each attach a server: one that ends leaves a later one's entry be.
       if (this.#servers.get(session.id) === server) this.#servers.delete(session.id);
-      void this.#subscriptions.release(session.id);
       this.#levels.delete(session.id);
       detachRelay();
       if (!endsSession) return;
+      // Subscriptions are the session's, not one request's: a stateless request that ends leaves them held.
+      void this.#subscriptions.release(session.id);
       // What the session owned downstream ends with it: its instances of servers isolated per session.
       void this.#deps.pool
         .closeSession?.(session.id)

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, ClientPeer, InputRequest, InputResume, ToolResult } from "@codemux/core";
+import { instanceOfId, instanceScopedId, type ClientCapabilities, type ClientPeer, type InputRequest, type InputResume, type ToolResult } from "@codemux/core";
 import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { randomUUID } from "node:crypto";
 import { MAX_PARKED_CALLS, MAX_PARKED_CALLS_PER_PRINCIPAL, MAX_PARKED_QUESTION_BYTES, PARKED_CALL_TTL_MS } from "./defaults";
@@ -108,16 +108,16 @@ export class ParkedCalls {
    * that parks on a question, and the signal that ends the call (the request's until the call parks, then the park's).
    */
   start(caller: Caller & { peer: ClientPeer }, run: (peer: ClientPeer, signal: AbortSignal) => Promise<ToolResult>): Promise<ParkedOutcome> {
-    const park = new Park(`${this.instance}.${randomUUID()}`, caller.principal);
+    const park = new Park(instanceScopedId(this.instance, randomUUID()), caller.principal);
     return this.#wait(park, run(this.#parkingPeer(park, caller.peer), park.abort.signal), caller.signal);
   }
 
   /** Answers the question of the parked call `id` with the retry's `inputResponses` and waits for what comes next. */
   resume(caller: Caller, { id, inputResponses }: { id: string; inputResponses: Record<string, unknown> | undefined }): Promise<ParkedOutcome> {
-    const [instance] = id.split(".");
-    if (instance !== this.instance)
+    const instance = instanceOfId(id);
+    if (instance !== undefined && instance !== this.instance)
       throw new InvalidRequestStateError(
-        `the parked call lives on codemux instance ${String(instance).slice(0, 20)}, not this one: send the retry there, or, if that instance is gone, call the tool again (the call ended with it)`,
+        `the parked call lives on codemux instance ${instance}, not this one: send the retry there, or, if that instance is gone, call the tool again (the call ended with it)`,
       );
     const park = this.#parks.get(id);
     if (!park || park.principal !== caller.principal) throw new InvalidRequestStateError("the parked call it names ended or expired");

@@ -52,11 +52,13 @@ export class ResourceSubscriptions {
         `This session already holds ${MAX_SUBSCRIPTIONS_PER_SESSION} resource subscriptions, the most it may; unsubscribe from some first.`,
       );
     // Held before the call goes down: a last holder leaving meanwhile does not unsubscribe it under this one.
+    const had = held?.has(shown) === true;
     this.#hold(session, shown, resource);
     try {
       await this.#queue(keyOf(resource), async () => (await this.#options.client(resource.server))?.subscribeResource({ uri: resource.uri }));
     } catch (error) {
-      this.#release(session, shown);
+      // A repeated subscribe that failed leaves the earlier one that worked in place.
+      if (!had) this.#release(session, shown);
       throw error;
     }
   }
