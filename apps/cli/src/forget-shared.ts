@@ -1,3 +1,4 @@
+import { TERMINAL, type JobStatus } from "@codemux/jobs";
 import type { ForgetReport } from "@codemux/server";
 import type { SharedState } from "./shared-state";
 
@@ -40,16 +41,11 @@ export async function forgetShared(shared: SharedState, principal: string): Prom
   return report;
 }
 
-/** Statuses of the jobs package's records: a job is live while queued or running. */
-function ended(job: SharedJob): boolean {
-  return job.status !== "queued" && job.status !== "running";
-}
-
 /** The principal's jobs whose records say queued or running. */
 async function unendedJobs(shared: SharedState, principal: string): Promise<SharedJob[]> {
   return ((await shared.jobShare?.list(principal, MAX_JOBS)) ?? []).flatMap((text) => {
     const { id, status, instance } = JSON.parse(text) as { id?: unknown; status?: unknown; instance?: unknown };
-    if (typeof id !== "string" || typeof status !== "string" || ended({ id, status })) return [];
+    if (typeof id !== "string" || typeof status !== "string" || TERMINAL.has(status as JobStatus)) return [];
     return [{ id, status, ...(typeof instance === "string" ? { instance } : {}) }];
   });
 }

@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { JobsError } from "./errors";
 import { seconds } from "./format";
 import type { JobManager } from "./job-manager";
+import { FOREVER_MS } from "./task-options";
 import { TERMINAL } from "./types";
 
 /** codemux's own meta-tools the agent may use (never the job tools, so an agent cannot start agents). */
@@ -169,7 +170,7 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
         };
       }
       forward = ctx.progress;
-      await manager.wait([started.id], { timeoutMs: 2 ** 31 - 1, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      await manager.wait([started.id], { timeoutMs: FOREVER_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       const job = manager.get(started.id, ctx.session.principal);
       if (job && !TERMINAL.has(job.status)) {
         // The caller gave up (cancelled its request): the agent stops with it.

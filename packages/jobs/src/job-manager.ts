@@ -342,7 +342,7 @@ export class JobManager implements JobRunner {
     await this.#publish(record);
     // The session goes without its peer: the taking instance has no connection to this client.
     const { peer: _peer, ...sessionInfo } = work.session;
-    const payload: QueuedPayload = { record, request: boundedRequest(work.request), session: sessionInfo };
+    const payload: QueuedPayload = { record, request: work.request, session: sessionInfo };
     try {
       await queue.add({ id: record.id, payload: JSON.stringify(payload) });
     } catch (error) {
@@ -1026,10 +1026,12 @@ export class JobManager implements JobRunner {
 /**
  * A job another instance can run from its request alone. Not the agent and MCP tasks, nor a job whose
  * 2025-era client may be asked a question (elicitation, sampling) during it: only this instance's
- * session reaches that client, so such a job stays here.
+ * session reaches that client, so such a job stays here. Nor one whose request is over 256 KiB.
  */
 function portable(work: BackgroundWork): boolean {
   if (!PORTABLE_KINDS.has(work.kind)) return false;
+  // The request travels whole in the queue's payload: one too large for a journal line stays here.
+  if ((JSON.stringify(work.request) ?? "").length > MAX_REQUEST_BYTES) return false;
   const { peer } = work.session;
   if (!peer || peer.era === "modern") return true;
   const capabilities = peer.capabilities();

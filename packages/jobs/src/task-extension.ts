@@ -1,7 +1,7 @@
 import type { DetailedTask, ExtensionTask, TaskExtensionStore } from "@codemux/core";
 import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
-import { sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
+import { FOREVER_MS, sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
 import { TaskQuestions } from "./task-questions";
 import { TERMINAL, type JobRecord } from "./types";
 
@@ -48,7 +48,7 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
       });
       questions.set(id, asked);
       // Questions live while the job runs; its end (or a journal already closed) lets them go.
-      void manager.wait([id], { timeoutMs: 2 ** 31 - 1 }).finally(() => questions.delete(id));
+      void manager.wait([id], { timeoutMs: FOREVER_MS }).finally(() => questions.delete(id));
       const job = manager.get(id, who.principal);
       if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
       return extensionTask(job, manager.retentionOf(job), asked);

@@ -2,6 +2,8 @@ import type { SessionInfo, Surface, Task } from "@codemux/core";
 
 /** How often a client should poll tasks/get. */
 export const TASK_POLL_MS = 500;
+/** The longest timer Node keeps: a wait that lasts as long as its task or its client does. */
+export const FOREVER_MS = 2 ** 31 - 1;
 
 export interface TaskStoreOptions {
   /** The surface whose tools a task calls (the session's mode). */

@@ -1,14 +1,11 @@
 import type { Task, TaskStore, ToolResult } from "@codemux/core";
 import { JobsError } from "./errors";
-import { sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
+import { FOREVER_MS, sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
 import type { JobManager } from "./job-manager";
 import { jobTaskExtension, type TaskQuestionBoard } from "./task-extension";
 import type { JobRecord } from "./types";
 
 const PAGE = 50;
-/** The longest timer Node keeps: tasks/result waits for the task as long as its client does. */
-const FOREVER_MS = 2 ** 31 - 1;
-
 /**
  * MCP tasks (protocol 2025-11-25) served from the job store: a task-augmented tools/call runs as
  * a job, tasks/get, tasks/result, tasks/list and tasks/cancel read and cancel it. One store per

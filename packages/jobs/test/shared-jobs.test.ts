@@ -187,6 +187,18 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect({ stays: instanceOf(stays), moves: instanceOf(moves) }).toEqual({ stays: "a", moves: "b" });
   });
 
+  it("keeps a job whose request is over 256 KiB on its own instance: the queue would carry it whole", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1 } });
+    const b = await instance("b");
+    const holding = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 1500, steps: 3 }, background: true }));
+    const big = "x".repeat(300_000);
+    const stays = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: big }, background: true }));
+    const done = await b.call("jobs", { action: "output", ids: [holding, stays], wait_up_to: 30 });
+    expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "completed"]);
+    expect(b.jobs.manager.list("local").find((r) => r.id === stays)?.instance).toBe("a");
+  });
+
   it("hands a queued job back to the shared queue on drain, for another instance to run; a job that must stay ends interrupted", async () => {
     next();
     const asking = new Client({ name: "asking", version: "1.0.0" }, { capabilities: { sampling: {} } });
