@@ -65,6 +65,21 @@ describe("a 2026-07-28 server's tasks, followed inside the call", () => {
     await client.close();
   });
 
+  it("a person who takes longer than the call timeout to answer a task's question still gets the task's result", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createSessionServer(core).connect(serverSide);
+    const client = new Client({ name: "slow-answerer", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    // 2.5 s to answer, against the server's 2 s call timeout: answering is the task moving, not standing still.
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      return { action: "accept", content: { ok: true } };
+    });
+    await client.connect(clientSide);
+    const result = await call(client, "t__confirm", { message: "Take your time?" });
+    expect(textOf(result)).toBe('answered: {"action":"accept","content":{"ok":true}}');
+    await client.close();
+  });
+
   it("a task that fails answers with its JSON-RPC error's message", async () => {
     const client = await caller(false);
     const result = await call(client, "t__fail", { message: "the build broke" });
