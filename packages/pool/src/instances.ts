@@ -130,7 +130,17 @@ export class InstanceSet {
     const { transport, credentials, perPrincipal, name } = this.#spec;
     if (credentials !== "per-principal") return transport;
     const own = perPrincipal?.[principal];
-    if (transport.type !== "stdio") return { ...transport, headers: { ...transport.headers, ...own?.headers } };
+    if (transport.type !== "stdio") {
+      // The entry's Authorization is the operator's, for the listing connection: a principal sends its own, or logs in itself.
+      const entry = Object.fromEntries(Object.entries(transport.headers).filter(([header]) => header.toLowerCase() !== "authorization"));
+      const headers = { ...entry, ...own?.headers };
+      const operators = Object.keys(transport.headers).length > Object.keys(entry).length;
+      if (operators && !Object.keys(headers).some((header) => header.toLowerCase() === "authorization"))
+        throw new AuthRequiredError(name, `${principal} has no credentials of its own for it`, {
+          how: `the operator adds them to its entry under "perPrincipal": { "${principal}": { "headers": { "Authorization": ... } } }`,
+        });
+      return { ...transport, headers };
+    }
     // A stdio server takes its secrets from its environment only: without the principal's own, it does not run as anyone.
     if (!own?.env)
       throw new AuthRequiredError(name, `${principal} has no credentials of its own for it`, {
