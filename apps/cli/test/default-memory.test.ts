@@ -25,7 +25,7 @@ afterAll(async () => {
 const env = () => ({ PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, ".codemux") });
 
 /** Calls one tool over REST as the holder of `token`; answers its value. */
-async function call(url: string, token: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+async function call({ url, token }: { url: string; token: string }, tool: string, args: Record<string, unknown>): Promise<unknown> {
   const answer = await fetch(`${url}/v1/tools/${tool}/call`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -46,13 +46,13 @@ describe("the built-in default served over HTTP to several principals", () => {
     expect(stderr()).toContain(
       `the built-in default serves several principals: each gets a memory server and graph of its own (under ${join(home, ".codemux", "graphs")})`,
     );
-    await call(url, ALICE, "memory__create_entities", {
+    await call({ url, token: ALICE }, "memory__create_entities", {
       entities: [{ name: "alice-plan", entityType: "note", observations: ["the launch is on Friday"] }],
     });
-    expect(JSON.stringify(await call(url, ALICE, "memory__read_graph", {}))).toContain("the launch is on Friday");
-    const bobs = JSON.stringify(await call(url, BOB, "memory__read_graph", {}));
+    expect(JSON.stringify(await call({ url, token: ALICE }, "memory__read_graph", {}))).toContain("the launch is on Friday");
+    const bobs = JSON.stringify(await call({ url, token: BOB }, "memory__read_graph", {}));
     expect(bobs).not.toContain("alice-plan");
-    expect(JSON.stringify(await call(url, BOB, "memory__search_nodes", { query: "launch" }))).not.toContain("alice-plan");
+    expect(JSON.stringify(await call({ url, token: BOB }, "memory__search_nodes", { query: "launch" }))).not.toContain("alice-plan");
     // Each principal's graph is a file of its own, in a folder named by a hash of the principal.
     expect(await readdir(join(home, ".codemux", "graphs", "principals"))).toHaveLength(2);
   });

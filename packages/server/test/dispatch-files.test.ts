@@ -19,7 +19,7 @@ const swappers: ChildProcess[] = [];
  * A child process that swaps a symbolic link to `outside` in and out at `path` in a tight loop: "file" puts the link
  * and a regular file holding `text` there in turn, "folder" moves the folder at `path` aside and puts the link in its place.
  */
-async function swapper(mode: "file" | "folder", path: string, outside: string, text = ""): Promise<ChildProcess> {
+async function swapper({ mode, path, outside, text = "" }: { mode: "file" | "folder"; path: string; outside: string; text?: string }): Promise<ChildProcess> {
   const script = `
     const fs = require("node:fs");
     const [mode, path, outside, text] = process.argv.slice(1);
@@ -182,7 +182,7 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
       ["file", join(dir, "in", "token%3Aalice", "race.json"), join(dir, "secret", "key.json")],
       ["folder", join(dir, "in", "token%3Aalice", "sub"), join(dir, "secret")],
     ] as const) {
-      const child = await swapper(mode, path, outside, inside);
+      const child = await swapper({ mode, path, outside, text: inside });
       const file = mode === "file" ? path : join(path, "args.json");
       const answers = new Set<string>();
       for (let i = 0; i < 1000; i++) {
@@ -201,7 +201,7 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
   it("never writes a result outside the result folder while a link to outside is swapped in at the principal's folder", async () => {
     const carol = await as("token:carol");
     await mkdir(join(dir, "out", "token%3Acarol"), { recursive: true });
-    const child = await swapper("folder", join(dir, "out", "token%3Acarol"), join(dir, "outside"));
+    const child = await swapper({ mode: "folder", path: join(dir, "out", "token%3Acarol"), outside: join(dir, "outside") });
     const outcomes = new Set<string>();
     for (let i = 0; i < 200; i++) {
       const result = await carol({ tool: "m__structured", arguments: { n: i }, resultToFile: true });

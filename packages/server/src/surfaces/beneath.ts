@@ -20,21 +20,25 @@ function linkError(part: string, what: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`"${part.slice(0, 100)}" ${what}`), { code: "ELOOP" });
 }
 
-/** What to open at the end of a walk: a file to read (any kind; the caller checks it), or a new file to write (never an existing one). */
-export type Beneath = { read: true } | { create: number };
+/**
+ * What to open at the end of a walk: a file to read (any kind; the caller checks it), or a new file to write (never an
+ * existing one) with its mode, making the first `makeFolders` folders of the walk (0700) when they are missing.
+ */
+export type Beneath = { read: true } | { create: number; makeFolders?: number };
 
 /**
  * Opens `parts` under the folder `root` without following a symbolic link anywhere below `root` (`root` itself is
  * trusted: the operator's folder). Each folder is opened with O_NOFOLLOW | O_DIRECTORY and the next name is looked up
  * in the folder opened, not by path, so a link swapped in at any moment makes the walk fail (ELOOP or ENOTDIR) instead
- * of leaving the folder. Creating uses O_CREAT | O_EXCL | O_NOFOLLOW in the last folder opened. `mkdirs` names the
- * first parts to create (0700) when missing; mkdir never follows a link at the name it creates.
+ * of leaving the folder. Creating uses O_CREAT | O_EXCL | O_NOFOLLOW in the last folder opened. Folders it makes
+ * (`makeFolders`) are made the same way: mkdir never follows a link at the name it creates.
  */
-export async function openBeneath(root: string, parts: readonly string[], what: Beneath, mkdirs = 0): Promise<FileHandle> {
+export async function openBeneath(root: string, parts: readonly string[], what: Beneath): Promise<FileHandle> {
   const names = parts.map(checkedPart);
   const last = names.pop();
   if (last === undefined) throw linkError(root, "names no file");
-  if (FD_DIR === undefined) return openByPath(root, [...names, last], what, mkdirs);
+  const mkdirs = "create" in what ? (what.makeFolders ?? 0) : 0;
+  if (FD_DIR === undefined) return openByPath(root, [...names, last], what);
   let folder = await open(root, O_RDONLY | O_DIRECTORY);
   try {
     for (const [index, name] of names.entries()) {
@@ -64,7 +68,8 @@ function existing(error: NodeJS.ErrnoException): void {
  * with O_NOFOLLOW, and the opened file must be the one now at that path (device and inode). A link swapped into a
  * folder between the checks can still be followed there: only Linux gets the walk above.
  */
-async function openByPath(root: string, parts: string[], what: Beneath, mkdirs: number): Promise<FileHandle> {
+async function openByPath(root: string, parts: string[], what: Beneath): Promise<FileHandle> {
+  const mkdirs = "create" in what ? (what.makeFolders ?? 0) : 0;
   let path = root;
   for (const [index, name] of parts.slice(0, -1).entries()) {
     path = join(path, name);

@@ -134,7 +134,7 @@ export async function writeResultFile(
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const json = text.trimStart().startsWith("{") || text.trimStart().startsWith("[");
   const name = `${tool.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100)}-${Date.now()}-${randomBytes(3).toString("hex")}.${json ? "json" : "txt"}`;
-  const handle = await openBeneath(folder, [...below, name], { create: 0o600 }, below.length).catch((error: NodeJS.ErrnoException) => {
+  const handle = await openBeneath(folder, [...below, name], { create: 0o600, makeFolders: below.length }).catch((error: NodeJS.ErrnoException) => {
     const at = join(folder, ...below);
     if (error.code === "ENOENT") throw new BadRequestError(`codemux did not write the result: ${at} was moved or removed while it wrote there; call again.`);
     if (error.code !== "ELOOP" && error.code !== "ENOTDIR") throw error;
