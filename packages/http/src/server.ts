@@ -20,6 +20,7 @@ import { ModernMcp } from "./modern";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
+import { ANONYMOUS_PRINCIPAL } from "./tokens";
 import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { isUiPath, type AdminUi } from "./ui/admin-ui";
@@ -110,7 +111,7 @@ export class CodemuxHttpServer {
       ? new LoginCallbackRoute({
           publicUrl: this.options.publicUrl,
           authRequired: () => this.#auth.required,
-          identify: (token) => this.#auth.identify(token, LOGIN_START_PATH, { oauth: true }),
+          identify: async (token) => (this.#auth.required ? this.#auth.identify(token, LOGIN_START_PATH, { oauth: true }) : { principal: ANONYMOUS_PRINCIPAL }),
           clientAddress: (req) => this.#guard.clientOf(req),
         })
       : undefined;

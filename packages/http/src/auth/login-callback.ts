@@ -3,7 +3,6 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody } from "../body";
 import { HttpError } from "../errors";
-import { ANONYMOUS_PRINCIPAL } from "../tokens";
 import { SignInGuard } from "../ui/sign-in-guard";
 import { escapeHtml, html } from "../ui/html";
 import type { Identity } from "./identity";
@@ -38,7 +37,7 @@ export interface LoginCallbackOptions {
   publicUrl: string;
   /** Whether tokens are required at all; without them every caller is `anonymous`, the one principal there is. */
   authRequired: () => boolean;
-  /** The identity of a presented token; throws the 401 when it is not valid. */
+  /** The identity of a presented token (`anonymous` when codemux requires none); throws the 401 when it is not valid. */
   identify: (token: string) => Promise<Identity>;
   /** The client address of a request: wrong tokens at the start form are limited per address, as at the admin page's sign-in. */
   clientAddress: (req: IncomingMessage) => string;
@@ -200,15 +199,12 @@ ${
     if (!found) return;
     const { login } = found;
     let identity: Identity;
-    if (!this.#options.authRequired()) identity = { principal: ANONYMOUS_PRINCIPAL };
-    else {
-      try {
-        identity = await this.#options.identify((form.get("token") ?? "").trim());
-      } catch (error) {
-        if (!HttpError.isInstance(error) || error.status !== 401) throw error;
-        this.#signIns.failed(address);
-        return this.#startPage(res, link, { status: 401, text: `That token is not valid here. Give the codemux token of ${login.principal}.` });
-      }
+    try {
+      identity = await this.#options.identify((form.get("token") ?? "").trim());
+    } catch (error) {
+      if (!HttpError.isInstance(error) || error.status !== 401) throw error;
+      this.#signIns.failed(address);
+      return this.#startPage(res, link, { status: 401, text: `That token is not valid here. Give the codemux token of ${login.principal}.` });
     }
     if (identity.principal !== login.principal)
       return this.#startPage(res, link, {
