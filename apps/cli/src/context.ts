@@ -25,7 +25,7 @@ import type { Command } from "commander";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
-import { defaultConfig } from "./default-config";
+import { defaultConfig, graphsFolder } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
@@ -74,6 +74,8 @@ export interface StartOptions {
   deferStart?: boolean;
   /** State shared with other instances (`--store redis://...`): kept results, the catalog cache and rate-limit buckets live there. */
   shared?: SharedState;
+  /** Served to several principals (HTTP with more than one token, a token file, or OAuth): the built-in default keeps their memories apart. */
+  manyPrincipals?: boolean;
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -94,9 +96,11 @@ export async function startCore(
   const config = await resolveConfig({
     ...(opts.config ? { configPath: opts.config } : {}),
     inline: context.inline,
-    fallback: () => defaultConfig(builtInRoot(opts)),
+    fallback: () => defaultConfig({ cwd: builtInRoot(opts), manyPrincipals: options.manyPrincipals === true }),
   });
   for (const warning of config.warnings ?? []) logger.warn(warning);
+  if (config.source === "built-in default" && options.manyPrincipals)
+    logger.info(`the built-in default serves several principals: each gets a memory server and graph of its own (under ${graphsFolder()})`);
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;

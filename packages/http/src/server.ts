@@ -7,7 +7,7 @@ import { authority, hostOfHeader, isWildcard } from "./address";
 import { principalSessionId, sharedStateMetrics, sharedStateOf } from "./affinity";
 import { Authenticator } from "./auth/authenticator";
 import { sessionFields, type Identity } from "./auth/identity";
-import { LOGIN_CALLBACK_PATH, LoginCallbackRoute } from "./auth/login-callback";
+import { LOGIN_START_PATH, LoginCallbackRoute } from "./auth/login-callback";
 import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
@@ -20,6 +20,7 @@ import { ModernMcp } from "./modern";
 import { Metrics, callMetricsMiddleware } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
+import { ANONYMOUS_PRINCIPAL } from "./tokens";
 import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { isUiPath, type AdminUi } from "./ui/admin-ui";
@@ -106,7 +107,14 @@ export class CodemuxHttpServer {
       warn,
       modern: this.#modern,
     };
-    this.#loginCallbacks = this.options.publicUrl ? new LoginCallbackRoute(this.options.publicUrl) : undefined;
+    this.#loginCallbacks = this.options.publicUrl
+      ? new LoginCallbackRoute({
+          publicUrl: this.options.publicUrl,
+          authRequired: () => this.#auth.required,
+          identify: async (token) => (this.#auth.required ? this.#auth.identify(token, LOGIN_START_PATH, { oauth: true }) : { principal: ANONYMOUS_PRINCIPAL }),
+          clientAddress: (req) => this.#guard.clientOf(req),
+        })
+      : undefined;
     if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
     this.#registerMetrics();
     core.pipeline.use(callMetricsMiddleware(this.metrics));
@@ -377,7 +385,7 @@ export class CodemuxHttpServer {
         return;
       }
       if (isMetadataPath(path)) return handleResourceMetadata({ req, res }, path, this.options);
-      if (path === LOGIN_CALLBACK_PATH && this.#loginCallbacks) return await this.#loginCallbacks.handle(req, res, url.searchParams);
+      if (this.#loginCallbacks?.serves(path)) return await this.#loginCallbacks.handle(req, res, { path, query: url.searchParams });
       // The admin page signs its browsers in with a cookie of its own, not a bearer token.
       if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);

@@ -363,6 +363,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
+    // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
+    manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
   shared.connection?.onStateChange((up, reason) => {
     const where = shared.connection?.where;
