@@ -52,12 +52,15 @@ export class Authenticator {
     if (options.tokenFile) {
       const file = resolve(options.tokenFile);
       const log = (level: string, msg: string, fields: Record<string, unknown>) => options.log({ time: new Date().toISOString(), level, msg, file, ...fields });
+      // The folder's event and the poll may both report one edit: a refused text is logged once, not again until it changes.
+      let refused: string | undefined;
       this.#reloader = reloadOnChange({
         file,
         debounceMs: 100,
         pollMs: options.tokenFilePollMs,
         onError: (error) => log("warn", "token file watcher failed; edits are picked up by polling only", { error }),
         apply: async (text) => {
+          if (text === refused) return false;
           try {
             if (text.trim() === "") throw new TokenConfigError(`${file} is empty (being written?); to revoke every token, write [] instead.`);
             const specs = parseTokenFile(checkedTokenFile(text, file), file);
@@ -65,10 +68,12 @@ export class Authenticator {
             const revoked = this.#tokens.changedIn(next);
             this.#tokens = next;
             this.#required ||= next.size > 0;
+            refused = undefined;
             log("info", "token file reloaded", { tokens: next.size, revoked: revoked.length });
             if (revoked.length) options.onRevoked(revoked.map(tokenPrincipal));
             return true;
           } catch (error) {
+            refused = text;
             log("warn", "token file not reloaded; the last good tokens stay in force", { error: (error as Error).message.slice(0, 500) });
             return false;
           }
