@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
 import { principalSessionId, sharedStateMetrics, sharedStateOf } from "./affinity";
 import { Authenticator } from "./auth/authenticator";
+import { FailureLimit } from "./auth/failure-limit";
 import { sessionFields, type Identity } from "./auth/identity";
 import { LOGIN_CALLBACK_PATH, LoginCallbackRoute } from "./auth/login-callback";
 import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
@@ -13,7 +14,7 @@ import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
 import { endStreamWithRetry, hintRetry } from "./drain";
-import { DrainingError, HttpError, UnsafeBindError } from "./errors";
+import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { ModernMcp } from "./modern";
@@ -54,6 +55,8 @@ export class CodemuxHttpServer {
   readonly #auth: Authenticator;
   readonly #server: Server;
   readonly #guard: ConnectionGuard;
+  /** Failed tokens per client address, for every route and the admin page's sign-in alike. */
+  readonly #failures = new FailureLimit();
   readonly #gateway: Gateway;
   readonly #modern: ModernMcp;
   readonly #ui: AdminUi;
@@ -82,6 +85,7 @@ export class CodemuxHttpServer {
       allowQueryToken: this.options.allowQueryToken,
       log: this.options.log,
       onRevoked: (principals) => this.#revoke(principals),
+      failures: this.#failures,
     });
     if (!this.#auth.required && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
@@ -118,6 +122,7 @@ export class CodemuxHttpServer {
       port: () => this.port,
       authenticated: (socket) => this.#guard.authenticated(socket),
       clientAddress: (req) => this.#guard.clientOf(req),
+      failures: this.#failures,
       metrics: this.metrics,
     });
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
@@ -305,6 +310,7 @@ export class CodemuxHttpServer {
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
     metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+    metrics.counter("codemux_auth_held_back_total", "Requests whose token was refused unchecked: their address presented too many failed tokens.");
     metrics.counter(
       "codemux_connections_refused_total",
       "Connections refused past the limit per address, or closed unauthenticated at the deadline, by reason.",
@@ -355,7 +361,7 @@ export class CodemuxHttpServer {
     let mcpRoute = false;
     try {
       if (this.#closing) throw shuttingDown();
-      this.#guard.clientOf(req);
+      const client = this.#guard.clientOf(req);
       const url = parseUrl(req.url);
       const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
@@ -381,7 +387,7 @@ export class CodemuxHttpServer {
       // The admin page signs its browsers in with a cookie of its own, not a bearer token.
       if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);
-      const auth = await this.#authenticate(req, url, path);
+      const auth = await this.#authenticate(req, { url, path, client });
       principal = auth.identity.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
@@ -485,13 +491,17 @@ export class CodemuxHttpServer {
     res.setHeader("access-control-max-age", "600");
   }
 
-  async #authenticate(req: IncomingMessage, url: URL, path: string): Promise<{ identity: Identity; queryToken: string | undefined }> {
+  async #authenticate(
+    req: IncomingMessage,
+    target: { url: URL; path: string; client: string },
+  ): Promise<{ identity: Identity; queryToken: string | undefined }> {
     try {
-      const auth = await this.#auth.authenticate(req, url, path);
+      const auth = await this.#auth.authenticate(req, target);
       this.#guard.authenticated(req.socket);
       return auth;
     } catch (error) {
       if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.metrics.counter("codemux_auth_failures_total", "").inc();
+      if (error instanceof HeldBackError) this.metrics.counter("codemux_auth_held_back_total", "").inc();
       throw error;
     }
   }
