@@ -18,7 +18,7 @@ import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./erro
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { ModernMcp } from "./modern";
-import { Metrics, callMetricsMiddleware } from "./metrics";
+import { Metrics, callMetricsMiddleware, type MetricsReader } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
 import { handleRest } from "./rest";
@@ -295,12 +295,14 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_mcp_request_servers", "MCP 2026-07-28 servers alive: each is built for one request and ends with it.", () => [
       [{}, this.#modern.alive],
     ]);
-    metrics.gauge("codemux_servers", "Downstream servers, by state.", () => {
+    metrics.gauge("codemux_servers", "Downstream servers the reader may know of, by state.", (reader) => {
       const counts = new Map<string, number>();
-      for (const s of this.#core.status()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+      for (const s of this.#core.status()) if (reader?.knowsServer(s.name) ?? true) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
       return [...counts].map(([state, n]) => [{ state }, n]);
     });
-    metrics.gauge("codemux_tools", "Tools in the catalog.", () => [[{}, this.#core.catalog.size]]);
+    metrics.gauge("codemux_tools", "Tools in the catalog, as the reader's policy shows it.", (reader) => [
+      [{}, this.#core.services.access.catalog(reader?.session).size],
+    ]);
     // A 2026-07-28 listen stream is a POST that stays open: a stream, not a request being answered.
     metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
       [{}, this.#inFlight.size - this.#modern.listening],
@@ -375,6 +377,8 @@ export class CodemuxHttpServer {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
       }
+      // A probe without a token (Kubernetes, compose) learns ready or not from the status code; the detail needs a token.
+      if (route === "readyz" && this.#auth.required && this.#auth.credentialOf(req, url) === undefined) return await this.#probe(req, res);
       this.#checkHost(req);
       const origin = this.#checkOrigin(req);
       if (origin) this.#cors(res, origin);
@@ -421,7 +425,7 @@ export class CodemuxHttpServer {
       case "metrics":
         only(ctx, "GET");
         this.#gateway.requireScope(ctx, METRICS_SCOPE, "Reading /metrics");
-        sendText(ctx.res, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+        sendText(ctx.res, this.metrics.render(this.#reader(ctx)), "text/plain; version=0.0.4; charset=utf-8");
         return;
       case "rest":
         if (!(await handleRest(this.#gateway, ctx, path))) throw notFound(path);
@@ -433,6 +437,7 @@ export class CodemuxHttpServer {
     throw notFound(path);
   }
 
+  /** Readiness with its detail, as the caller's policy shows it: a server it hides is not named, nor counted in the tools. */
   async #ready(ctx: RequestContext): Promise<void> {
     only(ctx, "GET");
     if (this.#draining) {
@@ -440,14 +445,33 @@ export class CodemuxHttpServer {
       return;
     }
     const ready = await this.#core.ready(0);
-    const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    const reader = this.#reader(ctx);
+    const servers = this.#core
+      .status()
+      .filter((s) => reader.knowsServer(s.name))
+      .map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
     sendJson(ctx.res, ready ? 200 : 503, {
       status: ready ? "ready" : "starting",
-      tools: this.#core.catalog.size,
+      tools: this.#core.services.access.catalog(reader.session).size,
       sessions: this.sessions.size,
       servers,
       ...sharedStateOf(this.options.scaleOut),
     });
+  }
+
+  /** Readiness for a caller without a token: the status code and the word, nothing about servers. */
+  async #probe(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== "GET") throw new HttpError("METHOD_NOT_ALLOWED", "Use GET on this path.", { headers: { allow: "GET" } });
+    if (this.#draining) return sendJson(res, 503, { status: "draining" });
+    const ready = await this.#core.ready(0);
+    sendJson(res, ready ? 200 : 503, { status: ready ? "ready" : "starting" });
+  }
+
+  /** The caller as status answers see it: which servers its policy lets it know of (see `Access.servers`). */
+  #reader(ctx: RequestContext): MetricsReader {
+    const session = this.#principalSession(ctx.identity);
+    const { access } = this.#core.services;
+    return { session, knowsServer: (server) => access.servers(session, [server]).length > 0 };
   }
 
   /** DNS-rebinding protection: the Host header must name this server (loopback names, the bound address, or an allowed host). */

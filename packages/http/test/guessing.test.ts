@@ -93,6 +93,8 @@ describe("failed bearer tokens, per client address", () => {
     });
     expect(signIn.status).toBe(429);
     expect(signIn.body).toContain("Too many failed sign-ins from 127.0.0.11");
+    // A probe without a token is not a guess: readiness still answers.
+    expect((await attacker(`${s.url}/readyz`)).status).toBe(200);
 
     const other = from("127.0.0.12");
     expect((await other(`${s.url}/v1/tools`, { headers: bearer(TOKENS.bob) })).status).toBe(200);
