@@ -144,6 +144,7 @@ export class CodemuxHttpServer {
       trustedProxies: this.options.trustedProxies,
       authTimeoutMs: this.options.authTimeoutMs,
       onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
+      onIdleClosed: () => this.metrics.counter("codemux_connections_idle_closed_total", "").inc(),
     });
     this.#server.on("connection", (socket: Socket) => this.#guard.accept(socket));
   }
@@ -317,6 +318,7 @@ export class CodemuxHttpServer {
       "codemux_connections_refused_total",
       "Connections refused past the limit per address, or closed unauthenticated at the deadline, by reason.",
     );
+    metrics.counter("codemux_connections_idle_closed_total", "Idle keep-alive connections closed to make room for a new one from their address.");
     metrics.counter("codemux_sessions_rejected_total", "Sessions refused at a limit, by limit (sessions, sessionsPerPrincipal).");
   }
 
@@ -363,17 +365,22 @@ export class CodemuxHttpServer {
     let mcpRoute = false;
     try {
       if (this.#closing) throw shuttingDown();
-      const client = this.#guard.clientOf(req);
-      const url = parseUrl(req.url);
-      const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+      const url = targetOf(req.url);
+      const path = url === undefined ? "" : url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
+      const healthz = path === "/healthz" || (path === "/health" && this.options.compatRoutes);
+      // Health probes are answered even past the address's connection limit: a busy client must not make its host look dead.
+      const admission = this.#guard.admit(req, healthz || route === "readyz");
+      res.once("close", () => this.#guard.done(req.socket));
+      if (admission.close) res.setHeader("connection", "close");
+      if (url === undefined) throw new HttpError("BAD_REQUEST", "The request target is not a valid path.");
       mcpRoute = route === "mcp" || route === "sse" || route === "messages";
       const stream = req.method === "GET" && (route === "mcp" || route === "sse");
       const entry: { mcp: boolean; ctx?: RequestContext } = { mcp: mcpRoute };
       if (!stream) this.#inFlight.set(res, entry);
       else if (this.#draining) throw new DrainingError("new streams");
       else this.#streams.add(res);
-      if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
+      if (healthz) {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
       }
@@ -391,7 +398,7 @@ export class CodemuxHttpServer {
       // The admin page signs its browsers in with a cookie of its own, not a bearer token.
       if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);
-      const auth = await this.#authenticate(req, { url, path, client });
+      const auth = await this.#authenticate(req, { url, path, client: admission.client });
       principal = auth.identity.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
@@ -539,11 +546,12 @@ function only(ctx: RequestContext, method: string): void {
   if (ctx.req.method !== method) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${method} on this path.`, { headers: { allow: method } });
 }
 
-function parseUrl(target: string | undefined): URL {
+/** The request target as a URL; undefined when it is not one. */
+function targetOf(target: string | undefined): URL | undefined {
   try {
     return new URL(target ?? "/", "http://codemux.invalid");
   } catch {
-    throw new HttpError("BAD_REQUEST", "The request target is not a valid path.");
+    return undefined;
   }
 }
 
