@@ -1,6 +1,5 @@
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKENS, bearer, serve, type RawResponse, type Served } from "./helpers";
+import { INIT, MCP_HEADERS, TOKENS, bearer, raw, serve, type RawResponse, type Served } from "./helpers";
 
 /**
  * Token guessing, from outside over real HTTP: wrong tokens on every route count against the client
@@ -8,28 +7,11 @@ import { TOKENS, bearer, serve, type RawResponse, type Served } from "./helpers"
  * next token (the right one too) is refused unchecked, while other addresses go on.
  */
 
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
 const HELD_BACK = /^Too many failed tokens from (\S+): wait (\d+) s, then retry with a current token\.$/;
 
-/** One request from a chosen loopback address (Linux routes all of 127/8 to this host). */
+/** Requests from a chosen loopback address (Linux routes all of 127/8 to this host). */
 function from(localAddress: string) {
-  return (url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> =>
-    new Promise((resolve, reject) => {
-      const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false, localAddress }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        res.on("error", reject);
-      });
-      req.on("error", reject);
-      req.end(options.body);
-    });
+  return (url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) => raw(url, { ...options, localAddress });
 }
 
 /** Each route that takes a bearer token, asked with the headers `token` gives for it (a token among them). */

@@ -2,15 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux } from "@codemux/server";
 import { CodemuxHttpServer, HttpError } from "../src/index";
-import { TOKENS, bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
-
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+import { INIT, MCP_HEADERS, TOKENS, bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
 
 /** Opens an MCP session as `token`'s principal; returns its id. */
 async function openSession(s: Served, token: string): Promise<string> {

@@ -5,15 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
-import { TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
-
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
+import { INIT, MCP_HEADERS, TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
 
 /** An initialize request as `token`'s principal: the new session's id, or the refusal. */
 async function initialize(s: Served, token: string): Promise<{ id: string | undefined; res: RawResponse }> {
