@@ -71,7 +71,11 @@ export interface HttpServeOptions {
   shutdownGraceMs?: number;
   /** Open connections at most; 1024 by default. */
   maxConnections?: number;
-  /** Open connections from one client address at most; 32 by default. */
+  /**
+   * Open connections from one client address at most; a quarter of `maxConnections` (256) by default, room for a team
+   * behind one NAT or proxy. At the limit the address's longest idle keep-alive connection is closed first, and health
+   * probes are never refused.
+   */
   maxConnectionsPerAddress?: number;
   /**
    * Reverse proxies (addresses or CIDR ranges, e.g. `127.0.0.1`, `10.0.0.0/8`) whose `X-Forwarded-For`
@@ -144,7 +148,6 @@ export const DEFAULTS = {
   eventStoreBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   maxConnections: 1024,
-  maxConnectionsPerAddress: 32,
   authTimeoutMs: 5_000,
   tokenFilePollMs: 2_000,
 } as const;
@@ -165,6 +168,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
   // The public URL's host is by definition one this server answers to (behind its proxy).
   const extraHosts = [...(options.allowedHosts ?? []), ...(publicUrl ? [new URL(publicUrl).hostname.replace(/^\[|\]$/g, "")] : [])].map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
+  const maxConnections = positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections);
   const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfKey(key), limits]));
   for (const [name, limits] of Object.entries(principalLimits)) {
     if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
@@ -197,8 +201,9 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     keepAliveMs: positive("keepAliveMs", options.keepAliveMs ?? DEFAULTS.keepAliveMs, 0),
     eventStoreBytes: positive("eventStoreBytes", options.eventStoreBytes ?? DEFAULTS.eventStoreBytes, 1024),
     shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 0),
-    maxConnections: positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections),
-    maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress),
+    maxConnections,
+    // A quarter, as for a principal's share: no one address takes every connection, and a team behind one NAT fits.
+    maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? principalShare(maxConnections)),
     trustedProxies: options.trustedProxies ?? [],
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
