@@ -117,6 +117,7 @@ export class CodemuxHttpServer {
           authRequired: () => this.#auth.required,
           identify: async (token) => (this.#auth.required ? this.#auth.identify(token, LOGIN_START_PATH, { oauth: true }) : { principal: ANONYMOUS_PRINCIPAL }),
           clientAddress: (req) => this.#guard.clientOf(req),
+          failures: this.#failures,
         })
       : undefined;
     if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);

@@ -3,7 +3,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody } from "../body";
 import { HttpError } from "../errors";
-import { SignInGuard } from "../ui/sign-in-guard";
+import type { FailureLimit } from "./failure-limit";
 import { escapeHtml, html } from "../ui/html";
 import type { Identity } from "./identity";
 
@@ -41,7 +41,8 @@ export interface LoginCallbackOptions {
   identify: (token: string) => Promise<Identity>;
   /** The client address of a request: wrong tokens at the start form are limited per address, as at the admin page's sign-in. */
   clientAddress: (req: IncomingMessage) => string;
-  now?: () => number;
+  /** The server's one budget of wrong tokens per client address (every route and the admin page's form share it). */
+  failures: FailureLimit;
 }
 
 /**
@@ -60,13 +61,11 @@ export class LoginCallbackRoute implements LoginCallbacks {
   readonly #pending = new Map<string, PendingLogin>();
   /** The state of each start link's login. */
   readonly #links = new Map<string, string>();
-  readonly #signIns: SignInGuard;
 
   constructor(options: LoginCallbackOptions) {
     this.#options = options;
     this.#origin = new URL(options.publicUrl).origin;
     this.redirectUrl = `${options.publicUrl}${LOGIN_CALLBACK_PATH}`;
-    this.#signIns = new SignInGuard(options.now);
   }
 
   /** Whether `path` is one of this route's. */
@@ -188,7 +187,7 @@ ${
       });
     const address = this.#options.clientAddress(req);
     // Checked before the token is read: while an address is held back, its guesses are not even tried.
-    const waitS = Math.ceil(this.#signIns.waitMs(address) / 1000);
+    const waitS = Math.ceil(this.#options.failures.waitMs(address) / 1000);
     if (waitS > 0) {
       res.setHeader("retry-after", String(waitS));
       return sendLoginPage(res, { status: 429, title: "Login refused", text: `Too many wrong tokens from ${address}: wait ${waitS} s, then try again.` });
@@ -203,7 +202,7 @@ ${
       identity = await this.#options.identify((form.get("token") ?? "").trim());
     } catch (error) {
       if (!HttpError.isInstance(error) || error.status !== 401) throw error;
-      this.#signIns.failed(address);
+      this.#options.failures.failed(address, form.get("token") ?? "");
       return this.#startPage(res, link, { status: 401, text: `That token is not valid here. Give the codemux token of ${login.principal}.` });
     }
     if (identity.principal !== login.principal)
