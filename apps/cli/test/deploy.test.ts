@@ -1,9 +1,9 @@
 // The deployment files as shipped: the compose file and the Kubernetes manifests against their schemas,
 // the Dockerfile's promises, and the nginx config checked by a real nginx (`nginx -t`) and run in front of
 // two HTTP servers to show its affinity rule and its streaming. No Docker daemon or cluster runs here.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { type Server, createServer } from "node:http";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -13,6 +13,8 @@ import { Service } from "kubernetes-models/v1/Service";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { runCli } from "./run-cli";
+import { serveCli } from "./serve-cli";
 
 const root = resolve(import.meta.dirname, "../../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -91,6 +93,47 @@ describe("Dockerfile", () => {
     expect(user).toBeDefined();
     expect(user).not.toMatch(/USER (root|0)\b/);
     expect(lastStage).toContain('ENTRYPOINT ["codemux"]');
+  });
+});
+
+describe("an instance started as compose starts it", () => {
+  const dir = mkdtempSync(join(tmpdir(), "codemux-compose-instance-"));
+  // Where it runs: the built-in filesystem server's root, not the home folder (which it refuses to serve).
+  const data = join(dir, "data");
+  mkdirSync(data);
+  const started: ChildProcess[] = [];
+  const secret = "compose-instance-token-0123456789";
+  afterAll(() => {
+    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const instance = (parse(read("compose.yaml"), { merge: true }) as { services: Record<string, ComposeService> }).services["codemux-a"];
+  // Its environment as written, but no Redis: the Host check does not need one.
+  const env = () => {
+    const { CODEMUX_STORE: _store, ...written } = instance?.environment ?? {};
+    return { ...written, PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, "home"), CODEMUX_TOKEN: `me:${secret}` };
+  };
+  const status = (url: string, host: string) =>
+    new Promise<number>((done, fail) => {
+      const req = request(`${url}/v1/tools`, { headers: { host, authorization: `Bearer ${secret}` } }, (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on("error", fail).end();
+    });
+
+  it("answers a request its peer forwards to its CODEMUX_INSTANCE_URL's host, with no --allowed-host, and still refuses another host", async () => {
+    const own = new URL(instance?.environment?.CODEMUX_INSTANCE_URL ?? "").host;
+    expect(own).toBe("codemux-a:3920");
+    const { url } = await serveCli(["serve", "--http", "127.0.0.1:0"], { cwd: data, env: env(), started });
+    expect(await status(url, own)).toBe(200);
+    expect(await status(url, "codemux-b:3920")).toBe(403);
+  });
+
+  it("refuses an instance URL that is not an http(s) URL, with a sentence", async () => {
+    const run = await runCli(["serve", "--http", "127.0.0.1:0", "--instance-url", "codemux-a:3920"], { cwd: data, env: env() });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('instanceUrl "codemux-a:3920" is not an http(s) URL; give the address the other instances reach this one at');
   });
 });
 

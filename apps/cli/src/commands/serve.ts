@@ -371,6 +371,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   });
   const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
+  const instanceUrl = options.instanceUrl ?? (process.env.CODEMUX_INSTANCE_URL?.trim() || undefined);
   let http: CodemuxHttpServer;
   try {
     http = new CodemuxHttpServer(core, {
@@ -379,6 +380,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       tokens,
       ...(options.tokenFile ? { tokenFile: options.tokenFile } : {}),
       ...auth,
+      ...(instanceUrl ? { instanceUrl } : {}),
       insecureNoAuth: options.insecureNoAuth ?? false,
       allowQueryToken: options.queryToken,
       stateless: options.stateless ?? false,
@@ -402,7 +404,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
-    shared.registry?.start(options.instanceUrl ?? process.env.CODEMUX_INSTANCE_URL ?? http.url);
+    shared.registry?.start(instanceUrl ?? http.url);
   } catch (error) {
     await core.close();
     await shared.close();
