@@ -1,37 +1,27 @@
-// The deployment files as shipped: the compose file and the Kubernetes manifests against their schemas,
-// the Dockerfile's promises, and the nginx config checked by a real nginx (`nginx -t`) and run in front of
-// two HTTP servers to show its affinity rule and its streaming. No Docker daemon or cluster runs here.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The deployment files as shipped: the compose file and the Kubernetes manifests against their schemas, the
+// Dockerfile's promises, an instance started as compose starts it, and the nginx config run by a real nginx in
+// front of two HTTP servers (its affinity rule, its fallback, its streaming). No Docker daemon or cluster runs here.
+import { haveProgram, localNginxConfig, startNginx, type Nginx } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type Server, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Ajv } from "ajv";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Service } from "kubernetes-models/v1/Service";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse, parseAllDocuments } from "yaml";
+import { composeFile, k8sManifest, readRepoFile as read } from "../../../scripts/lib/deploy-files.mjs";
 import { runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
-const root = resolve(import.meta.dirname, "../../..");
-const read = (path: string) => readFileSync(join(root, path), "utf8");
-const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
-if (!NGINX && process.env.CI === "true") throw new Error("nginx is missing: .ci/run installs it (apt-get install -y nginx).");
-if (!NGINX) console.warn("deploy.test: nginx is not installed, its checks are skipped (Debian: apt-get install -y nginx).");
-
-interface ComposeService {
-  command?: string[];
-  environment?: Record<string, string>;
-  volumes?: string[];
-}
+const haveNginx = haveProgram("nginx", "nginx");
+const { compose, instances: composeInstances } = composeFile();
+const k8s = k8sManifest();
 
 describe("compose.yaml", () => {
-  // Compose reads YAML merge keys (`<<: *codemux`), which YAML 1.2 leaves off unless asked.
-  const compose = parse(read("compose.yaml"), { merge: true }) as { services: Record<string, ComposeService> };
-
   it("is a valid Compose file (the compose-spec schema)", async () => {
     // It names draft 7 by its https address, which Ajv (draft 7 by default) knows by the http one.
     const { $schema: _, ...schema } = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/compose-spec/compose-spec.json"), "utf8"));
@@ -45,9 +35,9 @@ describe("compose.yaml", () => {
   });
 
   it("runs two instances with distinct ids on one Redis that persists every write, behind nginx", () => {
-    const { redis, nginx, ...rest } = compose.services;
+    const { redis, nginx } = compose.services;
     expect(redis?.command).toEqual(expect.arrayContaining(["--appendonly", "yes", "--appendfsync", "always"]));
-    const instances = Object.values(rest);
+    const instances = Object.values(composeInstances);
     expect(instances).toHaveLength(2);
     const ids = instances.map((s) => s.environment?.CODEMUX_INSTANCE_ID);
     expect(new Set(ids).size).toBe(2);
@@ -57,7 +47,7 @@ describe("compose.yaml", () => {
 });
 
 describe("deploy/k8s/codemux.yaml", () => {
-  const docs = parseAllDocuments(read("deploy/k8s/codemux.yaml")).map((d) => d.toJS() as { kind: string });
+  const docs = k8s.documents;
   const models = { Deployment, Service, Ingress } as const;
 
   it("holds a Deployment, a Service and an Ingress, each valid against the Kubernetes schema", () => {
@@ -107,7 +97,7 @@ describe("an instance started as compose starts it", () => {
     for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   });
-  const instance = (parse(read("compose.yaml"), { merge: true }) as { services: Record<string, ComposeService> }).services["codemux-a"];
+  const instance = composeInstances["codemux-a"];
   // Its environment as written, but no Redis: the Host check does not need one.
   const env = () => {
     const { CODEMUX_STORE: _store, ...written } = instance?.environment ?? {};
@@ -137,11 +127,9 @@ describe("an instance started as compose starts it", () => {
   });
 });
 
-describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
-  const dir = mkdtempSync(join(tmpdir(), "codemux-nginx-"));
-  const backends: Server[] = [];
-  let nginx: ReturnType<typeof spawn> | undefined;
-  let base = "";
+describe.skipIf(!haveNginx)("deploy/nginx/codemux.conf with a real nginx", () => {
+  const backends = new Map<string, Server>();
+  let nginx: Nginx | undefined;
 
   /** An HTTP server answering with its name; /stream writes one line, then waits for /release before ending. */
   async function backend(name: string): Promise<number> {
@@ -157,58 +145,32 @@ describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
       if (req.url === "/release") release();
       res.end(name);
     });
-    backends.push(server);
+    backends.set(name, server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     return (server.address() as AddressInfo).port;
   }
 
-  async function freePort(): Promise<number> {
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise((r) => probe.close(r));
-    return port;
-  }
-
-  /** The shipped file with the compose service names pointed at this machine's ports: nothing else changes. */
-  function configFor(a: number, b: number, port: number): string {
-    const shipped = read("deploy/nginx/codemux.conf");
-    const local = shipped
-      .replaceAll("codemux-a:3920", `127.0.0.1:${a}`)
-      .replaceAll("codemux-b:3920", `127.0.0.1:${b}`)
-      .replace("listen 8080;", `listen 127.0.0.1:${port};`);
-    const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `${t}_temp_path ${dir}/${t};`).join("\n");
-    return `daemon off;\npid ${dir}/nginx.pid;\nerror_log stderr warn;\nevents {}\nhttp {\naccess_log off;\n${temp}\n${local}\n}\n`;
+  async function stop(server: Server | undefined): Promise<void> {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
   }
 
   beforeAll(async () => {
-    const [a, b, port] = [await backend("a"), await backend("b"), await freePort()];
-    writeFileSync(join(dir, "nginx.conf"), configFor(a, b, port));
-    const check = spawnSync(NGINX as string, ["-t", "-p", dir, "-c", join(dir, "nginx.conf")], { encoding: "utf8" });
-    expect(check.status, check.stderr).toBe(0);
-    nginx = spawn(NGINX as string, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: ["ignore", "ignore", "pipe"] });
-    base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 100; i++) {
-      if (
-        await fetch(base).then(
-          () => true,
-          () => false,
-        )
-      )
-        return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error("nginx did not start");
+    const [a, b] = [await backend("a"), await backend("b")];
+    // The compose service names pointed at this machine's ports: nothing else in the file changes.
+    const addresses = { "codemux-a:3920": `127.0.0.1:${a}`, "codemux-b:3920": `127.0.0.1:${b}` };
+    nginx = await startNginx((port) => localNginxConfig(read("deploy/nginx/codemux.conf"), { addresses, port }));
   });
 
   afterAll(async () => {
-    nginx?.kill("SIGQUIT");
-    for (const server of backends) server.closeAllConnections();
-    await Promise.all(backends.map((s) => new Promise((r) => s.close(r))));
-    rmSync(dir, { recursive: true, force: true });
+    await nginx?.stop();
+    await Promise.all([...backends.values()].map(stop));
   });
 
-  const name = async (init?: RequestInit, path = "/mcp") => (await fetch(base + path, init)).text();
+  const name = async (init?: RequestInit, path = "/mcp") => {
+    const response = await fetch(`${nginx?.url}${path}`, init);
+    return `${response.status === 200 ? "" : `${response.status} `}${await response.text()}`;
+  };
 
   it("sends a request back to the instance its Mcp-Session-Id names", async () => {
     for (let i = 0; i < 4; i++) {
@@ -231,11 +193,21 @@ describe.skipIf(!NGINX)("deploy/nginx/codemux.conf with a real nginx", () => {
   });
 
   it("passes a stream's first event through before the stream ends (no buffering)", async () => {
-    const response = await fetch(`${base}/stream`, { headers: { "mcp-session-id": "a.1" } });
+    const response = await fetch(`${nginx?.url}/stream`, { headers: { "mcp-session-id": "a.1" } });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toBe("data: a\n\n");
     await name({ headers: { "mcp-session-id": "a.1" } }, "/release");
     await reader.cancel();
+  });
+
+  // Last: it stops instance a. A live instance answers for the dead one's sessions (codemux says they are gone: scripts/test/deploy.test.mjs).
+  it("sends the requests of a dead instance's sessions, posts included, to a live one instead of answering 502", async () => {
+    await stop(backends.get("a"));
+    for (let i = 0; i < 4; i++) {
+      expect(await name({ method: "POST", headers: { "mcp-session-id": "a.77e1d2" }, body: "{}" })).toBe("b");
+      expect(await name({ method: "POST", body: "{}" }, "/messages?sessionId=a.77e1d2")).toBe("b");
+      expect(await name({ headers: { "mcp-session-id": "b.0f3c9a" } })).toBe("b");
+    }
   });
 });
