@@ -1,4 +1,16 @@
 export declare function readRepoFile(path: string): string;
+export interface ImageStage {
+  copies: string[];
+  runs: string[];
+  user: string | undefined;
+  entrypoint: string[] | undefined;
+  cmd: string[] | undefined;
+  healthcheck: string[] | undefined;
+}
+/** The Dockerfile's last stage (the image): its instructions (continued lines joined), the JSON forms parsed. */
+export declare function imageStage(text?: string): ImageStage;
+/** Where the image script puts codemux's folders, as paths in the image: `data` (where codemux runs) and `home` (CODEMUX_HOME). */
+export declare function imageFolders(text?: string): { data: string; home: string };
 export interface ComposeService {
   image?: string;
   command?: string[];

@@ -1,8 +1,10 @@
 // The deployment files as shipped: the compose file and the Kubernetes manifests against their schemas, the
-// Dockerfile's promises, an instance started as compose starts it, and the nginx config run by a real nginx in
-// front of two HTTP servers (its affinity rule, its fallback, its streaming). No Docker daemon or cluster runs here.
+// flags, variables and paths they give codemux against what its --help says it accepts, the Dockerfile's
+// promises, an instance started as compose starts it, and the nginx config run by a real nginx in front of two
+// HTTP servers (its affinity rule, its fallback, its streaming). No Docker daemon or cluster runs here; the
+// image's steps run in scripts/test/deploy.test.mjs (pnpm test:packs).
 import { haveProgram, localNginxConfig, startNginx, type Nginx } from "@codemux/test-servers";
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type Server, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,8 +15,8 @@ import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Service } from "kubernetes-models/v1/Service";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { composeFile, k8sManifest, readRepoFile as read } from "../../../scripts/lib/deploy-files.mjs";
-import { runCli } from "./run-cli";
+import { composeFile, imageFolders, imageStage, k8sManifest, readRepoFile as read } from "../../../scripts/lib/deploy-files.mjs";
+import { cli, runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
 const haveNginx = haveProgram("nginx", "nginx");
@@ -73,16 +75,105 @@ describe("deploy/k8s/codemux.yaml", () => {
 });
 
 describe("Dockerfile", () => {
-  const lines = read("Dockerfile").split("\n");
-  const lastStage = lines.slice(lines.findLastIndex((l) => l.startsWith("FROM ")));
+  const stage = imageStage();
 
-  it("installs the packed CLI and runs it as a non-root user", () => {
-    expect(lines.some((l) => l.includes("pnpm pack"))).toBe(true);
-    expect(lastStage.some((l) => /npm install --global .*codemux-\*\.tgz/.test(l))).toBe(true);
-    const user = lastStage.find((l) => l.startsWith("USER "));
-    expect(user).toBeDefined();
-    expect(user).not.toMatch(/USER (root|0)\b/);
-    expect(lastStage).toContain('ENTRYPOINT ["codemux"]');
+  it("installs the packed CLI with the image script and starts codemux through it, as a user that is not root", () => {
+    expect(read("Dockerfile")).toContain("pnpm pack");
+    expect(stage.copies).toContain("deploy/image/codemux-image.sh /usr/local/bin/codemux-image");
+    expect(stage.runs.some((run) => run.startsWith(`codemux-image install /tmp/pack/codemux-*.tgz ${stage.user}:${stage.user} `))).toBe(true);
+    expect(stage.user).toBe("node");
+    expect(stage.entrypoint).toEqual(["codemux-image", "start"]);
+  });
+});
+
+describe("the deployment files give codemux only flags, variables and paths its --help names", () => {
+  let help = "";
+  let serveHelp = "";
+  const home = mkdtempSync(join(tmpdir(), "codemux-help-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const helpOf = (args: string[]) =>
+    execFileSync(process.execPath, [cli, ...args, "--help"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: home } });
+
+  beforeAll(() => {
+    help = helpOf([]);
+    serveHelp = helpOf(["serve"]);
+  });
+
+  const stage = imageStage();
+  const container = k8s.container;
+  // Each place that starts codemux, with what it gives it: its arguments, its environment, the probes that ask it.
+  const runs = () => [
+    { where: "Dockerfile CMD", args: stage.cmd ?? [], env: [] as string[] },
+    ...Object.entries(composeInstances).map(([name, service]) => ({
+      where: `compose.yaml ${name}`,
+      args: service.command ?? [],
+      env: Object.keys(service.environment ?? {}),
+    })),
+    { where: "deploy/k8s/codemux.yaml", args: container?.args ?? [], env: (container?.env ?? []).map((e) => e.name) },
+  ];
+  const portOf = (args: string[]) => Number(/:(\d+)$/.exec(args[args.indexOf("--http") + 1] ?? "")?.[1]);
+
+  it("every flag is one that --help lists for the command it is given to", () => {
+    const commands = [...help.slice(help.indexOf("\nCommands:")).matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1]);
+    const flags = new Set([...`${help}\n${serveHelp}`.matchAll(/^ {2}(?:-\w, )?(--[a-z][a-z-]*)/gm)].map((m) => m[1]));
+    expect(flags).toContain("--trusted-proxy");
+    for (const { where, args } of runs()) {
+      expect(commands, where).toContain(args[0]);
+      expect(args[0], `${where}: the checks below know serve's flags`).toBe("serve");
+      for (const arg of args.filter((a) => a.startsWith("--"))) expect(flags, `${where}: ${arg}`).toContain(arg.split("=")[0]);
+    }
+  });
+
+  it("every variable is one that --help names, or one the same file's values refer to", () => {
+    const variables = new Set([...`${help}\n${serveHelp}`.matchAll(/\b(CODEMUX_[A-Z_]+)\b/g)].map((m) => m[1]));
+    expect(variables).toContain("CODEMUX_INSTANCE_URL");
+    const referred = new Set((container?.env ?? []).flatMap((e) => [...(e.value ?? "").matchAll(/\$\((\w+)\)/g)].map((m) => m[1])));
+    const script = read("deploy/image/codemux-image.sh");
+    const exported = [...script.matchAll(/^\s*export (\w+)$/gm)].map((m) => m[1] as string);
+    expect(exported).toEqual(["CODEMUX_HOME"]);
+    for (const { where, env } of [...runs(), { where: "deploy/image/codemux-image.sh", env: exported }])
+      for (const name of env) expect(variables.has(name) || referred.has(name), `${where}: ${name}`).toBe(true);
+  });
+
+  it("the image's folders are the ones the Kubernetes pod mounts, and CODEMUX_HOME is its home folder", () => {
+    const folders = imageFolders();
+    expect(folders).toEqual({ data: "/data", home: "/home/node/.codemux" });
+    expect((container?.volumeMounts ?? []).map((m) => m.mountPath).sort()).toEqual([folders.data, folders.home].sort());
+    expect(help).toContain("CODEMUX_HOME");
+    expect(read("deploy/image/codemux-image.sh")).toMatch(/^\s*CODEMUX_HOME="\$\{CODEMUX_HOME:-\$home\}"$/m);
+  });
+
+  it("every probe asks a route --help names, on the port codemux listens on", () => {
+    const routes = new Set([...serveHelp.matchAll(/(\/[a-z]+)\b/g)].map((m) => m[1]));
+    const url = (command: string[] | undefined) => new URL(/fetch\('([^']+)'\)/.exec(command?.join(" ") ?? "")?.[1] ?? "");
+    const containerPort = (port: string | number | undefined) => container?.ports?.find((p) => p.name === port || p.containerPort === port)?.containerPort;
+    const probes = [
+      { where: "Dockerfile HEALTHCHECK", path: url(stage.healthcheck).pathname, port: Number(url(stage.healthcheck).port), listens: portOf(stage.cmd ?? []) },
+      ...Object.entries(composeInstances).map(([name, service]) => ({
+        where: `compose.yaml ${name} healthcheck`,
+        path: url(service.healthcheck?.test).pathname,
+        port: Number(url(service.healthcheck?.test).port),
+        listens: portOf(service.command ?? []),
+      })),
+      ...(["readinessProbe", "livenessProbe"] as const).map((probe) => ({
+        where: `deploy/k8s/codemux.yaml ${probe}`,
+        path: container?.[probe]?.httpGet?.path,
+        port: containerPort(container?.[probe]?.httpGet?.port),
+        listens: portOf(container?.args ?? []),
+      })),
+    ];
+    expect(probes.map((p) => p.path)).toEqual(["/healthz", "/readyz", "/readyz", "/readyz", "/healthz"]);
+    for (const { where, path, port, listens } of probes) {
+      expect(routes, where).toContain(path);
+      expect(port, where).toBe(listens);
+    }
+  });
+
+  it("leaves a drain its time: the grace period before SIGKILL is longer than --drain-ms's default", () => {
+    const drainMs = Number(/--drain-ms <ms>[\s\S]*?\(default (\d+)/.exec(serveHelp)?.[1]);
+    expect(drainMs).toBeGreaterThan(0);
+    expect((k8s.pod?.terminationGracePeriodSeconds ?? 30) * 1000).toBeGreaterThan(drainMs);
+    for (const service of Object.values(composeInstances)) expect(Number.parseInt(service.stop_grace_period ?? "10s", 10) * 1000).toBeGreaterThan(drainMs);
   });
 });
 

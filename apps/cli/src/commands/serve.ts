@@ -49,8 +49,8 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
   codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"
 
 Over HTTP (one server for many clients; see packages/http/README.md):
-  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics,
-                                                        and the admin page at /ui (sign in with a token that has the admin scope)
+  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz and /readyz (probes),
+                                                        /metrics, and the admin page at /ui (sign in with a token that has the admin scope)
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
   codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
