@@ -31,6 +31,8 @@ export interface HttpServeOptions {
   publicUrl?: string;
   /** Accept OAuth 2.1 access tokens (JWTs) of this authorization server beside the static tokens; needs `publicUrl`. */
   oauth?: OAuthOptions;
+  /** The URL the other instances reach this one at (`http://codemux-a:3920`): its host is accepted like the public URL's. */
+  instanceUrl?: string;
   /** Serve a non-loopback address without tokens (an authenticating proxy in front). */
   insecureNoAuth?: boolean;
   /** Accept `?apikey=TOKEN` (seed 002's clients); true by default. Headers are preferred. */
@@ -165,8 +167,9 @@ function positive(name: string, value: number, min = 1): number {
 export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
   const host = options.host ?? DEFAULT_HOST;
   const publicUrl = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
-  // The public URL's host is by definition one this server answers to (behind its proxy).
-  const extraHosts = [...(options.allowedHosts ?? []), ...(publicUrl ? [new URL(publicUrl).hostname.replace(/^\[|\]$/g, "")] : [])].map((h) => h.toLowerCase());
+  // The public URL's host and the instance URL's are by definition ones this server answers to (behind its proxy, from its peers).
+  const ownUrls = [publicUrl, options.instanceUrl === undefined ? undefined : resolveInstanceUrl(options.instanceUrl)].filter((u) => u !== undefined);
+  const extraHosts = [...(options.allowedHosts ?? []), ...ownUrls.map((u) => new URL(u).hostname.replace(/^\[|\]$/g, ""))].map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
   const maxConnections = positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections);
   const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfKey(key), limits]));
@@ -227,6 +230,14 @@ function resolvePublicUrl(text: string): string {
       `publicUrl "${text.slice(0, 100)}" must be an http(s) origin (scheme, host and port) without a path, query or credentials, e.g. https://codemux.example.com.`,
     );
   return url.href.replace(/\/+$/, "");
+}
+
+/** The instance URL as given, once it is an http(s) URL. */
+function resolveInstanceUrl(text: string): string {
+  if (URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)) return text;
+  throw new RangeError(
+    `instanceUrl "${text.slice(0, 100)}" is not an http(s) URL; give the address the other instances reach this one at, e.g. http://codemux-a:3920.`,
+  );
 }
 
 function resolveOAuth(oauth: OAuthOptions, publicUrl: string | undefined): OAuthOptions & { audience: string[] } {

@@ -49,8 +49,8 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
   codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"
 
 Over HTTP (one server for many clients; see packages/http/README.md):
-  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics,
-                                                        and the admin page at /ui (sign in with a token that has the admin scope)
+  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz and /readyz (probes),
+                                                        /metrics, and the admin page at /ui (sign in with a token that has the admin scope)
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
   codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
@@ -373,6 +373,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   });
   const file = context.inline.length > 0 ? undefined : configFile;
   const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
+  const instanceUrl = options.instanceUrl ?? (process.env.CODEMUX_INSTANCE_URL?.trim() || undefined);
   let http: CodemuxHttpServer;
   try {
     http = new CodemuxHttpServer(core, {
@@ -381,6 +382,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       tokens,
       ...(options.tokenFile ? { tokenFile: options.tokenFile } : {}),
       ...auth,
+      ...(instanceUrl ? { instanceUrl } : {}),
       insecureNoAuth: options.insecureNoAuth ?? false,
       allowQueryToken: options.queryToken,
       stateless: options.stateless ?? false,
@@ -404,7 +406,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
-    shared.registry?.start(options.instanceUrl ?? process.env.CODEMUX_INSTANCE_URL ?? http.url);
+    shared.registry?.start(instanceUrl ?? http.url);
   } catch (error) {
     await core.close();
     await shared.close();
