@@ -2,6 +2,7 @@ export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_M
 export type { ChainInput, ChainOptions } from "./chain";
 export { loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
+export type { PluginChanges, PreparedPlugins, RecordRedactor } from "./plugin-set";
 export { CannotWrapError, HooksError, PinFileError, PluginConfigError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
 export type { HooksErrorCode } from "./errors";
 export { PluginHost } from "./host";

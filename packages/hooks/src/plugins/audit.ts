@@ -16,8 +16,8 @@ export interface AuditOptions {
   files?: number;
   /** Write the arguments (secrets masked) as well as their digest; default false. */
   includeArguments?: boolean;
-  /** Masks secrets in arguments and error messages; the redact plugin's when it is on, else the built-in patterns. */
-  redactor?: Redactor;
+  /** Masks secrets in arguments and error messages; the built-in patterns by default (codemux gives the redact plugin's while it is on). */
+  redactor?: Pick<Redactor, "text" | "value">;
 }
 
 /** One line of the audit log. */
