@@ -435,12 +435,15 @@ export class CodemuxHttpServer {
     }
     const ready = await this.#core.ready(0);
     const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    const refused = this.options.reloadRefused();
     sendJson(ctx.res, ready ? 200 : 503, {
       status: ready ? "ready" : "starting",
       tools: this.#core.catalog.size,
       sessions: this.sessions.size,
       servers,
       ...sharedStateOf(this.options.scaleOut),
+      // Serving the last good config is no reason to be unready; the operator still learns the file was not applied.
+      ...(refused ? { config: `not reloaded: ${refused}` } : {}),
     });
   }
 
