@@ -1,4 +1,4 @@
-import type { Logger, RateBuckets, RecordTable, SharedLists, Store } from "@codemux/core";
+import { redactingLogger, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
@@ -99,7 +99,9 @@ export async function startCore(
 }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
-  const logger = stderrLogger(level, options.omitLog);
+  // codemux's own lines quote servers (their stderr, log lines, errors): masked by the redact plugin's patterns once it loads.
+  let masking: LoadedPlugins | undefined;
+  const logger = redactingLogger(stderrLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({
@@ -125,6 +127,7 @@ export async function startCore(
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
     ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
   });
+  masking = plugins;
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
