@@ -44,7 +44,7 @@ describe("codemux serve --http applies plugin changes in its config file while s
     const edit = async (msg: string, plugins: unknown, policies?: unknown) => {
       const before = logs(msg).length;
       await write(plugins, policies);
-      await until(() => logs(msg).length > before, `"${msg}" logged`);
+      await until(() => logs(msg).length > before);
       return logs(msg).at(-1) as Record<string, unknown>;
     };
 
@@ -62,7 +62,7 @@ describe("codemux serve --http applies plugin changes in its config file while s
       // Adding pin pins, removing guard stops guarding: from the next call, without a restart.
       expect(await edit("config reloaded", { pin: {} })).toMatchObject({ plugins: "pin on, guard off" });
       expect(await echo()).toBe("hi");
-      await until(() => existsSync(join(home, "pins.json")) && readFileSync(join(home, "pins.json"), "utf8").includes("m__echo"), "the catalog pinned");
+      await until(() => existsSync(join(home, "pins.json")) && readFileSync(join(home, "pins.json"), "utf8").includes("m__echo"));
       expect(await page("approvals")).not.toContain("the pin plugin is off");
 
       // A bad plugin option refuses the whole edit, and says what to write.

@@ -67,7 +67,7 @@ describe("reloading the plugins section while serving", () => {
     expect(await reload({ guard: { deny: ["s__echo"] }, pin: {} })).toEqual({ added: ["guard", "pin"], removed: [], changed: [] });
     expect(await echo("b")).toContain("denied by the guard plugin");
     // pin records what the catalog lists at once, as when it starts with codemux.
-    await until(async () => Object.keys((await readPinFile(join(dir, "pins.json"))).tools).includes("s__structured"), "the catalog pinned");
+    await until(async () => Object.keys((await readPinFile(join(dir, "pins.json"))).tools).includes("s__structured"));
     expect(await reload({ pin: {} })).toEqual({ added: [], removed: ["guard"], changed: [] });
     expect(await echo("c")).toBe("c");
     expect(loaded.plugins.map((p) => p.name)).toEqual(["pin"]);
@@ -78,13 +78,13 @@ describe("reloading the plugins section while serving", () => {
     gate.__tag = { entered: [], closed: [], release: new Promise((resolve) => (release = resolve)) };
     const { echo, reload } = await serve({ tagger: { module: "./tag.mjs", options: { tag: "one" } } });
     const held = echo("hold");
-    await until(() => gate.__tag.entered.includes("one"), "the call under way");
+    await until(() => gate.__tag.entered.includes("one"));
     expect(await reload({ tagger: { module: "./tag.mjs", options: { tag: "two" } } })).toEqual({ added: [], removed: [], changed: ["tagger"] });
     expect(await echo("next")).toBe("next\ntwo");
     expect(gate.__tag.closed).toEqual([]);
     release();
     expect(await held).toBe("hold\none");
-    await until(() => gate.__tag.closed.includes("one"), "the replaced plugin closed");
+    await until(() => gate.__tag.closed.includes("one"));
     expect(gate.__tag.closed).toEqual(["one"]);
   });
 
