@@ -7,7 +7,7 @@ import { z } from "zod";
 import { canonicalJson } from "./canonical";
 import { defaultDataDir, type PluginHost } from "./host";
 import { middlewareOf, type PluginMiddleware } from "./middleware";
-import { PluginSet, type PluginChanges, type PluginSpec, type PreparedPlugins, type RecordRedactor } from "./plugin-set";
+import { PluginSet, type PluginChanges, type PluginSpec, type PreparedPlugins } from "./plugin-set";
 import { auditPlugin } from "./plugins/audit";
 import { cachePlugin } from "./plugins/cache";
 import { guardPlugin } from "./plugins/guard";
@@ -17,7 +17,7 @@ import { redactPlugin } from "./plugins/redact";
 import { memoryPlugin } from "./plugins/memory";
 import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
-import type { Redactor } from "./redactor";
+import type { RecordRedactor, Redactor } from "./redactor";
 import type { Observability, Plugin, PluginInitContext, ResultKeeper } from "./types";
 
 const ms = z

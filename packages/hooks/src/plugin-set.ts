@@ -3,7 +3,7 @@ import { PluginConfigError } from "./errors";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { GenerationSource, PluginGeneration } from "./middleware";
 import type { SeenTool } from "./plugins/pin";
-import { Redactor } from "./redactor";
+import { Redactor, type RecordRedactor } from "./redactor";
 import type { Observability, Plugin } from "./types";
 
 /** One entry of the `plugins` section, checked: how to make its plugin, and what a reload compares to keep the running one. */
@@ -14,9 +14,6 @@ export interface PluginSpec {
   key: string;
   make(): Promise<Plugin>;
 }
-
-/** What masks the records codemux keeps of calls (audit lines, the jobs journal). */
-export type RecordRedactor = Pick<Redactor, "text" | "value">;
 
 /** The plugins a reload turned on, off, or gave other options, by their names in the `plugins` section. */
 export interface PluginChanges {

@@ -31,6 +31,9 @@ interface Span {
   name: string;
 }
 
+/** What masks the records codemux keeps of calls (audit lines, the jobs journal): a `Redactor`, or one that picks it at each call. */
+export type RecordRedactor = Pick<Redactor, "text" | "value">;
+
 /** Masks secrets in text and in JSON values, within a scan bound. */
 export class Redactor {
   readonly patterns: readonly SecretPattern[];
