@@ -115,7 +115,9 @@ describe("the redact plugin on every path downstream text takes to a client or t
         `resource ${MASKED}`,
         `resource ${MASKED}`,
       ]);
-      // A server that failed: its stderr, in /readyz and the admin page.
+      // A server that failed: its stderr, in a call's error, a search's, /readyz and the admin page.
+      expect(await call("broken__echo", { text: "x" })).toContain(`fatal: bad key ${MASKED}`);
+      expect(textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo", server: "broken" } }))).toContain(`fatal: bad key ${MASKED}`);
       const readiness = JSON.stringify(await (await fetch(`${url}/readyz`, { headers })).json());
       expect(readiness).toContain(`fatal: bad key ${MASKED}`);
       // Background jobs: their progress lines and errors, in the journal.

@@ -22,7 +22,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CatalogCache } from "./catalog-cache";
 import { DEFAULT_DISCOVERY_WAIT_MS, DEFAULT_LARGE_RESULT_BYTES, DEFAULT_RESULT_TTL_MS, DEFAULT_STARTUP_WAIT_MS } from "./defaults";
-import { maskedRelay, maskedStatus } from "./downstream-mask";
+import { maskedPoolView, maskedRelay, maskedStatus } from "./downstream-mask";
 import { BadRequestError } from "./errors";
 import type { TaskStoreFactory } from "./jobs";
 import { McpFeatures } from "./mcp-features";
@@ -317,7 +317,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       access: this.access,
       mask: this.mask,
       readiness: this.readiness,
-      pool: this.pool,
+      // Why a server is down, as meta-tools answer it, is masked as `status()` is.
+      pool: maskedPoolView(this),
       pipeline: this.pipeline,
       namespace,
       snippets: this.#snippets,

@@ -43,3 +43,16 @@ export function maskedStatus(status: ServerStatus, mask: SecretMask): ServerStat
     stderrTail: status.stderrTail.map((line) => mask.text(line)),
   };
 }
+
+/** The servers as meta-tools see them: their names, and their status as `status()` gives it (masked). */
+export function maskedPoolView(core: { readonly pool: { readonly names: string[] }; status(): ServerStatus[] }): {
+  readonly names: string[];
+  status(): ServerStatus[];
+} {
+  return {
+    get names() {
+      return core.pool.names;
+    },
+    status: () => core.status(),
+  };
+}

@@ -115,7 +115,7 @@ export class ToolCallPipeline {
       const denied = this.#deniedReason(split.server, split.tool);
       if (denied) throw new ToolNotFoundError(split.server, split.tool, denied, { denied: true });
       const down = unavailable(this.#pool, split.server);
-      if (down) throw new ServerUnavailableError(down.server, down.reason, { cause: error });
+      if (down) throw new ServerUnavailableError(down.server, this.#mask?.text(down.reason) ?? down.reason, { cause: error });
       throw error;
     }
   }
