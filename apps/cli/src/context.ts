@@ -1,5 +1,5 @@
-import type { Logger, RateBuckets, RecordTable, SharedLists, Store } from "@codemux/core";
-import { markSelf, parseJsonc } from "@codemux/pool";
+import { redactingLogger, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
+import { markSelf, parseJsonc, type PoolConfig } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
@@ -31,6 +31,7 @@ import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
+import { configReloader, type ConfigReload } from "./reload";
 import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
@@ -87,10 +88,22 @@ export async function startCore(
   command: Command,
   context: RunContext,
   options: StartOptions,
-): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; ui: UiSources; jobs?: JobManager; begin: () => void }> {
+): Promise<{
+  core: Codemux;
+  logger: Logger;
+  level: LogLevel;
+  http: HttpSettings;
+  ui: UiSources;
+  jobs?: JobManager;
+  begin: () => void;
+  /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
+  reloader: { reload(config: PoolConfig): Promise<ConfigReload> };
+}> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
-  const logger = stderrLogger(level, options.omitLog);
+  // codemux's own lines quote servers (their stderr, log lines, errors): masked by the redact plugin's patterns once it loads.
+  let masking: LoadedPlugins | undefined;
+  const logger = redactingLogger(stderrLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({
@@ -108,6 +121,8 @@ export async function startCore(
   const retention = configFile ? retentionOf(raw, configFile) : undefined;
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,
+    // Serving from a file: loaded even without a plugins section, so that an edit can turn plugins on.
+    reloadable: options.serving === true,
     logger,
     retention,
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
@@ -116,6 +131,7 @@ export async function startCore(
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
     ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
   });
+  masking = plugins;
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
@@ -124,8 +140,8 @@ export async function startCore(
         ...(options.deferStart ? { openLater: true } : {}),
         logger,
         retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
-        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
-        redactor: plugins?.redactor ?? new Redactor(),
+        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.
+        redactor: plugins?.records ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
@@ -159,6 +175,8 @@ export async function startCore(
       ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
       : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
+    ...(plugins ? { mask: plugins.mask } : {}),
     ...policiesOption(raw, configFile),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
@@ -196,12 +214,14 @@ export async function startCore(
     void jobs?.recover().catch(() => undefined);
   };
   if (!options.deferStart) begin();
-  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin };
+  const reloader = configReloader(core, plugins, () => readRawConfig(configFile));
+  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
 export async function pluginsOf({
   config,
+  reloadable,
   logger,
   retention,
   keep,
@@ -211,6 +231,8 @@ export async function pluginsOf({
   sharedLists,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
+  /** Load them even without a plugins section (an edit may add one while serving). */
+  reloadable?: boolean;
   logger: Logger;
   retention: Retention | undefined;
   keep?: ResultKeeper["keep"];
@@ -219,7 +241,7 @@ export async function pluginsOf({
   pinRecords?: RecordTable;
   sharedLists?: SharedLists;
 }): Promise<LoadedPlugins | undefined> {
-  if (config?.raw.plugins === undefined) return undefined;
+  if (config === undefined || (config.raw.plugins === undefined && !reloadable)) return undefined;
   return loadPlugins({
     config: config.raw,
     configFile: config.file,

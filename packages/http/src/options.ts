@@ -90,6 +90,8 @@ export interface HttpServeOptions {
   log?: LogSink;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
+  /** Why the config file's last edit was refused (the last good config keeps serving), until an edit applies: shown in /readyz and on the admin page. */
+  reloadRefused?: () => string | undefined;
   /** What the admin page at /ui shows beside the core's own state: the pin plugin's quarantine, the background jobs. */
   ui?: UiSources;
   /** One of several instances behind a load balancer, sharing state: instance-scoped session ids, forwarding, the state's health. */
@@ -136,6 +138,7 @@ export interface ResolvedOptions {
   authTimeoutMs: number;
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
+  reloadRefused: () => string | undefined;
   ui: UiSources;
   scaleOut: ScaleOut | undefined;
 }
@@ -211,6 +214,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
     reload: options.reload,
+    reloadRefused: options.reloadRefused ?? (() => undefined),
     ui: options.ui ?? {},
     scaleOut: options.scaleOut,
   };

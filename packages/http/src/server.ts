@@ -466,12 +466,15 @@ export class CodemuxHttpServer {
       .status()
       .filter((s) => reader.knowsServer(s.name))
       .map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    const refused = this.options.reloadRefused();
     sendJson(ctx.res, ready ? 200 : 503, {
       status: ready ? "ready" : "starting",
       tools: this.#core.services.access.catalog(reader.session).size,
       sessions: this.sessions.size,
       servers,
       ...sharedStateOf(this.options.scaleOut),
+      // Serving the last good config is no reason to be unready; the operator still learns the file was not applied.
+      ...(refused ? { config: `not reloaded: ${refused}` } : {}),
     });
   }
 

@@ -1,4 +1,4 @@
-import { type CallOrigin, type Logger, SEPARATOR, type SessionInfo, splitQualifiedName } from "@codemux/core";
+import { type CallOrigin, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -15,6 +15,7 @@ import {
 import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
+import { maskedError } from "./downstream-mask";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
@@ -49,6 +50,8 @@ export interface McpFeaturesOptions {
   results: ResultStore;
   largeResultBytes: number;
   logger: Logger;
+  /** Masks what servers send here (prompts, completions, log lines, list descriptions, their errors); resource reads pass the pipeline's middleware instead. */
+  mask: SecretMask;
 }
 
 /** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
@@ -198,7 +201,7 @@ export class McpFeatures {
     server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { server: owner, name } = this.#promptOwner(request.params.name, session);
       const client = await this.#client(owner, session);
-      return client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal });
+      return this.#masked(client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal }));
     });
     server.setRequestHandler("completion/complete", async (request, ctx) => this.complete(request.params, { session, signal: ctx.mcpReq.signal }));
     server.setRequestHandler("logging/setLevel", async (request) => {
@@ -247,13 +250,13 @@ export class McpFeatures {
     const out: Resource[] = [];
     for (const { server, items, own, needsLogin } of listed) {
       if (needsLogin !== undefined)
-        out.push({ uri: `${COLLISION_SCHEME}${server}/`, name: `${server}: log in to see its resources`, description: `[${server}] ${needsLogin}` });
+        out.push({ uri: `${COLLISION_SCHEME}${server}/`, name: `${server}: log in to see its resources`, description: this.#described(server, needsLogin) });
       // Names are made over every shared server, so that a URI means the same resource to every session.
       const seen = own || this.#sees(session, server);
       for (const resource of items) {
         const shown = own || (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
         if (!own) this.#uris.set(shown, { server, uri: resource.uri });
-        if (seen) out.push({ ...resource, uri: shown, description: `[${server}] ${resource.description ?? ""}`.trim() });
+        if (seen) out.push({ ...resource, uri: shown, description: this.#described(server, resource.description) });
       }
     }
     return out;
@@ -261,7 +264,7 @@ export class McpFeatures {
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
     const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
-    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
+    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: this.#described(server, t.description) })));
   }
 
   /**
@@ -287,9 +290,14 @@ export class McpFeatures {
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
     const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, { session });
     return listed.flatMap(({ server, items, needsLogin }) => [
-      ...(needsLogin === undefined ? [] : [{ name: `${server}${SEPARATOR}log_in`, description: `[${server}] ${needsLogin}` }]),
-      ...items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
+      ...(needsLogin === undefined ? [] : [{ name: `${server}${SEPARATOR}log_in`, description: this.#described(server, needsLogin) }]),
+      ...items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: this.#described(server, p.description) })),
     ]);
+  }
+
+  /** A listed item's description as clients see it: its server named, secrets masked. */
+  #described(server: string, description: string | undefined): string {
+    return `[${server}] ${this.#deps.mask.text(description ?? "")}`.trim();
   }
 
   /** Argument completion, forwarded to the owner of the prompt or resource (an isolated server's: the session's own instance). */
@@ -300,10 +308,20 @@ export class McpFeatures {
     const options = signal ? { signal } : undefined;
     if (params.ref.type === "ref/prompt") {
       const { server, name } = this.#promptOwner(params.ref.name, session);
-      return (await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options);
+      return this.#masked((await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options));
     }
     const owner = await this.#owner(params.ref.uri, session);
-    return (await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options);
+    return this.#masked((await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options));
+  }
+
+  /** A server's answer, or its error, masked on its way to the client. */
+  async #masked<T>(answer: Promise<T>): Promise<T> {
+    const { mask } = this.#deps;
+    try {
+      return mask.value(await answer);
+    } catch (error) {
+      throw maskedError(error, mask);
+    }
   }
 
   /**
@@ -331,7 +349,7 @@ export class McpFeatures {
           return { server, items: await list(client), ...own };
         } catch (error) {
           if (perPrincipal.has(server) && AuthRequiredError.isInstance(error)) return { server, items: [], ...own, needsLogin: error.message };
-          this.#deps.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
+          this.#deps.logger.warn(`[${server}] could not list ${capability}: ${this.#deps.mask.text((error as Error).message)}`);
           return { server, items: [], ...own };
         }
       }),
@@ -433,7 +451,9 @@ export class McpFeatures {
     return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own };
   }
 
-  #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {
+  #relayLogMessage(server: string, raw: Record<string, unknown>, owner?: InstanceOwner): void {
+    // Masked before it goes anywhere: to a client, or to codemux's own log (a file when it runs in the background).
+    const params = this.#deps.mask.value(raw);
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
     const attributed = this.#deps.relay.attribute(server, owner);

@@ -229,7 +229,7 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core, begin } = await startCore(command, context, {
+      const { core, begin, reloader } = await startCore(command, context, {
         defaultLevel: "info",
         serving: true,
         // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
@@ -238,7 +238,7 @@ export function registerServe(program: Command, context: RunContext): void {
         ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
       const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
-      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
+      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(core.logger) }) : undefined;
       if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
@@ -355,6 +355,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     http: settings,
     ui,
     jobs,
+    reloader,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -372,7 +373,21 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     else core.logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
   });
   const file = context.inline.length > 0 ? undefined : configFile;
-  const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
+  // Why the file's last edit was refused, until one applies: /readyz and the admin page say it, as the log does.
+  let refused: string | undefined;
+  const noteReload = (result: { ok: true } | { ok: false; error: string }) => (refused = result.ok ? undefined : result.error);
+  const reloadFromFile = file
+    ? async () => {
+        try {
+          const summary = await reloader.reload(await loadConfigFile(file));
+          noteReload({ ok: true });
+          return summary;
+        } catch (error) {
+          noteReload({ ok: false, error: (error as Error).message });
+          throw error;
+        }
+      }
+    : undefined;
   const instanceUrl = options.instanceUrl ?? (process.env.CODEMUX_INSTANCE_URL?.trim() || undefined);
   let http: CodemuxHttpServer;
   try {
@@ -401,7 +416,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
-      ...(reloadFromFile ? { reload: reloadFromFile } : {}),
+      ...(reloadFromFile ? { reload: reloadFromFile, reloadRefused: () => refused } : {}),
       ui,
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
@@ -444,7 +459,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
 
   const watching = (options.watch ?? true) && file !== undefined;
-  const watcher = watching ? watchConfig({ file, core, log: http.options.log }) : undefined;
+  const watcher = watching ? watchConfig({ file, core: reloader, log: http.options.log, onResult: noteReload }) : undefined;
   const names = http.tokenNames;
   const notes = [
     `${names.length} token${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : auth.oauth ? "" : ", no auth"}`,

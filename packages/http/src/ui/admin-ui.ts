@@ -62,6 +62,8 @@ export interface AdminUiOptions {
   oauthIssuer: string | undefined;
   /** Which instance the pages show: `host:port (pid N)`. */
   instance: () => string;
+  /** Why the config file's last edit was refused, shown on every page until an edit applies. */
+  reloadRefused?: () => string | undefined;
   /** Marks the socket as authenticated, as an API request with a good token does (else it is closed at the auth deadline). */
   authenticated: (socket: Socket) => void;
   /** `Secure` on the cookie: the page is reached over HTTPS. */
@@ -91,7 +93,7 @@ export class AdminUi {
   constructor(options: AdminUiOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.activity = new ActivityLog(this.#now);
+    this.activity = new ActivityLog(this.#now, options.core.mask);
     this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
     options.core.pipeline.use(this.activity.middleware());
   }
@@ -310,7 +312,15 @@ export class AdminUi {
   }
 
   #page(session: UiSession | undefined, view: PageView): SafeHtml {
-    return page({ instance: this.#options.instance(), session }, view);
+    const refused = this.#options.reloadRefused?.();
+    return page(
+      {
+        instance: this.#options.instance(),
+        session,
+        ...(refused ? { notice: `The config file's last edit was not applied, and the last good config keeps serving: ${refused}` } : {}),
+      },
+      view,
+    );
   }
 
   #cookie(value: string, maxAgeS: number): string {

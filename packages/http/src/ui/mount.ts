@@ -34,6 +34,7 @@ export function mountAdminUi(deps: {
     oauthIssuer: options.oauth?.issuer,
     // Several instances behind one name each show their own state: the page says whose.
     instance: () => `${hostname()}:${deps.port()} (pid ${process.pid})`,
+    reloadRefused: options.reloadRefused,
     authenticated: deps.authenticated,
     clientAddress: deps.clientAddress,
     failures: deps.failures,
