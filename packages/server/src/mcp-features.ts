@@ -436,7 +436,7 @@ export class McpFeatures {
   #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
-    const attributed = this.#deps.relay.attribute(server, owner);
+    const attributed = this.#deps.relay.attribute(server, { owner });
     const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
     if (!mcp || !("session" in attributed)) {
       keepInOwnLog(this.#deps.logger, { level, source: logger, data: params.data });
