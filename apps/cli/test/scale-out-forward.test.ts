@@ -84,6 +84,26 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("on Redis, request
     await expect(onB.client.callTool(retry)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("ended or expired") });
   }, 60_000);
 
+  it("a prompt and a resource read parked on a, retried through b, get their answers from a", async () => {
+    const [onA, onB] = [await on(a.url, ALICE), await on(b.url, ALICE)];
+    const prompt = { name: "ask__ask", arguments: { message: "Prompt through b?" } };
+    const asked = (await onA.client.getPrompt(prompt, { allowInputRequired: true })) as Asked;
+    expect(asked.resultType).toBe("input_required");
+    const promptRetry = { ...prompt, inputResponses: accept(Object.keys(asked.inputRequests ?? {})[0] as string, "from b"), requestState: asked.requestState };
+    const answered = await onB.client.getPrompt(promptRetry as never);
+    expect(JSON.parse((answered.messages[0]?.content as { text: string }).text)).toEqual({ action: "accept", content: { answer: "from b" } });
+    const read = { uri: "asking://ask/Read%20through%20b%3F" };
+    const readAsked = (await onA.client.readResource(read, { allowInputRequired: true })) as Asked;
+    expect(readAsked.resultType).toBe("input_required");
+    const readRetry = {
+      ...read,
+      inputResponses: accept(Object.keys(readAsked.inputRequests ?? {})[0] as string, "read from b"),
+      requestState: readAsked.requestState,
+    };
+    const contents = (await onB.client.readResource(readRetry as never)).contents as Array<{ text?: string }>;
+    expect(JSON.parse(contents[0]?.text ?? "")).toEqual({ action: "accept", content: { answer: "read from b" } });
+  }, 60_000);
+
   it("a retried call that works on after its answer longer than a 2025 request may take to start answering still gets its result", async () => {
     const [onA, onB] = [await on(a.url, ALICE), await on(b.url, ALICE)];
     const { retry } = await park(onA, { message: "Slow after?", thenMs: 11_000 }, "worth the wait");

@@ -6,6 +6,8 @@ import type { ScaleOut } from "./scale-out";
 
 /** The 2026-07-28 methods that name a task, whose questions and live call only its instance holds. */
 const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
+/** The 2026-07-28 methods whose retry may name a request parked on a 2025 server's question. */
+const PARKING_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 /** The owner answers a 2026-07-28 request whole, once its call ends: as long as a retried call may run (the client's close ends it sooner). */
 const ANSWER_WITHIN_MS = 15 * 60_000;
 /** Longer than any task id codemux makes; a longer one is not looked up (the owner refuses it the same way). */
@@ -37,7 +39,7 @@ export async function forwardToOwner(
 async function ownerOf(principal: string, body: unknown, scaleOut: ScaleOut): Promise<string | undefined> {
   const { method, params } = (body ?? {}) as { method?: unknown; params?: { requestState?: unknown; taskId?: unknown } };
   if (typeof params !== "object" || params === null) return undefined;
-  if (method === "tools/call") return parkInstanceOf(params.requestState);
+  if (typeof method === "string" && PARKING_METHODS.has(method)) return parkInstanceOf(params.requestState);
   if (typeof method !== "string" || !TASK_METHODS.has(method) || !scaleOut.taskOwner) return undefined;
   const { taskId } = params;
   if (typeof taskId !== "string" || taskId.length > MAX_TASK_ID_CHARS) return undefined;

@@ -195,7 +195,7 @@ describe("the relay: a question or log line reaches only the principal whose cal
       "scheduled after the answer",
     );
     await holding;
-    // The server has asked before, so it gets one call at a time: alice's call waited for bob's, and her question comes after both.
+    // Alice's call did not wait for bob's (principals never wait for each other): her question came while his call, which hers overlapped, was in flight.
     let late: Array<{ message: string; answer?: unknown; error?: string }> = [];
     await expect.poll(async () => (late = JSON.parse(textOf(await call(alice, "ask__late")))).length).toBe(2);
     expect(late.map((q) => q.message)).toEqual(["alice's late question", "alice's question after her answer"]);

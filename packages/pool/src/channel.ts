@@ -13,13 +13,10 @@ export interface DownstreamNotification {
   params?: Record<string, unknown>;
 }
 
-/** One `tools/call` as a channel sends it: the connection has already chosen the timeout. */
-export interface ChannelCall {
-  name: string;
-  arguments: Record<string, unknown>;
-  /** Time without an answer or a progress notification before the call ends with RequestTimeout. */
+/** What every request a channel sends for a caller carries: the connection has already chosen the timeout. */
+interface ChannelSend {
+  /** Time without an answer (or, for a tool call, a progress notification) before the request ends with RequestTimeout. */
   timeoutMs: number;
-  onprogress?: ((progress: Progress) => void) | undefined;
   signal?: AbortSignal | undefined;
   /** The calling client's capabilities, sent to a 2026-era server in the request's `_meta` (never to a 2025 one). */
   clientCapabilities?: ClientCapabilities | undefined;
@@ -28,6 +25,30 @@ export interface ChannelCall {
    * as the result (never fulfilled by the channel), and a retry carries the round's answers and state.
    */
   inputRequired?: InputRound | undefined;
+  /** Who the request is made for: a server request that comes on its own stream is relayed as this caller's (`RelayContext.caller`). */
+  caller?: CallerSession | undefined;
+}
+
+/** One `tools/call` as a channel sends it. */
+export interface ChannelCall extends ChannelSend {
+  name: string;
+  arguments: Record<string, unknown>;
+  onprogress?: ((progress: Progress) => void) | undefined;
+}
+
+/** One request beyond tools that a caller makes of a server: `prompts/get`, `resources/read` or `completion/complete`. */
+export interface DownstreamRequest {
+  method: "prompts/get" | "resources/read" | "completion/complete";
+  params: Record<string, unknown>;
+}
+
+/** A request beyond tools as a channel sends it. */
+export interface ChannelRequest extends ChannelSend, DownstreamRequest {}
+
+/** Who makes a call, as the pool needs it to pick an isolated server's instance. */
+export interface CallerSession {
+  id: string;
+  principal: string;
 }
 
 /**
@@ -46,6 +67,8 @@ export interface DownstreamChannel {
   /** The SDK client under the channel, for what no channel method carries yet: resources, prompts, completions (`ServerPool.client()`). */
   readonly client: DownstreamClient;
   callTool(call: ChannelCall): Promise<ToolResult>;
+  /** One request of `call.method`; a 2026 server's `input_required` comes back as the result when the caller answers it (`inputRequired`). */
+  request(call: ChannelRequest): Promise<Record<string, unknown>>;
   /** Every page of `tools/list`; none when the server declares no tools. */
   listTools(timeoutMs: number): Promise<Tool[]>;
   close(): Promise<void>;

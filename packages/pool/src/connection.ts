@@ -5,7 +5,15 @@ import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
 import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
 import { callError, isConnectionClosed, isStaleVerdict } from "./call-errors";
-import { callLaneEnabled, type ChannelCall, type DownstreamChannel, type DownstreamClient, type DownstreamNotification } from "./channel";
+import {
+  callLaneEnabled,
+  type CallerSession,
+  type ChannelCall,
+  type DownstreamChannel,
+  type DownstreamClient,
+  type DownstreamNotification,
+  type DownstreamRequest,
+} from "./channel";
 import type { ServerSpec } from "./config/types";
 import {
   DEFAULT_BACKOFF,
@@ -97,17 +105,16 @@ export interface CallOptions {
   inputRequired?: InputRound;
 }
 
-/** Who makes a call, as the pool needs it to pick an isolated server's instance. */
-export interface CallerSession {
-  id: string;
-  principal: string;
-}
-
-/** What the relay is told with a server's request besides the request: its signal, and whose instance sent it. */
+/** What the relay is told with a server's request besides the request: its signal, whose instance sent it, and for whose request. */
 export interface RelayContext {
   signal: AbortSignal;
   /** Set when an isolated server's instance sent the request. */
   owner?: InstanceOwner | undefined;
+  /**
+   * Set when the server said which request it asks about: it came on the stream of a request made for
+   * this caller (the `CallOptions.session` given with it), or during a 2026 server's task of that caller's call.
+   */
+  caller?: CallerSession | undefined;
 }
 
 /** Whose instance of an isolated server a connection is: a principal's, or (with `session`) one client session's. */
@@ -342,6 +349,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       signal: options.signal,
       clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
       inputRequired: options.inputRequired,
+      caller: options.session,
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);
@@ -382,6 +390,28 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           throw new CallCancelledError(this.name, request.name, { cause: reason });
         });
       }
+    } finally {
+      this.#callEnded();
+    }
+  }
+
+  /**
+   * One request other than a tool call (`prompts/get`, `resources/read`, `completion/complete`), made for
+   * `options.session` (connecting now if the server is down); no retries. Rejects with what the SDK raises.
+   */
+  async request(request: DownstreamRequest, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    const channel = await this.#ensureChannel();
+    this.#inFlight++;
+    clearTimeout(this.#idleTimer);
+    try {
+      return await channel.request({
+        ...request,
+        timeoutMs: options.timeoutMs ?? this.spec.callTimeoutMs,
+        signal: options.signal,
+        clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
+        inputRequired: options.inputRequired,
+        caller: options.session,
+      });
     } finally {
       this.#callEnded();
     }
@@ -522,7 +552,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       capabilities: relay?.capabilities ?? {},
       // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
       probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
-      ...(relay ? { onrequest: (request, signal) => relay.handle(this.name, request, { signal, owner: this.options.owner }) } : {}),
+      // Over Streamable HTTP a server's question comes on the stream of the request it is about (see stream-requests.ts).
+      readsStreams: this.spec.transport.type === "http",
+      ...(relay ? { onrequest: (request, signal, caller) => relay.handle(this.name, request, { signal, owner: this.options.owner, caller }) } : {}),
       onnotification: (notification) => {
         if (current()) this.emit("notification", notification);
       },
@@ -554,6 +586,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             logger: this.#logger,
             ...(this.options.env ? { env: this.options.env } : {}),
             ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
+            streams: sdk,
           });
           transport = made;
           this.#pendingTransport = made;

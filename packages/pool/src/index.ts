@@ -37,9 +37,8 @@ export type {
   ToolFilter,
   TransportSpec,
 } from "./config/types";
-export type { DownstreamClient, DownstreamNotification } from "./channel";
+export type { CallerSession, DownstreamClient, DownstreamNotification, DownstreamRequest } from "./channel";
 export type {
-  CallerSession,
   CallOptions,
   ConnectionOptions,
   InstanceOwner,
@@ -52,6 +51,7 @@ export type {
   ServerStatus,
 } from "./connection";
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEPTH_VARIABLE } from "./defaults";
+export type { RequestId, StreamRequests } from "./stream-requests";
 export {
   CallCancelledError,
   CallTimeoutError,

@@ -5,10 +5,10 @@ import { AuthRequiredError } from "./auth/auth-required";
 import type { LoginCallbacks } from "./auth/login-callbacks";
 import { PrincipalLogins } from "./auth/principal-logins";
 import { principalAuthDirectory } from "./auth/store";
-import type { DownstreamClient, DownstreamNotification } from "./channel";
+import type { CallerSession, DownstreamClient, DownstreamNotification, DownstreamRequest } from "./channel";
 import { oauthSettingsOf } from "./config/oauth-settings";
 import type { ServerSpec, TransportSpec } from "./config/types";
-import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner } from "./connection";
+import { ServerConnection, type CallOptions, type ConnectionOptions, type InstanceOwner } from "./connection";
 import { DEFAULT_IDLE_STOP_MS, DEFAULT_MAX_INSTANCES } from "./defaults";
 import { InstanceLimitError } from "./errors";
 
@@ -94,6 +94,11 @@ export class InstanceSet {
   /** Calls a tool on `session`'s instance. */
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions & { session: CallerSession }): Promise<ToolResult> {
     return this.#withLogin(options.session, this.for(options.session).callTool(tool, args, options));
+  }
+
+  /** A request other than a tool call on `session`'s instance. */
+  request(request: DownstreamRequest, options: CallOptions & { session: CallerSession }): Promise<Record<string, unknown>> {
+    return this.#withLogin(options.session, this.for(options.session).request(request, options));
   }
 
   /** `session`'s instance's SDK client (resources, prompts, completions), connecting it now. */

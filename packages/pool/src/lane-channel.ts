@@ -10,7 +10,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { ToolResult } from "@codemux/core";
-import type { ChannelCall, DownstreamChannel } from "./channel";
+import type { ChannelCall, ChannelRequest, DownstreamChannel } from "./channel";
 import type { ChannelClient, SdkChannel } from "./sdk-channel";
 
 /** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
@@ -119,6 +119,10 @@ export class LaneChannel implements DownstreamChannel {
 
   listTools(timeoutMs: number): Promise<Tool[]> {
     return this.#sdk.listTools(timeoutMs);
+  }
+
+  request(call: ChannelRequest): Promise<Record<string, unknown>> {
+    return this.#sdk.request(call);
   }
 
   close(): Promise<void> {

@@ -3,8 +3,8 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { LoginCallbacks } from "./auth/login-callbacks";
-import type { DownstreamClient, DownstreamNotification } from "./channel";
-import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
+import type { CallerSession, DownstreamClient, DownstreamNotification, DownstreamRequest } from "./channel";
+import { ServerConnection, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
 import { NoSessionError, ServerNotFoundError } from "./errors";
 import { InstanceSet } from "./instances";
 
@@ -183,6 +183,21 @@ export class ServerPool extends EventEmitter<PoolEvents> {
       const instances = this.#instances.get(server);
       if (session === undefined && instances?.spec.credentials === "per-principal") throw new NoSessionError(server);
       return instances && session ? instances.client(session) : connection.ensureReady();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * One request other than a tool call (`prompts/get`, `resources/read`, `completion/complete`), made for
+   * `options.session` (an isolated server's: on that session's own instance). A question the server sends on
+   * its stream is relayed as that caller's; with `options.inputRequired`, a 2026 server's `input_required` is the answer.
+   */
+  request(server: string, request: DownstreamRequest, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    try {
+      const connection = this.connection(server);
+      const instances = options.session === undefined ? undefined : this.#instances.get(server);
+      return instances ? instances.request(request, options as CallOptions & { session: CallerSession }) : connection.request(request, options);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -12,9 +12,10 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
-import type { ChannelCall, DownstreamChannel, DownstreamNotification } from "./channel";
+import type { CallerSession, ChannelCall, ChannelRequest, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
 import { DownstreamTasks } from "./downstream-task";
+import type { RequestId, StreamRequests } from "./stream-requests";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
 const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
@@ -25,11 +26,14 @@ export interface ServerRequest {
   params?: Record<string, unknown>;
 }
 
+/** Answers a server's request; `caller` is set when the server said whose request it asks about. */
+export type ServerRequestHandler = (request: ServerRequest, signal: AbortSignal, caller?: CallerSession) => Promise<Record<string, unknown>>;
+
 export interface SdkChannelOptions {
   clientInfo: Implementation;
   /** Declared to the server; the sampling, elicitation and roots among them are answered by `onrequest`. */
   capabilities: ClientCapabilities;
-  onrequest?: (request: ServerRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
+  onrequest?: ServerRequestHandler;
   /** Logging messages, resource and prompt changes. */
   onnotification: (notification: DownstreamNotification) => void;
   ontoolschanged: () => void;
@@ -37,6 +41,8 @@ export interface SdkChannelOptions {
   onclose: () => void;
   /** How long the `server/discover` probe waits before taking a silent stdio server for a 2025 one. */
   probeTimeoutMs?: number;
+  /** Its transport reads the streams of its POSTs for server requests (Streamable HTTP): only then is a request's caller kept. */
+  readsStreams?: boolean;
 }
 
 const PASSED_ON: NotificationMethod[] = [
@@ -46,6 +52,8 @@ const PASSED_ON: NotificationMethod[] = [
   "notifications/prompts/list_changed",
 ];
 const noProgress = () => undefined;
+/** Server requests whose stream is known but that were not handled yet, at most (a server that never has them handled cannot grow the map). */
+const MAX_CARRIED = 1_000;
 /** An `input_required` answer as a tool result (empty content), so that nothing on the way back trips over it. */
 const withContent = (result: ToolResult): ToolResult => (result.resultType === "input_required" ? { ...result, content: [] } : result);
 
@@ -97,12 +105,24 @@ export class ChannelClient extends Client {
   }
 }
 
-/** The SDK client as a channel: every request on the SDK's own path. Made before the transport, so that a close can reach a connection still starting. */
-export class SdkChannel implements DownstreamChannel {
+/**
+ * The SDK client as a channel: every request on the SDK's own path. Made before the transport, so that a
+ * close can reach a connection still starting. It is the `StreamRequests` of its transport: a server's
+ * request that came on the stream of a request sent for a caller is handled as that caller's.
+ */
+export class SdkChannel implements DownstreamChannel, StreamRequests {
   readonly client: ChannelClient;
   readonly #tasks = new DownstreamTasks();
   readonly #declared: ClientCapabilities;
   readonly #onrequest: SdkChannelOptions["onrequest"];
+  /** The caller of each request in flight that was sent for one, by its JSON-RPC id. */
+  readonly #callers = new Map<RequestId, CallerSession>();
+  /** Each server request not handled yet -> the id of the request whose stream carried it. */
+  readonly #carriedBy = new Map<RequestId, RequestId>();
+  /** Set while a request is sent for a caller (the SDK sends synchronously): the transport's send records its id. */
+  #sendingFor: CallerSession | undefined;
+  #sentId: RequestId | undefined;
+  readonly #readsStreams: boolean;
 
   constructor(options: SdkChannelOptions) {
     // The relay's capabilities (core's open type) are plain JSON, as the SDK's narrower type wants.
@@ -119,8 +139,10 @@ export class SdkChannel implements DownstreamChannel {
     const { onrequest, capabilities } = options;
     this.#declared = capabilities;
     this.#onrequest = onrequest;
+    this.#readsStreams = options.readsStreams === true;
     if (onrequest) {
-      const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) => onrequest(request, ctx.mcpReq.signal);
+      const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal; id: RequestId } }) =>
+        onrequest(request, ctx.mcpReq.signal, this.#callerOf(ctx.mcpReq.id));
       if (capabilities.sampling) client.setRequestHandler("sampling/createMessage", forward as never);
       if (capabilities.elicitation) client.setRequestHandler("elicitation/create", forward as never);
       if (capabilities.roots) client.setRequestHandler("roots/list", forward as never);
@@ -134,6 +156,14 @@ export class SdkChannel implements DownstreamChannel {
   /** Connects, probing the server's era unless `prior` (a remembered verdict) says it. */
   async connect(transport: Transport, timeoutMs: number, prior?: PriorDiscovery): Promise<void> {
     await this.client.connect(transport, { timeout: timeoutMs, ...(prior ? { prior } : {}) });
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      if (this.#sendingFor !== undefined && "method" in message && "id" in message) {
+        this.#callers.set(message.id, this.#sendingFor);
+        this.#sentId = message.id;
+      }
+      return send(message, options);
+    };
     // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
     if (this.client.getProtocolEra() === "modern") this.#tasks.watch(transport);
   }
@@ -168,23 +198,78 @@ export class SdkChannel implements DownstreamChannel {
     const caps = modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } } : {};
     // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
     const round = modern && call.inputRequired ? call.inputRequired : undefined;
-    const answer = this.client.request(
-      { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps, ...round } },
-      {
-        ...(round ? { allowInputRequired: true } : {}),
-        timeout: call.timeoutMs,
-        // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
-        onprogress: call.onprogress ?? noProgress,
-        resetTimeoutOnProgress: true,
-        ...(call.signal ? { signal: call.signal } : {}),
-      },
+    const answer = this.#sentFor(call.caller, () =>
+      this.client.request(
+        { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps, ...round } },
+        {
+          ...(round ? { allowInputRequired: true } : {}),
+          timeout: call.timeoutMs,
+          // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
+          onprogress: call.onprogress ?? noProgress,
+          resetTimeoutOnProgress: true,
+          ...(call.signal ? { signal: call.signal } : {}),
+        },
+      ),
     ) as Promise<ToolResult>;
     if (!modern) return answer;
     return answer.then((result) => {
       const task = this.#tasks.taskOf(result);
       if (!task) return round ? withContent(result) : result;
-      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask: this.#onrequest });
+      // The task is this call's: its questions are the caller's.
+      const onrequest = this.#onrequest;
+      const ask = onrequest && ((request: ServerRequest, signal: AbortSignal) => onrequest(request, signal, call.caller));
+      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask });
     });
+  }
+
+  request(call: ChannelRequest): Promise<Record<string, unknown>> {
+    const modern = this.client.getProtocolEra() === "modern";
+    const meta = modern ? { _meta: { ...(call.params._meta as object), [CLIENT_CAPABILITIES_KEY]: call.clientCapabilities ?? this.#declared } } : {};
+    // As for a tool call: the caller answers a 2026 server's input_required itself, to the client whose request it is.
+    const round = modern && call.inputRequired ? call.inputRequired : undefined;
+    return this.#sentFor(call.caller, () =>
+      this.client.request({ method: call.method, params: { ...call.params, ...meta, ...round } } as never, {
+        ...(round ? { allowInputRequired: true } : {}),
+        timeout: call.timeoutMs,
+        ...(call.signal ? { signal: call.signal } : {}),
+      }),
+    ) as Promise<Record<string, unknown>>;
+  }
+
+  /** Whether the streams of this connection's POSTs are read for server requests: a 2026-era server sends none. */
+  watching(): boolean {
+    return this.#readsStreams && this.#onrequest !== undefined && this.client.getProtocolEra() !== "modern";
+  }
+
+  carried(request: RequestId, carrier: RequestId): void {
+    if (!this.#callers.has(carrier)) return;
+    if (this.#carriedBy.size >= MAX_CARRIED) this.#carriedBy.delete(this.#carriedBy.keys().next().value as RequestId);
+    this.#carriedBy.set(request, carrier);
+  }
+
+  /** Sends a request for `caller` (`send` writes it synchronously, as the SDK does): its id is kept until it settles. */
+  #sentFor<T>(caller: CallerSession | undefined, send: () => Promise<T>): Promise<T> {
+    if (caller === undefined || !this.watching()) return send();
+    this.#sendingFor = caller;
+    let answer: Promise<T>;
+    try {
+      answer = send();
+    } finally {
+      this.#sendingFor = undefined;
+    }
+    const id = this.#sentId;
+    this.#sentId = undefined;
+    // Nothing recorded (the SDK sent it later): its server's requests are relayed as ones that name no request.
+    if (id === undefined) return answer;
+    return answer.finally(() => this.#callers.delete(id));
+  }
+
+  /** The caller whose request's stream carried the server request `id`, when it is still in flight. */
+  #callerOf(id: RequestId): CallerSession | undefined {
+    const carrier = this.#carriedBy.get(id);
+    if (carrier === undefined) return undefined;
+    this.#carriedBy.delete(id);
+    return this.#callers.get(carrier);
   }
 
   listTtlMs: number | undefined;

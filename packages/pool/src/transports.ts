@@ -3,6 +3,7 @@ import type { HttpTransportSpec, TlsSettings, TransportContext, TransportSpec } 
 import type { TlsMaterial } from "./node-fetch";
 import { oauthSettingsOf } from "./config/oauth-settings";
 import { proxyFor } from "./proxy";
+import { watchingStreams } from "./stream-requests";
 import { isLoopback, maskUrl, redactSecrets } from "@codemux/core";
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -22,7 +23,10 @@ export const createTransport: TransportFactory = async (spec, context) => {
   const fetch = await fetchFor(spec, context);
   const authProvider = await authProviderFor(spec, context);
   const auth = authProvider ? { authProvider } : {};
-  if (spec.type === "http") return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch, ...auth });
+  if (spec.type === "http") {
+    const watched = context.streams ? watchingStreams(fetch, context.streams) : fetch;
+    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: watched, ...auth });
+  }
   return new SSEClientTransport(new URL(spec.url), {
     requestInit: { headers: spec.headers },
     fetch,

@@ -50,10 +50,11 @@ export const MAX_VALIDATED_STRING_CHARS = 1024 * 1024;
 export const MAX_ARGUMENT_DEPTH = 64;
 export const MAX_ARGUMENT_VALUES = 100_000;
 /**
- * How long after a principal's call on a server ends a request or log line from that server may still be
- * about it: while this lasts, another principal's call in flight there is not taken as its cause.
+ * How long after a principal's call on a server ends a question or log line from that server that names
+ * no request may still be about it: while this lasts, another principal's call there is not taken as its
+ * cause. Short, since it is how long one principal's call can get another's question refused.
  */
-export const LATE_REQUEST_WINDOW_MS = 60_000;
+export const LATE_REQUEST_WINDOW_MS = 2_000;
 
 /** Rounds of questions one call to a 2026-era server may ask before codemux gives up on it (the SDK server's own bound). */
 export const MAX_INPUT_ROUNDS = 8;

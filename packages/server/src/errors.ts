@@ -1,5 +1,8 @@
 import { CodemuxError, type InputRequiredResult } from "@codemux/core";
 
+/** What a 2026 server's `input_required` answer carries, to any request that may ask (a tool call's, a prompt's, a resource read's). */
+export type InputRequiredAnswer = Pick<InputRequiredResult, "inputRequests" | "requestState">;
+
 export type ServerErrorCode =
   | "UNKNOWN_SERVER"
   | "BAD_REQUEST"
@@ -117,7 +120,7 @@ export class InputRequiredError extends ServerError {
 
   constructor(
     readonly tool: string,
-    readonly result: InputRequiredResult,
+    readonly result: InputRequiredAnswer,
   ) {
     const methods = [...new Set(Object.values(result.inputRequests ?? {}).map((request) => String(request.method).slice(0, 40)))].join(", ") || "its state";
     super(

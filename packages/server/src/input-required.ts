@@ -1,19 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  isInputRequired,
-  type CallContext,
-  type InputRequest,
-  type InputResume,
-  type InputRound,
-  type ListRootsResult,
-  type RequestContext,
-  type SecretMask,
-  type SessionInfo,
-  type ToolResult,
-} from "@codemux/core";
+import type { CallOrigin, InputRequest, InputResume, InputRound, ListRootsResult, RequestContext, SecretMask, SessionInfo, ToolResult } from "@codemux/core";
 import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { MAX_INPUT_ROUNDS } from "./defaults";
-import { InputNotAskedError, InputRequiredError, InvalidRequestStateError } from "./errors";
+import { InputNotAskedError, InputRequiredError, InvalidRequestStateError, type InputRequiredAnswer } from "./errors";
 import type { RequestStates, StateClaims } from "./signed-state";
 
 export interface InputRoundsOptions {
@@ -25,12 +14,26 @@ export interface InputRoundsOptions {
   mask?: SecretMask;
 }
 
+/** A request whose questions InputRounds answers: what was called on which server, for whom, within what (a CallContext is one). */
+export interface AskingRequest {
+  /** `qualifiedName` names what was called in errors (`server__tool`, `server__resources/read`, `server__prompt`). */
+  readonly entry: { readonly qualifiedName: string; readonly server: string };
+  readonly session: SessionInfo;
+  readonly origin: CallOrigin;
+  readonly signal: AbortSignal | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
+/** Whether an answer is a 2026 server's `input_required` (questions to answer before a retry), of any request. */
+const asksInput = (result: Record<string, unknown>): boolean => result.resultType === "input_required";
+
 /**
  * Answers a 2026-era server's `input_required` in the call's own session, never through the SDK's
  * handlers (which know no call): a legacy client is asked each question (elicitation, sampling) on its
  * session and the call is retried with the answers and the server's state, at most MAX_INPUT_ROUNDS
  * rounds within the call's timeout. A 2026-07-28 client is not asked: the question goes back up as an
- * InputRequiredError (its own call answers `input_required`; a snippet may catch it).
+ * InputRequiredError (its own call answers `input_required`; a snippet may catch it). The same holds for
+ * a prompt and a resource read, which 2026-07-28 lets ask too.
  */
 export class InputRounds {
   readonly #options: InputRoundsOptions;
@@ -39,19 +42,20 @@ export class InputRounds {
     this.#options = options;
   }
 
-  /** Sends the call's `first` round and answers the rounds that follow; `send` makes one downstream request. */
-  call(ctx: CallContext, first: InputRound, send: (round: InputRound) => Promise<ToolResult>): Promise<ToolResult> {
+  /** Sends the request's `first` round and answers the rounds that follow; `send` makes one downstream request. */
+  call<R extends Record<string, unknown>>(ctx: AskingRequest, first: InputRound, send: (round: InputRound) => Promise<R>): Promise<R> {
     // The common answer is complete: no async frame of its own.
-    return send(first).then((result) => (isInputRequired(result) ? this.#rounds(ctx, result, send) : result));
+    return send(first).then((result) => (asksInput(result) ? this.#rounds(ctx, result, send) : result));
   }
 
-  async #rounds(ctx: CallContext, result: ToolResult, send: (round: InputRound) => Promise<ToolResult>): Promise<ToolResult> {
+  async #rounds<R extends Record<string, unknown>>(ctx: AskingRequest, result: R, send: (round: InputRound) => Promise<R>): Promise<R> {
     const tool = ctx.entry.qualifiedName;
     const deadline = AbortSignal.timeout(ctx.timeoutMs ?? this.#options.timeoutMs(ctx.entry.server));
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, deadline]) : deadline;
-    for (let round = 1; isInputRequired(result); round++) {
+    for (let round = 1; asksInput(result); round++) {
       const { mask } = this.#options;
-      const asked = mask && result.inputRequests !== undefined ? { ...result, inputRequests: mask.value(result.inputRequests) } : result;
+      const answer = result as InputRequiredAnswer;
+      const asked = mask && answer.inputRequests !== undefined ? { ...answer, inputRequests: mask.value(answer.inputRequests) } : answer;
       if (ctx.session.peer?.era === "modern") throw new InputRequiredError(tool, asked);
       if (round > MAX_INPUT_ROUNDS) throw new InputNotAskedError(tool, `it asked more than ${MAX_INPUT_ROUNDS} rounds of questions`);
       const questions = Object.entries(asked.inputRequests ?? {});
@@ -63,14 +67,14 @@ export class InputRounds {
       );
       const next: InputRound = {};
       if (answers.length > 0) next.inputResponses = Object.fromEntries(answers);
-      if (result.requestState !== undefined) next.requestState = result.requestState;
+      if (asked.requestState !== undefined) next.requestState = asked.requestState;
       result = await send(next);
     }
     return result;
   }
 
   /** One question, asked of the calling client (roots: by the relay's rule); the SDK refuses what the client did not declare. */
-  #ask(ctx: CallContext, question: InputRequest, signal: AbortSignal): Promise<unknown> {
+  #ask(ctx: AskingRequest, question: InputRequest, signal: AbortSignal): Promise<unknown> {
     const tool = ctx.entry.qualifiedName;
     if (question.method === "roots/list") return this.#options.roots(ctx.entry.server, ctx.session, signal);
     const peer = ctx.session.peer;
@@ -106,10 +110,23 @@ export interface PassUp {
  * to the principal, the tool called and the downstream tool). Undefined for any other failure.
  */
 export function passedUp(error: unknown, { tool, request, states }: PassUp): ToolResult | undefined {
-  if (!InputRequiredError.isInstance(error) || request.session.peer?.era !== "modern") return undefined;
+  if (request.session.peer?.era !== "modern") return undefined;
+  const answer = questionsOf(error, { principal: request.session.principal, key: tool, states });
+  return answer && { content: [], ...answer };
+}
+
+/**
+ * A downstream server's questions (an InputRequiredError) as the `input_required` answer to the client's
+ * request `key` of `principal`: its state in codemux's signed envelope. Undefined for any other error.
+ */
+export function questionsOf(
+  error: unknown,
+  { principal, key, states }: { principal: string; key: string; states: RequestStates },
+): { resultType: "input_required"; inputRequests?: Record<string, InputRequest>; requestState: string } | undefined {
+  if (!InputRequiredError.isInstance(error)) return undefined;
   const { inputRequests, requestState } = error.result;
-  const state = states.seal(request.session.principal, { tool, target: error.tool, ...(requestState === undefined ? {} : { state: requestState }) });
-  return { content: [], resultType: "input_required", ...(inputRequests ? { inputRequests } : {}), requestState: state };
+  const state = states.seal(principal, { tool: key, target: error.tool, ...(requestState === undefined ? {} : { state: requestState }) });
+  return { resultType: "input_required", ...(inputRequests ? { inputRequests } : {}), requestState: state };
 }
 
 /**

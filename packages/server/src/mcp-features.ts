@@ -1,14 +1,18 @@
-import { type CallOrigin, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
+import { type CallOrigin, type InputResume, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
 import {
   ProtocolError,
   ProtocolErrorCode,
   type CompleteRequest,
+  type CompleteResult,
+  type GetPromptRequest,
+  type GetPromptResult,
   type LoggingLevel,
   type Prompt,
   type ReadResourceResult,
   type Resource,
   type ResourceTemplateType as ResourceTemplate,
   type Server,
+  type ServerContext,
   type ServerNotification,
   UriTemplate,
 } from "@modelcontextprotocol/server";
@@ -16,7 +20,8 @@ import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
 import { maskedError } from "./downstream-mask";
-import type { ToolCallPipeline } from "./pipeline/pipeline";
+import { InputRequiredError } from "./errors";
+import type { PipelineRequest, ToolCallPipeline } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
@@ -52,6 +57,33 @@ export interface McpFeaturesOptions {
   logger: Logger;
   /** Masks what servers send here (prompts, completions, log lines, list descriptions, their errors); resource reads pass the pipeline's middleware instead. */
   mask: SecretMask;
+}
+
+/** What one run of a request that may ask is given: the signal that ends it, and a client's retry's answers. */
+export interface AskingOwn {
+  signal: AbortSignal;
+  resume?: InputResume | undefined;
+}
+
+/**
+ * Runs one request that a downstream server may ask a question during, which the client answers on a
+ * retry (`prompts/get`, `resources/read`, named by `key`): `run` makes it for `caller` (a 2026-07-28
+ * request's own client) with `own`. Its answer may be `input_required`.
+ */
+export type AskingRun = <R extends Record<string, unknown>>(
+  key: string,
+  ctx: ServerContext,
+  run: (caller: SessionInfo, own: AskingOwn) => Promise<R>,
+) => Promise<R | Record<string, unknown>>;
+
+/** How a session's requests reach its client, for `attach`. */
+export interface FeatureAttachOptions {
+  /** False when the session outlives this server (stateless HTTP): its instances are not ended with it. True when absent. */
+  endsSession?: boolean;
+  /** The session as one request's client is (a 2026-07-28 request declares its own capabilities); the session when absent. */
+  requested?: (ctx: ServerContext) => SessionInfo;
+  /** How a request that may ask runs (a 2026-07-28 session's parks, and answers `input_required`); at once for the session when absent. */
+  asking?: AskingRun;
 }
 
 /** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
@@ -173,14 +205,19 @@ export class McpFeatures {
   }
 
   /** Adds the handlers to one session's MCP server and forgets the session when it closes (ending its own instances too, with `endsSession`). */
-  attach(server: Server, session: SessionInfo, { endsSession = true }: { endsSession?: boolean } = {}): () => void {
+  attach(server: Server, session: SessionInfo, options: FeatureAttachOptions = {}): () => void {
+    const { endsSession = true, requested = () => session, asking = (_key, ctx, run) => run(session, { signal: ctx.mcpReq.signal }) } = options;
     this.#servers.set(session.id, server);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler("resources/list", async () => ({ resources: await this.listResources(session) }));
     server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
-    server.setRequestHandler("resources/read", async (request, ctx) =>
-      this.readResource(request.params.uri, { session, origin: "resources/read", signal: ctx.mcpReq.signal }),
+    server.setRequestHandler(
+      "resources/read",
+      (request, ctx) =>
+        asking(`resources/read ${request.params.uri}`, ctx, (caller, own) =>
+          this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
+        ) as Promise<ReadResourceResult>,
     );
     server.setRequestHandler("resources/subscribe", async (request) => {
       const owner = await this.#owner(request.params.uri, session);
@@ -198,12 +235,16 @@ export class McpFeatures {
       return {};
     });
     server.setRequestHandler("prompts/list", async () => ({ prompts: await this.listPrompts(session) }));
-    server.setRequestHandler("prompts/get", async (request, ctx) => {
-      const { server: owner, name } = this.#promptOwner(request.params.name, session);
-      const client = await this.#client(owner, session);
-      return this.#masked(client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal }));
-    });
-    server.setRequestHandler("completion/complete", async (request, ctx) => this.complete(request.params, { session, signal: ctx.mcpReq.signal }));
+    server.setRequestHandler(
+      "prompts/get",
+      (request, ctx) =>
+        asking(`prompts/get ${request.params.name}`, ctx, (caller, own) =>
+          this.getPrompt(request.params, { session: caller, ...own }),
+        ) as Promise<GetPromptResult>,
+    );
+    server.setRequestHandler("completion/complete", async (request, ctx) =>
+      this.complete(request.params, { session: requested(ctx), signal: ctx.mcpReq.signal }),
+    );
     server.setRequestHandler("logging/setLevel", async (request) => {
       this.#levels.set(session.id, request.params.level);
       return {};
@@ -271,7 +312,10 @@ export class McpFeatures {
    * One resource, from its owner, through the call pipeline (the plugins see every read); large text
    * contents are kept and previewed like large tool results.
    */
-  async readResource(uri: string, caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal }): Promise<ReadResourceResult> {
+  async readResource(
+    uri: string,
+    caller: { session: SessionInfo; origin: CallOrigin; signal?: AbortSignal; resume?: InputResume | undefined },
+  ): Promise<ReadResourceResult> {
     const { session } = caller;
     const owner = await this.#owner(uri, session);
     const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
@@ -300,27 +344,61 @@ export class McpFeatures {
     return `[${server}] ${this.#deps.mask.text(description ?? "")}`.trim();
   }
 
+  /** One prompt, from its server (an isolated server's: the session's own instance); the server's questions during it reach the session's client. */
+  async getPrompt(
+    params: GetPromptRequest["params"],
+    caller: { session: SessionInfo; signal?: AbortSignal; resume?: InputResume | undefined },
+  ): Promise<GetPromptResult> {
+    const { server, name } = this.#promptOwner(params.name, caller.session);
+    const request = { method: "prompts/get" as const, params: { ...params, name } };
+    return (await this.#ask(server, request, { ...caller, name: params.name, origin: "prompts/get" })) as GetPromptResult;
+  }
+
   /** Argument completion, forwarded to the owner of the prompt or resource (an isolated server's: the session's own instance). */
   async complete(
     params: CompleteRequest["params"],
     { session, signal }: { session: SessionInfo; signal?: AbortSignal },
   ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
-    const options = signal ? { signal } : undefined;
+    const caller = { session, signal, origin: "completion/complete" };
     if (params.ref.type === "ref/prompt") {
       const { server, name } = this.#promptOwner(params.ref.name, session);
-      return this.#masked((await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options));
+      const request = { method: "completion/complete" as const, params: { ...params, ref: { ...params.ref, name } } };
+      return (await this.#completing(server, request, { ...caller, name: params.ref.name })) as CompleteResult;
     }
     const owner = await this.#owner(params.ref.uri, session);
-    return this.#masked((await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options));
+    const request = { method: "completion/complete" as const, params: { ...params, ref: { ...params.ref, uri: owner.uri } } };
+    return (await this.#completing(owner.server, request, { ...caller, name: `${owner.server}${SEPARATOR}${params.ref.uri}` })) as CompleteResult;
   }
 
-  /** A server's answer, or its error, masked on its way to the client. */
+  /** A completion: 2026-07-28 lets no server ask during one, so a 2026-07-28 client cannot be sent a question that comes. */
+  async #completing(server: string, request: Parameters<ToolCallPipeline["request"]>[1], caller: PipelineRequest): Promise<Record<string, unknown>> {
+    try {
+      return await this.#ask(server, request, caller);
+    } catch (error) {
+      if (!InputRequiredError.isInstance(error)) throw error;
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `${server} asked a question during completion/complete, which MCP 2026-07-28 lets a server ask only during tools/call, prompts/get and resources/read; codemux cannot pass it on to this client.`,
+      );
+    }
+  }
+
+  /** A request beyond tools, counted by the relay while it runs (the server's questions during it are the caller's). */
+  #ask(server: string, request: Parameters<ToolCallPipeline["request"]>[1], caller: PipelineRequest): Promise<Record<string, unknown>> {
+    return this.#masked(
+      this.#deps.relay.during(server, { session: caller.session, name: request.method, signal: caller.signal }, () =>
+        this.#deps.pipeline.request(server, request, caller),
+      ),
+    );
+  }
+
+  /** A server's answer, or its error, masked on its way to the client (codemux's own input_required carries questions InputRounds masked). */
   async #masked<T>(answer: Promise<T>): Promise<T> {
     const { mask } = this.#deps;
     try {
       return mask.value(await answer);
     } catch (error) {
-      throw maskedError(error, mask);
+      throw InputRequiredError.isInstance(error) ? error : maskedError(error, mask);
     }
   }
 
@@ -456,7 +534,7 @@ export class McpFeatures {
     const params = this.#deps.mask.value(raw);
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
-    const attributed = this.#deps.relay.attribute(server, owner);
+    const attributed = this.#deps.relay.attribute(server, { owner });
     const mcp = "session" in attributed ? this.#servers.get(attributed.session.id) : undefined;
     if (!mcp || !("session" in attributed)) {
       keepInOwnLog(this.#deps.logger, { level, source: logger, data: params.data });

@@ -1,4 +1,4 @@
-import { instanceOfId, instanceScopedId, type ClientCapabilities, type ClientPeer, type InputRequest, type InputResume, type ToolResult } from "@codemux/core";
+import { instanceOfId, instanceScopedId, type ClientCapabilities, type ClientPeer, type InputRequest, type InputResume } from "@codemux/core";
 import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { randomUUID } from "node:crypto";
 import { MAX_PARKED_CALLS, MAX_PARKED_CALLS_PER_PRINCIPAL, MAX_PARKED_QUESTION_BYTES, PARKED_CALL_TTL_MS } from "./defaults";
@@ -13,8 +13,11 @@ export interface ParkedQuestion {
   request: InputRequest;
 }
 
+/** A parked request's answer: a tool call's, a prompt's or a resource read's result. */
+type Answer = Record<string, unknown>;
+
 /** What one 2026-07-28 request gets of a call that may park: its result, or the question it parked on. */
-export type ParkedOutcome = { result: ToolResult } | { question: ParkedQuestion };
+export type ParkedOutcome = { result: Answer } | { question: ParkedQuestion };
 
 export interface ParkedCallsOptions {
   ttlMs?: number;
@@ -42,7 +45,7 @@ interface Pending {
 class Park {
   readonly abort = new AbortController();
   /** The live call (the whole request's work, from the surface down to the server). */
-  call: Promise<ToolResult> | undefined;
+  call: Promise<Answer> | undefined;
   pending: Pending | undefined;
   rounds = 0;
   timer: NodeJS.Timeout | undefined;
@@ -64,7 +67,7 @@ class Park {
   }
 
   /** The call's outcome or its next question, whichever comes first. */
-  next(call: Promise<ToolResult>): Promise<ParkedOutcome> {
+  next(call: Promise<Answer>): Promise<ParkedOutcome> {
     const asked = new Promise<ParkedOutcome>((resolve) => {
       this.#wake = () => {
         const question = this.question();
@@ -107,7 +110,7 @@ export class ParkedCalls {
    * Runs a call of `caller.principal`, whose client is `caller.peer` (a 2026-07-28 one): `run` is given the peer
    * that parks on a question, and the signal that ends the call (the request's until the call parks, then the park's).
    */
-  start(caller: Caller & { peer: ClientPeer }, run: (peer: ClientPeer, signal: AbortSignal) => Promise<ToolResult>): Promise<ParkedOutcome> {
+  start(caller: Caller & { peer: ClientPeer }, run: (peer: ClientPeer, signal: AbortSignal) => Promise<Answer>): Promise<ParkedOutcome> {
     const park = new Park(instanceScopedId(this.instance, randomUUID()), caller.principal);
     return this.#wait(park, run(this.#parkingPeer(park, caller.peer), park.abort.signal), caller.signal);
   }
@@ -130,11 +133,11 @@ export class ParkedCalls {
     const pending = park.pending;
     park.pending = undefined;
     pending?.answer(answer as Record<string, unknown>);
-    return this.#wait(park, park.call as Promise<ToolResult>, caller.signal);
+    return this.#wait(park, park.call as Promise<Answer>, caller.signal);
   }
 
   /** Waits for the call or its next question; on a question the call is parked (the request's signal no longer ends it). */
-  async #wait(park: Park, call: Promise<ToolResult>, signal: AbortSignal): Promise<ParkedOutcome> {
+  async #wait(park: Park, call: Promise<Answer>, signal: AbortSignal): Promise<ParkedOutcome> {
     park.call = call;
     const cancel = () => park.abort.abort(signal.reason);
     signal.addEventListener("abort", cancel, { once: true });
@@ -199,12 +202,12 @@ export class ParkedCalls {
   }
 }
 
-/** One 2026-07-28 tools/call as the session hands it over: who calls which tool, with which peer, in which request. */
+/** One 2026-07-28 request that may park (tools/call, prompts/get, resources/read) as the session hands it over: who calls what, with which peer, in which request. */
 export interface ParkingCall {
   parks: ParkedCalls;
   states: RequestStates;
   principal: string;
-  /** The tool the client called. */
+  /** What the client called (a tool's name, or a prompt or resource read by `prompts/get NAME`, `resources/read URI`): the state is good for a retry of it only. */
   tool: string;
   peer: ClientPeer;
   ctx: ServerContext;
@@ -217,19 +220,27 @@ export interface ParkingRun {
   resume?: InputResume;
 }
 
+/** What a 2026-07-28 request answers while a downstream server waits for its client: the question, and codemux's state for the retry. */
+export interface InputRequiredUp {
+  resultType: "input_required";
+  inputRequests?: Record<string, InputRequest>;
+  requestState: string;
+}
+
 /**
- * Answers a 2026-07-28 tools/call: a fresh call runs (parking when its 2025 server asks), a retry that
- * echoes codemux's state resumes its parked call or carries a 2026 server's answers; a parked question
- * goes back as `input_required` with a signed state naming the park.
+ * Answers a 2026-07-28 request that may ask (tools/call, prompts/get, resources/read): a fresh one runs
+ * (parking when its 2025 server asks), a retry that echoes codemux's state resumes its parked call or
+ * carries a 2026 server's answers; a parked question goes back as `input_required` with a signed state
+ * naming the park.
  */
-export async function callParking(call: ParkingCall, run: (own: ParkingRun) => Promise<ToolResult>): Promise<ToolResult> {
+export async function callParking<R extends Answer>(call: ParkingCall, run: (own: ParkingRun) => Promise<R>): Promise<R | InputRequiredUp> {
   const { parks, states, principal, tool, peer, ctx } = call;
   const claims = checkedState(states, { principal, tool }, ctx);
   const signal = ctx.mcpReq.signal;
   const outcome = await (claims?.park !== undefined
     ? asInvalidParams(() => parks.resume({ principal, signal }, { id: claims.park as string, inputResponses: ctx.mcpReq.inputResponses }))
     : parks.start({ principal, peer, signal }, (own, ends) => run({ peer: own, signal: ends, ...(claims ? { resume: resumeFrom(claims, ctx) } : {}) })));
-  if ("result" in outcome) return outcome.result;
+  if ("result" in outcome) return outcome.result as R;
   const { key, request, park } = outcome.question;
-  return { content: [], resultType: "input_required", inputRequests: { [key]: request }, requestState: states.seal(principal, { tool, park }) };
+  return { resultType: "input_required", inputRequests: { [key]: request }, requestState: states.seal(principal, { tool, park }) };
 }

@@ -1,7 +1,7 @@
 import type { ToolResult as CallToolResult } from "@codemux/core";
 import { describe, expect, it } from "vitest";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { CallContext, SessionInfo } from "@codemux/core";
+import type { CallContext, ClientPeer, SessionInfo } from "@codemux/core";
 import { ClientRelay } from "./relay";
 
 /** A relay on a clock the test moves, and calls on it that stay in flight until ended. */
@@ -71,6 +71,56 @@ describe("ClientRelay.attribute", () => {
     }
     expect(refusal(relay.attribute("s"))).toMatch(/another client's call on it ended/);
     await endLong();
+  });
+
+  it("refuses another principal's question for at most two seconds after a call ended", async () => {
+    const { relay, start, advance } = harness();
+    await (await start("s", alice))();
+    advance(2_001);
+    const endB = start("s", bob);
+    expect(relay.attribute("s")).toEqual({ session: bob });
+    await endB();
+  });
+
+  it("names the call a question says it is about (its request's own stream), whatever else is in flight", async () => {
+    const { relay, start } = harness();
+    const own = { ...alice };
+    const endA = start("s", own);
+    const endB = start("s", bob);
+    expect(relay.attribute("s", { caller: own })).toEqual({ session: own });
+    expect(relay.attribute("s", { caller: bob })).toEqual({ session: bob });
+    // A session like it is not the one the request was made with.
+    expect(refusal(relay.attribute("s", { caller: { ...alice } }))).toBe("s sent it about a request that has ended");
+    await endA();
+    expect(refusal(relay.attribute("s", { caller: own }))).toBe("s sent it about a request that has ended");
+    await endB();
+  });
+
+  it("does not count a call waiting for its client's answer (a parked one too): another principal's call then gets the next question", async () => {
+    const { relay, start } = harness();
+    let answer!: () => void;
+    const waiting = new Promise<void>((resolve) => (answer = resolve));
+    const peer: ClientPeer = {
+      capabilities: () => ({ elicitation: {} }),
+      elicit: async () => {
+        await waiting;
+        return { action: "accept" };
+      },
+      createMessage: () => Promise.reject(new Error("not asked")),
+      listRoots: () => Promise.reject(new Error("not asked")),
+    };
+    const asker: SessionInfo = { ...alice, peer };
+    const endA = start("s", asker);
+    const asked = relay.handle("s", { method: "elicitation/create", params: { message: "alice's" } }, { signal: new AbortController().signal });
+    const endB = start("s", bob);
+    // Its turn (the server now takes turns) comes once pending callbacks have run.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(relay.attribute("s")).toEqual({ session: bob });
+    answer();
+    expect(await asked).toEqual({ action: "accept" });
+    expect(refusal(relay.attribute("s"))).toMatch(/calls of 2 clients were in flight/);
+    await endA();
+    await endB();
   });
 
   it("answers a shared server's roots from the config and refuses a question during a call with no client", async () => {

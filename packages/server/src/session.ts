@@ -16,7 +16,8 @@ import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import { callParking, type ParkedCalls } from "./park";
 import { withRequestMeta } from "./render/request-meta";
 import type { TaskStoreFactory } from "./jobs";
-import type { McpFeatures } from "./mcp-features";
+import { questionsOf } from "./input-required";
+import type { AskingRun, McpFeatures } from "./mcp-features";
 import type { RequestStates } from "./signed-state";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { VERSION } from "./version";
@@ -125,10 +126,31 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   );
   session = { ...who, peer: era === "modern" ? modernPeer(undefined) : clientPeer(server) };
   const current: SessionInfo = session;
-  const forgetFeatures = core.features.attach(server, current, { endsSession: options.endsWithServer ?? true });
 
   /** The session as one request's client is: on 2026-07-28, with the capabilities that request declares (never an earlier one's). */
   const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
+  /** On 2026-07-28, a request that may ask parks on a 2025 server's question, and passes a 2026 server's up, as a tool call does. */
+  const asking: AskingRun = async (key, ctx, run) => {
+    const parking = {
+      parks: core.parkedCalls,
+      states: core.requestStates,
+      principal: current.principal,
+      tool: key,
+      peer: asRequested(ctx).peer as ClientPeer,
+      ctx,
+    };
+    try {
+      return await callParking(parking, (own) => run({ ...current, peer: own.peer }, { signal: own.signal, resume: own.resume }));
+    } catch (error) {
+      const up = questionsOf(error, { principal: current.principal, key, states: core.requestStates });
+      if (up) return up;
+      throw error;
+    }
+  };
+  const forgetFeatures = core.features.attach(server, current, {
+    endsSession: options.endsWithServer ?? true,
+    ...(era === "modern" ? { requested: asRequested, asking } : {}),
+  });
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   serveTaskMethods(server, era === "modern", taskStore);

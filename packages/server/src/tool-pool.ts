@@ -4,6 +4,7 @@ import type {
   CallOptions,
   DownstreamClient,
   DownstreamNotification,
+  DownstreamRequest,
   InstanceOwner,
   LoginCallbacks,
   PoolUpdate,
@@ -29,7 +30,12 @@ export interface ToolPool {
   on(event: "notification", listener: (server: string, notification: DownstreamNotification, owner?: InstanceOwner) => void): unknown;
   off(event: "state", listener: (status: ServerStatus) => void): unknown;
   close(): Promise<void>;
-  /** One server's SDK client, for resources, prompts and completions (an isolated server's: `session`'s own instance); a pool without it offers tools only. */
+  /**
+   * One request beyond tools (`prompts/get`, `resources/read`, `completion/complete`) made for `options.session`
+   * (an isolated server's: on its own instance), as `ServerPool.request` makes it; a pool without it offers tools only.
+   */
+  request?(server: string, request: DownstreamRequest, options?: CallOptions): Promise<Record<string, unknown>>;
+  /** One server's SDK client, for listing resources and prompts (an isolated server's: `session`'s own instance); a pool without it offers tools only. */
   client?(server: string, session?: CallerSession): Promise<DownstreamClient>;
   /** A client session's roots changed: its own instances of isolated servers are told (shared servers never are). */
   rootsChanged?(session: CallerSession): void;

@@ -7,7 +7,9 @@
  * processes and probes. Its `ask`,
  * `sample`, `roots` and `ask_rounds` tools ask their client the 2026 way (`input_required`, then the retry).
  * `--list-changed` declares list changes (tools, resources, prompts) and resource subscriptions: `add_tool`,
- * `add_resource` and `update_resource` then tell the listen streams.
+ * `add_resource` and `update_resource` then tell the listen streams. `--ask-beyond-tools` declares
+ * prompts and resources too: the prompt `ask` and the resources `ask://<message>` ask their client the
+ * 2026 way before they answer, as its `ask` tool does.
  */
 import {
   createMcpHandler,
@@ -43,6 +45,8 @@ interface Flags {
   subscribeOnly: boolean;
   /** Listen streams it accepts at once (`--max-listens N`, 0 refuses every one); the SDK's 1024 when absent. */
   maxListens: number | undefined;
+  /** Declares prompts and resources that ask their client (`--ask-beyond-tools`): the prompt `ask`, the resources `ask://<message>`. */
+  askBeyondTools: boolean;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -58,6 +62,7 @@ function parseFlags(argv: string[]): Flags {
     listChanged: argv.includes("--list-changed"),
     subscribeOnly: argv.includes("--subscribe-only"),
     maxListens: value("--max-listens") === undefined ? undefined : Number(value("--max-listens")),
+    askBeyondTools: argv.includes("--ask-beyond-tools"),
   };
 }
 
@@ -135,8 +140,11 @@ let notify: (change: "tools" | "resources" | { uri: string }, server: Server) =>
 let calls = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
+const isAnswer = (result: CallToolResult | ReturnType<typeof inputRequired>): result is CallToolResult => result.resultType !== "input_required";
+const textOf = (result: CallToolResult): string => result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
 function capabilitiesOf(flags: Flags): ServerCapabilities {
+  if (flags.askBeyondTools) return { tools: {}, prompts: {}, resources: {} };
   if (flags.listChanged) return { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true } };
   return flags.subscribeOnly ? { tools: {}, resources: { subscribe: true } } : { tools: {} };
 }
@@ -154,6 +162,24 @@ function makeServer(era: string): Server {
   if (flags.listChanged) {
     server.setRequestHandler("resources/list", async () => ({ resources }));
     server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
+  }
+  if (flags.askBeyondTools) {
+    server.setRequestHandler("prompts/list", async () => ({
+      prompts: [{ name: "ask", description: "Asks the client `message` first.", arguments: [{ name: "message" }] }],
+    }));
+    server.setRequestHandler("prompts/get", async (request, ctx) => {
+      const answered = asked("ask", request.params.arguments?.message ?? "a question", ctx);
+      if (!isAnswer(answered)) return answered;
+      return { messages: [{ role: "user" as const, content: { type: "text" as const, text: textOf(answered) } }] };
+    });
+    server.setRequestHandler("resources/list", async () => ({ resources: [] }));
+    server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [{ uriTemplate: "ask://{message}", name: "ask" }] }));
+    server.setRequestHandler("resources/read", async (request, ctx) => {
+      const { uri } = request.params;
+      const answered = asked("ask", decodeURIComponent(uri.slice("ask://".length)), ctx);
+      if (!isAnswer(answered)) return answered;
+      return { contents: [{ uri, mimeType: "text/plain", text: textOf(answered) }] };
+    });
   }
   server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;

@@ -1,6 +1,7 @@
 import type { Logger } from "@codemux/core";
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from "../defaults";
 import type { StderrRing } from "../stderr-ring";
+import type { StreamRequests } from "../stream-requests";
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS };
 
@@ -133,4 +134,6 @@ export interface TransportContext {
   env?: NodeJS.ProcessEnv;
   /** Set for a per-principal credentials instance: its OAuth login is this principal's own, never the shared one. */
   principal?: string;
+  /** Told which request's stream each server request came on (Streamable HTTP reads its POSTs' streams for it). */
+  streams?: StreamRequests;
 }

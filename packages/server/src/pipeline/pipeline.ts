@@ -1,4 +1,5 @@
 import {
+  NO_MASK,
   POLICY_RULE_STATE,
   TokenBuckets,
   splitQualifiedName,
@@ -18,7 +19,7 @@ import {
   type ToolCallMiddleware,
 } from "@codemux/core";
 import { UnknownToolError, type Catalog } from "@codemux/catalog";
-import { DEFAULT_CALL_TIMEOUT_MS, ServerUnavailableError, ToolNotFoundError, type CallOptions } from "@codemux/pool";
+import { DEFAULT_CALL_TIMEOUT_MS, ServerUnavailableError, ToolNotFoundError, type CallOptions, type DownstreamRequest } from "@codemux/pool";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
@@ -26,7 +27,7 @@ import type { Access } from "../policy/access";
 import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator } from "../validation";
-import { InputRounds, type InputRoundsOptions } from "../input-required";
+import { InputRounds, type AskingRequest, type InputRoundsOptions } from "../input-required";
 import { composeMiddleware } from "./compose";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
@@ -38,6 +39,8 @@ export interface ResourceReadRequest {
   origin: CallOrigin;
   session: SessionInfo;
   signal?: AbortSignal;
+  /** The client's retry of a read that answered `input_required`. */
+  resume?: InputResume | undefined;
 }
 
 export interface ToolCallPipelineOptions {
@@ -228,15 +231,59 @@ export class ToolCallPipeline {
     const entry = resourceReadEntry(request.server);
     const call: CallRequest = { name: entry.qualifiedName, arguments: { uri: request.uri }, origin: request.origin, session: request.session };
     if (request.signal) call.signal = request.signal;
+    if (request.resume) call.resume = request.resume;
     return toolResultAsResource(await this.#chain(new PipelineContext(entry, call)), request.uri);
   }
 
   async #read(ctx: CallContext): Promise<ToolResult> {
-    if (!this.#pool.client) throw new BadRequestError("This pool offers tools only; it cannot read resources.");
-    const client = await this.#pool.client(ctx.entry.server, ctx.session);
+    const options = this.#downstream(ctx);
+    const request = { method: "resources/read" as const, params: { uri: String(ctx.arguments.uri) } };
+    // A request of its own, never from SDK v2's client cache: a read is the resource as it is now (a plugin may cache it, by its own rules).
+    const read = await this.#inputRounds.call(ctx, PipelineContext.resumed(ctx), (round) =>
+      this.#send(ctx.entry.server, request, { ...options, inputRequired: round }),
+    );
+    return resourceAsToolResult(read as unknown as ReadResourceResult);
+  }
+
+  /**
+   * A `prompts/get` or `completion/complete` made for `caller`, straight to the server (no middleware sees
+   * it): a 2026 server's questions during it are answered as a call's are, by `caller`'s client.
+   */
+  request(
+    server: string,
+    request: { method: "prompts/get" | "completion/complete"; params: Record<string, unknown> },
+    caller: PipelineRequest,
+  ): Promise<Record<string, unknown>> {
+    const asking: AskingRequest = {
+      entry: { qualifiedName: caller.name, server },
+      session: caller.session,
+      origin: caller.origin,
+      signal: caller.signal,
+      timeoutMs: undefined,
+    };
+    const options: CallOptions = { session: caller.session, clientCapabilities: caller.session.peer?.capabilities() };
+    if (caller.signal) options.signal = caller.signal;
+    const first: InputRound = caller.resume?.tool === caller.name ? withoutTool(caller.resume) : {};
+    return this.#inputRounds.call(asking, first, (round) => this.#send(server, request, { ...options, inputRequired: round }));
+  }
+
+  /** One request beyond tools, through the pool. */
+  #send(server: string, request: DownstreamRequest, options: CallOptions): Promise<Record<string, unknown>> {
+    if (!this.#pool.request) return Promise.reject(new BadRequestError(`This pool offers tools only; it cannot answer ${request.method}.`));
+    return this.#pool.request(server, request, options);
+  }
+
+  /** What the pool is told with a call's downstream request: who makes it (an isolated server's instance, a question's client), its signal, progress and timeout. */
+  #downstream(ctx: CallContext): CallOptions {
+    // The pool retries transient failures of read-only and idempotent tools only.
+    // The session picks an isolated server's instance; a shared server ignores it.
+    // The caller's own capabilities: a 2026-era server is told them with each call (the pool never tells a 2025 one).
+    const options: CallOptions = { annotations: ctx.annotations, session: ctx.session, clientCapabilities: ctx.session.peer?.capabilities() };
     const signal = PipelineContext.downstreamSignal(ctx);
-    // Never from SDK v2's client cache: a read is the resource as it is now (a plugin may cache it, by its own rules).
-    return resourceAsToolResult(await client.readResource({ uri: String(ctx.arguments.uri) }, { cacheMode: "bypass", ...(signal ? { signal } : {}) }));
+    if (signal) options.signal = signal;
+    if (ctx.progress) options.onprogress = maskedProgress(ctx.progress, this.#mask);
+    if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
+    return options;
   }
 
   #compose(): NextCall {
@@ -246,14 +293,7 @@ export class ToolCallPipeline {
     };
     return composeMiddleware([...this.#middleware, validate], (ctx) => {
       if (isResourceReadEntry(ctx.entry)) return this.#read(ctx);
-      // The pool retries transient failures of read-only and idempotent tools only.
-      // The session picks an isolated server's instance; a shared server ignores it.
-      // The caller's own capabilities: a 2026-era server is told them with each call (the pool never tells a 2025 one).
-      const options: CallOptions = { annotations: ctx.annotations, session: ctx.session, clientCapabilities: ctx.session.peer?.capabilities() };
-      const signal = PipelineContext.downstreamSignal(ctx);
-      if (signal) options.signal = signal;
-      if (ctx.progress) options.onprogress = maskedProgress(ctx.progress, this.#mask);
-      if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
+      const options = this.#downstream(ctx);
       // A 2026 server's questions are answered here, inside every middleware: none of them sees an input_required answer.
       return this.#inputRounds.call(ctx, PipelineContext.resumed(ctx), (round) =>
         this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, { ...options, inputRequired: round }),
@@ -299,11 +339,7 @@ class PipelineContext implements CallContext {
   /** The round a call sends first: a client's retry's answers when they are for this call's tool, else none. */
   static resumed(ctx: CallContext): InputRound {
     const resume = #resume in ctx ? ctx.#resume : undefined;
-    if (resume?.tool !== ctx.entry.qualifiedName) return {};
-    const round: InputRound = {};
-    if (resume.inputResponses !== undefined) round.inputResponses = resume.inputResponses;
-    if (resume.requestState !== undefined) round.requestState = resume.requestState;
-    return round;
+    return resume?.tool === ctx.entry.qualifiedName ? withoutTool(resume) : {};
   }
 
   /**
@@ -317,10 +353,29 @@ class PipelineContext implements CallContext {
   }
 }
 
-/** A progress sink that gets the server's messages masked. */
+/** A progress sink that gets the server's messages masked (the sink itself when nothing masks: no closure on the hot path). */
 function maskedProgress(sink: (progress: Progress) => void, mask: SecretMask | undefined): (progress: Progress) => void {
-  if (!mask) return sink;
+  if (!mask || mask === NO_MASK) return sink;
   return (progress) => sink(progress.message === undefined ? progress : { ...progress, message: mask.text(progress.message) });
+}
+
+/** A retry's round as it is sent downstream. */
+function withoutTool(resume: InputResume): InputRound {
+  const round: InputRound = {};
+  if (resume.inputResponses !== undefined) round.inputResponses = resume.inputResponses;
+  if (resume.requestState !== undefined) round.requestState = resume.requestState;
+  return round;
+}
+
+/** Who a request beyond tools (a prompt, a completion) is made for. */
+export interface PipelineRequest {
+  /** What is asked for as the client names it (`server__prompt`): errors name it, and a retry's answers are for it. */
+  name: string;
+  session: SessionInfo;
+  origin: CallOrigin;
+  signal?: AbortSignal | undefined;
+  /** The client's retry of a request that answered `input_required`. */
+  resume?: InputResume | undefined;
 }
 
 /** Why a server's tools cannot be used now, or undefined when it is ready: the one place this is worked out. */
