@@ -13,7 +13,7 @@ const index = shadowIndex([{ name: "mail", tools: ["send_email", "read_email"] }
 function everyRule(text: string): number {
   const visible = visibleText(text, hiddenRuns(text));
   const scan = new ScanText();
-  scan.add(visible.text, { name: false, params: new Set(["note", "x"]) });
+  scan.add(visible.text, { name: false, params: new Set(["note", "x"]), ownParam: undefined });
   let findings = 0;
   const emit = () => {
     findings++;

@@ -1,8 +1,39 @@
 import type { ScanInput } from "./types";
 
+/**
+ * Where a field is, as a chain of parts: a schema has thousands of strings and few findings, so the
+ * path is written out only when a finding names it.
+ */
+export class FieldPath {
+  private written: string | undefined;
+
+  constructor(
+    private readonly parent: FieldPath | undefined,
+    /** A member's key, an array index, or (at the root) the item's own path. */
+    private readonly part: string,
+    private readonly kind: "root" | "member" | "index",
+  ) {}
+
+  member(key: string): FieldPath {
+    return new FieldPath(this, key, "member");
+  }
+
+  index(i: number): FieldPath {
+    return new FieldPath(this, String(i), "index");
+  }
+
+  toString(): string {
+    if (this.written === undefined) {
+      const own = this.kind === "root" ? this.part : this.kind === "index" ? `[${this.part}]` : member(this.part);
+      this.written = `${this.parent?.toString() ?? ""}${own}`;
+    }
+    return this.written;
+  }
+}
+
 /** One string of what a server sent, where it is, and what it belongs to. */
 export interface Field {
-  path: string;
+  path: FieldPath;
   text: string;
   /** The text is the name of the member at `path`. */
   key: boolean;
@@ -11,14 +42,17 @@ export interface Field {
   /** The tool's name when the field is a tool's `name`. */
   toolName?: string;
   /** The nearest property whose schema holds the field. */
-  ownParam?: string;
+  ownParam: string | undefined;
 }
 
 /** A part of the definitions not read, and why. */
 export interface Skipped {
-  path: string;
+  path: FieldPath;
   reason: "depth" | "nodes";
 }
+
+/** Gets each field in turn; answers false to stop the walk (the scan's budget is spent). */
+export type Visit = (field: Field | Skipped) => boolean;
 
 /** The item a field belongs to: its verdict goes to one of the report's maps. */
 export interface Item {
@@ -28,8 +62,8 @@ export interface Item {
   path: string;
   /** Lowercase names of the parameters text in this item may send data into. */
   params: ReadonlySet<string>;
-  /** The item's strings, depth first; stops at the depth and node bounds, reporting what it skipped. */
-  fields(limits: { depth: number; nodes: number }): Iterable<Field | Skipped>;
+  /** Visits the item's strings, depth first; stops at the depth and node bounds, visiting what it skipped. */
+  fields(limits: { depth: number; nodes: number }, visit: Visit): void;
 }
 
 const PLAIN_KEY = /^[A-Za-z_$][\w$-]{0,63}$/;
@@ -48,40 +82,49 @@ export const member = (key: string) => (PLAIN_KEY.test(key) ? `.${key}` : `[${sh
 /** `tools[send]`, `resources[file:///notes]`, `tools["we]ird"]`. */
 export const entry = (list: string, id: string) => `${list}[${shown(id, PLAIN_ID)}]`;
 
-function* walk(
-  value: unknown,
-  at: { path: string; depth: number; ownParam?: string; budget: { nodes: number } },
-  limits: { depth: number },
-): Generator<Field | Skipped> {
-  if (typeof value === "string") {
-    yield { path: at.path, text: value, key: false, name: false, ...(at.ownParam !== undefined ? { ownParam: at.ownParam } : {}) };
-    return;
-  }
-  if (value === null || typeof value !== "object") return;
-  if (at.depth >= limits.depth) {
-    yield { path: at.path, reason: "depth" };
-    return;
-  }
-  const inProperties = /\.(?:properties|patternProperties)$/.test(at.path);
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-  for (const [key, child] of entries) {
-    if (--at.budget.nodes < 0) {
-      yield { path: at.path, reason: "nodes" };
-      return;
-    }
-    const path = Array.isArray(value) ? `${at.path}[${key}]` : `${at.path}${member(key)}`;
-    const ownParam = inProperties ? key : at.ownParam;
-    if (!Array.isArray(value)) yield { path, text: key, key: true, name: inProperties, ...(ownParam !== undefined ? { ownParam } : {}) };
-    yield* walk(child, { path, depth: at.depth + 1, budget: at.budget, ...(ownParam !== undefined ? { ownParam } : {}) }, limits);
-  }
+interface At {
+  path: FieldPath;
+  depth: number;
+  ownParam: string | undefined;
+  /** Under `properties` or `patternProperties`: keys are parameter names. */
+  inProperties: boolean;
+  budget: { nodes: number };
 }
 
-function* strings(base: string, values: Record<string, unknown>, limits: { depth: number; nodes: number }): Generator<Field | Skipped> {
-  const budget = { nodes: limits.nodes };
+// Objects are built whole, not spread: a spread costs microseconds, and a schema has thousands of strings.
+function walk(value: unknown, at: At, context: { depth: number; visit: Visit }): boolean {
+  if (typeof value === "string") return context.visit({ path: at.path, text: value, key: false, name: false, ownParam: at.ownParam });
+  if (value === null || typeof value !== "object") return true;
+  if (at.depth >= context.depth) return context.visit({ path: at.path, reason: "depth" });
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (--at.budget.nodes < 0) return context.visit({ path: at.path, reason: "nodes" });
+      const next = { path: at.path.index(i), depth: at.depth + 1, ownParam: at.ownParam, inProperties: false, budget: at.budget };
+      if (!walk(value[i], next, context)) return false;
+    }
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (--at.budget.nodes < 0) return context.visit({ path: at.path, reason: "nodes" });
+    const path = at.path.member(key);
+    const ownParam = at.inProperties ? key : at.ownParam;
+    if (!context.visit({ path, text: key, key: true, name: at.inProperties, ownParam })) return false;
+    const inProperties = key === "properties" || key === "patternProperties";
+    if (!walk((value as Record<string, unknown>)[key], { path, depth: at.depth + 1, ownParam, inProperties, budget: at.budget }, context)) return false;
+  }
+  return true;
+}
+
+/** Visits the strings of some members of an item (`title`, `description`, `inputSchema`...), with one node budget. */
+function strings(base: FieldPath, values: Record<string, unknown>, context: { limits: { depth: number; nodes: number }; visit: Visit }): boolean {
+  const budget = { nodes: context.limits.nodes };
   for (const [key, value] of Object.entries(values)) {
     if (value === undefined) continue;
-    yield* walk(value, { path: `${base}${member(key)}`, depth: 0, budget }, limits);
+    const at = { path: base.member(key), depth: 0, ownParam: undefined, inProperties: false, budget };
+    if (!walk(value, at, { depth: context.limits.depth, visit: context.visit })) return false;
   }
+  return true;
 }
 
 const lower = (names: Iterable<string>) => new Set([...names].map((n) => n.toLowerCase()));
@@ -101,10 +144,15 @@ export function items(input: ScanInput): Item[] {
       id,
       path,
       params,
-      *fields(limits) {
-        if (typeof tool?.name === "string") yield { path: `${path}.name`, text: tool.name, key: false, name: true, toolName: tool.name };
+      fields(limits, visit) {
+        const root = new FieldPath(undefined, path, "root");
+        if (
+          typeof tool?.name === "string" &&
+          !visit({ path: root.member("name"), text: tool.name, key: false, name: true, toolName: tool.name, ownParam: undefined })
+        )
+          return;
         const { title, description, annotations, inputSchema, outputSchema } = tool ?? {};
-        yield* strings(path, { title, description, annotations, inputSchema, outputSchema }, limits);
+        strings(root, { title, description, annotations, inputSchema, outputSchema }, { limits, visit });
       },
     });
   }
@@ -118,17 +166,17 @@ export function items(input: ScanInput): Item[] {
         id,
         path,
         params: allParams,
-        *fields(limits) {
+        fields(limits, visit) {
+          const root = new FieldPath(undefined, path, "root");
           const { uri, uriTemplate, name, title, description, mimeType, arguments: args } = value ?? {};
-          yield* strings(path, { uri, uriTemplate, name, title, description, mimeType }, limits);
-          if (!Array.isArray(args)) return;
+          if (!strings(root, { uri, uriTemplate, name, title, description, mimeType }, { limits, visit }) || !Array.isArray(args)) return;
           for (const [i, arg] of args.entries()) {
-            const argName = typeof arg?.name === "string" ? arg.name : String(i);
-            const argPath = `${path}.arguments[${shown(argName, PLAIN_KEY)}]`;
-            if (typeof arg?.name === "string") yield { path: `${argPath}.name`, text: arg.name, key: false, name: true };
-            for (const field of strings(argPath, { title: arg?.title, description: arg?.description }, limits)) {
-              yield "reason" in field || typeof arg?.name !== "string" ? field : { ...field, ownParam: arg.name };
-            }
+            const argName = typeof arg?.name === "string" ? arg.name : undefined;
+            const argPath = new FieldPath(root, `.arguments[${shown(argName ?? String(i), PLAIN_KEY)}]`, "root");
+            if (argName !== undefined && !visit({ path: argPath.member("name"), text: argName, key: false, name: true, ownParam: undefined })) return;
+            // An argument's description asking for something "here" means into that argument.
+            const intoArgument: Visit = (field) => visit("reason" in field || argName === undefined ? field : { ...field, ownParam: argName });
+            if (!strings(argPath, { title: arg?.title, description: arg?.description }, { limits, visit: intoArgument })) return;
           }
         },
       });
@@ -144,8 +192,8 @@ export function items(input: ScanInput): Item[] {
       id: "instructions",
       path: "instructions",
       params: allParams,
-      *fields() {
-        yield { path: "instructions", text, key: false, name: false };
+      fields(_limits, visit) {
+        visit({ path: new FieldPath(undefined, "instructions", "root"), text, key: false, name: false, ownParam: undefined });
       },
     });
   }

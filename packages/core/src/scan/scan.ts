@@ -14,9 +14,9 @@ import type { ScanFinding, ScanInput, ScanOptions, ScanReport, ScanSeverity, Sca
  */
 export const SCAN_LIMITS = {
   /** Characters read of one string. */
-  fieldChars: 64 * 1024,
+  fieldChars: 65_536,
   /** Characters read of one server's definitions in all. */
-  totalChars: 2 * 1024 * 1024,
+  totalChars: 2_097_152,
   /** Nesting levels read of one schema. */
   schemaDepth: 64,
   /** Keys and array elements read of one tool, resource or prompt. */
@@ -56,7 +56,7 @@ function hiddenFindings(field: Field, text: string, runs: HiddenRun[]): ScanFind
     found.push({
       rule: "hidden-characters",
       severity: judged.severity,
-      path: field.path,
+      path: String(field.path),
       ...(field.key ? { key: true as const } : {}),
       start: run.start,
       end: run.end,
@@ -68,7 +68,7 @@ function hiddenFindings(field: Field, text: string, runs: HiddenRun[]): ScanFind
     found.push({
       rule: "hidden-characters",
       severity,
-      path: field.path,
+      path: String(field.path),
       ...(field.key ? { key: true as const } : {}),
       start,
       end,
@@ -83,7 +83,7 @@ function skippedFinding(skipped: Skipped): ScanFinding {
     skipped.reason === "depth"
       ? `Nests deeper than ${SCAN_LIMITS.schemaDepth} levels; what is below was not read and would reach the model unchecked.`
       : `Has more than ${SCAN_LIMITS.itemNodes.toLocaleString("en-US")} keys and elements; the rest was not read and would reach the model unchecked.`;
-  return { rule: "oversize", severity: "high", path: skipped.path, start: 0, end: 0, message: why };
+  return { rule: "oversize", severity: "high", path: String(skipped.path), start: 0, end: 0, message: why };
 }
 
 /** A field placed in the scan text, and how to map a finding back to it. */
@@ -140,7 +140,7 @@ export function scanDefinitions(input: ScanInput, options: ScanOptions = {}): Sc
   let budget: number = SCAN_LIMITS.totalChars;
   const limits = { depth: SCAN_LIMITS.schemaDepth, nodes: SCAN_LIMITS.itemNodes };
   for (const [i, item] of all.entries()) {
-    for (const field of item.fields(limits)) {
+    item.fields(limits, (field) => {
       if (budget <= 0) {
         found.add(i, {
           rule: "oversize",
@@ -150,11 +150,11 @@ export function scanDefinitions(input: ScanInput, options: ScanOptions = {}): Sc
           end: 0,
           message: `Was not read from ${field.path} on: the server's definitions passed ${SCAN_LIMITS.totalChars.toLocaleString("en-US")} characters, and the rest would reach the model unchecked.`,
         });
-        break;
+        return false;
       }
       if ("reason" in field) {
         found.add(i, skippedFinding(field));
-        continue;
+        return true;
       }
       const read = Math.min(field.text.length, SCAN_LIMITS.fieldChars);
       budget -= read;
@@ -163,11 +163,12 @@ export function scanDefinitions(input: ScanInput, options: ScanOptions = {}): Sc
       for (const finding of hiddenFindings(field, content, runs)) found.add(i, finding);
       if (read < field.text.length) found.add(i, oversizeField(field));
       const visible = visibleText(content, runs);
-      text.add(visible.text, { name: field.name, params: item.params, ...(field.ownParam !== undefined ? { ownParam: field.ownParam } : {}) });
+      text.add(visible.text, { name: field.name, params: item.params, ownParam: field.ownParam });
       placed.push({ field, item, visible });
       const shared = field.toolName !== undefined ? sharedName(visible.text, index) : undefined;
-      if (shared) found.add(i, { ...shared, path: field.path });
-    }
+      if (shared) found.add(i, { ...shared, path: String(field.path) });
+      return true;
+    });
   }
   const itemIndex = new Map(all.map((item, i) => [item, i]));
   const emit = (finding: RawFinding) => {
@@ -175,7 +176,7 @@ export function scanDefinitions(input: ScanInput, options: ScanOptions = {}): Sc
     const { field, item, visible } = placed[at]!;
     const offset = text.segments[at]!.start;
     const span = originalSpan(visible, finding.start - offset, finding.end - offset);
-    found.add(itemIndex.get(item)!, { ...finding, path: field.path, ...(field.key ? { key: true as const } : {}), ...span });
+    found.add(itemIndex.get(item)!, { ...finding, path: String(field.path), ...(field.key ? { key: true as const } : {}), ...span });
   };
   modelInstructions(text, emit);
   secretReferences(text, emit);
@@ -204,7 +205,7 @@ function oversizeField(field: Field): ScanFinding {
   return {
     rule: "oversize",
     severity: "high",
-    path: field.path,
+    path: String(field.path),
     ...(field.key ? { key: true as const } : {}),
     start: SCAN_LIMITS.fieldChars,
     end: field.text.length,

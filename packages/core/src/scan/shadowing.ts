@@ -49,8 +49,11 @@ interface Mention extends Match {
 /** Mentions of another server's tool (by a distinctive name, or qualified by its server) or of another server. */
 function* mentions(text: ScanText, index: ShadowIndex): Generator<Mention> {
   const raw = text.raw;
-  for (const at of text.all(TOKEN, "raw")) {
-    const token = raw.slice(at.start, at.end);
+  // Read once, token by token, and not kept: a schema is mostly words that name nothing.
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(raw); m; m = TOKEN.exec(raw)) {
+    const token = m[0];
+    const at = { start: m.index, end: m.index + token.length, groups: [] };
     const pieces = PIECES.test(token) ? token.split(PIECES).filter(Boolean) : [token];
     for (let i = 0; i < pieces.length; i++) {
       const piece = pieces[i]!.toLowerCase();
@@ -60,11 +63,13 @@ function* mentions(text: ScanText, index: ShadowIndex): Generator<Mention> {
         yield { ...at, what: `\`${pieces[i + 1]}\` of ${server}` };
         break;
       }
-      const tool = piece.startsWith("mcp_tool_") ? piece.slice("mcp_tool_".length) : piece;
-      const servers = index.tools.get(tool);
-      if (servers && !index.own.has(tool) && DISTINCTIVE.test(pieces[i]!)) {
-        yield { ...at, what: `\`${pieces[i]}\` of ${servers.join(", ")}` };
-        break;
+      if (DISTINCTIVE.test(pieces[i]!)) {
+        const tool = piece.startsWith("mcp_tool_") ? piece.slice("mcp_tool_".length) : piece;
+        const servers = index.own.has(tool) ? undefined : index.tools.get(tool);
+        if (servers) {
+          yield { ...at, what: `\`${pieces[i]}\` of ${servers.join(", ")}` };
+          break;
+        }
       }
       if (server !== undefined && pieces.length === 1 && SERVER_WORD.test(raw.slice(at.end, at.end + 16))) {
         yield { ...at, what: `the server ${server}` };

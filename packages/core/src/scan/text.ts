@@ -27,7 +27,7 @@ export interface Segment {
   /** Parameter names the text may send data into: the tool's own (all the server's for server-wide text), lowercase. */
   params: ReadonlySet<string>;
   /** The property whose description this is: "put it here" means into it. */
-  ownParam?: string;
+  ownParam: string | undefined;
 }
 
 /** Matches are at most this far apart (in characters, within one clause) to count as said together. */
@@ -54,7 +54,7 @@ export class ScanText {
 
   /** Adds a field's visible text; returns its segment. */
   add(text: string, segment: Omit<Segment, "start" | "end">): Segment {
-    const placed = { ...segment, start: this.length, end: this.length + text.length };
+    const placed: Segment = { name: segment.name, params: segment.params, ownParam: segment.ownParam, start: this.length, end: this.length + text.length };
     this.rawParts.push(text, BETWEEN);
     this.parts.push(segment.name ? text.replace(/[_-]/g, " ") : text, BETWEEN);
     this.length += text.length + BETWEEN.length;
