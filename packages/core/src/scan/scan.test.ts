@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolDefinition } from "../tool";
-import { SCAN_LIMITS, scanDefinitions, verdictAtLeast } from "./scan";
+import { Findings, SCAN_LIMITS, scanDefinitions, verdictAtLeast } from "./scan";
 
 const tool = (name: string, description: string, properties: Record<string, object> = {}): ToolDefinition => ({
   name,
@@ -141,5 +141,16 @@ describe("the scan's bounds", () => {
     expect(report.omitted).toBe(800 - SCAN_LIMITS.findings);
     expect(report.findings.filter((f) => f.severity === "critical")).toHaveLength(1);
     expect(report.tools.get("t")).toBe("critical");
+  });
+
+  it("holds at most 500 findings of each severity while it counts them all, so a million matches cost counts, not memory", () => {
+    const found = new Findings(1);
+    const finding = { rule: "model-instructions" as const, path: "instructions", start: 0, end: 1, message: "x" };
+    for (let i = 0; i < 3_000; i++) found.add(0, { ...finding, severity: i % 2 ? "info" : "warn" });
+    found.add(0, { ...finding, severity: "critical" });
+    expect(found.held).toBe(2 * SCAN_LIMITS.findings + 1);
+    expect(found.verdicts).toEqual(["critical"]);
+    const { findings, omitted } = found.listed();
+    expect([findings.length, omitted, findings[0]!.severity]).toEqual([SCAN_LIMITS.findings, 3_001 - SCAN_LIMITS.findings, "critical"]);
   });
 });

@@ -98,7 +98,7 @@ interface Placed {
  * `SCAN_LIMITS.findings` of each severity are kept, so hostile text with a million matches costs
  * counts, not memory, and the worst findings are the ones listed.
  */
-class Findings {
+export class Findings {
   private readonly kept: Record<ScanSeverity, Array<{ finding: ScanFinding; item: number }>> = { critical: [], high: [], warn: [], info: [] };
   private total = 0;
   readonly verdicts: ScanVerdict[];
@@ -112,6 +112,11 @@ class Findings {
     this.verdicts[item] = worse(this.verdicts[item]!, finding.severity);
     const bucket = this.kept[finding.severity];
     if (bucket.length < SCAN_LIMITS.findings) bucket.push({ finding, item });
+  }
+
+  /** How many findings are held in memory (at most `SCAN_LIMITS.findings` of each severity). */
+  get held(): number {
+    return this.kept.critical.length + this.kept.high.length + this.kept.warn.length + this.kept.info.length;
   }
 
   /** The worst findings, at most `SCAN_LIMITS.findings`, in the order of the items and fields; and how many were left out. */
