@@ -179,8 +179,9 @@ export function scanDefinitions(input: ScanInput, options: ScanOptions = {}): Sc
   const emit = (finding: RawFinding) => {
     const at = text.segmentIndexAt(finding.start);
     const { field, item, visible } = placed[at]!;
-    const offset = text.segments[at]!.start;
-    const span = originalSpan(visible, finding.start - offset, finding.end - offset);
+    const { start, end } = text.segments[at]!;
+    // A pattern anchored at a line start may begin on the line break between two fields: the span starts at the field.
+    const span = originalSpan(visible, Math.max(finding.start, start) - start, Math.min(finding.end, end) - start);
     found.add(itemIndex.get(item)!, { ...finding, path: String(field.path), ...(field.key ? { key: true as const } : {}), ...span });
   };
   modelInstructions(text, emit);
