@@ -99,21 +99,9 @@ function costPerTool(servers: readonly Server[]): NonNullable<ScanBenchReport["c
   const first = measure(() => scanSet(servers));
   const passes = Array.from({ length: PASSES }, () => measure(() => scanSet(servers)));
   const perTool = (ms: number) => round((ms * 1000) / tools, 1);
-  return {
-    first: perTool(first.wall),
-    wallP50: perTool(
-      percentile(
-        passes.map((p) => p.wall),
-        50,
-      ),
-    ),
-    cpuP50: perTool(
-      percentile(
-        passes.map((p) => p.cpu),
-        50,
-      ),
-    ),
-  };
+  const walls = passes.map((p) => p.wall);
+  const cpus = passes.map((p) => p.cpu);
+  return { first: perTool(first.wall), wallP50: perTool(percentile(walls, 50)), cpuP50: perTool(percentile(cpus, 50)) };
 }
 
 const HOSTILE_WORDS =
