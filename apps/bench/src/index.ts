@@ -9,6 +9,7 @@ import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
 import { runSearchQuality, runSearchScale, type SearchQualityReport, type SearchScaleReport } from "./search-quality";
 import { reportResultFormats } from "./result-formats";
+import { reportScan, type ScanBenchReport } from "./scan";
 import { round } from "./stats";
 import { runTokens, type TokensReport } from "./tokens";
 
@@ -23,9 +24,10 @@ interface BenchReport {
   sandbox: SandboxLatency | null;
   http: HttpLatencyReport | null;
   scaleOut: ScaleOutReport | null;
+  scan: ScanBenchReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats, scan). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
   const scaleOut = runs("scale-out") ? await reportScaleOut(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
   if (runs("formats")) await reportResultFormats(table);
+  const scan = runs("scan") ? await reportScan(table, dir) : null;
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -135,6 +138,7 @@ async function main(): Promise<void> {
     sandbox,
     http,
     scaleOut,
+    scan,
   };
   // An ignored path: a bench run must not rewrite a tracked file.
   const out = join(repoRoot(), "apps/bench/results/latest.json");

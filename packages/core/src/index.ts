@@ -110,3 +110,17 @@ export {
 export { estimateTokens, estimateTokensOfChars } from "./tokens";
 export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
 export type { PendingApproval, PinApprovals } from "./approvals";
+export { sanitizeModelText } from "./scan/hidden";
+export { SCAN_LIMITS, scanDefinitions, verdictAtLeast } from "./scan/scan";
+export type {
+  ScanFinding,
+  ScanInput,
+  ScanOptions,
+  ScanOtherServer,
+  ScanPromptDefinition,
+  ScanReport,
+  ScanResourceDefinition,
+  ScanRule,
+  ScanSeverity,
+  ScanVerdict,
+} from "./scan/types";

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { inspect } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readmeExample } from "../../../scripts/lib/readme-examples.mjs";
 import type { CallContext } from "../src/index";
@@ -30,5 +31,20 @@ describe("README example", () => {
       'quota info: ana calls gh__search {"q":"x","url":"https://api.dev/?token=***"}',
       'quota info: ana calls gh__search {"q":"x","url":"https://api.dev/?token=***"}',
     ]);
+  });
+
+  it("is the code of examples/scan.ts, and prints what the README shows", () => {
+    const { readme, file, output } = readmeExample(packageDir, "examples/scan.ts");
+    expect(readme).toBe(file);
+    expect(output).toBeDefined();
+  });
+
+  it("runs the scan: a poisoned tool and a shadowing one held back, their findings listed, hidden characters removed", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    await import("../examples/scan");
+    const printed = log.mock.calls.map((args) => args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" "));
+    expect(`${printed.join("\n")}\n`).toBe(readmeExample(packageDir, "examples/scan.ts").output);
+    expect(log.mock.calls[0]).toEqual(["critical", { add: "critical", today: "critical", quote: "clean" }]);
+    expect(log.mock.calls.at(-1)).toEqual([JSON.stringify("Today's date.")]);
   });
 });
