@@ -1,7 +1,5 @@
 export { isLoopback } from "./address";
 export {
-  LOCAL_PRINCIPAL,
-  isPrincipalId,
   POLICY_RULE_STATE,
   type CallContext,
   type CallOrigin,
@@ -12,6 +10,7 @@ export {
   type SessionInfo,
   type ToolCallMiddleware,
 } from "./context";
+export { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, isPrincipalId, principalOfName, tokenPrincipal } from "./principal";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { globMatcher } from "./glob";
 export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";

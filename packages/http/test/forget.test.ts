@@ -40,6 +40,13 @@ describe("DELETE /v1/principals/{principal}", () => {
     expect(s.logs.some((line) => line.forgot === "token:alice")).toBe(true);
   });
 
+  it("takes a bare name as the token's principal: DELETE /v1/principals/bob forgets token:bob", async () => {
+    const bobs = await keptBy(T.bob);
+    const forgotten = await fetch(`${s.url}/v1/principals/bob`, { method: "DELETE", headers: bearer(T.admin) });
+    expect(await json(forgotten)).toMatchObject({ principal: "token:bob", forgotten: { results: 2 } });
+    expect((await fetch(`${s.url}/v1/results/${bobs}`, { headers: bearer(T.bob) })).status).toBe(404);
+  });
+
   it("needs the admin scope: another principal gets 403 naming it, and cannot forget even itself through the gateway", async () => {
     const bobs = await keptBy(T.bob);
     for (const target of ["token:alice", "token:bob"]) {
