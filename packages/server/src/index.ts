@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions, ForgetReport } from "./codemux";
+export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, resultFormatOf, spillBytesOf, stateKeyOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
