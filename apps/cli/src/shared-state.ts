@@ -5,6 +5,7 @@ import {
   InstanceRegistry,
   RedisBuckets,
   RedisConnection,
+  RedisForgetRequests,
   RedisJobQueue,
   RedisJobShare,
   RedisLists,
@@ -47,6 +48,8 @@ export interface SharedState {
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
   registry?: InstanceRegistry;
+  /** Asks to forget a principal, heard and answered by every running instance. */
+  forgetRequests?: RedisForgetRequests;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
   scaleOut?: ScaleOut;
   close(): Promise<void>;
@@ -83,6 +86,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
   const jobShare = new RedisJobShare(connection, registry);
   const jobQueue = await RedisJobQueue.open(connection);
   const skillShelf = new RedisSkillShelf(connection);
+  const forgetRequests = new RedisForgetRequests(connection, registry);
   return {
     setting,
     instanceId,
@@ -97,9 +101,11 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     jobShare,
     jobQueue,
     registry,
+    forgetRequests,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true, taskOwner: (principal, id) => taskOwnerOf(jobShare, principal, id) },
     close: async () => {
       await registry.stop();
+      await forgetRequests.close();
       await jobQueue.close();
       await jobShare.close();
       await skillShelf.close();
