@@ -4,6 +4,7 @@ import {
   type JobRunner,
   type Logger,
   type MetaTool,
+  type RateBuckets,
   type SessionInfo,
   type SkillShelf,
   type Surface,
@@ -75,6 +76,11 @@ export interface CodemuxOptions {
   middleware?: ToolCallMiddleware[];
   /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
   policies?: PolicyConfig;
+  /**
+   * Where the policies' calls per minute are counted: with several instances, buckets they share (Redis's),
+   * so that a rule's limit holds across them; this instance's memory when absent.
+   */
+  policyBuckets?: RateBuckets;
   /** Reads the policies again at each `reload` (from the config file); a reload keeps the policies it started with without it. */
   reloadPolicies?: () => Promise<PolicyConfig | undefined>;
   /** Extra modes, by name. */
@@ -246,6 +252,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.pipeline = new ToolCallPipeline({
       access: this.access,
       clock: this.clock,
+      ...(options.policyBuckets ? { rateBuckets: options.policyBuckets } : {}),
       pool: this.pool,
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
