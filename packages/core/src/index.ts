@@ -95,6 +95,7 @@ export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, t
 export type { JobQueue } from "./job-queue";
 export type { RecordTable } from "./record-table";
 export type { SharedLists } from "./shared-lists";
+export type { SharedSlots } from "./shared-slots";
 export type { ShelfPut, ShelvedSkill, SkillShelf } from "./skill-shelf";
 export type { JobShare } from "./job-share";
 export {
