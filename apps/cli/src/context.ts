@@ -124,6 +124,8 @@ export async function startCore(
         redactor: plugins?.redactor ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
+        // A policy's jobs at once, counted on every instance together.
+        ...(options.shared?.jobSlots ? { slots: options.shared.jobSlots } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
         // The policies live in the core, made just below; a job starts only once it serves.
         jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
@@ -145,6 +147,8 @@ export async function startCore(
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
+    // A policy's calls per minute, counted on every instance together.
+    ...(options.shared?.rateBuckets ? { policyBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.scaleOut ? { instanceId: options.shared.instanceId } : {}),
     ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
     // Client configs can set environment variables where they cannot add flags.

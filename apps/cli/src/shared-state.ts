@@ -11,6 +11,7 @@ import {
   RedisLists,
   RedisRecordTable,
   RedisSkillShelf,
+  RedisSlots,
   RedisStore,
   RedisUrlError,
   parseStoreSetting,
@@ -36,6 +37,7 @@ export interface SharedState {
   connection?: RedisConnection;
   resultStore?: Store;
   cacheStore?: Store;
+  /** Token buckets every instance counts in: the rate-limit plugin's, and the policies' calls per minute. */
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
   pluginStore?: Store;
@@ -45,6 +47,8 @@ export interface SharedState {
   skillShelf?: SkillShelf;
   memories?: SharedLists;
   jobShare?: RedisJobShare;
+  /** The places policies' concurrentJobs count, on every instance together. */
+  jobSlots?: RedisSlots;
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
   registry?: InstanceRegistry;
@@ -99,6 +103,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     skillShelf,
     memories: new RedisLists(connection, { name: "memories" }),
     jobShare,
+    jobSlots: new RedisSlots(connection),
     jobQueue,
     registry,
     forgetRequests,
