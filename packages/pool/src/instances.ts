@@ -144,6 +144,12 @@ export class InstanceSet {
     if (instance) await this.#forget(session, instance);
   }
 
+  /** Ends every instance `principal` owns (its own, or its sessions'), which run with its credentials and hold its state (`codemux forget`). */
+  async closePrincipal(principal: string): Promise<void> {
+    const owned = [...this.#instances].filter(([, instance]) => instance.options.owner?.principal === principal);
+    await Promise.all(owned.map(([key, instance]) => this.#forget(key, instance)));
+  }
+
   /** Ends every instance, in any state (shutdown, or the entry was removed or changed). */
   async close(): Promise<void> {
     this.#closed = true;

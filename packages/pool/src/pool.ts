@@ -3,6 +3,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { LoginCallbacks } from "./auth/login-callbacks";
+import { authDirectory, deletePrincipalLogins } from "./auth/store";
 import type { DownstreamClient, DownstreamNotification } from "./channel";
 import { ServerConnection, type CallerSession, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
 import { NoSessionError, ServerNotFoundError } from "./errors";
@@ -215,6 +216,15 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   /** Ends what one client session owned: its instances of servers isolated per session. */
   async closeSession(session: string): Promise<void> {
     await Promise.all([...this.#instances.values()].map((instances) => instances.closeSession(session)));
+  }
+
+  /**
+   * Forgets `principal` (`codemux forget`): ends its instances of isolated servers, and deletes its own logins
+   * (servers with per-principal credentials), whichever servers they were for. Resolves with how many logins went.
+   */
+  async forgetPrincipal(principal: string): Promise<number> {
+    await Promise.all([...this.#instances.values()].map((instances) => instances.closePrincipal(principal)));
+    return await deletePrincipalLogins(await authDirectory(this.options.env ?? process.env), principal);
   }
 
   /** Closes every server in every state, and every isolated server's instances, ending stdio servers' whole process groups. */

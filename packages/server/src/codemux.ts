@@ -443,8 +443,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
 
   /**
    * Deletes what codemux holds for `principal`: the results its sessions kept, its skills, the files
-   * dispatch's `resultToFile` wrote for it, and whatever `onForget` forgetters hold (jobs and transcripts,
-   * audit lines, the admin page's activity, other instances'). Returns what went, by kind.
+   * dispatch's `resultToFile` wrote for it, its own server instances and logins, and whatever `onForget`
+   * forgetters hold (jobs and transcripts, audit lines, the admin page's activity, other instances'). Returns what went, by kind.
    */
   async forget(principal: string, options: ForgetOptions = {}): Promise<ForgetReport> {
     const reach = { elsewhere: options.elsewhere ?? true };
@@ -455,6 +455,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     for (const forgetter of this.#forgettersBefore) add(await forgetter(principal, reach));
     add({ results: await this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 });
     if (this.options.dispatchFiles?.resultFileDir) add({ resultFiles: await forgetResultFiles(this.options.dispatchFiles, principal) });
+    // Its own connections (isolated servers) and logins (per-principal credentials): said only when it had some.
+    const logins = (await this.pool.forgetPrincipal?.(principal)) ?? 0;
+    if (logins > 0) add({ logins });
     for (const forgetter of this.#forgetters) add(await forgetter(principal, reach));
     return report;
   }

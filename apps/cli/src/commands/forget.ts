@@ -18,6 +18,7 @@ const KINDS: Record<string, [string, string]> = {
   memory: ["memory", "memories"],
   cache: ["cached answer in memory", "cached answers in memory"],
   activity: ["call on the admin page's Activity", "calls on the admin page's Activity"],
+  logins: ["login of its own to a server", "logins of its own to servers"],
   sharedJobs: ["job record in Redis", "job records in Redis"],
   cachedAnswers: ["cached answer in Redis", "cached answers in Redis"],
 };
@@ -29,7 +30,7 @@ export function registerForget(program: Command, context: RunContext): void {
   program
     .command("forget")
     .description(
-      "delete what codemux keeps for a principal: its kept results, skills, background jobs with their transcripts, audit log lines, memories and cached answers (plugins), the files dispatch's resultToFile wrote, and the admin page's record of its calls; every codemux running on this machine is asked through its admin socket, and with a Redis store every instance of it, which also deletes what the principal owns in Redis",
+      "delete what codemux keeps for a principal: its kept results, skills, background jobs with their transcripts, audit log lines, memories and cached answers (plugins), the files dispatch's resultToFile wrote, the admin page's record of its calls, and its own logins and server instances; every codemux running on this machine is asked through its admin socket, and with a Redis store every instance of it, which also deletes what the principal owns in Redis",
     )
     .argument(
       "<principal>",
