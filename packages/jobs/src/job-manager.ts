@@ -741,6 +741,12 @@ export class JobManager implements JobRunner {
     const loaded = await loadJournal(this.dir, { logger: this.logger });
     const ids = new Set<string>();
     for (const job of [...this.#jobs.values(), ...loaded.jobs.values()]) if (job.principal === principal) ids.add(job.id);
+    // Counted by the process that journaled them (or any, for a process that is gone), so that processes sharing this folder count each once.
+    const alive = new Set(loaded.segments.filter((segment) => segmentAlive(segment, now)).map((segment) => segment.pid));
+    const counted = [...ids].filter((id) => {
+      const job = loaded.jobs.get(id);
+      return job !== undefined && (job.pid === process.pid || !alive.has(job.pid));
+    }).length;
     for (const id of ids) {
       this.#jobs.delete(id);
       await rm(this.#transcriptFile(id), { force: true });
@@ -758,7 +764,7 @@ export class JobManager implements JobRunner {
       this.logger.warn(
         `jobs: another codemux process runs on ${this.dir}; jobs of "${principal}" it journaled stay until it stops and the journal is compacted.`,
       );
-    return ids.size;
+    return counted;
   }
 
   /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
