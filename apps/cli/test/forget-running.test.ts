@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,6 +80,12 @@ async function leave(who: Who) {
   // A cached answer: the second call is answered from the cache plugin's memory.
   const counted = textOf(await mcp.callTool({ name: "call_tool", arguments: { name: "m__counter", args: {} } }));
   expect(textOf(await mcp.callTool({ name: "call_tool", arguments: { name: "m__counter", args: {} } }))).toBe(counted);
+  // Its own server instance (isolation): it has seen this principal's calls.
+  await mcp.callTool({ name: "call_tool", arguments: { name: "own__counter", args: {} } });
+  // Its own login to a server with per-principal credentials, where such a login is kept.
+  const logins = join(home, "auth", "principals", createHash("sha256").update(`token:${who}`).digest("hex").slice(0, 32));
+  await mkdir(logins, { recursive: true });
+  await writeFile(join(logins, "gh.json"), JSON.stringify({ server: "gh", tokens: { access_token: `${who}-login-words` } }));
   // A result file, written by dispatch's resultToFile on the other gateway.
   const dispatcher = await connect(dispatch, who);
   const written = JSON.parse(
@@ -109,6 +116,7 @@ async function rows(who: Who, left: Awaited<ReturnType<typeof leave>>) {
   const job = textOf(await left.mcp.callTool({ name: "jobs", arguments: { action: "output", ids: [left.job] } }));
   const memory = textOf(await left.mcp.callTool({ name: "memory", arguments: { action: "recall", query: `${who}-call-words` } }));
   const counter = textOf(await left.mcp.callTool({ name: "call_tool", arguments: { name: "m__counter", args: {} } }));
+  const own = JSON.parse(textOf(await left.mcp.callTool({ name: "call_tool", arguments: { name: "own__counter", args: {} } }))) as { calls: number };
   return {
     keptResult: (await fetch(`${code}/v1/results/${left.handle}`, { headers: headers(who) })).status === 200,
     skill: skill.includes(`${who}-skill-words`),
@@ -120,6 +128,9 @@ async function rows(who: Who, left: Awaited<ReturnType<typeof leave>>) {
     memoryFile: files.includes(`${who}-call-words`),
     cachedAnswer: counter === left.counted,
     resultFile: files.includes(`${who}-file-words`),
+    login: files.includes(`${who}-login-words`),
+    // A fresh instance of its own server has seen only this probe.
+    ownServer: own.calls > 1,
     activity,
     dispatchActivity,
   };
@@ -134,7 +145,7 @@ beforeAll(async () => {
   await writeFile(
     config,
     JSON.stringify({
-      mcpServers: { m: misbehavingEntry("m") },
+      mcpServers: { m: misbehavingEntry("m"), own: misbehavingEntry("own", { isolation: "principal" }) },
       plugins: { audit: { includeArguments: true }, memory: {}, cache: { tools: ["m__counter"], ttlMs: 600_000 } },
       dispatch: { resultFileDir: "out" },
     }),
@@ -166,6 +177,8 @@ describe("codemux forget with gateways running on this machine", () => {
       memoryFile: true,
       cachedAnswer: true,
       resultFile: true,
+      login: true,
+      ownServer: true,
       activity: true,
       dispatchActivity: true,
     };
@@ -177,11 +190,12 @@ describe("codemux forget with gateways running on this machine", () => {
     expect(await rows("alice", alice)).toEqual(Object.fromEntries(Object.keys(everything).map((row) => [row, false])));
     expect(await rows("bob", bob)).toEqual(everything);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(
-      /^Forgot token:alice: 2 kept results, 1 skill, 1 result file, 1 job \(with its transcript\), [1-9]\d* audit lines, [1-9]\d* memories, 1 cached answer in memory, [1-9]\d* calls on the admin page's Activity\.\n/,
+    expect(run.stdout, run.stdout).toMatch(
+      /^Forgot token:alice: 2 kept results, 1 skill, 1 result file, 1 login of its own to a server, 1 job \(with its transcript\), [1-9]\d* audit lines, [1-9]\d* memories, 1 cached answer in memory, [1-9]\d* calls on the admin page's Activity\.\n/,
     );
-    expect(run.stdout).toContain(`Running instances asked: the codemux at ${code} (pid `);
-    expect(run.stdout).toContain(`the codemux at ${dispatch} (pid `);
+    const asked = /\nRunning instances asked: (.*)\.\n/.exec(run.stdout)?.[1] ?? "";
+    expect(asked.split(", ")).toHaveLength(2);
+    for (const url of [code, dispatch]) expect(asked).toContain(`the codemux at ${url} (pid `);
   }, 120_000);
 
   it("refuses, deleting nothing, while a codemux runs here that it cannot ask, and names the route that forgets by hand", async () => {
