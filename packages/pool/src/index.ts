@@ -13,7 +13,7 @@ export type { LoginCallbackAnswer, LoginCallbacks } from "./auth/login-callbacks
 export { refusalOf, sendLoginPage } from "./auth/login-page";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
-export { authDirectory, deleteAuthRecord, deletePrincipalLogins, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";
+export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";
 export type { AuthRecord } from "./auth/store";
 export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
