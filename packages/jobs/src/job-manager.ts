@@ -411,8 +411,8 @@ export class JobManager implements JobRunner {
     });
     this.#jobs.set(id, record);
     this.#live.set(id, live);
-    // The place the instance that queued it took (under its policy) is this one's to renew now.
-    this.#places?.hold(record.principal, id);
+    // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
+    if (this.#jobsAtOnce?.(session) !== undefined) this.#places?.hold(record.principal, id);
     const { description, kind, principal, pid } = record;
     await this.#writer?.append(
       { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid },

@@ -37,9 +37,9 @@ export class SharedJobPlaces {
     }
   }
 
-  /** Gives job `id`'s place back: it ended. Redis away: its lease runs out instead. */
+  /** Gives job `id`'s place back, when this instance holds it: the job ended. Redis away: its lease runs out instead. */
   release(principal: string, id: string): void {
-    this.#held.delete(id);
+    if (!this.#held.delete(id)) return;
     this.#slots.release(keyOf(principal), id).catch(() => undefined);
   }
 
