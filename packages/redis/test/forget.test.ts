@@ -55,9 +55,8 @@ describe.skipIf(!haveRedis)("asking every instance to forget a principal, agains
     // Registered (its heartbeat is fresh) but not listening: a process stopped, or one of another version.
     await a.connection.client.set("codemux:instance:ghost", JSON.stringify({ v: STORE_FORMAT_VERSION, address: "http://ghost.example:3920" }), "PX", 60_000);
     const asker = await instance("cli2");
-    const started = Date.now();
-    const { missed } = await asker.requests.ask("token:bob", { waitMs: 20_000 });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // A bound of ten minutes: the ask returns as soon as every listener answered, well within the test's time.
+    const { missed } = await asker.requests.ask("token:bob", { waitMs: 600_000 });
     expect(missed).toContainEqual({ id: "ghost", address: "http://ghost.example:3920" });
     expect(missed).toContainEqual({ id: "a2", address: "http://a2.example:3920", error: "the disk is full" });
   });
