@@ -12,21 +12,19 @@ RUN pnpm install --frozen-lockfile \
  && cd apps/cli && pnpm pack --pack-destination /out
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production \
-    CODEMUX_HOME=/home/node/.codemux
+# What this stage installs and starts is deploy/image/codemux-image.sh: the deploy suite runs it too, with the
+# USER, ENTRYPOINT, CMD and HEALTHCHECK below (scripts/test/deploy.test.mjs).
+COPY deploy/image/codemux-image.sh /usr/local/bin/codemux-image
 COPY --from=build /out/ /tmp/pack/
-# The tarball's own dependencies come from the npm registry, as they do for `npm install -g codemux`.
-RUN npm install --global --omit=dev /tmp/pack/codemux-*.tgz \
- && rm -rf /tmp/pack /root/.npm \
- && mkdir -p /data /home/node/.codemux \
- && chown -R node:node /data /home/node/.codemux
+RUN codemux-image install /tmp/pack/codemux-*.tgz node:node \
+ && rm -rf /tmp/pack /root/.npm
 USER node
-# The built-in default servers' filesystem root; mount a volume or a config of your own (CODEMUX_CONFIG).
-WORKDIR /data
 EXPOSE 3920
 # /healthz is open (no token): the process answers. /readyz says whether it takes traffic.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3920/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# A token is required off loopback: pass CODEMUX_TOKEN=name:secret or mount a --token-file.
-ENTRYPOINT ["codemux"]
+# codemux ARGS in /data (the built-in filesystem server's root: mount a volume, or a config of your own with
+# CODEMUX_CONFIG), its home /home/node/.codemux. A token is required off loopback: pass CODEMUX_TOKEN=name:secret
+# or mount a --token-file.
+ENTRYPOINT ["codemux-image", "start"]
 CMD ["serve", "--http", "0.0.0.0:3920"]

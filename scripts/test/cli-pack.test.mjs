@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { freshProject, runCommand } from "../lib/fresh-project.mjs";
 import { packAll, root, workspacePackages } from "../lib/workspace.mjs";
@@ -20,9 +20,9 @@ let tarball = "";
 const codemuxBin = () => join(project, "node_modules/.bin/codemux");
 
 /** Connects the SDK client (installed in the project with codemux) to a command line; returns what it saw. */
-async function drive(entry, steps) {
+async function drive(entry, steps, driveEnv = env) {
   const input = JSON.stringify({ command: entry.command, args: entry.args, root: folder, steps });
-  const result = await runCommand(process.execPath, ["drive-codemux.mjs", input], { cwd: project, env });
+  const result = await runCommand(process.execPath, ["drive-codemux.mjs", input], { cwd: project, env: driveEnv });
   assert.equal(result.code, 0, `driving ${entry.command} ${entry.args.join(" ")} failed:\n${result.stderr}`);
   return JSON.parse(result.stdout.trim().split("\n").at(-1));
 }
@@ -108,14 +108,15 @@ describe("the packed codemux CLI", () => {
     assert.match(seen.execute.text, /hello\.txt/);
   });
 
-  test("the terminal banner prints npx snippets for Claude Desktop/Cursor, Claude Code and VS Code that start a working server", async () => {
+  test("the terminal banner prints snippets for Claude Desktop/Cursor, Claude Code and VS Code that start this installed copy by its path", async () => {
     const text = await banner(["--root", folder]);
     const lines = text.split("\n").map((line) => line.trim());
     const desktop = JSON.parse(lines.find((line) => line.startsWith('{"mcpServers"')) ?? "null");
     const vscode = JSON.parse(lines.find((line) => line.startsWith('{"servers"')) ?? "null");
     const claude = lines.find((line) => line.startsWith("claude mcp add codemux -- "));
     assert.ok(desktop && vscode && claude, `snippets missing from the banner:\n${text}`);
-    assert.deepEqual(desktop.mcpServers.codemux, { command: "npx", args: ["-y", "codemux", "--root", folder] });
+    const installed = realpathSync(join(project, "node_modules/codemux/dist/index.js"));
+    assert.deepEqual(desktop.mcpServers.codemux, { command: process.execPath, args: [installed, "--root", folder] });
     assert.equal(vscode.servers.codemux.type, "stdio");
     const [command, ...args] = claude.slice("claude mcp add codemux -- ".length).split(" ");
     for (const entry of [desktop.mcpServers.codemux, vscode.servers.codemux, { command, args }]) {
@@ -163,18 +164,81 @@ describe("the packed codemux CLI", () => {
     assert.match(ran.stdout, /HELLO FROM THE PACK TEST/);
   });
 
-  test("install writes npx -y codemux from an installed copy, and the installed CLI's path with --local", async () => {
+  test("install writes the installed CLI's path from an installed copy and says so; --npx writes the registry form", async () => {
     const home = join(work, "install-home");
     const cursor = join(home, ".cursor", "mcp.json");
     mkdirSync(join(home, ".cursor"), { recursive: true });
     writeFileSync(cursor, JSON.stringify({ mcpServers: { other: { command: "node", args: ["server.js"] } } }));
     const installEnv = { ...env, HOME: home, CODEMUX_HOME: join(home, ".codemux") };
     const codemuxConfig = join(home, ".codemux", "codemux.json");
-    const npx = await runCommand(codemuxBin(), ["install", "cursor", "--dry-run"], { cwd: project, env: installEnv });
-    assert.equal(npx.code, 0, npx.stderr);
-    assert.ok(npx.stdout.includes(`would start codemux with: npx -y codemux --config ${codemuxConfig} (npx -y codemux, from the npm registry)`), npx.stdout);
-    const local = await runCommand(codemuxBin(), ["install", "cursor", "--local", "--dry-run"], { cwd: project, env: installEnv });
     const installed = realpathSync(join(project, "node_modules/codemux/dist/index.js"));
-    assert.match(local.stdout, new RegExp(`would start codemux with: \\S*node ${installed.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} --config `));
+    const local = await runCommand(codemuxBin(), ["install", "cursor", "--dry-run"], { cwd: project, env: installEnv });
+    assert.equal(local.code, 0, local.stderr);
+    assert.ok(
+      local.stdout.includes(
+        `would start codemux with: ${process.execPath} ${installed} --config ${codemuxConfig} (this copy of codemux by its path, which must stay where it is; --npx writes npx -y codemux instead)`,
+      ),
+      local.stdout,
+    );
+    const npx = await runCommand(codemuxBin(), ["install", "cursor", "--npx", "--dry-run"], { cwd: project, env: installEnv });
+    assert.ok(npx.stdout.includes(`would start codemux with: npx -y codemux --config ${codemuxConfig} (npx -y codemux, from the npm registry,`), npx.stdout);
+  });
+});
+
+describe("the packed CLI installed globally (npm install -g), as the README's Install section says", () => {
+  // A scratch prefix stands for npm's global one (/usr/local): bin/codemux links to lib/node_modules/codemux.
+  const prefix = join(work, "global");
+  const codemux = () => join(prefix, "bin", "codemux");
+  const installedEntry = () => realpathSync(join(prefix, "lib/node_modules/codemux/dist/index.js"));
+  let install;
+
+  before(async () => {
+    const flags = ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", "--prefer-offline"];
+    install = await runCommand("npm", [...flags, tarball], { env, timeoutMs: 300_000 });
+  });
+
+  test("installs without a deprecation warning", () => {
+    assert.equal(install.code, 0, install.stderr);
+    assert.doesNotMatch(`${install.stdout}${install.stderr}`, /deprecated/i);
+  });
+
+  test("codemux list serves the built-in default: the filesystem and memory servers are ready", async () => {
+    const listed = await runCommand(codemux(), ["list"], { cwd: folder, env });
+    assert.equal(listed.code, 0, `${listed.stdout}${listed.stderr}`);
+    assert.match(listed.stdout, /^\s*fs\s+ready\s+\d+ tools/m);
+    assert.match(listed.stdout, /^\s*memory\s+ready\s+\d+ tools/m);
+  });
+
+  test("a snippet runs and calls the built-in filesystem server", async () => {
+    const snippet = join(work, "global-snippet.ts");
+    writeFileSync(
+      snippet,
+      'import { readTextFile } from "mcp/servers/fs/readTextFile";\nexport default (await readTextFile({ path: "hello.txt" })).content.trim();\n',
+    );
+    const ran = await runCommand(codemux(), ["exec", snippet], { cwd: folder, env });
+    assert.equal(ran.code, 0, `${ran.stdout}${ran.stderr}`);
+    assert.match(ran.stdout, /hello from the pack test/);
+  });
+
+  test("codemux install writes the installed CLI by its path, says so, and the command it wrote serves the moved servers", async () => {
+    const home = join(work, "global-home");
+    const cursor = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(cursor), { recursive: true });
+    // A server the client had, started by its path under codemux's own folder (not codemux itself).
+    const filesystem = join(prefix, "lib/node_modules/codemux/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    writeFileSync(cursor, JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [filesystem, folder] } } }));
+    const installEnv = { ...env, HOME: home, CODEMUX_HOME: join(home, ".codemux") };
+    const codemuxConfig = join(home, ".codemux", "codemux.json");
+    const done = await runCommand(codemux(), ["install", "cursor", "--yes"], { cwd: home, env: installEnv });
+    assert.equal(done.code, 0, `${done.stdout}${done.stderr}`);
+    assert.ok(
+      done.stdout.includes(`now starts codemux with: ${process.execPath} ${installedEntry()} --config ${codemuxConfig} (this copy of codemux by its path`),
+      done.stdout,
+    );
+    const entry = JSON.parse(readFileSync(cursor, "utf8")).mcpServers.codemux;
+    assert.deepEqual(entry, { command: process.execPath, args: [installedEntry(), "--config", codemuxConfig] });
+    const seen = await drive(entry, ["call"], installEnv);
+    assert.equal(seen.call.isError, false, seen.call.text);
+    assert.match(seen.call.text, /hello from the pack test/);
   });
 });

@@ -1,5 +1,5 @@
-import type { Logger, RateBuckets, RecordTable, SharedLists, Store } from "@codemux/core";
-import { markSelf, parseJsonc } from "@codemux/pool";
+import { redactingLogger, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
+import { markSelf, parseJsonc, type PoolConfig } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
@@ -25,12 +25,13 @@ import type { Command } from "commander";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
-import { defaultConfig } from "./default-config";
+import { defaultConfig, graphsFolder } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
+import { configReloader, type ConfigReload } from "./reload";
 import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
@@ -74,6 +75,8 @@ export interface StartOptions {
   deferStart?: boolean;
   /** State shared with other instances (`--store redis://...`): kept results, the catalog cache and rate-limit buckets live there. */
   shared?: SharedState;
+  /** Served to several principals (HTTP with more than one token, a token file, or OAuth): the built-in default keeps their memories apart. */
+  manyPrincipals?: boolean;
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -85,18 +88,32 @@ export async function startCore(
   command: Command,
   context: RunContext,
   options: StartOptions,
-): Promise<{ core: Codemux; logger: Logger; level: LogLevel; http: HttpSettings; ui: UiSources; jobs?: JobManager; begin: () => void }> {
+): Promise<{
+  core: Codemux;
+  logger: Logger;
+  level: LogLevel;
+  http: HttpSettings;
+  ui: UiSources;
+  jobs?: JobManager;
+  begin: () => void;
+  /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
+  reloader: { reload(config: PoolConfig): Promise<ConfigReload> };
+}> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
-  const logger = stderrLogger(level, options.omitLog);
+  // codemux's own lines quote servers (their stderr, log lines, errors): masked by the redact plugin's patterns once it loads.
+  let masking: LoadedPlugins | undefined;
+  const logger = redactingLogger(stderrLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({
     ...(opts.config ? { configPath: opts.config } : {}),
     inline: context.inline,
-    fallback: () => defaultConfig(builtInRoot(opts)),
+    fallback: () => defaultConfig({ cwd: builtInRoot(opts), manyPrincipals: options.manyPrincipals === true }),
   });
   for (const warning of config.warnings ?? []) logger.warn(warning);
+  if (config.source === "built-in default" && options.manyPrincipals)
+    logger.info(`the built-in default serves several principals: each gets a memory server and graph of its own (under ${graphsFolder()})`);
   const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
@@ -104,6 +121,8 @@ export async function startCore(
   const retention = configFile ? retentionOf(raw, configFile) : undefined;
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,
+    // Serving from a file: loaded even without a plugins section, so that an edit can turn plugins on.
+    reloadable: options.serving === true,
     logger,
     retention,
     keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
@@ -112,6 +131,7 @@ export async function startCore(
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
     ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
   });
+  masking = plugins;
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
@@ -120,8 +140,8 @@ export async function startCore(
         ...(options.deferStart ? { openLater: true } : {}),
         logger,
         retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
-        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns when it is on.
-        redactor: plugins?.redactor ?? new Redactor(),
+        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.
+        redactor: plugins?.records ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
         // A policy's jobs at once, counted on every instance together.
@@ -159,6 +179,8 @@ export async function startCore(
       ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
       : { largeResultBytes: Number.POSITIVE_INFINITY }),
     middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
+    ...(plugins ? { mask: plugins.mask } : {}),
     ...policiesOption(raw, configFile),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
@@ -196,12 +218,14 @@ export async function startCore(
     void jobs?.recover().catch(() => undefined);
   };
   if (!options.deferStart) begin();
-  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin };
+  const reloader = configReloader(core, plugins, () => readRawConfig(configFile));
+  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
 export async function pluginsOf({
   config,
+  reloadable,
   logger,
   retention,
   keep,
@@ -211,6 +235,8 @@ export async function pluginsOf({
   sharedLists,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
+  /** Load them even without a plugins section (an edit may add one while serving). */
+  reloadable?: boolean;
   logger: Logger;
   retention: Retention | undefined;
   keep?: ResultKeeper["keep"];
@@ -219,7 +245,7 @@ export async function pluginsOf({
   pinRecords?: RecordTable;
   sharedLists?: SharedLists;
 }): Promise<LoadedPlugins | undefined> {
-  if (config?.raw.plugins === undefined) return undefined;
+  if (config === undefined || (config.raw.plugins === undefined && !reloadable)) return undefined;
   return loadPlugins({
     config: config.raw,
     configFile: config.file,

@@ -14,8 +14,23 @@ function serverScript(pkg: string): string {
   return join(dirname(manifest), Object.values(bin)[0]!);
 }
 
-/** With no config: a filesystem server on the current directory and a memory server, both installed with codemux. */
-export function defaultConfig(cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): PoolConfig {
+export interface DefaultConfigOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Served to several principals (over HTTP with more than one token, a token file, or OAuth): each gets its own memory. */
+  manyPrincipals?: boolean;
+}
+
+/** Where each principal's own knowledge graph is kept when the built-in default serves several: `graphs/principals/<hash>/memory.jsonl`. */
+export function graphsFolder(env: NodeJS.ProcessEnv = process.env): string {
+  return join(codemuxHome(env), "graphs");
+}
+
+/**
+ * With no config: a filesystem server on the current directory and a memory server, both installed with codemux.
+ * Served to several principals, the memory server runs once per principal, each on a graph file of its own.
+ */
+export function defaultConfig({ cwd = process.cwd(), env = process.env, manyPrincipals = false }: DefaultConfigOptions = {}): PoolConfig {
   // The memory server writes its graph here and does not create the folder itself.
   mkdirSync(codemuxHome(env), { recursive: true });
   const config = parseConfig(
@@ -26,10 +41,16 @@ export function defaultConfig(cwd: string = process.cwd(), env: NodeJS.ProcessEn
           command: process.execPath,
           args: [serverScript("@modelcontextprotocol/server-memory")],
           env: { MEMORY_FILE_PATH: join(codemuxHome(env), "memory.jsonl") },
+          ...(manyPrincipals ? { isolation: "principal" } : {}),
         },
       },
     }),
     { file: "built-in default", env: {} },
   );
-  return { ...config, source: "built-in default" };
+  const servers = manyPrincipals
+    ? config.servers.map((spec) =>
+        spec.name === "memory" ? { ...spec, ownFolder: { env: "MEMORY_FILE_PATH", under: graphsFolder(env), file: "memory.jsonl" } } : spec,
+      )
+    : config.servers;
+  return { ...config, servers, source: "built-in default" };
 }

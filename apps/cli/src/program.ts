@@ -44,7 +44,7 @@ export function buildProgram(context: RunContext): Command {
   const program = new Command("codemux")
     .description("An MCP proxy: one connection for your client, many servers behind it, found by search and chained in a sandbox.")
     .version(VERSION, "-v, --version")
-    .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers); the lookup without it is below"))
+    .addOption(new Option("-c, --config <file>", "config file (mcpServers or servers); without it, the lookup that codemux --help describes"))
     .addOption(
       new Option("-m, --mode <mode>", "code: meta-tools; passthrough: every tool listed; dispatch: one tool")
         .choices(Object.keys(BUILT_IN_SURFACES))
@@ -64,6 +64,8 @@ export function buildProgram(context: RunContext): Command {
     .option("--lazy", "start each server only when a call needs it (its tools come from the cached catalog until then)")
     .option("--refresh-cache", "ignore the cached catalog at start (still write it); or CODEMUX_REFRESH_CACHE=1")
     .addHelpText("after", examples)
+    // Each command's --help lists these too: `codemux list --config FILE` works as `codemux --config FILE list` does.
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError("(run codemux --help for usage)")
     .showSuggestionAfterError(true)
     .configureOutput({ writeOut: (s) => context.stdout.write(s) })

@@ -1,6 +1,6 @@
 import { estimateTokens } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
-import { launchCommand, runsFromCheckout } from "./launch";
+import { launchCommand } from "./launch";
 
 export function serverTable(core: Codemux): string {
   // A start is a state, shown as one (`starting (3 s)`); then the protocol the server speaks; the last column says why a server failed, or what its state means.
@@ -37,12 +37,9 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/**
- * The lines to paste into MCP clients, in the form `codemux install` writes: `node <this CLI> ...` from a
- * checkout (codemux is not on the npm registry yet), else `npx -y codemux ...`.
- */
-export function clientSnippets(options: string[], local = runsFromCheckout()): string[] {
-  const entry = launchCommand(options, local);
+/** The lines to paste into MCP clients, in the form `codemux install` writes: `node <this CLI> ...` (codemux is not on the npm registry yet). */
+export function clientSnippets(options: string[]): string[] {
+  const entry = launchCommand(options);
   return [
     'Add codemux to Claude Desktop or Cursor ("mcpServers" in claude_desktop_config.json or ~/.cursor/mcp.json):',
     `  ${JSON.stringify({ mcpServers: { codemux: entry } })}`,

@@ -11,6 +11,8 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Command } from "commander";
+import { buildProgram } from "../src/program";
 import { cli, runCli } from "./run-cli";
 
 const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
@@ -444,6 +446,16 @@ describe("codemux commands", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("codemux serve -- fs -- npx -y @modelcontextprotocol/server-filesystem .");
     expect(stdout).toContain("--transport http|sse URL");
+  });
+
+  it("every command's --help, nested ones too, says that --config (and the other global options) work there", async () => {
+    const globalConfig = (help: string) => /\nGlobal Options:\n[\s\S]*^ {2}-c, --config <file> /m.test(help);
+    for (const words of [["list"], ["skills", "list"]]) expect(globalConfig((await codemux([...words, "--help"])).stdout), words.join(" ")).toBe(true);
+    // Every other command the same way, in this process: the help the CLI prints is commander's helpInformation().
+    const all = (command: Command): Command[] => command.commands.flatMap((sub) => [sub, ...all(sub)]);
+    const commands = all(buildProgram({ inline: [], stdout: process.stdout, exitCode: 0 }));
+    expect(commands.length).toBeGreaterThan(20);
+    for (const command of commands) expect(globalConfig(command.helpInformation()), command.name()).toBe(true);
   });
 
   it("the README's option table names every --mode that --help offers", async () => {

@@ -72,9 +72,9 @@ describe("codemux install", () => {
       expect(dry.stdout).toMatch(/^-\s+"bad": \{$/m);
       expect(dry.stdout).toMatch(/^\+\s+"codemux": \{$/m);
       expect(dry.stdout).toContain(`Moved into ${codemuxConfig}: bad.`);
-      // From a checkout the entry is this CLI by its path: codemux is not on the npm registry yet.
+      // The entry is this CLI by its path: codemux is not on the npm registry yet.
       expect(dry.stdout).toContain(
-        `${file} would start codemux with: ${process.execPath} ${cli} --config ${codemuxConfig} (this copy of codemux by its path (--local)`,
+        `${file} would start codemux with: ${process.execPath} ${cli} --config ${codemuxConfig} (this copy of codemux by its path, which must stay where it is; --npx writes npx -y codemux instead).`,
       );
       expect(dry.stdout).not.toContain("comments");
       if (client === "claude-desktop") expect(dry.stdout).toContain("Skipped (codemux itself): old.");
@@ -131,6 +131,27 @@ describe("codemux install", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`Invalid config ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: JSON syntax error at line 4, column 5`));
     expect(existsSync(join(home, ".codemux"))).toBe(false);
+  });
+
+  it("--npx writes the npm registry's form and says so; --local (the default) and --npx together are refused", async () => {
+    const home = tempHome();
+    const file = join(home, ".cursor", "mcp.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ mcpServers: { bad } }));
+    const codemuxConfig = join(home, ".codemux", "codemux.json");
+    const npx = await codemux(home, ["install", "cursor", "--npx", "--yes"]);
+    expect(npx).toMatchObject({ code: 0 });
+    expect(npx.stdout).toContain(
+      `${file} now starts codemux with: npx -y codemux --config ${codemuxConfig} (npx -y codemux, from the npm registry, which serves codemux once it is released).`,
+    );
+    expect(JSON.parse(readFileSync(file, "utf8")).mcpServers.codemux).toEqual({ command: "npx", args: ["-y", "codemux", "--config", codemuxConfig] });
+    // The path form replaces it: both are codemux, so the servers stay where they are.
+    const local = await codemux(home, ["install", "cursor", "--local", "--yes"]);
+    expect(local.stdout).toContain(`${file} now starts codemux with: ${process.execPath} ${cli} --config ${codemuxConfig} (this copy of codemux by its path`);
+    expect(JSON.parse(readFileSync(file, "utf8")).mcpServers).toEqual({ codemux: { command: process.execPath, args: [cli, "--config", codemuxConfig] } });
+    const both = await codemux(home, ["install", "cursor", "--local", "--npx", "--dry-run"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("option '--local' cannot be used with option '--npx'");
   });
 
   it("refuses an unknown client", async () => {
@@ -255,7 +276,9 @@ describe("client config locations", () => {
   });
 
   it("recognises codemux entries, also Windows' cmd /c form, and writes one it recognises", () => {
-    expect(isCodemuxEntry(codemuxEntry("cursor", "/c.json", false))).toBe(true);
+    // The path form as the built CLI writes it (from the sources here, the path would be src/launch.ts).
+    expect(isCodemuxEntry({ command: process.execPath, args: [cli, "--config", "/c.json"] })).toBe(true);
+    expect(isCodemuxEntry(codemuxEntry("cursor", "/c.json", { npx: true }))).toBe(true);
     expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "codemux", "--config", "C:\\c.json"] })).toBe(true);
     expect(isCodemuxEntry({ command: "C:\\Windows\\System32\\cmd.exe", args: ["/C", "codemux"] })).toBe(true);
     expect(isCodemuxEntry({ command: "cmd", args: ["/c", "npx", "-y", "@modelcontextprotocol/server-memory"] })).toBe(false);

@@ -138,6 +138,15 @@ describe.skipIf(!haveParts)("two codemux instances on one Redis, behind nginx", 
     expect(((await failed.json()) as { error: { message: string } }).error.message).toMatch(
       new RegExp(`^codemux could not read ${handle}\\.meta from Redis: Redis at redis://127\\.0\\.0\\.1:\\d+ did not answer`),
     );
+    // A call the shared rate limit must check is refused as Redis being away, over REST as over MCP: 503 with Retry-After, naming Redis.
+    const limited = await call(b.url, BOB, { tool: "m__echo", args: { text: "hi" } });
+    const limitedBody = (await limited.json()) as { error: { code: string; message: string } };
+    expect([limited.status, limited.headers.get("retry-after"), limitedBody.error.code]).toEqual([503, "5", "server_unavailable"]);
+    expect(limitedBody.error.message).toMatch(
+      /^codemux could not check the shared rate limit in Redis: Redis at redis:\/\/127\.0\.0\.1:\d+ did not answer \(not connected\)\. Calls that need no shared state still work/,
+    );
+    const overMcp = await (await mcpClient(b.url)).callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "hi" } } });
+    expect(JSON.stringify(overMcp.content)).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ did not answer \(not connected\)/);
     await redis.restart();
     // Each instance reconnects by itself; what Redis acknowledged before the kill is still there.
     await until(async () => (await fetch(`${b.url}/v1/results/${handle}`, { headers: bearer(ALICE) })).status === 200);

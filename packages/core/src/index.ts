@@ -27,7 +27,7 @@ export {
   type Surface,
 } from "./meta-tool";
 export { LOG_LEVELS, redactingLogger, silentLogger, isSwitchedOff, stderrLogger, type LogLevel, type Logger, type StderrLoggerOptions } from "./logger";
-export { SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretPattern } from "./mask";
+export { NO_MASK, SECRET_PATTERNS, isSecretParameter, maskUrl, redactSecrets, type SecretMask, type SecretPattern } from "./mask";
 export { ADMIN_SCOPE, METRICS_SCOPE, hasScope } from "./rights";
 export { closestKey, closestNames, editDistance } from "./suggest";
 export type {

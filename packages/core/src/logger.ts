@@ -42,13 +42,16 @@ export function stderrLogger(options: StderrLoggerOptions = {}): Logger {
   return { error: at("error"), warn: at("warn"), info: at("info"), debug: at("debug") };
 }
 
-/** Passes every line to `logger` with secrets masked: what a package logs through it never holds a URL secret or a bearer token. */
-export function redactingLogger(logger: Logger): Logger {
+/**
+ * Passes every line to `logger` with secrets masked by `mask`: by default `redactSecrets`, so that what a package
+ * logs through it never holds a URL secret or a bearer token.
+ */
+export function redactingLogger(logger: Logger, mask: (text: string) => string = redactSecrets): Logger {
   return {
-    debug: (message) => logger.debug(redactSecrets(message)),
-    info: (message) => logger.info(redactSecrets(message)),
-    warn: (message) => logger.warn(redactSecrets(message)),
-    error: (message) => logger.error(redactSecrets(message)),
+    debug: (message) => logger.debug(mask(message)),
+    info: (message) => logger.info(mask(message)),
+    warn: (message) => logger.warn(mask(message)),
+    error: (message) => logger.error(mask(message)),
   };
 }
 

@@ -7,6 +7,20 @@ const PARAM_IN_TEXT =
   /([?&;]|\b)((?:[A-Za-z0-9]+[-_])*(?:api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|token|secret|password|passwd|sig|signature)(?:[-_][A-Za-z0-9]+)*)=([^&\s"'<>;]+)/gi;
 // `--token=x`, `--api-key x` in a command line.
 const FLAG_IN_TEXT = /(--?(?:[A-Za-z0-9]+-)*(?:api-?key|apikey|token|secret|password|passwd|access-token|auth)(?:-[A-Za-z0-9]+)*)(=|\s+)(?!-)(\S+)/gi;
+/**
+ * Masks secrets in what downstream servers send before codemux passes it to a client or keeps it
+ * (log lines, prompts, completions, questions, progress, errors): the redact plugin's patterns while it
+ * is on (`@codemux/hooks`), nothing without it. Both methods are bounded and linear in their input.
+ */
+export interface SecretMask {
+  text(text: string): string;
+  /** A JSON value with its strings masked (keys too); an image's or audio's base64 `data` is left as it is. */
+  value<T>(value: T): T;
+}
+
+/** The mask of a codemux without the redact plugin: downstream text passes as it came. */
+export const NO_MASK: SecretMask = { text: (text) => text, value: (value) => value };
+
 /** A named secret pattern; the match (or its `group`) is replaced by `[REDACTED:name]`. */
 export interface SecretPattern {
   name: string;

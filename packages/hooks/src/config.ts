@@ -1,11 +1,13 @@
 import { PluginConfigError } from "./errors";
-import type { Logger, MetaTool } from "@codemux/core";
+import { closestKey, closestNames, type Logger, type MetaTool, type SecretMask } from "@codemux/core";
 import { access } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { defaultDataDir, PluginHost } from "./host";
+import { canonicalJson } from "./canonical";
+import { defaultDataDir, type PluginHost } from "./host";
 import { middlewareOf, type PluginMiddleware } from "./middleware";
+import { PluginSet, type PluginChanges, type PluginSpec, type PreparedPlugins } from "./plugin-set";
 import { auditPlugin } from "./plugins/audit";
 import { cachePlugin } from "./plugins/cache";
 import { guardPlugin } from "./plugins/guard";
@@ -15,7 +17,7 @@ import { redactPlugin } from "./plugins/redact";
 import { memoryPlugin } from "./plugins/memory";
 import { summarizePlugin } from "./plugins/summarize";
 import { stderrLogger } from "./logger";
-import type { Redactor } from "./redactor";
+import type { RecordRedactor, Redactor } from "./redactor";
 import type { Observability, Plugin, PluginInitContext, ResultKeeper } from "./types";
 
 const ms = z
@@ -169,22 +171,36 @@ export interface LoadPluginsOptions {
   sharedLists?: PluginInitContext["sharedLists"];
 }
 
-/** Plugins loaded from the config, started and ready to go into the call pipeline. */
+/** Plugins loaded from the config, started and ready to go into the call pipeline; `reload` changes them while serving. */
 export interface LoadedPlugins {
-  plugins: readonly Plugin[];
+  /** The plugins in force, in run order. */
+  readonly plugins: readonly Plugin[];
   /** One `ToolCallMiddleware` for `CodemuxOptions.middleware`; passes calls straight on when there are no plugins. */
   middleware: PluginMiddleware;
-  host: PluginHost;
+  /** The host of the plugins in force. */
+  readonly host: PluginHost;
   /** Metrics and request-log hooks, attachable once HTTP serving starts. */
   observe(observability: Observability | undefined): void;
   /** Tell the plugins the catalog changed (pin records every definition on first sight, not only on first call). */
   toolsChanged(tools: readonly SeenTool[]): Promise<void>;
-  /** The redact plugin's redactor when it is on: what else keeps arguments (the job journal) masks them by the same patterns. */
-  redactor: Redactor | undefined;
+  /** The redact plugin's redactor while it is on. */
+  readonly redactor: Redactor | undefined;
+  /** Masks what codemux keeps of calls (audit lines, the jobs journal): by the redact plugin's patterns while it is on, else the built-in ones. */
+  records: RecordRedactor;
+  /** Masks downstream text on its other paths to clients and to disk (`CodemuxOptions.mask`): the redact plugin's patterns while it is on, nothing without it. */
+  mask: SecretMask;
   /** Deletes what the plugins keep for `principal` (audit lines); counts by plugin name. */
   forget(principal: string): Promise<Record<string, number>>;
-  /** Meta-tools plugins offer (memory's `memory`), for the host to list beside its own. */
+  /** Meta-tools plugins offer (memory's `memory`), for the host to list beside its own; a reload cannot change them. */
   metaTools: readonly MetaTool[];
+  /**
+   * Checks and starts the plugins of a changed config beside those in force, without putting them in force:
+   * `commit()` then swaps them in at once, `discard()` drops them. A mistake rejects with a `PluginConfigError`
+   * and changes nothing. Reloads take turns: the next waits until this one is committed or discarded.
+   */
+  prepare(config: unknown): Promise<PreparedPlugins>;
+  /** `prepare` and `commit` at once. */
+  reload(config: unknown): Promise<PluginChanges>;
   close(): Promise<void>;
 }
 
@@ -194,107 +210,111 @@ export interface LoadedPlugins {
  *
  * @example
  * const plugins = await loadPlugins({ config: JSON.parse(text), configFile: "./codemux.json", logger });
- * const core = new Codemux({ config, middleware: [plugins.middleware] });
+ * const core = new Codemux({ config, middleware: [plugins.middleware], mask: plugins.mask });
+ * // the file changed: the new plugins are in force from the next call on
+ * await plugins.reload(JSON.parse(await readFile("./codemux.json", "utf8")));
  */
 export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPlugins> {
   const file = options.configFile ?? "config";
   const configDir = options.configDir ?? (options.configFile ? dirname(resolve(options.configFile)) : process.cwd());
-  const fail = (where: string, message: string): never => {
-    throw new PluginConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
-  };
-  const section = isObject(options.config) ? options.config.plugins : undefined;
-  const plugins: Plugin[] = [];
-  let redact: ReturnType<typeof redactPlugin> | undefined;
-  if (section !== undefined && section !== null) {
-    if (!isObject(section)) fail("plugins", 'expected an object whose keys are plugin names, e.g. { "audit": {}, "cache": { "ttlMs": 60000 } }');
-    const entries = Object.entries(section as Record<string, unknown>);
-    const redactEntry = (section as Record<string, unknown>).redact;
-    for (const [name, raw] of entries) {
-      const where = `plugins.${name}`;
-      if (raw === false) continue;
-      const value = raw === true ? {} : raw;
-      if (!isObject(value)) fail(where, "expected an object of options (or true to use the defaults, false to turn it off)");
-      const record = value as Record<string, unknown>;
-      if (record.enabled === false) continue;
-      if (name in BUILT_INS && record.module === undefined) {
-        const parsed = BUILT_INS[name as BuiltInName].safeParse(record);
-        if (!parsed.success) fail(...issueOf(where, parsed.error));
-        const opts = parsed.data as Record<string, unknown>;
-        const plugin =
-          name === "redact" && redact
-            ? redact
-            : builtIn(name as BuiltInName, opts, () => {
-                if (redact) return redact;
-                if (isObject(redactEntry) && redactEntry.enabled !== false) {
-                  const r = BUILT_INS.redact.safeParse(redactEntry);
-                  if (r.success) redact = builtIn("redact", r.data, () => undefined) as ReturnType<typeof redactPlugin>;
-                }
-                return redact;
-              });
-        if (name === "redact") redact ??= plugin as ReturnType<typeof redactPlugin>;
-        plugins.push(withOverrides(plugin, opts));
-        continue;
-      }
-      if (record.module === undefined) {
-        const close = closest(name, BUILT_IN_PLUGINS);
-        fail(
-          where,
-          `not a built-in plugin${close ? ` (did you mean "${close}"?)` : ""}; built-ins are ${BUILT_IN_PLUGINS.join(", ")}, and a plugin of your own needs "module": "./my-plugin.js"`,
-        );
-      }
-      const parsed = moduleSchema.safeParse(record);
-      if (!parsed.success) fail(...issueOf(where, parsed.error));
-      const entry = parsed.data!;
-      const plugin = await loadModule({
-        name,
-        module: entry.module,
-        options: entry.options ?? {},
-        configDir,
-        fail: (message) => fail(`${where}.module`, message),
-      });
-      plugins.push(withOverrides(plugin, entry));
-    }
-  }
-  const host = new PluginHost(plugins, {
-    logger: options.logger ?? stderrLogger,
-    dataDir: options.dataDir ?? defaultDataDir(),
-    configDir,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.results ? { results: options.results } : {}),
-    ...(options.observability ? { observability: options.observability } : {}),
-    ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
-    ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
-    ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
-    ...(options.pinRecords ? { pinRecords: options.pinRecords } : {}),
-    ...(options.sharedLists ? { sharedLists: options.sharedLists } : {}),
-  });
-  try {
-    await host.start();
-  } catch (error) {
-    throw new PluginConfigError(`Invalid config ${file}: plugins: ${(error as Error).message}`, { file, cause: error });
-  }
-  const seers = plugins.filter((p): p is Plugin & { see(tools: readonly SeenTool[]): Promise<void> } => typeof (p as { see?: unknown }).see === "function");
-  return {
-    plugins: host.plugins,
-    middleware: middlewareOf(host),
-    host,
-    observe: (observability) => host.observe(observability),
-    toolsChanged: async (tools) => {
-      for (const plugin of seers) await plugin.see(tools);
+  const set = await PluginSet.start({
+    file,
+    specs: (config, records) => pluginSpecs(config, { file, configDir, records }),
+    config: options.config,
+    host: {
+      logger: options.logger ?? stderrLogger,
+      dataDir: options.dataDir ?? defaultDataDir(),
+      configDir,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.results ? { results: options.results } : {}),
+      ...(options.retentionMs ? { retentionMs: options.retentionMs } : {}),
+      ...(options.rateBuckets ? { rateBuckets: options.rateBuckets } : {}),
+      ...(options.sharedStore ? { sharedStore: options.sharedStore } : {}),
+      ...(options.pinRecords ? { pinRecords: options.pinRecords } : {}),
+      ...(options.sharedLists ? { sharedLists: options.sharedLists } : {}),
     },
-    redactor: redact?.redactor,
-    forget: (principal) => host.forget(principal),
-    metaTools: plugins.flatMap((p) => p.metaTools ?? []),
-    close: () => host.close(),
+    ...(options.observability ? { observability: options.observability } : {}),
+  });
+  const metaTools = set.current().host.plugins.flatMap((p) => p.metaTools ?? []);
+  return {
+    get plugins() {
+      return set.current().host.plugins;
+    },
+    middleware: middlewareOf(set),
+    get host() {
+      return set.current().host;
+    },
+    observe: (observability) => set.observe(observability),
+    toolsChanged: (tools) => set.toolsChanged(tools),
+    get redactor() {
+      return set.redactor;
+    },
+    records: set.records,
+    mask: set.mask,
+    forget: (principal) => set.current().host.forget(principal),
+    metaTools,
+    prepare: (config) => set.prepare(config),
+    reload: async (config) => (await set.prepare(config)).commit(),
+    close: () => set.close(),
   };
 }
 
-function builtIn(name: BuiltInName, opts: Record<string, unknown>, redactor: () => ReturnType<typeof redactPlugin> | undefined): Plugin {
-  switch (name) {
-    case "audit": {
-      const shared = redactor()?.redactor;
-      return auditPlugin({ ...opts, ...(shared ? { redactor: shared } : {}) });
+/** The checked entries of a config's `plugins` section (none without one); throws a `PluginConfigError` naming the field of a mistake. */
+function pluginSpecs(config: unknown, context: { file: string; configDir: string; records: RecordRedactor }): PluginSpec[] {
+  const { file, configDir } = context;
+  const fail = (where: string, message: string): never => {
+    throw new PluginConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
+  };
+  const section = isObject(config) ? config.plugins : undefined;
+  if (section === undefined || section === null) return [];
+  if (!isObject(section)) fail("plugins", 'expected an object whose keys are plugin names, e.g. { "audit": {}, "cache": { "ttlMs": 60000 } }');
+  const specs: PluginSpec[] = [];
+  for (const [name, raw] of Object.entries(section as Record<string, unknown>)) {
+    const where = `plugins.${name}`;
+    if (raw === false) continue;
+    const value = raw === true ? {} : raw;
+    if (!isObject(value)) fail(where, "expected an object of options (or true to use the defaults, false to turn it off)");
+    const record = value as Record<string, unknown>;
+    if (record.enabled === false) continue;
+    if (name in BUILT_INS && record.module === undefined) {
+      const schema = BUILT_INS[name as BuiltInName];
+      const parsed = schema.safeParse(record);
+      if (!parsed.success) fail(...issueOf(where, parsed.error, schema));
+      const opts = parsed.data as Record<string, unknown>;
+      specs.push({ name, key: keyOf(name, opts), make: async () => withOverrides(builtIn(name as BuiltInName, opts, context.records), opts) });
+      continue;
     }
+    if (record.module === undefined) {
+      const close = closestNames(name, BUILT_IN_PLUGINS, 1)[0];
+      fail(
+        where,
+        `not a built-in plugin${close ? ` (did you mean "${close}"?)` : ""}; built-ins are ${BUILT_IN_PLUGINS.join(", ")}, and a plugin of your own needs "module": "./my-plugin.js"`,
+      );
+    }
+    const parsed = moduleSchema.safeParse(record);
+    if (!parsed.success) fail(...issueOf(where, parsed.error, moduleSchema));
+    const entry = parsed.data!;
+    const module = { name, module: entry.module, options: entry.options ?? {}, configDir, fail: (message: string) => fail(`${where}.module`, message) };
+    // The module's path as resolved: the same text in a config elsewhere is another module.
+    specs.push({
+      name,
+      key: keyOf(name, { ...entry, module: resolve(configDir, entry.module) }),
+      make: async () => withOverrides(await loadModule(module), entry),
+    });
+  }
+  return specs;
+}
+
+/** What a reload compares: the entry's canonical JSON (key order aside). Options are small JSON, well under the bound. */
+function keyOf(name: string, options: Record<string, unknown>): string {
+  return canonicalJson({ name, options }) ?? JSON.stringify({ name, options });
+}
+
+function builtIn(name: BuiltInName, opts: Record<string, unknown>, records: RecordRedactor): Plugin {
+  switch (name) {
+    case "audit":
+      // Masks by the redact plugin's patterns while it is on, whichever reload turned it on or off.
+      return auditPlugin({ ...opts, redactor: records });
     case "cache":
       return cachePlugin(opts);
     case "rate-limit":
@@ -369,41 +389,49 @@ async function loadModule(options: {
   return plugin as unknown as Plugin;
 }
 
-function issueOf(where: string, error: z.ZodError): [string, string] {
-  const issue = error.issues[0];
+/** A mistake's field and sentence; an unknown option gets the one meant when it is a near miss, and the options taken there. */
+function issueOf(where: string, error: z.ZodError, schema: z.ZodType): [string, string] {
+  // A misspelled option also leaves the one meant missing: the unknown one says more.
+  const issue = error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0];
   if (!issue) return [where, "invalid entry"];
   const path = [where, ...issue.path.map(String)].join(".");
+  if (issue.code === "unrecognized_keys") {
+    const accepted = optionsAt(schema, issue.path);
+    const [first] = issue.keys;
+    const meant = issue.keys.length === 1 && first !== undefined ? closestKey(first, accepted) : undefined;
+    const hint = issue.path.length === 0 ? HINTS[where.slice("plugins.".length)] : undefined;
+    return [
+      path,
+      `unknown option ${issue.keys.map((k) => `"${k}"`).join(", ")}${meant ? ` (did you mean "${meant}"?)` : ""}; the options here are ${accepted.join(", ")}${hint ? `. ${hint}` : ""}`,
+    ];
+  }
   let message = issue.message.replace(/^Invalid input: /, "");
   if (/received undefined$/.test(message)) message = "required";
-  if (issue.code === "unrecognized_keys") return [where, `unknown option ${issue.keys.map((k) => `"${k}"`).join(", ")}`];
   return [path, message];
 }
 
-function closest(name: string, options: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const option of options) {
-    const d = distance(name.toLowerCase(), option);
-    if (d < bestDistance) {
-      best = option;
-      bestDistance = d;
-    }
+/** What a plugin's options are for, where a name alone would not say (a rate is a count over a window, not "per minute"). */
+const HINTS: Record<string, string> = {
+  "rate-limit": 'A limit of 60 calls a minute for each principal is "limits": [{ "by": ["principal"], "calls": 60, "perMs": 60000 }]',
+};
+
+/** The option names an object schema takes at `path` (through optional fields and array items). */
+function optionsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let node: unknown = schema;
+  for (const step of path) {
+    node = unwrapped(node);
+    if (node instanceof z.ZodArray) node = node.element;
+    else if (node instanceof z.ZodObject) node = (node.shape as Record<string, unknown>)[String(step)];
+    else return [];
   }
-  return best;
+  node = unwrapped(node);
+  return node instanceof z.ZodObject ? Object.keys(node.shape) : [];
 }
 
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
+function unwrapped(node: unknown): unknown {
+  let inner = node;
+  while (inner instanceof z.ZodOptional) inner = inner.unwrap();
+  return inner;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

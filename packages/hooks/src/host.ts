@@ -31,6 +31,9 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.CODEMUX_HOME || join(homedir(), ".codemux");
 }
 
+/** Plugins whose `init` ran: a reload hands an unchanged plugin to the next host, which must not start it again. */
+const STARTED = new WeakSet<Plugin>();
+
 /**
  * Owns a set of plugins: starts them once (in priority order), runs them around calls, closes
  * them. The call pipeline middleware and wrapWithProxy both run on one of these.
@@ -79,11 +82,13 @@ export class PluginHost {
     return report;
   }
 
-  async close(): Promise<void> {
+  /** Closes every plugin, last first; `keep` stays open (a reload carries those plugins on to the next host). */
+  async close(keep: ReadonlySet<Plugin> = new Set()): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#started?.catch(() => undefined);
     for (const plugin of [...this.#plugins].reverse()) {
+      if (keep.has(plugin)) continue;
       try {
         await plugin.close?.();
       } catch (error) {
@@ -103,7 +108,7 @@ export class PluginHost {
       },
     };
     for (const plugin of this.#plugins) {
-      if (!plugin.init) continue;
+      if (!plugin.init || STARTED.has(plugin)) continue;
       try {
         await plugin.init({
           logger: this.logger,
@@ -118,6 +123,7 @@ export class PluginHost {
           ...(this.#options.pinRecords ? { pinRecords: this.#options.pinRecords } : {}),
           ...(this.#options.sharedLists ? { sharedLists: this.#options.sharedLists } : {}),
         });
+        STARTED.add(plugin);
       } catch (error) {
         throw new Error(`Plugin "${plugin.name}" could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }

@@ -2,6 +2,7 @@ export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_M
 export type { ChainInput, ChainOptions } from "./chain";
 export { loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
+export type { PluginChanges, PreparedPlugins } from "./plugin-set";
 export { CannotWrapError, HooksError, PinFileError, PluginConfigError, PluginFailedError, PluginRefusedError, RateLimitedError } from "./errors";
 export type { HooksErrorCode } from "./errors";
 export { PluginHost } from "./host";
@@ -32,7 +33,7 @@ export type { SummarizeOptions } from "./plugins/summarize";
 export { memoryPlugin } from "./plugins/memory";
 export type { Memory, MemoryPlugin, MemoryPluginOptions } from "./plugins/memory";
 export { DEFAULT_MAX_SCAN_CHARS, Redactor } from "./redactor";
-export type { RedactorOptions } from "./redactor";
+export type { RecordRedactor, RedactorOptions } from "./redactor";
 export type { RotatingFileOptions } from "./rotating-file";
 export type {
   BeforeCallResult,

@@ -11,7 +11,22 @@ export interface PluginMiddleware extends ToolCallMiddleware, RefusalObserver {
   close(): Promise<void>;
   /** Attaches the metrics and request-log hooks (the HTTP package's). */
   observe(observability: Observability | undefined): void;
+  /** The host of the plugins in force (a reload of `loadPlugins`' set replaces it). */
   readonly host: PluginHost;
+}
+
+/** The plugins in force, with the calls running on their chain counted (a reload closes what it replaced once they end). */
+export interface PluginGeneration {
+  readonly host: PluginHost;
+  /** Counts a call in; the function returned counts it out. */
+  enter(): () => void;
+}
+
+/** Where the middleware finds the plugins in force at each call, and how it closes them. */
+export interface GenerationSource {
+  current(): PluginGeneration;
+  close(): Promise<void>;
+  observe(observability: Observability | undefined): void;
 }
 
 /**
@@ -26,29 +41,39 @@ export interface PluginMiddleware extends ToolCallMiddleware, RefusalObserver {
  */
 export function pluginMiddleware(plugins: readonly Plugin[], options: PluginHostOptions = {}): PluginMiddleware {
   const host = new PluginHost(plugins, options);
-  return middlewareOf(host);
+  const generation: PluginGeneration = { host, enter: () => () => undefined };
+  return middlewareOf({ current: () => generation, close: () => host.close(), observe: (observability) => host.observe(observability) });
 }
 
-/** The middleware of a host that already exists (loadPlugins makes one). */
-export function middlewareOf(host: PluginHost): PluginMiddleware {
-  const chain = host.chain;
+/** The middleware of the plugins a source holds: each call runs, start to end, on the chain in force when it began. */
+export function middlewareOf(source: GenerationSource): PluginMiddleware {
   const middleware = async (ctx: CallContext, next: NextCall) => {
-    if (chain.empty) return next(ctx);
-    await host.start();
-    return chain.run(chainInput(ctx), (args) => {
-      ctx.arguments = args;
-      return next(ctx);
-    });
+    const generation = source.current();
+    const { host } = generation;
+    if (host.chain.empty) return next(ctx);
+    const leave = generation.enter();
+    try {
+      await host.start();
+      return await host.chain.run(chainInput(ctx), (args) => {
+        ctx.arguments = args;
+        return next(ctx);
+      });
+    } finally {
+      leave();
+    }
   };
-  return Object.assign(middleware, {
-    refused: (ctx: CallContext, error: Error) => {
-      if (!chain.empty) chain.refused(chainInput(ctx), error);
-    },
-    ready: () => host.start(),
-    close: () => host.close(),
-    observe: (observability: Observability | undefined) => host.observe(observability),
-    host,
-  });
+  return Object.defineProperties(
+    Object.assign(middleware, {
+      refused: (ctx: CallContext, error: Error) => {
+        const { chain } = source.current().host;
+        if (!chain.empty) chain.refused(chainInput(ctx), error);
+      },
+      ready: () => source.current().host.start(),
+      close: () => source.close(),
+      observe: (observability: Observability | undefined) => source.observe(observability),
+    }),
+    { host: { get: () => source.current().host, enumerable: true } },
+  ) as PluginMiddleware;
 }
 
 /** A call as the plugin chain takes it. */

@@ -19,6 +19,9 @@ export const DEFAULT_MAX_SCAN_CHARS = 2_000_000;
 /** How a reader may join text parts (nothing between, a newline as the wrappers do, a space): a secret split across parts is looked for in each. */
 const JOINS = ["", "\n", " "];
 
+/** Content types whose `data` is base64 media. */
+const MEDIA: ReadonlySet<string> = new Set(["image", "audio"]);
+
 const MARKER = /^\[REDACTED:[^\]]{1,100}\]$/;
 
 /** Where one secret lies in a text: [start, end) of the part to mask. */
@@ -27,6 +30,9 @@ interface Span {
   end: number;
   name: string;
 }
+
+/** What masks the records codemux keeps of calls (audit lines, the jobs journal): a `Redactor`, or one that picks it at each call. */
+export type RecordRedactor = Pick<Redactor, "text" | "value">;
 
 /** Masks secrets in text and in JSON values, within a scan bound. */
 export class Redactor {
@@ -117,7 +123,7 @@ export class Redactor {
     return { text: text + tail, count: count + (tail ? 1 : 0) };
   }
 
-  /** A JSON value with its strings masked (and values under secret-looking keys when `keys`); bounded in depth and total characters. */
+  /** A JSON value with its strings masked (and values under secret-looking keys when `keys`), an image's or audio's `data` left; bounded in depth and total characters. */
   value(input: unknown, options: { keys?: boolean } = {}): { value: unknown; count: number } {
     let count = 0;
     let budget = this.maxScanChars;
@@ -140,7 +146,13 @@ export class Redactor {
       if (Array.isArray(node)) return node.map((item) => walk(item, depth + 1));
       const entries: Array<[string, unknown]> = [];
       const keys = new Set<string>();
+      // An image's or audio's base64 data is no text a reader sees, and masking a chance match would break it.
+      const media = MEDIA.has((node as { type?: unknown }).type as string);
       for (const [key, item] of Object.entries(node as Record<string, unknown>)) {
+        if (media && key === "data" && typeof item === "string") {
+          entries.push([key, item]);
+          continue;
+        }
         // A key is text a reader sees as much as a value: a secret used as a key is masked too (a number keeps two masked keys apart).
         let shown = walk(key, depth + 1) as string;
         for (let n = 2; shown !== key && keys.has(shown); n++) shown = `${shown.replace(/#\d+$/, "")}#${n}`;

@@ -52,7 +52,26 @@ describe("loadPlugins", () => {
 
   it.each([
     [{ cache: { ttlMs: "60s" } }, "Invalid config codemux.json: plugins.cache.ttlMs: expected number, received string"],
-    [{ cache: { ttl: 5 } }, 'Invalid config codemux.json: plugins.cache: unknown option "ttl"'],
+    [
+      { cache: { ttl: 5 } },
+      'Invalid config codemux.json: plugins.cache: unknown option "ttl" (did you mean "ttlMs"?); the options here are enabled, priority, failClosed, timeoutMs, ttlMs, maxBytes, maxEntryBytes, readOnly, tools, exclude, perPrincipal',
+    ],
+    [
+      { "rate-limit": { callsPerMinute: 60 } },
+      'Invalid config codemux.json: plugins.rate-limit: unknown option "callsPerMinute"; the options here are enabled, priority, failClosed, timeoutMs, limits. A limit of 60 calls a minute for each principal is "limits": [{ "by": ["principal"], "calls": 60, "perMs": 60000 }]',
+    ],
+    [
+      { "rate-limit": { limits: [{ by: ["tool"], call: 1, perMs: 1 }] } },
+      'Invalid config codemux.json: plugins.rate-limit.limits.0: unknown option "call" (did you mean "calls"?); the options here are by, calls, perMs, burst, tools',
+    ],
+    [
+      { redact: { patterns: [{ name: "a", regex: "x", flag: "i" }] } },
+      'Invalid config codemux.json: plugins.redact.patterns.0: unknown option "flag" (did you mean "flags"?); the options here are name, regex, flags, group',
+    ],
+    [
+      { mine: { module: "./mine.mjs", option: {} } },
+      'Invalid config codemux.json: plugins.mine: unknown option "option" (did you mean "options"?); the options here are enabled, priority, failClosed, timeoutMs, module, options',
+    ],
     [
       { cahce: {} },
       'Invalid config codemux.json: plugins.cahce: not a built-in plugin (did you mean "cache"?); built-ins are audit, cache, rate-limit, redact, guard, pin, summarize, memory, and a plugin of your own needs "module": "./my-plugin.js"',

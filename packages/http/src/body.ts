@@ -56,7 +56,30 @@ export function isJsonContentType(header: string | undefined): boolean {
   return type === "application/json" || (type !== undefined && type.startsWith("application/") && type.endsWith("+json"));
 }
 
-/** Reads a JSON body: 415 for another content type, 413 past the cap, 400 for text that is not JSON (never a silent `{}`). */
+/**
+ * JSON bodies nest at most this deep: tool arguments may nest 64 levels (the call pipeline names that bound), and a JSON-RPC
+ * message or a REST body wraps them in a few more. Deeper values would overflow the stack of whatever walks them next.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether JSON text nests deeper than `max`, in one pass that stops there (brackets inside strings do not count). */
+function nestingPastLimit(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Reads a JSON body: 415 for another content type, 413 past the cap, 400 for text that is not JSON or nests past `MAX_JSON_DEPTH` (never a silent `{}`). */
 export async function readJson(req: IncomingMessage, maxBytes: number, options: { allowEmpty?: boolean } = {}): Promise<unknown> {
   const type = req.headers["content-type"];
   const declared = req.headers["content-length"];
@@ -73,8 +96,14 @@ export async function readJson(req: IncomingMessage, maxBytes: number, options: 
     if (options.allowEmpty) return undefined;
     throw new HttpError("INVALID_JSON", "The request body is empty; send a JSON value.");
   }
+  const text = body.toString("utf8");
+  // Checked on the text, before parsing: a 4 MiB body of brackets costs one pass, never a stack overflow later.
+  if (nestingPastLimit(text, MAX_JSON_DEPTH))
+    throw new HttpError("BAD_REQUEST", `The request body nests deeper than ${MAX_JSON_DEPTH} levels, the limit; send flatter JSON.`, {
+      data: { limit: MAX_JSON_DEPTH },
+    });
   try {
-    return JSON.parse(body.toString("utf8"));
+    return JSON.parse(text);
   } catch (error) {
     throw new HttpError("INVALID_JSON", `The request body is not valid JSON: ${(error as Error).message.slice(0, 200)}.`);
   }

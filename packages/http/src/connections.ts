@@ -6,6 +6,11 @@ import { HttpError } from "./errors";
 const MAX_FORWARDED_HOPS = 20;
 const MAX_FORWARDED_CHARS = 2048;
 
+/** Connections past an address's limit that may wait at once, per address, for their first request to show a health probe. */
+const MAX_WAITING_PER_ADDRESS = 4;
+/** How long such a connection may take to send its request's headers before it is refused. */
+const WAITING_MS = 2_000;
+
 export interface ConnectionGuardOptions {
   /** Open connections one client address may hold. */
   maxPerAddress: number;
@@ -15,29 +20,48 @@ export interface ConnectionGuardOptions {
   authTimeoutMs: number;
   /** Called for each connection refused at the limit or closed at the deadline. */
   onRefused?: (reason: "per_address" | "auth_timeout") => void;
+  /** Called for each idle keep-alive connection closed to make room for a new one of its address. */
+  onIdleClosed?: () => void;
+}
+
+/** What `admit` decided for a request: its client address, and whether its connection must close after the answer. */
+export interface Admission {
+  client: string;
+  /** A health probe answered past its address's limit: its connection is not kept. */
+  close: boolean;
 }
 
 /**
  * Keeps one client from taking every connection: each client address holds at most `maxPerAddress`
  * open connections (the address is the peer's, or for a trusted proxy the client its
  * X-Forwarded-For names), and a connection that has sent no authenticated request within
- * `authTimeoutMs` is closed, so trickling unauthenticated connections cannot pile up.
+ * `authTimeoutMs` is closed, so trickling unauthenticated connections cannot pile up. At the limit,
+ * the address's longest idle keep-alive connection is closed to make room before a new one is
+ * refused, and a health probe (`/healthz`, `/readyz`) is answered on a connection past the limit:
+ * a few such connections per address may wait briefly for their first request to say what it is.
  */
 export class ConnectionGuard {
   readonly #options: ConnectionGuardOptions;
   readonly #trusted: BlockList;
-  readonly #open = new Map<string, number>();
-  /** The address each connection counts against (none yet for a trusted proxy's before its first request). */
+  readonly #open = new Map<string, Set<Socket>>();
+  /** The address each connection counts against (none yet for a trusted proxy's before its first request, or one past the limit). */
   readonly #owner = new WeakMap<Socket, string>();
+  /** Requests being answered on a connection. */
+  readonly #active = new WeakMap<Socket, number>();
+  /** When a connection's last answer ended with none other running: it is kept alive, idle. Unset before its first request. */
+  readonly #idleSince = new WeakMap<Socket, number>();
   readonly #deadlines = new WeakMap<Socket, NodeJS.Timeout>();
   readonly #refused = new WeakSet<Socket>();
+  /** Connections past their address's limit, waiting for their first request; and how many wait per address. */
+  readonly #waiting = new WeakMap<Socket, { address: string; timer: NodeJS.Timeout }>();
+  readonly #waitingPerAddress = new Map<string, number>();
 
   constructor(options: ConnectionGuardOptions) {
     this.#options = options;
     this.#trusted = trustedProxyList(options.trustedProxies);
   }
 
-  /** A new connection: given its deadline, counted against its peer (a trusted proxy's waits for its requests), refused past the limit. */
+  /** A new connection: given its deadline, counted against its peer (a trusted proxy's waits for its requests), or made to wait or refused past the limit. */
   accept(socket: Socket): void {
     const deadline = setTimeout(() => {
       this.#options.onRefused?.("auth_timeout");
@@ -48,39 +72,64 @@ export class ConnectionGuard {
     socket.once("close", () => {
       clearTimeout(deadline);
       this.#release(socket);
+      this.#stopWaiting(socket);
     });
     const peer = normalizeAddress(socket.remoteAddress);
     if (this.#isTrusted(peer) || this.#take(socket, peer)) return;
-    this.#options.onRefused?.("per_address");
-    this.#refused.add(socket);
-    const body = JSON.stringify({ error: { code: "quota", message: this.#refusal(peer) } });
-    // Answered and closed before a byte is read: a refused connection holds nothing while it trickles.
-    socket.end(
-      `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-    socket.once("finish", () => socket.destroy());
+    const waiting = this.#waitingPerAddress.get(peer) ?? 0;
+    if (waiting >= MAX_WAITING_PER_ADDRESS) return this.#refuse(socket, peer);
+    this.#waitingPerAddress.set(peer, waiting + 1);
+    const timer = setTimeout(() => {
+      this.#stopWaiting(socket);
+      this.#refuse(socket, peer);
+    }, WAITING_MS);
+    timer.unref();
+    this.#waiting.set(socket, { address: peer, timer });
   }
 
-  /** True for a connection `accept` refused: its requests are not answered. */
+  /** True for a connection refused unread: its requests are not answered. */
   refused(socket: Socket): boolean {
     return this.#refused.has(socket);
   }
 
-  /**
-   * The client address of a request: the peer's, or for a trusted proxy the client its
-   * X-Forwarded-For names, whose count this connection then joins. Past that client's limit, a 429
-   * that closes the connection.
-   */
+  /** The client address of a request: the peer's, or for a trusted proxy the client its X-Forwarded-For names. */
   clientOf(req: IncomingMessage): string {
-    const socket = req.socket;
-    const peer = normalizeAddress(socket.remoteAddress);
+    const peer = normalizeAddress(req.socket.remoteAddress);
     if (!this.#isTrusted(peer)) return peer;
-    const client = this.#forwardedClient(req.headers["x-forwarded-for"]) ?? peer;
-    if (this.#owner.get(socket) === client) return client;
-    this.#release(socket);
-    if (this.#take(socket, client)) return client;
-    this.#options.onRefused?.("per_address");
-    throw new HttpError("QUOTA", this.#refusal(client), { headers: { connection: "close", "retry-after": "5" } });
+    return this.#forwardedClient(req.headers["x-forwarded-for"]) ?? peer;
+  }
+
+  /**
+   * A request begins on its connection. The connection counts against the request's client (for a
+   * trusted proxy, the one its X-Forwarded-For names, whose count it then joins). Past that client's
+   * limit a health probe is still answered, on a connection closed after it; anything else gets a 429
+   * that closes the connection. `done` must follow every admitted request.
+   */
+  admit(req: IncomingMessage, health: boolean): Admission {
+    const socket = req.socket;
+    const client = this.clientOf(req);
+    this.#stopWaiting(socket);
+    let close = false;
+    if (this.#owner.get(socket) !== client) {
+      this.#release(socket);
+      if (!this.#take(socket, client)) {
+        if (!health) {
+          this.#options.onRefused?.("per_address");
+          throw new HttpError("QUOTA", this.#refusal(client), { headers: { connection: "close", "retry-after": "5" } });
+        }
+        close = true;
+      }
+    }
+    this.#active.set(socket, (this.#active.get(socket) ?? 0) + 1);
+    this.#idleSince.delete(socket);
+    return { client, close };
+  }
+
+  /** The answer to an admitted request ended: with none other running, its connection is idle from now. */
+  done(socket: Socket): void {
+    const active = (this.#active.get(socket) ?? 1) - 1;
+    this.#active.set(socket, active);
+    if (active === 0) this.#idleSince.set(socket, performance.now());
   }
 
   /** The connection carried an authenticated request: its deadline is lifted. */
@@ -90,14 +139,45 @@ export class ConnectionGuard {
 
   #refusal(address: string): string {
     const max = this.#options.maxPerAddress;
-    return `Too many connections from ${address}: ${max} are open, the limit per address (connections per address: ${max}); close idle connections and retry, or raise http.limits.connectionsPerAddress in the config.`;
+    return `Too many connections from ${address}: ${max} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
   }
 
+  /** Answered and closed before a byte is read: a refused connection holds nothing while it trickles. */
+  #refuse(socket: Socket, address: string): void {
+    this.#options.onRefused?.("per_address");
+    this.#refused.add(socket);
+    const body = JSON.stringify({ error: { code: "quota", message: this.#refusal(address) } });
+    socket.end(
+      `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    socket.once("finish", () => socket.destroy());
+  }
+
+  /** Counts `socket` against `address`; at the limit, closes the address's longest idle keep-alive connection first. */
   #take(socket: Socket, address: string): boolean {
-    const open = this.#open.get(address) ?? 0;
-    if (open >= this.#options.maxPerAddress) return false;
-    this.#open.set(address, open + 1);
+    let open = this.#open.get(address);
+    if (open === undefined) this.#open.set(address, (open = new Set()));
+    if (open.size >= this.#options.maxPerAddress && !this.#closeIdle(open)) return false;
+    open.add(socket);
     this.#owner.set(socket, address);
+    return true;
+  }
+
+  /** Closes the connection of `open` idle the longest (one that answered a request and runs none now); false when none is idle. */
+  #closeIdle(open: Set<Socket>): boolean {
+    let oldest: Socket | undefined;
+    let oldestSince = Number.POSITIVE_INFINITY;
+    for (const socket of open) {
+      const since = this.#idleSince.get(socket);
+      if (since !== undefined && since < oldestSince) {
+        oldest = socket;
+        oldestSince = since;
+      }
+    }
+    if (oldest === undefined) return false;
+    this.#release(oldest);
+    oldest.destroy();
+    this.#options.onIdleClosed?.();
     return true;
   }
 
@@ -105,9 +185,19 @@ export class ConnectionGuard {
     const address = this.#owner.get(socket);
     if (address === undefined) return;
     this.#owner.delete(socket);
-    const open = (this.#open.get(address) ?? 1) - 1;
-    if (open > 0) this.#open.set(address, open);
-    else this.#open.delete(address);
+    const open = this.#open.get(address);
+    open?.delete(socket);
+    if (open?.size === 0) this.#open.delete(address);
+  }
+
+  #stopWaiting(socket: Socket): void {
+    const waiting = this.#waiting.get(socket);
+    if (waiting === undefined) return;
+    this.#waiting.delete(socket);
+    clearTimeout(waiting.timer);
+    const left = (this.#waitingPerAddress.get(waiting.address) ?? 1) - 1;
+    if (left > 0) this.#waitingPerAddress.set(waiting.address, left);
+    else this.#waitingPerAddress.delete(waiting.address);
   }
 
   #isTrusted(address: string): boolean {

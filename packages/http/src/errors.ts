@@ -137,3 +137,13 @@ export class DrainingError extends HttpError {
     );
   }
 }
+
+/** A token refused unchecked (429 `quota`): its client address presented too many failed tokens (see `FailureLimit`). */
+export class HeldBackError extends HttpError {
+  constructor(address: string, waitS: number) {
+    super("QUOTA", `Too many failed tokens from ${address}: wait ${waitS} s, then retry with a current token.`, {
+      headers: { "retry-after": String(waitS), connection: "close" },
+      data: { limit: "failedTokensPerAddress" },
+    });
+  }
+}

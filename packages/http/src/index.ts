@@ -14,7 +14,7 @@ export type { HttpErrorCode } from "./errors";
 export { stderrSink } from "./log";
 export type { LogRecord, LogSink } from "./log";
 export { Metrics } from "./metrics";
-export type { Labels } from "./metrics";
+export type { GaugeCollector, Labels, MetricsReader } from "./metrics";
 export type { ScaleOut } from "./scale-out";
 export type { HttpServeOptions, PrincipalLimits, ReloadSummary } from "./options";
 export { openApiDocument } from "./openapi";

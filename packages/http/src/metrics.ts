@@ -1,6 +1,22 @@
-import type { ToolCallMiddleware, ToolResult } from "@codemux/core";
+import type { SessionInfo, ToolCallMiddleware, ToolResult } from "@codemux/core";
 
 export type Labels = Record<string, string>;
+
+/**
+ * Who reads the metrics: a sample labelled with a `server` the reader may not know of is left out, and a gauge
+ * that counts the catalog counts what the reader sees (a server its policy hides is never named to it).
+ */
+export interface MetricsReader {
+  /** The reader's session (principal, groups, scopes), for gauges that count what it sees. */
+  readonly session: SessionInfo;
+  /** Whether the reader may know of `server`. */
+  knowsServer(server: string): boolean;
+}
+
+/** Whether `reader` may see a sample with these labels. */
+function shown(labels: Labels, reader: MetricsReader | undefined): boolean {
+  return reader === undefined || labels.server === undefined || reader.knowsServer(labels.server);
+}
 
 /** A metric stops taking new label sets past this, so a plugin labelling by user input cannot grow memory without bound. */
 const MAX_SERIES = 1000;
@@ -24,7 +40,7 @@ function braces(labelText: string): string {
 }
 
 export class Counter {
-  readonly #values = new Map<string, number>();
+  readonly #values = new Map<string, { labels: Labels; value: number }>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -32,27 +48,33 @@ export class Counter {
 
   inc(labels: Labels = {}, value = 1): void {
     const k = key(labels);
-    if (!this.#values.has(k) && this.#values.size >= MAX_SERIES) return;
-    this.#values.set(k, (this.#values.get(k) ?? 0) + value);
+    const series = this.#values.get(k);
+    if (series) series.value += value;
+    else if (this.#values.size < MAX_SERIES) this.#values.set(k, { labels: { ...labels }, value });
   }
 
   get(labels: Labels = {}): number {
-    return this.#values.get(key(labels)) ?? 0;
+    return this.#values.get(key(labels))?.value ?? 0;
   }
 
-  render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.#values].map(([k, v]) => `${this.name}${braces(k)} ${v}`)];
+  render(reader?: MetricsReader): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [k, { labels, value }] of this.#values) if (shown(labels, reader)) lines.push(`${this.name}${braces(k)} ${value}`);
+    return lines;
   }
 }
 
+/** Reads a gauge's values at scrape time, for the reader when one is given (see `MetricsReader`). */
+export type GaugeCollector = (reader?: MetricsReader) => Array<[Labels, number]>;
+
 export class Gauge {
-  readonly #values = new Map<string, number>();
+  readonly #values = new Map<string, { labels: Labels; value: number }>();
   /** Read at scrape time, for values that live elsewhere (sessions open, servers by state). */
-  #collect: (() => Array<[Labels, number]>) | undefined;
+  #collect: GaugeCollector | undefined;
   constructor(
     readonly name: string,
     readonly help: string,
-    collect?: () => Array<[Labels, number]>,
+    collect?: GaugeCollector,
   ) {
     this.#collect = collect;
   }
@@ -60,17 +82,19 @@ export class Gauge {
   set(labels: Labels, value: number): void {
     const k = key(labels);
     if (!this.#values.has(k) && this.#values.size >= MAX_SERIES) return;
-    this.#values.set(k, value);
+    this.#values.set(k, { labels: { ...labels }, value });
   }
 
-  render(): string[] {
-    const values = this.#collect ? this.#collect().map(([labels, v]) => [key(labels), v] as const) : [...this.#values];
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, ...values.map(([k, v]) => `${this.name}${braces(k)} ${v}`)];
+  render(reader?: MetricsReader): string[] {
+    const values = this.#collect ? this.#collect(reader).map(([labels, value]) => ({ labels, value })) : [...this.#values.values()];
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const { labels, value } of values) if (shown(labels, reader)) lines.push(`${this.name}${braces(key(labels))} ${value}`);
+    return lines;
   }
 }
 
 export class Histogram {
-  readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -82,7 +106,7 @@ export class Histogram {
     let series = this.#series.get(k);
     if (!series) {
       if (this.#series.size >= MAX_SERIES) return;
-      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      series = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.#series.set(k, series);
     }
     for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) series.counts[i] = (series.counts[i] ?? 0) + 1;
@@ -90,9 +114,10 @@ export class Histogram {
     series.count++;
   }
 
-  render(): string[] {
+  render(reader?: MetricsReader): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [k, s] of this.#series) {
+      if (!shown(s.labels, reader)) continue;
       const sep = k ? `${k},` : "";
       this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
       lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`, `${this.name}_sum${braces(k)} ${s.sum}`, `${this.name}_count${braces(k)} ${s.count}`);
@@ -118,7 +143,7 @@ export class Metrics {
     return this.#get(name, () => new Counter(name, help), Counter);
   }
 
-  gauge(name: string, help: string, collect?: () => Array<[Labels, number]>): Gauge {
+  gauge(name: string, help: string, collect?: GaugeCollector): Gauge {
     return this.#get(name, () => new Gauge(name, help, collect), Gauge);
   }
 
@@ -126,9 +151,9 @@ export class Metrics {
     return this.#get(name, () => new Histogram(name, help, buckets), Histogram);
   }
 
-  /** The Prometheus text exposition (format 0.0.4). */
-  render(): string {
-    return `${[...this.#metrics.values()].flatMap((m) => m.render()).join("\n")}\n`;
+  /** The Prometheus text exposition (format 0.0.4); with a reader, only what it may see (see `MetricsReader`). */
+  render(reader?: MetricsReader): string {
+    return `${[...this.#metrics.values()].flatMap((m) => m.render(reader)).join("\n")}\n`;
   }
 
   #get<T extends Metric>(name: string, make: () => T, kind: new (...args: never[]) => T): T {

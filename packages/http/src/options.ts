@@ -32,6 +32,8 @@ export interface HttpServeOptions {
   publicUrl?: string;
   /** Accept OAuth 2.1 access tokens (JWTs) of this authorization server beside the static tokens; needs `publicUrl`. */
   oauth?: OAuthOptions;
+  /** The URL the other instances reach this one at (`http://codemux-a:3920`): its host is accepted like the public URL's. */
+  instanceUrl?: string;
   /** Serve a non-loopback address without tokens (an authenticating proxy in front). */
   insecureNoAuth?: boolean;
   /** Accept `?apikey=TOKEN` (seed 002's clients); true by default. Headers are preferred. */
@@ -72,7 +74,11 @@ export interface HttpServeOptions {
   shutdownGraceMs?: number;
   /** Open connections at most; 1024 by default. */
   maxConnections?: number;
-  /** Open connections from one client address at most; 32 by default. */
+  /**
+   * Open connections from one client address at most; a quarter of `maxConnections` (256) by default, room for a team
+   * behind one NAT or proxy. At the limit the address's longest idle keep-alive connection is closed first, and health
+   * probes are never refused.
+   */
   maxConnectionsPerAddress?: number;
   /**
    * Reverse proxies (addresses or CIDR ranges, e.g. `127.0.0.1`, `10.0.0.0/8`) whose `X-Forwarded-For`
@@ -85,6 +91,8 @@ export interface HttpServeOptions {
   log?: LogSink;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
+  /** Why the config file's last edit was refused (the last good config keeps serving), until an edit applies: shown in /readyz and on the admin page. */
+  reloadRefused?: () => string | undefined;
   /** What the admin page at /ui shows beside the core's own state: the pin plugin's quarantine, the background jobs. */
   ui?: UiSources;
   /** One of several instances behind a load balancer, sharing state: instance-scoped session ids, forwarding, the state's health. */
@@ -131,6 +139,7 @@ export interface ResolvedOptions {
   authTimeoutMs: number;
   log: LogSink;
   reload: (() => Promise<ReloadSummary>) | undefined;
+  reloadRefused: () => string | undefined;
   ui: UiSources;
   scaleOut: ScaleOut | undefined;
 }
@@ -145,7 +154,6 @@ export const DEFAULTS = {
   eventStoreBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   maxConnections: 1024,
-  maxConnectionsPerAddress: 32,
   authTimeoutMs: 5_000,
   tokenFilePollMs: 2_000,
 } as const;
@@ -163,9 +171,11 @@ function positive(name: string, value: number, min = 1): number {
 export function resolveOptions(options: HttpServeOptions, log: LogSink): ResolvedOptions {
   const host = options.host ?? DEFAULT_HOST;
   const publicUrl = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
-  // The public URL's host is by definition one this server answers to (behind its proxy).
-  const extraHosts = [...(options.allowedHosts ?? []), ...(publicUrl ? [new URL(publicUrl).hostname.replace(/^\[|\]$/g, "")] : [])].map((h) => h.toLowerCase());
+  // The public URL's host and the instance URL's are by definition ones this server answers to (behind its proxy, from its peers).
+  const ownUrls = [publicUrl, options.instanceUrl === undefined ? undefined : resolveInstanceUrl(options.instanceUrl)].filter((u) => u !== undefined);
+  const extraHosts = [...(options.allowedHosts ?? []), ...ownUrls.map((u) => new URL(u).hostname.replace(/^\[|\]$/g, ""))].map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
+  const maxConnections = positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections);
   const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfName(key), limits]));
   for (const [name, limits] of Object.entries(principalLimits)) {
     if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
@@ -198,12 +208,14 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     keepAliveMs: positive("keepAliveMs", options.keepAliveMs ?? DEFAULTS.keepAliveMs, 0),
     eventStoreBytes: positive("eventStoreBytes", options.eventStoreBytes ?? DEFAULTS.eventStoreBytes, 1024),
     shutdownGraceMs: positive("shutdownGraceMs", options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 0),
-    maxConnections: positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections),
-    maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress),
+    maxConnections,
+    // A quarter, as for a principal's share: no one address takes every connection, and a team behind one NAT fits.
+    maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? principalShare(maxConnections)),
     trustedProxies: options.trustedProxies ?? [],
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
     reload: options.reload,
+    reloadRefused: options.reloadRefused ?? (() => undefined),
     ui: options.ui ?? {},
     scaleOut: options.scaleOut,
   };
@@ -223,6 +235,14 @@ function resolvePublicUrl(text: string): string {
       `publicUrl "${text.slice(0, 100)}" must be an http(s) origin (scheme, host and port) without a path, query or credentials, e.g. https://codemux.example.com.`,
     );
   return url.href.replace(/\/+$/, "");
+}
+
+/** The instance URL as given, once it is an http(s) URL. */
+function resolveInstanceUrl(text: string): string {
+  if (URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)) return text;
+  throw new RangeError(
+    `instanceUrl "${text.slice(0, 100)}" is not an http(s) URL; give the address the other instances reach this one at, e.g. http://codemux-a:3920.`,
+  );
 }
 
 function resolveOAuth(oauth: OAuthOptions, publicUrl: string | undefined): OAuthOptions & { audience: string[] } {

@@ -58,6 +58,23 @@ export function toHttpError(error: unknown): HttpError {
   // A plugin's refusal (the guard, a quarantined tool, a confirmation not given) is the caller's answer, not codemux failing.
   if (isCodemuxError(error) && (error.code === "REFUSED" || error.code === "NOT_CONFIRMED" || error.code === "QUARANTINED"))
     return new HttpError("FORBIDDEN", message, { data: { reason: error.code.toLowerCase(), ...(error.data?.plugin ? { plugin: error.data.plugin } : {}) } });
-  if (isSharedStateDown(error)) return new HttpError("SERVER_UNAVAILABLE", message, { headers: { "retry-after": "5" } });
+  const down = sharedStateDownIn(error);
+  if (down) return new HttpError("SERVER_UNAVAILABLE", down.message, { headers: { "retry-after": "5" } });
   return new HttpError("INTERNAL", "codemux failed to answer this request; the server log has the details (search it for the request id).", { cause: error });
+}
+
+/** How many causes deep a failure is searched for the shared store's: a fail-closed plugin wraps it once, so a few suffice. */
+const MAX_CAUSES = 4;
+
+/**
+ * The shared store's "did not answer" error a failure is or comes from (a fail-closed plugin such as
+ * rate-limit wraps it): its sentence names Redis and says to retry, which is the caller's answer.
+ */
+function sharedStateDownIn(error: unknown): Error | undefined {
+  let current = error;
+  for (let depth = 0; depth <= MAX_CAUSES && current instanceof Error; depth++) {
+    if (isSharedStateDown(current)) return current;
+    current = current.cause;
+  }
+  return undefined;
 }

@@ -6,20 +6,22 @@ import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
 import { principalSessionId, sharedStateMetrics, sharedStateOf } from "./affinity";
 import { Authenticator } from "./auth/authenticator";
+import { FailureLimit } from "./auth/failure-limit";
 import { sessionFields, type Identity } from "./auth/identity";
-import { LOGIN_CALLBACK_PATH, LoginCallbackRoute } from "./auth/login-callback";
+import { LOGIN_START_PATH, LoginCallbackRoute } from "./auth/login-callback";
 import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
 import type { Gateway, RequestContext } from "./context";
 import { endStreamWithRetry, hintRetry } from "./drain";
-import { DrainingError, HttpError, UnsafeBindError } from "./errors";
+import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { ModernMcp } from "./modern";
-import { Metrics, callMetricsMiddleware } from "./metrics";
+import { Metrics, callMetricsMiddleware, type MetricsReader } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
+import { ANONYMOUS_PRINCIPAL } from "./tokens";
 import { handleRest } from "./rest";
 import { toHttpError } from "./rest-errors";
 import { isUiPath, type AdminUi } from "./ui/admin-ui";
@@ -54,6 +56,8 @@ export class CodemuxHttpServer {
   readonly #auth: Authenticator;
   readonly #server: Server;
   readonly #guard: ConnectionGuard;
+  /** Failed tokens per client address, for every route and the admin page's sign-in alike. */
+  readonly #failures = new FailureLimit();
   readonly #gateway: Gateway;
   readonly #modern: ModernMcp;
   readonly #ui: AdminUi;
@@ -82,6 +86,7 @@ export class CodemuxHttpServer {
       allowQueryToken: this.options.allowQueryToken,
       log: this.options.log,
       onRevoked: (principals) => this.#revoke(principals),
+      failures: this.#failures,
     });
     if (!this.#auth.required && !isLoopback(this.options.host) && !this.options.insecureNoAuth)
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
@@ -106,7 +111,15 @@ export class CodemuxHttpServer {
       warn,
       modern: this.#modern,
     };
-    this.#loginCallbacks = this.options.publicUrl ? new LoginCallbackRoute(this.options.publicUrl) : undefined;
+    this.#loginCallbacks = this.options.publicUrl
+      ? new LoginCallbackRoute({
+          publicUrl: this.options.publicUrl,
+          authRequired: () => this.#auth.required,
+          identify: async (token) => (this.#auth.required ? this.#auth.identify(token, LOGIN_START_PATH, { oauth: true }) : { principal: ANONYMOUS_PRINCIPAL }),
+          clientAddress: (req) => this.#guard.clientOf(req),
+          failures: this.#failures,
+        })
+      : undefined;
     if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
     this.#registerMetrics();
     core.pipeline.use(callMetricsMiddleware(this.metrics));
@@ -118,6 +131,7 @@ export class CodemuxHttpServer {
       port: () => this.port,
       authenticated: (socket) => this.#guard.authenticated(socket),
       clientAddress: (req) => this.#guard.clientOf(req),
+      failures: this.#failures,
       metrics: this.metrics,
     });
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
@@ -139,6 +153,7 @@ export class CodemuxHttpServer {
       trustedProxies: this.options.trustedProxies,
       authTimeoutMs: this.options.authTimeoutMs,
       onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
+      onIdleClosed: () => this.metrics.counter("codemux_connections_idle_closed_total", "").inc(),
     });
     this.#server.on("connection", (socket: Socket) => this.#guard.accept(socket));
   }
@@ -290,12 +305,14 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_mcp_request_servers", "MCP 2026-07-28 servers alive: each is built for one request and ends with it.", () => [
       [{}, this.#modern.alive],
     ]);
-    metrics.gauge("codemux_servers", "Downstream servers, by state.", () => {
+    metrics.gauge("codemux_servers", "Downstream servers the reader may know of, by state.", (reader) => {
       const counts = new Map<string, number>();
-      for (const s of this.#core.status()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+      for (const s of this.#core.status()) if (reader?.knowsServer(s.name) ?? true) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
       return [...counts].map(([state, n]) => [{ state }, n]);
     });
-    metrics.gauge("codemux_tools", "Tools in the catalog.", () => [[{}, this.#core.catalog.size]]);
+    metrics.gauge("codemux_tools", "Tools in the catalog, as the reader's policy shows it.", (reader) => [
+      [{}, this.#core.services.access.catalog(reader?.session).size],
+    ]);
     // A 2026-07-28 listen stream is a POST that stays open: a stream, not a request being answered.
     metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
       [{}, this.#inFlight.size - this.#modern.listening],
@@ -305,10 +322,12 @@ export class CodemuxHttpServer {
     metrics.counter("codemux_http_requests_total", "HTTP requests, by route and status.");
     metrics.histogram("codemux_http_request_duration_seconds", "HTTP request duration until the answer ended, by route.");
     metrics.counter("codemux_auth_failures_total", "Requests refused for a missing or wrong token.");
+    metrics.counter("codemux_auth_held_back_total", "Requests whose token was refused unchecked: their address presented too many failed tokens.");
     metrics.counter(
       "codemux_connections_refused_total",
       "Connections refused past the limit per address, or closed unauthenticated at the deadline, by reason.",
     );
+    metrics.counter("codemux_connections_idle_closed_total", "Idle keep-alive connections closed to make room for a new one from their address.");
     metrics.counter("codemux_sessions_rejected_total", "Sessions refused at a limit, by limit (sessions, sessionsPerPrincipal).");
   }
 
@@ -355,20 +374,27 @@ export class CodemuxHttpServer {
     let mcpRoute = false;
     try {
       if (this.#closing) throw shuttingDown();
-      this.#guard.clientOf(req);
-      const url = parseUrl(req.url);
-      const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+      const url = targetOf(req.url);
+      const path = url === undefined ? "" : url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
+      const healthz = path === "/healthz" || (path === "/health" && this.options.compatRoutes);
+      // Health probes are answered even past the address's connection limit: a busy client must not make its host look dead.
+      const admission = this.#guard.admit(req, healthz || route === "readyz");
+      res.once("close", () => this.#guard.done(req.socket));
+      if (admission.close) res.setHeader("connection", "close");
+      if (url === undefined) throw new HttpError("BAD_REQUEST", "The request target is not a valid path.");
       mcpRoute = route === "mcp" || route === "sse" || route === "messages";
       const stream = req.method === "GET" && (route === "mcp" || route === "sse");
       const entry: { mcp: boolean; ctx?: RequestContext } = { mcp: mcpRoute };
       if (!stream) this.#inFlight.set(res, entry);
       else if (this.#draining) throw new DrainingError("new streams");
       else this.#streams.add(res);
-      if (path === "/healthz" || (path === "/health" && this.options.compatRoutes)) {
+      if (healthz) {
         sendJson(res, 200, { status: "ok", version: VERSION, uptimeS: Math.round((Date.now() - this.#startedAt) / 1000), sessions: this.sessions.size });
         return;
       }
+      // A probe without a token (Kubernetes, compose) learns ready or not from the status code; the detail needs a token.
+      if (route === "readyz" && this.#auth.required && this.#auth.credentialOf(req, url) === undefined) return await this.#probe(req, res);
       this.#checkHost(req);
       const origin = this.#checkOrigin(req);
       if (origin) this.#cors(res, origin);
@@ -377,11 +403,11 @@ export class CodemuxHttpServer {
         return;
       }
       if (isMetadataPath(path)) return handleResourceMetadata({ req, res }, path, this.options);
-      if (path === LOGIN_CALLBACK_PATH && this.#loginCallbacks) return await this.#loginCallbacks.handle(req, res, url.searchParams);
+      if (this.#loginCallbacks?.serves(path)) return await this.#loginCallbacks.handle(req, res, { path, query: url.searchParams });
       // The admin page signs its browsers in with a cookie of its own, not a bearer token.
       if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);
-      const auth = await this.#authenticate(req, url, path);
+      const auth = await this.#authenticate(req, { url, path, client: admission.client });
       principal = auth.identity.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
@@ -415,7 +441,7 @@ export class CodemuxHttpServer {
       case "metrics":
         only(ctx, "GET");
         this.#gateway.requireScope(ctx, METRICS_SCOPE, "Reading /metrics");
-        sendText(ctx.res, this.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+        sendText(ctx.res, this.metrics.render(this.#reader(ctx)), "text/plain; version=0.0.4; charset=utf-8");
         return;
       case "rest":
         if (!(await handleRest(this.#gateway, ctx, path))) throw notFound(path);
@@ -427,6 +453,7 @@ export class CodemuxHttpServer {
     throw notFound(path);
   }
 
+  /** Readiness with its detail, as the caller's policy shows it: a server it hides is not named, nor counted in the tools. */
   async #ready(ctx: RequestContext): Promise<void> {
     only(ctx, "GET");
     if (this.#draining) {
@@ -434,14 +461,36 @@ export class CodemuxHttpServer {
       return;
     }
     const ready = await this.#core.ready(0);
-    const servers = this.#core.status().map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    const reader = this.#reader(ctx);
+    const servers = this.#core
+      .status()
+      .filter((s) => reader.knowsServer(s.name))
+      .map((s) => ({ name: s.name, state: s.state, tools: s.toolCount, ...(s.error ? { error: s.error } : {}) }));
+    const refused = this.options.reloadRefused();
     sendJson(ctx.res, ready ? 200 : 503, {
       status: ready ? "ready" : "starting",
-      tools: this.#core.catalog.size,
+      tools: this.#core.services.access.catalog(reader.session).size,
       sessions: this.sessions.size,
       servers,
       ...sharedStateOf(this.options.scaleOut),
+      // Serving the last good config is no reason to be unready; the operator still learns the file was not applied.
+      ...(refused ? { config: `not reloaded: ${refused}` } : {}),
     });
+  }
+
+  /** Readiness for a caller without a token: the status code and the word, nothing about servers. */
+  async #probe(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== "GET") throw new HttpError("METHOD_NOT_ALLOWED", "Use GET on this path.", { headers: { allow: "GET" } });
+    if (this.#draining) return sendJson(res, 503, { status: "draining" });
+    const ready = await this.#core.ready(0);
+    sendJson(res, ready ? 200 : 503, { status: ready ? "ready" : "starting" });
+  }
+
+  /** The caller as status answers see it: which servers its policy lets it know of (see `Access.servers`). */
+  #reader(ctx: RequestContext): MetricsReader {
+    const session = this.#principalSession(ctx.identity);
+    const { access } = this.#core.services;
+    return { session, knowsServer: (server) => access.servers(session, [server]).length > 0 };
   }
 
   /** DNS-rebinding protection: the Host header must name this server (loopback names, the bound address, or an allowed host). */
@@ -485,13 +534,17 @@ export class CodemuxHttpServer {
     res.setHeader("access-control-max-age", "600");
   }
 
-  async #authenticate(req: IncomingMessage, url: URL, path: string): Promise<{ identity: Identity; queryToken: string | undefined }> {
+  async #authenticate(
+    req: IncomingMessage,
+    target: { url: URL; path: string; client: string },
+  ): Promise<{ identity: Identity; queryToken: string | undefined }> {
     try {
-      const auth = await this.#auth.authenticate(req, url, path);
+      const auth = await this.#auth.authenticate(req, target);
       this.#guard.authenticated(req.socket);
       return auth;
     } catch (error) {
       if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.metrics.counter("codemux_auth_failures_total", "").inc();
+      if (error instanceof HeldBackError) this.metrics.counter("codemux_auth_held_back_total", "").inc();
       throw error;
     }
   }
@@ -505,11 +558,12 @@ function only(ctx: RequestContext, method: string): void {
   if (ctx.req.method !== method) throw new HttpError("METHOD_NOT_ALLOWED", `Use ${method} on this path.`, { headers: { allow: method } });
 }
 
-function parseUrl(target: string | undefined): URL {
+/** The request target as a URL; undefined when it is not one. */
+function targetOf(target: string | undefined): URL | undefined {
   try {
     return new URL(target ?? "/", "http://codemux.invalid");
   } catch {
-    throw new HttpError("BAD_REQUEST", "The request target is not a valid path.");
+    return undefined;
   }
 }
 

@@ -28,7 +28,7 @@ describe("the http section of a config file", () => {
     const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
     expect(parseHttpSettings(JSON.parse(example), "README.md")).toEqual({
       trustedProxies: ["127.0.0.1"],
-      maxConnectionsPerAddress: 32,
+      maxConnectionsPerAddress: 256,
       maxSessionsPerPrincipal: 25,
       maxJobsPerPrincipal: 12,
       principalLimits: { "token:ci": { sessions: 60, jobs: 30 } },

@@ -1,7 +1,4 @@
 import { createSessionServer } from "@codemux/server";
-// The old HTTP+SSE transport is in SDK v2's frozen legacy package only; kept for clients that still speak it.
-import { SSEServerTransport } from "@modelcontextprotocol/server-legacy/sse";
-import type { ServerResponse } from "node:http";
 import { answerForOtherInstance, newSessionId } from "./affinity";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
@@ -9,23 +6,10 @@ import type { Gateway, RequestContext } from "./context";
 import { HttpError } from "./errors";
 import { sendRpcError } from "./respond";
 import { newSession } from "./sessions";
+import { SseServerTransport } from "./sse-transport";
 
 /** What a client whose legacy session is unknown or gone must do. */
 const REOPEN = "Open a new stream with GET /sse.";
-
-/**
- * The legacy transport with the session id codemux gives it (`<instanceId>.<uuid>` behind a load balancer,
- * which routes `/messages?sessionId=` on its prefix). The SDK's frozen package draws its own id in the
- * constructor and writes it into the `endpoint` event at start, with no option to pass one, so its private
- * field is set here before start, and checked: a later package that moved it fails every new stream loudly.
- */
-class InstanceSseTransport extends SSEServerTransport {
-  constructor(endpoint: string, res: ServerResponse, id: string) {
-    super(endpoint, res);
-    (this as unknown as { _sessionId: string })._sessionId = id;
-    if (this.sessionId !== id) throw new Error("The legacy SSE transport no longer keeps its id in _sessionId: InstanceSseTransport needs updating.");
-  }
-}
 
 /** `GET /sse`: a legacy HTTP+SSE session; the client posts its messages to the endpoint it is sent. */
 export async function openSseSession(gateway: Gateway, ctx: RequestContext): Promise<void> {
@@ -34,8 +18,7 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   // A client that authenticated with ?apikey= must send its messages the same way (it cannot add headers).
   const endpoint = ctx.queryToken ? `/messages?apikey=${encodeURIComponent(ctx.queryToken)}` : "/messages";
   const id = newSessionId(gateway.options.scaleOut);
-  // Made before the place is taken: it writes nothing until start, and a failed check must not hold a place.
-  const transport = new InstanceSseTransport(endpoint, ctx.res, id);
+  const transport = new SseServerTransport({ endpoint, stream: ctx.res, sessionId: id });
   gateway.sessions.reserve(ctx.principal);
   ctx.log.session = id.slice(0, 8);
   const server = createSessionServer(gateway.core, {
@@ -76,5 +59,5 @@ export async function postSseMessage(gateway: Gateway, ctx: RequestContext): Pro
   }
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
-  await (session.transport as SSEServerTransport).handlePostMessage(ctx.req, ctx.res, body);
+  (session.transport as SseServerTransport).post(body, ctx.res);
 }

@@ -49,7 +49,8 @@ export function parseTokenArg(text: string, fallbackName = "default"): TokenSpec
 
 /**
  * Reads a token file: JSON (`[{ "name", "token", "groups"?, "scopes"?, "expiresAt"? }]` or `{ "name": "token" }`), or lines of
- * `name:token` (a bare token line is named `token<N>`; blank lines and `#` comments are skipped).
+ * `name:token` (blank lines and `#` comments are skipped). Any other line is refused with its number and what it likely meant:
+ * a typo must never become a token under a name nobody chose.
  */
 export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
   const trimmed = text.trim();
@@ -69,9 +70,26 @@ export function parseTokenFile(text: string, file = "token file"): TokenSpec[] {
   for (const [i, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim();
     if (!line || line.startsWith("#")) continue;
-    tokens.push(parseTokenArg(line, `token${i + 1}`));
+    tokens.push(readLine(line, `${file}: line ${i + 1}`));
   }
   return tokens;
+}
+
+/** One `name:token` line (spaces around the colon allowed); the refusal never repeats the token, since it goes to logs. */
+function readLine(line: string, where: string): TokenSpec {
+  const colon = line.indexOf(":");
+  const name = colon > 0 ? line.slice(0, colon).trim() : "";
+  const token = colon > 0 ? line.slice(colon + 1).trim() : "";
+  if (NAME.test(name) && token) return { name, token };
+  // A name, a wrong separator, then something token-sized: not a bare base64 token's "==" padding, whose start must not be echoed.
+  const meant = /^([A-Za-z0-9_.@-]{1,64})\s*(?:=>|[=,;|\t ])\s*[^\s=]\S{7,}$/.exec(line);
+  if (colon < 0 && meant) throw new TokenConfigError(`${where} is not name:token; did you mean ${meant[1]}:... (a colon between the name and the token)?`);
+  if (colon < 0)
+    throw new TokenConfigError(`${where} has no name: write it as NAME:TOKEN (e.g. laptop:TOKEN); the name is the principal in logs and policies.`);
+  if (!token) throw new TokenConfigError(`${where} has the name "${name.slice(0, 64)}" but no token after its colon; write ${name.slice(0, 64)}:TOKEN.`);
+  throw new TokenConfigError(
+    `${where}: "${name.slice(0, 80)}" is not a token name (1-64 letters, digits or _ . @ -); write the line as NAME:TOKEN, e.g. laptop:TOKEN.`,
+  );
 }
 
 const LABEL = /^[\x21-\x7e]{1,128}$/;

@@ -103,15 +103,32 @@ export interface RawResponse {
   body: string;
 }
 
-/** One request through node:http, where every header (Host included) is ours to set. */
-export function raw(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+/** The headers of an MCP POST over Streamable HTTP, and a 2025 client's initialize request. */
+export const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+export const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+});
+
+/** One request through node:http, where every header (Host included) is ours to set; `localAddress` picks the loopback address it comes from. */
+export function raw(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; localAddress?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const { localAddress } = options;
+    const req = request(
+      url,
+      { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false, ...(localAddress ? { localAddress } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(options.body);
   });

@@ -2,15 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux } from "@codemux/server";
 import { CodemuxHttpServer, HttpError } from "../src/index";
-import { TOKENS, bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
-
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+import { INIT, MCP_HEADERS, TOKENS, bearer, config, misbehaving, raw, serve, type Served } from "./helpers";
 
 /** Opens an MCP session as `token`'s principal; returns its id. */
 async function openSession(s: Served, token: string): Promise<string> {
@@ -233,6 +225,47 @@ describe("hostile HTTP battery", () => {
     expect(refused?.headers["retry-after"]).toBe("5");
     expect(JSON.parse(refused?.body ?? "{}").error.message).toMatch(/Capacity: 3 MCP sessions/);
     for (const id of opened) await raw(`${s.url}/mcp`, { method: "DELETE", headers: { ...MCP_HEADERS, ...bearer(TOKENS.bob), "mcp-session-id": id } });
+  });
+});
+
+describe("deeply nested input", () => {
+  it("answers arguments nested 100,000 levels with a 400 naming the bound, on MCP and REST, never a 500", async () => {
+    const s = await serve();
+    try {
+      const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+      const bound = "The request body nests deeper than 128 levels, the limit; send flatter JSON.";
+      const rest = await raw(`${s.url}/v1/tools/m__echo/call`, {
+        method: "POST",
+        headers: { ...bearer(TOKENS.alice), "content-type": "application/json" },
+        body: `{"text":${deep}}`,
+      });
+      expect(rest.status).toBe(400);
+      expect(JSON.parse(rest.body).error).toEqual({ code: "bad_request", message: bound, limit: 128 });
+      const exec = await raw(`${s.url}/v1/exec`, {
+        method: "POST",
+        headers: { ...bearer(TOKENS.alice), "content-type": "application/json" },
+        body: `{"code":"export default 1","x":${deep}}`,
+      });
+      expect(exec.status).toBe(400);
+      const id = await openSession(s, TOKENS.alice);
+      const mcp = await raw(`${s.url}/mcp`, {
+        method: "POST",
+        headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" },
+        body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"m__echo","args":{"text":${deep}}}}}`,
+      });
+      expect(mcp.status).toBe(400);
+      expect(JSON.parse(mcp.body)).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: bound } });
+      // Brackets inside strings are text, not nesting.
+      const text = await raw(`${s.url}/v1/tools/m__echo/call`, {
+        method: "POST",
+        headers: { ...bearer(TOKENS.alice), "content-type": "application/json" },
+        body: JSON.stringify({ text: `${"[{".repeat(1000)}\\"` }),
+      });
+      expect(text.status).toBe(200);
+      expect(s.logs.filter((l) => l.msg === "internal error")).toEqual([]);
+    } finally {
+      await s.close();
+    }
   });
 });
 

@@ -194,6 +194,24 @@ describe("bad access tokens", () => {
     expect(answer.message).toMatch(/^The access token lacks the scope mcp, which codemux needs for every request/);
   });
 
+  it("refuses a token from the issuer whose subject is not a string with 401 and a sentence, never a 500", async () => {
+    const key = await importJWK(as.signingKey, "RS256");
+    for (const [sub, kind] of [
+      [{ toString: "x", valueOf: "y" }, "an object"],
+      [42, "a number"],
+    ] as const) {
+      const token = await new SignJWT({ ...claims(), sub: sub as unknown as string })
+        .setProtectedHeader({ alg: "RS256", kid: "as-key-1", typ: "at+jwt" })
+        .setIssuedAt()
+        .setExpirationTime("10m")
+        .sign(key);
+      const answer = await refused(token);
+      expect(answer.status).toBe(401);
+      expect(answer.header).toMatch(/error="invalid_token"/);
+      expect(answer.message).toBe(`The access token's subject (sub) is ${kind}, not a string; the authorization server must issue sub as a string.`);
+    }
+  });
+
   it("refuses an oversized or malformed bearer value before any parsing", async () => {
     for (const token of [`${"a".repeat(9000)}.b.c`, "not-a-jwt-and-no-token"]) {
       const answer = await refused(token);

@@ -1,16 +1,11 @@
 import { Codemux } from "@codemux/server";
+import { until } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
-import { TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
-
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
+import { INIT, MCP_HEADERS, TOKENS, bearer, config, misbehaving, raw, serve, type RawResponse, type Served } from "./helpers";
 
 /** An initialize request as `token`'s principal: the new session's id, or the refusal. */
 async function initialize(s: Served, token: string): Promise<{ id: string | undefined; res: RawResponse }> {
@@ -181,12 +176,25 @@ describe("streams expire when idle", () => {
   });
 });
 
+/** What a connection past its address's limit is told. */
+const refusalOf = (address: string, max: number) =>
+  `Too many connections from ${address}: ${max} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
+
+/** Starts a REST call of m__slow on the connection without waiting for its answer: the connection stays busy meanwhile. */
+function startSlowCall(conn: Connection, headers: Record<string, string>): void {
+  const body = JSON.stringify({ ms: 60_000 });
+  const lines = Object.entries({ host: "127.0.0.1", "content-type": "application/json", "content-length": String(body.length), ...headers });
+  conn.socket.write(`POST /v1/tools/m__slow/call HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+}
+
 describe("connection exhaustion", () => {
   const slow = { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
   const open: Connection[] = [];
-  afterAll(() => {
-    for (const conn of open) conn.socket.destroy();
-  });
+  /** Ends the test's connections first (their slow calls are cancelled with them), then the server. */
+  const close = async (s: Served) => {
+    for (const conn of open.splice(0)) conn.socket.destroy();
+    await s.close();
+  };
   const from = async (s: Served, address: string) => {
     const conn = await connectFrom(s, address);
     open.push(conn);
@@ -204,19 +212,92 @@ describe("connection exhaustion", () => {
       }
       const other = await from(s, "127.0.0.3");
       expect((await request(other, "/v1/tools", bearer(TOKENS.bob))).status).toBe(200);
-      // Every connection was accepted or refused before the later one from 127.0.0.3 was answered; the refusals arrive.
+      // Past the limit a few wait briefly for a health probe, the rest are refused at once: all are refused in the end.
       const refused = () => attacker.filter((conn) => conn.isClosed());
       while (refused().length < 16) await Promise.race(attacker.filter((conn) => !conn.isClosed()).map((conn) => conn.closed));
       for (const conn of refused()) {
         expect(conn.received).toContain("HTTP/1.1 429 Too Many Requests");
-        expect(conn.received).toContain(
-          "Too many connections from 127.0.0.2: 4 are open, the limit per address (connections per address: 4); close idle connections and retry, or raise http.limits.connectionsPerAddress in the config.",
-        );
+        expect(conn.received).toContain(refusalOf("127.0.0.2", 4));
       }
       expect(attacker.filter((conn) => !conn.isClosed()).length).toBe(4);
       expect(s.http.metrics.render()).toContain('codemux_connections_refused_total{reason="per_address"} 16');
     } finally {
-      await s.close();
+      await close(s);
+    }
+  });
+
+  it("closes an address's longest idle keep-alive connection to make room before refusing its new one", async () => {
+    const s = await serve({ ...slow, maxConnectionsPerAddress: 2 });
+    try {
+      const first = await from(s, "127.0.0.7");
+      expect((await request(first, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      const second = await from(s, "127.0.0.7");
+      expect((await request(second, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      // Both are idle and kept alive; a third connection is served, and the one idle the longest is closed for it.
+      const third = await from(s, "127.0.0.7");
+      expect((await request(third, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      await first.closed;
+      expect(second.isClosed()).toBe(false);
+      expect((await request(second, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      expect(s.http.metrics.render()).toContain("codemux_connections_idle_closed_total 1");
+      // A connection with a request in flight is never closed for another: with both busy, the next one is refused.
+      startSlowCall(second, bearer(TOKENS.alice));
+      startSlowCall(third, bearer(TOKENS.alice));
+      await until(() => s.http.metrics.render().includes("codemux_http_requests_in_flight 2"));
+      const fourth = await from(s, "127.0.0.7");
+      const refused = await request(fourth, "/v1/tools", bearer(TOKENS.alice));
+      expect(refused.status).toBe(429);
+      expect(JSON.parse(refused.body).error.message).toBe(refusalOf("127.0.0.7", 2));
+      expect(second.isClosed() || third.isClosed()).toBe(false);
+    } finally {
+      await close(s);
+    }
+  });
+
+  it("never refuses a health probe: with every connection of an address busy, /healthz and /readyz still answer on a new one", async () => {
+    const s = await serve({ ...slow, maxConnectionsPerAddress: 2 });
+    try {
+      for (let i = 0; i < 2; i++) startSlowCall(await from(s, "127.0.0.8"), bearer(TOKENS.alice));
+      await until(() => s.http.metrics.render().includes("codemux_http_requests_in_flight 2"));
+      const health = await request(await from(s, "127.0.0.8"), "/healthz");
+      expect(health.status).toBe(200);
+      // Answered, then closed: a probe past the limit holds nothing.
+      expect(health.head.toLowerCase()).toContain("connection: close");
+      const probe = await from(s, "127.0.0.8");
+      const ready = await request(probe, "/readyz");
+      expect([ready.status, JSON.parse(ready.body)]).toEqual([200, { status: "ready" }]);
+      await probe.closed;
+      const detail = await request(await from(s, "127.0.0.8"), "/readyz", bearer(TOKENS.bob));
+      expect(JSON.parse(detail.body)).toMatchObject({ status: "ready", servers: [{ name: "m" }] });
+      expect((await request(await from(s, "127.0.0.8"), "/v1/tools", bearer(TOKENS.bob))).status).toBe(429);
+    } finally {
+      await close(s);
+    }
+  });
+
+  it("fits a team behind one address by default: two SDK clients' 20 parallel calls each, with their idle pool, and /healthz meanwhile", async () => {
+    const s = await serve();
+    const clients: Client[] = [];
+    try {
+      for (const token of [TOKENS.alice, TOKENS.bob]) {
+        const client = new Client({ name: "burst", version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(token) } }));
+        clients.push(client);
+      }
+      for (let round = 0; round < 2; round++) {
+        const calls = clients.flatMap((client) =>
+          Array.from({ length: 20 }, () => client.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 300 } } })),
+        );
+        const probes = Array.from({ length: 5 }, () => fetch(`${s.url}/healthz`).then((r) => r.status));
+        const results = await Promise.all(calls);
+        expect(results.filter((r) => r.isError)).toEqual([]);
+        expect(await Promise.all(probes)).toEqual([200, 200, 200, 200, 200]);
+      }
+      expect(s.http.metrics.render()).not.toContain('codemux_connections_refused_total{reason="per_address"}');
+      expect(s.http.options.maxConnectionsPerAddress).toBe(256);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await close(s);
     }
   });
 
@@ -239,31 +320,32 @@ describe("connection exhaustion", () => {
       expect(denied.head.toLowerCase()).toContain("connection: close");
       await guesser.closed;
     } finally {
-      await s.close();
+      await close(s);
     }
   });
 
   it("reads the client address from X-Forwarded-For only when the peer is a trusted proxy, from its right end", async () => {
-    const s = await serve({ maxConnectionsPerAddress: 2, trustedProxies: ["127.0.0.1", "127.0.0.5/32"] });
+    const s = await serve({ ...slow, maxConnectionsPerAddress: 2, trustedProxies: ["127.0.0.1", "127.0.0.5/32"] });
     try {
-      const through = async (forwarded: string) => request(await from(s, "127.0.0.1"), "/v1/tools", { ...bearer(TOKENS.alice), "x-forwarded-for": forwarded });
-      expect((await through("198.51.100.7")).status).toBe(200);
+      const forwarded = (client: string) => ({ ...bearer(TOKENS.alice), "x-forwarded-for": client });
+      startSlowCall(await from(s, "127.0.0.1"), forwarded("198.51.100.7"));
       // A hop the client wrote itself (left of what the proxy appended) changes nothing; nor does a second trusted proxy.
-      expect((await through("203.0.113.1, 198.51.100.7, 127.0.0.5")).status).toBe(200);
-      const refused = await through("198.51.100.7");
+      startSlowCall(await from(s, "127.0.0.1"), forwarded("203.0.113.1, 198.51.100.7, 127.0.0.5"));
+      await until(() => s.http.metrics.render().includes("codemux_http_requests_in_flight 2"));
+      const refused = await request(await from(s, "127.0.0.1"), "/v1/tools", forwarded("198.51.100.7"));
       expect(refused.status).toBe(429);
-      expect(JSON.parse(refused.body).error.message).toContain("Too many connections from 198.51.100.7: 2 are open");
-      expect((await through("198.51.100.8")).status).toBe(200);
+      expect(JSON.parse(refused.body).error.message).toBe(refusalOf("198.51.100.7", 2));
+      expect((await request(await from(s, "127.0.0.1"), "/v1/tools", forwarded("198.51.100.8"))).status).toBe(200);
 
       // From a peer that is not a trusted proxy the header is ignored: the peer's own address counts.
-      const direct = await from(s, "127.0.0.6");
-      expect((await request(direct, "/v1/tools", { ...bearer(TOKENS.bob), "x-forwarded-for": "192.0.2.1" })).status).toBe(200);
+      startSlowCall(await from(s, "127.0.0.6"), { ...bearer(TOKENS.bob), "x-forwarded-for": "192.0.2.1" });
+      await until(() => s.http.metrics.render().includes("codemux_http_requests_in_flight 3"));
       await from(s, "127.0.0.6");
       const third = await from(s, "127.0.0.6");
       await third.closed;
-      expect(third.received).toContain("Too many connections from 127.0.0.6: 2 are open");
+      expect(third.received).toContain(refusalOf("127.0.0.6", 2));
     } finally {
-      await s.close();
+      await close(s);
     }
   });
 });

@@ -133,6 +133,14 @@ describe("a token file with groups, scopes and expiry", () => {
     expect(String(s.logs.find((l) => l.msg === "token file not reloaded; the last good tokens stay in force")?.error)).toMatch(
       /looks like JSON but does not parse/,
     );
+    // The folder's event and the poll both report the edit: the same broken text is reported once.
+    await s.http.reloadTokens();
+    expect(s.logs.filter((l) => l.msg === "token file not reloaded; the last good tokens stay in force")).toHaveLength(1);
+    expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(200);
+    // A line with a typo is refused naming its line, and the last good tokens stay.
+    await writeTokens(`alice:${T.alice}\nbob=${T.bob}\n`);
+    await until(async () => s.logs.some((l) => String(l.error).includes("line 2 is not name:token; did you mean bob:...")), "the typo reported");
+    expect(JSON.stringify(s.logs)).not.toContain(T.bob);
     expect(await status(`${s.url}/v1/tools`, T.bob)).toBe(200);
     // A blank file is an editor mid-write, not "no tokens": nothing changes.
     await writeTokens("");

@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { TokenSet, parseTokenArg, parseTokenFile } from "../src/index";
 
 describe("tokens", () => {
-  it("reads name:token lines, bare tokens, comments and JSON", () => {
-    expect(parseTokenFile("# team\nlaptop:abcdefgh12345\n\nci:zyxwvuts98765\nbare-token-1234\n")).toEqual([
+  it("reads name:token lines, comments and JSON", () => {
+    expect(parseTokenFile("# team\nlaptop:abcdefgh12345\n\nci : zyxwvuts98765\nbob:abc:def:123456\n")).toEqual([
       { name: "laptop", token: "abcdefgh12345" },
       { name: "ci", token: "zyxwvuts98765" },
-      { name: "token5", token: "bare-token-1234" },
+      { name: "bob", token: "abc:def:123456" },
     ]);
     expect(parseTokenFile('[{"name":"a","token":"t1t1t1t1t1"}]')).toEqual([{ name: "a", token: "t1t1t1t1t1" }]);
     expect(parseTokenFile('{"a":"t1t1t1t1t1","b":"t2t2t2t2t2"}')).toEqual([
@@ -18,6 +18,35 @@ describe("tokens", () => {
     expect(() => parseTokenFile("[oops")).toThrow(/does not parse/);
     expect(parseTokenArg("secret-without-name")).toEqual({ name: "default", token: "secret-without-name" });
     expect(parseTokenArg("ci:abc:def:123")).toEqual({ name: "ci", token: "abc:def:123" });
+  });
+
+  it("refuses a line that is not name:token with its number and what was meant, never naming a token after its line or quoting it", () => {
+    const refusal = (text: string) => {
+      try {
+        parseTokenFile(text, "tokens.txt");
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error("the file was accepted");
+    };
+    expect(refusal("alice:abcdefgh12345\nbob=abcdefgh12345678\n")).toBe(
+      "tokens.txt: line 2 is not name:token; did you mean bob:... (a colon between the name and the token)?",
+    );
+    expect(refusal("# team\n\ncarol abcdefgh12345678")).toBe(
+      "tokens.txt: line 3 is not name:token; did you mean carol:... (a colon between the name and the token)?",
+    );
+    expect(refusal("bare-token-12345678")).toBe(
+      "tokens.txt: line 1 has no name: write it as NAME:TOKEN (e.g. laptop:TOKEN); the name is the principal in logs and policies.",
+    );
+    expect(refusal("dave:")).toBe('tokens.txt: line 1 has the name "dave" but no token after its colon; write dave:TOKEN.');
+    expect(refusal("my laptop:abcdefgh12345678")).toBe(
+      'tokens.txt: line 1: "my laptop" is not a token name (1-64 letters, digits or _ . @ -); write the line as NAME:TOKEN, e.g. laptop:TOKEN.',
+    );
+    // A bare base64 token's padding is not read as a separator: its start is not echoed as a name.
+    expect(refusal("c2VjcmV0LXRva2VuLXZhbHVl==")).toBe(
+      "tokens.txt: line 1 has no name: write it as NAME:TOKEN (e.g. laptop:TOKEN); the name is the principal in logs and policies.",
+    );
+    for (const text of ["bob=abcdefgh12345678", "bare-token-12345678", "my laptop:abcdefgh12345678"]) expect(refusal(text)).not.toContain("12345678");
   });
 
   it("verifies by name, refuses the rest, and refuses weak or duplicate tokens at start", () => {

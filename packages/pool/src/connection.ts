@@ -69,6 +69,8 @@ export interface ServerStatus {
   isolation?: "principal" | "session";
   /** How many instances of an isolated server run now. */
   instances?: number;
+  /** Set for a server whose instances act as their principal: its resources and prompts are each principal's own, never the listing connection's. */
+  credentials?: "per-principal";
 }
 
 /** A server's era verdict with when it was found (ms since the epoch); a 2026 one keeps the server's `server/discover` answer. */

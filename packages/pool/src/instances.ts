@@ -1,7 +1,10 @@
 import { silentLogger, type ToolResult } from "@codemux/core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { AuthRequiredError } from "./auth/auth-required";
 import type { LoginCallbacks } from "./auth/login-callbacks";
 import { PrincipalLogins } from "./auth/principal-logins";
+import { principalAuthDirectory } from "./auth/store";
 import type { DownstreamClient, DownstreamNotification } from "./channel";
 import { oauthSettingsOf } from "./config/oauth-settings";
 import type { ServerSpec, TransportSpec } from "./config/types";
@@ -112,12 +115,32 @@ export class InstanceSet {
     });
   }
 
-  /** The principal's own transport: the entry's, with its `perPrincipal` env or headers over the entry's. */
+  /** The principal's own transport: its credentials (below), and the path of its own folder when the entry asks for one. */
   #transportOf(principal: string): TransportSpec {
+    const transport = this.#credentialsOf(principal);
+    const own = this.#spec.ownFolder;
+    if (!own || transport.type !== "stdio") return transport;
+    const folder = principalAuthDirectory(own.under, principal);
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    return { ...transport, env: { ...transport.env, [own.env]: own.file ? join(folder, own.file) : folder } };
+  }
+
+  /** The entry's transport, with the principal's `perPrincipal` env or headers over the entry's when its credentials are per principal. */
+  #credentialsOf(principal: string): TransportSpec {
     const { transport, credentials, perPrincipal, name } = this.#spec;
     if (credentials !== "per-principal") return transport;
     const own = perPrincipal?.[principal];
-    if (transport.type !== "stdio") return { ...transport, headers: { ...transport.headers, ...own?.headers } };
+    if (transport.type !== "stdio") {
+      // The entry's Authorization is the operator's, for the listing connection: a principal sends its own, or logs in itself.
+      const entry = Object.fromEntries(Object.entries(transport.headers).filter(([header]) => header.toLowerCase() !== "authorization"));
+      const headers = { ...entry, ...own?.headers };
+      const operators = Object.keys(transport.headers).length > Object.keys(entry).length;
+      if (operators && !Object.keys(headers).some((header) => header.toLowerCase() === "authorization"))
+        throw new AuthRequiredError(name, `${principal} has no credentials of its own for it`, {
+          how: `the operator adds them to its entry under "perPrincipal": { "${principal}": { "headers": { "Authorization": ... } } }`,
+        });
+      return { ...transport, headers };
+    }
     // A stdio server takes its secrets from its environment only: without the principal's own, it does not run as anyone.
     if (!own?.env)
       throw new AuthRequiredError(name, `${principal} has no credentials of its own for it`, {

@@ -161,7 +161,9 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   status(): ServerStatus[] {
     return [...this.#connections.values()].map((c) => {
       const instances = this.#instances.get(c.name);
-      return instances ? { ...c.status(), isolation: instances.spec.isolation, instances: instances.size } : c.status();
+      if (!instances) return c.status();
+      const { isolation, credentials } = instances.spec;
+      return { ...c.status(), isolation, instances: instances.size, ...(credentials ? { credentials } : {}) };
     });
   }
 
@@ -173,13 +175,15 @@ export class ServerPool extends EventEmitter<PoolEvents> {
 
   /**
    * One server's connected SDK client (connecting it now if it is down), for requests beyond tools: resources,
-   * prompts, completions. For an isolated server: `session`'s own instance, else the listing connection.
+   * prompts, completions. For an isolated server: `session`'s own instance, else the listing connection, except for
+   * a server with per-principal credentials, whose listing connection (the operator's) lists tools only.
    */
   client(server: string, session?: CallerSession): Promise<DownstreamClient> {
-    const connection = this.connection(server);
-    const instances = session === undefined ? undefined : this.#instances.get(server);
     try {
-      return instances ? instances.client(session as CallerSession) : connection.ensureReady();
+      const connection = this.connection(server);
+      const instances = this.#instances.get(server);
+      if (session === undefined && instances?.spec.credentials === "per-principal") throw new NoSessionError(server);
+      return instances && session ? instances.client(session) : connection.ensureReady();
     } catch (error) {
       return Promise.reject(error);
     }

@@ -1,5 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { childMarker, isCodemuxCommand, markSelf, selfSpawnReason, spawnDepth } from "./self";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("isCodemuxCommand", () => {
   it.each([
@@ -25,6 +33,10 @@ describe("isCodemuxCommand", () => {
     ["uvx", ["mcp-server-git"]],
     ["sh", ["-c", "npx -y server-memory"]],
     ["npx", ["codemux-helper"]],
+    // A global install's own dependencies: the built-in default starts these by their path under codemux's folder.
+    ["/usr/bin/node", ["/usr/local/lib/node_modules/codemux/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "/data"]],
+    ["node", ["/home/u/.npm/_npx/1a2b/node_modules/codemux/node_modules/@modelcontextprotocol/server-memory/dist/index.js"]],
+    ["/proj/node_modules/codemux/node_modules/.bin/mcp-server-filesystem", ["/data"]],
   ])("does not mistake %s %j for codemux", (command, args) => {
     expect(isCodemuxCommand(command, args)).toBe(false);
   });
@@ -33,6 +45,25 @@ describe("isCodemuxCommand", () => {
     expect(isCodemuxCommand("node", ["/opt/tools/mux.mjs"])).toBe(false);
     markSelf("/opt/tools/mux.mjs");
     expect(isCodemuxCommand("node", ["/opt/tools/mux.mjs"])).toBe(true);
+  });
+
+  it("recognizes its own entry file through a link, either way round, and nothing else in its folder", () => {
+    const dir = mkdtempSync(join(tmpdir(), "codemux-self-"));
+    dirs.push(dir);
+    // As npm links a global install: bin/NAME -> lib/node_modules/PKG/dist/main.js (names codemux's patterns do not know).
+    mkdirSync(join(dir, "lib", "tool", "dist"), { recursive: true });
+    mkdirSync(join(dir, "bin"));
+    const entry = join(dir, "lib", "tool", "dist", "main.js");
+    const sibling = join(dir, "lib", "tool", "dist", "server.js");
+    writeFileSync(entry, "");
+    writeFileSync(sibling, "");
+    symlinkSync(entry, join(dir, "bin", "mux"));
+    symlinkSync(entry, join(dir, "bin", "mux2"));
+    expect(isCodemuxCommand("node", [entry])).toBe(false);
+    markSelf(join(dir, "bin", "mux"));
+    expect(isCodemuxCommand("node", [entry])).toBe(true);
+    expect(isCodemuxCommand(join(dir, "bin", "mux2"), [])).toBe(true);
+    expect(isCodemuxCommand("node", [sibling])).toBe(false);
   });
 });
 

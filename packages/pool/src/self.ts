@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import type { StdioTransportSpec } from "./config/types";
 import { DEPTH_VARIABLE, MAX_SPAWN_DEPTH } from "./defaults";
 
@@ -12,15 +13,19 @@ const SUBCOMMAND_RUNNERS = new Map([
 ]);
 const SCRIPT_RUNNERS = new Set(["node", "nodejs", "bun", "deno", "tsx"]);
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "cmd", "powershell", "pwsh"]);
-const CLI_SCRIPT = /(?:^|[\\/])(?:apps[\\/]cli[\\/](?:dist|src)[\\/]index\.[cm]?[jt]s|node_modules[\\/](?:codemux[\\/].*|\.bin[\\/]codemux(?:\.cmd|\.ps1)?))$/i;
+// codemux's own entry file wherever it is installed (a checkout, a package, npm's bin link); not any file under
+// node_modules/codemux/, which holds codemux's own dependencies too (the built-in default's servers).
+const CLI_SCRIPT =
+  /(?:^|[\\/])(?:apps[\\/]cli[\\/](?:dist|src)[\\/]index\.[cm]?[jt]s|node_modules[\\/](?:codemux[\\/]dist[\\/]index\.[cm]?js|\.bin[\\/]codemux(?:\.cmd|\.ps1)?))$/i;
 
 /**
  * Records the path of the running codemux's own script (`process.argv[1]` in the CLI), so that an
- * entry starting that file is recognized as codemux itself wherever it is installed.
+ * entry starting that file is recognized as codemux itself wherever it is installed, also through a
+ * link (npm's `bin/codemux` links to the package's entry file).
  * @example markSelf(process.argv[1]);
  */
 export function markSelf(...paths: Array<string | undefined>): void {
-  for (const path of paths) if (path) selfPaths.add(normalize(path));
+  for (const path of paths) if (path) for (const form of [path, resolved(path)]) selfPaths.add(normalize(form));
 }
 
 /** How many codemux pools are above this process (0 when codemux was not started by codemux). */
@@ -37,7 +42,7 @@ export function childMarker(env: NodeJS.ProcessEnv = process.env): Record<string
 /** True when the command line starts codemux: `codemux`, `npx [-y] codemux[@v]`, `pnpm dlx codemux`, `node .../apps/cli/dist/index.js`, `sh -c "codemux ..."`. */
 export function isCodemuxCommand(command: string, args: readonly string[], nesting = 0): boolean {
   const name = baseName(command);
-  if (name === "codemux" || selfPaths.has(normalize(command)) || CLI_SCRIPT.test(command.replace(/\\/g, "/"))) return true;
+  if (name === "codemux" || isSelfPath(command) || CLI_SCRIPT.test(command.replace(/\\/g, "/"))) return true;
   if (RUNNERS.has(name)) return packageArgument(args) !== undefined && isCodemuxPackage(packageArgument(args)!, args);
   const sub = SUBCOMMAND_RUNNERS.get(name);
   if (sub) {
@@ -48,7 +53,7 @@ export function isCodemuxCommand(command: string, args: readonly string[], nesti
   }
   if (SCRIPT_RUNNERS.has(name)) {
     const script = args.find((a) => !a.startsWith("-"));
-    return script !== undefined && (selfPaths.has(normalize(script)) || CLI_SCRIPT.test(script.replace(/\\/g, "/")) || baseName(script) === "codemux");
+    return script !== undefined && (isSelfPath(script) || CLI_SCRIPT.test(script.replace(/\\/g, "/")) || baseName(script) === "codemux");
   }
   if (SHELLS.has(name) && nesting < 2) {
     const flag = args.findIndex((a) => /^(?:-[a-z]*c|\/c|-command)$/i.test(a));
@@ -104,6 +109,20 @@ function isCodemuxPackage(spec: string, args: readonly string[]): boolean {
 
 function baseName(path: string): string {
   return (path.split(/[\\/]/).pop() ?? path).toLowerCase().replace(/\.(?:cmd|exe|ps1|bat|[cm]?js)$/, "");
+}
+
+/** True when `path` is, or links to, the running codemux's own script. */
+function isSelfPath(path: string): boolean {
+  return selfPaths.size > 0 && (selfPaths.has(normalize(path)) || selfPaths.has(normalize(resolved(path))));
+}
+
+/** The file a path names once links are followed; the path itself when it names nothing (a bare command). */
+function resolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function normalize(path: string): string {

@@ -26,10 +26,13 @@ const express = sdkRequire("express") as unknown as (() => {
 interface Grant {
   clientId: string;
   params: AuthorizationParams;
+  /** Who is signed in at the authorization server in the browser that asked (its `as` cookie), if anyone. */
+  user?: string;
 }
 
 interface Issued {
   clientId: string;
+  user?: string;
   expiresAt: number;
   resource?: string;
   scopes: string[];
@@ -71,10 +74,15 @@ class TestAuthorizationServer implements OAuthServerProvider {
     },
   };
 
-  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: { redirect: (url: string) => void }): Promise<void> {
+  async authorize(
+    client: OAuthClientInformationFull,
+    params: AuthorizationParams,
+    res: { redirect: (url: string) => void; req?: { headers: Record<string, string | string[] | undefined> } },
+  ): Promise<void> {
     this.authorizations.push(params);
     const code = randomUUID();
-    this.codes.set(code, { clientId: client.client_id, params });
+    const user = /(?:^|;\s*)as=([^;]+)/.exec(String(res.req?.headers.cookie ?? ""))?.[1];
+    this.codes.set(code, { clientId: client.client_id, params, ...(user ? { user } : {}) });
     const target = new URL(params.redirectUri);
     target.searchParams.set("code", code);
     if (params.state !== undefined) target.searchParams.set("state", params.state);
@@ -95,6 +103,7 @@ class TestAuthorizationServer implements OAuthServerProvider {
     this.codes.delete(code);
     return this.#issue({
       clientId: client.client_id,
+      ...(grant.user ? { user: grant.user } : {}),
       expiresAt: 0,
       scopes: grant.params.scopes ?? [],
       ...(grant.params.resource ? { resource: grant.params.resource.href } : {}),
@@ -112,7 +121,13 @@ class TestAuthorizationServer implements OAuthServerProvider {
   async verifyAccessToken(token: string): Promise<AuthInfo> {
     const issued = this.access.get(token);
     if (!issued || issued.expiresAt < Date.now()) throw new InvalidTokenError("expired or unknown token");
-    return { token, clientId: issued.clientId, scopes: issued.scopes, expiresAt: Math.floor(issued.expiresAt / 1000) };
+    return {
+      token,
+      clientId: issued.clientId,
+      scopes: issued.scopes,
+      expiresAt: Math.floor(issued.expiresAt / 1000),
+      ...(issued.user ? { extra: { user: issued.user } } : {}),
+    };
   }
 
   /** Every access token expires now (as a short lifetime would, without waiting). */
@@ -174,9 +189,10 @@ export async function startProtectedServer(options: AuthorizationServerOptions =
   const bearer = requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
   app.all("/mcp", bearer, async (req: { auth?: AuthInfo; body?: unknown }, res: { on: (e: string, f: () => void) => void }) => {
     const mcp = new McpServer({ name: "protected", version: "1.0.0" });
-    mcp.registerTool("whoami", { description: "Says which client the token belongs to." }, async (extra) => {
+    mcp.registerTool("whoami", { description: "Says which client the token belongs to (and which user signed in for it, if one did)." }, async (extra) => {
       calls += 1;
-      return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "?"}` }] };
+      const user = extra.authInfo?.extra?.user;
+      return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "?"}${user ? ` as ${String(user)}` : ""}` }] };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => void transport.close());

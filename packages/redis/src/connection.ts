@@ -91,7 +91,8 @@ export class RedisConnection implements SharedStateHealth {
     } catch (error) {
       // Our own refusals (a format this codemux does not read) pass through unchanged.
       if (RedisStateError.isInstance(error)) throw error;
-      throw new RedisUnavailableError(this.where, what, error);
+      // A command met a closed connection: say so, not the client library's wording ("Stream isn't writeable ...").
+      throw new RedisUnavailableError(this.where, what, this.up() ? error : new Error("not connected", { cause: error }));
     }
   }
 

@@ -1,10 +1,12 @@
 import {
   LOCAL_PRINCIPAL,
+  NO_MASK,
   silentLogger,
   type JobRunner,
   type Logger,
   type MetaTool,
   type RateBuckets,
+  type SecretMask,
   type SessionInfo,
   type SkillShelf,
   type Surface,
@@ -21,6 +23,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CatalogCache } from "./catalog-cache";
 import { DEFAULT_DISCOVERY_WAIT_MS, DEFAULT_LARGE_RESULT_BYTES, DEFAULT_RESULT_TTL_MS, DEFAULT_STARTUP_WAIT_MS } from "./defaults";
+import { maskedPoolView, maskedRelay, maskedStatus } from "./downstream-mask";
 import { BadRequestError } from "./errors";
 import type { TaskStoreFactory } from "./jobs";
 import { McpFeatures } from "./mcp-features";
@@ -74,6 +77,12 @@ export interface CodemuxOptions {
   catalogCacheTtlMs?: number;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
+  /**
+   * Masks secrets in what servers send outside a call's result: log lines, progress, questions, prompts,
+   * completions, list descriptions, instructions, failure reasons (`@codemux/hooks`' `mask`, by the redact
+   * plugin's patterns). Nothing is masked without it; codemux's own log lines are masked by the built-in patterns all the same.
+   */
+  mask?: SecretMask;
   /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
   policies?: PolicyConfig;
   /**
@@ -179,6 +188,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   readonly services: Omit<CodemuxServices, "hints">;
   readonly requestStates: RequestStates;
   readonly parkedCalls: ParkedCalls;
+  /** What masks downstream text outside call results (`CodemuxOptions.mask`). */
+  readonly mask: SecretMask;
   readonly #snippets: SnippetHost;
   readonly #surfaceFactories: Record<string, SurfaceFactory>;
   readonly #surfaces = new Map<string, Surface>();
@@ -197,6 +208,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.options = options;
     this.#config = options.config;
     this.#policies = options.policies;
+    this.mask = options.mask ?? NO_MASK;
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
@@ -227,7 +239,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       options.pool ??
       new ServerPool(options.config, {
         logger: this.logger,
-        relay: this.relay,
+        relay: maskedRelay(this.relay, this.mask),
         deferStart: (server) => this.readiness.isCached(server),
         // A server's era from the last run: no probe (and, for servers that exit on it, no second process) at start.
         priorEra: (server) => this.readiness.era(server),
@@ -257,7 +269,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
       waitForServer: (server) => this.readiness.waitForServer(server),
+      mask: this.mask,
       inputRounds: {
+        mask: this.mask,
         roots: (server, session, signal) => this.relay.rootsFor(server, session, signal),
         timeoutMs: (server) => this.#config.servers.find((s) => s.name === server)?.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       },
@@ -277,6 +291,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       results: this.results,
       largeResultBytes,
       logger: this.logger,
+      mask: this.mask,
     });
     const serverSkills = new ServerSkills({ pool: this.pool, catalog: this.catalog, access: this.access, logger: this.logger });
     const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);
@@ -320,8 +335,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       logger: this.logger,
       catalog: this.catalog,
       access: this.access,
+      mask: this.mask,
       readiness: this.readiness,
-      pool: this.pool,
+      // Why a server is down, as meta-tools answer it, is masked as `status()` is.
+      pool: maskedPoolView(this),
       pipeline: this.pipeline,
       namespace,
       snippets: this.#snippets,
@@ -420,8 +437,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     return this.readiness.settled(timeoutMs);
   }
 
+  /** Each server's state; what its process wrote (failure reason, stderr, instructions) masked by `mask`. */
   status(): ServerStatus[] {
-    return this.pool.status();
+    return this.pool.status().map((status) => maskedStatus(status, this.mask));
   }
 
   /**

@@ -7,6 +7,7 @@ import {
   type InputRound,
   type ListRootsResult,
   type RequestContext,
+  type SecretMask,
   type SessionInfo,
   type ToolResult,
 } from "@codemux/core";
@@ -20,6 +21,8 @@ export interface InputRoundsOptions {
   roots(server: string, session: SessionInfo, signal: AbortSignal): Promise<ListRootsResult>;
   /** How long one call's questions may wait for their answers, all rounds together (the server's `callTimeoutMs`). */
   timeoutMs(server: string): number;
+  /** Masks the questions' text before a client sees them (asked here, or passed up to a 2026-07-28 client). */
+  mask?: SecretMask;
 }
 
 /**
@@ -47,9 +50,11 @@ export class InputRounds {
     const deadline = AbortSignal.timeout(ctx.timeoutMs ?? this.#options.timeoutMs(ctx.entry.server));
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, deadline]) : deadline;
     for (let round = 1; isInputRequired(result); round++) {
-      if (ctx.session.peer?.era === "modern") throw new InputRequiredError(tool, result);
+      const { mask } = this.#options;
+      const asked = mask && result.inputRequests !== undefined ? { ...result, inputRequests: mask.value(result.inputRequests) } : result;
+      if (ctx.session.peer?.era === "modern") throw new InputRequiredError(tool, asked);
       if (round > MAX_INPUT_ROUNDS) throw new InputNotAskedError(tool, `it asked more than ${MAX_INPUT_ROUNDS} rounds of questions`);
-      const questions = Object.entries(result.inputRequests ?? {});
+      const questions = Object.entries(asked.inputRequests ?? {});
       const answers = await Promise.all(questions.map(async ([key, question]) => [key, await this.#ask(ctx, question, signal)] as const)).catch(
         (error: unknown) => {
           if (deadline.aborted) throw new InputNotAskedError(tool, "its questions were not answered within the call's timeout");

@@ -1,4 +1,4 @@
-import { type CallOrigin, type Logger, SEPARATOR, type SessionInfo, splitQualifiedName } from "@codemux/core";
+import { type CallOrigin, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -14,7 +14,8 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
-import type { InstanceOwner } from "@codemux/pool";
+import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
+import { maskedError } from "./downstream-mask";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
@@ -49,6 +50,8 @@ export interface McpFeaturesOptions {
   results: ResultStore;
   largeResultBytes: number;
   logger: Logger;
+  /** Masks what servers send here (prompts, completions, log lines, list descriptions, their errors); resource reads pass the pipeline's middleware instead. */
+  mask: SecretMask;
 }
 
 /** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
@@ -89,6 +92,7 @@ export class McpFeatures {
     if (!this.#deps.pool.client) return;
     let client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>;
     try {
+      // A server with per-principal credentials refuses: its listing connection is the operator's, and lists tools only.
       client = await this.#deps.pool.client(server);
     } catch {
       return;
@@ -179,7 +183,14 @@ export class McpFeatures {
       this.readResource(request.params.uri, { session, origin: "resources/read", signal: ctx.mcpReq.signal }),
     );
     server.setRequestHandler("resources/subscribe", async (request) => {
-      await this.#subscriptions.subscribe(session.id, request.params.uri, await this.#owner(request.params.uri, session));
+      const owner = await this.#owner(request.params.uri, session);
+      // A subscription is held on one connection for every session: such a server's resources are each principal's own.
+      if (this.#actsAsPrincipal().has(owner.server))
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `The resources of "${owner.server}" are each principal's own, so codemux does not subscribe to them; read the resource again to see a change.`,
+        );
+      await this.#subscriptions.subscribe(session.id, request.params.uri, owner);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", async (request) => {
@@ -190,7 +201,7 @@ export class McpFeatures {
     server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { server: owner, name } = this.#promptOwner(request.params.name, session);
       const client = await this.#client(owner, session);
-      return client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal });
+      return this.#masked(client.getPrompt({ ...request.params, name }, { signal: ctx.mcpReq.signal }));
     });
     server.setRequestHandler("completion/complete", async (request, ctx) => this.complete(request.params, { session, signal: ctx.mcpReq.signal }));
     server.setRequestHandler("logging/setLevel", async (request) => {
@@ -214,37 +225,46 @@ export class McpFeatures {
     };
   }
 
-  /** Every server's resources that `session` sees; a URI two servers share is shown under `codemux://<server>/`. */
+  /**
+   * Every server's resources that `session` sees; a URI two servers share is shown under `codemux://<server>/`, and so
+   * is every resource of a server with per-principal credentials (it is the session's own: listed by its instance).
+   */
   async listResources(session?: SessionInfo): Promise<Resource[]> {
-    const listed = await this.#gather("resources", async (client) => {
-      const all: Resource[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await client.listResources(cursor ? { cursor } : undefined, FRESH);
-        all.push(...result.resources);
-        cursor = result.nextCursor;
-        if (!cursor) break;
-      }
-      return all;
-    });
+    const listed = await this.#gather(
+      "resources",
+      async (client) => {
+        const all: Resource[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const result = await client.listResources(cursor ? { cursor } : undefined, FRESH);
+          all.push(...result.resources);
+          cursor = result.nextCursor;
+          if (!cursor) break;
+        }
+        return all;
+      },
+      { session, everyShared: true },
+    );
     const counts = new Map<string, number>();
-    for (const { items } of listed) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
+    for (const { items, own } of listed) if (!own) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
     const out: Resource[] = [];
-    for (const { server, items } of listed) {
-      // Names are made over every server, so that a URI means the same resource to every session.
-      const seen = this.#sees(session, server);
+    for (const { server, items, own, needsLogin } of listed) {
+      if (needsLogin !== undefined)
+        out.push({ uri: `${COLLISION_SCHEME}${server}/`, name: `${server}: log in to see its resources`, description: this.#described(server, needsLogin) });
+      // Names are made over every shared server, so that a URI means the same resource to every session.
+      const seen = own || this.#sees(session, server);
       for (const resource of items) {
-        const shown = (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
-        this.#uris.set(shown, { server, uri: resource.uri });
-        if (seen) out.push({ ...resource, uri: shown, description: `[${server}] ${resource.description ?? ""}`.trim() });
+        const shown = own || (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
+        if (!own) this.#uris.set(shown, { server, uri: resource.uri });
+        if (seen) out.push({ ...resource, uri: shown, description: this.#described(server, resource.description) });
       }
     }
     return out;
   }
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
-    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
-    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: `[${server}] ${t.description ?? ""}`.trim() })));
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
+    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: this.#described(server, t.description) })));
   }
 
   /**
@@ -266,12 +286,18 @@ export class McpFeatures {
     return { ...result, contents };
   }
 
-  /** Prompts of every server `session` sees, as `server__prompt`. */
+  /** Prompts of every server `session` sees, as `server__prompt`; in place of those of a server it has no login to yet, how to log in. */
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
-    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, session);
-    return listed.flatMap(({ server, items }) =>
-      items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: `[${server}] ${p.description ?? ""}`.trim() })),
-    );
+    const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, { session });
+    return listed.flatMap(({ server, items, needsLogin }) => [
+      ...(needsLogin === undefined ? [] : [{ name: `${server}${SEPARATOR}log_in`, description: this.#described(server, needsLogin) }]),
+      ...items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: this.#described(server, p.description) })),
+    ]);
+  }
+
+  /** A listed item's description as clients see it: its server named, secrets masked. */
+  #described(server: string, description: string | undefined): string {
+    return `[${server}] ${this.#deps.mask.text(description ?? "")}`.trim();
   }
 
   /** Argument completion, forwarded to the owner of the prompt or resource (an isolated server's: the session's own instance). */
@@ -282,33 +308,62 @@ export class McpFeatures {
     const options = signal ? { signal } : undefined;
     if (params.ref.type === "ref/prompt") {
       const { server, name } = this.#promptOwner(params.ref.name, session);
-      return (await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options);
+      return this.#masked((await this.#client(server, session)).complete({ ...params, ref: { ...params.ref, name } }, options));
     }
     const owner = await this.#owner(params.ref.uri, session);
-    return (await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options);
+    return this.#masked((await this.#client(owner.server, session)).complete({ ...params, ref: { ...params.ref, uri: owner.uri } }, options));
   }
 
+  /** A server's answer, or its error, masked on its way to the client. */
+  async #masked<T>(answer: Promise<T>): Promise<T> {
+    const { mask } = this.#deps;
+    try {
+      return mask.value(await answer);
+    } catch (error) {
+      throw maskedError(error, mask);
+    }
+  }
+
+  /**
+   * One list of each ready server: from its listing connection, for the servers `session` sees (`everyShared`: all of
+   * them, for names that hold for every session). A server with per-principal credentials lists from `session`'s own
+   * instance, never the listing connection (the operator's, which lists tools only), and nothing without a session;
+   * `needsLogin` says how to log in when the principal has no login to it yet.
+   */
   async #gather<T>(
     capability: "resources" | "prompts",
     list: (client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>) => Promise<T[]>,
-    session?: SessionInfo,
-  ): Promise<Array<{ server: string; items: T[] }>> {
+    { session, everyShared = false }: { session?: SessionInfo | undefined; everyShared?: boolean },
+  ): Promise<Array<{ server: string; items: T[]; own?: true; needsLogin?: string }>> {
     await this.#deps.readiness.discovered();
-    const results = await Promise.all(
-      this.#ready()
-        .filter((server) => this.#sees(session, server))
-        .map(async (server) => {
-          try {
-            const client = await this.#client(server);
-            if (!client.getServerCapabilities()?.[capability]) return { server, items: [] };
-            return { server, items: await list(client) };
-          } catch (error) {
-            this.#deps.logger.warn(`[${server}] could not list ${capability}: ${(error as Error).message}`);
-            return { server, items: [] };
-          }
-        }),
+    const perPrincipal = this.#actsAsPrincipal();
+    const servers = this.#ready().filter((server) =>
+      perPrincipal.has(server) ? session !== undefined && this.#sees(session, server) : everyShared || this.#sees(session, server),
     );
-    return results;
+    return Promise.all(
+      servers.map(async (server) => {
+        const own = perPrincipal.has(server) ? ({ own: true } as const) : {};
+        try {
+          const client = await this.#client(server, perPrincipal.has(server) ? session : undefined);
+          if (!client.getServerCapabilities()?.[capability]) return { server, items: [], ...own };
+          return { server, items: await list(client), ...own };
+        } catch (error) {
+          if (perPrincipal.has(server) && AuthRequiredError.isInstance(error)) return { server, items: [], ...own, needsLogin: error.message };
+          this.#deps.logger.warn(`[${server}] could not list ${capability}: ${this.#deps.mask.text((error as Error).message)}`);
+          return { server, items: [], ...own };
+        }
+      }),
+    );
+  }
+
+  /** The servers whose instances act as their principal (per-principal credentials). */
+  #actsAsPrincipal(): Set<string> {
+    return new Set(
+      this.#deps.readiness
+        .status()
+        .filter((s) => s.credentials === "per-principal")
+        .map((s) => s.name),
+    );
   }
 
   /** Whether `session` sees a server's resources and prompts (every session without policies; the caller's own without a session). */
@@ -339,7 +394,7 @@ export class McpFeatures {
       const server = rest.slice(0, rest.indexOf("/"));
       if (this.#deps.pool.names.includes(server) && this.#sees(session, server)) return { server, uri: rest.slice(server.length + 1) };
     }
-    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, session);
+    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
     for (const { server, items } of templates) {
       if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
@@ -396,7 +451,9 @@ export class McpFeatures {
     return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own };
   }
 
-  #relayLogMessage(server: string, params: Record<string, unknown>, owner?: InstanceOwner): void {
+  #relayLogMessage(server: string, raw: Record<string, unknown>, owner?: InstanceOwner): void {
+    // Masked before it goes anywhere: to a client, or to codemux's own log (a file when it runs in the background).
+    const params = this.#deps.mask.value(raw);
     const level = (LEVELS.includes(params.level as LoggingLevel) ? params.level : "info") as LoggingLevel;
     const logger = `${server}${params.logger ? `/${String(params.logger).slice(0, 100)}` : ""}`;
     const attributed = this.#deps.relay.attribute(server, owner);

@@ -1,4 +1,4 @@
-import type { JobRunner, Logger, MetaToolContext, MetaToolServices } from "@codemux/core";
+import type { JobRunner, Logger, MetaToolContext, MetaToolServices, SecretMask } from "@codemux/core";
 import type { Catalog } from "@codemux/catalog";
 import type { McpFeatures } from "./mcp-features";
 import type { ModuleNamespace } from "./modules/namespace";
@@ -25,6 +25,8 @@ export interface CodemuxServices extends MetaToolServices {
   readonly catalog: Catalog;
   /** What each session may see and call (the config's policies). */
   readonly access: Access;
+  /** Masks secrets in downstream text outside call results (`CodemuxOptions.mask`). */
+  readonly mask: SecretMask;
   /** Which servers are there, and waiting for them. */
   readonly readiness: Readiness;
   /** The downstream servers, for their states and why one is down. */

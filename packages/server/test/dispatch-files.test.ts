@@ -1,6 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +14,42 @@ import { config, misbehaving, textOf } from "./helpers";
 let dir: string;
 let core: Codemux;
 const clients: Client[] = [];
+const swappers: ChildProcess[] = [];
+
+/**
+ * A child process that swaps a symbolic link to `outside` in and out at `path` in a tight loop: "file" puts the link
+ * and a regular file holding `text` there in turn, "folder" moves the folder at `path` aside and puts the link in its place.
+ */
+async function swapper({ mode, path, outside, text = "" }: { mode: "file" | "folder"; path: string; outside: string; text?: string }): Promise<ChildProcess> {
+  const script = `
+    const fs = require("node:fs");
+    const [mode, path, outside, text] = process.argv.slice(1);
+    let n = 0;
+    // codemux makes the principal's result folder when it finds none: that one is moved out of the way, inside its parent.
+    const retry = (step) => {
+      for (;;) {
+        try { return step(); } catch (error) {
+          if (error.code !== "EEXIST" && error.code !== "ENOTEMPTY") throw error;
+          try { fs.renameSync(path, path + ".made" + n); } catch {}
+        }
+      }
+    };
+    for (n = 1; ; n++) {
+      if (mode === "file") {
+        fs.symlinkSync(outside, path + ".link"); fs.renameSync(path + ".link", path);
+        fs.writeFileSync(path + ".file", text); fs.renameSync(path + ".file", path);
+      } else {
+        fs.renameSync(path, path + ".aside"); retry(() => fs.symlinkSync(outside, path));
+        fs.unlinkSync(path); retry(() => fs.renameSync(path + ".aside", path));
+      }
+      if (n === 100) process.stdout.write("swapping\\n");
+    }`;
+  const child = spawn(process.execPath, ["-e", script, mode, path, outside, text], { stdio: ["ignore", "pipe", "inherit"] });
+  swappers.push(child);
+  const started = await Promise.race([once(child.stdout as NodeJS.ReadableStream, "data"), once(child, "exit").then(() => undefined)]);
+  if (!started) throw new Error(`the swapping helper ended at once (${mode} ${path})`);
+  return child;
+}
 
 /** A client of the dispatch surface as `principal`. */
 async function as(principal: string): Promise<(args: Record<string, unknown>) => Promise<CallToolResult>> {
@@ -25,11 +63,14 @@ async function as(principal: string): Promise<(args: Record<string, unknown>) =>
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "codemux-dispatch-files-"));
-  for (const folder of ["in", "in/token%3Aalice", "in/token%3Abob", "out", "secret"]) await mkdir(join(dir, folder), { recursive: true });
+  for (const folder of ["in", "in/token%3Aalice", "in/token%3Abob", "in/token%3Aalice/sub", "out", "secret", "outside"])
+    await mkdir(join(dir, folder), { recursive: true });
   await writeFile(join(dir, "in", "args.json"), JSON.stringify({ text: "from the owner's file" }));
   await writeFile(join(dir, "in", "token%3Aalice", "args.json"), JSON.stringify({ text: "alice's arguments" }));
   await writeFile(join(dir, "in", "token%3Abob", "args.json"), JSON.stringify({ text: "bob's arguments" }));
   await writeFile(join(dir, "secret", "key.json"), JSON.stringify({ text: "the secret" }));
+  await writeFile(join(dir, "secret", "args.json"), JSON.stringify({ text: "the secret" }));
+  await writeFile(join(dir, "in", "token%3Aalice", "sub", "args.json"), JSON.stringify({ text: "alice's arguments" }));
   await writeFile(join(dir, "in", "list.json"), "[1, 2]");
   await writeFile(join(dir, "in", "broken.json"), "{ not json");
   await writeFile(join(dir, "in", "big.json"), Buffer.alloc(MAX_ARGUMENT_FILE_BYTES + 1, 32));
@@ -40,6 +81,7 @@ beforeAll(async () => {
   core.start();
 });
 afterAll(async () => {
+  for (const swapper of swappers) swapper.kill("SIGKILL");
   for (const client of clients) await client.close();
   await core.close();
   await rm(dir, { recursive: true, force: true });
@@ -150,6 +192,57 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
     expect(await readdir(folder)).toEqual(["token%3Adave"]);
     expect(await readFile(join(dir, "secret", "keep.txt"), "utf8")).toBe("outside");
     expect(await forgetResultFiles(files, "token:nobody")).toBe(0);
+  });
+
+  it("never reads a file outside while a link is swapped in at the file or at a folder on its path, however often it is called", async () => {
+    const alice = await as("token:alice");
+    const inside = JSON.stringify({ text: "alice's arguments" });
+    const seen: Record<string, string[]> = {};
+    for (const [mode, path, outside] of [
+      ["file", join(dir, "in", "token%3Aalice", "race.json"), join(dir, "secret", "key.json")],
+      ["folder", join(dir, "in", "token%3Aalice", "sub"), join(dir, "secret")],
+    ] as const) {
+      const child = await swapper({ mode, path, outside, text: inside });
+      const file = mode === "file" ? path : join(path, "args.json");
+      const answers = new Set<string>();
+      for (let i = 0; i < 1000; i++) {
+        const result = await alice({ tool: "m__echo", argumentsFile: file });
+        answers.add(result.isError ? "refused" : textOf(result));
+      }
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      seen[mode] = [...answers].sort();
+    }
+    // Each call read alice's file or was refused; none ever read the secret.
+    expect(seen).toEqual({ file: expect.not.arrayContaining(["the secret"]), folder: expect.not.arrayContaining(["the secret"]) });
+    for (const answers of Object.values(seen)) for (const answer of answers) expect(["alice's arguments", "refused"]).toContain(answer);
+  });
+
+  it("never writes a result outside the result folder while a link to outside is swapped in at the principal's folder", async () => {
+    const carol = await as("token:carol");
+    await mkdir(join(dir, "out", "token%3Acarol"), { recursive: true });
+    const child = await swapper({ mode: "folder", path: join(dir, "out", "token%3Acarol"), outside: join(dir, "outside") });
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const result = await carol({ tool: "m__structured", arguments: { n: i }, resultToFile: true });
+      outcomes.add(result.isError ? textOf(result).replace(/ (is not a folder|was moved).*/, " $1") : "written");
+    }
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    expect(await readdir(join(dir, "outside"))).toEqual([]);
+    const refusal = `codemux did not write the result: ${join(dir, "out", "token%3Acarol")}`;
+    for (const outcome of outcomes) expect(["written", `${refusal} is not a folder`, `${refusal} was moved`]).toContain(outcome);
+  });
+
+  it("refuses to write through a link planted at the principal's result folder, saying what to do", async () => {
+    const dave = await as("token:dave");
+    await symlink(join(dir, "outside"), join(dir, "out", "token%3Adave"));
+    const refused = await dave({ tool: "m__structured", arguments: { n: 1 }, resultToFile: true });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain(
+      `codemux did not write the result: ${join(dir, "out", "token%3Adave")} is not a folder codemux made (a symbolic link or a file is there). Remove it, then call again.`,
+    );
+    expect(await readdir(join(dir, "outside"))).toEqual([]);
   });
 
   it("checks the config's dispatch block", () => {

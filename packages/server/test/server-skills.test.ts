@@ -1,4 +1,4 @@
-import type { SessionInfo } from "@codemux/core";
+import { silentLogger, type SessionInfo } from "@codemux/core";
 import { modernServerPath, skillServerPath, until } from "@codemux/test-servers";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -134,5 +134,28 @@ describe("skills of downstream servers", () => {
       ),
     );
     expect(textOf(await run("read_module", { specifier: "mcp/server-skills/other/meeting-notes" }))).toContain("# meeting-notes");
+  });
+
+  it("of a server with per-principal credentials are not listed from the operator's connection (nor warned about); the others are", async () => {
+    const warnings: string[] = [];
+    const alice: SessionInfo = { id: "alice-session", principal: "token:alice" };
+    const own = new Codemux({
+      config: config({
+        shared: node(skillServerPath, "--name", "shared"),
+        mine: { ...node(skillServerPath, "--name", "mine"), credentials: "per-principal", perPrincipal: { "token:alice": { env: { KEY: "alice" } } } },
+      }),
+      dataDir: dir,
+      logger: { ...silentLogger, warn: (message) => void warnings.push(message) },
+    });
+    try {
+      own.start();
+      await own.ready(10_000);
+      // Both listing connections reported their tools together; once the shared server's skills are in, mine's would be too.
+      await until(() => own.services.serverSkills.list(alice).length > 0);
+      expect(own.services.serverSkills.list(alice).map((s) => s.server)).toEqual(["shared"]);
+      expect(warnings.filter((w) => w.includes("could not list its skills"))).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 });

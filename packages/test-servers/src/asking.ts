@@ -4,12 +4,14 @@
  * sampling) during a call or late, after the call that caused them ended; it logs during a call or
  * late; it keeps values in its process; it answers with exactly the result or JSON-RPC error it is
  * given; and it serves text resources whose contents are in their URIs (base64url). `--scheme NAME`
- * names its resource URIs' scheme (default `asking`).
+ * names its resource URIs' scheme (default `asking`), `--instructions TEXT` what it says at initialize.
+ * Its prompt and its completions answer what it was asked to remember: a test chooses what they carry.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -23,8 +25,12 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const schemeFlag = process.argv.indexOf("--scheme");
-const scheme = (schemeFlag > 0 ? process.argv[schemeFlag + 1] : undefined) ?? "asking";
+const flag = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const scheme = flag("--scheme") ?? "asking";
+const instructions = flag("--instructions");
 
 const tool = (name: string, description: string, properties: Record<string, object> = {}): Tool => ({
   name,
@@ -50,6 +56,7 @@ const tools: Tool[] = [
     delayMs: { type: "number" },
   }),
   tool("sample", "Ask the client's model (sampling/createMessage) now, and return its answer's text.", { message: { type: "string" } }),
+  tool("progress", "Report progress with this message (when the call asked for progress), then answer.", { message: { type: "string" } }),
   tool("remember", "Keep a value in this process (state that lives as long as the server does).", { value: { type: "string" } }),
   tool("recall", "The values this process was asked to remember, in order."),
   tool("roots", "Ask the client for its roots now, and return them."),
@@ -61,7 +68,10 @@ const tools: Tool[] = [
   tool("throw", "Answer with a JSON-RPC error of this message and data.", { message: { type: "string" }, data: {} }),
 ];
 
-const server = new Server({ name: "asking", version: "1.0.0" }, { capabilities: { tools: {}, logging: {}, resources: {}, prompts: {} } });
+const server = new Server(
+  { name: "asking", version: "1.0.0" },
+  { capabilities: { tools: {}, logging: {}, resources: {}, prompts: {}, completions: {} }, ...(instructions ? { instructions } : {}) },
+);
 /** Work deferred to the start of the next tool call (`when: "next-call"`). */
 const onNextCall: Array<() => void> = [];
 const late: Array<{ message: string; answer?: unknown; error?: string }> = [];
@@ -96,10 +106,19 @@ async function schedule(whenToRun: unknown, delayMs: unknown, work: () => Promis
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 let inflight = 0;
-server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
   inflight++;
   try {
-    return await answer(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>);
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const token = request.params._meta?.progressToken;
+    if (request.params.name === "progress" && token !== undefined) {
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: 1, total: 1, message: String(args.message ?? "") },
+      });
+      return text("reported");
+    }
+    return await answer(request.params.name, args);
   } finally {
     inflight--;
   }
@@ -141,6 +160,8 @@ async function answer(name: string, args: Record<string, unknown>): Promise<Call
       } catch (error) {
         return text(`sampling failed: ${errorText(error)}`, true);
       }
+    case "progress":
+      return text("the call asked for no progress");
     case "remember":
       remembered.push(String(args.value ?? ""));
       return text(`remembered ${remembered.length}`);
@@ -183,6 +204,12 @@ server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ na
 server.setRequestHandler(GetPromptRequestSchema, async () => ({
   messages: [{ role: "user", content: { type: "text", text: JSON.stringify(remembered) } }],
 }));
+
+// Completions offer what was remembered; the value "fail" answers with an error that quotes it.
+server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  if (request.params.argument.value === "fail") throw new McpError(ErrorCode.InvalidParams, `cannot complete from ${JSON.stringify(remembered)}`);
+  return { completion: { values: remembered.slice(0, 100) } };
+});
 
 // A resource's text is the URI's last segment, base64url-decoded: the test chooses what a read returns.
 const template = `${scheme}://text/{text}`;

@@ -46,6 +46,21 @@ server {
 `;
 }
 
+/**
+ * A shipped nginx file (an http-context file, as deploy/nginx/codemux.conf) as it runs here: each `host:port`
+ * it names pointed at a local address, its `listen` at `port` on loopback; nothing else changes.
+ */
+export function localNginxConfig(text: string, { addresses, port }: { addresses: Record<string, string>; port: number }): string {
+  let local = text;
+  for (const [from, to] of Object.entries(addresses)) {
+    if (!local.includes(from)) throw new Error(`The nginx file names no ${from}.`);
+    local = local.replaceAll(from, to);
+  }
+  const listen = /^(\s*)listen\s+\d+;/m;
+  if (!listen.test(local)) throw new Error("The nginx file has no `listen PORT;` line to point at a local port.");
+  return local.replace(listen, `$1listen 127.0.0.1:${port};`);
+}
+
 export interface Nginx {
   url: string;
   stop(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { copyFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import type { RunContext } from "../context";
 import { UsageError } from "../errors";
 import { type Json, readJsonFile, writeAtomically } from "../json-file";
-import { launchCommand, runsFromCheckout } from "../launch";
+import { launchCommand, launchForm } from "../launch";
 import { checkCodemuxConfig, codemuxConfigPath, describePlan, maskedDiff, planMove, writeCodemuxConfig } from "../move-plan";
 
 export const CLIENTS = ["claude-desktop", "cursor", "claude-code", "vscode"] as const;
@@ -38,9 +38,9 @@ function serversKey(client: ClientName): "mcpServers" | "servers" {
   return client === "vscode" ? "servers" : "mcpServers";
 }
 
-/** The one entry codemux puts in a client's config: `node <this CLI> --config FILE` (local), else `npx -y codemux --config FILE`. */
-export function codemuxEntry(client: ClientName, codemuxConfig: string, local: boolean): Json {
-  return { ...(client === "vscode" ? { type: "stdio" } : {}), ...launchCommand(["--config", codemuxConfig], local) };
+/** The one entry codemux puts in a client's config: `node <this CLI> --config FILE`, or `npx -y codemux --config FILE` when `npx` asks for it. */
+export function codemuxEntry(client: ClientName, codemuxConfig: string, { npx = false }: { npx?: boolean } = {}): Json {
+  return { ...(client === "vscode" ? { type: "stdio" } : {}), ...launchCommand(["--config", codemuxConfig], { npx }) };
 }
 
 async function confirm(question: string): Promise<boolean> {
@@ -59,10 +59,11 @@ export function registerInstall(program: Command, context: RunContext): void {
     .description("set codemux up in a client: move its servers into codemux's config (a backup is kept) and make codemux its one entry")
     .argument("<client>", `one of ${CLIENTS.join(", ")}`)
     .option("--file <path>", "the client's config file (default: where the client keeps it on this platform)")
-    .option("--local", "start codemux as node <this CLI's path> (the default from a checkout) instead of npx -y codemux")
+    .addOption(new Option("--local", "start codemux as node <this CLI's path> (the default: codemux is not on the npm registry yet)").conflicts("npx"))
+    .option("--npx", "start codemux as npx -y codemux, from the npm registry (once codemux is released there)")
     .option("--dry-run", "show the changes as a diff (secrets masked), write nothing")
     .option("-y, --yes", "do not ask (needed when not in a terminal)")
-    .action(async (client: string, options: { file?: string; local?: boolean; dryRun?: boolean; yes?: boolean }, command: Command) => {
+    .action(async (client: string, options: { file?: string; npx?: boolean; dryRun?: boolean; yes?: boolean }, command: Command) => {
       if (!(CLIENTS as readonly string[]).includes(client)) throw new UsageError(`Unknown client "${client}"; use one of ${CLIENTS.join(", ")}.`);
       const name = client as ClientName;
       const file = resolve(options.file ?? clientConfigPath(name));
@@ -79,9 +80,9 @@ export function registerInstall(program: Command, context: RunContext): void {
           1,
         );
       }
-      // Until codemux is on the npm registry, a checkout writes its own path; --local asks for that from an installed copy too.
-      const local = options.local ?? runsFromCheckout();
-      const entry = codemuxEntry(name, codemuxConfig, local);
+      // Until codemux is on the npm registry, the entry is this copy by its path (a checkout or an installed package); --npx asks for the registry form.
+      const form = { npx: options.npx ?? false };
+      const entry = codemuxEntry(name, codemuxConfig, form);
       // The client keeps what cannot move, and codemux as its one server entry.
       const kept = Object.fromEntries(plan.kept.map((k) => [k.name, (entries as Json)[k.name]]));
       const clientData = { ...original.data, [key]: { codemux: entry, ...kept } };
@@ -96,7 +97,7 @@ export function registerInstall(program: Command, context: RunContext): void {
         return;
       }
       const noServers = Object.keys(entries).length === 0 ? `${file} lists no servers; codemux serves the ${plan.servers} already in ${codemuxConfig}.\n` : "";
-      const starts = `${file} ${options.dryRun ? "would start" : "now starts"} codemux with: ${[entry.command, ...(entry.args as string[])].join(" ")} (${local ? "this copy of codemux by its path (--local); it must stay where it is" : "npx -y codemux, from the npm registry"}).\n`;
+      const starts = `${file} ${options.dryRun ? "would start" : "now starts"} codemux with: ${[entry.command, ...(entry.args as string[])].join(" ")} (${launchForm(form)}).\n`;
       if (options.dryRun) {
         context.stdout.write(`${diff}${describePlan(plan, codemuxConfig, "Moved")}${noServers}${starts}(dry run: nothing written)\n`);
         return;

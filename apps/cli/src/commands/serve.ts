@@ -50,8 +50,8 @@ Servers may be given inline after --, each as NAME then its command (stdio) or -
   codemux serve -- api --transport http https://example.com/mcp -H "Authorization: Bearer $TOKEN"
 
 Over HTTP (one server for many clients; see packages/http/README.md):
-  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz, /metrics,
-                                                        and the admin page at /ui (sign in with a token that has the admin scope)
+  codemux serve --http                                  127.0.0.1:3920: /mcp, /sse, /v1 (REST), /healthz and /readyz (probes),
+                                                        /metrics, and the admin page at /ui (sign in with a token that has the admin scope)
   CODEMUX_TOKEN=laptop:$(openssl rand -hex 32) codemux serve --http 0.0.0.0:3920 --allowed-host codemux.example.com
   codemux serve --http :0 --detach                      in the background; codemux status | stop | restart
   codemux serve --http 0.0.0.0:3920 --token-file tokens.json --public-url https://codemux.example.com \\
@@ -230,7 +230,7 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core, begin } = await startCore(command, context, {
+      const { core, begin, reloader } = await startCore(command, context, {
         defaultLevel: "info",
         serving: true,
         // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
@@ -239,7 +239,7 @@ export function registerServe(program: Command, context: RunContext): void {
         ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
       const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
-      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core, log: loggerSink(core.logger) }) : undefined;
+      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(core.logger) }) : undefined;
       if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
@@ -356,6 +356,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     http: settings,
     ui,
     jobs,
+    reloader,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -364,6 +365,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
+    // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
+    manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
   shared.connection?.onStateChange((up, reason) => {
     const where = shared.connection?.where;
@@ -371,7 +374,22 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     else core.logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
   });
   const file = context.inline.length > 0 ? undefined : configFile;
-  const reloadFromFile = file ? async () => core.reload(await loadConfigFile(file)) : undefined;
+  // Why the file's last edit was refused, until one applies: /readyz and the admin page say it, as the log does.
+  let refused: string | undefined;
+  const noteReload = (result: { ok: true } | { ok: false; error: string }) => (refused = result.ok ? undefined : result.error);
+  const reloadFromFile = file
+    ? async () => {
+        try {
+          const summary = await reloader.reload(await loadConfigFile(file));
+          noteReload({ ok: true });
+          return summary;
+        } catch (error) {
+          noteReload({ ok: false, error: (error as Error).message });
+          throw error;
+        }
+      }
+    : undefined;
+  const instanceUrl = options.instanceUrl ?? (process.env.CODEMUX_INSTANCE_URL?.trim() || undefined);
   let http: CodemuxHttpServer;
   try {
     http = new CodemuxHttpServer(core, {
@@ -380,6 +398,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       tokens,
       ...(options.tokenFile ? { tokenFile: options.tokenFile } : {}),
       ...auth,
+      ...(instanceUrl ? { instanceUrl } : {}),
       insecureNoAuth: options.insecureNoAuth ?? false,
       allowQueryToken: options.queryToken,
       stateless: options.stateless ?? false,
@@ -398,12 +417,12 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
-      ...(reloadFromFile ? { reload: reloadFromFile } : {}),
+      ...(reloadFromFile ? { reload: reloadFromFile, reloadRefused: () => refused } : {}),
       ui,
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
-    shared.registry?.start(options.instanceUrl ?? process.env.CODEMUX_INSTANCE_URL ?? http.url);
+    shared.registry?.start(instanceUrl ?? http.url);
   } catch (error) {
     await core.close();
     await shared.close();
@@ -454,7 +473,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   shared.forgetRequests?.answer((principal) => core.forget(principal, { elsewhere: false }));
 
   const watching = (options.watch ?? true) && file !== undefined;
-  const watcher = watching ? watchConfig({ file, core, log: http.options.log }) : undefined;
+  const watcher = watching ? watchConfig({ file, core: reloader, log: http.options.log, onResult: noteReload }) : undefined;
   const names = http.tokenNames;
   const notes = [
     `${names.length} token${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : auth.oauth ? "" : ", no auth"}`,

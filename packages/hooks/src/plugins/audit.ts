@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { digestOf, resultSize } from "../canonical";
 import { SHORT_CIRCUIT_META } from "../chain";
 import { HooksError } from "../errors";
-import { Redactor } from "../redactor";
+import { Redactor, type RecordRedactor } from "../redactor";
 import { RotatingFile } from "../rotating-file";
 import type { Plugin, PluginCall, PluginInitContext } from "../types";
 
@@ -16,8 +16,8 @@ export interface AuditOptions {
   files?: number;
   /** Write the arguments (secrets masked) as well as their digest; default false. */
   includeArguments?: boolean;
-  /** Masks secrets in arguments and error messages; the redact plugin's when it is on, else the built-in patterns. */
-  redactor?: Redactor;
+  /** Masks secrets in arguments and error messages; the built-in patterns by default (codemux gives the redact plugin's while it is on). */
+  redactor?: RecordRedactor;
 }
 
 /** One line of the audit log. */

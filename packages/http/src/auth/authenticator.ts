@@ -2,10 +2,11 @@ import { hasScope } from "@codemux/core";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { resolve } from "node:path";
-import { HttpError, TokenConfigError } from "../errors";
+import { HeldBackError, HttpError, TokenConfigError } from "../errors";
 import { reloadOnChange, type FileReloader } from "../file-watch";
 import type { LogSink } from "../log";
 import { ANONYMOUS_PRINCIPAL, TokenSet, parseTokenFile, tokenPrincipal, type TokenMatch, type TokenSpec } from "../tokens";
+import type { FailureLimit } from "./failure-limit";
 import type { Identity } from "./identity";
 import { BearerError, OAuthVerifier, type OAuthOptions } from "./oauth";
 
@@ -20,6 +21,8 @@ export interface AuthenticatorOptions {
   log: LogSink;
   /** Principals whose token was removed or changed by a reload of the token file: their sessions must end. */
   onRevoked: (principals: string[]) => void;
+  /** Failed tokens per client address, shared with the admin page's sign-in form. */
+  failures: FailureLimit;
   now?: () => number;
 }
 
@@ -52,12 +55,15 @@ export class Authenticator {
     if (options.tokenFile) {
       const file = resolve(options.tokenFile);
       const log = (level: string, msg: string, fields: Record<string, unknown>) => options.log({ time: new Date().toISOString(), level, msg, file, ...fields });
+      // The folder's event and the poll may both report one edit: a refused text is logged once, not again until it changes.
+      let refused: string | undefined;
       this.#reloader = reloadOnChange({
         file,
         debounceMs: 100,
         pollMs: options.tokenFilePollMs,
         onError: (error) => log("warn", "token file watcher failed; edits are picked up by polling only", { error }),
         apply: async (text) => {
+          if (text === refused) return false;
           try {
             if (text.trim() === "") throw new TokenConfigError(`${file} is empty (being written?); to revoke every token, write [] instead.`);
             const specs = parseTokenFile(checkedTokenFile(text, file), file);
@@ -65,10 +71,12 @@ export class Authenticator {
             const revoked = this.#tokens.changedIn(next);
             this.#tokens = next;
             this.#required ||= next.size > 0;
+            refused = undefined;
             log("info", "token file reloaded", { tokens: next.size, revoked: revoked.length });
             if (revoked.length) options.onRevoked(revoked.map(tokenPrincipal));
             return true;
           } catch (error) {
+            refused = text;
             log("warn", "token file not reloaded; the last good tokens stay in force", { error: (error as Error).message.slice(0, 500) });
             return false;
           }
@@ -95,20 +103,40 @@ export class Authenticator {
     this.#reloader?.close();
   }
 
-  /** The identity of a request to `path`; throws the 401/403/503 to answer with its `WWW-Authenticate`. */
-  async authenticate(req: IncomingMessage, url: URL, path: string): Promise<{ identity: Identity; queryToken: string | undefined }> {
+  /**
+   * The identity of a request to `path` from the client address `client`; throws the 401/403/503 to answer with its
+   * `WWW-Authenticate`, or the 429 of an address held back for too many failed tokens (its token is not checked then).
+   */
+  async authenticate(
+    req: IncomingMessage,
+    target: { url: URL; path: string; client: string },
+  ): Promise<{ identity: Identity; queryToken: string | undefined }> {
+    const { url, path, client } = target;
     if (!this.required) return { identity: { principal: ANONYMOUS_PRINCIPAL }, queryToken: undefined };
+    const credential = this.credentialOf(req, url);
+    if (credential === undefined)
+      throw this.#unauthorized(path, { message: "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN)." });
+    const waitMs = this.#options.failures.waitMs(client);
+    if (waitMs > 0) throw new HeldBackError(client, Math.ceil(waitMs / 1000));
+    try {
+      // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
+      const identity = await this.identify(credential.token, path, { oauth: credential.bearer });
+      return { identity, queryToken: credential.fromQuery ? credential.token : undefined };
+    } catch (error) {
+      if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.#options.failures.failed(client, credential.token);
+      throw error;
+    }
+  }
+
+  /** The credential a request presents: a bearer token, else `X-API-Key`, else `?apikey=` where allowed; undefined for none. */
+  credentialOf(req: IncomingMessage, url: URL): { token: string; bearer: boolean; fromQuery: boolean } | undefined {
     const authorization = req.headers.authorization;
     const bearer = typeof authorization === "string" ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    if (bearer !== undefined) return { token: bearer, bearer: true, fromQuery: false };
     const header = req.headers["x-api-key"];
-    const queryToken = this.#options.allowQueryToken ? (url.searchParams.get("apikey") ?? undefined) : undefined;
-    const fromHeader = bearer ?? (typeof header === "string" ? header.trim() : undefined);
-    const presented = fromHeader ?? queryToken;
-    if (presented === undefined)
-      throw this.#unauthorized(path, { message: "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN)." });
-    // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
-    const identity = await this.identify(presented, path, { oauth: bearer !== undefined });
-    return { identity, queryToken: fromHeader === undefined ? queryToken : undefined };
+    if (typeof header === "string") return { token: header.trim(), bearer: false, fromQuery: false };
+    const query = this.#options.allowQueryToken ? url.searchParams.get("apikey") : null;
+    return query === null ? undefined : { token: query, bearer: false, fromQuery: true };
   }
 
   /**

@@ -75,7 +75,13 @@ export class OAuthVerifier {
         throw unavailable(this.#options.issuer, `its keys could not be read (${(error as Error).message})`);
       throw new BearerError("invalid_token", refusal(error, this.#options));
     }
-    const subject = payload.sub as string;
+    // A signed claim is still the issuer's input: sub must be a string (RFC 7519 §4.1.2) before anything formats it.
+    const subject = payload.sub;
+    if (typeof subject !== "string")
+      throw new BearerError(
+        "invalid_token",
+        `The access token's subject (sub) is ${describeClaim(subject)}, not a string; the authorization server must issue sub as a string.`,
+      );
     if (subject.length === 0 || subject.length > MAX_SUBJECT_CHARS)
       throw new BearerError("invalid_token", "The access token's subject (sub) is empty or too long.");
     const scopes = scopesOf(payload);
@@ -162,6 +168,13 @@ function refusal(error: unknown, options: { issuer: string; audience: string[] }
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWSSignatureVerificationFailed)
     return "The access token's signature does not match the authorization server's keys.";
   return "The access token is not a valid JWT.";
+}
+
+/** A claim's kind in words, never its content. */
+function describeClaim(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 /** Scopes from `scope` (space-separated, RFC 9068) or `scp` (a list, as some servers write it). */

@@ -1,4 +1,13 @@
-import { isSecretParameter, redactSecrets, type CallContext, type RefusalObserver, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
+import {
+  NO_MASK,
+  isSecretParameter,
+  redactSecrets,
+  type CallContext,
+  type RefusalObserver,
+  type SecretMask,
+  type ToolCallMiddleware,
+  type ToolResult,
+} from "@codemux/core";
 
 /** One downstream call as the Activity page shows it; arguments and result are masked JSON text, cut at `MAX_KEPT_CHARS`. */
 export interface ActivityEntry {
@@ -30,9 +39,12 @@ export class ActivityLog {
   readonly #entries: ActivityEntry[] = [];
   #next = 1;
   readonly #now: () => number;
+  readonly #mask: SecretMask;
 
-  constructor(now: () => number = Date.now) {
+  /** `mask`: the redact plugin's patterns (`core.mask`): the page records calls before the plugins mask their results. */
+  constructor(now: () => number = Date.now, mask: SecretMask = NO_MASK) {
     this.#now = now;
+    this.#mask = mask;
   }
 
   /** The middleware that records every call (and, as a refusal observer, the calls policies refused). */
@@ -85,17 +97,17 @@ export class ActivityLog {
       durationMs: Math.max(0, this.#now() - call.started),
       outcome: call.outcome,
       bytes: Buffer.byteLength(resultText),
-      arguments: maskedText(JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
-      result: maskedText(call.result ? resultText : errorText),
+      arguments: this.#masked(JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
+      result: this.#masked(call.result ? resultText : errorText),
     });
     if (this.#entries.length > MAX_ACTIVITY) this.#entries.splice(0, this.#entries.length - MAX_ACTIVITY);
   }
-}
 
-/** Cut first, then masked: the masking patterns are linear, and run on bounded text. */
-function maskedText(text: string): string {
-  const cut = text.length > MAX_KEPT_CHARS ? `${text.slice(0, MAX_KEPT_CHARS)}… (${text.length - MAX_KEPT_CHARS} more characters not kept)` : text;
-  return redactSecrets(cut);
+  /** Cut first, then masked (by the redact plugin's patterns and the built-in ones): the patterns are linear, and run on bounded text. */
+  #masked(text: string): string {
+    const cut = text.length > MAX_KEPT_CHARS ? `${text.slice(0, MAX_KEPT_CHARS)}… (${text.length - MAX_KEPT_CHARS} more characters not kept)` : text;
+    return redactSecrets(this.#mask.text(cut));
+  }
 }
 
 /** The value with every secret-named key's value replaced (`password`, `apiKey`, `token`...). */

@@ -2,6 +2,7 @@ import { ADMIN_SCOPE, hasScope, type SessionInfo } from "@codemux/core";
 import { callRequest, errorText, searchCatalog, type Codemux } from "@codemux/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { FailureLimit } from "../auth/failure-limit";
 import type { Identity } from "../auth/identity";
 import { readBody } from "../body";
 import { HttpError } from "../errors";
@@ -21,8 +22,10 @@ import { searchResults, toolPage, toolsPage, type CallOutcome } from "./pages/to
 import { serversPage } from "./pages/servers";
 import type { UiSources } from "./sources";
 import { ICON, STYLESHEET } from "./style";
-import { SignInGuard, type SignInRefusal } from "./sign-in-guard";
 import { UiSessions, csrfMatches, type UiSession } from "./ui-sessions";
+
+/** Why a sign-in was refused: the label of `codemux_ui_sign_ins_refused_total`. */
+export type SignInRefusal = "bad_token" | "not_admin" | "too_many";
 
 /** Where the admin page lives; every link inside it is relative to `/ui/`. */
 export const UI_PATH = "/ui";
@@ -59,6 +62,8 @@ export interface AdminUiOptions {
   oauthIssuer: string | undefined;
   /** Which instance the pages show: `host:port (pid N)`. */
   instance: () => string;
+  /** Why the config file's last edit was refused, shown on every page until an edit applies. */
+  reloadRefused?: () => string | undefined;
   /** Marks the socket as authenticated, as an API request with a good token does (else it is closed at the auth deadline). */
   authenticated: (socket: Socket) => void;
   /** `Secure` on the cookie: the page is reached over HTTPS. */
@@ -67,6 +72,8 @@ export interface AdminUiOptions {
   logError: (error: unknown) => void;
   /** The client address of a request (a trusted proxy's X-Forwarded-For client): failed sign-ins are limited per address. */
   clientAddress: (req: IncomingMessage) => string;
+  /** Failed tokens per client address, shared with every route's bearer tokens: a guess here counts there too. */
+  failures: FailureLimit;
   /** Called for each refused sign-in, with why (counted in /metrics). */
   onSignInRefused?: (reason: SignInRefusal) => void;
   now?: () => number;
@@ -81,15 +88,13 @@ export class AdminUi {
   readonly activity: ActivityLog;
   readonly #options: AdminUiOptions;
   readonly #sessions: UiSessions;
-  readonly #signIns: SignInGuard;
   readonly #now: () => number;
 
   constructor(options: AdminUiOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.activity = new ActivityLog(this.#now);
+    this.activity = new ActivityLog(this.#now, options.core.mask);
     this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
-    this.#signIns = new SignInGuard(this.#now);
     options.core.pipeline.use(this.activity.middleware());
     // Its calls' arguments and results are what the principal's calls wrote: forgotten with the rest.
     options.core.onForget((principal) => ({ activity: this.activity.forget(principal) }));
@@ -240,30 +245,34 @@ export class AdminUi {
 
   async #login(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const address = this.#options.clientAddress(req);
+    const { failures } = this.#options;
     const refuse = (status: number, reason: SignInRefusal, problem: string) => {
       this.#options.onSignInRefused?.(reason);
-      if (reason !== "too_many") this.#signIns.failed(address);
       this.#send(res, status, this.#page(undefined, { title: "Sign in", body: loginPage(this.#options.authRequired(), problem) }));
     };
     // Checked before the token is read: while an address is held back, its guesses are not even tried.
-    const waitS = Math.ceil(this.#signIns.waitMs(address) / 1000);
+    const waitS = Math.ceil(failures.waitMs(address) / 1000);
     if (waitS > 0) {
       res.setHeader("retry-after", String(waitS));
       return refuse(429, "too_many", `Too many failed sign-ins from ${address}: wait ${waitS} s, then sign in with a current admin token.`);
     }
     const form = new URLSearchParams((await readBody(req, MAX_FORM_BYTES)).toString("utf8"));
+    const token = (form.get("token") ?? "").trim();
     let identity: Identity;
     if (!this.#options.authRequired()) identity = { principal: ANONYMOUS_PRINCIPAL };
     else {
       try {
-        identity = await this.#options.identify((form.get("token") ?? "").trim());
+        identity = await this.#options.identify(token);
       } catch (error) {
-        if (HttpError.isInstance(error) && error.status === 401) return refuse(401, "bad_token", "That token is not valid here. Give a current admin token.");
-        throw error;
+        if (!HttpError.isInstance(error) || error.status !== 401) throw error;
+        failures.failed(address, token);
+        return refuse(401, "bad_token", "That token is not valid here. Give a current admin token.");
       }
     }
-    if (!hasScope(identity, ADMIN_SCOPE))
+    if (!hasScope(identity, ADMIN_SCOPE)) {
+      failures.failed(address, token);
       return refuse(403, "not_admin", `${identity.principal} is not an admin: the admin page needs a token whose scopes include "admin".`);
+    }
     const session = this.#sessions.open(identity);
     this.#options.authenticated(req.socket);
     res.setHeader("set-cookie", this.#cookie(session.id, Math.floor((session.expiresAt - this.#now()) / 1000)));
@@ -305,7 +314,15 @@ export class AdminUi {
   }
 
   #page(session: UiSession | undefined, view: PageView): SafeHtml {
-    return page({ instance: this.#options.instance(), session }, view);
+    const refused = this.#options.reloadRefused?.();
+    return page(
+      {
+        instance: this.#options.instance(),
+        session,
+        ...(refused ? { notice: `The config file's last edit was not applied, and the last good config keeps serving: ${refused}` } : {}),
+      },
+      view,
+    );
   }
 
   #cookie(value: string, maxAgeS: number): string {

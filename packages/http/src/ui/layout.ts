@@ -17,6 +17,8 @@ export type PagePath = (typeof PAGES)[number]["path"];
 export interface PageFrame {
   instance: string;
   session: UiSession | undefined;
+  /** A warning every page shows above its content (a config edit that was refused). */
+  notice?: string;
 }
 
 /** What one page shows: its title, its place in the menu, its content. */
@@ -53,6 +55,7 @@ ${
 }
 </header>
 <main>
+${frame.notice && session ? html`<p class="notice" role="alert">${frame.notice}</p>` : ""}
 <h1>${title}</h1>
 ${body}
 </main>

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Authenticator } from "../auth/authenticator";
+import type { FailureLimit } from "../auth/failure-limit";
 import type { Identity } from "../auth/identity";
 import type { Metrics } from "../metrics";
 import type { ResolvedOptions } from "../options";
@@ -18,6 +19,7 @@ export function mountAdminUi(deps: {
   port: () => number;
   authenticated: (socket: Socket) => void;
   clientAddress: (req: IncomingMessage) => string;
+  failures: FailureLimit;
   metrics: Metrics;
 }): AdminUi {
   const { core, options, auth } = deps;
@@ -32,8 +34,10 @@ export function mountAdminUi(deps: {
     oauthIssuer: options.oauth?.issuer,
     // Several instances behind one name each show their own state: the page says whose.
     instance: () => `${hostname()}:${deps.port()} (pid ${process.pid})`,
+    reloadRefused: options.reloadRefused,
     authenticated: deps.authenticated,
     clientAddress: deps.clientAddress,
+    failures: deps.failures,
     onSignInRefused: (reason) => refused.inc({ reason }),
     secureCookie: options.publicUrl?.startsWith("https:") ?? false,
     logError: (error) =>

@@ -19,4 +19,10 @@ export interface LoginCallbacks {
    * the wait and the state end when `signal` aborts (the login finished, failed or timed out).
    */
   expect(state: string, login: { server: string; principal: string }, signal: AbortSignal): Promise<LoginCallbackAnswer>;
+  /**
+   * The link the principal is given in place of the authorization URL of the login `expect` waits for (`state`): a page of
+   * codemux's own that the principal's credentials unlock, which binds the browser to the login before sending it on to
+   * `authorizationUrl`, so that no one else's browser can finish it.
+   */
+  startUrl(state: string, authorizationUrl: URL): URL;
 }

@@ -36,6 +36,7 @@ export interface LoginOptions {
 export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   const { randomBytes } = await import("node:crypto");
   const state = randomBytes(32).toString("base64url");
+  const registry = options.callbacks?.registry;
   const ended = new AbortController();
   // The public route forgets the state at once when the login is cancelled, not only once this function unwinds.
   const loginEnded = options.signal ? AbortSignal.any([ended.signal, options.signal]) : ended.signal;
@@ -71,7 +72,12 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       url: options.url,
       dir: options.dir,
       ...(options.settings ? { settings: options.settings } : {}),
-      login: { redirectUrl: callback.redirectUrl, state, onAuthorizationUrl: options.onAuthorizationUrl },
+      login: {
+        redirectUrl: callback.redirectUrl,
+        state,
+        // Through codemux's public route the principal is sent to codemux's own page first, which binds its browser to this login.
+        onAuthorizationUrl: registry ? (url) => options.onAuthorizationUrl(registry.startUrl(state, url)) : options.onAuthorizationUrl,
+      },
     });
     await provider.prepareLogin();
     const common = { serverUrl: options.url, ...(options.fetch ? { fetchFn: options.fetch } : {}) };

@@ -26,8 +26,9 @@ export async function authDirectory(env: NodeJS.ProcessEnv = process.env): Promi
 }
 
 /**
- * Where one principal's own logins are kept (servers with per-principal credentials): a folder under `dir` named by a
- * hash of the principal, so that no principal name, however written, reaches the file system.
+ * Where one principal's own files are kept (its logins to servers with per-principal credentials, an isolated server's
+ * own folder): a folder under `dir` named by a hash of the principal, so that no principal name, however written,
+ * reaches the file system.
  */
 export function principalAuthDirectory(dir: string, principal: string): string {
   return `${dir}/principals/${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;

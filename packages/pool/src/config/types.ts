@@ -97,6 +97,12 @@ export interface ServerSpec {
   credentials?: "per-principal";
   /** Each principal's own `env` (stdio) and `headers` (HTTP), by principal (`token:alice`), over the entry's. */
   perPrincipal?: Record<string, PrincipalCredentials>;
+  /**
+   * A stdio server isolated per principal or session: each principal's instances get a folder of their own under
+   * `under` (named by a hash of the principal, made 0700), and the variable `env` set to that folder, or to `file` in
+   * it. The built-in default gives its memory server one over HTTP, so that principals never share a graph.
+   */
+  ownFolder?: { env: string; under: string; file?: string };
   /** At most this many instances of an isolated server at once; past it a call fails with `InstanceLimitError`. */
   maxInstances?: number;
   /**

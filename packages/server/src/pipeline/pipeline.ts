@@ -14,6 +14,7 @@ import {
   type InputRound,
   type NextCall,
   type RefusalObserver,
+  type SecretMask,
   type SessionInfo,
   type ToolCallMiddleware,
 } from "@codemux/core";
@@ -61,6 +62,8 @@ export interface ToolCallPipelineOptions {
   rateBuckets?: RateBuckets;
   /** How a 2026-era server's questions during a call are answered (roots, time); no roots and the default call timeout when absent. */
   inputRounds?: InputRoundsOptions;
+  /** Masks the progress messages a server sends during a call (its result passes the middleware: the redact plugin's). */
+  mask?: SecretMask;
 }
 
 const MINUTE_MS = 60_000;
@@ -81,6 +84,7 @@ export class ToolCallPipeline {
   readonly #clock: () => number;
   readonly #perMinute: RateBuckets;
   readonly #inputRounds: InputRounds;
+  readonly #mask: SecretMask | undefined;
   #chain: NextCall;
   #middleware: ToolCallMiddleware[];
 
@@ -94,6 +98,7 @@ export class ToolCallPipeline {
     this.#perMinute = options.rateBuckets ?? new TokenBuckets();
     this.#inputRounds = new InputRounds(options.inputRounds ?? { roots: async () => ({ roots: [] }), timeoutMs: () => DEFAULT_CALL_TIMEOUT_MS });
     this.#middleware = [...(options.middleware ?? [])];
+    this.#mask = options.mask;
     this.#chain = this.#compose();
   }
 
@@ -118,7 +123,7 @@ export class ToolCallPipeline {
       const denied = this.#deniedReason(split.server, split.tool);
       if (denied) throw new ToolNotFoundError(split.server, split.tool, denied, { denied: true });
       const down = unavailable(this.#pool, split.server);
-      if (down) throw new ServerUnavailableError(down.server, down.reason, { cause: error });
+      if (down) throw new ServerUnavailableError(down.server, this.#mask?.text(down.reason) ?? down.reason, { cause: error });
       throw error;
     }
   }
@@ -254,7 +259,7 @@ export class ToolCallPipeline {
       const options: CallOptions = { annotations: ctx.annotations, session: ctx.session, clientCapabilities: ctx.session.peer?.capabilities() };
       const signal = PipelineContext.downstreamSignal(ctx);
       if (signal) options.signal = signal;
-      if (ctx.progress) options.onprogress = ctx.progress;
+      if (ctx.progress) options.onprogress = maskedProgress(ctx.progress, this.#mask);
       if (ctx.timeoutMs !== undefined) options.timeoutMs = ctx.timeoutMs;
       // A 2026 server's questions are answered here, inside every middleware: none of them sees an input_required answer.
       return this.#inputRounds.call(ctx, PipelineContext.resumed(ctx), (round) =>
@@ -317,6 +322,12 @@ class PipelineContext implements CallContext {
     if (#downstreamSignal in ctx && ctx.#downstreamSignal !== undefined && ctx.signal === ctx.#requestSignal) return ctx.#downstreamSignal;
     return ctx.signal;
   }
+}
+
+/** A progress sink that gets the server's messages masked. */
+function maskedProgress(sink: (progress: Progress) => void, mask: SecretMask | undefined): (progress: Progress) => void {
+  if (!mask) return sink;
+  return (progress) => sink(progress.message === undefined ? progress : { ...progress, message: mask.text(progress.message) });
 }
 
 /** Why a server's tools cannot be used now, or undefined when it is ready: the one place this is worked out. */

@@ -37,12 +37,15 @@ export function serverInstructions(servers: readonly string[], instructionsOf: (
  * client asks at initialize, before servers have connected.
  */
 export function sessionInstructions(
-  services: Pick<CodemuxServices, "access" | "pool" | "readiness">,
+  services: Pick<CodemuxServices, "access" | "pool" | "readiness" | "mask">,
   session: SessionInfo | undefined,
   intro: string | undefined,
 ): string | undefined {
   const servers = services.access.servers(session, services.pool.names);
   const own = [intro ?? "", intro && servers.length ? `Servers: ${servers.join(", ")}.` : ""].join(" ").trim();
-  const theirs = serverInstructions(servers, (server) => services.readiness.instructions(server));
+  const theirs = serverInstructions(servers, (server) => {
+    const said = services.readiness.instructions(server);
+    return said === undefined ? undefined : services.mask.text(said);
+  });
   return [own, theirs].filter(Boolean).join("\n\n") || undefined;
 }

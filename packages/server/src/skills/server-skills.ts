@@ -1,6 +1,6 @@
 import type { Logger, SessionInfo } from "@codemux/core";
 import { summarize, type Catalog } from "@codemux/catalog";
-import { listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
+import { NoSessionError, listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
 import { BadRequestError, SkillReadError } from "../errors";
 import type { Access } from "../policy/access";
 import type { ToolPool } from "../tool-pool";
@@ -115,6 +115,8 @@ export class ServerSkills {
     try {
       listed = await listDownstreamSkills(await pool.client(server));
     } catch (error) {
+      // A server with per-principal credentials lists no skills: its listing connection is the operator's.
+      if (NoSessionError.isInstance(error)) return this.#unindex(server);
       logger.warn(`[${server}] could not list its skills: ${(error as Error).message}`);
       return;
     }

@@ -1,9 +1,10 @@
 import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, open, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { lstat, mkdir, readdir, realpath, rm } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { BadRequestError } from "../errors";
+import { openBeneath } from "./beneath";
 
 /** The config's `dispatch` block: folders dispatch's `call` may read arguments from and write results to. */
 export interface DispatchFiles {
@@ -43,21 +44,41 @@ export function principalPart(folder: string, principal: string): string {
       );
 }
 
-/** The folders `principal` may read argument files from: its part of each allowed folder, and of the result folder (files codemux wrote for it). */
-function readableFolders(files: DispatchFiles | undefined, principal: string): string[] {
-  if (!files) return [];
-  return [...files.allowArgumentFiles, ...(files.resultFileDir ? [files.resultFileDir] : [])].map((folder) => principalPart(folder, principal));
+/** A principal's own part of a configured folder, as the folder and the names below it: none for the owner over stdio, its subfolder for anyone else. */
+function partsOf(folder: string, principal: string): { folder: string; below: string[] } {
+  const own = principalPart(folder, principal);
+  return { folder, below: own === folder ? [] : [own.slice(folder.length + 1)] };
 }
 
-function inside(folder: string, path: string): boolean {
+/** The folders `principal` may read argument files from: its part of each allowed folder, and of the result folder (files codemux wrote for it). */
+function readableFolders(files: DispatchFiles | undefined, principal: string): Array<{ folder: string; below: string[] }> {
+  if (!files) return [];
+  return [...files.allowArgumentFiles, ...(files.resultFileDir ? [files.resultFileDir] : [])].map((folder) => partsOf(folder, principal));
+}
+
+/** The names of `path` below `folder` (lexically, `..` resolved), or undefined when it is not strictly inside. */
+function namesBelow(folder: string, path: string): string[] | undefined {
   const rel = relative(folder, path);
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep) : undefined;
+}
+
+/** The configured folder `path` is under (as written, or as its real path: the operator's own links, such as /tmp on macOS, are fine) and the names below it. */
+async function locate(folders: Array<{ folder: string; below: string[] }>, path: string): Promise<{ folder: string; names: string[] } | undefined> {
+  const resolved = resolve(path);
+  for (const { folder, below } of folders) {
+    for (const spelling of new Set([folder, await realpath(folder).catch(() => folder)])) {
+      const names = namesBelow(spelling, resolved);
+      if (names && below.every((name, index) => names[index] === name) && names.length > below.length) return { folder: spelling, names };
+    }
+  }
+  return undefined;
 }
 
 /**
- * The JSON object an argument file holds. Only a file under one of the principal's folders (after
- * resolving `..` and symbolic links) is read; anything else gets the same refusal whether it exists
- * or not, so the answer tells nothing about the rest of the disk.
+ * The JSON object an argument file holds. Only a file under one of the principal's folders is read, opened
+ * without following a symbolic link anywhere below the configured folder (`openBeneath`), and checked once open:
+ * a regular file of at most 10 MiB. Anything else gets the same refusal whether it exists or not, so the answer
+ * tells nothing about the rest of the disk.
  */
 export async function readArgumentFile(files: DispatchFiles | undefined, principal: string, path: string): Promise<Record<string, unknown>> {
   const folders = readableFolders(files, principal);
@@ -65,21 +86,20 @@ export async function readArgumentFile(files: DispatchFiles | undefined, princip
     throw new BadRequestError(
       folders.length === 0
         ? `argumentsFile may only name a result codemux kept (res_…) here; got "${path.slice(0, 200)}". To read files, list their folder in the config's dispatch.allowArgumentFiles.`
-        : `argumentsFile may only name a result codemux kept (res_…) or a file under ${folders.join(", ")}; got "${path.slice(0, 200)}".`,
+        : `argumentsFile may only name a result codemux kept (res_…) or a file under ${folders.map((f) => join(f.folder, ...f.below)).join(", ")}; got "${path.slice(0, 200)}".`,
     );
   };
-  if (!isAbsolute(path) || !folders.some((folder) => inside(folder, resolve(path)))) return refuse();
-  const real = await realpath(path).catch(() => undefined);
-  const realFolders = await Promise.all(folders.map((folder) => realpath(folder).catch(() => undefined)));
-  if (real === undefined || !realFolders.some((folder) => folder !== undefined && inside(folder, real))) return refuse();
-  const facts = await stat(real);
-  if (!facts.isFile()) throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is not a file.`);
-  if (facts.size > MAX_ARGUMENT_FILE_BYTES)
-    throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is ${facts.size} bytes; an argument file may be at most ${MAX_ARGUMENT_FILE_BYTES}.`);
-  // Read through one handle, at most the bound: the file may grow between stat and read.
-  const handle = await open(real, "r");
+  const where = isAbsolute(path) ? await locate(folders, path) : undefined;
+  if (!where) return refuse();
+  const handle = await openBeneath(where.folder, where.names, { read: true }).catch(refuse);
   let text: string;
   try {
+    // Checked on the file opened, never on a path that may point elsewhere by now.
+    const facts = await handle.stat();
+    if (!facts.isFile()) throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is not a file.`);
+    if (facts.size > MAX_ARGUMENT_FILE_BYTES)
+      throw new BadRequestError(`argumentsFile "${path.slice(0, 200)}" is ${facts.size} bytes; an argument file may be at most ${MAX_ARGUMENT_FILE_BYTES}.`);
+    // At most the bound: the file may grow between fstat and read.
     const buffer = Buffer.alloc(Math.min(facts.size, MAX_ARGUMENT_FILE_BYTES));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     text = buffer.subarray(0, bytesRead).toString("utf8");
@@ -99,19 +119,35 @@ export async function readArgumentFile(files: DispatchFiles | undefined, princip
   return value as Record<string, unknown>;
 }
 
-/** Writes a result for `principal` under the result folder (0600 in a 0700 folder); returns its path, or undefined without a result folder. */
+/**
+ * Writes a result for `principal` under the result folder (0600 in a 0700 folder); returns its path, or undefined
+ * without a result folder. The principal's folder and the file are made without following links: a link planted
+ * at either refuses the write, never sends it outside the result folder.
+ */
 export async function writeResultFile(
   files: DispatchFiles | undefined,
   result: { principal: string; tool: string; text: string },
 ): Promise<string | undefined> {
   const { principal, tool, text } = result;
   if (!files?.resultFileDir) return undefined;
-  const folder = principalPart(files.resultFileDir, principal);
+  const { folder, below } = partsOf(files.resultFileDir, principal);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const json = text.trimStart().startsWith("{") || text.trimStart().startsWith("[");
-  const file = join(folder, `${tool.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100)}-${Date.now()}-${randomBytes(3).toString("hex")}.${json ? "json" : "txt"}`);
-  await writeFile(file, text, { mode: 0o600, flag: "wx" });
-  return file;
+  const name = `${tool.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100)}-${Date.now()}-${randomBytes(3).toString("hex")}.${json ? "json" : "txt"}`;
+  const handle = await openBeneath(folder, [...below, name], { create: 0o600, makeFolders: below.length }).catch((error: NodeJS.ErrnoException) => {
+    const at = join(folder, ...below);
+    if (error.code === "ENOENT") throw new BadRequestError(`codemux did not write the result: ${at} was moved or removed while it wrote there; call again.`);
+    if (error.code !== "ELOOP" && error.code !== "ENOTDIR") throw error;
+    throw new BadRequestError(
+      `codemux did not write the result: ${at} is not a folder codemux made (a symbolic link or a file is there). Remove it, then call again.`,
+    );
+  });
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+  return join(folder, ...below, name);
 }
 
 /**

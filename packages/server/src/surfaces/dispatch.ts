@@ -207,7 +207,7 @@ async function listServers(services: CodemuxServices, request: DispatchRequest, 
       name,
       state: status?.state ?? "ready",
       tools: entries.length,
-      ...(status?.error ? { error: status.error } : {}),
+      ...(status?.error ? { error: services.mask.text(status.error) } : {}),
       ...(withTools ? { toolList: entries.map((e) => listedTool(e, request)) } : {}),
     };
   });

@@ -1,0 +1,47 @@
+import type { LoadedPlugins, PluginChanges } from "@codemux/hooks";
+import type { ReloadSummary } from "@codemux/http";
+import type { PoolConfig } from "@codemux/pool";
+import type { Codemux } from "@codemux/server";
+
+/** What applying an edited config changed: its servers (`added`, `removed`, `changed`), and its policies and plugins when they did. */
+export interface ConfigReload extends ReloadSummary {
+  policies?: "changed";
+  /** The plugins turned on, off or given other options: `pin on, guard off, audit changed`. */
+  plugins?: string;
+}
+
+/**
+ * Applies an edited config file as one change: its plugins are checked and started beside those in force,
+ * then the core takes its servers and policies, then the plugins swap in between two calls. A mistake
+ * anywhere (a plugin option, a policy, a server) changes nothing: a security plugin is never shown on
+ * while it is off, nor left on after the file turned it off.
+ */
+export function configReloader(
+  core: Codemux,
+  plugins: LoadedPlugins | undefined,
+  readRaw: () => Promise<unknown>,
+): { reload(config: PoolConfig): Promise<ConfigReload> } {
+  return {
+    reload: async (config) => {
+      const prepared = plugins ? await plugins.prepare(await readRaw()) : undefined;
+      const policies = JSON.stringify(core.policies);
+      let servers: ReloadSummary;
+      try {
+        servers = await core.reload(config);
+      } catch (error) {
+        await prepared?.discard();
+        throw error;
+      }
+      const changed = prepared ? describe(prepared.commit()) : "";
+      return {
+        ...servers,
+        ...(JSON.stringify(core.policies) === policies ? {} : { policies: "changed" as const }),
+        ...(changed ? { plugins: changed } : {}),
+      };
+    },
+  };
+}
+
+function describe(changes: PluginChanges): string {
+  return [...changes.added.map((n) => `${n} on`), ...changes.removed.map((n) => `${n} off`), ...changes.changed.map((n) => `${n} changed`)].join(", ");
+}
