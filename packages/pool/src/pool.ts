@@ -223,12 +223,14 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   }
 
   /**
-   * Forgets `principal` (`codemux forget`): ends its instances of isolated servers, and deletes its own logins
-   * (servers with per-principal credentials), whichever servers they were for. Resolves with how many logins went.
+   * Forgets `principal` (`codemux forget`): ends its instances of isolated servers and deletes the folders they kept
+   * for it (`ownFolder`), and its own logins (servers with per-principal credentials), whichever servers they were for.
+   * Resolves with how many logins and server folders went.
    */
-  async forgetPrincipal(principal: string): Promise<number> {
-    await Promise.all([...this.#instances.values()].map((instances) => instances.closePrincipal(principal)));
-    return await deletePrincipalLogins(await authDirectory(this.options.env ?? process.env), principal);
+  async forgetPrincipal(principal: string): Promise<{ logins: number; serverFolders: number }> {
+    const folders = await Promise.all([...this.#instances.values()].map((instances) => instances.closePrincipal(principal)));
+    const logins = await deletePrincipalLogins(await authDirectory(this.options.env ?? process.env), principal);
+    return { logins, serverFolders: folders.filter(Boolean).length };
   }
 
   /** Closes every server in every state, and every isolated server's instances, ending stdio servers' whole process groups. */

@@ -116,7 +116,7 @@ describe.skipIf(process.platform === "win32")("isolated servers: one instance pe
     await expect(pool.callTool("state", "counter", {})).rejects.toThrow(/names no session/);
   });
 
-  it("forgetting a principal ends its own instances (per principal and per session) and deletes its own logins, and no one else's", async () => {
+  it("forgetting a principal ends its own instances (per principal and per session), deletes their folder for it and its own logins, and no one else's", async () => {
     const home = await mkdtemp(join(tmpdir(), "codemux-forget-logins-"));
     try {
       const auth = await authDirectory({ CODEMUX_HOME: home });
@@ -124,7 +124,8 @@ describe.skipIf(process.platform === "win32")("isolated servers: one instance pe
         await mkdir(principalAuthDirectory(auth, principal), { recursive: true });
         await writeFile(join(principalAuthDirectory(auth, principal), "gh.json"), "{}");
       }
-      const perPrincipal = counting("principal");
+      // Each principal's instance gets a folder of its own, as the built-in default's memory server does for its graph.
+      const perPrincipal = counting("principal", { ownFolder: { env: "OWN_FOLDER", under: join(home, "graphs") } });
       const perSession = counting("session");
       pool = new ServerPool([perPrincipal.spec, { ...perSession.spec, name: "own" }], { env: { ...process.env, CODEMUX_HOME: home } });
       await pool.start();
@@ -133,11 +134,14 @@ describe.skipIf(process.platform === "win32")("isolated servers: one instance pe
         await pool.callTool("own", "counter", {}, { session });
       }
       expect(pool.status().map((s) => s.instances)).toEqual([2, 3]);
-      expect(await pool.forgetPrincipal("token:alice")).toBe(1);
+      expect(await readdir(join(home, "graphs", "principals"))).toHaveLength(2);
+      expect(await pool.forgetPrincipal("token:alice")).toEqual({ logins: 1, serverFolders: 1 });
       expect(pool.status().map((s) => s.instances)).toEqual([1, 1]);
       await until(() => processesWith(perPrincipal.marker).length === 2 && processesWith(perSession.marker).length === 2);
-      expect(await readdir(join(auth, "principals"))).toEqual([basename(principalAuthDirectory(auth, "token:bob"))]);
-      expect(await pool.forgetPrincipal("token:alice")).toBe(0);
+      const bobs = basename(principalAuthDirectory(auth, "token:bob"));
+      expect(await readdir(join(auth, "principals"))).toEqual([bobs]);
+      expect(await readdir(join(home, "graphs", "principals"))).toEqual([bobs]);
+      expect(await pool.forgetPrincipal("token:alice")).toEqual({ logins: 0, serverFolders: 0 });
     } finally {
       await rm(home, { recursive: true, force: true });
     }

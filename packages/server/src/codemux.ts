@@ -473,9 +473,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     for (const forgetter of this.#forgettersBefore) add(await forgetter(principal, reach));
     add({ results: await this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 });
     if (this.options.dispatchFiles?.resultFileDir) add({ resultFiles: await forgetResultFiles(this.options.dispatchFiles, principal) });
-    // Its own connections (isolated servers) and logins (per-principal credentials): said only when it had some.
-    const logins = (await this.pool.forgetPrincipal?.(principal)) ?? 0;
-    if (logins > 0) add({ logins });
+    // Its own server instances and what they kept for it, and its logins: said only when it had some.
+    add(Object.fromEntries(Object.entries((await this.pool.forgetPrincipal?.(principal)) ?? {}).filter(([, count]) => count > 0)));
     for (const forgetter of this.#forgetters) add(await forgetter(principal, reach));
     return report;
   }

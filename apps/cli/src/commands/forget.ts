@@ -1,8 +1,9 @@
 import { isPrincipalId, principalOfName } from "@codemux/core";
 import { createJobs } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, retentionOf, type ForgetReport } from "@codemux/server";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig, retentionOf, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
 import { dispatchFilesFrom, forgetAlso, pluginsOf, readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { defaultConfig } from "../default-config";
 import { addCounts } from "../forget-shared";
 import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
 import { openSharedState, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
@@ -19,6 +20,7 @@ const KINDS: Record<string, [string, string]> = {
   cache: ["cached answer in memory", "cached answers in memory"],
   activity: ["call on the admin page's Activity", "calls on the admin page's Activity"],
   logins: ["login of its own to a server", "logins of its own to servers"],
+  serverFolders: ["server's folder for it (its own instance's)", "servers' folders for it (their own instances')"],
   sharedJobs: ["job record in Redis", "job records in Redis"],
   cachedAnswers: ["cached answer in Redis", "cached answers in Redis"],
 };
@@ -108,8 +110,10 @@ async function forgetOffline(
     ...(shared.memories ? { sharedLists: shared.memories } : {}),
   });
   const jobs = createJobs({ dataDir: codemuxHome(), logger });
+  // The servers are never started: their entries say which keep a folder per principal (the built-in default's memory, served to several).
+  const config = await resolveConfig({ ...(file ? { configPath: file } : {}), inline: [], fallback: () => defaultConfig({ manyPrincipals: true }) });
   const core = new Codemux({
-    config: { source: "forget", servers: [] },
+    config,
     dataDir: codemuxHome(),
     logger,
     ...dispatchFilesFrom(raw, file),
