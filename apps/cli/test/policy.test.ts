@@ -61,11 +61,15 @@ describe("codemux policy check", () => {
     expect(write.stdout).toContain("It may not be called: its server does not mark it read-only (readOnlyHint: true)");
     const unknown = await codemux(["policy", "check", "oauth:https://idp.example#7", "fs__read_secrets", "--groups", "ops"]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stdout).toContain('fs__read_secrets is not in the catalog: No tool named "fs__read_secrets".');
+    expect(unknown.stdout).toContain(
+      'fs__read_secrets would be seen (the rule\'s tools "*" match it), but it is not in the catalog: No tool named "fs__read_secrets".',
+    );
     expect(unknown.stdout).not.toContain("may be called");
     const noServer = await codemux(["policy", "check", "token:ci-nightly", "github__get_issue"]);
     expect(noServer.code).toBe(1);
-    expect(noServer.stdout).toContain('github__get_issue is not in the catalog: the config has no server "github" (its servers: fs).');
+    expect(noServer.stdout).toContain(
+      'github__get_issue would be seen (the rule\'s tools "github__get_*" match it), but it is not in the catalog: the config has no server "github" (its servers: fs).',
+    );
   });
 
   it("explains a hidden tool (exit 1), and the default for a principal no rule names", async () => {
