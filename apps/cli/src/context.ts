@@ -29,7 +29,7 @@ import { defaultConfig, graphsFolder } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
 import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
 import { uiSources } from "./ui-sources";
-import { forgetShared } from "./forget-shared";
+import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
 import { configReloader, type ConfigReload } from "./reload";
 import type { SharedState } from "./shared-state";
@@ -144,6 +144,8 @@ export async function startCore(
         redactor: plugins?.records ?? new Redactor(),
         ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
         ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
+        // A policy's jobs at once, counted on every instance together.
+        ...(options.shared?.jobSlots ? { slots: options.shared.jobSlots } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
         // The policies live in the core, made just below; a job starts only once it serves.
         jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
@@ -165,6 +167,8 @@ export async function startCore(
     ...cacheOf(opts.cache, options.shared),
     ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
     ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
+    // A policy's calls per minute, counted on every instance together.
+    ...(options.shared?.rateBuckets ? { policyBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.scaleOut ? { instanceId: options.shared.instanceId } : {}),
     ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
     // Client configs can set environment variables where they cannot add flags.
@@ -258,8 +262,8 @@ export async function pluginsOf({
 
 /**
  * What `core.forget` deletes besides the core's own: the principal's jobs, what plugins keep for it (audit
- * lines), and with a shared store its job records, queued jobs and cached answers there (after the jobs:
- * one this instance cancels writes its record before it goes).
+ * lines), and with a shared store what every other instance holds (asked first), then its job records,
+ * queued jobs and cached answers there (after the jobs: one this instance cancels writes its record before it goes).
  */
 export function forgetAlso(
   core: Codemux,
@@ -267,11 +271,14 @@ export function forgetAlso(
 ): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
-  if (shared) core.onForget((principal) => forgetShared(shared, principal));
+  if (!shared) return;
+  // The other instances first: they hold the principal's results and jobs in memory, and cancel its jobs running there.
+  core.onForget((principal, { elsewhere }) => (elsewhere ? forgetElsewhere(shared, principal, core.logger) : {}), { before: true });
+  core.onForget((principal) => forgetShared(shared, principal));
 }
 
 /** The config's `dispatch` folders (relative to the config's folder), when it has them. */
-function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
+export function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
   const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
   return files ? { dispatchFiles: files } : {};
 }

@@ -1,3 +1,4 @@
+import type { Logger } from "@codemux/core";
 import { TERMINAL, type JobStatus } from "@codemux/jobs";
 import type { ForgetReport } from "@codemux/server";
 import type { SharedState } from "./shared-state";
@@ -57,4 +58,28 @@ async function waitForEnd(shared: SharedState, principal: string, ids: Set<strin
     if (!(await unendedJobs(shared, principal)).some((job) => ids.has(job.id))) return;
     await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
   }
+}
+
+/**
+ * Asks every other running instance of the shared store to forget `principal` (what each holds in memory and
+ * in its own folder: the admin page's activity, its audit lines, its cache): their counts are added up, with
+ * `instances` that did and `instancesMissed` that did not; each of those is named in a warning with the route
+ * that forgets it by hand.
+ */
+export async function forgetElsewhere(shared: SharedState, principal: string, logger: Logger): Promise<ForgetReport> {
+  if (!shared.forgetRequests) return {};
+  const { answered, missed } = await shared.forgetRequests.ask(principal);
+  const report: ForgetReport = { instances: answered.length };
+  for (const { forgotten } of answered) addCounts(report, forgotten);
+  if (missed.length > 0) report.instancesMissed = missed.length;
+  for (const { id, address, error } of missed)
+    logger.warn(
+      `forget: the codemux instance ${id} at ${address} ${error ? `failed to forget ${principal} (${error})` : "did not answer"}, so what it holds of ${principal} may still be there; ask it (curl -X DELETE ${address}/v1/principals/${encodeURIComponent(principal)} -H "Authorization: Bearer $ADMIN_TOKEN", a token with the admin scope) or run codemux forget again.`,
+    );
+  return report;
+}
+
+/** Adds `counts` into `report`, kind by kind. */
+export function addCounts(report: ForgetReport, counts: ForgetReport): void {
+  for (const [kind, count] of Object.entries(counts)) report[kind] = (report[kind] ?? 0) + count;
 }

@@ -5,11 +5,13 @@ import {
   InstanceRegistry,
   RedisBuckets,
   RedisConnection,
+  RedisForgetRequests,
   RedisJobQueue,
   RedisJobShare,
   RedisLists,
   RedisRecordTable,
   RedisSkillShelf,
+  RedisSlots,
   RedisStore,
   RedisUrlError,
   parseStoreSetting,
@@ -35,6 +37,7 @@ export interface SharedState {
   connection?: RedisConnection;
   resultStore?: Store;
   cacheStore?: Store;
+  /** Token buckets every instance counts in: the rate-limit plugin's, and the policies' calls per minute. */
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
   pluginStore?: Store;
@@ -44,9 +47,13 @@ export interface SharedState {
   skillShelf?: SkillShelf;
   memories?: SharedLists;
   jobShare?: RedisJobShare;
+  /** The places policies' concurrentJobs count, on every instance together. */
+  jobSlots?: RedisSlots;
   /** Jobs waiting for room on any instance. */
   jobQueue?: JobQueue;
   registry?: InstanceRegistry;
+  /** Asks to forget a principal, heard and answered by every running instance. */
+  forgetRequests?: RedisForgetRequests;
   /** What the HTTP server is told: instance-scoped session ids, forwarding, the store's health. */
   scaleOut?: ScaleOut;
   close(): Promise<void>;
@@ -83,6 +90,7 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
   const jobShare = new RedisJobShare(connection, registry);
   const jobQueue = await RedisJobQueue.open(connection);
   const skillShelf = new RedisSkillShelf(connection);
+  const forgetRequests = new RedisForgetRequests(connection, registry);
   return {
     setting,
     instanceId,
@@ -95,11 +103,14 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
     skillShelf,
     memories: new RedisLists(connection, { name: "memories" }),
     jobShare,
+    jobSlots: new RedisSlots(connection),
     jobQueue,
     registry,
+    forgetRequests,
     scaleOut: { instanceId, instances: registry, state: connection, sharedResults: true, taskOwner: (principal, id) => taskOwnerOf(jobShare, principal, id) },
     close: async () => {
       await registry.stop();
+      await forgetRequests.close();
       await jobQueue.close();
       await jobShare.close();
       await skillShelf.close();

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
 const ALICE = "alice-default-memory-token-0123456789";
@@ -55,5 +56,13 @@ describe("the built-in default served over HTTP to several principals", () => {
     expect(JSON.stringify(await call({ url, token: BOB }, "memory__search_nodes", { query: "launch" }))).not.toContain("alice-plan");
     // Each principal's graph is a file of its own, in a folder named by a hash of the principal.
     expect(await readdir(join(home, ".codemux", "graphs", "principals"))).toHaveLength(2);
+
+    // Forgotten while it serves: alice's memory server stops and her graph goes; bob's stays.
+    const forgot = await runCli(["forget", "alice"], { cwd: dir, env: env() });
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(forgot.stdout).toContain("1 server's folder for it (its own instance's)");
+    expect(await readdir(join(home, ".codemux", "graphs", "principals"))).toHaveLength(1);
+    expect(JSON.stringify(await call({ url, token: ALICE }, "memory__read_graph", {}))).not.toContain("alice-plan");
+    expect(JSON.stringify(await call({ url, token: BOB }, "memory__read_graph", {}))).toEqual(bobs);
   });
 });

@@ -25,9 +25,11 @@ beforeAll(async () => {
       mcpServers: { fs: { command: process.execPath, args: [fsServer, dir] } },
       policies: {
         rules: [
-          { name: "ci", principals: ["token:ci-*"], tools: ["github__get_*"], callsPerMinute: 30 },
+          { name: "ci", principals: ["token:ci-*"], tools: ["fs__read_*", "github__get_*"], callsPerMinute: 30 },
           { name: "ops", groups: ["ops"], tools: ["*"], readOnly: true },
           { name: "owner", principals: ["local"], tools: ["fs__read_*"] },
+          // A bare name in the config is the token's, as on the command line.
+          { name: "bob", principals: ["bob"], tools: ["fs__list_*"] },
         ],
       },
     }),
@@ -41,25 +43,53 @@ afterAll(async () => {
 });
 
 describe("codemux policy check", () => {
-  it("explains a tool the principal sees: the rule, why it matched, and its limits (exit 0)", async () => {
-    const run = await codemux(["policy", "check", "token:ci-nightly", "github__get_issue"]);
+  it("explains a tool the principal sees and its server has: the rule, why it matched, and its limits (exit 0)", async () => {
+    const run = await codemux(["policy", "check", "token:ci-nightly", "fs__read_text_file"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
-      'Rule "ci" decides for "token:ci-nightly": its principal "token:ci-nightly" matches "token:ci-*".\ngithub__get_issue is seen (the rule\'s tools "github__get_*" match it).\nIt may be called.\nCalls per minute: 30 for this principal, from every surface together.\n',
+      'Rule "ci" decides for "token:ci-nightly": its principal "token:ci-nightly" matches "token:ci-*".\nfs__read_text_file is seen (the rule\'s tools "fs__read_*" match it).\nIt may be called.\nCalls per minute: 30 for this principal, from every surface together.\n',
     );
   });
 
-  it("explains a hidden tool (exit 1), and tests group claims with --groups", async () => {
-    const hidden = await codemux(["policy", "check", "token:ci-nightly", "github__delete_repo", "--config", "codemux.json"]);
+  it("reads the catalog: a read-only rule is decided by the tool's annotations, and a tool no server has is said to be missing (exit 1)", async () => {
+    const read = await codemux(["policy", "check", "oauth:https://idp.example#7", "fs__read_text_file", "--groups", "dev,ops"]);
+    expect(read.code).toBe(0);
+    expect(read.stdout).toContain('Rule "ops" decides for "oauth:https://idp.example#7": its group "ops" matches "ops".');
+    expect(read.stdout).toContain("It may be called: its server marks it read-only (readOnlyHint: true)");
+    const write = await codemux(["policy", "check", "oauth:https://idp.example#7", "fs__write_file", "--groups", "ops"]);
+    expect(write.code).toBe(1);
+    expect(write.stdout).toContain("It may not be called: its server does not mark it read-only (readOnlyHint: true)");
+    const unknown = await codemux(["policy", "check", "oauth:https://idp.example#7", "fs__read_secrets", "--groups", "ops"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toContain(
+      'fs__read_secrets would be seen (the rule\'s tools "*" match it), but it is not in the catalog: No tool named "fs__read_secrets".',
+    );
+    expect(unknown.stdout).not.toContain("may be called");
+    const noServer = await codemux(["policy", "check", "token:ci-nightly", "github__get_issue"]);
+    expect(noServer.code).toBe(1);
+    expect(noServer.stdout).toContain(
+      'github__get_issue would be seen (the rule\'s tools "github__get_*" match it), but it is not in the catalog: the config has no server "github" (its servers: fs).',
+    );
+  });
+
+  it("explains a hidden tool (exit 1), and the default for a principal no rule names", async () => {
+    const hidden = await codemux(["policy", "check", "token:ci-nightly", "fs__write_file", "--config", "codemux.json"]);
     expect(hidden.code).toBe(1);
-    expect(hidden.stdout).toContain('github__delete_repo is hidden: none of the rule\'s tools ("github__get_*") matches it. It answers as an unknown tool.');
-    const ops = await codemux(["policy", "check", "oauth:https://idp.example#7", "github__delete_repo", "--groups", "dev,ops"]);
-    expect(ops.code).toBe(0);
-    expect(ops.stdout).toContain('Rule "ops" decides for "oauth:https://idp.example#7": its group "ops" matches "ops".');
-    expect(ops.stdout).toContain("It may be called only if its server marks it read-only (readOnlyHint: true)");
+    expect(hidden.stdout).toContain(
+      'fs__write_file is hidden: none of the rule\'s tools ("fs__read_*", "github__get_*") matches it. It answers as an unknown tool.',
+    );
     const stranger = await codemux(["policy", "check", "token:stranger", "fs__read_text_file"]);
     expect(stranger.code).toBe(1);
     expect(stranger.stdout).toContain('Rule "default" decides for "token:stranger": no rule matches it and policies.default is "deny".');
+  });
+
+  it("takes a bare name as the token's principal, as the config does", async () => {
+    const bare = await codemux(["policy", "check", "bob", "fs__list_directory"]);
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toContain('Rule "bob" decides for "token:bob": its principal "token:bob" matches "token:bob".');
+    const full = await codemux(["policy", "check", "token:ci-nightly", "fs__read_text_file"]);
+    const short = await codemux(["policy", "check", "ci-nightly", "fs__read_text_file"]);
+    expect(short.stdout).toBe(full.stdout);
   });
 
   it("stops with the file and the field of a mistake in the policies, never a stack", async () => {

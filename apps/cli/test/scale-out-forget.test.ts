@@ -1,3 +1,4 @@
+import { STORE_FORMAT_VERSION } from "@codemux/core";
 import { RedisConnection, RedisStore } from "@codemux/redis";
 import { freePort, haveProgram, misbehavingEntry, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,6 +23,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
   let redis: RedisServer;
   let connection: RedisConnection;
   let url: string;
+  let urlB: string;
   const started: ChildProcess[] = [];
   const clients: Client[] = [];
 
@@ -68,6 +70,9 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     const env = { ...process.env, CODEMUX_HOME: home, CODEMUX_STORE: redis.url };
     const args = ["serve", "--http", "127.0.0.1:0", "--config", join(dir, "codemux.json"), "--instance-id", "a", "--spill-bytes", "2000"];
     url = (await serveCli([...args, "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`], { cwd: dir, env, started })).url;
+    const homeB = await mkdtemp(join(dir, "home-b-"));
+    const argsB = [...args.slice(0, -4), "--instance-id", "b", "--spill-bytes", "2000"];
+    urlB = (await serveCli([...argsB, "--token", `alice:${ALICE}`, "--token", `bob:${BOB}`], { cwd: dir, env: { ...env, CODEMUX_HOME: homeB }, started })).url;
   }, 60_000);
 
   afterAll(() => endParts({ dir, redis, started, clients, closers: [async () => connection?.close()] }));
@@ -84,11 +89,16 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     const run = await runCli(["forget", "token:alice", "--store", redis.url, "--config", join(dir, "codemux.json")], { cwd: dir, env: elsewhere });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^Forgot token:alice: 1 kept result, 1 skill, .*\d+ memories, 2 job records in Redis, 1 cached answer in Redis\.\n/);
-    expect(run.stdout).toContain("Audit lines live in each instance's own CODEMUX_HOME");
+    expect(run.stdout).toMatch(
+      /^Forgot token:alice: 1 kept result, 1 skill, 2 jobs \(with their transcripts\), \d+ memories, .*2 job records in Redis, 1 cached answer in Redis, [1-9]\d* calls on the admin page's Activity\.\n/,
+    );
+    // The running instance was asked through Redis: it cancelled the running job and forgot what it held in memory.
+    expect(run.stdout).toContain("Running instances asked: 2 instances of the Redis store.\n");
+    expect(run.stdout).toContain("What a stopped instance wrote in its own CODEMUX_HOME (audit lines, its job journal) stays: run codemux forget there too.");
 
     expect((await fetch(`${url}/v1/results/${alice.handle}`, { headers: bearer(ALICE) })).status).toBe(404);
-    expect(await statusOf(alice.client, running)).toBe("cancelled");
+    // The instance running it cancelled it and forgot it: its owner no longer finds it there either.
+    expect(await statusOf(alice.client, running)).toBe("not_found");
     // The running job's last record (cancelled) was written before the delete, not after it.
     for (const id of [alice.job, running]) expect(await connection.client.get(`codemux:job:${id}`)).toBeNull();
     expect(await connection.client.exists("codemux:jobs:token:alice")).toBe(0);
@@ -109,6 +119,43 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     expect(await connection.client.get(`codemux:job:${bob.job}`)).toBeNull();
     expect(await cachedOf("token:bob")).toBe(0);
   });
+
+  it("reaches every instance through Redis: DELETE /v1/principals on one empties another's Activity of the principal, and says how many answered", async () => {
+    const activityOnB = async () => {
+      const login = await fetch(`${urlB}/ui/login`, { method: "POST", body: new URLSearchParams({ token: BOB }), redirect: "manual" });
+      const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+      return (await fetch(`${urlB}/ui/activity-rows`, { headers: { cookie } })).text();
+    };
+    await fetch(`${urlB}/v1/tools/m__echo/call`, { method: "POST", headers: bearer(ALICE), body: JSON.stringify({ text: "alice-on-b" }) });
+    await fetch(`${urlB}/v1/tools/m__echo/call`, { method: "POST", headers: bearer(BOB), body: JSON.stringify({ text: "bob-on-b" }) });
+    expect(await activityOnB()).toContain("<td>token:alice</td>");
+    const forgot = await fetch(`${url}/v1/principals/alice`, { method: "DELETE", headers: bearer(BOB) });
+    const { forgotten } = (await forgot.json()) as { forgotten: Record<string, number> };
+    expect(forgotten.instances).toBe(1);
+    expect(forgotten.activity).toBeGreaterThanOrEqual(1);
+    expect(forgotten.instancesMissed).toBeUndefined();
+    const rows = await activityOnB();
+    expect(rows).not.toContain("<td>token:alice</td>");
+    expect(rows).toContain("<td>token:bob</td>");
+  });
+
+  it("says which instance did not answer, and the route that forgets there by hand", async () => {
+    // Registered (its heartbeat fresh) but not listening: an instance stopped with SIGSTOP, say.
+    await connection.client.set("codemux:instance:ghost", JSON.stringify({ v: STORE_FORMAT_VERSION, address: "http://127.0.0.1:9" }), "PX", 60_000);
+    try {
+      const run = await runCli(["forget", "bob", "--store", redis.url, "--config", join(dir, "codemux.json")], {
+        cwd: dir,
+        env: { ...process.env, CODEMUX_HOME: await mkdtemp(join(dir, "home-cli-")) },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain("Running instances asked: 2 instances of the Redis store.");
+      expect(run.stderr).toContain(
+        'forget: the codemux instance ghost at http://127.0.0.1:9 did not answer, so what it holds of token:bob may still be there; ask it (curl -X DELETE http://127.0.0.1:9/v1/principals/token%3Abob -H "Authorization: Bearer $ADMIN_TOKEN"',
+      );
+    } finally {
+      await connection.client.del("codemux:instance:ghost");
+    }
+  }, 60_000);
 
   it("deletes nothing and says so when Redis is not reachable", async () => {
     const nowhere = `redis://127.0.0.1:${await freePort()}`;

@@ -38,14 +38,6 @@ export interface SessionInfo {
   peer?: ClientPeer;
 }
 
-/** The principal of the one user over stdio (and of the CLI): what it saves is the owner's own, so no other identity may take this name. */
-export const LOCAL_PRINCIPAL = "local";
-
-/** A principal id as logs and the audit log name it, when one is typed by hand (`codemux forget`, the admin route): 1-512 characters, no control characters. */
-export function isPrincipalId(text: string): boolean {
-  return text.length > 0 && text.length <= 512 && !/[\u0000-\u001f]/.test(text);
-}
-
 /** What every middleware of the call pipeline sees and may change (arguments) on its way to the server. */
 export interface CallContext {
   /** The resolved tool: its names, server and definition. */

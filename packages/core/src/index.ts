@@ -1,7 +1,5 @@
 export { isLoopback } from "./address";
 export {
-  LOCAL_PRINCIPAL,
-  isPrincipalId,
   POLICY_RULE_STATE,
   type CallContext,
   type CallOrigin,
@@ -12,6 +10,7 @@ export {
   type SessionInfo,
   type ToolCallMiddleware,
 } from "./context";
+export { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, isPrincipalId, principalOfName, tokenPrincipal } from "./principal";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { globMatcher } from "./glob";
 export { isProgressToken, plainJsonRpcMessage, type JsonRpcMessage } from "./framing";
@@ -96,6 +95,7 @@ export { STORE_FORMAT_VERSION, STORE_KEY_PATTERN, listed, visible, type Store, t
 export type { JobQueue } from "./job-queue";
 export type { RecordTable } from "./record-table";
 export type { SharedLists } from "./shared-lists";
+export type { SharedSlots } from "./shared-slots";
 export type { ShelfPut, ShelvedSkill, SkillShelf } from "./skill-shelf";
 export type { JobShare } from "./job-share";
 export {

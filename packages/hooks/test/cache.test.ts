@@ -98,6 +98,20 @@ describe("cache", () => {
     expect(textOf(await harness.call("fs__read_text_file", { path: file }))).toBe("alice's notes");
   });
 
+  it("forgets one principal's entries in memory (codemux forget) and keeps the others'", async () => {
+    const cache = cachePlugin({ tools: ["s__counter"] });
+    harness = await connect({ servers: { s: misbehaving() }, plugins: [cache] });
+    const bob = await asPrincipal(harness, "token:bob");
+    const mine = textOf(await harness.call("s__counter"));
+    const bobs = textOf(await bob("s__counter"));
+    expect(await cache.forget?.("token:bob")).toBe(1);
+    const again = await bob("s__counter");
+    expect(again._meta?.[CACHE_META]).toBeUndefined();
+    expect(textOf(again)).not.toBe(bobs);
+    expect(textOf(await harness.call("s__counter"))).toBe(mine);
+    expect(await cache.forget?.("token:nobody")).toBe(0);
+  });
+
   it("shares entries across principals only when perPrincipal is false", async () => {
     harness = await connect({ servers: { s: misbehaving() }, plugins: [cachePlugin({ tools: ["s__counter"], perPrincipal: false })] });
     const bob = await asPrincipal(harness, "bob");

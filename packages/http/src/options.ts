@@ -1,8 +1,9 @@
+import { principalOfName } from "@codemux/core";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
 import type { ScaleOut } from "./scale-out";
 import type { OAuthOptions } from "./auth/oauth";
 import type { LogRecord, LogSink } from "./log";
-import { principalOfKey, type TokenSpec } from "./tokens";
+import type { TokenSpec } from "./tokens";
 import type { UiSources } from "./ui/sources";
 
 /** What a reload changed, as `Codemux.reload` reports it. */
@@ -175,7 +176,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
   const extraHosts = [...(options.allowedHosts ?? []), ...ownUrls.map((u) => new URL(u).hostname.replace(/^\[|\]$/g, ""))].map((h) => h.toLowerCase());
   const maxSessions = positive("maxSessions", options.maxSessions ?? DEFAULTS.maxSessions);
   const maxConnections = positive("maxConnections", options.maxConnections ?? DEFAULTS.maxConnections);
-  const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfKey(key), limits]));
+  const principalLimits = Object.fromEntries(Object.entries(options.principalLimits ?? {}).map(([key, limits]) => [principalOfName(key), limits]));
   for (const [name, limits] of Object.entries(principalLimits)) {
     if (limits.sessions !== undefined) positive(`principalLimits.${name}.sessions`, limits.sessions);
   }

@@ -1,4 +1,4 @@
-import { ADMIN_SCOPE, estimateTokens, isPrincipalId, joinedText, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
+import { ADMIN_SCOPE, estimateTokens, isPrincipalId, joinedText, principalOfName, toolResultValue, type CatalogEntry, type InputSchema } from "@codemux/core";
 import {
   CODE_META_TOOLS,
   REST_HINTS,
@@ -51,10 +51,12 @@ export async function handleRest(gateway: Gateway, ctx: RequestContext, path: st
  * `DELETE /v1/principals/{principal}` (admin): deletes what the gateway keeps for a principal (its kept
  * results, skills, jobs with their transcripts, audit lines), as `codemux forget` does on a stopped one.
  */
-async function forgetPrincipal(gateway: Gateway, ctx: RequestContext, principal: string): Promise<void> {
+async function forgetPrincipal(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
   gateway.requireScope(ctx, ADMIN_SCOPE, "Forgetting a principal");
-  if (!isPrincipalId(principal))
-    throw new HttpError("BAD_REQUEST", `"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
+  if (!isPrincipalId(name))
+    throw new HttpError("BAD_REQUEST", `"${name.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
+  // `bob` is the token bob's, as in the config: forgetting it must not find nothing and say "0".
+  const principal = principalOfName(name);
   const forgotten = await gateway.core.forget(principal);
   ctx.log.forgot = principal;
   sendJson(ctx.res, 200, { principal, forgotten });

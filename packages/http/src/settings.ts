@@ -1,6 +1,6 @@
+import { principalOfName } from "@codemux/core";
 import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 import { trustedProxyList } from "./connections";
-import { principalOfKey } from "./tokens";
 import type { OAuthOptions } from "./auth/oauth";
 
 /** What one principal may hold over HTTP and in the job queue; an unset field keeps the default share. */
@@ -62,7 +62,7 @@ export function parseHttpSettings(config: unknown, file = "config"): HttpSetting
     const principals = read.object(limits.principals, "http.limits.principals");
     settings.principalLimits = Object.fromEntries(
       // Keyed by principal, as sessions and jobs know it: a bare token name stands for token:<name>.
-      Object.entries(principals).map(([name, value]) => [principalOfKey(name), read.principal(value, `http.limits.principals.${name}`)]),
+      Object.entries(principals).map(([name, value]) => [principalOfName(name), read.principal(value, `http.limits.principals.${name}`)]),
     );
   }
   return settings;

@@ -1,4 +1,4 @@
-import { LOCAL_PRINCIPAL } from "@codemux/core";
+import { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, tokenPrincipal } from "@codemux/core";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Identity } from "./auth/identity";
 import { TokenConfigError } from "./errors";
@@ -25,18 +25,9 @@ const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 const MIN_TOKEN_CHARS = 8;
 const MAX_TOKEN_CHARS = 4096;
 const MAX_TOKENS = 1000;
-/** The principal a static token's holder acts as: named by kind, so it never merges with an OAuth subject or the owner. */
-export function tokenPrincipal(name: string): string {
-  return `token:${name}`;
-}
+// Named in core, where every part that takes a principal by name (the config, the CLI, the admin route) reads them.
+export { ANONYMOUS_PRINCIPAL, tokenPrincipal };
 
-/** A principal as the config names it: a bare token name (`ci`) stands for `token:ci`; `local`, `anonymous` and kinds stay as they are. */
-export function principalOfKey(key: string): string {
-  return key.includes(":") || RESERVED_NAMES.has(key) ? key : tokenPrincipal(key);
-}
-
-/** The principal of every caller when serving without tokens. */
-export const ANONYMOUS_PRINCIPAL = "anonymous";
 /**
  * Names a token may not take: the stdio owner's principal (what it saves is the owner's own) and the
  * no-auth one. Compared without case, since skills are kept in a folder per principal and some file

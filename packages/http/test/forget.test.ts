@@ -34,10 +34,17 @@ describe("DELETE /v1/principals/{principal}", () => {
     expect(alices).toMatch(/^res_/);
     const forgotten = await fetch(`${s.url}/v1/principals/${encodeURIComponent("token:alice")}`, { method: "DELETE", headers: bearer(T.admin) });
     expect(forgotten.status).toBe(200);
-    expect(await json(forgotten)).toEqual({ principal: "token:alice", forgotten: { results: 1, skills: 0 } });
+    expect(await json(forgotten)).toEqual({ principal: "token:alice", forgotten: { results: 1, skills: 0, activity: 1 } });
     expect((await fetch(`${s.url}/v1/results/${alices}`, { headers: bearer(T.alice) })).status).toBe(404);
     expect((await fetch(`${s.url}/v1/results/${bobs}`, { headers: bearer(T.bob) })).status).toBe(200);
     expect(s.logs.some((line) => line.forgot === "token:alice")).toBe(true);
+  });
+
+  it("takes a bare name as the token's principal: DELETE /v1/principals/bob forgets token:bob", async () => {
+    const bobs = await keptBy(T.bob);
+    const forgotten = await fetch(`${s.url}/v1/principals/bob`, { method: "DELETE", headers: bearer(T.admin) });
+    expect(await json(forgotten)).toMatchObject({ principal: "token:bob", forgotten: { results: 2 } });
+    expect((await fetch(`${s.url}/v1/results/${bobs}`, { headers: bearer(T.bob) })).status).toBe(404);
   });
 
   it("needs the admin scope: another principal gets 403 naming it, and cannot forget even itself through the gateway", async () => {

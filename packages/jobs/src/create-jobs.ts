@@ -1,4 +1,4 @@
-import type { JobRunner, JobShare, Logger, MetaTool, SessionInfo, TaskStore, ToolCallMiddleware } from "@codemux/core";
+import type { JobRunner, JobShare, Logger, MetaTool, SessionInfo, SharedSlots, TaskStore, ToolCallMiddleware } from "@codemux/core";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
 import { JobManager, type JobLimits, type JournalRedactor, type RecoveryReport } from "./job-manager";
@@ -35,6 +35,8 @@ export interface JobsOptions {
   agentMaxTurns?: number;
   /** Jobs seen by every instance of a deployment (`@codemux/redis`' `RedisJobShare`): output and cancel from any of them. */
   share?: JobShare;
+  /** Where `jobsAtOnce` is counted when instances share a store (`@codemux/redis`' `RedisSlots`): on all of them together. */
+  slots?: SharedSlots;
   /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
   maxWaitMs?: number;
   now?: () => number;
@@ -81,6 +83,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.retentionFor ? { retentionFor: options.retentionFor } : {}),
     ...(options.share ? { share: options.share } : {}),
+    ...(options.slots ? { slots: options.slots } : {}),
     ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });

@@ -13,6 +13,7 @@ import {
   type JobShare,
   type JobQueue,
   type RequestContext,
+  type SharedSlots,
 } from "@codemux/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -21,6 +22,7 @@ import { requestCancel } from "./cancel-request";
 import { JobsError } from "./errors";
 import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
 import { seconds } from "./format";
+import { SharedJobPlaces } from "./job-places";
 import { argsDigest, callCounts, MAX_TRANSCRIPT_BYTES, parseTranscript, readTranscript, resultSize, TranscriptWriter, type TranscriptRead } from "./transcript";
 import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type JournalEvent, type TerminalStatus } from "./types";
 
@@ -87,6 +89,8 @@ export interface JobManagerOptions {
   retentionFor?: (principal: string) => number | undefined;
   /** Jobs seen by every instance (Redis): status, progress, transcripts and results readable, and cancels obeyed, from any of them. */
   share?: JobShare;
+  /** Where `jobsAtOnce` is counted when instances share a store (Redis): a principal's jobs on all of them together; this instance's alone when absent. */
+  slots?: SharedSlots;
   /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
   maxWaitMs?: number;
   now?: () => number;
@@ -159,6 +163,7 @@ export class JobManager implements JobRunner {
   #closed = false;
   #refreshedAt = 0;
   readonly #share: JobShare | undefined;
+  readonly #places: SharedJobPlaces | undefined;
   #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
   readonly #maxWaitMs: number;
   /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
@@ -178,6 +183,7 @@ export class JobManager implements JobRunner {
     this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
     this.#share = options.share;
+    this.#places = options.slots ? new SharedJobPlaces(options.slots) : undefined;
     this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     this.#share?.onCancel((id, by) => {
       const live = this.#live.get(id);
@@ -252,15 +258,25 @@ export class JobManager implements JobRunner {
         "CLOSED",
         "This codemux instance is draining before it stops and takes no new jobs; retry in a few seconds (another instance will take it).",
       );
+    const id = `job_${randomBytes(6).toString("hex")}`;
+    await this.#takePlace(work.session, id);
+    try {
+      return await this.#begin(id, work, options);
+    } catch (error) {
+      // Refused after all (no room to wait, the journal failed): the place goes back.
+      this.#places?.release(work.session.principal, id);
+      throw error;
+    }
+  }
+
+  async #begin(id: string, work: BackgroundWork, options: { callSession?: string }): Promise<{ id: string; position?: number }> {
     const { principal } = work.session;
-    this.#checkAtOnce(work.session);
     const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && portable(work);
     if (toShared) {
       // What this instance put in the shared queue counts against the same limits: one principal cannot fill Redis. Redis down: counted as known.
       await this.refreshShared(principal).catch(() => undefined);
       this.#checkQueueRoom(principal);
     } else if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
-    const id = `job_${randomBytes(6).toString("hex")}`;
     const record: JobRecord = {
       id,
       kind: work.kind,
@@ -395,6 +411,8 @@ export class JobManager implements JobRunner {
     });
     this.#jobs.set(id, record);
     this.#live.set(id, live);
+    // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
+    if (this.#jobsAtOnce?.(session) !== undefined) this.#places?.hold(record.principal, id);
     const { description, kind, principal, pid } = record;
     await this.#writer?.append(
       { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid },
@@ -419,19 +437,28 @@ export class JobManager implements JobRunner {
     return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0 };
   }
 
-  /** A job past the principal's jobs at once (running or waiting), as its policy sets them, is refused. */
-  #checkAtOnce(session: SessionInfo): void {
+  /**
+   * A job past the principal's jobs at once (running or waiting), as its policy sets them, is refused. With a
+   * shared store they are counted on every instance together, and job `id` holds its place until it ends; a store
+   * that does not answer refuses the job with its own sentence (the limit is never waived).
+   */
+  async #takePlace(session: SessionInfo, id: string): Promise<void> {
     const most = this.#jobsAtOnce?.(session);
     if (most === undefined) return;
     let held = 0;
-    for (const job of this.#live.values()) if (job.record.principal === session.principal) held++;
-    if (held >= most) {
-      throw new JobsError(
-        "QUEUE_FULL",
-        `Principal "${session.principal}" already has ${held} background jobs, as many as its policy allows at once (concurrentJobs: ${most}); wait for one to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
-        { data: { limit: "concurrentJobs", max: most } },
-      );
+    if (this.#places) {
+      const place = await this.#places.take(session.principal, id, most);
+      if (place.taken) return;
+      held = place.held;
+    } else {
+      for (const job of this.#live.values()) if (job.record.principal === session.principal) held++;
+      if (held < most) return;
     }
+    throw new JobsError(
+      "QUEUE_FULL",
+      `Principal "${session.principal}" already has ${held} background jobs${this.#places ? " on the instances of this deployment" : ""}, as many as its policy allows at once (concurrentJobs: ${most}); wait for one to finish (jobs {action:"list"}) or cancel one (jobs {action:"cancel"}).`,
+      { data: { limit: "concurrentJobs", max: most } },
+    );
   }
 
   /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting (`self` already in it not counted). */
@@ -529,6 +556,7 @@ export class JobManager implements JobRunner {
     if (queued >= 0) this.#queue.splice(queued, 1);
     record.status = status;
     record.endedAt = this.now();
+    this.#places?.release(record.principal, record.id);
     if (fields.error !== undefined) record.error = this.#mask(fields.error);
     if (fields.by !== undefined) record.by = fields.by;
     if (status !== "completed" && status !== "failed") live.controller.abort(new JobsError("BAD_REQUEST", `Job ${record.id} was ${status}.`));
@@ -713,6 +741,12 @@ export class JobManager implements JobRunner {
     const loaded = await loadJournal(this.dir, { logger: this.logger });
     const ids = new Set<string>();
     for (const job of [...this.#jobs.values(), ...loaded.jobs.values()]) if (job.principal === principal) ids.add(job.id);
+    // Counted by the process that journaled them (or any, for a process that is gone), so that processes sharing this folder count each once.
+    const alive = new Set(loaded.segments.filter((segment) => segmentAlive(segment, now)).map((segment) => segment.pid));
+    const counted = [...ids].filter((id) => {
+      const job = loaded.jobs.get(id);
+      return job !== undefined && (job.pid === process.pid || !alive.has(job.pid));
+    }).length;
     for (const id of ids) {
       this.#jobs.delete(id);
       await rm(this.#transcriptFile(id), { force: true });
@@ -730,7 +764,7 @@ export class JobManager implements JobRunner {
       this.logger.warn(
         `jobs: another codemux process runs on ${this.dir}; jobs of "${principal}" it journaled stay until it stops and the journal is compacted.`,
       );
-    return ids.size;
+    return counted;
   }
 
   /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
@@ -758,6 +792,7 @@ export class JobManager implements JobRunner {
     delete job.inSharedQueue;
     job.status = status;
     job.endedAt = this.now();
+    this.#places?.release(job.principal, job.id);
     if (fields.by !== undefined) job.by = fields.by;
     if (fields.error !== undefined) job.error = fields.error;
     this.#jobs.set(job.id, job);
@@ -1007,6 +1042,7 @@ export class JobManager implements JobRunner {
     this.#closed = true;
     clearInterval(this.#cancelTimer);
     clearInterval(this.#sweepTimer);
+    this.#places?.close();
     for (const timer of this.#waitTimers.values()) clearTimeout(timer);
     this.#waitTimers.clear();
     const live = [...this.#live.values()];

@@ -1,5 +1,6 @@
 import { silentLogger, type ToolResult } from "@codemux/core";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { AuthRequiredError } from "./auth/auth-required";
 import type { LoginCallbacks } from "./auth/login-callbacks";
@@ -170,6 +171,21 @@ export class InstanceSet {
   async closeSession(session: string): Promise<void> {
     const instance = this.#spec.isolation === "session" ? this.#instances.get(session) : undefined;
     if (instance) await this.#forget(session, instance);
+  }
+
+  /**
+   * Forgets `principal` (`codemux forget`): ends every instance it owns (its own, or its sessions'), which run with its
+   * credentials and hold its state, then deletes its own folder (`ownFolder`), what the server kept for it. True when there was one.
+   */
+  async closePrincipal(principal: string): Promise<boolean> {
+    const owned = [...this.#instances].filter(([, instance]) => instance.options.owner?.principal === principal);
+    await Promise.all(owned.map(([key, instance]) => this.#forget(key, instance)));
+    const own = this.#spec.ownFolder;
+    if (!own) return false;
+    const folder = principalAuthDirectory(own.under, principal);
+    const there = existsSync(folder);
+    await rm(folder, { recursive: true, force: true });
+    return there;
   }
 
   /** Ends every instance, in any state (shutdown, or the entry was removed or changed). */

@@ -3,6 +3,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { EventEmitter } from "node:events";
 import type { PoolConfig, ServerSpec } from "./config/types";
 import type { LoginCallbacks } from "./auth/login-callbacks";
+import { authDirectory, deletePrincipalLogins } from "./auth/store";
 import type { CallerSession, DownstreamClient, DownstreamNotification, DownstreamRequest } from "./channel";
 import { ServerConnection, type CallOptions, type ConnectionOptions, type InstanceOwner, type ServerStatus } from "./connection";
 import { NoSessionError, ServerNotFoundError } from "./errors";
@@ -234,6 +235,17 @@ export class ServerPool extends EventEmitter<PoolEvents> {
   /** Ends what one client session owned: its instances of servers isolated per session. */
   async closeSession(session: string): Promise<void> {
     await Promise.all([...this.#instances.values()].map((instances) => instances.closeSession(session)));
+  }
+
+  /**
+   * Forgets `principal` (`codemux forget`): ends its instances of isolated servers and deletes the folders they kept
+   * for it (`ownFolder`), and its own logins (servers with per-principal credentials), whichever servers they were for.
+   * Resolves with how many logins and server folders went.
+   */
+  async forgetPrincipal(principal: string): Promise<{ logins: number; serverFolders: number }> {
+    const folders = await Promise.all([...this.#instances.values()].map((instances) => instances.closePrincipal(principal)));
+    const logins = await deletePrincipalLogins(await authDirectory(this.options.env ?? process.env), principal);
+    return { logins, serverFolders: folders.filter(Boolean).length };
   }
 
   /** Closes every server in every state, and every isolated server's instances, ending stdio servers' whole process groups. */

@@ -1,7 +1,18 @@
 import { askingServerPath } from "@codemux/test-servers";
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { InstanceLimitError, ServerPool, type InstanceOwner, type ServerRequestRelay, type ServerSpec } from "../src/index";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import {
+  InstanceLimitError,
+  ServerPool,
+  authDirectory,
+  principalAuthDirectory,
+  type InstanceOwner,
+  type ServerRequestRelay,
+  type ServerSpec,
+} from "../src/index";
 import { stdioSpec, textOf } from "./helpers";
 import { processesWith, until } from "./processes";
 
@@ -103,6 +114,37 @@ describe.skipIf(process.platform === "win32")("isolated servers: one instance pe
     pool = new ServerPool([spec]);
     await pool.start();
     await expect(pool.callTool("state", "counter", {})).rejects.toThrow(/names no session/);
+  });
+
+  it("forgetting a principal ends its own instances (per principal and per session), deletes their folder for it and its own logins, and no one else's", async () => {
+    const home = await mkdtemp(join(tmpdir(), "codemux-forget-logins-"));
+    try {
+      const auth = await authDirectory({ CODEMUX_HOME: home });
+      for (const principal of ["token:alice", "token:bob"]) {
+        await mkdir(principalAuthDirectory(auth, principal), { recursive: true });
+        await writeFile(join(principalAuthDirectory(auth, principal), "gh.json"), "{}");
+      }
+      // Each principal's instance gets a folder of its own, as the built-in default's memory server does for its graph.
+      const perPrincipal = counting("principal", { ownFolder: { env: "OWN_FOLDER", under: join(home, "graphs") } });
+      const perSession = counting("session");
+      pool = new ServerPool([perPrincipal.spec, { ...perSession.spec, name: "own" }], { env: { ...process.env, CODEMUX_HOME: home } });
+      await pool.start();
+      for (const session of [alice1, alice2, bob1]) {
+        await counter(pool, session);
+        await pool.callTool("own", "counter", {}, { session });
+      }
+      expect(pool.status().map((s) => s.instances)).toEqual([2, 3]);
+      expect(await readdir(join(home, "graphs", "principals"))).toHaveLength(2);
+      expect(await pool.forgetPrincipal("token:alice")).toEqual({ logins: 1, serverFolders: 1 });
+      expect(pool.status().map((s) => s.instances)).toEqual([1, 1]);
+      await until(() => processesWith(perPrincipal.marker).length === 2 && processesWith(perSession.marker).length === 2);
+      const bobs = basename(principalAuthDirectory(auth, "token:bob"));
+      expect(await readdir(join(auth, "principals"))).toEqual([bobs]);
+      expect(await readdir(join(home, "graphs", "principals"))).toEqual([bobs]);
+      expect(await pool.forgetPrincipal("token:alice")).toEqual({ logins: 0, serverFolders: 0 });
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("close() ends every instance's process as well as the listing connection's", async () => {

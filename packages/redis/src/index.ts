@@ -7,6 +7,8 @@ export { RedisJobShare } from "./jobs";
 export { RedisLists } from "./lists";
 export { RedisRecordTable } from "./records";
 export { RedisSkillShelf } from "./skills";
+export { RedisSlots } from "./slots";
+export { RedisForgetRequests, type ForgetAsk } from "./forget";
 export { InstanceRegistry, type InstanceRegistryOptions } from "./instances";
 export { DEFAULT_PREFIX, parseStoreSetting, redactUrl, type StoreSetting } from "./setting";
 export { RedisStore, type RedisStoreOptions } from "./store";

@@ -1,6 +1,9 @@
 import { STORE_FORMAT_VERSION, type InstanceDirectory } from "@codemux/core";
 import type { RedisConnection } from "./connection";
 
+/** Instances listed at most: a deployment runs a handful. */
+const MAX_LISTED = 1_000;
+
 export interface InstanceRegistryOptions {
   /** This instance's id. */
   id: string;
@@ -35,10 +38,26 @@ export class InstanceRegistry implements InstanceDirectory {
   }
 
   async addressOf(instanceId: string): Promise<string | undefined> {
-    const text = await this.#redis.run(`find codemux instance ${instanceId.slice(0, 40)} in Redis`, (client) => client.get(this.#key(instanceId)));
-    if (text === null) return undefined;
-    const entry = JSON.parse(text) as { v?: number; address?: unknown };
-    return entry.v === STORE_FORMAT_VERSION && typeof entry.address === "string" ? entry.address : undefined;
+    return addressIn(await this.#redis.run(`find codemux instance ${instanceId.slice(0, 40)} in Redis`, (client) => client.get(this.#key(instanceId))));
+  }
+
+  /** Every instance registered now (its heartbeat fresh), this one included, at most `MAX_LISTED`: ids and addresses. */
+  async list(): Promise<Array<{ id: string; address: string }>> {
+    const start = this.#key("");
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, found] = await this.#redis.run("list codemux instances in Redis", (client) => client.scan(cursor, "MATCH", `${start}*`, "COUNT", 500));
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== "0" && keys.length < MAX_LISTED);
+    const listed = keys.slice(0, MAX_LISTED);
+    if (listed.length === 0) return [];
+    const entries = await this.#redis.run("read codemux instances in Redis", (client) => client.mget(...listed));
+    return listed.flatMap((key, i) => {
+      const address = addressIn(entries[i]);
+      return address === undefined ? [] : [{ id: key.slice(start.length), address }];
+    });
   }
 
   /** Stops the heartbeat and removes the entry: requests for this instance's sessions are answered "gone" at once. Called at exit, after the drain. */
@@ -55,4 +74,11 @@ export class InstanceRegistry implements InstanceDirectory {
   #key(id: string): string {
     return `${this.#redis.prefix}instance:${id}`;
   }
+}
+
+/** The address an instance's entry holds, or undefined (none, or another version's format). */
+function addressIn(text: string | null | undefined): string | undefined {
+  if (text === null || text === undefined) return undefined;
+  const entry = JSON.parse(text) as { v?: number; address?: unknown };
+  return entry.v === STORE_FORMAT_VERSION && typeof entry.address === "string" ? entry.address : undefined;
 }

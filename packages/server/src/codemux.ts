@@ -5,6 +5,7 @@ import {
   type JobRunner,
   type Logger,
   type MetaTool,
+  type RateBuckets,
   type SecretMask,
   type SessionInfo,
   type SkillShelf,
@@ -39,7 +40,7 @@ import { RequestStates, STATE_KEY_VARIABLE } from "./signed-state";
 import { ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
 import type { ResultFormat } from "./render/toon";
-import type { DispatchFiles } from "./surfaces/dispatch-files";
+import { forgetResultFiles, type DispatchFiles } from "./surfaces/dispatch-files";
 import { retentionFor, type Retention } from "./retention";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
@@ -84,6 +85,11 @@ export interface CodemuxOptions {
   mask?: SecretMask;
   /** Who may see and call what (the config's `policies`, see `policiesOf`); everyone sees everything without it. */
   policies?: PolicyConfig;
+  /**
+   * Where the policies' calls per minute are counted: with several instances, buckets they share (Redis's),
+   * so that a rule's limit holds across them; this instance's memory when absent.
+   */
+  policyBuckets?: RateBuckets;
   /** Reads the policies again at each `reload` (from the config file); a reload keeps the policies it started with without it. */
   reloadPolicies?: () => Promise<PolicyConfig | undefined>;
   /** Extra modes, by name. */
@@ -131,6 +137,18 @@ export interface CodemuxOptions {
 
 /** What `forget` removed, by kind: `{ results: 3, skills: 1, jobs: 2, auditLines: 40 }`. */
 export type ForgetReport = Record<string, number>;
+
+/** How far `forget` reaches. */
+export interface ForgetOptions {
+  /**
+   * Also ask the other running instances of a deployment (through its shared store) to forget: true by
+   * default. An instance doing what another asked says false, so that the ask is not passed on again.
+   */
+  elsewhere?: boolean;
+}
+
+/** One part of what `forget` deletes (an `onForget` forgetter): counts by kind. */
+export type Forgetter = (principal: string, options: Required<ForgetOptions>) => Promise<ForgetReport> | ForgetReport;
 
 interface CodemuxEvents {
   /** The set of tools changed (a server connected, dropped or changed its list, or a reload changed the servers). */
@@ -180,7 +198,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   #started = false;
   readonly #closers: Array<() => Promise<void> | void> = [];
   readonly #beforeClose: Array<() => Promise<void> | void> = [];
-  readonly #forgetters: Array<(principal: string) => Promise<ForgetReport> | ForgetReport> = [];
+  readonly #forgetters: Forgetter[] = [];
+  readonly #forgettersBefore: Forgetter[] = [];
   #skills: SkillLibrary | undefined;
 
   constructor(options: CodemuxOptions) {
@@ -245,6 +264,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     this.pipeline = new ToolCallPipeline({
       access: this.access,
       clock: this.clock,
+      ...(options.policyBuckets ? { rateBuckets: options.policyBuckets } : {}),
       pool: this.pool,
       catalog: this.catalog,
       middleware: [...(options.logCalls ? [logCalls(this.logger)] : []), this.relay.middleware(), ...(options.middleware ?? [])],
@@ -430,20 +450,32 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
     (options.before ? this.#beforeClose : this.#closers).push(closer);
   }
 
-  /** Adds what else `forget` must delete for a principal (its jobs, its audit lines); returns counts by kind. */
-  onForget(forgetter: (principal: string) => Promise<ForgetReport> | ForgetReport): void {
-    this.#forgetters.push(forgetter);
+  /**
+   * Adds what else `forget` must delete for a principal (its jobs, its audit lines); returns counts by kind.
+   * With `before: true` it runs before the core's own parts (asking the other instances, which hold the
+   * principal's results in memory and would count what this one deletes from the shared store again).
+   */
+  onForget(forgetter: Forgetter, options: { before?: boolean } = {}): void {
+    (options.before ? this.#forgettersBefore : this.#forgetters).push(forgetter);
   }
 
   /**
-   * Deletes what codemux holds for `principal`: the results its sessions kept, its skills, and whatever
-   * `onForget` forgetters hold (jobs and transcripts, audit lines). Returns what went, by kind.
+   * Deletes what codemux holds for `principal`: the results its sessions kept, its skills, the files
+   * dispatch's `resultToFile` wrote for it, its own server instances and logins, and whatever `onForget`
+   * forgetters hold (jobs and transcripts, audit lines, the admin page's activity, other instances'). Returns what went, by kind.
    */
-  async forget(principal: string): Promise<ForgetReport> {
-    const report: ForgetReport = { results: await this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 };
-    for (const forgetter of this.#forgetters) {
-      for (const [kind, count] of Object.entries(await forgetter(principal))) report[kind] = (report[kind] ?? 0) + count;
-    }
+  async forget(principal: string, options: ForgetOptions = {}): Promise<ForgetReport> {
+    const reach = { elsewhere: options.elsewhere ?? true };
+    const report: ForgetReport = { results: 0, skills: 0 };
+    const add = (counts: ForgetReport) => {
+      for (const [kind, count] of Object.entries(counts)) report[kind] = (report[kind] ?? 0) + count;
+    };
+    for (const forgetter of this.#forgettersBefore) add(await forgetter(principal, reach));
+    add({ results: await this.results.forget(principal), skills: (await this.#skills?.forget(principal)) ?? 0 });
+    if (this.options.dispatchFiles?.resultFileDir) add({ resultFiles: await forgetResultFiles(this.options.dispatchFiles, principal) });
+    // Its own server instances and what they kept for it, and its logins: said only when it had some.
+    add(Object.fromEntries(Object.entries((await this.pool.forgetPrincipal?.(principal)) ?? {}).filter(([, count]) => count > 0)));
+    for (const forgetter of this.#forgetters) add(await forgetter(principal, reach));
     return report;
   }
 

@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions, ForgetReport } from "./codemux";
+export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, resultFormatOf, spillBytesOf, stateKeyOf } from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
@@ -26,7 +26,7 @@ export { callRequest } from "./pipeline/call-request";
 export { Access } from "./policy/access";
 export type { CatalogView } from "./policy/catalog-view";
 export { policiesOf, type PolicyConfig, type PolicyRule } from "./policy/config";
-export { explainPolicy, type PolicyDecision } from "./policy/explain";
+export { explainPolicy, type CatalogFacts, type CheckedTool, type PolicyDecision } from "./policy/explain";
 export type { Grant, PolicySubject } from "./policy/policies";
 export type { ToolCallPipeline } from "./pipeline/pipeline";
 export type { Readiness } from "./readiness";

@@ -41,6 +41,8 @@ export interface ToolPool {
   rootsChanged?(session: CallerSession): void;
   /** Ends what a client session owned (its instances of servers isolated per session); a pool without it has none. */
   closeSession?(session: string): Promise<void>;
+  /** Forgets a principal: ends its own instances of isolated servers, deletes the folders they kept for it and its own logins; how many of each went. A pool without it keeps none. */
+  forgetPrincipal?(principal: string): Promise<Record<string, number>>;
   /** Stops one server and starts it again from the same entry; a pool without it cannot restart one server. */
   restart?(server: string): Promise<void>;
   /** Applies a reloaded config's servers (unchanged ones keep their connection); a pool without it cannot reload. */

@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Codemux, DISPATCH_TOOL_NAME, MAX_ARGUMENT_FILE_BYTES, createSessionServer, dispatchFilesOf } from "../src/index";
+import { Codemux, DISPATCH_TOOL_NAME, MAX_ARGUMENT_FILE_BYTES, createSessionServer, dispatchFilesOf, type DispatchFiles } from "../src/index";
+import { forgetResultFiles, writeResultFile } from "../src/surfaces/dispatch-files";
 import { config, misbehaving, textOf } from "./helpers";
 
 let dir: string;
@@ -172,6 +173,25 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
     } finally {
       await bare.close();
     }
+  });
+
+  it("forget deletes the files written for one principal, the owner's at the folder's top only, and never follows a planted link", async () => {
+    const files = dispatchFilesOf({ dispatch: { resultFileDir: "forget-out" } }, "codemux.json", dir) as DispatchFiles;
+    const folder = files.resultFileDir as string;
+    for (const principal of ["token:carol", "token:dave", "local"]) await writeResultFile(files, { principal, tool: "m__echo", text: `${principal}'s result` });
+    await writeFile(join(dir, "secret", "keep.txt"), "outside");
+    await symlink(join(dir, "secret"), join(folder, "token%3Aeve"));
+    expect(await forgetResultFiles(files, "token:carol")).toBe(1);
+    expect(await readdir(folder)).not.toContain("token%3Acarol");
+    expect(await readdir(join(folder, "token%3Adave"))).toHaveLength(1);
+    // The owner's files are at the top; the others' folders stay.
+    expect(await forgetResultFiles(files, "local")).toBe(1);
+    expect((await readdir(folder)).sort()).toEqual(["token%3Adave", "token%3Aeve"]);
+    // A link where eve's folder would be goes, and nothing it points at.
+    expect(await forgetResultFiles(files, "token:eve")).toBe(0);
+    expect(await readdir(folder)).toEqual(["token%3Adave"]);
+    expect(await readFile(join(dir, "secret", "keep.txt"), "utf8")).toBe("outside");
+    expect(await forgetResultFiles(files, "token:nobody")).toBe(0);
   });
 
   it("never reads a file outside while a link is swapped in at the file or at a folder on its path, however often it is called", async () => {

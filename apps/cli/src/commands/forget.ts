@@ -1,47 +1,54 @@
-import { isPrincipalId } from "@codemux/core";
+import { isPrincipalId, principalOfName } from "@codemux/core";
 import { createJobs } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, retentionOf, type ForgetReport } from "@codemux/server";
+import { Codemux, codemuxHome, findConfigFile, resolveConfig, retentionOf, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
-import { forgetAlso, pluginsOf, readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { dispatchFilesFrom, forgetAlso, pluginsOf, readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { defaultConfig } from "../default-config";
+import { addCounts } from "../forget-shared";
+import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
 import { openSharedState, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
 import { UsageError } from "../errors";
 import { stderrLogger } from "../logger";
-import { daemonPidfiles, liveDaemon } from "./status";
 
 const KINDS: Record<string, [string, string]> = {
   results: ["kept result", "kept results"],
   skills: ["skill", "skills"],
+  resultFiles: ["result file", "result files"],
   jobs: ["job (with its transcript)", "jobs (with their transcripts)"],
   audit: ["audit line", "audit lines"],
   memory: ["memory", "memories"],
+  cache: ["cached answer in memory", "cached answers in memory"],
+  activity: ["call on the admin page's Activity", "calls on the admin page's Activity"],
+  logins: ["login of its own to a server", "logins of its own to servers"],
+  serverFolders: ["server's folder for it (its own instance's)", "servers' folders for it (their own instances')"],
   sharedJobs: ["job record in Redis", "job records in Redis"],
   cachedAnswers: ["cached answer in Redis", "cached answers in Redis"],
 };
+/** Kinds that say whom forget reached, not what it deleted. */
+const REACH = new Set(["instances", "instancesMissed"]);
 
-/** `codemux forget PRINCIPAL`: deletes what codemux keeps on this machine for one principal, and in the shared store when one is set. */
+/** `codemux forget PRINCIPAL`: deletes what codemux keeps for one principal, on this machine, in every instance running, and in the shared store. */
 export function registerForget(program: Command, context: RunContext): void {
   program
     .command("forget")
     .description(
-      "delete what codemux keeps for a principal (token:NAME, oauth:ISSUER#SUBJECT, local): its skills, background jobs with their transcripts, its audit log lines and its memories (the memory plugin); with a Redis store, also its kept results, saved skills, memories, job records with their transcripts and results, queued jobs and cached answers there",
+      "delete what codemux keeps for a principal: its kept results, skills, background jobs with their transcripts, audit log lines, memories and cached answers (plugins), the files dispatch's resultToFile wrote, the admin page's record of its calls, and its own logins and server instances; every codemux running on this machine is asked through its admin socket, and with a Redis store every instance of it, which also deletes what the principal owns in Redis",
     )
-    .argument("<principal>", 'the principal as logs and the audit log name it, e.g. "token:ci"')
+    .argument(
+      "<principal>",
+      'the principal as logs and the audit log name it, e.g. "token:ci" or "oauth:ISSUER#SUBJECT"; a bare name is a token\'s: "ci" is "token:ci"',
+    )
     .option(
       "--store <store>",
-      "also delete what it owns in the Redis store instances share (kept results, saved skills, memories, job records with their transcripts and results, queued jobs, cached answers): redis://HOST:PORT; else $CODEMUX_STORE, else the config's store",
+      "also delete what it owns in the Redis store instances share (kept results, saved skills, memories, job records with their transcripts and results, queued jobs, cached answers), and ask every instance of it: redis://HOST:PORT; else $CODEMUX_STORE, else the config's store",
     )
     .option("--store-prefix <prefix>", "the start of every key (default codemux:); else $CODEMUX_STORE_PREFIX")
-    .action(async (principal: string, flags: StoreFlags, command: Command) => {
-      if (!isPrincipalId(principal))
-        throw new UsageError(`"${principal.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
-      // A running gateway holds this principal's results and jobs in memory, and would write its segment back.
-      for (const pidfile of daemonPidfiles(command)) {
-        const daemon = await liveDaemon(pidfile);
-        if (daemon)
-          throw new UsageError(
-            `codemux runs in the background at ${daemon.url} (pid ${daemon.pid}) and holds what it keeps in memory: ask it (curl -X DELETE ${daemon.url}/v1/principals/${encodeURIComponent(principal)} -H "Authorization: Bearer $ADMIN_TOKEN", a token with the admin scope), or stop it (codemux stop) and run forget again.`,
-          );
-      }
+    .action(async (name: string, flags: StoreFlags, command: Command) => {
+      if (!isPrincipalId(name)) throw new UsageError(`"${name.slice(0, 80)}" is not a principal: give its id as the audit log names it, such as token:ci.`);
+      const principal = principalOfName(name);
+      // A running codemux holds the principal's results, skills and calls in memory, and writes its files back: each is asked, or nothing is deleted.
+      const running = await localInstances(codemuxHome());
+      for (const instance of running) if (!(await answers(instance))) throw unreachable(instance, principal);
       const { config } = command.optsWithGlobals<GlobalOptions>();
       const file = findConfigFile(config ? { configPath: config } : {})?.file;
       const raw = await readRawConfig(file);
@@ -51,21 +58,45 @@ export function registerForget(program: Command, context: RunContext): void {
           throw new UsageError(
             `Redis at ${shared.connection.where} is not reachable, so nothing was deleted; start it (or fix --store) and run codemux forget again.`,
           );
-        const report = await forgetOffline(principal, { file, raw, shared });
-        const parts = Object.entries(report).map(([kind, count]) => `${count} ${(KINDS[kind] ?? [kind, kind])[count === 1 ? 0 : 1]}`);
+        const report: ForgetReport = {};
+        for (const instance of running) {
+          // Without a store of its own here, the instance asks its store's other instances itself.
+          const forgotten = await forgetThrough(instance, principal, { elsewhere: !shared.connection }).catch((error: Error) => {
+            throw new UsageError(
+              `codemux at ${instance.url} (pid ${instance.pid}) could not forget ${principal}: ${error.message}. Run codemux forget again.`,
+              1,
+            );
+          });
+          addCounts(report, forgotten);
+        }
+        addCounts(report, await forgetOffline(principal, { file, raw, shared }));
+        const parts = Object.entries(report)
+          .filter(([kind]) => !REACH.has(kind))
+          .map(([kind, count]) => `${count} ${(KINDS[kind] ?? [kind, kind])[count === 1 ? 0 : 1]}`);
         context.stdout.write(`Forgot ${principal}: ${parts.join(", ")}.\n`);
-        // Other instances' own folders are out of this machine's reach.
+        const reached = [
+          ...running.map((instance) => `the codemux at ${instance.url} (pid ${instance.pid})`),
+          ...(shared.connection ? [`${report.instances ?? 0} instance${report.instances === 1 ? "" : "s"} of the Redis store`] : []),
+        ];
+        if (reached.length > 0) context.stdout.write(`Running instances asked: ${reached.join(", ")}.\n`);
+        // A stopped instance's own folder is out of reach from here.
         if (shared.connection)
-          context.stdout.write(
-            "Audit lines live in each instance's own CODEMUX_HOME: run codemux forget there too, or DELETE /v1/principals/{principal} on each instance.\n",
-          );
+          context.stdout.write("What a stopped instance wrote in its own CODEMUX_HOME (audit lines, its job journal) stays: run codemux forget there too.\n");
+        // Warned above, one line each with its route.
+        if (report.instancesMissed) context.exitCode = 1;
       } finally {
         await shared.close();
       }
     });
 }
 
-/** Opens codemux's data folder (and the shared store) without starting a server, and deletes what they keep for `principal`. */
+function unreachable(instance: LocalInstance, principal: string): UsageError {
+  return new UsageError(
+    `codemux runs at ${instance.url} (pid ${instance.pid}) and holds what it keeps in memory, but ${instance.socket ? "does not answer on its admin socket" : "has no admin socket"}, so nothing was deleted: ask it (curl -X DELETE ${instance.url}/v1/principals/${encodeURIComponent(principal)} -H "Authorization: Bearer $ADMIN_TOKEN", a token with the admin scope), or stop it, and run codemux forget again.`,
+  );
+}
+
+/** Opens codemux's data folder (and the shared store) without starting a server, and deletes what they keep for `principal`; asks the store's instances. */
 async function forgetOffline(
   principal: string,
   { file, raw, shared }: { file: string | undefined; raw: Record<string, unknown> | undefined; shared: SharedState },
@@ -79,10 +110,13 @@ async function forgetOffline(
     ...(shared.memories ? { sharedLists: shared.memories } : {}),
   });
   const jobs = createJobs({ dataDir: codemuxHome(), logger });
+  // The servers are never started: their entries say which keep a folder per principal (the built-in default's memory, served to several).
+  const config = await resolveConfig({ ...(file ? { configPath: file } : {}), inline: [], fallback: () => defaultConfig({ manyPrincipals: true }) });
   const core = new Codemux({
-    config: { source: "forget", servers: [] },
+    config,
     dataDir: codemuxHome(),
     logger,
+    ...dispatchFilesFrom(raw, file),
     // Kept results in Redis: the core's result store finds the principal's through whichever instance kept them.
     ...(shared.resultStore ? { resultStore: shared.resultStore } : {}),
     // Saved skills in Redis: the library deletes the principal's there.

@@ -1,21 +1,24 @@
-import { parseJsonc } from "@codemux/pool";
-import { explainPolicy, findConfigFile, policiesOf } from "@codemux/server";
+import { principalOfName, splitQualifiedName } from "@codemux/core";
+import { parseJsonc, ServerUnavailableError } from "@codemux/pool";
+import { explainPolicy, findConfigFile, policiesOf, type CatalogFacts, type Codemux } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import type { GlobalOptions, RunContext } from "../context";
+import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
 
-/** `codemux policy check PRINCIPAL SERVER__TOOL`: which rule decides, whether the tool is seen and may be called, and why. */
+/** `codemux policy check PRINCIPAL SERVER__TOOL`: which rule decides, whether the tool exists, is seen and may be called, and why. */
 export function registerPolicy(program: Command, context: RunContext): void {
   const policy = program.command("policy").description("the config's policies: who sees and may call what");
   policy
     .command("check")
-    .description("explain the decision for a principal and a tool: the rule that matched, seen or hidden, read-only, limits")
-    .argument("<principal>", 'a principal id: "token:<name>", "oauth:<issuer>#<subject>", "local" or "anonymous"')
+    .description(
+      "explain the decision for a principal and a tool: the rule that matched, seen or hidden, whether the config's servers have the tool and what its annotations decide (read-only), limits; exit 0 when it may be called, 1 when not",
+    )
+    .argument("<principal>", 'a principal id: "token:<name>" (a bare name means that), "oauth:<issuer>#<subject>", "local" or "anonymous"')
     .argument("<tool>", "the tool, as server__tool")
     .option("--groups <list>", "groups the principal has, comma-separated (a token's groups, an OAuth group claim)", commaList)
     .option("--scopes <list>", "scopes the principal holds, comma-separated", commaList)
-    .action(async function (this: Command, principal: string, tool: string) {
+    .action(async function (this: Command, name: string, tool: string) {
       const options = this.opts<{ groups?: string[]; scopes?: string[] }>();
       const configOption = this.optsWithGlobals<GlobalOptions>().config;
       const found = findConfigFile(configOption ? { configPath: configOption } : {});
@@ -27,15 +30,32 @@ export function registerPolicy(program: Command, context: RunContext): void {
         throw new UsageError(`Cannot read the config ${found.file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); check the path.`);
       }
       const policies = policiesOf(parseJsonc(text, found.file).value, found.file);
-      const decision = explainPolicy(
-        policies,
-        { principal, ...(options.groups ? { groups: options.groups } : {}), ...(options.scopes ? { scopes: options.scopes } : {}) },
-        tool,
-      );
+      // The config's servers say whether the tool exists and whether they mark it read-only, which the rules alone cannot.
+      const catalog = await withCore(this, context, (core) => catalogFacts(core, tool));
+      const subject = {
+        principal: principalOfName(name),
+        ...(options.groups ? { groups: options.groups } : {}),
+        ...(options.scopes ? { scopes: options.scopes } : {}),
+      };
+      const decision = explainPolicy(policies, subject, { name: tool, catalog });
       context.stdout.write(`${decision.text}\n`);
-      // Scripts can branch on it: 0 when the tool is seen, 1 when it is hidden.
-      if (!decision.visible) context.exitCode = 1;
+      // Scripts can branch on it: 0 when a call would go through (or depends only on what could not be read), 1 when hidden, missing or refused.
+      if (!decision.visible || decision.callable === false) context.exitCode = 1;
     });
+}
+
+/** What the config's servers say of `name`: its annotations, or why it is not there or not known. */
+async function catalogFacts(core: Codemux, name: string): Promise<CatalogFacts> {
+  const server = splitQualifiedName(name)?.server;
+  const servers = core.status().map((s) => s.name);
+  if (server === undefined) return { state: "missing", why: `names look like "server__tool" (servers here: ${servers.join(", ") || "none"}).` };
+  if (!servers.includes(server)) return { state: "missing", why: `the config has no server "${server}" (its servers: ${servers.join(", ") || "none"}).` };
+  try {
+    return { state: "found", annotations: (await core.pipeline.resolve(name)).tool.annotations ?? {} };
+  } catch (error) {
+    const why = (error as Error).message;
+    return ServerUnavailableError.isInstance(error) ? { state: "unknown", why } : { state: "missing", why };
+  }
 }
 
 function commaList(value: string): string[] {

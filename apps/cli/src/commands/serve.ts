@@ -25,6 +25,7 @@ import { dirname, join, resolve } from "node:path";
 import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
 import { readRawConfig, startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
+import { openLocalAdmin } from "../local-admin";
 import { terminalStatus } from "../status";
 import { openSharedState, storeSettingOf } from "../shared-state";
 import { levelSink, loggerSink } from "../logger";
@@ -458,6 +459,19 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     }
   }
 
+  // `codemux forget` on this machine reaches this instance through its admin socket, and any instance of the store through Redis.
+  const localAdmin = await openLocalAdmin(core, { url: http.url, home: codemuxHome() }).catch(async (error: unknown) => {
+    await http.close();
+    await core.close();
+    await shared.close();
+    if (daemonPidfile) releasePidfile(daemonPidfile);
+    throw new UsageError(
+      `cannot open this instance's admin socket under ${codemuxHome()}/run (${(error as Error).message}); check that folder is yours and writable.`,
+      1,
+    );
+  });
+  shared.forgetRequests?.answer((principal) => core.forget(principal, { elsewhere: false }));
+
   const watching = (options.watch ?? true) && file !== undefined;
   const watcher = watching ? watchConfig({ file, core: reloader, log: http.options.log, onResult: noteReload }) : undefined;
   const names = http.tokenNames;
@@ -480,6 +494,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   setTimeout(() => process.exit(1), drainMs + CLOSE_MARGIN_MS).unref();
   watcher?.close();
   try {
+    await localAdmin.close();
     // Still registered (and beating) while draining: a request for one of its sessions forwarded by another instance is served; shared.close() leaves at exit.
     await jobs?.drain();
     await http.drain(drainMs);

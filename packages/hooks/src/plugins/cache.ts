@@ -72,6 +72,17 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       entries.clear();
       bytes = 0;
     },
+    forget(principal) {
+      // This instance's own entries; a shared store's are deleted by whoever forgets there (they carry their owner).
+      const start = `${JSON.stringify(principal)}\u0000`;
+      let gone = 0;
+      for (const key of [...entries.keys()]) {
+        if (!key.startsWith(start)) continue;
+        drop(key);
+        gone++;
+      }
+      return gone;
+    },
     init(ctx) {
       clock = ctx.clock;
       metrics = ctx.metrics;

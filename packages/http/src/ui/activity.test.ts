@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ActivityLog, MAX_ACTIVITY } from "./activity";
 
 /** A call as the pipeline hands it to middleware: the fields the log reads. */
-function callOf(args: Record<string, unknown>, tool = "m__echo"): CallContext {
-  return { entry: { qualifiedName: tool }, arguments: args, origin: "rest", session: { id: "s1", principal: "token:alice" } } as unknown as CallContext;
+function callOf(args: Record<string, unknown>, tool = "m__echo", principal = "token:alice"): CallContext {
+  return { entry: { qualifiedName: tool }, arguments: args, origin: "rest", session: { id: "s1", principal } } as unknown as CallContext;
 }
 
 const answer = (text: string): Promise<ToolResult> => Promise.resolve({ content: [{ type: "text", text }] });
@@ -28,6 +28,18 @@ describe("ActivityLog", () => {
     expect(entry?.result.length).toBeLessThan(17 * 1024);
     expect(entry?.result).toMatch(/more characters not kept\)$/);
     expect(entry?.bytes).toBeGreaterThan(40_000);
+  });
+
+  it("forgets one principal's calls, with their arguments and results, and keeps the others'", async () => {
+    const log = new ActivityLog();
+    const record = log.middleware();
+    await record(callOf({ note: "alice-1" }), () => answer("alice's answer"));
+    await record(callOf({ note: "bob-1" }, "m__echo", "token:bob"), () => answer("bob's answer"));
+    await record(callOf({ note: "alice-2" }), () => answer("alice's answer"));
+    expect(log.forget("token:alice")).toBe(2);
+    expect(log.list().map((entry) => entry.principal)).toEqual(["token:bob"]);
+    expect(JSON.stringify(log.list())).not.toContain("alice");
+    expect(log.forget("token:alice")).toBe(0);
   });
 
   it("records a call that threw, with its message, and passes the error on", async () => {

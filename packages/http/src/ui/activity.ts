@@ -73,6 +73,14 @@ export class ActivityLog {
     return out;
   }
 
+  /** Drops every call of `principal` (`codemux forget`); returns how many went. */
+  forget(principal: string): number {
+    const before = this.#entries.length;
+    const kept = this.#entries.filter((entry) => entry.principal !== principal);
+    this.#entries.splice(0, before, ...kept);
+    return before - kept.length;
+  }
+
   get(id: number): ActivityEntry | undefined {
     return this.#entries.find((e) => e.id === id);
   }

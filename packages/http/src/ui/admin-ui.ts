@@ -96,6 +96,8 @@ export class AdminUi {
     this.activity = new ActivityLog(this.#now, options.core.mask);
     this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
     options.core.pipeline.use(this.activity.middleware());
+    // Its calls' arguments and results are what the principal's calls wrote: forgotten with the rest.
+    options.core.onForget((principal) => ({ activity: this.activity.forget(principal) }));
   }
 
   /** Signs out every browser of these principals (their token was revoked). */

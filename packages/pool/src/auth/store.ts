@@ -34,6 +34,15 @@ export function principalAuthDirectory(dir: string, principal: string): string {
   return `${dir}/principals/${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;
 }
 
+/** Deletes `principal`'s own logins (its folder under `dir`, per-principal credentials), for `codemux forget`; how many servers' logins went. */
+export async function deletePrincipalLogins(dir: string, principal: string): Promise<number> {
+  const { readdir, rm } = await import("node:fs/promises");
+  const folder = principalAuthDirectory(dir, principal);
+  const logins = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.endsWith(".json")).length;
+  await rm(folder, { recursive: true, force: true });
+  return logins;
+}
+
 function fileOf(dir: string, server: string): string {
   // Server names are checked against SERVER_NAME_PATTERN by the config, so they are safe file names; checked again here.
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(server)) throw new Error(`"${server}" is not a valid server name for a login file.`);

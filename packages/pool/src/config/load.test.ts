@@ -274,7 +274,12 @@ describe("credentials", () => {
     const config = parse(
       {
         mcpServers: {
-          gh: { url: "https://x.dev/mcp", credentials: "per-principal", perPrincipal: { "token:alice": { headers: { "X-Key": "${ALICE_KEY}" } } } },
+          gh: {
+            url: "https://x.dev/mcp",
+            credentials: "per-principal",
+            // A bare name is the token's, as everywhere a principal is named.
+            perPrincipal: { "token:alice": { headers: { "X-Key": "${ALICE_KEY}" } }, bob: { headers: { "X-Key": "k-bob" } } },
+          },
           browser: { command: "b", credentials: "per-principal", isolation: "session" },
         },
       },
@@ -284,7 +289,7 @@ describe("credentials", () => {
       ["per-principal", "principal"],
       ["per-principal", "session"],
     ]);
-    expect(config.servers[0]?.perPrincipal).toEqual({ "token:alice": { headers: { "X-Key": "k-alice" } } });
+    expect(config.servers[0]?.perPrincipal).toEqual({ "token:alice": { headers: { "X-Key": "k-alice" } }, "token:bob": { headers: { "X-Key": "k-bob" } } });
     expect(errorOf(() => parse({ mcpServers: { b: { command: "b", credentials: "per-principal", isolation: "shared" } } })).message).toMatch(
       /mcpServers\.b\.isolation: cannot be "shared" with "credentials": "per-principal"/,
     );

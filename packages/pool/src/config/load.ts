@@ -1,3 +1,4 @@
+import { principalOfName } from "@codemux/core";
 import { resolve } from "node:path";
 import type { z } from "zod";
 import { ConfigError } from "../errors";
@@ -269,8 +270,9 @@ function perPrincipalOf(
   subMap: (map: unknown, field: string) => Record<string, string>,
 ): Record<string, PrincipalCredentials> {
   return Object.fromEntries(
+    // A bare name is a token's, as everywhere a principal is named: "alice" is "token:alice".
     Object.entries(map).map(([principal, { env, headers }]) => [
-      principal,
+      principalOfName(principal),
       {
         ...(env ? { env: subMap(env, `perPrincipal.${principal}.env`) } : {}),
         ...(headers ? { headers: subMap(headers, `perPrincipal.${principal}.headers`) } : {}),

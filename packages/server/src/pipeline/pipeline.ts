@@ -2,6 +2,7 @@ import {
   NO_MASK,
   POLICY_RULE_STATE,
   TokenBuckets,
+  type RateBuckets,
   splitQualifiedName,
   type CatalogEntry,
   type ToolAnnotations,
@@ -56,6 +57,12 @@ export interface ToolCallPipelineOptions {
   access?: Access;
   /** Milliseconds since the epoch, for the policies' calls per minute; `Date.now` when absent. */
   clock?: () => number;
+  /**
+   * Where the policies' calls per minute are counted: buckets every instance of a deployment shares (Redis),
+   * so that the limit holds across them; this instance's memory when absent. A store that does not answer
+   * fails the call (with its own sentence): a limit is never waived because it cannot be counted.
+   */
+  rateBuckets?: RateBuckets;
   /** How a 2026-era server's questions during a call are answered (roots, time); no roots and the default call timeout when absent. */
   inputRounds?: InputRoundsOptions;
   /** Masks the progress messages a server sends during a call (its result passes the middleware: the redact plugin's). */
@@ -78,7 +85,7 @@ export class ToolCallPipeline {
   readonly #validator = new ArgumentValidator();
   readonly #access: Access | undefined;
   readonly #clock: () => number;
-  readonly #perMinute = new TokenBuckets();
+  readonly #perMinute: RateBuckets;
   readonly #inputRounds: InputRounds;
   readonly #mask: SecretMask | undefined;
   #chain: NextCall;
@@ -91,6 +98,7 @@ export class ToolCallPipeline {
     this.#deniedReason = options.deniedReason ?? (() => undefined);
     this.#access = options.access;
     this.#clock = options.clock ?? Date.now;
+    this.#perMinute = options.rateBuckets ?? new TokenBuckets();
     this.#inputRounds = new InputRounds(options.inputRounds ?? { roots: async () => ({ roots: [] }), timeoutMs: () => DEFAULT_CALL_TIMEOUT_MS });
     this.#middleware = [...(options.middleware ?? [])];
     this.#mask = options.mask;
@@ -146,7 +154,7 @@ export class ToolCallPipeline {
   async #callGranted(request: CallRequest, grant: Grant): Promise<ToolResult> {
     const entry = await this.#resolveGranted(request.name, grant, (hidden, error) => this.#refused(this.#grantedContext(hidden, request, grant), error));
     const ctx = this.#grantedContext(entry, request, grant);
-    const refusal = this.#policyRefusal(ctx, grant);
+    const refusal = await this.#policyRefusal(ctx, grant);
     if (refusal !== undefined) {
       this.#refused(ctx, refusal);
       throw refusal;
@@ -187,7 +195,7 @@ export class ToolCallPipeline {
   }
 
   /** Why the grant refuses a call to a tool it shows, or undefined; a call that passes is counted against its calls per minute. */
-  #policyRefusal(ctx: CallContext, grant: Grant): Error | undefined {
+  async #policyRefusal(ctx: CallContext, grant: Grant): Promise<Error | undefined> {
     const name = ctx.entry.qualifiedName;
     const { principal } = ctx.session;
     if (grant.readOnly && ctx.annotations.readOnlyHint !== true) {
@@ -197,10 +205,10 @@ export class ToolCallPipeline {
       );
     }
     if (grant.callsPerMinute === undefined) return undefined;
-    const key = `${grant.rule}\u0000${principal}`;
+    // Named apart from the rate-limit plugin's buckets, which may share the store.
+    const key = `policy\u0000${grant.rule}\u0000${principal}`;
     const rate = { capacity: grant.callsPerMinute, calls: grant.callsPerMinute, perMs: MINUTE_MS };
-    const now = this.#clock();
-    const { tokens, waitMs } = this.#perMinute.check(key, rate, now);
+    const { waitMs } = await this.#perMinute.takeAll([{ key, rate }], this.#clock());
     if (waitMs > 0) {
       return new PolicyRateLimitedError(
         `Rate limited: the policy rule "${grant.rule}" allows principal "${principal}" ${grant.callsPerMinute} calls a minute. ${name} was not called; retry in ${Math.ceil(waitMs / 1000)} s.`,
@@ -208,7 +216,6 @@ export class ToolCallPipeline {
         waitMs,
       );
     }
-    this.#perMinute.take(key, tokens, now);
     return undefined;
   }
 

@@ -18,6 +18,12 @@ describe("policiesOf", () => {
     expect(policiesOf({ mcpServers: {} }, "codemux.json")).toBeUndefined();
   });
 
+  it("reads a plain name as a token's principal, as every place that takes a principal does; kinds, local and wildcards stay", () => {
+    const rule = read({ rules: [{ principals: ["alice", "token:bob", "oauth:https://idp.example#7", "local", "anonymous", "*", "ci-*"], tools: ["*"] }] })
+      ?.rules[0];
+    expect(rule?.principals).toEqual(["token:alice", "token:bob", "oauth:https://idp.example#7", "local", "anonymous", "*", "ci-*"]);
+  });
+
   it("reads rules with their defaults: deny for the unmatched, a name from the index, no limits", () => {
     expect(read({ rules: [{ principals: ["token:ci"], tools: ["github__*"] }] })).toEqual({
       default: "deny",

@@ -1,10 +1,14 @@
+import { principalOfName } from "@codemux/core";
 import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 
 /** One rule of the config's `policies`: whom it is for, and what they may see and call. */
 export interface PolicyRule {
   /** Named in `codemux policy check`, refusals and the audit log; `rules[<index>]` when the config gives none. */
   name: string;
-  /** Globs over principal ids (`token:ci-*`, `oauth:https://idp.example#*`); `local` only when written out. */
+  /**
+   * Globs over principal ids (`token:ci-*`, `oauth:https://idp.example#*`); `local` only when written out. A plain
+   * name without a kind or a wildcard is a token's (`ci` is `token:ci`); a wildcard without a kind (`*`) matches every kind.
+   */
   principals: string[];
   /** Globs over the session's groups (a token's `groups`, an OAuth group claim). */
   groups: string[];
@@ -70,7 +74,7 @@ export function policiesOf(config: unknown, file: string): PolicyConfig | undefi
     const list = (key: "principals" | "groups" | "scopes" | "tools" | "exclude") => (raw[key] === undefined ? [] : read.strings(raw[key], `${where}.${key}`));
     const rule: PolicyRule = {
       name,
-      principals: list("principals"),
+      principals: list("principals").map((glob) => (/[*?]/.test(glob) ? glob : principalOfName(glob))),
       groups: list("groups"),
       scopes: list("scopes"),
       tools: list("tools"),

@@ -76,4 +76,27 @@ describe("explainPolicy", () => {
     expect(explainPolicy(config, { principal: "token:x" }, "fs__read_text_file").text).toContain("is hidden: the default shows no tool");
     expect(explainPolicy(undefined, { principal: "token:x" }, "fs__read_text_file")).toMatchObject({ rule: undefined, visible: true });
   });
+
+  it("with what the catalog says, decides a read-only rule by the tool's annotations and says when the tool does not exist", () => {
+    const ops = { principal: "token:x", groups: ["ops"] };
+    const found = (readOnlyHint: boolean) => ({ state: "found" as const, annotations: { readOnlyHint } });
+    expect(explainPolicy(config, ops, { name: "fs__read_text_file", catalog: found(true) })).toMatchObject({ callable: true });
+    expect(explainPolicy(config, ops, { name: "fs__read_text_file", catalog: found(true) }).text).toContain(
+      "It may be called: its server marks it read-only (readOnlyHint: true)",
+    );
+    const writer = explainPolicy(config, ops, { name: "fs__write_file", catalog: found(false) });
+    expect(writer).toMatchObject({ visible: true, callable: false });
+    expect(writer.text).toContain("It may not be called: its server does not mark it read-only");
+    const missing = explainPolicy(config, ops, { name: "fs__nope", catalog: { state: "missing", why: 'No tool named "fs__nope".' } });
+    expect(missing).toMatchObject({ visible: true, callable: false });
+    expect(missing.text).toContain('fs__nope would be seen (the rule\'s tools "*" match it), but it is not in the catalog: No tool named "fs__nope".');
+    expect(missing.text).not.toContain("may be called");
+    const down = explainPolicy(config, ops, { name: "fs__x", catalog: { state: "unknown", why: 'Server "fs" is unavailable: it failed.' } });
+    expect(down.callable).toBeUndefined();
+    expect(down.text).toContain('Whether fs__x exists is not known: Server "fs" is unavailable: it failed.');
+    expect(explainPolicy(undefined, { principal: "token:x" }, { name: "fs__nope", catalog: { state: "missing", why: "gone." } })).toMatchObject({
+      visible: true,
+      callable: false,
+    });
+  });
 });

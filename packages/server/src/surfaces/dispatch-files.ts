@@ -1,7 +1,7 @@
 import { LOCAL_PRINCIPAL } from "@codemux/core";
 import { ConfigError, SettingsReader, isSettingsObject } from "@codemux/pool";
 import { randomBytes } from "node:crypto";
-import { mkdir, realpath } from "node:fs/promises";
+import { lstat, mkdir, readdir, realpath, rm } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { BadRequestError } from "../errors";
 import { openBeneath } from "./beneath";
@@ -148,4 +148,27 @@ export async function writeResultFile(
     await handle.close();
   }
   return join(folder, ...below, name);
+}
+
+/**
+ * Deletes the files `resultToFile` wrote for `principal` (`codemux forget`): its subfolder of the result
+ * folder, or for the owner over stdio the files at the folder's top (the others' subfolders stay). Nothing
+ * is followed: a link planted where the subfolder should be is removed, never what it points to. Returns
+ * how many files went.
+ */
+export async function forgetResultFiles(files: DispatchFiles | undefined, principal: string): Promise<number> {
+  if (!files?.resultFileDir) return 0;
+  if (principal === LOCAL_PRINCIPAL) {
+    const top = await readdir(files.resultFileDir, { withFileTypes: true }).catch(() => []);
+    const own = top.filter((entry) => entry.isFile());
+    for (const entry of own) await rm(join(files.resultFileDir, entry.name), { force: true });
+    return own.length;
+  }
+  const folder = principalPart(files.resultFileDir, principal);
+  const facts = await lstat(folder).catch(() => undefined);
+  if (facts === undefined) return 0;
+  // Recursive listing does not follow links below the folder; the folder itself is checked above.
+  const count = facts.isDirectory() ? (await readdir(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length : 0;
+  await rm(folder, { recursive: true, force: true });
+  return count;
 }
