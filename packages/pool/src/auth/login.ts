@@ -75,6 +75,7 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       url: options.url,
       dir: options.dir,
       ...(options.settings ? { settings: options.settings } : {}),
+      ...(registry?.clientMetadataUrl ? { clientMetadataUrl: registry.clientMetadataUrl } : {}),
       login: {
         redirectUrl: callback.redirectUrl,
         state,

@@ -20,6 +20,8 @@ export interface FileOAuthProviderOptions {
   dir: string;
   /** The entry's `oauth` block: a pre-registered client, a scope. */
   settings?: OAuthSettings;
+  /** codemux's own client ID metadata document (a login through its public route), used where the config names none. */
+  clientMetadataUrl?: string;
   /** Set by `codemux auth login`: the loopback callback, and where the authorization URL goes. Unset: connecting, where a missing login is an AuthRequiredError. */
   login?: { redirectUrl: string; state: string; onAuthorizationUrl: (url: URL) => void | Promise<void> };
 }
@@ -44,9 +46,9 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return this.options.login?.redirectUrl ?? PLACEHOLDER_REDIRECT;
   }
 
-  /** The configured client ID metadata document: the SDK uses it as the client id where the authorization server supports them, and registers elsewhere. */
+  /** The configured client ID metadata document, else codemux's own: the SDK uses it as the client id where the authorization server supports them, and registers elsewhere. */
   get clientMetadataUrl(): string | undefined {
-    return this.options.settings?.clientMetadataUrl;
+    return this.options.settings?.clientMetadataUrl ?? this.options.clientMetadataUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {
