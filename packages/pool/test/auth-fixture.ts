@@ -216,7 +216,7 @@ const closing = (server: Server) => async () => {
 };
 
 /** Mounts the authorization server's routes (metadata with the 2026 revision's fields, registration, authorize, token) on `app`. */
-function mountAuthorizationServer(app: App, auth: TestAuthorizationServer, base: string, resourceServerUrl: URL): void {
+function mountAuthorizationServer(app: App, auth: TestAuthorizationServer, { base, resourceServerUrl }: { base: string; resourceServerUrl: URL }): void {
   const options = auth.options;
   const metadata = createOAuthMetadata({ provider: auth, issuerUrl: new URL(base), scopesSupported: ["mcp"] });
   auth.issuer = metadata.issuer;
@@ -240,7 +240,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const auth = new TestAuthorizationServer(options);
   const app = express();
   const { server, base } = await listen(app);
-  mountAuthorizationServer(app, auth, base, new URL(`${base}/mcp`));
+  mountAuthorizationServer(app, auth, { base, resourceServerUrl: new URL(`${base}/mcp`) });
   return { auth, close: closing(server) };
 }
 
@@ -268,7 +268,7 @@ export async function startProtectedServer(options: ProtectedServerOptions = {})
         res.status(404).json({ error: "not here" });
       });
   } else app.get("/.well-known/oauth-protected-resource/mcp", metadata);
-  if (!options.authorizationServer) mountAuthorizationServer(app, current, base, mcpUrl);
+  if (!options.authorizationServer) mountAuthorizationServer(app, current, { base, resourceServerUrl: mcpUrl });
 
   const challenge = (res: Res, status: number, fields: string) =>
     res
