@@ -14,6 +14,7 @@ import { root } from "./lib/workspace.mjs";
 import { startNameShim } from "./conformance/name-shim.mjs";
 import { CLI_PATH, FIXTURE_PATH, SERVER_NAME, startCodemux, startFixture } from "./conformance/processes.mjs";
 import { installReferee, REFEREE, requiredServerScenarios } from "./conformance/referee.mjs";
+import { runClientSuite } from "./conformance/client-suite.mjs";
 import { passed, readExpectedFailures, readmeLines, readResults } from "./conformance/results.mjs";
 
 const REVISIONS = ["2026-07-28", "2025-11-25"];
@@ -118,6 +119,8 @@ async function main() {
       const required = await requiredServerScenarios(referee, revision);
       sections.push(readmeLines({ revision, required, results, expected }));
     }
+    // The client suite: codemux as the client under test of every required client scenario.
+    if (!(await runClientSuite({ referee, dir, revisions: REVISIONS }))) failed = true;
     if (!failed && !updateReadme(readmeSection(sections), write)) {
       failed = true;
       console.error("\nThe README's conformance section is out of date: run `pnpm conformance --write-readme` and commit README.md.");

@@ -50,8 +50,11 @@ export async function installReferee(dir = process.env.CODEMUX_CONFORMANCE_HOME 
 }
 
 /** The server scenarios a revision requires (`conformance list --requirements REV`). */
-export async function requiredServerScenarios(referee, revision) {
+export const requiredServerScenarios = (referee, revision) => requiredScenarios(referee, revision, "Server");
+
+/** The scenarios of one side (`Server` or `Client`) that a revision requires (`conformance list --requirements REV`). */
+export async function requiredScenarios(referee, revision, side) {
   const { stdout } = await run(referee.node, [referee.cli, "list", "--requirements", revision], { maxBuffer: 4 * 1024 * 1024 });
-  const section = stdout.split(/^Server scenarios.*$/m)[1]?.split(/^\S.*$/m)[0] ?? "";
+  const section = stdout.split(new RegExp(`^${side} scenarios.*$`, "m"))[1]?.split(/^\S.*$/m)[0] ?? "";
   return [...section.matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
 }
