@@ -6,14 +6,13 @@
 // the run too). `--write-readme` rewrites the README's results section; without it a stale section
 // fails the run. Run `pnpm build` first; the referee is installed into $CODEMUX_CONFORMANCE_HOME
 // (default: codemux-conformance in the temp folder) and kept there for the next run.
-import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/workspace.mjs";
 import { startNameShim } from "./conformance/name-shim.mjs";
 import { CLI_PATH, FIXTURE_PATH, SERVER_NAME, startCodemux, startFixture } from "./conformance/processes.mjs";
-import { installReferee, REFEREE, requiredServerScenarios } from "./conformance/referee.mjs";
+import { installReferee, REFEREE, requiredServerScenarios, runLogged } from "./conformance/referee.mjs";
 import { runClientSuite } from "./conformance/client-suite.mjs";
 import { passed, readExpectedFailures, readmeLines, readResults } from "./conformance/results.mjs";
 
@@ -29,22 +28,8 @@ const expectedFile = (revision) => join(root, "scripts", "conformance", `expecte
 
 /** Runs the referee for one revision; resolves with its exit code and whether it was stopped (its output goes to `log`). */
 function runReferee({ referee, url, revision, outDir, log }) {
-  const args = [referee.cli, "server", "--url", `${url}/mcp`, "--requirements", revision, "--expected-failures", expectedFile(revision), "-o", outDir];
-  const child = spawn(referee.node, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const file = createWriteStream(log);
-  child.stdout.pipe(file);
-  child.stderr.pipe(file);
-  return new Promise((resolve) => {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill();
-    }, RUN_TIMEOUT_MS);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      file.end(() => resolve({ code: code ?? 1, timedOut }));
-    });
-  });
+  const args = ["server", "--url", `${url}/mcp`, "--requirements", revision, "--expected-failures", expectedFile(revision), "-o", outDir];
+  return runLogged(referee, args, { log, timeoutMs: RUN_TIMEOUT_MS });
 }
 
 /** The referee's verdict lines (scenario marks, totals, the baseline report) from its log. */

@@ -1,11 +1,10 @@
 // The referee's client scenarios with codemux as the client under test (client-under-test.mjs): every client scenario
 // each revision requires, run one at a time per worker (each starts its own codemux), each held to
 // expected-client-failures-<revision>.yaml by the referee (an unlisted failure, or a listed one that passes, fails it).
-import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "../lib/workspace.mjs";
-import { requiredScenarios } from "./referee.mjs";
+import { requiredScenarios, runLogged } from "./referee.mjs";
 import { readExpectedFailures } from "./results.mjs";
 
 const CLIENT = join(root, "scripts", "conformance", "client-under-test.mjs");
@@ -18,48 +17,19 @@ const RUN_TIMEOUT_MS = CLIENT_TIMEOUT_MS + 30_000;
 export const expectedClientFile = (revision) => join(root, "scripts", "conformance", `expected-client-failures-${revision}.yaml`);
 
 /** One scenario at one revision's wire; resolves with the referee's exit code, its verdict line and its log. */
-function runScenario({ referee, revision, scenario, dir }) {
+async function runScenario({ referee, revision, scenario, dir }) {
   const name = scenario.replaceAll("/", "-");
   const outDir = join(dir, `client-${revision}`, name);
   mkdirSync(outDir, { recursive: true });
   const log = join(dir, `client-${revision}-${name}.log`);
-  const args = [
-    referee.cli,
-    "client",
-    // The referee splits the command at spaces: neither path may hold one.
-    "--command",
-    `${process.execPath} ${CLIENT}`,
-    "--scenario",
-    scenario,
-    "--spec-version",
-    revision,
-    "--timeout",
-    String(CLIENT_TIMEOUT_MS),
-    "--expected-failures",
-    expectedClientFile(revision),
-    "-o",
-    outDir,
-  ];
-  const child = spawn(referee.node, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const file = createWriteStream(log);
-  child.stdout.pipe(file);
-  child.stderr.pipe(file);
-  return new Promise((resolve) => {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill();
-    }, RUN_TIMEOUT_MS);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      file.end(() => {
-        const text = readFileSync(log, "utf8");
-        const totals = text.match(/Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/);
-        const verdict = totals ? `${totals[1]}/${totals[2]} passed${totals[4] !== "0" ? `, ${totals[4]} warnings` : ""}` : "no result";
-        resolve({ scenario, code: timedOut ? 1 : (code ?? 1), timedOut, verdict, log });
-      });
-    });
-  });
+  // The referee splits the command at spaces: neither path may hold one.
+  const command = `${process.execPath} ${CLIENT}`;
+  const args = ["client", "--command", command, "--scenario", scenario, "--spec-version", revision, "--timeout", String(CLIENT_TIMEOUT_MS)];
+  args.push("--expected-failures", expectedClientFile(revision), "-o", outDir);
+  const { code, timedOut } = await runLogged(referee, args, { log, timeoutMs: RUN_TIMEOUT_MS });
+  const totals = readFileSync(log, "utf8").match(/Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/);
+  const verdict = totals ? `${totals[1]}/${totals[2]} passed${totals[4] !== "0" ? `, ${totals[4]} warnings` : ""}` : "no result";
+  return { scenario, code: timedOut ? 1 : code, timedOut, verdict, log };
 }
 
 /** Runs every required client scenario of `revisions`; resolves true when each met its expected failures. */
