@@ -38,7 +38,8 @@ function valueAt(args: unknown, path: string[]): unknown {
 function decoded(header: string): string | undefined {
   if (header.startsWith("=?base64?") && header.endsWith("?=")) {
     const encoded = SENTINEL.exec(header)?.[1];
-    return encoded === undefined ? undefined : Buffer.from(encoded, "base64").toString("utf8");
+    // Padded as base64 must be: a length that is not a multiple of 4 is malformed, as is any other character.
+    return encoded === undefined || encoded.length % 4 !== 0 ? undefined : Buffer.from(encoded, "base64").toString("utf8");
   }
   return PLAIN_VALUE.test(header) ? header : undefined;
 }

@@ -125,14 +125,17 @@ describe("Mcp-Param headers (SEP-2243) on every path to a downstream 2026 server
       refusal(/Mcp-Param-Priority header says "4"/),
     );
     expect(await rawCall({ region: "eu", query: "q" }, { "mcp-param-region": "=?base64?not base64?=" })).toEqual(refusal(/is malformed/));
+    // "Hello" is SGVsbG8= in base64: without its padding the value is malformed.
+    expect(await rawCall({ region: "Hello", query: "q" }, { "mcp-param-region": "=?base64?SGVsbG8?=" })).toEqual(refusal(/is malformed/));
     // Nothing refused went down.
     expect((await sentHeaders()).length).toBe(before);
 
     const accepted = await rawCall({ region: "eu", priority: 3, query: "q" }, { "mcp-param-region": "eu", "mcp-param-priority": "3.0" });
     expect(accepted.status).toBe(200);
     expect(textOf(accepted.body.result)).toBe("routed q to eu at 3");
-    // An absent parameter needs no header.
+    // An absent parameter needs no header; a value without both sentinel ends is a literal, whatever it looks like.
     expect((await rawCall({ region: "eu", query: "q" }, { "mcp-param-region": "eu" })).status).toBe(200);
-    expect((await sentHeaders()).slice(before)).toEqual([{ "mcp-param-region": "eu", "mcp-param-priority": "3" }, { "mcp-param-region": "eu" }]);
+    expect((await rawCall({ region: "=?base64?SGVsbG8=", query: "q" }, { "mcp-param-region": "=?base64?SGVsbG8=" })).status).toBe(200);
+    expect((await sentHeaders()).slice(before).slice(0, 2)).toEqual([{ "mcp-param-region": "eu", "mcp-param-priority": "3" }, { "mcp-param-region": "eu" }]);
   });
 });
