@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodemuxHttpServer } from "../src/index";
-import { MCP_HEADERS, TOKENS, bearer, config, restAs, textOf } from "./helpers";
+import { MCP_HEADERS, TOKENS, bearer, config, lastAnswerOf, restAs, textOf } from "./helpers";
 
 const MODERN = "2026-07-28";
 const ROUTE = { region: "Zürich", priority: 7, query: "q" };
@@ -73,15 +73,7 @@ async function rawCall(args: Record<string, unknown>, extra: Record<string, stri
     headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "p__route", ...extra },
     body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "p__route", arguments: args, _meta } }),
   });
-  const text = await response.text();
-  const last = text.includes("data: ")
-    ? (text
-        .split("\n")
-        .filter((l) => l.startsWith("data: "))
-        .at(-1)
-        ?.slice(6) ?? "{}")
-    : text;
-  return { status: response.status, body: JSON.parse(last) as Record<string, unknown> };
+  return { status: response.status, body: lastAnswerOf(await response.text()) };
 }
 
 describe("Mcp-Param headers (SEP-2243) on every path to a downstream 2026 server whose tool marks parameters with x-mcp-header", () => {
