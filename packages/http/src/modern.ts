@@ -6,6 +6,8 @@ import { webRequestOf, writeResponse } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { ListenLimitError } from "./errors";
 import { forwardToOwner } from "./follow-owner";
+import { HEADER_MISMATCH, paramHeaderMismatch } from "./param-headers";
+import { sendJson } from "./respond";
 import type { ScaleOut } from "./scale-out";
 
 /** The first protocol revision served without sessions; a GET or DELETE naming it (or a later one) asks for what that era has not. */
@@ -38,9 +40,13 @@ export class ModernMcp {
   readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
   readonly #stopChanges: () => void;
   readonly #scaleOut: ScaleOut | undefined;
+  readonly #mode: string | undefined;
+  readonly #principalSession: ModernGateway["principalSession"];
 
   constructor(gateway: ModernGateway) {
     this.#core = gateway.core;
+    this.#mode = gateway.options.mode;
+    this.#principalSession = (identity) => gateway.principalSession(identity);
     this.#scaleOut = gateway.options.scaleOut;
     this.#maxListens = gateway.maxListensPerPrincipal;
     const { mode, keepAliveMs, maxBodyBytes, maxSessions } = gateway.options;
@@ -73,6 +79,11 @@ export class ModernMcp {
 
   /** Answers one POST whose body carries the 2026-07-28 envelope (auth, Host, Origin and the body bound already passed). */
   async serve(ctx: RequestContext, body: unknown): Promise<void> {
+    const mismatch = this.#paramHeaderMismatch(ctx, body);
+    if (mismatch !== undefined) {
+      sendJson(ctx.res, 400, { jsonrpc: "2.0", id: (body as { id?: unknown }).id ?? null, error: { code: HEADER_MISMATCH, message: mismatch } });
+      return;
+    }
     const here = () => this.#serveHere(ctx, body);
     // A parked call's retry, or a task's request, is answered by the instance holding that call or task.
     if (!(await forwardToOwner(ctx, body, { scaleOut: this.#scaleOut, local: here }))) await here();
@@ -88,6 +99,18 @@ export class ModernMcp {
     // A listen request's server is built only for its capabilities and never connected, so closing it would not end it.
     if (server && !server.transport) server.onclose?.();
     await writeResponse({ req: ctx.req, res: ctx.res }, response);
+  }
+
+  /**
+   * In passthrough, a downstream tool is listed with its own input schema: a parameter it marks with `x-mcp-header` must
+   * come as its `Mcp-Param-*` header too, agreeing with the body (SEP-2243), or the call is refused with 400 / -32020
+   * before it goes anywhere. The SDK's handler checks the standard headers; these it cannot, as it knows no tool.
+   */
+  #paramHeaderMismatch(ctx: RequestContext, body: unknown): string | undefined {
+    const { method, params } = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    if (method !== "tools/call" || typeof params?.name !== "string" || this.#core.surface(this.#mode).name !== "passthrough") return undefined;
+    const tool = this.#core.access.catalog(this.#principalSession(ctx.identity)).get(params.name)?.tool;
+    return tool && paramHeaderMismatch(tool.inputSchema, params.arguments, ctx.req.headers);
   }
 
   /** Counts a listen stream against its principal until its response closes; refuses one past the principal's limit. */

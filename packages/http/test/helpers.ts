@@ -78,6 +78,12 @@ export async function askableClient(url: string, token: string, answer?: string)
   return client;
 }
 
+/** The JSON-RPC answer in a POST's response body: the body itself, or on an SSE stream its last data line. */
+export function lastAnswerOf(text: string): Record<string, unknown> {
+  const events = text.split("\n").filter((line) => line.startsWith("data: "));
+  return JSON.parse(events.length > 0 ? (events.at(-1)?.slice(6) ?? "{}") : text) as Record<string, unknown>;
+}
+
 /** The text parts of a tool result, joined as a client shows them. */
 export const textOf = (result: unknown) => ((result as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 

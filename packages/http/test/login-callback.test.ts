@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { completeInBrowser, startProtectedServer } from "../../pool/test/auth-fixture";
+import { completeInBrowser, startProtectedServer, type ProtectedServerOptions } from "../../pool/test/auth-fixture";
 import { freePort } from "../../pool/test/helpers";
 import { CodemuxHttpServer } from "../src/index";
-import { config, restAs, TOKENS } from "./helpers";
+import { config, raw, restAs, TOKENS } from "./helpers";
 
 /**
  * Per-principal downstream logins finished by a REMOTE browser: codemux serves with `publicUrl` (its own URL here),
@@ -19,12 +19,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function gateway(options: { redirectPort?: number; publicUrl?: boolean; iss?: "own" } = {}) {
+/**
+ * `publicUrl`: none (false), codemux's own address (the default), or an https one a TLS proxy in front would answer at (the
+ * test's browser then reaches codemux at its own address, as the proxy would, with the public Host).
+ */
+async function gateway(options: { redirectPort?: number; publicUrl?: boolean | string; downstream?: ProtectedServerOptions } = {}) {
   const root = mkdtempSync(join(tmpdir(), "codemux-callback-"));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   const env = { ...process.env, CODEMUX_HOME: root };
   const dir = join(root, "auth");
-  const downstream = await startProtectedServer(options.iss ? { iss: options.iss } : {});
+  const downstream = await startProtectedServer(options.downstream);
   cleanups.push(() => downstream.close());
   // The operator's own login lists the tools; it never serves a principal's call.
   await loginServer({ server: "p", url: downstream.url, dir, timeoutMs: 30_000, onAuthorizationUrl: (url) => void completeInBrowser(url.href) });
@@ -42,7 +46,15 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean; is
   core.start();
   await core.ready();
   const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
+  const local = `http://127.0.0.1:${port}`;
+  const publicUrl = typeof options.publicUrl === "string" ? options.publicUrl : local;
+  /** What the browser reaches for a public URL: codemux itself, with the public Host (a TLS proxy's job). */
+  const browse = async (url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> => {
+    const answer = await raw(url.replace(publicUrl, local), { ...init, headers: { ...init.headers, host: new URL(publicUrl).host } });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) for (const one of [value ?? []].flat()) headers.append(name, one);
+    return new Response(answer.body, { status: answer.status, headers });
+  };
   const http = new CodemuxHttpServer(core, {
     port,
     ...(options.publicUrl === false ? {} : { publicUrl }),
@@ -57,7 +69,7 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean; is
     await http.close();
     await core.close();
   });
-  const rest = restAs(publicUrl);
+  const rest = restAs(local);
   const whoami = (token: string) => rest(token, "/v1/tools/p__whoami/call", {});
   /** The authorization URL the refused call of `token`'s principal names. */
   const loginUrl = async (token: string) => {
@@ -70,11 +82,10 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean; is
   const tokensOf = async (principal: string) => (await readAuthRecord(principalAuthDirectory(dir, principal), "p"))?.tokens?.access_token;
   /** A browser unlocks codemux's page at a login link with `token` (none: no token field), from `origin`: the redirect it gets and the cookie set. */
   const unlock = async (link: string, token: string | undefined, origin = publicUrl) => {
-    const answer = await fetch(`${publicUrl}/oauth/login`, {
+    const answer = await browse(`${publicUrl}/oauth/login`, {
       method: "POST",
-      redirect: "manual",
       headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ login: new URL(link).searchParams.get("login") ?? "", ...(token === undefined ? {} : { token }) }),
+      body: new URLSearchParams({ login: new URL(link).searchParams.get("login") ?? "", ...(token === undefined ? {} : { token }) }).toString(),
     });
     return {
       status: answer.status,
@@ -87,7 +98,7 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean; is
   const comeBack = async (authorizationUrl: string, { user, cookie }: { user?: string; cookie?: string | undefined } = {}) => {
     const answer = await fetch(authorizationUrl, { redirect: "manual", headers: user ? { cookie: `as=${user}` } : {} });
     const callback = new URL(answer.headers.get("location") as string, authorizationUrl).href;
-    const page = await fetch(callback, { headers: cookie ? { cookie } : {} });
+    const page = await browse(callback, { headers: cookie ? { cookie } : {} });
     return { status: page.status, url: callback, type: page.headers.get("content-type"), text: await page.text() };
   };
   /** The whole login as `token`'s principal does it in its own browser, signed in at the authorization server as `user`. */
@@ -95,7 +106,7 @@ async function gateway(options: { redirectPort?: number; publicUrl?: boolean; is
     const { location, cookie } = await unlock(await loginUrl(token), token);
     return comeBack(location, { ...(user ? { user } : {}), cookie });
   };
-  return { core, downstream, publicUrl, whoami, loginUrl, tokensOf, unlock, comeBack, logIn };
+  return { core, downstream, publicUrl, browse, whoami, loginUrl, tokensOf, unlock, comeBack, logIn };
 }
 
 describe("per-principal logins through codemux's public /oauth/callback", () => {
@@ -151,8 +162,42 @@ describe("per-principal logins through codemux's public /oauth/callback", () => 
     );
   });
 
+  it("with an https public URL, codemux serves its client ID metadata document and its logins use it as their client id where the server takes them", async () => {
+    const publicUrl = "https://codemux.test";
+    const documentUrl = `${publicUrl}/oauth/client-metadata.json`;
+    const { downstream, browse, whoami, logIn } = await gateway({
+      publicUrl,
+      downstream: { metadataDocuments: { [documentUrl]: { client_name: "codemux", redirect_uris: [`${publicUrl}/oauth/callback`] } } },
+    });
+    const document = await browse(documentUrl);
+    expect(document.status).toBe(200);
+    expect(await document.json()).toEqual({
+      client_id: documentUrl,
+      client_name: "codemux",
+      client_uri: publicUrl,
+      redirect_uris: [`${publicUrl}/oauth/callback`],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      application_type: "web",
+    });
+    // Only the operator's own login (a loopback one, with no public URL to name) registered.
+    const registered = downstream.auth.registrations.length;
+    expect((await logIn(TOKENS.alice, "alice")).text).toContain("Logged in to p as token:alice");
+    expect(downstream.auth.registrations).toHaveLength(registered);
+    expect((await whoami(TOKENS.alice)).body.value).toBe(`client ${documentUrl} as alice`);
+  });
+
+  it("over a plain http public URL there is no document, and its logins register", async () => {
+    const { publicUrl, downstream, browse, logIn } = await gateway();
+    expect((await browse(`${publicUrl}/oauth/client-metadata.json`)).status).toBe(404);
+    const registered = downstream.auth.registrations.length;
+    expect((await logIn(TOKENS.alice, "alice")).text).toContain("Logged in to p as token:alice");
+    expect(downstream.auth.registrations).toHaveLength(registered + 1);
+  });
+
   it("checks the issuer the browser comes back with: the server's own finishes the login, another's (a mix-up) is refused", async () => {
-    const { downstream, whoami, logIn, tokensOf } = await gateway({ iss: "own" });
+    const { downstream, whoami, logIn, tokensOf } = await gateway({ downstream: { iss: "own" } });
     expect((await logIn(TOKENS.alice)).text).toContain("Logged in to p as token:alice");
     expect((await whoami(TOKENS.alice)).body.value).toMatch(/^client \S+$/);
 

@@ -3,6 +3,7 @@ import { SdkError, SdkErrorCode, type DiscoverResult, type PriorDiscovery, type 
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
+import { watchLogin } from "./auth/login-watch";
 import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
 import { callError, isConnectionClosed, isStaleVerdict } from "./call-errors";
 import {
@@ -208,6 +209,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   /** Calls in flight, and the timer that stops a lazy server once none has come for `idleStopMs`. */
   #inFlight = 0;
   #idleTimer: NodeJS.Timeout | undefined;
+  /** Stops watching the login file (set while the server waits for a login). */
+  #stopLoginWatch: (() => void) | undefined;
   /** The era verdict passed back on the next connect; looked up in `priorEra` once, then kept from each connect. */
   #era: RememberedEra | undefined;
   #eraLooked = false;
@@ -498,6 +501,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   async close(): Promise<void> {
     this.#setState("closed");
     this.#stopTimers();
+    this.#stopLoginWatch?.();
     clearTimeout(this.#idleTimer);
     const channels = [this.#channel, this.#pending, this.#pendingTransport];
     this.#channel = undefined;
@@ -617,6 +621,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#error = undefined;
       this.#transientFailure = false;
       this.#needsLoginFailure = false;
+      this.#stopLoginWatch?.();
       this.#setTools(tools);
       this.#setState("ready");
       this.#startSweep(picked);
@@ -650,8 +655,9 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         }
       }
       const failure = this.#describeFailure(error, transport);
-      // Only a login fixes it: no restart loop, the next call tries again (after codemux auth login).
+      // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
       this.#fail(failure, !failure.needsLogin);
+      if (failure.needsLogin) this.#watchLogin();
     } finally {
       clearTimeout(timer);
     }
@@ -693,7 +699,28 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#transientFailure = false;
     this.#needsLoginFailure = true;
     this.#setState("failed");
+    this.#watchLogin();
     void channel?.close().catch(() => undefined);
+  }
+
+  /** While the server needs a login, one stored meanwhile (`codemux auth login` elsewhere) connects it, with no call needed. */
+  #watchLogin(): void {
+    if (this.#stopLoginWatch || this.spec.transport.type === "stdio") return;
+    const watch = watchLogin({
+      server: this.name,
+      env: this.options.env ?? process.env,
+      principal: this.spec.credentials === "per-principal" ? this.options.owner?.principal : undefined,
+      onLogin: () => {
+        this.#stopLoginWatch = undefined;
+        if (this.#state !== "failed" || !this.#needsLoginFailure) return;
+        this.#logger.info(`[${this.name}] a login was stored: connecting`);
+        void this.#connect();
+      },
+    });
+    this.#stopLoginWatch = () => {
+      this.#stopLoginWatch = undefined;
+      void watch.then((stop) => stop());
+    };
   }
 
   #exitReason(transport = this.#transport): string {

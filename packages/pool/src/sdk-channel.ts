@@ -1,12 +1,15 @@
 import {
   Client,
+  ProtocolError,
   SdkError,
   SdkErrorCode,
+  type CallToolRequestParams,
   type ClientCapabilities as SdkClientCapabilities,
   type Implementation,
   type NotificationMethod,
   type PriorDiscovery,
   type Progress,
+  type RequestOptions,
   type ServerCapabilities,
   type Tool,
   type Transport,
@@ -54,6 +57,10 @@ const PASSED_ON: NotificationMethod[] = [
 const noProgress = () => undefined;
 /** Server requests whose stream is known but that were not handled yet, at most (a server that never has them handled cannot grow the map). */
 const MAX_CARRIED = 1_000;
+/** `HeaderMismatch` (SEP-2243): the HTTP headers and the body disagree, or a required one is missing. */
+const HEADER_MISMATCH = -32020;
+/** Whether a tool's input schema names an `x-mcp-header` anywhere (the SDK works out where, and whether validly). */
+const marksHeaders = (tool: Tool): boolean => JSON.stringify(tool.inputSchema).includes('"x-mcp-header"');
 /** An `input_required` answer as a tool result (empty content), so that nothing on the way back trips over it. */
 const withContent = (result: ToolResult): ToolResult => (result.resultType === "input_required" ? { ...result, content: [] } : result);
 
@@ -123,6 +130,7 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
   #sendingFor: CallerSession | undefined;
   #sentId: RequestId | undefined;
   readonly #readsStreams: boolean;
+  readonly #ontoolschanged: () => void;
 
   constructor(options: SdkChannelOptions) {
     // The relay's capabilities (core's open type) are plain JSON, as the SDK's narrower type wants.
@@ -140,6 +148,7 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     this.#declared = capabilities;
     this.#onrequest = onrequest;
     this.#readsStreams = options.readsStreams === true;
+    this.#ontoolschanged = options.ontoolschanged;
     if (onrequest) {
       const forward = (request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal; id: RequestId } }) =>
         onrequest(request, ctx.mcpReq.signal, this.#callerOf(ctx.mcpReq.id));
@@ -198,18 +207,17 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     const caps = modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } } : {};
     // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
     const round = modern && call.inputRequired ? call.inputRequired : undefined;
+    const params = { name: call.name, arguments: call.arguments, ...caps, ...round };
+    const options = {
+      ...(round ? { allowInputRequired: true } : {}),
+      timeout: call.timeoutMs,
+      // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
+      onprogress: call.onprogress ?? noProgress,
+      resetTimeoutOnProgress: true,
+      ...(call.signal ? { signal: call.signal } : {}),
+    };
     const answer = this.#sentFor(call.caller, () =>
-      this.client.request(
-        { method: "tools/call", params: { name: call.name, arguments: call.arguments, ...caps, ...round } },
-        {
-          ...(round ? { allowInputRequired: true } : {}),
-          timeout: call.timeoutMs,
-          // Asking for progress (even when our caller did not) lets long calls that report it outlive the timeout.
-          onprogress: call.onprogress ?? noProgress,
-          resetTimeoutOnProgress: true,
-          ...(call.signal ? { signal: call.signal } : {}),
-        },
-      ),
+      modern ? this.#callModern(params, options) : this.client.request({ method: "tools/call", params }, options),
     ) as Promise<ToolResult>;
     if (!modern) return answer;
     return answer.then((result) => {
@@ -272,14 +280,38 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     return this.#callers.get(carrier);
   }
 
+  /**
+   * A 2026 server's `tools/call`. A tool that marks parameters with `x-mcp-header` (SEP-2243) goes through the SDK's own
+   * `callTool`, which mirrors them into `Mcp-Param-*` headers, encoded as the spec says, from the definition given (with no
+   * `outputSchema`, it checks the result no more than `request` does). A `HeaderMismatch` says the tool changed: the list
+   * is read again (the connection told too) and the call sent once more as the tool of now asks.
+   */
+  async #callModern(params: CallToolRequestParams, options: RequestOptions, retried = false): Promise<unknown> {
+    const tool = this.#headerTools.get(params.name);
+    try {
+      return tool
+        ? await this.client.callTool(params, { ...options, toolDefinition: { name: tool.name, inputSchema: tool.inputSchema } })
+        : await this.client.request({ method: "tools/call", params }, options);
+    } catch (error) {
+      if (retried || !(error instanceof ProtocolError) || error.code !== HEADER_MISMATCH) throw error;
+      this.#ontoolschanged();
+      await this.listTools(options.timeout ?? DEFAULT_PROBE_TIMEOUT_MS);
+      return this.#callModern(params, options, true);
+    }
+  }
+
   listTtlMs: number | undefined;
+  /** The tools whose input schema names an `x-mcp-header` (a 2026 server's, from the last list), by name. */
+  #headerTools = new Map<string, Tool>();
 
   async listTools(timeoutMs: number): Promise<Tool[]> {
     if (!this.capabilities?.tools) return [];
     // Every page, each within timeoutMs; never from the client's response cache, so a refresh sees the server's list of now.
+    // Over HTTP the SDK has dropped the tools whose x-mcp-header annotations are invalid (with a warning), as the spec says.
     const result = await this.client.listTools(undefined, { timeout: timeoutMs, cacheMode: "bypass" });
     const ttl = (result as { ttlMs?: unknown }).ttlMs;
     this.listTtlMs = typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0 ? ttl : undefined;
+    if (this.client.getProtocolEra() === "modern") this.#headerTools = new Map(result.tools.filter(marksHeaders).map((tool) => [tool.name, tool]));
     return result.tools;
   }
 

@@ -71,12 +71,8 @@ async function readTls(tls: TlsSettings): Promise<TlsMaterial> {
  */
 async function authProviderFor(spec: HttpTransportSpec, context: TransportContext): Promise<OAuthClientProvider | undefined> {
   if (Object.keys(spec.headers).some((h) => h.toLowerCase() === "authorization")) return undefined;
-  const [{ FileOAuthProvider }, { authDirectory, hasAuthRecord, principalAuthDirectory }] = await Promise.all([
-    import("./auth/provider"),
-    import("./auth/store"),
-  ]);
-  const shared = await authDirectory(context.env ?? process.env);
-  const dir = context.principal === undefined ? shared : principalAuthDirectory(shared, context.principal);
+  const [{ FileOAuthProvider }, { hasAuthRecord, loginDirectory }] = await Promise.all([import("./auth/provider"), import("./auth/store")]);
+  const dir = await loginDirectory(context.env ?? process.env, context.principal);
   const settings = oauthSettingsOf(spec);
   const provider = () => new FileOAuthProvider({ server: context.server, url: spec.url, dir, ...(settings ? { settings } : {}) });
   if (context.principal !== undefined) return provider();

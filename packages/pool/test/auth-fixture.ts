@@ -1,6 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
 import { createOAuthMetadata, getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { InvalidGrantError, InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { OAuthServerProvider, AuthorizationParams } from "@modelcontextprotocol/sdk/server/auth/provider.js";
@@ -14,14 +13,13 @@ import { createRequire } from "node:module";
 
 // express is the SDK's dependency, not ours: load the copy the SDK's auth router uses.
 const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/server/auth/router.js"));
-type Express = ((...args: unknown[]) => unknown) & { json: () => unknown };
-const express = sdkRequire("express") as unknown as (() => {
+interface App {
   use: (...a: unknown[]) => void;
   all: (...a: unknown[]) => void;
   get: (...a: unknown[]) => void;
   listen: (port: number, host: string, cb: () => void) => Server;
-}) &
-  Express;
+}
+const express = sdkRequire("express") as unknown as (() => App) & { json: () => unknown };
 
 interface Grant {
   clientId: string;
@@ -58,6 +56,8 @@ class TestAuthorizationServer implements OAuthServerProvider {
   /** What the authorization requests carried, for assertions (PKCE, resource). */
   readonly authorizations: AuthorizationParams[] = [];
   refreshes = 0;
+  /** The client ids its authorization and token requests named. */
+  readonly clientIdsSeen = new Set<string>();
 
   constructor(readonly options: AuthorizationServerOptions = {}) {}
 
@@ -80,6 +80,7 @@ class TestAuthorizationServer implements OAuthServerProvider {
     res: { redirect: (url: string) => void; req?: { headers: Record<string, string | string[] | undefined> } },
   ): Promise<void> {
     this.authorizations.push(params);
+    this.clientIdsSeen.add(client.client_id);
     const code = randomUUID();
     const user = /(?:^|;\s*)as=([^;]+)/.exec(String(res.req?.headers.cookie ?? ""))?.[1];
     this.codes.set(code, { clientId: client.client_id, params, ...(user ? { user } : {}) });
@@ -98,6 +99,7 @@ class TestAuthorizationServer implements OAuthServerProvider {
   }
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<OAuthTokens> {
+    this.clientIdsSeen.add(client.client_id);
     const grant = this.codes.get(code);
     if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError("unknown code");
     this.codes.delete(code);
@@ -147,30 +149,75 @@ class TestAuthorizationServer implements OAuthServerProvider {
     const issued = { ...base, expiresAt: Date.now() + 3600_000 };
     this.access.set(access, issued);
     this.refresh.set(refresh, issued);
-    return { access_token: access, token_type: "bearer", expires_in: 3600, refresh_token: refresh };
+    return {
+      access_token: access,
+      token_type: "bearer",
+      expires_in: 3600,
+      refresh_token: refresh,
+      ...(base.scopes.length ? { scope: base.scopes.join(" ") } : {}),
+    };
   }
+}
+
+/** An authorization server of the fixture on its own port, and what it saw. */
+export interface AuthorizationServer {
+  auth: TestAuthorizationServer;
+  close: () => Promise<void>;
+}
+
+export interface ProtectedServerOptions extends AuthorizationServerOptions {
+  /** The authorization server the MCP server names: another one (on its own port) instead of its own at its origin. */
+  authorizationServer?: AuthorizationServer;
+  /** Where the protected-resource metadata is served instead of the well-known paths: found only through `WWW-Authenticate`. */
+  metadataPath?: string;
+  /** The scope the 401 challenge names (and every request needs). */
+  scope?: string;
+  /** The scope a tool call needs besides: without it the call is answered 403 `insufficient_scope` naming it. */
+  toolScope?: string;
 }
 
 export interface ProtectedServer {
   /** The MCP endpoint: `<base>/mcp`. */
   url: string;
+  /** The authorization server the MCP server names now. */
   auth: TestAuthorizationServer;
   /** How many tool calls carried a valid token. */
   calls: () => number;
+  /** The requests for its protected-resource metadata, by path. */
+  metadataRequests: string[];
+  /** The metadata names `next` from now on, and only its tokens are taken (SEP-2352's migration). */
+  moveTo: (next: AuthorizationServer) => void;
   close: () => Promise<void>;
 }
 
-/** One express app: the authorization server (metadata, registration, authorize, token) and an MCP server at /mcp behind bearer auth. */
-export async function startProtectedServer(options: AuthorizationServerOptions = {}): Promise<ProtectedServer> {
-  const auth = new TestAuthorizationServer(options);
-  const app = express();
-  let calls = 0;
-  let base = "";
+interface Req {
+  headers: Record<string, string | undefined>;
+  body?: { method?: string };
+  path: string;
+  auth?: AuthInfo;
+}
+interface Res {
+  status: (code: number) => Res;
+  set: (name: string, value: string) => Res;
+  json: (body: unknown) => void;
+  on: (e: string, f: () => void) => void;
+}
+
+async function listen(app: App): Promise<{ server: Server; base: string }> {
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const mcpUrl = new URL(`${base}/mcp`);
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const closing = (server: Server) => async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+};
+
+/** Mounts the authorization server's routes (metadata with the 2026 revision's fields, registration, authorize, token) on `app`. */
+function mountAuthorizationServer(app: App, auth: TestAuthorizationServer, { base, resourceServerUrl }: { base: string; resourceServerUrl: URL }): void {
+  const options = auth.options;
   const metadata = createOAuthMetadata({ provider: auth, issuerUrl: new URL(base), scopesSupported: ["mcp"] });
   auth.issuer = metadata.issuer;
   // Served before the SDK's router, which knows neither of the 2026 revision's fields.
@@ -185,9 +232,60 @@ export async function startProtectedServer(options: AuthorizationServerOptions =
     auth.registrations.push(req.body);
     next();
   });
-  app.use(mcpAuthRouter({ provider: auth, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ["mcp"] }));
-  const bearer = requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
-  app.all("/mcp", bearer, async (req: { auth?: AuthInfo; body?: unknown }, res: { on: (e: string, f: () => void) => void }) => {
+  app.use(mcpAuthRouter({ provider: auth, issuerUrl: new URL(base), resourceServerUrl, scopesSupported: ["mcp"] }));
+}
+
+/** An authorization server alone, on its own port (an MCP server of the fixture may name it, or move to it). */
+export async function startAuthorizationServer(options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
+  const auth = new TestAuthorizationServer(options);
+  const app = express();
+  const { server, base } = await listen(app);
+  mountAuthorizationServer(app, auth, { base, resourceServerUrl: new URL(`${base}/mcp`) });
+  return { auth, close: closing(server) };
+}
+
+/**
+ * One express app: the authorization server (metadata, registration, authorize, token; or another one) and an MCP server
+ * at /mcp behind bearer auth, whose 401 names its metadata and `scope`, and whose tool calls may need a scope more (403).
+ */
+export async function startProtectedServer(options: ProtectedServerOptions = {}): Promise<ProtectedServer> {
+  const app = express();
+  const { server, base } = await listen(app);
+  const mcpUrl = new URL(`${base}/mcp`);
+  let current = options.authorizationServer?.auth ?? new TestAuthorizationServer(options);
+  let calls = 0;
+  const metadataRequests: string[] = [];
+  const metadataUrl = options.metadataPath ? `${base}${options.metadataPath}` : getOAuthProtectedResourceMetadataUrl(mcpUrl);
+  const metadata = (req: Req, res: Res) => {
+    metadataRequests.push(req.path);
+    res.json({ resource: mcpUrl.href, authorization_servers: [current.issuer], scopes_supported: ["mcp"] });
+  };
+  if (options.metadataPath) {
+    app.get(options.metadataPath, metadata);
+    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])
+      app.get(path, (req: Req, res: Res) => {
+        metadataRequests.push(req.path);
+        res.status(404).json({ error: "not here" });
+      });
+  } else app.get("/.well-known/oauth-protected-resource/mcp", metadata);
+  if (!options.authorizationServer) mountAuthorizationServer(app, current, { base, resourceServerUrl: mcpUrl });
+
+  const challenge = (res: Res, status: number, fields: string) =>
+    res
+      .status(status)
+      .set("WWW-Authenticate", `Bearer ${fields}resource_metadata="${metadataUrl}"`)
+      .json({ error: status === 401 ? "invalid_token" : "insufficient_scope" });
+  const bearer = async (req: Req, res: Res, next: () => void) => {
+    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const info = token ? await current.verifyAccessToken(token).catch(() => undefined) : undefined;
+    const needed = [options.scope, req.body?.method === "tools/call" ? options.toolScope : undefined].filter((s) => s !== undefined);
+    if (!info) return challenge(res, 401, options.scope ? `scope="${options.scope}", ` : "");
+    const missing = needed.filter((scope) => !info.scopes.includes(scope));
+    if (missing.length > 0) return challenge(res, 403, `error="insufficient_scope", scope="${missing.join(" ")}", `);
+    req.auth = info;
+    next();
+  };
+  app.all("/mcp", express.json(), bearer, async (req: Req, res: Res) => {
     const mcp = new McpServer({ name: "protected", version: "1.0.0" });
     mcp.registerTool("whoami", { description: "Says which client the token belongs to (and which user signed in for it, if one did)." }, async (extra) => {
       calls += 1;
@@ -201,12 +299,15 @@ export async function startProtectedServer(options: AuthorizationServerOptions =
   });
   return {
     url: mcpUrl.href,
-    auth,
-    calls: () => calls,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+    get auth() {
+      return current;
     },
+    calls: () => calls,
+    metadataRequests,
+    moveTo: (next) => {
+      current = next.auth;
+    },
+    close: closing(server),
   };
 }
 

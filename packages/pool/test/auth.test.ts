@@ -17,7 +17,15 @@ import {
   type OAuthSettings,
   type ServerSpec,
 } from "../src/index";
-import { completeInBrowser, startProtectedServer, type AuthorizationServerOptions, type ProtectedServer } from "./auth-fixture";
+import {
+  completeInBrowser,
+  startAuthorizationServer,
+  startProtectedServer,
+  type AuthorizationServer,
+  type AuthorizationServerOptions,
+  type ProtectedServer,
+  type ProtectedServerOptions,
+} from "./auth-fixture";
 import { freePort, httpSpec, stdioSpec, textOf } from "./helpers";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -31,8 +39,14 @@ function home(): { env: NodeJS.ProcessEnv; dir: string } {
   return { env: { ...process.env, CODEMUX_HOME: root }, dir: join(root, "auth") };
 }
 
-async function protectedServer(options: AuthorizationServerOptions = {}): Promise<ProtectedServer> {
+async function protectedServer(options: ProtectedServerOptions = {}): Promise<ProtectedServer> {
   const server = await startProtectedServer(options);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function authorizationServer(options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
+  const server = await startAuthorizationServer(options);
   cleanups.push(() => server.close());
   return server;
 }
@@ -315,7 +329,84 @@ describe("OAuth as the 2026-07-28 revision has it", () => {
     const reread = new FileOAuthProvider({ server: "p", url: "https://x/mcp", dir });
     expect((await reread.clientInformation({ issuer: "https://a.example/" }))?.client_id).toBe("at-a");
     expect((await reread.clientInformation({ issuer: "https://b.example/" }))?.client_id).toBe("at-b");
-    expect(await reread.clientInformation({ issuer: "https://c.example/" })).toBeUndefined();
+    // Connecting, there is no client at a third: the server moved, and only a login registers codemux there.
+    await expect(reread.clientInformation({ issuer: "https://c.example/" })).rejects.toThrow(
+      'Server "p" is unavailable: needs login (it moved to another authorization server, https://c.example/): run `codemux auth login p`',
+    );
+  });
+});
+
+describe("OAuth as the conformance referee checks it", () => {
+  it("asks the server first, unauthenticated: its metadata is found where its WWW-Authenticate says, and the scope it names is asked for", async () => {
+    const as = await authorizationServer();
+    const server = await protectedServer({ authorizationServer: as, metadataPath: "/custom/metadata.json", scope: "files:read" });
+    const { env, dir } = home();
+    const { record } = await login(server, { name: "p", dir });
+    // Only where the challenge said: the well-known paths have nothing, and the MCP server's origin has no authorization server.
+    expect(server.metadataRequests).toEqual(["/custom/metadata.json"]);
+    expect(as.auth.authorizations.map((a) => a.scopes)).toEqual([["files:read"]]);
+    expect(record.scope).toBe("files:read");
+    const pool = await startPool([httpSpec("p", server.url)], env);
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
+  });
+
+  it("a 403 insufficient_scope says the server asks for more access, and the next login asks for what the login had and what it challenged", async () => {
+    const server = await protectedServer({ scope: "files:read", toolScope: "files:write" });
+    const { env, dir } = home();
+    await login(server, { name: "p", dir });
+    const pool = await startPool([httpSpec("p", server.url)], env);
+    expect(pool.status()[0]!.state).toBe("ready");
+
+    const refused = await pool.callTool("p", "whoami", {}).catch((e: unknown) => e);
+    expect(AuthRequiredError.isInstance(refused)).toBe(true);
+    const reason =
+      "needs login (it asks for more access than the login gave: scope files:write): run `codemux auth login p`, which asks for scope files:read files:write";
+    expect((refused as Error).message).toBe(`Server "p" is unavailable: ${reason}`);
+    expect(pool.status()[0]).toMatchObject({ state: "failed", error: reason });
+    expect(server.calls()).toBe(0);
+
+    await login(server, { name: "p", dir });
+    expect(server.auth.authorizations.map((a) => a.scopes)).toEqual([["files:read"], ["files:read", "files:write"]]);
+    // The login is picked up with no call: the server connects as soon as it is stored.
+    await until(() => pool.status()[0]!.state === "ready");
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toMatch(/^client /);
+  });
+
+  it("a server whose metadata moves to another authorization server needs a login there, which registers codemux anew: the first one's client id never reaches it", async () => {
+    const [first, second] = [await authorizationServer(), await authorizationServer()];
+    const server = await protectedServer({ authorizationServer: first });
+    const { env, dir } = home();
+    const firstId = clientIdOf((await login(server, { name: "p", dir })).record);
+    const pool = await startPool([httpSpec("p", server.url)], env);
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toBe(`client ${firstId}`);
+
+    server.moveTo(second);
+    const refused = await pool.callTool("p", "whoami", {}).catch((e: unknown) => e);
+    expect((refused as Error).message).toBe(
+      `Server "p" is unavailable: needs login (it moved to another authorization server, ${second.auth.issuer}): run \`codemux auth login p\``,
+    );
+    // The connection registered nowhere, and sent the second server nothing of the first's.
+    expect(second.auth.registrations).toEqual([]);
+
+    const { record } = await login(server, { name: "p", dir });
+    expect(second.auth.registrations).toHaveLength(1);
+    const secondId = record.clients?.[second.auth.issuer]?.client_id;
+    expect(secondId).toBeTruthy();
+    expect([...second.auth.clientIdsSeen]).toEqual([secondId]);
+    await until(() => pool.status()[0]!.state === "ready");
+    expect(textOf(await pool.callTool("p", "whoami", {}))).toBe(`client ${secondId}`);
+  });
+
+  it("a login discovers afresh: a server that moved since the last login, with nothing connected meanwhile, is logged in to at its new authorization server", async () => {
+    const [first, second] = [await authorizationServer(), await authorizationServer()];
+    const server = await protectedServer({ authorizationServer: first });
+    const { dir } = home();
+    await login(server, { name: "p", dir });
+    server.moveTo(second);
+    const { record } = await login(server, { name: "p", dir });
+    expect(second.auth.registrations).toHaveLength(1);
+    expect(first.auth.authorizations).toHaveLength(1);
+    expect(Object.keys(record.clients ?? {})).toEqual([second.auth.issuer]);
   });
 });
 

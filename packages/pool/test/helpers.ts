@@ -1,6 +1,5 @@
-import { misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
+import { misbehavingServerPath, modernServerPath, startOverHttp } from "@codemux/test-servers";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,18 +12,16 @@ export const textOf = (result: { content: unknown }) => (result.content as Array
 
 /** Starts the misbehaving server over Streamable HTTP; returns its base URL. */
 export async function startHttpServer(children: ChildProcess[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const child = spawn(process.execPath, [misbehavingServerPath, "--http", "0"], { stdio: ["ignore", "pipe", "inherit"], env });
+  const { child, url } = await startOverHttp(misbehavingServerPath, [], env);
   children.push(child);
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
-  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}`;
+  return url;
 }
 
-/** Starts the 2026-era test server over Streamable HTTP with `args`; returns its `/mcp` URL. */
-export async function startModernHttp(children: ChildProcess[], args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [modernServerPath, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+/** Starts the 2026-era test server (or another SDK v2 one at `path`) over Streamable HTTP with `args`; returns its `/mcp` URL. */
+export async function startModernHttp(children: ChildProcess[], args: string[], path = modernServerPath): Promise<string> {
+  const { child, url } = await startOverHttp(path, args);
   children.push(child);
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
-  return `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}/mcp`;
+  return `${url}/mcp`;
 }
 
 /** A logger that keeps every line it is given. */

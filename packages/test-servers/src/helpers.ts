@@ -1,8 +1,17 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { misbehavingServerPath } from "./paths";
 
 /** A config entry (stdio) that starts the misbehaving server as `name`, with `extra` fields such as `env`. */
 export function misbehavingEntry(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [misbehavingServerPath, "--name", name], ...extra };
+}
+
+/** Starts the test server at `path` over Streamable HTTP on a free loopback port (`--http 0`); resolves once it says where it listens. */
+export async function startOverHttp(path: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"], env });
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return { child, url: `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}` };
 }
 
 /** Resolves once `check` holds, asking every 50 ms; throws after 10 s (what a test waits for happens in far less). */

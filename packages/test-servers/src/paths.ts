@@ -17,3 +17,6 @@ export const modernServerPath: string = fileURLToPath(new URL("./modern.js", imp
 export const skillServerPath: string = fileURLToPath(new URL("./skill-server.js", import.meta.url));
 /** Absolute path of the built 2026-era server that answers calls with tasks of the Tasks extension (run it with `node`). */
 export const taskServerPath: string = fileURLToPath(new URL("./task-server.js", import.meta.url));
+
+/** Absolute path of the built SDK v2 `McpServer` whose tool marks parameters with `x-mcp-header` (run it with `node`; `--http PORT`, `--log FILE`). */
+export const paramHeaderServerPath: string = fileURLToPath(new URL("./param-headers.js", import.meta.url));

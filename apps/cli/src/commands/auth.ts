@@ -6,6 +6,7 @@ import {
   oauthSettingsOf,
   type AuthRecord,
   type HttpTransportSpec,
+  type OAuthSettings,
   type ServerSpec,
 } from "@codemux/pool";
 import { resolveConfig } from "@codemux/server";
@@ -42,7 +43,7 @@ export function registerAuth(program: Command, context: RunContext): void {
           if (options.open) openInBrowser(url.href);
         },
       });
-      context.stdout.write(`Logged in to ${name}: ${describeLogin(record)}. Stored in ${join(dir, `${name}.json`)}.\n`);
+      context.stdout.write(`Logged in to ${name}: ${describeLogin(record, settings)}. Stored in ${join(dir, `${name}.json`)}.\n`);
     });
 
   auth
@@ -113,18 +114,30 @@ function statusOf(
     return { server: name, login: "uses the Authorization header of its entry", needsLogin: false };
   if (record && record.url !== server.transport.url)
     return { server: name, login: `needs login: the stored login is for ${record.url}; run codemux auth login ${name}`, needsLogin: true };
-  if (record?.tokens) return { server: name, login: describeLogin(record), needsLogin: false };
+  if (record?.tokens) return { server: name, login: describeLogin(record, oauthSettingsOf(server.transport)), needsLogin: false };
   if (server.transport.oauth || record) return { server: name, login: `needs login: run codemux auth login ${name}`, needsLogin: true };
   return { server: name, login: `not logged in (run codemux auth login ${name} if it answers 401)`, needsLogin: false };
 }
 
-/** "logged in, token expires in 59 min, refreshed automatically": never the tokens themselves. */
-function describeLogin(record: AuthRecord): string {
+/** "logged in, access token expires in 59 min; refreshed automatically; client registered ...": never the tokens themselves. */
+function describeLogin(record: AuthRecord, settings?: OAuthSettings): string {
   if (!record.tokens) return "no tokens stored";
   const refresh = record.tokens.refresh_token ? "; refreshed automatically" : "; no refresh token: log in again when it expires";
-  if (!record.expiresAt) return `logged in${refresh}`;
+  const client = describeClient(record, settings);
+  const rest = `${refresh}${client ? `; ${client}` : ""}`;
+  if (!record.expiresAt) return `logged in${rest}`;
   const minutes = Math.round((Date.parse(record.expiresAt) - Date.now()) / 60_000);
-  return `logged in, access token ${minutes > 0 ? `expires in ${minutes} min` : "expired"}${refresh}`;
+  return `logged in, access token ${minutes > 0 ? `expires in ${minutes} min` : "expired"}${rest}`;
+}
+
+/** Which client codemux is at the authorization server that issued the tokens: a client ID metadata document (CIMD), a registration (DCR) or the config's id. */
+function describeClient(record: AuthRecord, settings: OAuthSettings | undefined): string | undefined {
+  const issuer = (record.tokens as { issuer?: unknown } | undefined)?.issuer;
+  const client = (typeof issuer === "string" ? record.clients?.[issuer] : undefined) ?? record.clientInformation;
+  if (!client) return undefined;
+  if (client.client_id === settings?.clientId) return "client id from the config";
+  if (client.client_id.startsWith("https://")) return `client id is the metadata document ${client.client_id} (CIMD)`;
+  return "client registered by dynamic client registration (DCR)";
 }
 
 function parsePort(value: string): number {

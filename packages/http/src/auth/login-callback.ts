@@ -2,6 +2,7 @@ import { refusalOf, sendLoginPage, type LoginCallbackAnswer, type LoginCallbacks
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody } from "../body";
+import { sendJson } from "../respond";
 import { HttpError } from "../errors";
 import type { FailureLimit } from "./failure-limit";
 import { escapeHtml, html } from "../ui/html";
@@ -11,6 +12,8 @@ import type { Identity } from "./identity";
 export const LOGIN_CALLBACK_PATH = "/oauth/callback";
 /** codemux's own page a principal's login link opens: its credentials unlock it, and it binds the browser to the login. */
 export const LOGIN_START_PATH = "/oauth/login";
+/** codemux's client ID metadata document (SEP-991), served where its public URL is https: authorization servers fetch it. */
+export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
 /** The longest request target the route reads: a code and a state are far shorter. */
 const MAX_TARGET_CHARS = 4096;
 /** The start form's body: a login id and a token. */
@@ -56,6 +59,7 @@ export interface LoginCallbackOptions {
  */
 export class LoginCallbackRoute implements LoginCallbacks {
   readonly redirectUrl: string;
+  readonly clientMetadataUrl: string | undefined;
   readonly #options: LoginCallbackOptions;
   readonly #origin: string;
   readonly #pending = new Map<string, PendingLogin>();
@@ -66,11 +70,30 @@ export class LoginCallbackRoute implements LoginCallbacks {
     this.#options = options;
     this.#origin = new URL(options.publicUrl).origin;
     this.redirectUrl = `${options.publicUrl}${LOGIN_CALLBACK_PATH}`;
+    // A client id document must be at an https URL: over plain http these logins register instead.
+    this.clientMetadataUrl = options.publicUrl.startsWith("https:") ? `${options.publicUrl}${CLIENT_METADATA_PATH}` : undefined;
   }
 
   /** Whether `path` is one of this route's. */
   serves(path: string): boolean {
-    return path === LOGIN_CALLBACK_PATH || path === LOGIN_START_PATH;
+    return path === LOGIN_CALLBACK_PATH || path === LOGIN_START_PATH || (path === CLIENT_METADATA_PATH && this.clientMetadataUrl !== undefined);
+  }
+
+  /**
+   * The client ID metadata document: what these logins say of codemux when they register, under the document's own URL as
+   * the client id. Public, as the authorization servers that fetch it hold no token of codemux's.
+   */
+  #clientMetadata(res: ServerResponse): void {
+    sendJson(res, 200, {
+      client_id: this.clientMetadataUrl,
+      client_name: "codemux",
+      client_uri: this.#options.publicUrl,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      application_type: "web",
+    });
   }
 
   expect(state: string, login: { server: string; principal: string }, signal: AbortSignal): Promise<LoginCallbackAnswer> {
@@ -121,6 +144,10 @@ export class LoginCallbackRoute implements LoginCallbacks {
         title: "Login failed",
         text: `The login answer is longer than ${MAX_TARGET_CHARS} characters, so codemux did not read it; call the tool again for a new login link.`,
       });
+    if (path === CLIENT_METADATA_PATH) {
+      if (req.method !== "GET") throw new HttpError("METHOD_NOT_ALLOWED", "Use GET on this path.", { headers: { allow: "GET" } });
+      return this.#clientMetadata(res);
+    }
     if (path === LOGIN_START_PATH) {
       if (req.method === "POST") return this.#unlock(req, res);
       if (req.method === "GET") return this.#startPage(res, query.get("login") ?? "");

@@ -15,6 +15,11 @@ export interface LoginCallbacks {
   /** The redirect URI the authorization server sends the browser back to, e.g. `https://codemux.example.com/oauth/callback`. */
   readonly redirectUrl: string;
   /**
+   * codemux's own client ID metadata document, which it serves where its public URL is https (naming `redirectUrl`): the
+   * client id of these logins where the authorization server takes such documents (SEP-991); elsewhere they register.
+   */
+  readonly clientMetadataUrl?: string;
+  /**
    * Waits for the browser to come back with `state` (unguessable, single use, bound to the login of `principal` to `server`);
    * the wait and the state end when `signal` aborts (the login finished, failed or timed out).
    */

@@ -1,10 +1,13 @@
-import { auth, IssuerMismatchError, type FetchLike } from "@modelcontextprotocol/client";
+import { auth, computeScopeUnion, extractWWWAuthenticateParams, IssuerMismatchError, type FetchLike } from "@modelcontextprotocol/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OAuthSettings } from "../config/types";
 import type { LoginCallbackAnswer, LoginCallbacks } from "./login-callbacks";
 import { refusalOf, sendLoginPage } from "./login-page";
 import { FileOAuthProvider } from "./provider";
-import { readAuthRecord, type AuthRecord } from "./store";
+import { readAuthRecord, writeAuthRecord, type AuthRecord } from "./store";
+
+/** The revision of the first, unauthenticated request of a login. */
+const PROBE_VERSION = "2026-07-28";
 
 export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60 * 1000;
 
@@ -72,6 +75,7 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       url: options.url,
       dir: options.dir,
       ...(options.settings ? { settings: options.settings } : {}),
+      ...(registry?.clientMetadataUrl ? { clientMetadataUrl: registry.clientMetadataUrl } : {}),
       login: {
         redirectUrl: callback.redirectUrl,
         state,
@@ -80,7 +84,15 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       },
     });
     await provider.prepareLogin();
-    const common = { serverUrl: options.url, ...(options.fetch ? { fetchFn: options.fetch } : {}) };
+    // What the server itself says first, unauthenticated: where its metadata is, and the scope it wants (with what the last login had).
+    const challenge = await challengeOf(options.url, options.fetch ?? fetch);
+    const scope = computeScopeUnion(challenge.scope, (await readAuthRecord(options.dir, options.server))?.scope);
+    const common = {
+      serverUrl: options.url,
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+      ...(scope ? { scope } : {}),
+      ...(options.fetch ? { fetchFn: options.fetch } : {}),
+    };
     const first = await auth(provider, common);
     if (first !== "AUTHORIZED") {
       const { code, iss, finished } = await Promise.race([callback.answer, stopped]);
@@ -97,12 +109,52 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
     }
     const record = await readAuthRecord(options.dir, options.server);
     if (!record?.tokens) throw new Error(`The login of "${options.server}" finished without tokens.`);
-    return record;
+    if (record.scope === scope) return record;
+    const stored = { ...record, ...(scope ? { scope } : {}) };
+    if (!scope) delete stored.scope;
+    await writeAuthRecord(options.dir, stored);
+    return stored;
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
     ended.abort();
     await callback.close();
+  }
+}
+
+/** How long the unauthenticated first request of a login may take. */
+const CHALLENGE_TIMEOUT_MS = 10_000;
+
+/**
+ * The server's challenge to an unauthenticated request (its `WWW-Authenticate` on the 401): where its protected-resource
+ * metadata is and the scope it wants. The request is a 2026-07-28 `server/discover`, which no server serves before
+ * authentication when it wants any (an `initialize` may be); nothing when the server does not answer 401.
+ */
+async function challengeOf(url: string, fetchFn: FetchLike): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": PROBE_VERSION,
+    "io.modelcontextprotocol/clientInfo": { name: "codemux", version: "login" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  try {
+    const response = await fetchFn(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": PROBE_VERSION,
+        "mcp-method": "server/discover",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } }),
+      signal: AbortSignal.timeout(CHALLENGE_TIMEOUT_MS),
+    });
+    await response.body?.cancel();
+    if (response.status !== 401) return {};
+    const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+    return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+  } catch {
+    // Unreachable now: the discovery that follows says so in its own words.
+    return {};
   }
 }
 

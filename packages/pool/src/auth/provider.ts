@@ -1,10 +1,12 @@
-import type {
-  OAuthClientInformationContext,
-  OAuthClientMetadata,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-  OAuthTokens,
-  StoredOAuthClientInformation,
+import {
+  computeScopeUnion,
+  isStrictScopeSuperset,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens,
+  type StoredOAuthClientInformation,
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types";
 import { AuthRequiredError } from "./auth-required";
@@ -18,6 +20,8 @@ export interface FileOAuthProviderOptions {
   dir: string;
   /** The entry's `oauth` block: a pre-registered client, a scope. */
   settings?: OAuthSettings;
+  /** codemux's own client ID metadata document (a login through its public route), used where the config names none. */
+  clientMetadataUrl?: string;
   /** Set by `codemux auth login`: the loopback callback, and where the authorization URL goes. Unset: connecting, where a missing login is an AuthRequiredError. */
   login?: { redirectUrl: string; state: string; onAuthorizationUrl: (url: URL) => void | Promise<void> };
 }
@@ -42,9 +46,9 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return this.options.login?.redirectUrl ?? PLACEHOLDER_REDIRECT;
   }
 
-  /** The configured client ID metadata document: the SDK uses it as the client id where the authorization server supports them, and registers elsewhere. */
+  /** The configured client ID metadata document, else codemux's own: the SDK uses it as the client id where the authorization server supports them, and registers elsewhere. */
   get clientMetadataUrl(): string | undefined {
-    return this.options.settings?.clientMetadataUrl;
+    return this.options.settings?.clientMetadataUrl ?? this.options.clientMetadataUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -64,10 +68,16 @@ export class FileOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
-    const stored = clientOf(await this.#load(), context?.issuer);
+    const record = await this.#load();
+    const stored = clientOf(record, context?.issuer);
     const { clientId, clientSecret } = this.options.settings ?? {};
     // A client id in the config wins over one registered earlier; once bound to an issuer the stored copy carries the stamp.
     if (clientId && stored?.client_id !== clientId) return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
+    // Connecting, no client at this authorization server means no login to it: said now, before the SDK registers one for nothing.
+    if (!this.options.login && !clientId && stored === undefined && context?.issuer !== undefined) {
+      const elsewhere = Object.keys(record?.clients ?? {}).length > 0;
+      throw new AuthRequiredError(this.options.server, elsewhere ? `it moved to another authorization server, ${originOf(context.issuer)}` : "no login yet");
+    }
     return stored;
   }
 
@@ -96,6 +106,17 @@ export class FileOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     if (!this.options.login) {
       const record = await this.#load();
+      // The SDK asks for what the login had and what the server challenged for (SEP-2350): more than the login got is a step-up.
+      const asked = authorizationUrl.searchParams.get("scope") ?? undefined;
+      const held = computeScopeUnion(record?.scope, record?.tokens?.scope);
+      if (record?.tokens && !this.#lostTokens && held !== undefined && isStrictScopeSuperset(asked, held)) {
+        // Kept for the next login, which asks for all of it.
+        await this.#update({ scope: asked });
+        const more = asked?.split(" ").filter((s) => !` ${held ?? ""} `.includes(` ${s} `)) ?? [];
+        throw new AuthRequiredError(this.options.server, `it asks for more access than the login gave: scope ${more.join(" ")}`, {
+          how: `run \`codemux auth login ${this.options.server}\`, which asks for scope ${asked}`,
+        });
+      }
       throw new AuthRequiredError(this.options.server, record?.tokens || this.#lostTokens ? "the login expired and could not be refreshed" : "no login yet");
     }
     await this.options.login.onAuthorizationUrl(authorizationUrl);
@@ -138,7 +159,8 @@ export class FileOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#load())?.discoveryState;
+    // Connecting, each authorization discovers afresh: a server whose metadata now names another authorization server is seen (SEP-2352).
+    return this.options.login ? (await this.#load())?.discoveryState : undefined;
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -147,13 +169,14 @@ export class FileOAuthProvider implements OAuthClientProvider {
     await this.#update({ discoveryState: state });
   }
 
-  /** Forgets tokens (and a registration made for another callback URL) before a fresh login. */
+  /** Forgets tokens, the discovery (done again: the server may have moved) and a registration made for another callback URL before a fresh login. */
   async prepareLogin(): Promise<void> {
     const record = await this.#load();
     if (!record) return;
     const next: AuthRecord = { ...record };
     delete next.tokens;
     delete next.expiresAt;
+    delete next.discoveryState;
     const configured = this.options.settings?.clientId;
     const stale = (registered: { client_id?: string; redirect_uris?: string[] } | undefined) =>
       registered !== undefined && registered.client_id !== configured && !registered.redirect_uris?.includes(this.redirectUrl);
@@ -188,6 +211,15 @@ export class FileOAuthProvider implements OAuthClientProvider {
     this.#record = record;
     this.#loaded = true;
     await writeAuthRecord(this.options.dir, record);
+  }
+}
+
+/** An issuer as a user recognizes it (its origin), short and without a path an attacker may have chosen. */
+function originOf(issuer: string): string {
+  try {
+    return new URL(issuer).origin;
+  } catch {
+    return "one whose address is not a URL";
   }
 }
 

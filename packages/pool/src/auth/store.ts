@@ -11,6 +11,8 @@ export interface AuthRecord {
   /** The client codemux is at each authorization server, by its `issuer`: a registration, a metadata document URL or a configured id. */
   clients?: Record<string, StoredOAuthClientInformation>;
   tokens?: OAuthTokens;
+  /** The scope the next login asks for (with what the server's challenge names): the last login's, widened by a step-up the server asked for since. */
+  scope?: string;
   /** When the access token expires (ISO 8601), from `expires_in` at save time. */
   expiresAt?: string;
   /** When the tokens were last saved (ISO 8601): at login or at a refresh. */
@@ -43,7 +45,13 @@ export async function deletePrincipalLogins(dir: string, principal: string): Pro
   return logins;
 }
 
-function fileOf(dir: string, server: string): string {
+/** The folder a connection's login is in: the shared one, or for a principal's instance of a per-principal server, that principal's own. */
+export async function loginDirectory(env: NodeJS.ProcessEnv, principal: string | undefined): Promise<string> {
+  const shared = await authDirectory(env);
+  return principal === undefined ? shared : principalAuthDirectory(shared, principal);
+}
+
+export function fileOf(dir: string, server: string): string {
   // Server names are checked against SERVER_NAME_PATTERN by the config, so they are safe file names; checked again here.
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(server)) throw new Error(`"${server}" is not a valid server name for a login file.`);
   return `${dir}/${server}.json`;
