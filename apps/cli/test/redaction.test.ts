@@ -33,14 +33,15 @@ afterAll(async () => {
 
 const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
 
-/** Every file under `root` (but `skip`), with its text. */
+/** Every regular file under `root` (but `skip`), with its text: a gateway's admin socket holds none. */
 function filesUnder(root: string, skip: (path: string) => boolean): Array<{ path: string; text: string }> {
   const out: Array<{ path: string; text: string }> = [];
   for (const name of readdirSync(root)) {
     const path = join(root, name);
     if (skip(relative(dir, path))) continue;
-    if (statSync(path).isDirectory()) out.push(...filesUnder(path, skip));
-    else out.push({ path, text: readFileSync(path, "utf8") });
+    const stat = statSync(path);
+    if (stat.isDirectory()) out.push(...filesUnder(path, skip));
+    else if (stat.isFile()) out.push({ path, text: readFileSync(path, "utf8") });
   }
   return out;
 }
