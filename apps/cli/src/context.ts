@@ -1,5 +1,5 @@
 import { redactingLogger, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
-import { markSelf, parseJsonc, type PoolConfig } from "@codemux/pool";
+import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
@@ -20,7 +20,6 @@ import {
   type ResultFormat,
   type Retention,
 } from "@codemux/server";
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -81,7 +80,7 @@ export interface StartOptions {
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
 export async function readRawConfig(configFile: string | undefined): Promise<Record<string, unknown> | undefined> {
-  return configFile ? (parseJsonc(await readFile(configFile, "utf8"), configFile).value as Record<string, unknown>) : undefined;
+  return configFile ? (parseJsonc(await readConfigText(configFile), configFile).value as Record<string, unknown>) : undefined;
 }
 
 export async function startCore(
@@ -184,7 +183,7 @@ export async function startCore(
     ...policiesOption(raw, configFile),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
-      ? { reloadPolicies: async () => policiesOf(parseJsonc(await readFile(configFile, "utf8"), configFile).value, configFile) }
+      ? { reloadPolicies: async () => policiesOf(parseJsonc(await readConfigText(configFile), configFile).value, configFile) }
       : {}),
     ...(jobs
       ? {

@@ -253,6 +253,11 @@ describe("codemux config errors", () => {
     const result = await codemux(["--config", "nope.json"]);
     expect(result).toMatchObject({ code: 2, stderr: expect.stringContaining("nope.json: the file does not exist") });
   });
+
+  it.each([["skills", "list"], ["list"], ["policy", "check", "alice", "fs__read_file"]])("says so in `%s` too", async (...args) => {
+    const result = await codemux([...args, "--config", "nope.json"]);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringContaining("nope.json: the file does not exist") });
+  });
 });
 
 describe("the config lookup", () => {

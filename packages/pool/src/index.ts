@@ -20,7 +20,7 @@ export { parseInlineServers } from "./config/inline";
 export { interpolate } from "./config/interpolate";
 export type { InterpolationContext, InterpolationResult } from "./config/interpolate";
 export { parseJsonc } from "./config/jsonc";
-export { loadConfigFile, parseConfig } from "./config/load";
+export { loadConfigFile, parseConfig, readConfigText } from "./config/load";
 export { oauthSettingsOf } from "./config/oauth-settings";
 export type { ParseConfigOptions } from "./config/load";
 export { SERVER_NAME_PATTERN } from "./config/schema";

@@ -1,8 +1,7 @@
 import { principalOfName, splitQualifiedName } from "@codemux/core";
-import { parseJsonc, ServerUnavailableError } from "@codemux/pool";
+import { parseJsonc, readConfigText, ServerUnavailableError } from "@codemux/pool";
 import { explainPolicy, findConfigFile, policiesOf, type CatalogFacts, type Codemux } from "@codemux/server";
 import type { Command } from "commander";
-import { readFile } from "node:fs/promises";
 import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
 
@@ -23,13 +22,7 @@ export function registerPolicy(program: Command, context: RunContext): void {
       const configOption = this.optsWithGlobals<GlobalOptions>().config;
       const found = findConfigFile(configOption ? { configPath: configOption } : {});
       if (found === undefined) throw new UsageError("No config file found, so there are no policies; give one with --config FILE.");
-      let text: string;
-      try {
-        text = await readFile(found.file, "utf8");
-      } catch (error) {
-        throw new UsageError(`Cannot read the config ${found.file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); check the path.`);
-      }
-      const policies = policiesOf(parseJsonc(text, found.file).value, found.file);
+      const policies = policiesOf(parseJsonc(await readConfigText(found.file), found.file).value, found.file);
       // The config's servers say whether the tool exists and whether they mark it read-only, which the rules alone cannot.
       const catalog = await withCore(this, context, (core) => catalogFacts(core, tool));
       const subject = {

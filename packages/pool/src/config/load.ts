@@ -34,11 +34,15 @@ export interface ParseConfigOptions {
  * @example const config = await loadConfigFile("./codemux.json"); config.warnings?.forEach((w) => console.error(w));
  */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<PoolConfig> {
+  return parseConfig(await readConfigText(file), { file, env });
+}
+
+/** A config file's text; a file that cannot be read is a ConfigError that says why in words (missing, a folder, permissions). */
+export async function readConfigText(file: string): Promise<string> {
   // Imported here so that the root entry loads no file-system module until a file is read.
   const { readFile } = await import("node:fs/promises");
-  let text: string;
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
@@ -51,7 +55,6 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
             : (error as Error).message;
     throw new ConfigError(`Cannot read config ${file}: ${reason}.`, { file, cause: error });
   }
-  return parseConfig(text, { file, env });
 }
 
 /** Validates config text; throws a ConfigError naming the file, entry and field, and lists softer mistakes in `warnings`. */
