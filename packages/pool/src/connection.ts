@@ -547,6 +547,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
     }
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
+    // Each start tells its own story: a line the last process wrote would repeat in this one's messages.
+    this.stderr.clear();
     const relay = this.options.relay;
     // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
     let channel: DownstreamChannel | undefined;
@@ -649,8 +651,6 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
           );
           this.#era = corrected;
-          // What the process that died on the probe wrote would repeat the new one's lines in every error.
-          if (corrected) this.stderr.clear();
           return this.#attemptConnect(true);
         }
       }

@@ -106,6 +106,16 @@ describe("ServerPool with real child processes", () => {
     expect(states).toContain("reconnecting");
   });
 
+  it("tells each start's own stderr lines when a server crashes again after a restart", async () => {
+    const pool = await startPool([misbehaving("m", {}, ["--stderr", "fatal: simulated crash"])]);
+    for (const _ of [1, 2, 3]) {
+      const error = await pool.callTool("m", "crash", { code: 7 }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/the process exited with code 7; stderr: fatal: simulated crash$/);
+      await pool.callTool("m", "echo", { text: "back" });
+      expect(pool.status()[0]!.stderrTail).toEqual(["fatal: simulated crash"]);
+    }
+  });
+
   it("keeps working through stdout noise, returns a 5 MB result whole, and runs 200 calls at once", async () => {
     const pool = await startPool([misbehaving("m", {}, ["--noise-at-start"])]);
     expect(textOf(await pool.callTool("m", "noise", { lines: 5 }))).toBe("noisy but fine");
