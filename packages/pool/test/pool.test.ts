@@ -116,6 +116,21 @@ describe("ServerPool with real child processes", () => {
     }
   });
 
+  it("keeps a server whose tool definitions break the schema: the bad fields are dropped, its status says which, every tool stays", async () => {
+    const pool = await startPool([misbehaving("m", {}, ["--bad-annotations"])]);
+    const status = pool.status()[0]!;
+    expect(status).toMatchObject({ state: "ready" });
+    expect(status.warnings).toEqual([
+      'tool "string_hint": dropped annotations.readOnlyHint (expected boolean, received string)',
+      'tool "number_title": dropped title (expected string, received number)',
+    ]);
+    const tools = pool.tools().find((t) => t.server === "m")!.tools;
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "crash", "string_hint", "number_title"]));
+    expect(tools.find((t) => t.name === "string_hint")!.annotations).toEqual({ destructiveHint: false });
+    expect(tools.find((t) => t.name === "number_title")).not.toHaveProperty("title");
+    expect(textOf(await pool.callTool("m", "string_hint"))).toBe("called string_hint");
+  });
+
   it("keeps working through stdout noise, returns a 5 MB result whole, and runs 200 calls at once", async () => {
     const pool = await startPool([misbehaving("m", {}, ["--noise-at-start"])]);
     expect(textOf(await pool.callTool("m", "noise", { lines: 5 }))).toBe("noisy but fine");
