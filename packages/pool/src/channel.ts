@@ -64,6 +64,8 @@ export interface DownstreamChannel {
   readonly protocolVersion: string | undefined;
   /** The `ttlMs` of the last `tools/list` (a 2026 server's caching hint); undefined when it gave none. */
   readonly listTtlMs: number | undefined;
+  /** What the last `tools/list` dropped from definitions that break the spec (a bad field, or a whole tool), one sentence each. */
+  readonly toolProblems: string[];
   /** The SDK client under the channel, for what no channel method carries yet: resources, prompts, completions (`ServerPool.client()`). */
   readonly client: DownstreamClient;
   callTool(call: ChannelCall): Promise<ToolResult>;

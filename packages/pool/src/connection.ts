@@ -59,7 +59,7 @@ export interface ServerStatus {
   error?: string;
   /** The state in words where it is no failure: `starting (3 s)` while connecting, what `idle` and `closed` mean. */
   detail?: string;
-  /** What the config parser noticed about this entry (unknown keys, with a did-you-mean). */
+  /** What the config parser noticed about this entry (unknown keys, with a did-you-mean), and what its last tool list broke (a bad field dropped). */
   warnings?: string[];
   /** The last lines the server wrote to stderr (stdio only; secrets masked). */
   stderrTail: string[];
@@ -253,6 +253,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     const instructions = this.#channel?.client.getInstructions();
     const detail = this.#detail();
     const error = this.#state === "ready" || detail !== undefined ? undefined : this.#reason();
+    const warnings = [...(this.spec.warnings ?? []), ...(this.#channel?.toolProblems ?? [])];
     return {
       name: this.name,
       alias: this.alias,
@@ -263,7 +264,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       toolCount: this.#tools.length,
       ...(error ? { error: redactSecrets(error) } : {}),
       ...(detail ? { detail } : {}),
-      ...(this.spec.warnings?.length ? { warnings: this.spec.warnings } : {}),
+      ...(warnings.length ? { warnings } : {}),
       stderrTail: this.stderr.tail(10).map(redactSecrets),
       restarts: this.#restarts,
       ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
@@ -547,6 +548,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       }
     }
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
+    // Each start tells its own story: a line the last process wrote would repeat in this one's messages.
+    this.stderr.clear();
     const relay = this.options.relay;
     // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
     let channel: DownstreamChannel | undefined;
@@ -634,6 +637,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       });
       this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
     } catch (error) {
+      // Read before close() ends the process: an exit that close() caused is not why the attempt failed.
+      const exitedFirst = exitOf(transport) !== undefined;
       if (this.#pending === sdk) {
         this.#pending = undefined;
         this.#pendingTransport = undefined;
@@ -649,12 +654,10 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
             `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
           );
           this.#era = corrected;
-          // What the process that died on the probe wrote would repeat the new one's lines in every error.
-          if (corrected) this.stderr.clear();
           return this.#attemptConnect(true);
         }
       }
-      const failure = this.#describeFailure(error, transport);
+      const failure = this.#describeFailure(error, transport, exitedFirst);
       // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
       this.#fail(failure, !failure.needsLogin);
       if (failure.needsLogin) this.#watchLogin();
@@ -663,7 +666,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  #describeFailure(error: unknown, transport: unknown): Failure {
+  #describeFailure(error: unknown, transport: unknown, exitedFirst: boolean): Failure {
     // A network failure during the era probe comes wrapped: the cause says what went wrong.
     if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause instanceof Error) error = error.cause;
     const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
@@ -684,8 +687,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
     if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
       return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
-    const exited = exitOf(transport);
-    if (exited || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
+    if (exitedFirst || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
     const message = error instanceof Error ? error.message : String(error);
     return { message: withTail(message, this.stderr.telling(5)), transient: false };
   }

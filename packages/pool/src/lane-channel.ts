@@ -117,6 +117,10 @@ export class LaneChannel implements DownstreamChannel {
     return this.#sdk.listTtlMs;
   }
 
+  get toolProblems(): string[] {
+    return this.#sdk.toolProblems;
+  }
+
   listTools(timeoutMs: number): Promise<Tool[]> {
     return this.#sdk.listTools(timeoutMs);
   }

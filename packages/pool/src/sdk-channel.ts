@@ -18,6 +18,7 @@ import type { ClientCapabilities, ToolResult } from "@codemux/core";
 import type { CallerSession, ChannelCall, ChannelRequest, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
 import { DownstreamTasks } from "./downstream-task";
+import { LooseToolsPageSchema, cleanTools } from "./tool-definitions";
 import type { RequestId, StreamRequests } from "./stream-requests";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
@@ -308,11 +309,45 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     if (!this.capabilities?.tools) return [];
     // Every page, each within timeoutMs; never from the client's response cache, so a refresh sees the server's list of now.
     // Over HTTP the SDK has dropped the tools whose x-mcp-header annotations are invalid (with a warning), as the spec says.
-    const result = await this.client.listTools(undefined, { timeout: timeoutMs, cacheMode: "bypass" });
+    const result = await this.client.listTools(undefined, { timeout: timeoutMs, cacheMode: "bypass" }).then(
+      (listed) => {
+        this.toolProblems = [];
+        return listed;
+      },
+      (error: unknown) => {
+        // One tool's bad definition (`readOnlyHint: "true"`) fails the SDK's check of the whole list: each is checked alone instead.
+        if (!(error instanceof SdkError) || error.code !== SdkErrorCode.InvalidResult) throw error;
+        return this.#listLoosely(timeoutMs);
+      },
+    );
     const ttl = (result as { ttlMs?: unknown }).ttlMs;
     this.listTtlMs = typeof ttl === "number" && Number.isFinite(ttl) && ttl >= 0 ? ttl : undefined;
     if (this.client.getProtocolEra() === "modern") this.#headerTools = new Map(result.tools.filter(marksHeaders).map((tool) => [tool.name, tool]));
     return result.tools;
+  }
+
+  /** What the last `tools/list` dropped from definitions that break the spec (a field, or a whole tool), one sentence each. */
+  toolProblems: string[] = [];
+
+  async #listLoosely(timeoutMs: number): Promise<{ tools: Tool[]; ttlMs?: unknown }> {
+    const raw: unknown[] = [];
+    let first: Record<string, unknown> | undefined;
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_LIST_PAGES; page++) {
+      const result = await this.client.request({ method: "tools/list", ...(cursor === undefined ? {} : { params: { cursor } }) }, LooseToolsPageSchema, {
+        timeout: timeoutMs,
+      });
+      first ??= result;
+      raw.push(...result.tools);
+      if (result.nextCursor === undefined || result.nextCursor === cursor) break;
+      cursor = result.nextCursor;
+    }
+    const { tools, problems } = cleanTools(raw);
+    this.toolProblems = problems;
+    const result = { tools, ttlMs: first?.ttlMs };
+    // The SDK's own x-mcp-header exclusion (SEP-2243), as its listTools applies it; private, so reached by name.
+    (this.client as unknown as { _excludeInvalidXMcpHeaderTools(page: { tools: Tool[] }): void })._excludeInvalidXMcpHeaderTools(result);
+    return result;
   }
 
   close(): Promise<void> {

@@ -106,6 +106,31 @@ describe("ServerPool with real child processes", () => {
     expect(states).toContain("reconnecting");
   });
 
+  it("tells each start's own stderr lines when a server crashes again after a restart", async () => {
+    const pool = await startPool([misbehaving("m", {}, ["--stderr", "fatal: simulated crash"])]);
+    for (const _ of [1, 2, 3]) {
+      const error = await pool.callTool("m", "crash", { code: 7 }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/the process exited with code 7; stderr: fatal: simulated crash$/);
+      await pool.callTool("m", "echo", { text: "back" });
+      expect(pool.status()[0]!.stderrTail).toEqual(["fatal: simulated crash"]);
+    }
+  });
+
+  it("keeps a server whose tool definitions break the schema: the bad fields are dropped, its status says which, every tool stays", async () => {
+    const pool = await startPool([misbehaving("m", {}, ["--bad-annotations"])]);
+    const status = pool.status()[0]!;
+    expect(status).toMatchObject({ state: "ready" });
+    expect(status.warnings).toEqual([
+      'tool "string_hint": dropped annotations.readOnlyHint (expected boolean, received string)',
+      'tool "number_title": dropped title (expected string, received number)',
+    ]);
+    const tools = pool.tools().find((t) => t.server === "m")!.tools;
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "crash", "string_hint", "number_title"]));
+    expect(tools.find((t) => t.name === "string_hint")!.annotations).toEqual({ destructiveHint: false });
+    expect(tools.find((t) => t.name === "number_title")).not.toHaveProperty("title");
+    expect(textOf(await pool.callTool("m", "string_hint"))).toBe("called string_hint");
+  });
+
   it("keeps working through stdout noise, returns a 5 MB result whole, and runs 200 calls at once", async () => {
     const pool = await startPool([misbehaving("m", {}, ["--noise-at-start"])]);
     expect(textOf(await pool.callTool("m", "noise", { lines: 5 }))).toBe("noisy but fine");

@@ -38,6 +38,8 @@ interface Flags {
   beforeInitialize: "exit" | "silent" | undefined;
   /** A file to append `PID METHOD` to for every request (`--log FILE`): tests count processes and probes with it. */
   log: string | undefined;
+  /** `--bad-annotations`: two more tools whose definitions break the schema (`readOnlyHint: "true"`, a title that is a number). */
+  badAnnotations: boolean;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -53,6 +55,7 @@ function parseFlags(argv: string[]): Flags {
     resources: argv.includes("--resources"),
     beforeInitialize: value("--before-initialize") === "exit" ? "exit" : value("--before-initialize") === "silent" ? "silent" : undefined,
     log: value("--log"),
+    badAnnotations: argv.includes("--bad-annotations"),
   };
 }
 
@@ -114,6 +117,11 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 function createMisbehavingServer(flags: Flags): Server {
   const tools = [...baseTools];
+  if (flags.badAnnotations)
+    tools.push(
+      { ...tool("string_hint", "Its readOnlyHint is a string.", {}), annotations: { readOnlyHint: "true", destructiveHint: false } as never },
+      { ...tool("number_title", "Its title is a number.", {}), title: 42 as never },
+    );
   let calls = 0;
   // What a cancellation test needs to see: that notifications/cancelled reached the server, for which calls.
   const cancelled: Array<string | number> = [];
