@@ -1,3 +1,5 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startConformanceFixture } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,6 +41,24 @@ describe("the referee's 2026 fixture behind codemux, unpinned", () => {
     const { status, answer } = await modern("tools/call", { name: "c__test_image_content", arguments: {} });
     expect(status).toBe(200);
     expect(answer.result).toMatchObject({ resultType: "complete", content: [{ type: "image", mimeType: "image/png" }] });
+  });
+
+  it("refuses a 2026 client's call that needs a capability it did not declare with -32021 and HTTP 400, naming the capability", async () => {
+    const { status, answer } = await modern("tools/call", { name: "c__test_missing_capability", arguments: {} });
+    expect(status).toBe(400);
+    expect(answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+  });
+
+  it("gives a 2025 client the same refusal as an error result of its call", async () => {
+    const client = new Client({ name: "legacy", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+    try {
+      // A 2025 client is spoken to in 2025 by the fixture's own SDK side, which has no such tool: the error comes back as a result.
+      const result = await client.callTool({ name: "c__test_missing_capability", arguments: {} });
+      expect(result.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 
   it("forwards a retry that carries inputResponses without requestState (a server may hand out none), rather than asking again", async () => {
