@@ -65,15 +65,18 @@ export class HttpError extends CodemuxError<HttpErrorCode> {
   readonly status: number;
   /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
   readonly headers: Record<string, string>;
+  /** The JSON-RPC code an MCP route answers it with, when not the one its `code` implies (respond.ts `rpcCodeOf`). */
+  readonly rpcCode: number | undefined;
 
   constructor(
     code: HttpErrorCode,
     message: string,
-    options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    options: { status?: number; cause?: unknown; data?: Record<string, unknown>; headers?: Record<string, string>; rpcCode?: number } = {},
   ) {
     super(code, message, options);
     this.status = options.status ?? HTTP_STATUS[code];
     this.headers = options.headers ?? {};
+    this.rpcCode = options.rpcCode;
   }
 }
 

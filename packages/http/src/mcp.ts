@@ -48,8 +48,10 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
     return handleSessionful(gateway, ctx, body);
   }
   if ((method === "GET" || method === "DELETE") && isModernRevision(ctx.req.headers["mcp-protocol-version"])) {
+    // -32600 (the request is invalid), not -32000: 2026-07-28 gives the -32000 range its own meanings (-32020 to -32022).
     throw new HttpError("METHOD_NOT_ALLOWED", "MCP 2026-07-28 has no sessions: send each request as a POST to /mcp (no GET stream, no DELETE).", {
       headers: { allow: "POST" },
+      rpcCode: -32600,
     });
   }
   if (gateway.options.stateless) {

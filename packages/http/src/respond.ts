@@ -45,7 +45,8 @@ export function sendRpcError(res: ServerResponse, status: number, error: { code:
   sendJson(res, status, { jsonrpc: "2.0", error, id: null });
 }
 
-/** A JSON-RPC error code for an HttpError on an MCP route: parse errors are -32700, the rest -32000 (server error). */
+/** A JSON-RPC error code for an HttpError on an MCP route: its own when it names one, parse errors -32700, the rest -32000 (server error). */
 export function rpcCodeOf(error: HttpError): number {
+  if (error.rpcCode !== undefined) return error.rpcCode;
   return error.code === "INVALID_JSON" ? -32700 : error.code === "BAD_REQUEST" ? -32600 : -32000;
 }

@@ -124,7 +124,7 @@ describe("2026-07-28 and 2025 clients on one /mcp", () => {
       const answer = await raw(`${s.url}/mcp`, { method, headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-protocol-version": MODERN } });
       expect(answer.status).toBe(405);
       expect(answer.headers.allow).toBe("POST");
-      expect(JSON.parse(answer.body).error.message).toMatch(/no sessions: send each request as a POST/);
+      expect(JSON.parse(answer.body).error).toMatchObject({ code: -32600, message: expect.stringMatching(/no sessions: send each request as a POST/) });
     }
     const legacyGet = await raw(`${s.url}/mcp`, { headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-protocol-version": "2025-11-25" } });
     expect(legacyGet.status).toBe(400);

@@ -174,8 +174,10 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
       }
       return send(message, options);
     };
+    if (this.client.getProtocolEra() !== "modern") return;
+    completeByDefault(transport);
     // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
-    if (this.client.getProtocolEra() === "modern") this.#tasks.watch(transport);
+    this.#tasks.watch(transport);
   }
 
   /** The era this connection speaks, as a verdict `connect()` can be given next time. */
@@ -353,4 +355,18 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
   close(): Promise<void> {
     return this.client.close();
   }
+}
+/**
+ * A 2026 server's result without `resultType` is read as complete, as the referee's own 2026 fixture
+ * expects (`sep-2322-client-request-state`): SDK v2 refuses it, and the caller would see an error for an answer.
+ */
+function completeByDefault(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    const { result } = message as { result?: unknown };
+    if (typeof result === "object" && result !== null && !Array.isArray(result) && !("resultType" in result))
+      (result as Record<string, unknown>).resultType = "complete";
+    deliver(message, extra);
+  };
 }

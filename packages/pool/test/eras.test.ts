@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ServerPool, type PoolOptions, type RememberedEra, type ServerSpec } from "../src/index";
-import { cleanedAfterEach, httpSpec, logFile, startHttpServer, startModernHttp, textOf } from "./helpers";
+import { cleanedAfterEach, httpSpec, logFile, startConformanceServer, startHttpServer, startModernHttp, textOf } from "./helpers";
 
 const { pools, children, dirs } = cleanedAfterEach();
 
@@ -244,6 +244,16 @@ describe("a 2026 server's input_required answer", () => {
     // A caller that does not take it gets an error: the SDK's handlers, which know no call, never ask.
     await expect(pool.callTool("m", "ask", { message: "hi" }, { clientCapabilities: { elicitation: {} } })).rejects.toThrow(/input_required/);
     expect(asked).toEqual([]);
+  });
+});
+
+describe("a 2026 server's result without resultType", () => {
+  it("is taken as complete, as the referee's own 2026 fixture answers (its tools/call results carry none)", async () => {
+    const pool = await startPool([httpSpec("c", await startConformanceServer(children))]);
+    expect(statusOf(pool, "c")).toMatchObject({ protocol: "2026-07-28" });
+    const result = await pool.callTool("c", "test_image_content", {});
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png" })]);
   });
 });
 

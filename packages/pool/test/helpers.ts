@@ -1,4 +1,4 @@
-import { misbehavingServerPath, modernServerPath, startOverHttp } from "@codemux/test-servers";
+import { misbehavingServerPath, modernServerPath, startConformanceFixture, startOverHttp } from "@codemux/test-servers";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +22,13 @@ export async function startModernHttp(children: ChildProcess[], args: string[], 
   const { child, url } = await startOverHttp(path, args);
   children.push(child);
   return `${url}/mcp`;
+}
+
+/** Starts the conformance referee's everything-server (both eras, its 2026 side hand-written); returns its `/mcp` URL. */
+export async function startConformanceServer(children: ChildProcess[]): Promise<string> {
+  const { child, url } = await startConformanceFixture();
+  children.push(child);
+  return url;
 }
 
 /** A logger that keeps every line it is given. */

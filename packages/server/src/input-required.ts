@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CallOrigin, InputRequest, InputResume, InputRound, ListRootsResult, RequestContext, SecretMask, SessionInfo, ToolResult } from "@codemux/core";
-import { ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
+import { DownstreamError } from "@codemux/pool";
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { MAX_INPUT_ROUNDS } from "./defaults";
 import { InputNotAskedError, InputRequiredError, InvalidRequestStateError, type InputRequiredAnswer } from "./errors";
 import type { RequestStates, StateClaims } from "./signed-state";
@@ -113,6 +114,22 @@ export function passedUp(error: unknown, { tool, request, states }: PassUp): Too
   if (request.session.peer?.era !== "modern") return undefined;
   const answer = questionsOf(error, { principal: request.session.principal, key: tool, states });
   return answer && { content: [], ...answer };
+}
+
+/**
+ * A 2026 server's refusal of a request for a client capability the client did not declare (`-32021`),
+ * rethrown for a 2026-07-28 client's own call as that JSON-RPC error (HTTP 400), as if codemux refused
+ * it: the client learns what to declare. Any other error, or another era's client, returns undefined.
+ */
+export function missingCapabilityUp(error: unknown, request: RequestContext): undefined {
+  if (request.session.peer?.era !== "modern" || !DownstreamError.isInstance(error) || error.rpcCode !== ProtocolErrorCode.MissingRequiredClientCapability)
+    return undefined;
+  const data = error.cause instanceof ProtocolError ? (error.cause.data as { requiredCapabilities?: unknown } | undefined) : undefined;
+  const required = data?.requiredCapabilities;
+  throw new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: typeof required === "object" && required !== null && !Array.isArray(required) ? (required as Record<string, object>) : {} },
+    error.message,
+  );
 }
 
 /**

@@ -67,11 +67,12 @@ export interface AskingOwn {
 
 /**
  * Runs one request that a downstream server may ask a question during, which the client answers on a
- * retry (`prompts/get`, `resources/read`, named by `key`): `run` makes it for `caller` (a 2026-07-28
- * request's own client) with `own`. Its answer may be `input_required`.
+ * retry (`prompts/get`, `resources/read`, named by `key`; `target`, when known, is the downstream name a
+ * retry without requestState answers): `run` makes it for `caller` (a 2026-07-28 request's own client)
+ * with `own`. Its answer may be `input_required`.
  */
 export type AskingRun = <R extends Record<string, unknown>>(
-  key: string,
+  request: { key: string; target?: string },
   ctx: ServerContext,
   run: (caller: SessionInfo, own: AskingOwn) => Promise<R>,
 ) => Promise<R | Record<string, unknown>>;
@@ -206,7 +207,7 @@ export class McpFeatures {
 
   /** Adds the handlers to one session's MCP server and forgets the session when it closes (ending its own instances too, with `endsSession`). */
   attach(server: Server, session: SessionInfo, options: FeatureAttachOptions = {}): () => void {
-    const { endsSession = true, requested = () => session, asking = (_key, ctx, run) => run(session, { signal: ctx.mcpReq.signal }) } = options;
+    const { endsSession = true, requested = () => session, asking = (_request, ctx, run) => run(session, { signal: ctx.mcpReq.signal }) } = options;
     this.#servers.set(session.id, server);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
@@ -215,7 +216,7 @@ export class McpFeatures {
     server.setRequestHandler(
       "resources/read",
       (request, ctx) =>
-        asking(`resources/read ${request.params.uri}`, ctx, (caller, own) =>
+        asking({ key: `resources/read ${request.params.uri}` }, ctx, (caller, own) =>
           this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
         ) as Promise<ReadResourceResult>,
     );
@@ -238,7 +239,7 @@ export class McpFeatures {
     server.setRequestHandler(
       "prompts/get",
       (request, ctx) =>
-        asking(`prompts/get ${request.params.name}`, ctx, (caller, own) =>
+        asking({ key: `prompts/get ${request.params.name}`, target: request.params.name }, ctx, (caller, own) =>
           this.getPrompt(request.params, { session: caller, ...own }),
         ) as Promise<GetPromptResult>,
     );

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { MAX_PARKED_CALLS, MAX_PARKED_CALLS_PER_PRINCIPAL, MAX_PARKED_QUESTION_BYTES, PARKED_CALL_TTL_MS } from "./defaults";
 import { InvalidRequestStateError } from "./errors";
 import { asInvalidParams, checkedState, resumeFrom } from "./input-required";
-import type { RequestStates } from "./signed-state";
+import type { RequestStates, StateClaims } from "./signed-state";
 
 /** A parked call's answer to its client: the question its 2025 server asked, under the key the retry answers. */
 export interface ParkedQuestion {
@@ -209,6 +209,8 @@ export interface ParkingCall {
   principal: string;
   /** What the client called (a tool's name, or a prompt or resource read by `prompts/get NAME`, `resources/read URI`): the state is good for a retry of it only. */
   tool: string;
+  /** The downstream name (a passthrough tool, a prompt) that a retry without requestState sends its inputResponses to: a 2026 server may hand out none. */
+  target?: string;
   peer: ClientPeer;
   ctx: ServerContext;
 }
@@ -227,6 +229,13 @@ export interface InputRequiredUp {
   requestState: string;
 }
 
+/** A fresh run's resume: the answers and state a signed requestState names, or a retry's answers without state for its target. */
+function resumeOf(claims: StateClaims | undefined, { target, ctx }: ParkingCall): { resume?: InputResume } {
+  if (claims) return { resume: resumeFrom(claims, ctx) };
+  const inputResponses = ctx.mcpReq.inputResponses;
+  return target !== undefined && inputResponses !== undefined ? { resume: { tool: target, inputResponses } } : {};
+}
+
 /**
  * Answers a 2026-07-28 request that may ask (tools/call, prompts/get, resources/read): a fresh one runs
  * (parking when its 2025 server asks), a retry that echoes codemux's state resumes its parked call or
@@ -239,7 +248,7 @@ export async function callParking<R extends Answer>(call: ParkingCall, run: (own
   const signal = ctx.mcpReq.signal;
   const outcome = await (claims?.park !== undefined
     ? asInvalidParams(() => parks.resume({ principal, signal }, { id: claims.park as string, inputResponses: ctx.mcpReq.inputResponses }))
-    : parks.start({ principal, peer, signal }, (own, ends) => run({ peer: own, signal: ends, ...(claims ? { resume: resumeFrom(claims, ctx) } : {}) })));
+    : parks.start({ principal, peer, signal }, (own, ends) => run({ peer: own, signal: ends, ...resumeOf(claims, call) })));
   if ("result" in outcome) return outcome.result as R;
   const { key, request, park } = outcome.question;
   return { resultType: "input_required", inputRequests: { [key]: request }, requestState: states.seal(principal, { tool, park }) };

@@ -130,12 +130,13 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   /** The session as one request's client is: on 2026-07-28, with the capabilities that request declares (never an earlier one's). */
   const asRequested = (ctx: ServerContext): SessionInfo => (era === "modern" ? { ...current, peer: modernPeer(envelopeCapabilities(ctx)) } : current);
   /** On 2026-07-28, a request that may ask parks on a 2025 server's question, and passes a 2026 server's up, as a tool call does. */
-  const asking: AskingRun = async (key, ctx, run) => {
+  const asking: AskingRun = async ({ key, target }, ctx, run) => {
     const parking = {
       parks: core.parkedCalls,
       states: core.requestStates,
       principal: current.principal,
       tool: key,
+      ...(target === undefined ? {} : { target }),
       peer: asRequested(ctx).peer as ClientPeer,
       ctx,
     };
@@ -213,7 +214,14 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     };
     if (era !== "modern") return callTool(request.params, extra) as Promise<CallToolResult>;
     // A 2026-07-28 call may park on a 2025 server's question, or be the retry that answers one.
-    const parking = { parks: core.parkedCalls, states: core.requestStates, principal: current.principal, tool: request.params.name, ctx };
+    const parking = {
+      parks: core.parkedCalls,
+      states: core.requestStates,
+      principal: current.principal,
+      tool: request.params.name,
+      target: request.params.name,
+      ctx,
+    };
     return callParking(
       { ...parking, peer: asRequested(ctx).peer as ClientPeer },
       (own) => callTool(request.params, { ...extra, ...own }) as Promise<ToolResult>,

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { misbehavingServerPath } from "./paths";
+import { conformanceServerPath, misbehavingServerPath } from "./paths";
 
 /** A config entry (stdio) that starts the misbehaving server as `name`, with `extra` fields such as `env`. */
 export function misbehavingEntry(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -12,6 +12,18 @@ export async function startOverHttp(path: string, args: string[] = [], env: Node
   const child = spawn(process.execPath, [path, "--http", "0", ...args], { stdio: ["ignore", "pipe", "inherit"], env });
   const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
   return { child, url: `http://127.0.0.1:${/listening (\d+)/.exec(chunk.toString())![1]}` };
+}
+
+/** Starts the conformance referee's everything-server (vendored) on a free port; resolves with the child and its `/mcp` URL. */
+export async function startConformanceFixture(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [conformanceServerPath], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, PORT: "0" } });
+  let output = "";
+  for await (const chunk of child.stdout!) {
+    output += String(chunk);
+    const url = /MCP endpoint: (http:\/\/\S+\/mcp)/.exec(output)?.[1];
+    if (url) return { child, url };
+  }
+  throw new Error(`the conformance everything-server exited before it said where it serves: ${output.slice(-2000)}`);
 }
 
 /** Resolves once `check` holds, asking every 50 ms; throws after 10 s (what a test waits for happens in far less). */

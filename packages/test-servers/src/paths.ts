@@ -20,3 +20,6 @@ export const taskServerPath: string = fileURLToPath(new URL("./task-server.js", 
 
 /** Absolute path of the built SDK v2 `McpServer` whose tool marks parameters with `x-mcp-header` (run it with `node`; `--http PORT`, `--log FILE`). */
 export const paramHeaderServerPath: string = fileURLToPath(new URL("./param-headers.js", import.meta.url));
+
+/** Absolute path of the conformance referee's everything-server, vendored (run it with `node`, `PORT=0`: it prints `MCP endpoint: URL`). */
+export const conformanceServerPath: string = fileURLToPath(new URL("./conformance-everything-server.js", import.meta.url));

@@ -1,6 +1,6 @@
 import type { MetaTool, RequestContext, SessionInfo, ToolDefinition, ToolResult } from "@codemux/core";
 import { UnknownMetaToolError } from "../errors";
-import { passedUp } from "../input-required";
+import { missingCapabilityUp, passedUp } from "../input-required";
 import { errorResult } from "../render/text";
 import type { CodemuxServices } from "../services";
 import { checkFields, readInput } from "./input";
@@ -52,7 +52,8 @@ export class MetaToolRegistry {
       return await tool.run(readInput(tool.definition.inputSchema, args), { ...request, services });
     } catch (error) {
       // Only a direct call_tool is the client's own call: a snippet's or a job's call gets the error.
-      return (name === "call_tool" ? passedUp(error, { tool: name, request, states: services.requestStates }) : undefined) ?? errorResult(error, services);
+      if (name !== "call_tool") return errorResult(error, services);
+      return passedUp(error, { tool: name, request, states: services.requestStates }) ?? missingCapabilityUp(error, request) ?? errorResult(error, services);
     }
   }
 }

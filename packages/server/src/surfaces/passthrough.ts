@@ -4,7 +4,7 @@ import { MetaToolRegistry } from "../meta-tools/registry";
 import { callRequest } from "../pipeline/call-request";
 import { PASSTHROUGH_HINTS } from "../render/hints";
 import { limitResult } from "../render/limit-result";
-import { passedUp } from "../input-required";
+import { missingCapabilityUp, passedUp } from "../input-required";
 import { errorResult } from "../render/text";
 import { sessionInstructions } from "../render/instructions";
 import type { SurfaceFactory } from "./surface";
@@ -37,7 +37,7 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
         const result = await services.pipeline.call(callRequest({ name, args, origin: "passthrough" }, request));
         return await limitResult(services, { tool: name, result, owner: request.session });
       } catch (error) {
-        return passedUp(error, { tool: name, request, states: services.requestStates }) ?? errorResult(error, services);
+        return passedUp(error, { tool: name, request, states: services.requestStates }) ?? missingCapabilityUp(error, request) ?? errorResult(error, services);
       }
     },
   };
