@@ -67,7 +67,7 @@ export {
 } from "./errors";
 export type { PoolErrorCode } from "./errors";
 // The server's stdio transport reads messages with it.
-export { isProgressToken, jsonRpcMessage } from "./json-rpc-message";
+export { jsonRpcMessage } from "./json-rpc-message";
 export { ServerPool } from "./pool";
 export { listDownstreamSkills, readDownstreamSkill } from "./skills";
 export type { DownstreamSkill, DownstreamSkills } from "./skills";
