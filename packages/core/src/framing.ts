@@ -51,3 +51,69 @@ export function plainJsonRpcMessage(value: unknown): JsonRpcMessage | undefined 
   }
   return undefined;
 }
+
+export interface LineSplitterOptions {
+  /** A longer line is dropped (reported through onOversize) and reading resumes at the next newline. */
+  maxLineBytes: number;
+  onLine: (line: string) => void;
+  onOversize?: (bytes: number) => void;
+}
+
+// ignoreBOM keeps a leading BOM in the text, as Node's Buffer#toString does.
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+function joined(chunks: Uint8Array[], last: Uint8Array): Uint8Array {
+  let length = last.length;
+  for (const chunk of chunks) length += chunk.length;
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  bytes.set(last, at);
+  return bytes;
+}
+
+/** Splits a byte stream (newline-delimited JSON-RPC over stdio) into lines without re-copying a long line on every chunk. */
+export class LineSplitter {
+  #chunks: Uint8Array[] = [];
+  #pending = 0;
+  #skipping = false;
+
+  constructor(readonly options: LineSplitterOptions) {}
+
+  push(chunk: Uint8Array): void {
+    let start = 0;
+    let newline = chunk.indexOf(10);
+    while (newline !== -1) {
+      const piece = chunk.subarray(start, newline);
+      if (this.#skipping) {
+        this.#skipping = false;
+      } else {
+        const line = utf8.decode(this.#chunks.length ? joined(this.#chunks, piece) : piece);
+        this.#chunks = [];
+        this.#pending = 0;
+        this.options.onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+      }
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    if (start < chunk.length && !this.#skipping) {
+      this.#chunks.push(chunk.subarray(start));
+      this.#pending += chunk.length - start;
+      if (this.#pending > this.options.maxLineBytes) {
+        this.options.onOversize?.(this.#pending);
+        this.#chunks = [];
+        this.#pending = 0;
+        this.#skipping = true;
+      }
+    }
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#pending = 0;
+    this.#skipping = false;
+  }
+}

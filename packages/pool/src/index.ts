@@ -66,10 +66,8 @@ export {
   ToolNotFoundError,
 } from "./errors";
 export type { PoolErrorCode } from "./errors";
-// The server's stdio transport splits lines and reads messages with these.
-export { isProgressToken, jsonRpcMessage } from "./json-rpc-message";
-export { LineSplitter } from "./line-splitter";
-export type { LineSplitterOptions } from "./line-splitter";
+// The server's stdio transport reads messages with it.
+export { jsonRpcMessage } from "./json-rpc-message";
 export { ServerPool } from "./pool";
 export { listDownstreamSkills, readDownstreamSkill } from "./skills";
 export type { DownstreamSkill, DownstreamSkills } from "./skills";

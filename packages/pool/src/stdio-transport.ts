@@ -1,3 +1,4 @@
+import { LineSplitter } from "@codemux/core";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import type { ChildProcess } from "node:child_process";
 import spawn from "cross-spawn";
@@ -5,7 +6,6 @@ import type { StdioTransportSpec } from "./config/types";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, STDIN_CLOSE_GRACE_MS } from "./defaults";
 import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
-import { LineSplitter } from "./line-splitter";
 import { jsonRpcMessage } from "./json-rpc-message";
 import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups, watchForExit } from "./process-groups";
 import { childMarker } from "./self";

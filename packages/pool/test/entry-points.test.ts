@@ -31,7 +31,6 @@ describe("entry points", () => {
       "DEFAULT_CALL_TIMEOUT_MS",
       "DEFAULT_CONNECT_TIMEOUT_MS",
       "interpolate",
-      "LineSplitter",
       "markSelf",
     ]) {
       expect(root, name).toHaveProperty(name);

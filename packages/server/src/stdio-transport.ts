@@ -1,4 +1,5 @@
-import { LineSplitter, jsonRpcMessage } from "@codemux/pool";
+import { LineSplitter } from "@codemux/core";
+import { jsonRpcMessage } from "@codemux/pool";
 import { ProtocolErrorCode, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 
 export interface StdioServerTransportOptions {
