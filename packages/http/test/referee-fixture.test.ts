@@ -26,7 +26,7 @@ afterAll(async () => {
 /** One 2026-07-28 request to codemux, as the referee sends it (`_meta` with `capabilities`, the routing headers): its status and JSON-RPC answer. */
 async function modern(method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = {}) {
   const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities };
-  const name = typeof params.name === "string" ? { "mcp-name": params.name } : {};
+  const name: Record<string, string> = typeof params.name === "string" ? { "mcp-name": params.name } : {};
   const response = await fetch(`${s.url}/mcp`, {
     method: "POST",
     headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice), "mcp-protocol-version": MODERN, "mcp-method": method, ...name },
