@@ -54,8 +54,8 @@ export async function startFixture() {
 /** Starts codemux over HTTP (passthrough mode) with the fixture as its one downstream; resolves once the downstream is ready. */
 export async function startCodemux({ fixtureUrl, dir }) {
   const config = join(dir, "codemux.json");
-  // Pinned to 2025: the fixture's hand-written 2026 side answers tools/call without resultType, which SDK v2 (as the spec) refuses.
-  writeFileSync(config, JSON.stringify({ mcpServers: { [SERVER_NAME]: { type: "http", url: fixtureUrl, protocol: "2025-11-25" } } }));
+  // Unpinned (`protocol: auto`): codemux probes the fixture's era as it would any server's.
+  writeFileSync(config, JSON.stringify({ mcpServers: { [SERVER_NAME]: { type: "http", url: fixtureUrl } } }));
   const { child, output } = await startUntil({
     args: [CLI_PATH, "serve", "--http", "127.0.0.1:0", "--config", config, "--mode", "passthrough", "--no-watch"],
     env: { CODEMUX_HOME: join(dir, "home") },

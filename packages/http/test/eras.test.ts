@@ -189,7 +189,7 @@ describe("what a 2026-07-28 client is answered", () => {
     await s?.close();
   });
 
-  it("server/discover: the version, codemux's capabilities and instructions, a public cache hint and serverInfo", async () => {
+  it("server/discover: the version, codemux's capabilities and instructions, a private cache hint (instructions differ per principal) and serverInfo", async () => {
     const answer = await modernAt(s.url)("server/discover");
     expect(answer.status).toBe(200);
     const result = answerOf(answer).result as Record<string, unknown>;
@@ -197,7 +197,7 @@ describe("what a 2026-07-28 client is answered", () => {
       supportedVersions: [MODERN],
       capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
       ttlMs: 60_000,
-      cacheScope: "public",
+      cacheScope: "private",
       resultType: "complete",
       _meta: { "io.modelcontextprotocol/serverInfo": { name: "codemux", version: VERSION } },
     });

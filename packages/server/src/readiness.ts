@@ -40,7 +40,7 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
   readonly #cachedInstructions = new Map<string, string>();
   /** Each server's era as the cache had it: the pool connects with it instead of probing. */
   readonly #cachedEras = new Map<string, RememberedEra>();
-  #cacheLoaded: Promise<void> = Promise.resolve();
+  #cacheLoaded: Promise<void> | undefined;
   /** The cache read at start was older than `cacheTtlMs`. */
   #stale = false;
   #startedAt: number | undefined;
@@ -64,8 +64,9 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     });
   }
 
-  /** Resolves once the cached catalog is loaded (at once before start, or with none). */
+  /** Loads the cached catalog once (before start too: a 2026 client's first server/discover comes before anything starts); resolves when it is in. */
   loaded(): Promise<void> {
+    this.#cacheLoaded ??= this.#loadCache();
     return this.#cacheLoaded;
   }
 
@@ -76,10 +77,11 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
 
   /** Loads the cached catalog, then connects every server in the background; resolves when the pool's start has begun. */
   start(): Promise<void> {
-    if (this.#startedAt !== undefined) return this.#cacheLoaded;
+    if (this.#startedAt !== undefined) return this.loaded();
     this.#startedAt = this.#options.clock();
-    this.#cacheLoaded = this.#loadCache();
-    return this.#cacheLoaded.then(() => this.#options.pool.start()).then(() => this.#refreshStale());
+    return this.loaded()
+      .then(() => this.#options.pool.start())
+      .then(() => this.#refreshStale());
   }
 
   /** Waits (bounded) until every server has connected or failed; servers known from the cache do not hold it up. True when all settled in time. */

@@ -68,7 +68,8 @@ const CACHE_HINTS = {
   "prompts/list": PRIVATE_LIST,
   "resources/list": PRIVATE_LIST,
   "resources/templates/list": PRIVATE_LIST,
-  "server/discover": { ttlMs: DISCOVER_TTL_MS, cacheScope: "public" },
+  // Private too: its instructions name the servers the principal's policies show, so alice's answer is not bob's.
+  "server/discover": { ttlMs: DISCOVER_TTL_MS, cacheScope: "private" },
 } as const;
 
 /** A client's protocol era: 2025-11-25 and earlier (`legacy`) or 2026-07-28 (`modern`). */

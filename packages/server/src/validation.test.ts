@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentsError } from "./errors";
-import { ArgumentValidator } from "./validation";
+import { ArgumentValidator, omitNulls } from "./validation";
 
 const problemsOf = (validator: ArgumentValidator, schema: object, args: unknown): string[] => {
   try {
@@ -44,5 +44,30 @@ describe("ArgumentValidator", () => {
       "the values took longer than 0 ms in all to match the tool's patterns; send fewer, shorter or simpler values",
     ]);
     expect(problemsOf(validator, schema, { code: "abc" })).toEqual([]);
+  });
+});
+
+describe("omitNulls: null for an optional parameter that cannot hold it means omitted", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      region: { type: "string" },
+      verbose: { type: "boolean" },
+      note: { type: ["string", "null"] },
+      pick: { anyOf: [{ type: "null" }, { type: "number" }] },
+    },
+    required: ["region"],
+  };
+
+  it("drops such a null, so the call validates and the server never sees it (nor its Mcp-Param header)", () => {
+    const args = { region: "eu", verbose: null, query: "q" };
+    expect(omitNulls(schema, args)).toEqual({ region: "eu", query: "q" });
+    expect(problemsOf(new ArgumentValidator(), schema, omitNulls(schema, args))).toEqual([]);
+  });
+
+  it("keeps a null the schema allows, a required one (the validator then says what is wrong), and one for a property it does not name", () => {
+    const args = { region: null, note: null, pick: null, extra: null };
+    expect(omitNulls(schema, args)).toBe(args);
+    expect(problemsOf(new ArgumentValidator(), schema, omitNulls(schema, args))).toEqual([expect.stringContaining("region")]);
   });
 });

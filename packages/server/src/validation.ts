@@ -51,6 +51,36 @@ export class ArgumentValidator {
   }
 }
 
+/**
+ * The arguments without each top-level `null` the schema does not allow there, for a property it does not require:
+ * a client that writes `null` for "not given" (as the conformance referee's does) means it omitted.
+ * The same object when nothing is dropped.
+ */
+export function omitNulls(schema: object | undefined, args: Record<string, unknown>): Record<string, unknown> {
+  const { properties, required } = (schema ?? {}) as { properties?: unknown; required?: unknown };
+  if (typeof properties !== "object" || properties === null || typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  let out: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(args)) {
+    if (value !== null || (Array.isArray(required) && required.includes(key))) continue;
+    const property = (properties as Record<string, unknown>)[key];
+    if (property === undefined || allowsNull(property)) continue;
+    out ??= { ...args };
+    delete out[key];
+  }
+  return out ?? args;
+}
+
+/** Whether a property's schema may hold `null` (a type naming it, a union, an enum or const that holds it); an unread schema is taken to allow it. */
+function allowsNull(property: unknown): boolean {
+  if (typeof property !== "object" || property === null) return true;
+  const { type, enum: values, const: constant, anyOf, oneOf } = property as Record<string, unknown>;
+  if (anyOf !== undefined || oneOf !== undefined || constant === null) return true;
+  if (Array.isArray(values)) return values.includes(null);
+  if (typeof type === "string") return type === "null";
+  if (Array.isArray(type)) return type.includes("null");
+  return true;
+}
+
 /** Runs one compiled schema; a pattern out of time is the caller's problem to fix, said so. */
 function run(toolName: string, validate: ValidateFunction, args: object): boolean {
   try {

@@ -4,8 +4,10 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, createSessionServer, policiesOf } from "../src/index";
+import { serveStdio } from "../src/stdio";
 import { ALL_INSTRUCTIONS_CHARS, SERVER_INSTRUCTIONS_CHARS, serverInstructions } from "../src/render/instructions";
 import { config, misbehaving } from "./helpers";
 
@@ -69,6 +71,30 @@ describe("downstream servers' instructions", () => {
     } finally {
       await second.close();
     }
+  });
+
+  it("reach a 2026 client's first server/discover over stdio from the cache, while nothing has started (the SDK's probe)", async () => {
+    const cacheDir = join(dir, "stdio-cache");
+    const first = new Codemux({ config: config(servers), dataDir: join(dir, "stdio-first"), cacheDir });
+    first.start();
+    await first.ready(10_000);
+    await first.close();
+    const probed = new Codemux({ config: config(servers), dataDir: join(dir, "stdio-probed"), cacheDir });
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    let started = false;
+    const serving = serveStdio(probed, { stdin, stdout, onFirstRequest: () => (started = true) });
+    const _meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+    stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } })}\n`);
+    let line = "";
+    for await (const chunk of stdout) {
+      line += String(chunk);
+      if (line.includes("\n")) break;
+    }
+    stdin.end();
+    await serving;
+    await probed.close();
+    expect(JSON.parse(line).result.instructions).toContain("[notes] Call echo before anything else.");
+    expect(started).toBe(false);
   });
 
   it("of a server a principal's policy hides are not shown to it", async () => {

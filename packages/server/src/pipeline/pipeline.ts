@@ -27,7 +27,7 @@ import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceRe
 import type { Access } from "../policy/access";
 import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
-import { ArgumentValidator } from "../validation";
+import { ArgumentValidator, omitNulls } from "../validation";
 import { InputRounds, type AskingRequest, type InputRoundsOptions } from "../input-required";
 import { composeMiddleware } from "./compose";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
@@ -295,6 +295,7 @@ export class ToolCallPipeline {
 
   #compose(): NextCall {
     const validate: ToolCallMiddleware = (ctx, next) => {
+      ctx.arguments = omitNulls(ctx.entry.tool.inputSchema, ctx.arguments);
       this.#validator.validate(ctx.entry.qualifiedName, ctx.entry.tool.inputSchema, ctx.arguments);
       return next(ctx);
     };

@@ -1,0 +1,108 @@
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { askingServerPath, modernServerPath } from "@codemux/test-servers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
+
+/**
+ * The interop matrix over HTTP: each client era against each downstream era, through one codemux in
+ * passthrough mode. Every cell lists, calls, has a question (elicitation, sampling) relayed during a
+ * call and a prompt, reads a resource list, and reads the servers' instructions.
+ */
+const SERVERS = {
+  old: { command: process.execPath, args: [askingServerPath, "--instructions", "The 2025 server's own words."] },
+  new: { command: process.execPath, args: [modernServerPath, "--legacy", "reject", "--ask-beyond-tools"] },
+};
+
+/** What a cell needs of a client, whichever SDK it is. */
+interface Driver {
+  /** The protocol revision the client speaks to codemux. */
+  version(): string | undefined;
+  tools(): Promise<string[]>;
+  call(name: string, args: Record<string, unknown>): Promise<string>;
+  prompt(name: string, args: Record<string, string>): Promise<string>;
+  resources(): Promise<unknown[]>;
+  instructions(): string | undefined;
+  close(): Promise<void>;
+}
+
+const ANSWER = "the client's answer";
+const SAMPLED = "the client's model says hi";
+
+async function sdk1(url: string): Promise<Driver> {
+  const client = new Client({ name: "sdk1", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: ANSWER } }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+  return {
+    version: () => (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion,
+    tools: async () => (await client.listTools()).tools.map((t) => t.name),
+    call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
+    resources: async () => (await client.listResources()).resources,
+    instructions: () => client.getInstructions(),
+    close: () => client.close(),
+  };
+}
+
+async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
+  const client = new ModernClient(
+    { name: `sdk2-${mode}`, version: "1.0.0" },
+    {
+      capabilities: { elicitation: {}, sampling: {} },
+      ...(mode === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}),
+      inputRequired: { autoFulfill: true },
+    },
+  );
+  client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer: ANSWER } }));
+  client.setRequestHandler("sampling/createMessage", async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
+  await client.connect(new ModernTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+  return {
+    version: () => client.getNegotiatedProtocolVersion(),
+    tools: async () => (await client.listTools()).tools.map((t) => t.name),
+    call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
+    resources: async () => (await client.listResources()).resources,
+    instructions: () => client.getInstructions(),
+    close: () => client.close(),
+  };
+}
+
+const CLIENTS: Array<[string, string, (url: string) => Promise<Driver>]> = [
+  ["SDK 1.x", "2025-11-25", sdk1],
+  ["SDK v2 on 2025-11-25", "2025-11-25", (url) => sdk2(url, "legacy")],
+  ["SDK v2 on 2026-07-28", "2026-07-28", (url) => sdk2(url, "auto")],
+];
+/** Each downstream's era, as codemux speaks to it. */
+const ERAS: Record<string, string> = { old: "2025-11-25", new: "2026-07-28" };
+
+let s: Served;
+beforeAll(async () => {
+  s = await serve({ mode: "passthrough" }, SERVERS);
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, connect) => {
+  it.each(Object.keys(SERVERS))(
+    "against the %s server: list, call, questions relayed in a call and a prompt, sampling, resources, instructions",
+    async (server) => {
+      const client = await connect(s.url);
+      try {
+        expect(client.version()).toBe(version);
+        expect(s.core.pool.status().find((status) => status.name === server)?.protocol).toBe(ERAS[server]);
+        expect(await client.tools()).toContain(`${server}__ask`);
+        expect(await client.call(`${server}__ask`, { message: "ready?" })).toContain(ANSWER);
+        expect(await client.call(`${server}__sample`, { message: "say hi" })).toContain(SAMPLED);
+        expect(await client.prompt(`${server}__ask`, { message: "which?" })).toContain(ANSWER);
+        expect(Array.isArray(await client.resources())).toBe(true);
+        expect(client.instructions()).toContain(`[${server}]`);
+      } finally {
+        await client.close();
+      }
+    },
+  );
+});
