@@ -19,7 +19,7 @@ import { registerStatus } from "./commands/status";
 import { registerStop } from "./commands/stop";
 import { registerStore } from "./commands/store";
 import type { RunContext } from "./context";
-import { LOG_LEVELS } from "./logger";
+import { LOG_LEVELS } from "@codemux/core";
 
 const examples = `
 Config: --config FILE, else $CODEMUX_CONFIG, else ./codemux.json, else ~/.codemux/codemux.json
