@@ -3,7 +3,11 @@ import { defineMetaTool, type MetaTool, type MetaToolContext, type MetaToolServi
 import type { ToolResult } from "./mcp";
 
 // Not `as const`: ToolDefinition's `required` is a mutable string[] (InputSchema's is readonly), so a readonly tuple is refused.
-const inputSchema: { type: "object"; properties: { text: { type: "string" } }; required: string[] } = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+const inputSchema: { type: "object"; properties: { text: { type: "string" } }; required: string[] } = {
+  type: "object",
+  properties: { text: { type: "string" } },
+  required: ["text"],
+};
 const done: ToolResult = { content: [] };
 
 describe("defineMetaTool", () => {
