@@ -1,4 +1,4 @@
-import { redactingLogger, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
+import { LOG_LEVELS, redactingLogger, type LogLevel, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
@@ -26,7 +26,7 @@ import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { defaultConfig, graphsFolder } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
-import { LOG_LEVELS, stderrLogger, type LogLevel } from "./logger";
+import { cliLogger } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
@@ -102,7 +102,7 @@ export async function startCore(
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   // codemux's own lines quote servers (their stderr, log lines, errors): masked by the redact plugin's patterns once it loads.
   let masking: LoadedPlugins | undefined;
-  const logger = redactingLogger(stderrLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
+  const logger = redactingLogger(cliLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
   const config = await resolveConfig({

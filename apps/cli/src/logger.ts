@@ -1,19 +1,20 @@
-import type { Logger } from "@codemux/core";
+import { LOG_LEVELS, stderrLogger, type LogLevel, type Logger } from "@codemux/core";
 import { stderrSink, type LogSink } from "@codemux/http";
-
-export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The pool's line for a server that failed or was not started; `list` shows the same in its table. */
 export const SERVER_STATE_LINE = /^\[[^\]\s]+\] (?:failed|not started): /;
 
-/** Logs go to stderr: stdout carries only the MCP protocol when serving. Lines that `omit` matches are left out. */
-export function stderrLogger(level: LogLevel, omit?: RegExp): Logger {
-  const rank = LOG_LEVELS.indexOf(level);
-  const at = (l: LogLevel) => (message: string) => {
-    if (LOG_LEVELS.indexOf(l) <= rank && !omit?.test(message)) process.stderr.write(`codemux ${l}: ${message}\n`);
-  };
-  return { error: at("error"), warn: at("warn"), info: at("info"), debug: at("debug") };
+/**
+ * Core's stderr logger (secrets masked) writing `codemux <level>: ...` to stderr: stdout carries only the MCP protocol
+ * when serving. Lines whose message `omit` matches are left out.
+ */
+export function cliLogger(level: LogLevel, omit?: RegExp): Logger {
+  return stderrLogger({
+    level,
+    write: (line) => {
+      if (!omit?.test(line.slice(line.indexOf(": ") + 2))) process.stderr.write(`${line}\n`);
+    },
+  });
 }
 
 /** The HTTP server's JSON log lines at `level` and above; a record with no known level (a plugin's) is kept. */

@@ -16,7 +16,7 @@ import { rateLimitPlugin } from "./plugins/rate-limit";
 import { redactPlugin } from "./plugins/redact";
 import { memoryPlugin } from "./plugins/memory";
 import { summarizePlugin } from "./plugins/summarize";
-import { stderrLogger } from "./logger";
+import { hooksLogger } from "./logger";
 import type { RecordRedactor, Redactor } from "./redactor";
 import type { Observability, Plugin, PluginInitContext, ResultKeeper } from "./types";
 
@@ -222,7 +222,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     specs: (config, records) => pluginSpecs(config, { file, configDir, records }),
     config: options.config,
     host: {
-      logger: options.logger ?? stderrLogger,
+      logger: options.logger ?? hooksLogger,
       dataDir: options.dataDir ?? defaultDataDir(),
       configDir,
       ...(options.clock ? { clock: options.clock } : {}),

@@ -2,7 +2,7 @@ import type { Logger } from "@codemux/core";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { PluginChain, orderPlugins } from "./chain";
-import { stderrLogger } from "./logger";
+import { hooksLogger } from "./logger";
 import type { Observability, Plugin, PluginInitContext, PluginMetrics, ResultKeeper } from "./types";
 
 export interface PluginHostOptions {
@@ -48,7 +48,7 @@ export class PluginHost {
   #closed = false;
 
   constructor(plugins: readonly Plugin[], options: PluginHostOptions = {}) {
-    this.logger = options.logger ?? stderrLogger;
+    this.logger = options.logger ?? hooksLogger;
     this.#options = options;
     this.#observability = options.observability;
     this.chain = new PluginChain(plugins, {

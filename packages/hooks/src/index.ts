@@ -7,13 +7,11 @@ export { CannotWrapError, HooksError, PinFileError, PluginConfigError, PluginFai
 export type { HooksErrorCode } from "./errors";
 export { PluginHost } from "./host";
 export type { PluginHostOptions } from "./host";
-export { stderrLogger } from "./logger";
 export { pluginMiddleware } from "./middleware";
 export type { PluginMiddleware } from "./middleware";
 export { approvePins, listPending, pinApprovals } from "./pin-approvals";
 export { readPinFile } from "./pin-store";
 export { filePinBook, sharedPinBook, type PinBook, type PinChange } from "./pin-book";
-export type { PendingApproval, PinApprovals } from "@codemux/core";
 export type { ApproveResult } from "./pin-approvals";
 export type { PendingPin, PinFile, PinRecord } from "./pin-store";
 export { auditPlugin } from "./plugins/audit";

@@ -1,6 +1,7 @@
 import type { ClientPeer, ToolResult } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 import { CannotWrapError, HooksError } from "./errors";
+import { sdkInternals } from "./sdk-internals";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { Plugin, ToolInfo } from "./types";
 
@@ -59,7 +60,7 @@ export async function wrapWithProxy<S extends WrappableMcpServer | WrappableServ
   const low = lowLevel(server);
   const marked = low as unknown as { [WRAPPED]?: boolean };
   if (marked[WRAPPED]) throw new CannotWrapError("wrapWithProxy: this server is already wrapped; pass all plugins in one call.");
-  const { handlers, serverName: ownName } = sdkInternals(low);
+  const { handlers, serverName: ownName } = sdkInternals<RawHandler>(low);
   const host = new PluginHost(options.plugins, options);
   await host.start();
   marked[WRAPPED] = true;
@@ -143,24 +144,6 @@ export async function wrapWithProxy<S extends WrappableMcpServer | WrappableServ
     await host.close();
   };
   return server;
-}
-
-/**
- * The one place that reads the SDK's private fields. SDK 1.x has no public way to get or replace a
- * handler already installed: its `setRequestHandler` fills the private map `_requestHandlers`, which
- * is wrapped here (and `Server` has no getter for its name, `_serverInfo`). Throws at wrap time,
- * rather than silently not wrapping, when an SDK keeps them elsewhere.
- */
-function sdkInternals(low: WrappableServer): { handlers: Map<string, RawHandler>; serverName: string | undefined } {
-  const internals = low as unknown as { _requestHandlers?: unknown; _serverInfo?: { name?: unknown } };
-  const handlers = internals._requestHandlers;
-  if (!(handlers instanceof Map)) {
-    throw new CannotWrapError(
-      "wrapWithProxy: this version of the MCP SDK keeps its request handlers where codemux cannot wrap them (the private `_requestHandlers` map of SDK 1.x and v2); use @modelcontextprotocol/sdk 1.32.2 or @modelcontextprotocol/server 2.4.0, the versions @codemux/hooks is tested with.",
-    );
-  }
-  const name = internals._serverInfo?.name;
-  return { handlers: handlers as Map<string, RawHandler>, serverName: typeof name === "string" ? name : undefined };
 }
 
 function lowLevel(server: WrappableMcpServer | WrappableServer): WrappableServer {

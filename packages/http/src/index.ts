@@ -5,7 +5,6 @@
 export type { Identity } from "./auth/identity";
 export type { OAuthOptions } from "./auth/oauth";
 export { DEFAULT_HOST, DEFAULT_PORT, listenFromEnv, parseListen } from "./address";
-export { isLoopback } from "@codemux/core";
 export { trustedProxyList } from "./connections";
 export { BoundedEventStore } from "./event-store";
 export type { BoundedEventStoreOptions } from "./event-store";
@@ -23,7 +22,6 @@ export { parseHttpSettings } from "./settings";
 export type { HttpSettings, PrincipalSettings } from "./settings";
 export type { LogFieldsHook } from "./server";
 export { TokenSet, parseTokenArg, parseTokenFile } from "./tokens";
-export type { PendingApproval } from "@codemux/core";
 export type { UiApprovals, UiJob, UiJobs, UiSources } from "./ui/sources";
 export type { TokenMatch, TokenSpec } from "./tokens";
 export { watchConfig } from "./watch";

@@ -68,9 +68,9 @@ export interface JobManagerOptions {
   /** Open the journal at the first `ready()` rather than at once (a process that may be ended before it serves, such as a protocol probe). */
   openLater?: boolean;
   logger?: Logger;
-  /** Jobs running at once (all principals); more wait in the queue. */
+  /** Jobs running at once (all principals; default 4); more wait in the queue. */
   maxConcurrent?: number;
-  /** Jobs waiting at most; past it a start is refused. */
+  /** Jobs waiting at most (default 50); past it a start is refused. */
   maxQueued?: number;
   /** Jobs one principal may have waiting; a quarter of `maxQueued` (at least 2) by default. */
   maxQueuedPerPrincipal?: number;
@@ -83,7 +83,7 @@ export interface JobManagerOptions {
    * arguments, no snippet), and descriptions and progress lines with credentials masked.
    */
   redactor?: JournalRedactor;
-  /** How long a finished job stays readable (and its transcript kept). */
+  /** How long a finished job stays readable (and its transcript kept; default 7 days). */
   retentionMs?: number;
   /** How long a principal's finished jobs stay (the config's `retention`); `retentionMs` otherwise. */
   retentionFor?: (principal: string) => number | undefined;

@@ -1,5 +1,5 @@
 import {
-  Client,
+  type Client,
   ProtocolError,
   SdkError,
   SdkErrorCode,
@@ -19,6 +19,7 @@ import type { CallerSession, ChannelCall, ChannelRequest, DownstreamChannel, Dow
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
 import { DownstreamTasks } from "./downstream-task";
 import { LooseToolsPageSchema, cleanTools } from "./tool-definitions";
+import { CodecClient } from "./sdk-internals";
 import type { RequestId, StreamRequests } from "./stream-requests";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
@@ -67,12 +68,12 @@ const withContent = (result: ToolResult): ToolResult => (result.resultType === "
 
 /**
  * The SDK client, with the checks of its negotiated era (through `_wireCodec`, the hook the SDK gives
- * subclasses) opened to the call lane, so that the lane accepts and refuses exactly what the request path does.
+ * subclasses: `sdk-internals.ts`) opened to the call lane, so that the lane accepts and refuses exactly what the request path does.
  */
-export class ChannelClient extends Client {
+export class ChannelClient extends CodecClient {
   /** A `tools/call` result as the request path takes it: decoded, then validated; the SdkError the request path would raise when refused. */
   checkCallToolResult(raw: unknown): ToolResult | SdkError {
-    const codec = this._wireCodec();
+    const codec = this.wireCodec();
     const decoded = codec.decodeResult("tools/call", raw);
     if (decoded.kind === "invalid") return decoded.error;
     // Only a 2026-era server answers input_required; the lane runs on 2025 connections.
@@ -106,7 +107,7 @@ export class ChannelClient extends Client {
 
   /** A progress notification's progress as the client's handler gets it; undefined for one it drops. */
   checkProgress(raw: unknown): Progress | undefined {
-    const checked = this._wireCodec().validateNotification("notifications/progress", raw);
+    const checked = this.wireCodec().validateNotification("notifications/progress", raw);
     if (!checked.ok) return undefined;
     const { progressToken: _, ...progress } = checked.value.params;
     return progress;

@@ -1,3 +1,4 @@
+import { isSwitchedOff } from "@codemux/core";
 import { bundleSnippet, checkSnippet } from "./bundle.js";
 import {
   DEFAULT_FILENAME,
@@ -24,6 +25,9 @@ import type { PooledWorker, RunJob, WorkerReply } from "./pooled-worker.js";
 import { BundlePositions, ModulePositions, type StackPositions } from "./source-map.js";
 import type { CodeExecutor, ExecuteRequest, ExecuteResult, SandboxErrorInfo, SandboxOptions } from "./types.js";
 import { WorkerPool } from "./worker-pool.js";
+
+/** `CODEMUX_SANDBOX_FAST_PATH=0` (or `false`, `off`) sends every snippet through esbuild, as `fastPath: false` does. */
+const FAST_PATH_VARIABLE = "CODEMUX_SANDBOX_FAST_PATH";
 
 /** Name of the bundle inside the engine; stack frames naming it are mapped back through the source map. */
 const BUNDLE_FILE = "bundle.js";
@@ -69,7 +73,7 @@ interface RunState {
 export class Sandbox implements CodeExecutor {
   readonly #limits: Limits;
   readonly #pool: WorkerPool;
-  /** The built-in engine links modules itself, so snippets skip esbuild; another runtime gets bundles. */
+  /** The built-in engine links modules itself, so snippets skip esbuild (unless switched off); another runtime gets bundles. */
   readonly #fastPath: boolean;
   #admitted = 0;
   #runSeq = 0;
@@ -91,9 +95,11 @@ export class Sandbox implements CodeExecutor {
       maxTotalPendingBytes: positiveInteger("maxTotalPendingBytes", options.maxTotalPendingBytes ?? DEFAULT_MAX_TOTAL_PENDING_BYTES),
       maxCallArgsBytes: positiveInteger("maxCallArgsBytes", options.maxCallArgsBytes ?? DEFAULT_MAX_CALL_ARGS_BYTES),
     };
-    this.#fastPath = options.runtimeModule === undefined;
-    // Another runtime gets bundles, which carry their own copy of every module.
-    const preload = options.preloadModules !== undefined && this.#fastPath ? preloadModules(options.preloadModules) : undefined;
+    const builtIn = options.runtimeModule === undefined;
+    this.#fastPath = builtIn && (options.fastPath ?? !isSwitchedOff(process.env[FAST_PATH_VARIABLE]));
+    // Another runtime, or the built-in one without the fast path, gets bundles, which carry their own copy of every module.
+    const checked = options.preloadModules !== undefined && builtIn ? preloadModules(options.preloadModules) : undefined;
+    const preload = this.#fastPath ? checked : undefined;
     const workerUrl = options.workerUrl ?? defaultWorkerUrl();
     this.#pool = new WorkerPool({
       size: this.#limits.workers,

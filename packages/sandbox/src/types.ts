@@ -22,6 +22,12 @@ export interface SandboxOptions {
    * default the built-in QuickJS runtime.
    */
   runtimeModule?: string | URL;
+  /**
+   * Whether the built-in runtime may skip esbuild for the snippets its fast path can vouch for (they then
+   * answer as esbuild's bundle would, only sooner); default on, unless the environment says
+   * `CODEMUX_SANDBOX_FAST_PATH=0` (or `false`, `off`). Another `runtimeModule` always gets bundles.
+   */
+  fastPath?: boolean;
   /** The worker entry file; default `worker.js` next to this package's `index.js`. Set it when a bundler moves files. */
   workerUrl?: string | URL;
   /** Nesting depth of the result; default 256. Deeper results are an error of kind "result". */

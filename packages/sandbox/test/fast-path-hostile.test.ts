@@ -4,7 +4,8 @@ import { keptPath, viaEsbuild } from "./kept-path";
 
 // Hostile snippets against the fast path (es-module-lexer + sucrase + QuickJS linking): it must
 // never allow what esbuild refuses, never run a side effect twice, and never stall the caller.
-const sandbox = new Sandbox({ workers: 2 });
+// Tests of the fast path itself pin it on, whatever CODEMUX_SANDBOX_FAST_PATH says.
+const sandbox = new Sandbox({ workers: 2, fastPath: true });
 afterAll(() => sandbox.close());
 
 const files: Record<string, string> = {
@@ -299,6 +300,7 @@ describe("running again through esbuild", () => {
     // Each engine evaluates this preloaded module for 400 ms before a run can start on it: the run's wall time is long, its own work tiny.
     const slowEngines = new Sandbox({
       workers: 1,
+      fastPath: true,
       preloadModules: { "mcp/slow.ts": "const end = Date.now() + 400;\nwhile (Date.now() < end) {}\nexport const slow = 1;" },
     });
     try {

@@ -2,7 +2,8 @@ import { type ExecuteRequest, Sandbox } from "@codemux/sandbox";
 import { afterAll, describe, expect, it } from "vitest";
 import { keptPath, viaEsbuild } from "./kept-path";
 
-const sandbox = new Sandbox({ workers: 2 });
+// Tests of the fast path itself pin it on, whatever CODEMUX_SANDBOX_FAST_PATH says.
+const sandbox = new Sandbox({ workers: 2, fastPath: true });
 afterAll(() => sandbox.close());
 
 async function runKept(request: ExecuteRequest) {

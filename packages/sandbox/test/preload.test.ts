@@ -8,7 +8,8 @@ const files: Record<string, string> = {
   "mcp/setter.ts": "(globalThis as { early?: number }).early = 1;\nexport {};",
 };
 const modules = (specifier: string) => files[specifier];
-const sandbox = new Sandbox({ workers: 1, preloadModules: { "mcp/lib.ts": LIB } });
+// Preloaded modules serve the fast path: pinned on, whatever CODEMUX_SANDBOX_FAST_PATH says.
+const sandbox = new Sandbox({ workers: 1, fastPath: true, preloadModules: { "mcp/lib.ts": LIB } });
 const plain = new Sandbox({ workers: 1 });
 afterAll(() => Promise.all([sandbox.close(), plain.close()]));
 

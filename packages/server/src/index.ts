@@ -49,7 +49,6 @@ export type { ExecuteOptions, SnippetHost } from "./snippets";
 export { FileStore } from "./stores/file-store";
 export type { FileStoreOptions } from "./stores/file-store";
 export { MemoryStore } from "./stores/memory-store";
-export type { Store, StoreEntry, StoreWriteOptions } from "./stores/store";
 export { CODE_META_TOOLS } from "./surfaces/code";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";

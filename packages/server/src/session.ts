@@ -6,7 +6,6 @@ import {
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
-  type LoggingMessageNotification,
   type Progress,
   type ServerContext,
   type ServerNotification,
@@ -19,6 +18,7 @@ import type { TaskStoreFactory } from "./jobs";
 import { questionsOf } from "./input-required";
 import type { AskingRun, McpFeatures } from "./mcp-features";
 import type { RequestStates } from "./signed-state";
+import { routeLogMessages } from "./sdk-internals";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { VERSION } from "./version";
 
@@ -198,13 +198,8 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
   let requestLog: ServerContext["mcpReq"]["log"] | undefined;
   if (era === "modern") {
-    const send = server.notification.bind(server);
     // A server's log line relayed to this session goes on the calling request's stream, and only when it set a logLevel (the SDK's per-request log checks it).
-    server.notification = (notification, options) => {
-      if (notification.method !== "notifications/message") return send(notification, options);
-      const { level, data, logger } = notification.params as LoggingMessageNotification["params"];
-      return requestLog?.(level, data, logger) ?? Promise.resolve();
-    };
+    routeLogMessages(server, ({ level, data, logger }) => requestLog?.(level, data, logger) ?? Promise.resolve());
   }
   server.setRequestHandler("tools/call", (request, ctx) => {
     requestLog = ctx.mcpReq.log;

@@ -1,5 +1,6 @@
 import {
   BRIDGE_SPECIFIER,
+  SERVERS_PREFIX,
   toolValueAnswer,
   VALUE_CALL_SUFFIX,
   type Logger,
@@ -8,7 +9,7 @@ import {
   type SessionInfo,
   type ToolResult,
 } from "@codemux/core";
-import { Sandbox, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
+import { Sandbox, snippetImports, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -148,9 +149,15 @@ export async function waitForImports(readiness: Readiness, code: string): Promis
   await Promise.all(importedServers(code).map((server) => readiness.waitForServer(server)));
 }
 
-/** Servers a snippet imports (`mcp/servers/<name>`), so it waits only for those; linear in the code's length. */
+/** Servers a snippet imports (`mcp/servers/<name>`), so it waits only for those. */
 function importedServers(code: string): string[] {
   const servers = new Set<string>();
-  for (const match of code.slice(0, 1_000_000).matchAll(/mcp\/servers\/([A-Za-z0-9_-]{1,100})/g)) servers.add(match[1] as string);
+  for (const specifier of snippetImports(code)) {
+    if (!specifier.startsWith(SERVERS_PREFIX)) continue;
+    const server = specifier.slice(SERVERS_PREFIX.length).replace(/\.ts$/, "").split("/")[0] as string;
+    if (SERVER_PATH.test(server)) servers.add(server);
+  }
   return [...servers].slice(0, 100);
 }
+
+const SERVER_PATH = /^[A-Za-z0-9_-]{1,100}$/;

@@ -2,7 +2,8 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { FileStore, MemoryStore, type Store } from "../src/index";
+import type { Store } from "@codemux/core";
+import { FileStore, MemoryStore } from "../src/index";
 
 const dirs: string[] = [];
 afterAll(async () => {

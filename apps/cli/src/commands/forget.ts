@@ -8,7 +8,7 @@ import { addCounts } from "../forget-shared";
 import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
 import { openSharedState, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
 import { UsageError } from "../errors";
-import { stderrLogger } from "../logger";
+import { cliLogger } from "../logger";
 
 const KINDS: Record<string, [string, string]> = {
   results: ["kept result", "kept results"],
@@ -101,7 +101,7 @@ async function forgetOffline(
   principal: string,
   { file, raw, shared }: { file: string | undefined; raw: Record<string, unknown> | undefined; shared: SharedState },
 ): Promise<ForgetReport> {
-  const logger = stderrLogger("warn");
+  const logger = cliLogger("warn");
   const plugins = await pluginsOf({
     config: raw && file ? { raw, file } : undefined,
     logger,

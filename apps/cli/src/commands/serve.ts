@@ -1,8 +1,7 @@
-import { closestNames } from "@codemux/core";
+import { closestNames, isLoopback } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,
-  isLoopback,
   listenFromEnv,
   parseHttpSettings,
   parseListen,

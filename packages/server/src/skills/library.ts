@@ -1,5 +1,6 @@
 import { LOCAL_PRINCIPAL, SEPARATOR, SERVERS_PREFIX, type Logger, type SessionInfo, type SkillShelf } from "@codemux/core";
 import { summarize, type Catalog, type CatalogDocument } from "@codemux/catalog";
+import { snippetImports } from "@codemux/sandbox";
 import type { ServerStatus } from "@codemux/pool";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -279,7 +280,7 @@ export class SkillLibrary {
   #importedModules(code: string, author: SkillAuthor, name: string): Record<string, string> {
     const { principal } = author;
     const modules: Record<string, string> = {};
-    const pending = importSpecifiers(code);
+    const pending = snippetImports(code);
     while (pending.length > 0 && Object.keys(modules).length < MAX_CHECKED_MODULES) {
       const specifier = (pending.pop() as string).replace(/\.ts$/, "");
       if (specifier in modules || !specifier.startsWith("mcp/")) continue;
@@ -288,7 +289,7 @@ export class SkillLibrary {
       const source = other !== undefined ? (other === name ? undefined : this.get(principal, other)?.code) : this.#deps.moduleSource(specifier, author);
       if (source === undefined) continue;
       modules[specifier] = source;
-      pending.push(...importSpecifiers(source));
+      pending.push(...snippetImports(source));
     }
     return modules;
   }
@@ -394,13 +395,6 @@ function schemaHash(tool: { inputSchema: unknown; outputSchema?: unknown }): str
     .update(JSON.stringify({ input: tool.inputSchema, output: tool.outputSchema ?? null }))
     .digest("hex")
     .slice(0, 16);
-}
-
-/** Module specifiers a source imports or re-exports (static and dynamic); linear in its length. */
-function importSpecifiers(source: string): string[] {
-  const found: string[] = [];
-  for (const match of source.slice(0, 2 * MAX_SKILL_CODE_BYTES).matchAll(/\b(?:from|import)\s*\(?\s*["']([^"'\n]{1,300})["']/g)) found.push(match[1] as string);
-  return found;
 }
 
 /** The skills of one folder: `<name>.ts`, with `<name>.json` (saved skills) or a leading doc comment as the description (project skills). */
