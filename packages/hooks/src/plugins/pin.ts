@@ -274,7 +274,8 @@ export function pinPlugin(
     },
     written: () => saving,
     async beforeCall(call) {
-      if (!call.definition) return;
+      // Pinning for the scan alone: only a tool held back has anything to judge (the rest of the calls pay one lookup).
+      if (!call.definition || (!changes && !withheld.has(call.name))) return;
       // The model may see the approved definition of a tool held back: the call is judged by the one its server lists now.
       const held = withheld.get(call.name);
       const definition = held?.definition ?? call.definition;
