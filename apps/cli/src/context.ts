@@ -12,6 +12,7 @@ import {
   policiesOf,
   resolveConfig,
   resultFormatOf,
+  scanModeOf,
   retentionFor,
   retentionOf,
   spillBytesOf,
@@ -129,8 +130,10 @@ export async function startCore(
     ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
     ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
+    ...(configFile ? { scanMode: (config: unknown) => scanModeOf(config, configFile) } : {}),
   });
   masking = plugins;
+  const scanMode = configFile ? scanModeOf(raw, configFile) : "quarantine";
   const http = options.serving ? parseHttpSettings(raw, configFile) : {};
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
@@ -152,6 +155,8 @@ export async function startCore(
     : undefined;
   core = new Codemux({
     config,
+    // The pin plugin judges what the scan flags (and changed definitions): the model sees the approved definition or nothing.
+    scan: { mode: scanMode, ...(plugins ? { gate: (tools) => plugins.screen(tools) } : {}) },
     // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
     ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,
@@ -203,6 +208,8 @@ export async function startCore(
     const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.
     started.on("toolsChanged", () => void plugins.toolsChanged(started.catalog.entries()));
+    // An approval (here, by codemux approve, or on another instance) shows a tool held back again.
+    plugins.onRelease(() => started.readiness.rescreen());
     started.onClose(() => plugins.close());
   }
   // Shared skills are read before serving; Redis not there yet: served from what arrives once it is (the shelf re-reads on reconnect).
@@ -217,7 +224,10 @@ export async function startCore(
     void jobs?.recover().catch(() => undefined);
   };
   if (!options.deferStart) begin();
-  const reloader = configReloader(core, plugins, () => readRawConfig(configFile));
+  const reloader = configReloader(core, plugins, {
+    read: () => readRawConfig(configFile),
+    scanMode: configFile ? (config) => scanModeOf(config, configFile) : undefined,
+  });
   return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
 }
 
@@ -232,8 +242,11 @@ export async function pluginsOf({
   sharedStore,
   pinRecords,
   sharedLists,
+  scanMode,
 }: {
   config: { raw: Record<string, unknown>; file: string } | undefined;
+  /** The config's `security.scan`: "quarantine" keeps its approvals in the pin book (see `loadPlugins`). */
+  scanMode?: (config: unknown) => "quarantine" | "warn" | "off";
   /** Load them even without a plugins section (an edit may add one while serving). */
   reloadable?: boolean;
   logger: Logger;
@@ -244,7 +257,9 @@ export async function pluginsOf({
   pinRecords?: RecordTable;
   sharedLists?: SharedLists;
 }): Promise<LoadedPlugins | undefined> {
-  if (config === undefined || (config.raw.plugins === undefined && !reloadable)) return undefined;
+  // The scan's quarantine needs the pin book (its approvals) even without a plugins section.
+  const quarantine = config !== undefined && scanMode?.(config.raw) === "quarantine";
+  if (config === undefined || (config.raw.plugins === undefined && !reloadable && !quarantine)) return undefined;
   return loadPlugins({
     config: config.raw,
     configFile: config.file,
@@ -255,6 +270,7 @@ export async function pluginsOf({
     ...(sharedStore ? { sharedStore } : {}),
     ...(pinRecords ? { pinRecords } : {}),
     ...(sharedLists ? { sharedLists } : {}),
+    ...(scanMode ? { scanMode } : {}),
     ...(retention ? { retentionMs: (_kind: "audit", principal: string) => retentionFor(retention, "auditMs", principal) } : {}),
   });
 }

@@ -1,7 +1,7 @@
 import type { LoadedPlugins, PluginChanges } from "@codemux/hooks";
 import type { ReloadSummary } from "@codemux/http";
 import type { PoolConfig } from "@codemux/pool";
-import type { Codemux } from "@codemux/server";
+import type { Codemux, ScanMode } from "@codemux/server";
 
 /** What applying an edited config changed: its servers (`added`, `removed`, `changed`), and its policies and plugins when they did. */
 export interface ConfigReload extends ReloadSummary {
@@ -19,11 +19,14 @@ export interface ConfigReload extends ReloadSummary {
 export function configReloader(
   core: Codemux,
   plugins: LoadedPlugins | undefined,
-  readRaw: () => Promise<unknown>,
+  file: { read: () => Promise<unknown>; scanMode?: ((raw: unknown) => ScanMode) | undefined },
 ): { reload(config: PoolConfig): Promise<ConfigReload> } {
   return {
     reload: async (config) => {
-      const prepared = plugins ? await plugins.prepare(await readRaw()) : undefined;
+      const raw = await file.read();
+      // Checked first: a wrong security.scan changes nothing.
+      const mode = file.scanMode?.(raw);
+      const prepared = plugins ? await plugins.prepare(raw) : undefined;
       const policies = JSON.stringify(core.policies);
       let servers: ReloadSummary;
       try {
@@ -33,6 +36,8 @@ export function configReloader(
         throw error;
       }
       const changed = prepared ? describe(prepared.commit()) : "";
+      // The plugins in force may now hold other tools back (pin on or off), and the mode may have changed.
+      if (mode !== undefined) core.readiness.rescreen({ mode, gate: plugins ? (tools) => plugins.screen(tools) : undefined });
       return {
         ...servers,
         ...(JSON.stringify(core.policies) === policies ? {} : { policies: "changed" as const }),

@@ -1,4 +1,4 @@
-import { estimateTokens } from "@codemux/core";
+import { estimateTokens, type ScanFinding, verdictAtLeast } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { launchCommand } from "./launch";
 
@@ -24,6 +24,32 @@ export function serverTable(core: Codemux): string {
           .trimEnd()}`,
     )
     .join("\n");
+}
+
+/** What the scan found above `info` (security.scan), one line per tool or instructions; empty when nothing. */
+export function scanLines(core: Codemux): string {
+  const lines: string[] = [];
+  const found = (findings: readonly ScanFinding[]) =>
+    findings
+      .filter((f) => verdictAtLeast(f.severity, "warn"))
+      .map((f) => `${f.rule} in ${f.path}`)
+      .join(", ");
+  for (const report of core.scan.reports()) {
+    if (report.instructions && verdictAtLeast(report.instructions.verdict, "warn"))
+      lines.push(
+        `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? ", not shown to the model" : ""}: ${found(report.instructions.findings)}`,
+      );
+    for (const tool of report.tools.filter((t) => verdictAtLeast(t.verdict, "warn"))) {
+      const held =
+        tool.shown === "none"
+          ? `, held back (codemux approve ${tool.qualifiedName})`
+          : tool.shown === "approved"
+            ? ", the model sees its approved definition"
+            : "";
+      lines.push(`  ${tool.qualifiedName}  ${tool.verdict}${held}: ${found(tool.findings)}`);
+    }
+  }
+  return lines.length ? `Scan (security.scan ${core.scan.mode}) found:\n${lines.join("\n")}\n` : "";
 }
 
 /** Tokens of the upfront tool list in a mode, and of every downstream tool listed plainly, for comparison. */

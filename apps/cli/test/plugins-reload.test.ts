@@ -29,7 +29,11 @@ describe("codemux serve --http applies plugin changes in its config file while s
     const file = join(dir, "codemux.json");
     const rule = (name: string) => ({ rules: [{ name, principals: ["token:admin"], tools: ["*"] }] });
     const write = (plugins: unknown, policies: unknown = rule("all")) =>
-      writeFile(file, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, plugins, policies }));
+      // security.scan "warn": without plugins.pin, pin is truly off (the default "quarantine" runs it for the scan's approvals).
+      writeFile(
+        file,
+        JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } }, plugins, policies, security: { scan: "warn" } }),
+      );
     await write({ guard: { deny: ["m__echo"] } });
     const home = join(dir, ".codemux");
     const env = { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: home };

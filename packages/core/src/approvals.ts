@@ -1,3 +1,5 @@
+import type { ScanFinding } from "./scan/types";
+
 /**
  * A tool the pin plugin holds back, as an admin view (the admin page, `codemux approve`) reads it:
  * the contract between `@codemux/hooks`, which keeps the quarantine, and `@codemux/http`, which shows it.
@@ -6,7 +8,10 @@ export interface PendingApproval {
   /** `server__tool` */
   name: string;
   server: string;
-  reason: "changed" | "new server";
+  /** `scan`: the scanner found text aimed at the model in it (security.scan "quarantine"); `findings` say what. */
+  reason: "changed" | "new server" | "scan";
+  /** The scanner's findings in the waiting definition, when it found any. */
+  findings?: ScanFinding[];
   /** The definition's fields that differ from the approved one (`description`, `inputSchema`...); empty for a new server's tool. */
   changed: string[];
   seenAt: string;

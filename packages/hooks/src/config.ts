@@ -11,7 +11,7 @@ import { PluginSet, type PluginChanges, type PluginSpec, type PreparedPlugins } 
 import { auditPlugin } from "./plugins/audit";
 import { cachePlugin } from "./plugins/cache";
 import { guardPlugin } from "./plugins/guard";
-import { pinPlugin, type SeenTool } from "./plugins/pin";
+import { pinPlugin, type PinScreen, type SeenTool, type Withheld } from "./plugins/pin";
 import { rateLimitPlugin } from "./plugins/rate-limit";
 import { redactPlugin } from "./plugins/redact";
 import { memoryPlugin } from "./plugins/memory";
@@ -167,6 +167,11 @@ export interface LoadPluginsOptions {
   sharedStore?: PluginInitContext["sharedStore"];
   /** Pin records shared by every instance (Redis), for the pin plugin. */
   pinRecords?: PluginInitContext["pinRecords"];
+  /**
+   * The config's `security.scan`: with "quarantine" the pin plugin also holds definitions the scanner rates `high`
+   * or worse until approved, and is started for that alone (changes not pinned) when the config does not turn it on.
+   */
+  scanMode?: (config: unknown) => "quarantine" | "warn" | "off";
   /** Lists shared by every instance (Redis), for the memory plugin. */
   sharedLists?: PluginInitContext["sharedLists"];
 }
@@ -183,6 +188,10 @@ export interface LoadedPlugins {
   observe(observability: Observability | undefined): void;
   /** Tell the plugins the catalog changed (pin records every definition on first sight, not only on first call). */
   toolsChanged(tools: readonly SeenTool[]): Promise<void>;
+  /** The pin plugin's judgement of a server's tools as listed now: those held back, each with what the model may see instead (none without pin). */
+  screen(tools: readonly SeenTool[]): Withheld;
+  /** Called when a tool held back may be shown again (an approval): the host screens its catalog again. */
+  onRelease(listener: () => void): void;
   /** The redact plugin's redactor while it is on. */
   readonly redactor: Redactor | undefined;
   /** Masks what codemux keeps of calls (audit lines, the jobs journal): by the redact plugin's patterns while it is on, else the built-in ones. */
@@ -219,7 +228,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
   const configDir = options.configDir ?? (options.configFile ? dirname(resolve(options.configFile)) : process.cwd());
   const set = await PluginSet.start({
     file,
-    specs: (config, records) => pluginSpecs(config, { file, configDir, records }),
+    specs: (config, records) => pluginSpecs(config, { file, configDir, records, quarantine: options.scanMode?.(config) === "quarantine" }),
     config: options.config,
     host: {
       logger: options.logger ?? hooksLogger,
@@ -236,6 +245,19 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     ...(options.observability ? { observability: options.observability } : {}),
   });
   const metaTools = set.current().host.plugins.flatMap((p) => p.metaTools ?? []);
+  const releaseListeners: Array<() => void> = [];
+  const wired = new WeakSet<PinScreen>();
+  // A reload may start another pin plugin: it tells the same listeners.
+  const currentPin = () => {
+    const pin = pinOf(set);
+    if (pin && !wired.has(pin)) {
+      wired.add(pin);
+      pin.onRelease(() => {
+        for (const listener of releaseListeners) listener();
+      });
+    }
+    return pin;
+  };
   return {
     get plugins() {
       return set.current().host.plugins;
@@ -246,6 +268,11 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     },
     observe: (observability) => set.observe(observability),
     toolsChanged: (tools) => set.toolsChanged(tools),
+    screen: (tools) => currentPin()?.screen(tools) ?? new Map(),
+    onRelease: (listener) => {
+      releaseListeners.push(listener);
+      currentPin();
+    },
     get redactor() {
       return set.redactor;
     },
@@ -259,8 +286,23 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
   };
 }
 
+/** The pin plugin in force, when it is on (a reload may turn it on or off). */
+function pinOf(set: PluginSet): PinScreen | undefined {
+  const plugin = set.current().host.plugins.find((p) => p.name === "pin") as (Plugin & Partial<PinScreen>) | undefined;
+  return typeof plugin?.screen === "function" ? (plugin as unknown as PinScreen) : undefined;
+}
+
 /** The checked entries of a config's `plugins` section (none without one); throws a `PluginConfigError` naming the field of a mistake. */
-function pluginSpecs(config: unknown, context: { file: string; configDir: string; records: RecordRedactor }): PluginSpec[] {
+function pluginSpecs(config: unknown, context: { file: string; configDir: string; records: RecordRedactor; quarantine?: boolean }): PluginSpec[] {
+  const specs = configuredSpecs(config, context);
+  if (!context.quarantine) return specs;
+  // The scan's quarantine keeps its approvals in the pin book: pin runs for that alone when the config does not turn it on.
+  if (!specs.some((spec) => spec.name === "pin"))
+    specs.push({ name: "pin", key: keyOf("pin", { scan: true, changes: false }), make: async () => pinPlugin({ scan: true, changes: false }) });
+  return specs;
+}
+
+function configuredSpecs(config: unknown, context: { file: string; configDir: string; records: RecordRedactor; quarantine?: boolean }): PluginSpec[] {
   const { file, configDir } = context;
   const fail = (where: string, message: string): never => {
     throw new PluginConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
@@ -280,7 +322,7 @@ function pluginSpecs(config: unknown, context: { file: string; configDir: string
       const schema = BUILT_INS[name as BuiltInName];
       const parsed = schema.safeParse(record);
       if (!parsed.success) fail(...issueOf(where, parsed.error, schema));
-      const opts = parsed.data as Record<string, unknown>;
+      const opts: Record<string, unknown> = { ...(parsed.data as Record<string, unknown>), ...(name === "pin" && context.quarantine ? { scan: true } : {}) };
       specs.push({ name, key: keyOf(name, opts), make: async () => withOverrides(builtIn(name as BuiltInName, opts, context.records), opts) });
       continue;
     }

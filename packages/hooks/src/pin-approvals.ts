@@ -61,7 +61,12 @@ export function listPending(data: PinFile): string[] {
     .filter(([, r]) => r.pending)
     .map(([name, r]) => {
       const pending = r.pending as PendingPin;
-      const why = pending.reason === "changed" ? `changed: ${changedFields(r.fields, pending.fields).join(", ")}` : "new server";
+      const why = [
+        pending.reason === "changed" ? `changed: ${changedFields(r.fields, pending.fields).join(", ")}` : pending.reason === "new server" ? "new server" : "",
+        pending.findings?.length ? `scan found ${pending.findings.map((f) => `${f.rule} (${f.severity}) in ${f.path}`).join(", ")}` : "",
+      ]
+        .filter(Boolean)
+        .join("; ");
       return `${name} (${why}${pending.keptBlockedAt ? "; kept blocked" : ""})`;
     })
     .sort();
@@ -86,6 +91,7 @@ export function pinApprovals(book: PinBook, now: () => number = Date.now): PinAp
                   changed: record.pending.reason === "changed" ? changedFields(record.fields, record.pending.fields) : [],
                   seenAt: record.pending.seenAt,
                   hash: record.pending.hash,
+                  ...(record.pending.findings?.length ? { findings: record.pending.findings } : {}),
                   ...(record.pending.keptBlockedAt ? { keptBlockedAt: record.pending.keptBlockedAt } : {}),
                   ...(record.definition ? { approved: record.definition } : {}),
                   ...(record.pending.definition ? { proposed: record.pending.definition } : {}),

@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { canonicalJson, sha256 } from "./canonical";
 import { PinFileError } from "./errors";
+import type { ScanFinding } from "@codemux/core";
 import type { ToolInfo } from "./types";
 
 /** A definition seen but not yet approved: changed since it was pinned, or of a quarantined new server. */
@@ -10,7 +11,9 @@ export interface PendingPin {
   hash: string;
   fields: Record<string, string>;
   seenAt: string;
-  reason: "changed" | "new server";
+  reason: "changed" | "new server" | "scan";
+  /** What the scanner found in the definition waiting (security.scan), at most `MAX_KEPT_FINDINGS` of them. */
+  findings?: ScanFinding[];
   /** The definition waiting (without `_meta`), to show what changed; absent past `MAX_KEPT_DEFINITION_CHARS`. */
   definition?: Record<string, unknown>;
   /** When an admin chose to keep this definition blocked: it stays quarantined, and the admin page no longer asks about it. */
@@ -28,6 +31,9 @@ export interface PinRecord {
   /** The approved definition (without `_meta`), to diff a changed one against; absent past `MAX_KEPT_DEFINITION_CHARS` or in older files. */
   definition?: Record<string, unknown>;
 }
+
+/** Findings a pending record keeps to show the admin; the verdict counts all of them. */
+export const MAX_KEPT_FINDINGS = 50;
 
 /** A definition whose JSON is longer than this is not kept in the pin file (its hashes still are). */
 export const MAX_KEPT_DEFINITION_CHARS = 64 * 1024;

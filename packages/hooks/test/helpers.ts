@@ -79,6 +79,8 @@ export async function connect(
     mode: "passthrough",
     poolOptions: { backoff: { initialMs: 50, maxMs: 200 } },
     middleware: [plugins],
+    // The plugins alone: the scan's quarantine is tested with the pin plugin as its gate (scan.test.ts).
+    scan: { mode: "off" },
     ...options.core,
   });
   core.start();

@@ -18,7 +18,7 @@ import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./erro
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
 import { ModernMcp } from "./modern";
-import { Metrics, callMetricsMiddleware, type MetricsReader } from "./metrics";
+import { Metrics, callMetricsMiddleware, type Labels, type MetricsReader } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
 import { ANONYMOUS_PRINCIPAL } from "./tokens";
@@ -313,6 +313,19 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_tools", "Tools in the catalog, as the reader's policy shows it.", (reader) => [
       [{}, this.#core.services.access.catalog(reader?.session).size],
     ]);
+    metrics.gauge("codemux_scan_findings", "The scan's findings in what each server lists (security.scan), by server and severity.", () =>
+      this.#core.scan.reports().flatMap((report) => {
+        const counts = new Map<string, number>();
+        for (const finding of [...report.tools.flatMap((t) => t.findings), ...(report.instructions?.findings ?? [])])
+          counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
+        return [...counts].map(([severity, n]): [Labels, number] => [{ server: report.server, severity }, n]);
+      }),
+    );
+    metrics.gauge(
+      "codemux_scan_held_tools",
+      "Tools held back from the model (security.scan quarantine, or a changed pinned definition waiting), by server.",
+      () => this.#core.scan.reports().map((report): [Labels, number] => [{ server: report.server }, report.tools.filter((t) => t.held).length]),
+    );
     // A 2026-07-28 listen stream is a POST that stays open: a stream, not a request being answered.
     metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
       [{}, this.#inFlight.size - this.#modern.listening],

@@ -51,9 +51,15 @@ import type { Store } from "./stores/store";
 import { BUILT_IN_SURFACES } from "./surfaces/index";
 import type { SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
+import { type ScanMode, type ScreenGate, ToolScreen } from "./screen";
 
 export interface CodemuxOptions {
   config: PoolConfig;
+  /**
+   * The config's `security.scan` (default "quarantine"), and the pin plugin's judgement of listed tools: what the
+   * model is shown of the servers' definitions (see `ToolScreen`).
+   */
+  scan?: { mode?: ScanMode; gate?: ScreenGate };
   /** The surface clients see, by name: `code` (default, the meta-tools), `passthrough` (every downstream tool), `dispatch` (one tool), or one added in `surfaces`. */
   mode?: string;
   logger?: Logger;
@@ -182,6 +188,8 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
   /** Resources, prompts, completions and logging of every server, for every session. */
   readonly features: McpFeatures;
   readonly readiness: Readiness;
+  /** The scanner's verdicts on what the servers list, and what of it the model is shown. */
+  readonly scan: ToolScreen;
   /** What each session may see and call, under the config's policies. */
   readonly access: Access;
   /** What surfaces, meta-tools and front ends are given. */
@@ -247,7 +255,9 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       });
     const tree = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
     const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
+    this.scan = new ToolScreen({ mode: options.scan?.mode ?? "quarantine", logger: this.logger, gate: options.scan?.gate });
     this.readiness = new Readiness({
+      screen: this.scan,
       pool: this.pool,
       catalog: this.catalog,
       modules: tree,

@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { MAX_INLINE_BYTES } from "./defaults";
 import { RESULT_FORMATS, type ResultFormat } from "./render/toon";
+import { SCAN_MODES, type ScanMode } from "./screen";
 import { STATE_KEY_MIN_BYTES, STATE_KEY_VARIABLE } from "./signed-state";
 
 export interface ResolveConfigOptions extends FindConfigOptions {
@@ -101,6 +102,21 @@ export function resultFormatOf(config: unknown, file: string): ResultFormat | un
       },
     );
   return value as ResultFormat;
+}
+
+/** The config's `security.scan` ("quarantine", the default, "warn" or "off"). */
+export function scanModeOf(config: unknown, file: string): ScanMode {
+  const security = isSettingsObject(config) ? config.security : undefined;
+  if (security === undefined) return "quarantine";
+  if (!isSettingsObject(security)) throw new ConfigError(`Invalid config ${file}: security: expected an object such as { "scan": "quarantine" }.`, { file });
+  const value = security.scan;
+  if (value === undefined) return "quarantine";
+  if (!SCAN_MODES.includes(value as ScanMode))
+    throw new ConfigError(
+      `Invalid config ${file}: security.scan: expected "quarantine" (hold back tools whose text aims at the model until approved, the default), "warn" (list them and log what was found) or "off".`,
+      { file },
+    );
+  return value as ScanMode;
 }
 
 /**

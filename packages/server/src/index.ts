@@ -1,7 +1,18 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
 export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
-export { SPILL_BYTES_RULE, codemuxHome, findConfigFile, homeConfigFile, isSpillBytes, resolveConfig, resultFormatOf, spillBytesOf, stateKeyOf } from "./config";
+export {
+  SPILL_BYTES_RULE,
+  codemuxHome,
+  findConfigFile,
+  homeConfigFile,
+  isSpillBytes,
+  resolveConfig,
+  resultFormatOf,
+  scanModeOf,
+  spillBytesOf,
+  stateKeyOf,
+} from "./config";
 export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
 export {
   BadRequestError,
@@ -54,5 +65,6 @@ export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
 export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
+export { SCAN_MODES, ToolScreen, type ScanMode, type ScreenGate, type ScreenedTool, type ServerScan, type ToolScan } from "./screen";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";

@@ -5,6 +5,7 @@ import type { RememberedEra, ServerStatus } from "@codemux/pool";
 import { EventEmitter } from "node:events";
 import type { CatalogCache } from "./catalog-cache";
 import { CACHE_SAVE_DELAY_MS } from "./defaults";
+import type { ScreenGate, ScanMode, ToolScreen } from "./screen";
 import type { ToolPool } from "./tool-pool";
 
 export interface ReadinessOptions {
@@ -20,6 +21,8 @@ export interface ReadinessOptions {
   clock: () => number;
   startupWaitMs: number;
   discoveryWaitMs: number;
+  /** What the model is shown of each server's tools and instructions (scanned, hidden characters removed, quarantined ones held back). */
+  screen: ToolScreen;
 }
 
 interface ReadinessEvents {
@@ -53,11 +56,12 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     const { pool, catalog, modules } = options;
     pool.on("tools", (server, tools) => {
       this.#cached.delete(server);
-      this.#setServerTools(server, tools);
+      this.#setServerTools(server, options.screen.tools(server, tools));
       this.#scheduleSave();
     });
     pool.on("removed", (server) => {
       this.#cached.delete(server);
+      options.screen.forget(server);
       catalog.removeServer(server);
       modules.removeServer(server);
       this.emit("toolsChanged");
@@ -121,11 +125,23 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     return this.#options.pool.status();
   }
 
-  /** What a server said about its tools (`instructions` at initialize or server/discover): live once it has connected, else from the cache. */
+  /**
+   * What a server said about its tools (`instructions` at initialize or server/discover), as the model is shown it (see
+   * `ToolScreen`): live once it has connected, else from the cache.
+   */
   instructions(server: string): string | undefined {
     const live = this.#options.pool.status().find((s) => s.name === server);
-    if (live?.serverInfo) return live.instructions;
-    return this.#cachedInstructions.get(server);
+    return this.#options.screen.instructions(server, live?.serverInfo ? live.instructions : this.#cachedInstructions.get(server));
+  }
+
+  /**
+   * Screens every server's tools again as last listed: after an approval (a tool held back is shown again), or a
+   * reload that changed `security.scan` or turned the pin plugin on or off.
+   */
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void {
+    const { screen } = this.#options;
+    if (update) screen.update(update);
+    for (const [server, tools] of screen.listed()) if (!this.#cached.has(server)) this.#setServerTools(server, screen.tools(server, tools));
   }
 
   /** A server's protocol era: live once it has connected, else from the cache (what the pool passes back instead of probing). */
@@ -163,7 +179,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     for (const [server, tools] of servers) {
       if (!names.has(server) || catalog.entries(server).length > 0) continue;
       this.#cached.add(server);
-      this.#setServerTools(server, tools);
+      // What the cache holds was shown before, but a cache from before the scan (or another mode) is screened all the same.
+      this.#setServerTools(server, this.#options.screen.tools(server, tools, { cached: true }));
     }
     const { cacheTtlMs, clock } = this.#options;
     this.#stale = cacheTtlMs !== undefined && clock() - savedAt > cacheTtlMs;

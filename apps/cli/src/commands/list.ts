@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { withCore, type RunContext } from "../context";
 import { SERVER_STATE_LINE } from "../logger";
-import { serverTable, upfrontTokens } from "../status";
+import { scanLines, serverTable, upfrontTokens } from "../status";
 
 /** `codemux list`: servers, their state and why one is not ready. */
 export function registerList(program: Command, context: RunContext): void {
@@ -12,11 +12,17 @@ export function registerList(program: Command, context: RunContext): void {
     .action(async (options: { json?: boolean }, command: Command) => {
       // Each failure is told once, in the table (or the JSON), not also as a warning on stderr.
       await withCore(command, context, { omitLog: SERVER_STATE_LINE }, async (core) => {
-        if (options.json) context.stdout.write(`${JSON.stringify(core.status(), null, 2)}\n`);
-        else {
+        if (options.json) {
+          // Each server's scan verdict beside its state: the worst finding, and each tool's, with what the model is shown of it.
+          const status = core.status().map((s) => {
+            const scan = core.scan.report(s.name);
+            return scan ? { ...s, scan: { verdict: scan.verdict, instructions: scan.instructions, tools: scan.tools } } : s;
+          });
+          context.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        } else {
           const { upfront, direct } = await upfrontTokens(core);
           context.stdout.write(
-            `${serverTable(core)}\nUpfront tool list: ~${upfront.toLocaleString("en-US")} tokens in mode ${core.mode} (~${direct.toLocaleString("en-US")} listing every tool).\n`,
+            `${serverTable(core)}\nUpfront tool list: ~${upfront.toLocaleString("en-US")} tokens in mode ${core.mode} (~${direct.toLocaleString("en-US")} listing every tool).\n${scanLines(core)}`,
           );
         }
         // A lazy server waiting for its first call (idle), and an entry that is codemux itself (skipped), are as they should be.

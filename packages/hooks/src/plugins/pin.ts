@@ -1,8 +1,8 @@
-import type { Logger } from "@codemux/core";
+import { type Logger, type ScanFinding, type ScanVerdict, verdictAtLeast } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { PluginRefusedError } from "../errors";
 import { filePinBook, sharedPinBook, type PinBook } from "../pin-book";
-import { changedFields, hashDefinition, keptDefinition, type PinFile, type PinRecord } from "../pin-store";
+import { changedFields, hashDefinition, keptDefinition, MAX_KEPT_FINDINGS, type PinFile, type PinRecord } from "../pin-store";
 import type { Plugin, PluginMetrics, ToolInfo } from "../types";
 
 export interface PinOptions {
@@ -10,6 +10,12 @@ export interface PinOptions {
   file?: string;
   /** Tools of a server never seen before are quarantined until `codemux approve SERVER`; default false (trusted on first sight). */
   quarantineNewServers?: boolean;
+  /** Quarantines a definition the scanner rates `high` or worse until approved (security.scan "quarantine"; set by the host). */
+  scan?: boolean;
+  /** Quarantines a changed definition; default true. False for the pin book the scan alone keeps (no `plugins.pin` in the config). */
+  changes?: boolean;
+  /** How often the pins are read again while some tool is withheld from the model, to release it once approved elsewhere; default 2000. */
+  recheckMs?: number;
 }
 
 /** A tool as the catalog lists it (a codemux `CatalogEntry` fits). */
@@ -17,6 +23,21 @@ export interface SeenTool {
   qualifiedName: string;
   server: string;
   tool: ToolInfo;
+  /** The scanner's verdict on the definition, when the host scanned it. */
+  scan?: { verdict: ScanVerdict; findings: readonly ScanFinding[] };
+}
+
+/** What the model is shown of a tool the pin plugin holds back: the definition approved before (a changed tool), or nothing. */
+export type Withheld = Map<string, ToolInfo | undefined>;
+
+/** The pin plugin as the host screens the catalog through it. */
+export interface PinScreen {
+  /** Judges every tool as listed now; resolves nothing, answers at once: the tools held back, each with what the model may see instead. */
+  screen(tools: readonly SeenTool[]): Withheld;
+  /** Called when a tool held back may be shown again (approved here, by `codemux approve` or by another instance): screen again. */
+  onRelease(listener: () => void): void;
+  /** Resolves once what `screen` recorded is in the pin book. */
+  written(): Promise<void>;
 }
 
 /**
@@ -48,7 +69,9 @@ function kept(definition: ToolInfo): { definition?: Record<string, unknown> } {
  * when the host reports the catalog with `see`); a later change quarantines the tool until
  * `codemux approve SERVER[__TOOL]`. Fail-closed.
  */
-export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: readonly SeenTool[]): Promise<void>; readonly book: PinBook | undefined } {
+export function pinPlugin(
+  options: PinOptions = {},
+): Plugin & PinScreen & { see(tools: readonly SeenTool[]): Promise<void>; readonly book: PinBook | undefined } {
   let book: PinBook | undefined;
   let pins: PinFile = { version: 1, tools: {} };
   let clock: () => number = Date.now;
@@ -87,10 +110,57 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
     return saving;
   };
 
+  const changes = options.changes !== false;
+  /** Tools held back from the model, by name: the definition the server lists now (what a call of it is judged by). */
+  const withheld = new Map<string, { server: string; definition: ToolInfo; scan: SeenTool["scan"] }>();
+  const releaseListeners: Array<() => void> = [];
+  let recheck: NodeJS.Timeout | undefined;
+
   /** Records the definition; the verdict for a call of it. */
-  const judge = (name: string, server: string, definition: ToolInfo, dirty: string[]): Verdict => {
+  const judge = (name: string, server: string, definition: ToolInfo, dirty: string[], scan?: SeenTool["scan"]): Verdict => {
     const { hash, fields, kept: keep } = hashOf(definition);
-    const record: PinRecord | undefined = pins.tools[name];
+    let record: PinRecord | undefined = pins.tools[name];
+    const flagged = options.scan === true && verdictAtLeast(scan?.verdict, "high");
+    if (flagged) {
+      // Approved as it is now (codemux approve): the approval covers this definition. Pinned on first sight only: ask.
+      if (record?.hash === hash && record.approvedAt !== undefined && !record.pending) return { ok: true };
+      const findings = scan!.findings.filter((f) => verdictAtLeast(f.severity, "high")).slice(0, MAX_KEPT_FINDINGS);
+      const reason =
+        record?.hash !== undefined && record.hash !== hash && changes
+          ? "changed"
+          : record?.hash === undefined && record?.pending?.reason === "new server"
+            ? "new server"
+            : "scan";
+      if (record?.pending?.hash !== hash) {
+        pins.tools[name] = {
+          ...(record ?? { server, firstSeen: now() }),
+          pending: { hash, fields, seenAt: now(), reason, findings, ...keep },
+        };
+        dirty.push(name);
+      }
+      const keptBlocked = pins.tools[name]!.pending?.keptBlockedAt !== undefined;
+      const what = findings.map((f) => `${f.rule} in ${f.path}`).join(", ");
+      return {
+        ok: false,
+        reason: keptBlocked
+          ? `${name} is quarantined: codemux's scan found text aimed at the model in its definition (${what}), and an admin chose to keep it blocked. It was not called. To allow it after all: codemux approve ${name}`
+          : `${name} is quarantined: codemux's scan found text aimed at the model in its definition (${what}). It was not called, and the model is not shown its text. If the definition is harmless, the user can approve it with: codemux approve ${name}`,
+      };
+    }
+    if (record?.hash === undefined && record?.pending?.reason === "scan") {
+      // Held only for what the scan found, which is gone: as if seen for the first time.
+      delete pins.tools[name];
+      record = undefined;
+      dirty.push(name);
+    }
+    if (!changes) {
+      // The scan's own book: only what the scan holds is recorded; a definition no longer flagged needs no approval.
+      if (record?.pending?.reason === "scan") {
+        delete record.pending;
+        dirty.push(name);
+      }
+      return { ok: true };
+    }
     if (!record) {
       if (options.quarantineNewServers && !trusted(server)) {
         pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server", ...keep } };
@@ -113,7 +183,7 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       }
       return { ok: true };
     }
-    if (record.pending?.hash !== hash) {
+    if (record.pending?.hash !== hash || record.pending.reason === "scan") {
       record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed", ...keep };
       dirty.push(name);
     }
@@ -135,6 +205,32 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
     };
   };
 
+  const release = () => {
+    for (const listener of releaseListeners) listener();
+  };
+
+  /** While some tool is withheld, reads the pins again now and then: an approval made elsewhere releases it without a call. */
+  const scheduleRecheck = () => {
+    if (recheck || withheld.size === 0 || !book || releaseListeners.length === 0) return;
+    recheck = setTimeout(async () => {
+      recheck = undefined;
+      try {
+        await saving;
+        const fresh = await book!.load();
+        const freed = [...withheld].some(([name, w]) => {
+          const record = fresh.tools[name];
+          return record?.hash === hashOf(w.definition).hash && !record.pending;
+        });
+        pins = fresh;
+        if (freed) release();
+      } catch (error) {
+        logger?.warn(`pin: ${(error as Error).message}`);
+      }
+      scheduleRecheck();
+    }, options.recheckMs ?? 2_000);
+    recheck.unref();
+  };
+
   return {
     name: "pin",
     priority: 850,
@@ -152,19 +248,46 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
     },
     async see(tools) {
       const dirty: string[] = [];
-      for (const t of tools) judge(t.qualifiedName, t.server, t.tool, dirty);
+      // A withheld tool was judged by `screen` on the definition its server lists; the catalog may show the approved one instead.
+      for (const t of tools) if (!withheld.has(t.qualifiedName)) judge(t.qualifiedName, t.server, t.tool, dirty, t.scan);
       if (dirty.length) await save(dirty);
     },
-    async beforeCall(call) {
-      if (!call.definition) return;
+    screen(tools) {
       const dirty: string[] = [];
-      let verdict = judge(call.name, call.server, call.definition, dirty);
+      const held: Withheld = new Map();
+      const servers = new Set(tools.map((t) => t.server));
+      for (const [name, w] of withheld) if (servers.has(w.server)) withheld.delete(name);
+      for (const t of tools) {
+        if (judge(t.qualifiedName, t.server, t.tool, dirty, t.scan).ok) continue;
+        withheld.set(t.qualifiedName, { server: t.server, definition: t.tool, scan: t.scan });
+        const record = pins.tools[t.qualifiedName];
+        // A changed tool shows its approved definition (its name is what was approved); else nothing of it reaches the model.
+        held.set(t.qualifiedName, record?.hash !== undefined && record.definition?.name === t.tool.name ? (record.definition as ToolInfo) : undefined);
+      }
+      if (dirty.length) void save(dirty);
+      scheduleRecheck();
+      return held;
+    },
+    onRelease(listener) {
+      releaseListeners.push(listener);
+      scheduleRecheck();
+    },
+    written: () => saving,
+    async beforeCall(call) {
+      // Pinning for the scan alone: only a tool held back has anything to judge (the rest of the calls pay one lookup).
+      if (!call.definition || (!changes && !withheld.has(call.name))) return;
+      // The model may see the approved definition of a tool held back: the call is judged by the one its server lists now.
+      const held = withheld.get(call.name);
+      const definition = held?.definition ?? call.definition;
+      const dirty: string[] = [];
+      let verdict = judge(call.name, call.server, definition, dirty, held?.scan);
       if (!verdict.ok && book) {
         // The user may have approved it since (codemux approve, or another instance): read the pins again first.
         await saving;
         pins = await book.load();
         dirty.length = 0;
-        verdict = judge(call.name, call.server, call.definition, dirty);
+        verdict = judge(call.name, call.server, definition, dirty, held?.scan);
+        if (verdict.ok && held) release();
       }
       if (dirty.length) await save(dirty);
       if (verdict.ok) return;
@@ -173,6 +296,9 @@ export function pinPlugin(options: PinOptions = {}): Plugin & { see(tools: reado
       return { action: "abort", error: new PluginRefusedError("pin", verdict.reason, { code: "QUARANTINED" }) };
     },
     async close() {
+      clearTimeout(recheck);
+      recheck = undefined;
+      releaseListeners.length = 0;
       await saving;
     },
   };

@@ -161,7 +161,11 @@ export class AdminUi {
     const param = (key: string) => (url.searchParams.get(key) ?? "").slice(0, 1000);
     switch (name) {
       case "":
-        return show("Servers", "./", serversPage(core.status(), session));
+        return show(
+          "Servers",
+          "./",
+          serversPage(core.status(), session, (server) => core.scan.report(server)),
+        );
       case "tools":
         return show("Tools", "tools", toolsPage(param("q"), await this.#search(param("q"), session)));
       case "tool-results":

@@ -1,4 +1,4 @@
-import { lineDiff, type CatalogEntry, type PendingApproval } from "@codemux/core";
+import { lineDiff, type CatalogEntry, type PendingApproval, type ScanFinding } from "@codemux/core";
 import { form } from "../form-page";
 import { html, type SafeHtml } from "../html";
 import { when } from "../layout";
@@ -30,14 +30,23 @@ function waitingSections(pending: readonly PendingApproval[], current: (name: st
         const definition = (entry?.tool ?? {}) as unknown as Record<string, unknown>;
         return html`<section data-pending="${p.name}">
 <h2>${p.name}</h2>
-<p>${p.reason === "new server" ? html`Server <strong>${p.server}</strong> is new and waits for its first approval.` : html`Its definition changed since it was approved: <strong>${p.changed.join(", ") || "definition"}</strong>.`} <span class="muted">Seen ${when(p.seenAt)}.</span></p>
+<p>${
+          p.reason === "new server"
+            ? html`Server <strong>${p.server}</strong> is new and waits for its first approval.`
+            : p.reason === "scan"
+              ? html`The scan found text aimed at the model in its definition (security.scan): the model is shown nothing of it until approved.`
+              : html`Its definition changed since it was approved: <strong>${p.changed.join(", ") || "definition"}</strong>.`
+        } <span class="muted">Seen ${when(p.seenAt)}.</span></p>
+${p.findings?.length ? findingsList(p.findings) : ""}
 ${
   p.approved && p.proposed
     ? diffBlock(p.name, p.approved, p.proposed)
-    : p.changed.map((field) => {
-        const value = JSON.stringify(definition[field], null, 2) ?? "(removed)";
-        return html`<h3>${field} <span class="muted">now</span></h3><pre class="diff-add">${value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value}</pre>`;
-      })
+    : p.reason === "scan" && p.proposed
+      ? html`<h3>Definition <span class="muted">waiting</span></h3><pre class="diff-add">${JSON.stringify(p.proposed, null, 2)}</pre>`
+      : p.changed.map((field) => {
+          const value = JSON.stringify(definition[field], null, 2) ?? "(removed)";
+          return html`<h3>${field} <span class="muted">now</span></h3><pre class="diff-add">${value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value}</pre>`;
+        })
 }
 <p>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button class="primary" type="submit">Approve ${p.name}</button>`)}
 ${form({ action: "keep-blocked", session, inline: true }, html`<input type="hidden" name="name" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit" data-keep-blocked>Keep blocked</button>`)}
@@ -55,10 +64,15 @@ function keptBlockedTable(kept: readonly PendingApproval[], session: UiSession):
 ${kept.map(
   (
     p,
-  ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
+  ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : p.reason === "scan" ? "scan findings" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
 <td>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit">Approve after all</button>`)}</td></tr>`,
 )}
 </table>`;
+}
+
+/** What the scan found in a waiting definition: rule, severity, where, and the text it matched (hidden characters spelled out). */
+function findingsList(findings: readonly ScanFinding[]): SafeHtml {
+  return html`<ul data-findings>${findings.map((f) => html`<li><strong>${f.severity}</strong> ${f.rule} in <code>${f.path}</code> [${f.start}, ${f.end}): ${f.message}</li>`)}</ul>`;
 }
 
 /** The approved definition against the waiting one, line by line, without the diff's two header lines (both are bounded by the pin file: 64 KiB each). */

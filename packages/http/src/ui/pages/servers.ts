@@ -1,4 +1,5 @@
 import type { ServerStatus } from "@codemux/pool";
+import type { ServerScan } from "@codemux/server";
 import { html, type SafeHtml } from "../html";
 import { csrfField, when } from "../layout";
 import type { UiSession } from "../ui-sessions";
@@ -11,10 +12,14 @@ function eraOf(status: ServerStatus): string {
 }
 
 /** Servers: each downstream server's state and why, era, tools, last refresh, a restart button and its stderr tail. */
-export function serversPage(statuses: readonly ServerStatus[], session: UiSession): SafeHtml {
+export function serversPage(
+  statuses: readonly ServerStatus[],
+  session: UiSession,
+  scan: (server: string) => ServerScan | undefined = () => undefined,
+): SafeHtml {
   if (statuses.length === 0) return html`<p class="notice">No downstream servers are configured. Add some to the config file's <code>mcpServers</code>.</p>`;
   return html`<table>
-<thead><tr><th>Server</th><th>State</th><th>Era</th><th>Tools</th><th>Last refresh</th><th>Restarts</th><th></th></tr></thead>
+<thead><tr><th>Server</th><th>State</th><th>Era</th><th>Tools</th><th>Scan</th><th>Last refresh</th><th>Restarts</th><th></th></tr></thead>
 <tbody>
 ${statuses.map(
   (s) => html`<tr data-server="${s.name}">
@@ -24,12 +29,28 @@ ${statuses.map(
   }</td>
 <td>${eraOf(s)}</td>
 <td>${s.toolCount}</td>
+<td>${scanCell(scan(s.name))}</td>
 <td>${when(s.lastRefreshAt) || html`<span class="muted">never</span>`}</td>
 <td>${s.restarts}</td>
 <td><form class="inline" method="post" action="restart">${csrfField(session)}<input type="hidden" name="server" value="${s.name}"><button type="submit">Restart</button></form></td>
 </tr>
-<tr><td colspan="7"><details><summary>stderr (last ${s.stderrTail.length} lines)</summary><pre>${s.stderrTail.join("\n") || "(nothing written)"}</pre></details></td></tr>`,
+<tr><td colspan="8"><details><summary>stderr (last ${s.stderrTail.length} lines)</summary><pre>${s.stderrTail.join("\n") || "(nothing written)"}</pre></details></td></tr>`,
 )}
 </tbody>
 </table>`;
+}
+
+/** A server's scan verdict, and each tool (or its instructions) the scan flagged with what the model is shown of it. */
+function scanCell(report: ServerScan | undefined): SafeHtml {
+  if (!report) return html`<span class="muted">not scanned</span>`;
+  const flagged = report.tools.filter((t) => t.verdict === "high" || t.verdict === "critical" || t.verdict === "warn" || t.held);
+  const instructions =
+    report.instructions && report.instructions.verdict !== "clean" && report.instructions.verdict !== "info" ? report.instructions : undefined;
+  return html`<span data-scan="${report.verdict}" class="${report.verdict === "high" || report.verdict === "critical" ? "bad" : ""}">${report.verdict}</span>${flagged.map(
+    (t) =>
+      html`<br><span data-scan-tool="${t.qualifiedName}">${t.name}: ${t.verdict}${t.shown === "none" ? ", held back" : t.shown === "approved" ? ", approved definition shown" : ""} <span class="muted">${t.findings
+        .filter((f) => f.severity !== "info")
+        .map((f) => `${f.rule} in ${f.path}`)
+        .join(", ")}</span></span>`,
+  )}${instructions ? html`<br><span data-scan-tool="instructions">instructions: ${instructions.verdict}${instructions.held ? ", not shown" : ""}</span>` : ""}`;
 }
