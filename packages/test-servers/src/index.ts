@@ -1,4 +1,14 @@
 export { misbehavingEntry, recordTasks, startOverHttp, until } from "./helpers";
-export { askingServerPath, misbehavingServerPath, modernServerPath, paramHeaderServerPath, replayServerPath, skillServerPath, taskServerPath } from "./paths";
+export {
+  appHostScriptPath,
+  appServerPath,
+  askingServerPath,
+  misbehavingServerPath,
+  modernServerPath,
+  paramHeaderServerPath,
+  replayServerPath,
+  skillServerPath,
+  taskServerPath,
+} from "./paths";
 export { findProgram, freePort, haveProgram, startRedisServer, type RedisServer } from "./redis-server";
 export { affinityConfig, localNginxConfig, startNginx, type Backend, type Nginx } from "./nginx";

@@ -20,3 +20,8 @@ export const taskServerPath: string = fileURLToPath(new URL("./task-server.js", 
 
 /** Absolute path of the built SDK v2 `McpServer` whose tool marks parameters with `x-mcp-header` (run it with `node`; `--http PORT`, `--log FILE`). */
 export const paramHeaderServerPath: string = fileURLToPath(new URL("./param-headers.js", import.meta.url));
+
+/** Absolute path of the built server with an MCP App (run it with `node`; `--name N`, `--uri ui://...`). */
+export const appServerPath: string = fileURLToPath(new URL("./app-server.js", import.meta.url));
+/** Absolute path of the browser tests' host page script (the ext-apps AppBridge; `window.renderApp`, wired to `window.hostCallTool`). */
+export const appHostScriptPath: string = fileURLToPath(new URL("./app-host.global.js", import.meta.url));
