@@ -108,6 +108,16 @@ describe("MCP Apps, passthrough", () => {
   });
 });
 
+describe("MCP Apps, the extension negotiated", () => {
+  it("declares it to a 2026 server on a call only when the calling client declared it", async () => {
+    const host = await open("passthrough", UI);
+    const plain = await open("passthrough", {});
+    expect(JSON.parse(textOf(await call(host, "a__seen_extensions")))).toContain(APPS_EXTENSION);
+    expect(JSON.parse(textOf(await call(plain, "a__seen_extensions")))).not.toContain(APPS_EXTENSION);
+    await Promise.all([host.close(), plain.close()]);
+  });
+});
+
 describe("MCP Apps, mode code", () => {
   it("lists a host that renders apps the app tools beside the meta-tools, and any other client the meta-tools alone", async () => {
     const plain = await open("code", {});

@@ -61,6 +61,14 @@ serveStdio(
         return { content: [{ type: "text", text: `refreshed ${region}` }], structuredContent: { region, refreshes, server: name } };
       },
     );
+    // The extensions the calling request declared (2026-07-28: its own envelope; 2025: the connection's initialize).
+    server.registerTool("seen_extensions", { description: "Name the extensions the call's client declared." }, async (ctx) => {
+      const envelope = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/clientCapabilities"] as
+        | { extensions?: Record<string, unknown> }
+        | undefined;
+      const declared = envelope ?? server.server.getClientCapabilities();
+      return { content: [{ type: "text", text: JSON.stringify(Object.keys(declared?.extensions ?? {}).sort()) }] };
+    });
     server.registerTool("echo", { description: "Return the text it is given.", inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
       content: [{ type: "text", text }],
     }));
