@@ -17,16 +17,16 @@ window.renderApp = async ({ html, input, result }) => {
   iframe.id = "app";
   // The app's own origin is opaque: it reaches nothing of the host's but the messages it sends.
   iframe.setAttribute("sandbox", "allow-scripts");
-  iframe.srcdoc = html;
   document.body.append(iframe);
-  await new Promise((resolve) => iframe.addEventListener("load", resolve, { once: true }));
   const bridge = new AppBridge(null, { name: "test-host", version: "1.0.0" }, { serverTools: {} });
   bridge.oncalltool = async (params) => (await window.hostCallTool(params)) as never;
   const initialized = new Promise<void>((resolve) => {
     bridge.oninitialized = () => resolve();
   });
-  const window_ = iframe.contentWindow as Window;
-  await bridge.connect(new PostMessageTransport(window_, window_));
+  // Listening before the app loads: it says hello as its script runs. The window proxy outlives the navigation to srcdoc.
+  const frame = iframe.contentWindow as Window;
+  await bridge.connect(new PostMessageTransport(frame, frame));
+  iframe.srcdoc = html;
   await initialized;
   await bridge.sendToolInput({ arguments: input });
   await bridge.sendToolResult(result as never);
