@@ -35,6 +35,14 @@ afterAll(async () => {
   await core.close();
 });
 
+/** A client peer that declared `capabilities` (a session used directly, as the front ends do). */
+const peerOf = (capabilities: Record<string, unknown>) => ({
+  capabilities: () => capabilities,
+  elicit: () => Promise.reject(new Error("no")),
+  createMessage: () => Promise.reject(new Error("no")),
+  listRoots: () => Promise.reject(new Error("no")),
+});
+
 async function open(mode: "code" | "passthrough", capabilities: Record<string, unknown>): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSessionServer(core, { mode }).connect(serverSide);
@@ -135,6 +143,17 @@ describe("MCP Apps, mode code", () => {
     await Promise.all([plain.close(), host.close()]);
   });
 
+  it("in mode dispatch too: the app tools beside its one tool to a host that renders apps, that tool alone to any other client", async () => {
+    const host = { ...core.session(), peer: peerOf(UI) };
+    const plain = { ...core.session(), peer: peerOf({}) };
+    expect((await core.surface("dispatch").listTools(plain)).map((t) => t.name)).toEqual(["codemux"]);
+    expect((await core.surface("dispatch").listTools(host)).map((t) => t.name).sort()).toEqual(
+      ["codemux", "a__refresh_sales", "a__show_sales", "b__refresh_sales", "b__show_sales"].sort(),
+    );
+    const answer = await core.surface("dispatch").callTool("a__show_sales", { region: "west" }, { session: host, origin: "dispatch" });
+    expect((answer as CallToolResult).structuredContent).toMatchObject({ region: "west", server: "a" });
+  });
+
   it("keeps tools only an app may call out of search, modules and call_tool, for every client", async () => {
     const host = await open("code", UI);
     expect(textOf(await call(host, "search_tools", { query: "refresh the chart's figures" }))).not.toContain("refresh_sales");
@@ -151,12 +170,7 @@ describe("MCP Apps under a policy", () => {
   const alice = (ui: boolean): SessionInfo => ({
     id: `alice-${ui}`,
     principal: "token:alice",
-    peer: {
-      capabilities: () => (ui ? UI : {}),
-      elicit: () => Promise.reject(new Error("no")),
-      createMessage: () => Promise.reject(new Error("no")),
-      listRoots: () => Promise.reject(new Error("no")),
-    },
+    peer: peerOf(ui ? UI : {}),
   });
 
   it("hides a hidden server's apps and ui:// resources with it: listed nowhere, read and called as unknown", async () => {
