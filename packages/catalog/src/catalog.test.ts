@@ -10,6 +10,21 @@ const tool = (name: string, description = "", properties: Record<string, object>
 });
 
 describe("Catalog", () => {
+  it("keeps tools only an app may call out of every list, search and name, and finds them by appTool", () => {
+    const catalog = new Catalog();
+    const appOnly = { ...tool("refresh_chart", "Refresh the sales chart."), _meta: { ui: { resourceUri: "ui://charts/sales.html", visibility: ["app"] } } };
+    const shown = { ...tool("show_sales", "Show the sales chart."), _meta: { ui: { resourceUri: "ui://charts/sales.html", visibility: ["model", "app"] } } };
+    catalog.setServerTools("charts", [appOnly, shown]);
+    expect(catalog.entries().map((e) => e.qualifiedName)).toEqual(["charts__show_sales"]);
+    expect(catalog.get("charts__refresh_chart")).toBeUndefined();
+    expect(() => catalog.resolve("charts__refresh_chart")).toThrow(UnknownToolError);
+    expect(catalog.search("refresh sales chart").map((h) => h.entry.qualifiedName)).toEqual(["charts__show_sales"]);
+    expect(catalog.appTool("charts__refresh_chart")?.tool._meta).toEqual(appOnly._meta);
+    expect(catalog.appTools("charts").map((e) => e.qualifiedName)).toEqual(["charts__refresh_chart"]);
+    catalog.removeServer("charts");
+    expect(catalog.appTool("charts__refresh_chart")).toBeUndefined();
+  });
+
   it("names, signs and summarises every tool, per server", () => {
     const catalog = new Catalog();
     catalog.setServerTools("fs", [tool("read_text_file", "Read a file as text. Long details.", { path: { type: "string" } }), tool("delete", "Delete it.")]);

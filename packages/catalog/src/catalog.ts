@@ -1,6 +1,7 @@
 import {
   SEPARATOR,
   closestNames,
+  isAppOnly,
   qualifiedToolName,
   splitQualifiedName,
   toolModuleSpecifier,
@@ -45,6 +46,8 @@ interface CatalogEvents {
 export class Catalog extends EventEmitter<CatalogEvents> {
   readonly #byName = new Map<string, CatalogEntry>();
   readonly #byServer = new Map<string, CatalogEntry[]>();
+  /** Tools only an app may call (`_meta.ui.visibility` without "model"): kept out of every list, search and name the model reads. */
+  readonly #appOnly = new Map<string, CatalogEntry>();
   readonly #documents = new Map<string, CatalogDocument>();
   readonly #index = new ToolSearchIndex();
 
@@ -62,7 +65,7 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     const functionNames = uniqueFunctionNames(tools.map((t) => t.name));
     const entries = tools.map((tool, i): CatalogEntry => {
       const functionName = functionNames[i]!;
-      const qualifiedName = qualifiedToolName(server, tool.name, (name) => this.#byName.has(name));
+      const qualifiedName = qualifiedToolName(server, tool.name, (name) => this.#byName.has(name) || this.#appOnly.has(name));
       const entry: CatalogEntry = {
         qualifiedName,
         server,
@@ -73,6 +76,10 @@ export class Catalog extends EventEmitter<CatalogEvents> {
         summary: summarize(tool.description ?? tool.title),
         tool,
       };
+      if (isAppOnly(tool)) {
+        this.#appOnly.set(qualifiedName, entry);
+        return entry;
+      }
       this.#byName.set(qualifiedName, entry);
       this.#index.add({
         id: qualifiedName,
@@ -84,7 +91,10 @@ export class Catalog extends EventEmitter<CatalogEvents> {
       });
       return entry;
     });
-    this.#byServer.set(server, entries);
+    this.#byServer.set(
+      server,
+      entries.filter((entry) => !this.#appOnly.has(entry.qualifiedName)),
+    );
     this.emit("changed", server);
   }
 
@@ -144,6 +154,16 @@ export class Catalog extends EventEmitter<CatalogEvents> {
     throw new UnknownToolError(name, suggestions);
   }
 
+  /** A tool only an app may call, by its `server__tool` name (`get`, `resolve` and `entries` never show one). */
+  appTool(qualifiedName: string): CatalogEntry | undefined {
+    return this.#appOnly.get(qualifiedName);
+  }
+
+  /** The tools only an app may call, of one server when given. */
+  appTools(server?: string): CatalogEntry[] {
+    return [...this.#appOnly.values()].filter((entry) => server === undefined || entry.server === server);
+  }
+
   entries(server?: string): CatalogEntry[] {
     if (server !== undefined) return [...(this.#byServer.get(server) ?? [])];
     return this.servers().flatMap((s) => this.#byServer.get(s) ?? []);
@@ -178,6 +198,7 @@ export class Catalog extends EventEmitter<CatalogEvents> {
   #drop(server: string): boolean {
     const old = this.#byServer.get(server);
     if (!old) return false;
+    for (const entry of this.appTools(server)) this.#appOnly.delete(entry.qualifiedName);
     for (const entry of old) {
       this.#byName.delete(entry.qualifiedName);
       this.#index.remove(entry.qualifiedName);

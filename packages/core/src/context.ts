@@ -2,7 +2,7 @@ import type { ClientCapabilities, CreateMessageResult, ElicitResult, InputResume
 import type { CatalogEntry, ToolAnnotations } from "./tool";
 
 /** Where a downstream call came from. Later surfaces (REST, jobs, dispatch) add their own. */
-export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" | "job" | "dispatch" | "cli" | (string & {});
+export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" | "job" | "dispatch" | "cli" | "app" | (string & {});
 
 /**
  * The client on the other end of a session, for requests that go to it (asking the user, sampling the

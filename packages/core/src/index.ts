@@ -79,6 +79,7 @@ export {
 export { lineDiff } from "./line-diff";
 export { callLine, oneLine } from "./progress";
 export { TASKS_EXTENSION, declaresTasks } from "./task-extension";
+export { APPS_EXTENSION, APP_MIME_TYPE, APP_ORIGIN, appResourceUri, declaresApps, isAppOnly } from "./apps-extension";
 export {
   joinedText,
   isInputRequired,

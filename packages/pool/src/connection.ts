@@ -32,7 +32,7 @@ import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, net
 import { LaneChannel } from "./lane-channel";
 import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
-import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
+import { APPS_EXTENSION, declaresApps, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
@@ -876,7 +876,11 @@ function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exit
 /** The caller's capabilities that codemux can relay (a 2026 server may ask for those only), and roots, which codemux answers itself: none without a relay. */
 function relayable(caller: ClientCapabilities | undefined, relayed: ClientCapabilities | undefined): ClientCapabilities | undefined {
   if (caller === undefined) return undefined;
-  const kept: ClientCapabilities = Object.fromEntries(Object.entries(caller).filter(([key]) => key !== "roots" && relayed?.[key] !== undefined));
+  const kept: ClientCapabilities = Object.fromEntries(
+    Object.entries(caller).filter(([key]) => key !== "roots" && key !== "extensions" && relayed?.[key] !== undefined),
+  );
+  // Of the extensions, MCP Apps is the caller's to declare: a server may offer its apps to a host that renders them only.
+  if (declaresApps(caller)) kept.extensions = { [APPS_EXTENSION]: (caller.extensions as Record<string, unknown>)[APPS_EXTENSION] };
   // A shared server is told its config's roots, an isolated one its caller's or its config's: whatever the caller declared.
   if (relayed?.roots) kept.roots = {};
   return kept;

@@ -218,6 +218,14 @@ describe("the calling client's capabilities", () => {
     expect(seen.clientCapabilities).toEqual({ elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } });
   });
 
+  it("carry the MCP Apps extension to a 2026 server only when the caller declared it, and no other of the caller's extensions", async () => {
+    const pool = await startPool([spec("m", [modernServerPath, "--legacy", "reject"])], { relay });
+    const apps = { mimeTypes: ["text/html;profile=mcp-app"] };
+    const declared = { extensions: { "io.modelcontextprotocol/ui": apps, "example.com/other": {} } };
+    const seen = JSON.parse(textOf(await pool.callTool("m", "whoami", {}, { clientCapabilities: declared })));
+    expect(seen.clientCapabilities).toEqual({ extensions: { "io.modelcontextprotocol/ui": apps, "io.modelcontextprotocol/tasks": {} } });
+  });
+
   it.each([{ callLane: true }, { callLane: false }])("never reach a 2025 server (callLane: $callLane)", async ({ callLane }) => {
     const rawServer = new URL("./fixtures/raw-server.mjs", import.meta.url).pathname;
     const pool = await startPool([spec("r", [], { transport: { type: "stdio", command: process.execPath, args: [rawServer], env: {} } })], {

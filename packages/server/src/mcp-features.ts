@@ -1,4 +1,4 @@
-import { type CallOrigin, type InputResume, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
+import { APP_MIME_TYPE, type CallOrigin, type InputResume, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -19,6 +19,7 @@ import {
 import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
+import { appUriOwner, isAppUri, shownAppUri } from "./app-uris";
 import { maskedError } from "./downstream-mask";
 import { InputRequiredError } from "./errors";
 import type { PipelineRequest, ToolCallPipeline } from "./pipeline/pipeline";
@@ -96,6 +97,8 @@ export class McpFeatures {
   /** Each session's resource subscriptions, counted per downstream resource: the last one's unsubscribe goes down. */
   readonly #subscriptions: ResourceSubscriptions;
   readonly #levels = new Map<string, LoggingLevel>();
+  /** Each session's servers whose app (a ui:// resource) its host has read: the servers its apps' calls may mean. */
+  readonly #appsRead = new Map<string, Set<string>>();
   readonly #servers = new Map<string, Server>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
   readonly #changeListeners = new Set<(change: FeatureChange) => void>();
@@ -176,8 +179,8 @@ export class McpFeatures {
     for (const r of resources.slice(0, INDEXED).filter((r) => !(skillFiles && r.uri.endsWith("/SKILL.md"))))
       add("resource", r.uri, {
         name: r.name,
-        shown: r.uri,
-        signature: `readResource(${JSON.stringify(r.uri)})`,
+        shown: shownAppUri(server, r.uri),
+        signature: `readResource(${JSON.stringify(shownAppUri(server, r.uri))})`,
         description: r.description,
         module: "mcp/resources",
       });
@@ -258,6 +261,7 @@ export class McpFeatures {
       this.#levels.delete(session.id);
       detachRelay();
       if (!endsSession) return;
+      this.#appsRead.delete(session.id);
       // Subscriptions are the session's, not one request's: a stateless request that ends leaves them held.
       void this.#subscriptions.release(session.id);
       // What the session owned downstream ends with it: its instances of servers isolated per session.
@@ -289,6 +293,9 @@ export class McpFeatures {
     );
     const counts = new Map<string, number>();
     for (const { items, own } of listed) if (!own) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
+    // An app's ui:// URI is always shown under its server (ui://<server>/...): the tools' _meta.ui.resourceUri says the same, whatever else is listed.
+    const shownUri = (server: string, uri: string, own: boolean) =>
+      isAppUri(uri) ? shownAppUri(server, uri) : own || (counts.get(uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${uri}` : uri;
     const out: Resource[] = [];
     for (const { server, items, own, needsLogin } of listed) {
       if (needsLogin !== undefined)
@@ -296,7 +303,7 @@ export class McpFeatures {
       // Names are made over every shared server, so that a URI means the same resource to every session.
       const seen = own || this.#sees(session, server);
       for (const resource of items) {
-        const shown = own || (counts.get(resource.uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${resource.uri}` : resource.uri;
+        const shown = shownUri(server, resource.uri, own === true);
         if (!own) this.#uris.set(shown, { server, uri: resource.uri });
         if (seen) out.push({ ...resource, uri: shown, description: this.#described(server, resource.description) });
       }
@@ -306,7 +313,9 @@ export class McpFeatures {
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
     const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
-    return listed.flatMap(({ server, items }) => items.map((t) => ({ ...t, description: this.#described(server, t.description) })));
+    return listed.flatMap(({ server, items }) =>
+      items.map((t) => ({ ...t, uriTemplate: shownAppUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
+    );
   }
 
   /**
@@ -320,15 +329,22 @@ export class McpFeatures {
     const { session } = caller;
     const owner = await this.#owner(uri, session);
     const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
+    if (isAppUri(uri) && caller.origin === "resources/read") this.#appsRead.set(session.id, (this.#appsRead.get(session.id) ?? new Set()).add(owner.server));
     const contents = await Promise.all(
       result.contents.map(async (content) => {
-        if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes) return { ...content, uri };
+        // An app's HTML goes to the host whole (its mimeType and _meta.ui as the server gave them): a preview would be no app.
+        if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes || content.mimeType === APP_MIME_TYPE) return { ...content, uri };
         const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session);
         const preview = content.text.slice(0, 2000);
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
       }),
     );
     return { ...result, contents };
+  }
+
+  /** The servers whose app `session`'s host has read (resources/read of a ui:// resource). */
+  appServersRead(session: SessionInfo): ReadonlySet<string> {
+    return this.#appsRead.get(session.id) ?? new Set();
   }
 
   /** Prompts of every server `session` sees, as `server__prompt`; in place of those of a server it has no login to yet, how to log in. */
@@ -465,8 +481,11 @@ export class McpFeatures {
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
   async #owner(uri: string, session?: SessionInfo): Promise<{ server: string; uri: string }> {
-    if (!this.#uris.has(uri)) await this.listResources();
-    const known = this.#uris.get(uri);
+    const app = appUriOwner(uri);
+    // An app's URI names its server: read there with its own URI, or unknown to whom the server is hidden.
+    if (app !== undefined && this.#deps.pool.names.includes(app.server) && this.#sees(session, app.server)) return app;
+    if (app === undefined && !this.#uris.has(uri)) await this.listResources();
+    const known = app === undefined ? this.#uris.get(uri) : undefined;
     if (known && this.#sees(session, known.server)) return known;
     if (uri.startsWith(COLLISION_SCHEME)) {
       const rest = uri.slice(COLLISION_SCHEME.length);
@@ -475,7 +494,7 @@ export class McpFeatures {
     }
     const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
     for (const { server, items } of templates) {
-      if (items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
+      if (app === undefined && items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
     // Resource not found: -32602 with the URI in data, as the 2026-07-28 revision asks (SEP-2164).
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`, {
@@ -512,7 +531,7 @@ export class McpFeatures {
       let out: ServerNotification | undefined;
       if (notification.method === "notifications/resources/updated") {
         const own = String(notification.params?.uri ?? "");
-        const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own;
+        const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownAppUri(server, own);
         if (!this.#subscriptions.has(sessionId, shown)) continue;
         out = { method: "notifications/resources/updated", params: { uri: shown } };
       } else if (notification.method === "notifications/resources/list_changed" || notification.method === "notifications/prompts/list_changed") {
@@ -527,7 +546,7 @@ export class McpFeatures {
     if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
     if (notification.method !== "notifications/resources/updated") return undefined;
     const own = String(notification.params?.uri ?? "");
-    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? own };
+    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownAppUri(server, own) };
   }
 
   #relayLogMessage(server: string, raw: Record<string, unknown>, owner?: InstanceOwner): void {

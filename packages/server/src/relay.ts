@@ -1,7 +1,7 @@
 import { CallCancelledError, type CallerSession, type InstanceOwner, type RelayContext, type ServerRequestRelay } from "@codemux/pool";
 import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
-import type { ListRootsResult, SessionInfo, ToolCallMiddleware } from "@codemux/core";
+import { APPS_EXTENSION, APP_MIME_TYPE, type ListRootsResult, type SessionInfo, type ToolCallMiddleware } from "@codemux/core";
 
 /** What each server-to-client question needs the client to have declared (roots are answered apart). */
 const NEEDS: Record<string, keyof ClientCapabilities> = {
@@ -75,7 +75,14 @@ type Attributed = { call: Call | undefined; session: SessionInfo } | { refused: 
  */
 export class ClientRelay implements ServerRequestRelay {
   // roots.listChanged: an isolated server's instance is told when its owner's roots change (never a shared server).
-  readonly capabilities: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+  // MCP Apps: codemux's own connection lists a server's tools for every host, so it declares the extension (at initialize, on 2025-11-25) to see
+  // app tools a server offers only to hosts that render them; a call declares it only when its caller did (see relayable in the pool).
+  readonly capabilities: ClientCapabilities = {
+    sampling: {},
+    elicitation: {},
+    roots: { listChanged: true },
+    extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } },
+  };
   readonly #roots: (server: string) => Root[];
   readonly #isShared: (server: string) => boolean;
   readonly #clock: () => number;

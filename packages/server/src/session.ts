@@ -10,7 +10,18 @@ import {
   type ServerContext,
   type ServerNotification,
 } from "@modelcontextprotocol/server";
-import type { ClientCapabilities, ClientPeer, InputResume, RequestContext, SessionInfo, Surface, ToolResult } from "@codemux/core";
+import {
+  APPS_EXTENSION,
+  SEPARATOR,
+  type ClientCapabilities,
+  type ClientPeer,
+  type InputResume,
+  type RequestContext,
+  type SessionInfo,
+  type Surface,
+  type ToolResult,
+} from "@codemux/core";
+import { rendersApps } from "./apps";
 import { LIST_CHANGED_DEBOUNCE_MS } from "./defaults";
 import { callParking, type ParkedCalls } from "./park";
 import { withRequestMeta } from "./render/request-meta";
@@ -119,7 +130,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const server = new Server(
     { name: "codemux", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, ...taskCapabilities(era === "modern", taskStore) },
+      capabilities: withApps({ tools: { listChanged: true }, ...taskCapabilities(era === "modern", taskStore) }),
       ...(instructions ? { instructions } : {}),
       // Lists are filtered per principal (policies), so no shared cache may keep one; a short TTL since list_changed reaches only listening clients.
       cacheHints: CACHE_HINTS,
@@ -190,7 +201,9 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const callTool: Session["callTool"] =
     era === "modern"
       ? async (params, extra) => {
-          if (!(await surface.listTools(callerOf(extra))).some((tool) => tool.name === params.name))
+          // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
+          const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
+          if (!appCall && !(await surface.listTools(callerOf(extra))).some((tool) => tool.name === params.name))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
           return answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra);
         }
@@ -226,16 +239,24 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
 
   let timer: NodeJS.Timeout | undefined;
   const notify = () => {
+    // A mode whose list is its meta-tools lists a host that renders apps the tools that show one too, which follow the catalog.
+    if (!surface.listChanges && !rendersApps(current)) return;
     clearTimeout(timer);
     timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
   };
-  if (surface.listChanges) core.on("toolsChanged", notify);
+  core.on("toolsChanged", notify);
   server.onclose = () => {
     clearTimeout(timer);
     core.off("toolsChanged", notify);
     forgetFeatures();
   };
   return { server, callTool };
+}
+
+/** A session's capabilities with the Apps extension declared: codemux carries MCP Apps in every mode (see apps.ts). */
+function withApps(capabilities: Record<string, unknown>): Record<string, unknown> {
+  const extensions = (capabilities.extensions ?? {}) as Record<string, unknown>;
+  return { ...capabilities, extensions: { ...extensions, [APPS_EXTENSION]: {} } };
 }
 
 /** Requests to this session's client, through the SDK server (which checks the client declared each capability). */

@@ -1,5 +1,7 @@
 export { misbehavingEntry, recordTasks, startConformanceFixture, startOverHttp, until } from "./helpers";
 export {
+  appHostScriptPath,
+  appServerPath,
   askingServerPath,
   conformanceServerPath,
   misbehavingServerPath,

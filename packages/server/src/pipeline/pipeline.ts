@@ -1,4 +1,5 @@
 import {
+  APP_ORIGIN,
   NO_MASK,
   POLICY_RULE_STATE,
   TokenBuckets,
@@ -135,7 +136,10 @@ export class ToolCallPipeline {
   call(request: CallRequest): Promise<ToolResult> {
     // Without policies this is all they cost: no grant.
     const grant = this.#access?.grant(request.session);
-    if (grant !== undefined) return this.#callGranted(request, grant);
+    // A tool only an app may call exists for a call whose origin is an app only: to any other it is a name that does not exist.
+    const appOnly = request.origin === APP_ORIGIN ? this.#catalog.appTool(request.name) : undefined;
+    if (appOnly !== undefined && grant === undefined) return this.#run(appOnly, request);
+    if (grant !== undefined) return this.#callGranted(request, grant, appOnly);
     // The common case, a listed tool, resolves with one lookup and no wait (resolve copies the server's list to see if it must wait).
     const listed = request.name.length <= MAX_TOOL_NAME_CHARS ? this.#catalog.get(request.name) : undefined;
     if (listed === undefined) return this.resolve(request.name).then((entry) => this.#run(entry, request));
@@ -151,8 +155,11 @@ export class ToolCallPipeline {
   }
 
   /** A call under a policy: a tool the grant hides answers as one that does not exist; then read-only and calls per minute. */
-  async #callGranted(request: CallRequest, grant: Grant): Promise<ToolResult> {
-    const entry = await this.#resolveGranted(request.name, grant, (hidden, error) => this.#refused(this.#grantedContext(hidden, request, grant), error));
+  async #callGranted(request: CallRequest, grant: Grant, appOnly?: CatalogEntry): Promise<ToolResult> {
+    const entry =
+      appOnly !== undefined && grant.sees(appOnly.qualifiedName)
+        ? appOnly
+        : await this.#resolveGranted(request.name, grant, (hidden, error) => this.#refused(this.#grantedContext(hidden, request, grant), error));
     const ctx = this.#grantedContext(entry, request, grant);
     const refusal = await this.#policyRefusal(ctx, grant);
     if (refusal !== undefined) {

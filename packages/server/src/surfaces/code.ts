@@ -1,4 +1,5 @@
 import type { Surface } from "@codemux/core";
+import { besideApps } from "../apps";
 import { callTool } from "../meta-tools/call-tool";
 import { executeCode } from "../meta-tools/execute-code";
 import { listModules, readModule } from "../meta-tools/modules";
@@ -15,17 +16,22 @@ export const CODE_META_TOOLS = [searchTools, listModules, readModule, executeCod
 
 /** Mode `code` (the default): a few meta-tools instead of every downstream tool. */
 export const codeSurface: SurfaceFactory = ({ services, metaTools, hints }): Surface => {
-  const registry = new MetaToolRegistry({ ...services, hints: hints ?? CODE_HINTS }, [...CODE_META_TOOLS, ...metaTools]);
-  return {
-    name: "code",
-    listChanges: false,
-    instructions: (session) =>
-      sessionInstructions(
-        services,
-        session,
-        "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
-      ),
-    listTools: async (session) => registry.definitions(session),
-    callTool: (name, args, request) => registry.call(name, args, request),
-  };
+  const hinted = { ...services, hints: hints ?? CODE_HINTS };
+  const registry = new MetaToolRegistry(hinted, [...CODE_META_TOOLS, ...metaTools]);
+  return besideApps(
+    hinted,
+    {
+      name: "code",
+      listChanges: false,
+      instructions: (session) =>
+        sessionInstructions(
+          services,
+          session,
+          "codemux connects you to many MCP servers' tools without listing them all. search_tools finds tools; read_module shows one as a typed TypeScript function; execute_code runs TypeScript that imports and chains them, so only the final answer comes back. call_tool calls one tool directly.",
+        ),
+      listTools: async (session) => registry.definitions(session),
+      callTool: (name, args, request) => registry.call(name, args, request),
+    },
+    { origin: "call_tool", own: (name) => registry.has(name) },
+  );
 };

@@ -10,6 +10,7 @@ import {
   type Surface,
   type ToolResult,
 } from "@codemux/core";
+import { besideApps } from "../apps";
 import { MAX_INLINE_BYTES, MAX_QUERY_CHARS, MAX_RELAYOUT_BYTES, MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError } from "../errors";
 import { executeCode } from "../meta-tools/execute-code";
@@ -132,18 +133,22 @@ function delegate<Input>(tool: MetaTool<Input, CodemuxServices>, args: Record<st
 export const dispatchSurface: SurfaceFactory = ({ services: shared, hints }): Surface => {
   const services = { ...shared, hints: hints ?? DISPATCH_HINTS };
   const registry = new MetaToolRegistry(services, [dispatchTool]);
-  return {
-    name: "dispatch",
-    listChanges: false,
-    instructions: (session) =>
-      sessionInstructions(
-        services,
-        session,
-        `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
-      ),
-    listTools: async () => registry.definitions(),
-    callTool: (name, args, request) => registry.call(name, args, request),
-  };
+  return besideApps(
+    services,
+    {
+      name: "dispatch",
+      listChanges: false,
+      instructions: (session) =>
+        sessionInstructions(
+          services,
+          session,
+          `codemux connects you to many MCP servers' tools through one tool, ${DISPATCH_TOOL_NAME}: search first, then call; chain several calls with exec, or with keep and argumentsFrom.`,
+        ),
+      listTools: async () => registry.definitions(),
+      callTool: (name, args, request) => registry.call(name, args, request),
+    },
+    { origin: "dispatch", own: (name) => registry.has(name) },
+  );
 };
 
 async function dispatch(request: DispatchRequest, ctx: MetaToolContext<CodemuxServices>): Promise<ToolResult> {

@@ -1,11 +1,8 @@
-import type { Surface, ToolDefinition } from "@codemux/core";
+import type { Surface } from "@codemux/core";
+import { appOnlyTools, callListedTool, listedTool } from "../apps";
 import { readResult } from "../meta-tools/read-result";
 import { MetaToolRegistry } from "../meta-tools/registry";
-import { callRequest } from "../pipeline/call-request";
 import { PASSTHROUGH_HINTS } from "../render/hints";
-import { limitResult } from "../render/limit-result";
-import { missingCapabilityUp, passedUp } from "../input-required";
-import { errorResult } from "../render/text";
 import { sessionInstructions } from "../render/instructions";
 import type { SurfaceFactory } from "./surface";
 
@@ -23,22 +20,13 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
     instructions: (session) => sessionInstructions(services, session, undefined),
     listTools: async (session) => {
       await services.readiness.discovered();
-      const downstream = services.access
-        .catalog(session)
-        .entries()
-        .map(
-          (entry): ToolDefinition => ({ ...entry.tool, name: entry.qualifiedName, description: `[${entry.server}] ${entry.tool.description ?? ""}`.trim() }),
-        );
+      // A host that renders apps is also listed the tools only an app may call: the extension bids it keep them from its model.
+      const downstream = [...services.access.catalog(session).entries(), ...appOnlyTools(services, session)].map(listedTool);
       return [...downstream, ...meta.definitions()];
     },
     callTool: async (name, args, request) => {
       if (meta.has(name) && !services.access.catalog(request.session).get(name)) return meta.call(name, args, request);
-      try {
-        const result = await services.pipeline.call(callRequest({ name, args, origin: "passthrough" }, request));
-        return await limitResult(services, { tool: name, result, owner: request.session });
-      } catch (error) {
-        return passedUp(error, { tool: name, request, states: services.requestStates }) ?? missingCapabilityUp(error, request) ?? errorResult(error, services);
-      }
+      return callListedTool(services, { name, args, request, origin: "passthrough" });
     },
   };
 };
