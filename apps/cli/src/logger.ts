@@ -1,5 +1,7 @@
 import type { Logger } from "@codemux/core";
 import { stderrSink, type LogSink } from "@codemux/http";
+import { tracing } from "@codemux/pool";
+import { trace } from "@opentelemetry/api";
 
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -11,9 +13,18 @@ export const SERVER_STATE_LINE = /^\[[^\]\s]+\] (?:failed|not started): /;
 export function stderrLogger(level: LogLevel, omit?: RegExp): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const at = (l: LogLevel) => (message: string) => {
-    if (LOG_LEVELS.indexOf(l) <= rank && !omit?.test(message)) process.stderr.write(`codemux ${l}: ${message}\n`);
+    if (LOG_LEVELS.indexOf(l) <= rank && !omit?.test(message)) process.stderr.write(`codemux ${l}: ${message}${traceIds()}\n`);
   };
   return { error: at("error"), warn: at("warn"), info: at("info"), debug: at("debug") };
+}
+
+/** ` trace_id=... span_id=...` of the span a line is written in, with tracing on; empty otherwise. */
+function traceIds(): string {
+  if (!tracing()) return "";
+  const span = trace.getActiveSpan();
+  if (span === undefined) return "";
+  const { traceId, spanId } = span.spanContext();
+  return ` trace_id=${traceId} span_id=${spanId}`;
 }
 
 /** The HTTP server's JSON log lines at `level` and above; a record with no known level (a plugin's) is kept. */
