@@ -1,5 +1,7 @@
 import { LOG_LEVELS, stderrLogger, type LogLevel, type Logger } from "@codemux/core";
 import { stderrSink, type LogSink } from "@codemux/http";
+import { tracing } from "@codemux/pool";
+import { trace } from "@opentelemetry/api";
 
 /** The pool's line for a server that failed or was not started; `list` shows the same in its table. */
 export const SERVER_STATE_LINE = /^\[[^\]\s]+\] (?:failed|not started): /;
@@ -12,9 +14,18 @@ export function cliLogger(level: LogLevel, omit?: RegExp): Logger {
   return stderrLogger({
     level,
     write: (line) => {
-      if (!omit?.test(line.slice(line.indexOf(": ") + 2))) process.stderr.write(`${line}\n`);
+      if (!omit?.test(line.slice(line.indexOf(": ") + 2))) process.stderr.write(`${line}${traceIds()}\n`);
     },
   });
+}
+
+/** ` trace_id=... span_id=...` of the span a line is written in, with tracing on; empty otherwise. */
+function traceIds(): string {
+  if (!tracing()) return "";
+  const span = trace.getActiveSpan();
+  if (span === undefined) return "";
+  const { traceId, spanId } = span.spanContext();
+  return ` trace_id=${traceId} span_id=${spanId}`;
 }
 
 /** The HTTP server's JSON log lines at `level` and above; a record with no known level (a plugin's) is kept. */

@@ -1,6 +1,8 @@
 import { METRICS_SCOPE, isLoopback, type SessionInfo } from "@codemux/core";
 import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
+import { context as traceContext } from "@opentelemetry/api";
+import { tracing } from "@codemux/pool";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
@@ -17,6 +19,7 @@ import { endStreamWithRetry, hintRetry } from "./drain";
 import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
 import { handleMcp } from "./mcp";
+import { endHttpSpan, startHttpSpan, traceIds } from "./tracing";
 import { ModernMcp } from "./modern";
 import { Metrics, callMetricsMiddleware, type Labels, type MetricsReader } from "./metrics";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
@@ -356,6 +359,9 @@ export class CodemuxHttpServer {
     let route = "other";
     res.setHeader("x-request-id", requestId);
     for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    // With tracing on, the request is a SERVER span continuing the caller's traceparent header; its handling runs in the span's context.
+    const traced = tracing() ? startHttpSpan(req, maskTarget(req.url ?? "").split("?", 1)[0] as string) : undefined;
+    let path = "";
     res.once("close", () => {
       this.#inFlight.delete(res);
       this.#streams.delete(res);
@@ -373,8 +379,10 @@ export class CodemuxHttpServer {
         status,
         ms: Math.round(ms * 10) / 10,
         ...(principal ? { principal } : {}),
+        ...(traced ? traceIds(traced) : {}),
         ...log,
       };
+      if (traced) endHttpSpan(traced, { method: req.method ?? "GET", route, path, status, principal });
       for (const hook of this.#logHooks) {
         try {
           record = { ...record, ...hook(req, record) };
@@ -388,7 +396,7 @@ export class CodemuxHttpServer {
     try {
       if (this.#closing) throw shuttingDown();
       const url = targetOf(req.url);
-      const path = url === undefined ? "" : url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+      path = url === undefined ? "" : url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
       route = routeName(path, this.options);
       const healthz = path === "/healthz" || (path === "/health" && this.options.compatRoutes);
       // Health probes are answered even past the address's connection limit: a busy client must not make its host look dead.
@@ -424,7 +432,7 @@ export class CodemuxHttpServer {
       principal = auth.identity.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
-      await this.#route(ctx, path, route);
+      await (traced ? traceContext.with(traced.context, () => this.#route(ctx, path, route)) : this.#route(ctx, path, route));
     } catch (error) {
       const failure = toHttpError(error);
       if (failure.status >= 500 && failure.code === "INTERNAL") {

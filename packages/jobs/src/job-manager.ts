@@ -24,6 +24,7 @@ import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWr
 import { seconds } from "./format";
 import { SharedJobPlaces } from "./job-places";
 import { argsDigest, callCounts, MAX_TRANSCRIPT_BYTES, parseTranscript, readTranscript, resultSize, TranscriptWriter, type TranscriptRead } from "./transcript";
+import { endJobSpan, inJobSpan, jobOrigin, startJobSpan } from "./tracing";
 import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type JournalEvent, type TerminalStatus } from "./types";
 
 export const DEFAULT_MAX_CONCURRENT = 4;
@@ -107,6 +108,8 @@ interface QueuedPayload {
   record: JobRecord;
   request: Record<string, unknown>;
   session: SessionInfo;
+  /** The trace context of the request that queued it, for the span of the instance that runs it. */
+  trace?: Record<string, string>;
 }
 
 /** A job this process runs (or queues). */
@@ -121,6 +124,10 @@ interface LiveJob {
   progressWrittenAt: number;
   /** The session id inner calls carry when the job made its own session (the agent). */
   callSession?: string;
+  /** The trace context of the request that started it, when tracing: its span links there. */
+  origin: Record<string, string> | undefined;
+  /** Set when it came through the shared queue. */
+  shared?: boolean;
 }
 
 /** What recovery found at open: jobs of a previous run that had not finished, now `interrupted`. */
@@ -358,7 +365,8 @@ export class JobManager implements JobRunner {
     await this.#publish(record);
     // The session goes without its peer: the taking instance has no connection to this client.
     const { peer: _peer, ...sessionInfo } = work.session;
-    const payload: QueuedPayload = { record, request: work.request, session: sessionInfo };
+    const origin = jobOrigin();
+    const payload: QueuedPayload = { record, request: work.request, session: sessionInfo, ...(origin ? { trace: origin } : {}) };
     try {
       await queue.add({ id: record.id, payload: JSON.stringify(payload) });
     } catch (error) {
@@ -386,7 +394,7 @@ export class JobManager implements JobRunner {
   async #takeShared(id: string, text: string): Promise<void> {
     const shared = this.#sharedQueue;
     if (!shared) return;
-    const { record: queued, request, session } = JSON.parse(text) as QueuedPayload;
+    const { record: queued, request, session, trace } = JSON.parse(text) as QueuedPayload;
     if (queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) return;
     const { inSharedQueue: _waited, ...rest } = queued;
     const record: JobRecord = {
@@ -409,6 +417,8 @@ export class JobManager implements JobRunner {
       session,
       run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
     });
+    live.origin = isCarrier(trace) ? trace : undefined;
+    live.shared = true;
     this.#jobs.set(id, record);
     this.#live.set(id, live);
     // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
@@ -434,7 +444,7 @@ export class JobManager implements JobRunner {
       ? (line: string) => share.appendTranscript({ id, principal, line, maxBytes: MAX_TRANSCRIPT_BYTES, ttlMs: this.retentionOf(record) + SHARE_TTL_SLACK_MS })
       : undefined;
     const transcript = new TranscriptWriter(this.#transcriptFile(id), this.logger, mirror);
-    return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0 };
+    return { record, work, controller: new AbortController(), transcript, done, resolve, seq: 0, progressWrittenAt: 0, origin: jobOrigin() };
   }
 
   /**
@@ -525,16 +535,19 @@ export class JobManager implements JobRunner {
         ...(value.total !== undefined ? { total: value.total } : {}),
       });
     };
+    const span = startJobSpan({ id: record.id, kind: record.kind, origin: live.origin, shared: live.shared === true });
     let run: Promise<ToolResult>;
     try {
-      run = live.work.run({ signal: live.controller.signal, progress, job: live.record.id });
+      run = inJobSpan(span, () => live.work.run({ signal: live.controller.signal, progress, job: live.record.id }));
     } catch (error) {
       run = Promise.reject(error);
     }
-    run.then(
-      (result) => this.#finish(live, result.isError ? "failed" : "completed", { result }),
-      (error: unknown) => this.#finish(live, live.controller.signal.aborted ? "cancelled" : "failed", { error: errorText(error) }),
-    );
+    run
+      .then(
+        (result) => this.#finish(live, result.isError ? "failed" : "completed", { result }),
+        (error: unknown) => this.#finish(live, live.controller.signal.aborted ? "cancelled" : "failed", { error: errorText(error) }),
+      )
+      .finally(() => endJobSpan(span, record.status));
   }
 
   #noteProgress(live: LiveJob, update: Omit<JobProgress, "updates">, count = true): void {
@@ -1087,4 +1100,11 @@ function boundedRequest(request: Record<string, unknown>): Record<string, unknow
   const json = JSON.stringify(request) ?? "{}";
   if (json.length <= MAX_REQUEST_BYTES) return request;
   return { truncated: true, bytes: json.length, argsSha256: argsDigest(request) };
+}
+
+/** A trace carrier as a queued payload may hold one (another instance wrote it): string values only, bounded. */
+function isCarrier(value: unknown): value is Record<string, string> {
+  if (typeof value !== "object" || value === null) return false;
+  const entries = Object.entries(value);
+  return entries.length <= 4 && entries.every(([, text]) => typeof text === "string" && text.length <= 512);
 }

@@ -27,6 +27,8 @@ interface ChannelSend {
   inputRequired?: InputRound | undefined;
   /** Who the request is made for: a server request that comes on its own stream is relayed as this caller's (`RelayContext.caller`). */
   caller?: CallerSession | undefined;
+  /** The W3C trace context (`traceparent`, `tracestate`) to send in the request's `_meta`, when the call is traced. */
+  traceMeta?: Record<string, string> | undefined;
 }
 
 /** One `tools/call` as a channel sends it. */

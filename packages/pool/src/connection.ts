@@ -32,10 +32,12 @@ import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, net
 import { LaneChannel } from "./lane-channel";
 import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
-import { APPS_EXTENSION, declaresApps, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
+import { APPS_EXTENSION, declaresApps, maskUrl, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
+import { trace, type Attributes } from "@opentelemetry/api";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
+import { inSpan, SpanKind, traceCarrier, tracing } from "./tracing";
 import { createTransport, describeTransport, type TransportFactory } from "./transports";
 
 /**
@@ -104,6 +106,8 @@ export interface CallOptions {
   clientCapabilities?: ClientCapabilities;
   /** Set when the caller answers a 2026 server's `input_required` itself (see `ChannelCall.inputRequired`): the round to send, `{}` for the first. */
   inputRequired?: InputRound;
+  /** The W3C trace context the request carries in its `_meta` (set by the call's own span). */
+  traceMeta?: Record<string, string> | undefined;
 }
 
 /** What the relay is told with a server's request besides the request: its signal, whose instance sent it, and for whose request. */
@@ -342,6 +346,37 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
    * a process still restarting) is retried; after it was sent, only tools annotated read-only or idempotent are.
    */
   callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<ToolResult> {
+    return tracing() ? this.#tracedCall(tool, args, options) : this.#call(tool, args, options);
+  }
+
+  /** A call inside a CLIENT span (MCP semantic conventions), whose context the request carries to the server (`_meta`, and the HTTP header). */
+  #tracedCall(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolResult> {
+    const transport = this.spec.transport.type;
+    const version = this.#channel?.protocolVersion;
+    const attributes: Attributes = {
+      "mcp.method.name": "tools/call",
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": tool,
+      "network.transport": transport === "stdio" ? "pipe" : "tcp",
+      "codemux.server": this.name,
+      "codemux.transport": transport,
+    };
+    if (version !== undefined) {
+      attributes["mcp.protocol.version"] = version;
+      attributes["codemux.era"] = version >= "2026" ? "modern" : "legacy";
+    }
+    if (transport !== "stdio") attributes["server.address"] = maskUrl(this.spec.transport.url);
+    return inSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT, attributes }, (span) =>
+      this.#call(tool, args, { ...options, traceMeta: traceCarrier() }).then((result) => {
+        const retries = result._meta?.["codemux/retries"];
+        span.setAttribute("codemux.retries", typeof retries === "number" ? retries : 0);
+        if (result.isError === true) span.setAttribute("error.type", "tool_error");
+        return result;
+      }),
+    );
+  }
+
+  #call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolResult> {
     if (!this.#allowed(tool)) return Promise.reject(new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true }));
     this.#inFlight++;
     clearTimeout(this.#idleTimer);
@@ -354,6 +389,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
       inputRequired: options.inputRequired,
       caller: options.session,
+      traceMeta: options.traceMeta,
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);
@@ -390,6 +426,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
         if (delay === undefined || options.signal?.aborted || !retryable(failure, safeAfterSend)) throw failure;
         this.#logger.info(`[${this.name}] ${request.name}: ${(failure as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
+        trace.getActiveSpan()?.addEvent("retry", { "codemux.attempt": retries + 2, "codemux.retry.delay_ms": delay, "error.type": (failure as Error).name });
         await abortableSleep(delay, options.signal).catch((reason: unknown) => {
           throw new CallCancelledError(this.name, request.name, { cause: reason });
         });

@@ -77,3 +77,4 @@ export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { denyReason } from "./tool-filter";
 export type { TransportFactory } from "./transports";
 export type { TransportContext } from "./config/types";
+export { contextFrom, failed, inSpan, traceCarrier, tracer, tracing, TRACER_NAME } from "./tracing";

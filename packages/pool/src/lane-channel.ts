@@ -158,7 +158,11 @@ export class LaneChannel implements DownstreamChannel {
         jsonrpc: "2.0",
         id,
         method: "tools/call",
-        params: { name: request.name, arguments: request.arguments, _meta: { progressToken: id } },
+        params: {
+          name: request.name,
+          arguments: request.arguments,
+          _meta: request.traceMeta ? { ...request.traceMeta, progressToken: id } : { progressToken: id },
+        },
       });
       call.sent = sent;
       // A transport that writes a tick's messages together answers them with one promise: one handler for all.

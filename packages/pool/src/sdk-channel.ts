@@ -208,7 +208,11 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
     // It also learns that codemux takes tasks: a call answered with one is followed to its end (downstream-task.ts).
     const modern = this.client.getProtocolEra() === "modern";
-    const caps = modern ? { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } } : {};
+    const caps = modern
+      ? { _meta: { ...call.traceMeta, [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } }
+      : call.traceMeta
+        ? { _meta: call.traceMeta }
+        : {};
     // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
     const round = modern && call.inputRequired ? call.inputRequired : undefined;
     const params = { name: call.name, arguments: call.arguments, ...caps, ...round };

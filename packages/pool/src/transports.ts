@@ -4,6 +4,7 @@ import type { TlsMaterial } from "./node-fetch";
 import { oauthSettingsOf } from "./config/oauth-settings";
 import { proxyFor } from "./proxy";
 import { watchingStreams } from "./stream-requests";
+import { traceCarrier, tracing } from "./tracing";
 import { isLoopback, maskUrl, redactSecrets } from "@codemux/core";
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -20,7 +21,7 @@ export const createTransport: TransportFactory = async (spec, context) => {
     const { createStdioTransport } = await import("./stdio");
     return createStdioTransport(spec, context);
   }
-  const fetch = await fetchFor(spec, context);
+  const fetch = tracedFetch(await fetchFor(spec, context));
   const authProvider = await authProviderFor(spec, context);
   const auth = authProvider ? { authProvider } : {};
   if (spec.type === "http") {
@@ -90,4 +91,16 @@ export function describeTransport(spec: TransportSpec): string {
   if (spec.type === "stdio") return redactSecrets([spec.command, ...spec.args].join(" "));
   const headers = Object.keys(spec.headers);
   return `${spec.type} ${maskUrl(spec.url)}${headers.length ? ` (headers: ${headers.join(", ")})` : ""}`;
+}
+
+/** Adds the active trace context's `traceparent`/`tracestate` headers to each request while tracing is on (one check per request otherwise). */
+function tracedFetch(fetch: FetchLike): FetchLike {
+  return (input, init) => {
+    if (!tracing()) return fetch(input, init);
+    const carrier = traceCarrier();
+    if (carrier === undefined) return fetch(input, init);
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(carrier)) headers.set(name, value);
+    return fetch(input, { ...init, headers });
+  };
 }

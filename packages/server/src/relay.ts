@@ -1,4 +1,5 @@
-import { CallCancelledError, type CallerSession, type InstanceOwner, type RelayContext, type ServerRequestRelay } from "@codemux/pool";
+import { context, type Context } from "@opentelemetry/api";
+import { CallCancelledError, inSpan, tracing, type CallerSession, type InstanceOwner, type RelayContext, type ServerRequestRelay } from "@codemux/pool";
 import { ProtocolError, ProtocolErrorCode, type ClientCapabilities, type Root } from "@modelcontextprotocol/server";
 import { LATE_REQUEST_WINDOW_MS } from "./defaults";
 import { APPS_EXTENSION, APP_MIME_TYPE, type ListRootsResult, type SessionInfo, type ToolCallMiddleware } from "@codemux/core";
@@ -30,6 +31,8 @@ interface Call {
   asking: number;
   /** Ends its turn on the server, while it holds one. */
   release: (() => void) | undefined;
+  /** The call's trace context (with tracing on): a question it relays is a span of its trace. */
+  trace?: Context | undefined;
 }
 
 /** One principal's queue of calls on one server: the end of the last one queued, and how many wait. */
@@ -113,8 +116,11 @@ export class ClientRelay implements ServerRequestRelay {
    * sends can be attributed), after its principal's turn on a server that takes turns.
    */
   async during<T>(server: string, caller: RelayedCall, work: () => Promise<T>): Promise<T> {
-    const release = this.#askers.has(server) ? await this.#turn(server, caller) : undefined;
+    const release = this.#askers.has(server)
+      ? await (tracing() ? inSpan("wait for turn", { attributes: { "codemux.server": server } }, () => this.#turn(server, caller)) : this.#turn(server, caller))
+      : undefined;
     const call: Call = { session: caller.session, since: this.#clock(), asking: 0, release };
+    if (tracing()) call.trace = context.active();
     let calls = this.#calls.get(server);
     if (!calls) this.#calls.set(server, (calls = new Set()));
     calls.add(call);
@@ -174,9 +180,14 @@ export class ClientRelay implements ServerRequestRelay {
       call.release = undefined;
     }
     const params = (request.params ?? {}) as never;
+    const ask = (): Promise<Record<string, unknown>> =>
+      (request.method === "sampling/createMessage" ? peer.createMessage(params, { signal }) : peer.elicit(params, { signal })) as Promise<
+        Record<string, unknown>
+      >;
     try {
-      if (request.method === "sampling/createMessage") return (await peer.createMessage(params, { signal })) as Record<string, unknown>;
-      return (await peer.elicit(params, { signal })) as Record<string, unknown>;
+      return await (tracing()
+        ? inSpan(`relay ${request.method}`, { attributes: { "codemux.server": server, "mcp.method.name": request.method }, parent: call?.trace }, ask)
+        : ask());
     } finally {
       if (call) call.asking--;
     }

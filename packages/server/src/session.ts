@@ -31,6 +31,8 @@ import type { AskingRun, McpFeatures } from "./mcp-features";
 import type { RequestStates } from "./signed-state";
 import { routeLogMessages } from "./sdk-internals";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
+import { inboundSpan } from "./tracing";
+import { tracing } from "@codemux/pool";
 import { VERSION } from "./version";
 
 /** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
@@ -170,7 +172,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
 
   /** The session as this call's client is (a 2026-07-28 request's own peer, else the connection's). */
   const callerOf = (extra: SessionCallExtra): SessionInfo => (extra.peer ? { ...current, peer: extra.peer } : current);
-  const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
+  const plainAnswer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> => {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     // A task-augmented call (protocol 2025-11-25) runs as a background job and answers with the task at once (SDK v2 wants `content` beside it).
     if (params.task && taskStore)
@@ -197,6 +199,11 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       return answered(result);
     });
   };
+  // With tracing on, each call is a SERVER span continuing the client's trace (its `_meta`, else the HTTP request's headers).
+  const answer = (params: CallToolRequest["params"], extra: SessionCallExtra): Promise<CallToolResult | CreateTaskResult> =>
+    tracing()
+      ? inboundSpan({ params, requestId: extra.requestId, surface: surface.name, era, principal: current.principal }, () => plainAnswer(params, extra))
+      : plainAnswer(params, extra);
   // 2026-07-28 answers a name the server does not expose with a JSON-RPC error; a 2025 client keeps its error result.
   const callTool: Session["callTool"] =
     era === "modern"

@@ -10,6 +10,8 @@ import {
   type ToolResult,
 } from "@codemux/core";
 import { Sandbox, snippetImports, type CodeExecutor, type ExecuteResult, type SandboxOptions } from "@codemux/sandbox";
+import { tracing } from "@codemux/pool";
+import { context as traceContext } from "@opentelemetry/api";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -77,6 +79,8 @@ export class SnippetHost {
     if (job !== undefined) run.job = job;
     // The run's calls end downstream on one signal, aborted when the run ends, as each call's own signal then is (for calls still pending).
     let runCalls: AbortController | undefined;
+    // The run's calls answer the sandbox's messages, outside the request's async context: each is made in the one taken here (with tracing on).
+    const traced = tracing() ? traceContext.active() : undefined;
     // Kept files are written before the answer goes back, so whoever reads the folder then finds them.
     let keeping: Promise<void> | undefined;
     try {
@@ -96,7 +100,7 @@ export class SnippetHost {
           request.signal = context.signal;
           request.downstreamSignal = runCalls.signal;
           if (onprogress) request.progress = (progress: Progress) => onprogress({ tool: name, progress });
-          const result = pipeline.call(request);
+          const result = traced ? traceContext.with(traced, () => pipeline.call(request)) : pipeline.call(request);
           const answer = value ? result.then((answer: ToolResult) => toolValueAnswer(name, answer)) : result;
           return hints ? answer.catch((error: unknown) => Promise.reject(withFindTools(error, hints))) : answer;
         },

@@ -195,6 +195,7 @@ function makeServer(era: string): Server {
             clientCapabilities: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/clientCapabilities"] ?? null,
             metaKeys: Object.keys(request.params._meta ?? {}),
             progressToken: request.params._meta?.progressToken ?? null,
+            traceparent: request.params._meta?.traceparent ?? null,
           }),
         );
       case "counter":
@@ -275,6 +276,7 @@ async function serveHttp(port: number): Promise<void> {
     const message = body.length ? (JSON.parse(body.toString("utf8")) as Parameters<typeof logMessage>[0]) : undefined;
     const method = message?.method;
     logMessage(message, req.method ?? "-");
+    if (method === "tools/call") log(`traceparent-header ${req.headers.traceparent ?? "-"}`);
     if (method === "subscriptions/listen") {
       listens.add(res);
       res.once("close", () => {

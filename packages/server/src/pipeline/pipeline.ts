@@ -21,7 +21,7 @@ import {
   type ToolCallMiddleware,
 } from "@codemux/core";
 import { UnknownToolError, type Catalog } from "@codemux/catalog";
-import { DEFAULT_CALL_TIMEOUT_MS, ServerUnavailableError, ToolNotFoundError, type CallOptions, type DownstreamRequest } from "@codemux/pool";
+import { DEFAULT_CALL_TIMEOUT_MS, ServerUnavailableError, ToolNotFoundError, inSpan, tracing, type CallOptions, type DownstreamRequest } from "@codemux/pool";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { MAX_TOOL_NAME_CHARS } from "../defaults";
 import { BadRequestError, PolicyRateLimitedError, PolicyRefusedError, ResourceReadError } from "../errors";
@@ -30,6 +30,7 @@ import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator, omitNulls } from "../validation";
 import { InputRounds, type AskingRequest, type InputRoundsOptions } from "../input-required";
+import { pipelineSpan } from "../tracing";
 import { composeMiddleware } from "./compose";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
@@ -119,7 +120,10 @@ export class ToolCallPipeline {
     }
     const split = splitQualifiedName(name);
     const server = split?.server;
-    if (server !== undefined && this.#catalog.entries(server).length === 0) await this.#waitForServer(server);
+    if (server !== undefined && this.#catalog.entries(server).length === 0)
+      await (tracing()
+        ? inSpan("wait for server", { attributes: { "codemux.server": server } }, () => this.#waitForServer(server))
+        : this.#waitForServer(server));
     try {
       return this.#catalog.resolve(name);
     } catch (error) {
@@ -134,6 +138,10 @@ export class ToolCallPipeline {
 
   /** One downstream call, start to end. */
   call(request: CallRequest): Promise<ToolResult> {
+    return tracing() ? pipelineSpan(request, () => this.#call(request)) : this.#call(request);
+  }
+
+  #call(request: CallRequest): Promise<ToolResult> {
     // Without policies this is all they cost: no grant.
     const grant = this.#access?.grant(request.session);
     // A tool only an app may call exists for a call whose origin is an app only: to any other it is a name that does not exist.
@@ -161,7 +169,9 @@ export class ToolCallPipeline {
         ? appOnly
         : await this.#resolveGranted(request.name, grant, (hidden, error) => this.#refused(this.#grantedContext(hidden, request, grant), error));
     const ctx = this.#grantedContext(entry, request, grant);
-    const refusal = await this.#policyRefusal(ctx, grant);
+    const refusal = await (tracing()
+      ? inSpan("policy", { attributes: { "codemux.policy.rule": grant.rule } }, () => this.#policyRefusal(ctx, grant))
+      : this.#policyRefusal(ctx, grant));
     if (refusal !== undefined) {
       this.#refused(ctx, refusal);
       throw refusal;
