@@ -365,8 +365,12 @@ export async function runPeers(options: { quick?: boolean; only?: string } = {})
   const quick = options.quick ?? false;
   const rounds = quick ? 1 : 3;
   const budget = quick ? { calls: 300, seconds: 3 } : { calls: 1000, seconds: 10 };
-  const filter = options.only?.toLowerCase();
-  const chosen = entries.filter((e) => !filter || `${e.name} ${e.wire} ${e.era}`.toLowerCase().includes(filter));
+  const filters = (options.only ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const chosen = entries.filter((e) => filters.length === 0 || filters.some((f) => `${e.name} ${e.wire} ${e.era}`.toLowerCase().includes(f)));
   const rows: PeerRow[] = [];
   for (let r = 0; r < rounds; r++) {
     const order = chosen.map((_, i) => chosen[(i + r) % chosen.length] as Entry);
