@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
 import { reportScaleOut, type ScaleOutReport } from "./scale-out";
 import { reportJournalOpen } from "./journal-open";
+import { reportPeers, type PeersReport } from "./peers";
 import { runLatency, type LatencyReport } from "./latency";
 import { benchmarksDir, repoRoot } from "./paths";
 import { runSandboxLatency, type SandboxLatency } from "./sandbox-latency";
@@ -25,9 +26,10 @@ interface BenchReport {
   http: HttpLatencyReport | null;
   scaleOut: ScaleOutReport | null;
   scan: ScanBenchReport | null;
+  peers: PeersReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats, scan). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats, scan, peers). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -35,6 +37,8 @@ const only = new Set(
     .filter(Boolean),
 );
 const runs = (section: string) => only.size === 0 || only.has(section);
+/** `--quick` or CODEMUX_BENCH_QUICK=1: the peers section in one short round. */
+const quick = process.argv.includes("--quick") || process.env.CODEMUX_BENCH_QUICK === "1";
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
 const log = (line = "") => process.stdout.write(`${line}\n`);
@@ -126,6 +130,7 @@ async function main(): Promise<void> {
   if (runs("journal")) await reportJournalOpen(table);
   if (runs("formats")) await reportResultFormats(table);
   const scan = runs("scan") ? await reportScan(table, dir) : null;
+  const peers = runs("peers") ? await reportPeers(table, quick) : null;
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -139,6 +144,7 @@ async function main(): Promise<void> {
     http,
     scaleOut,
     scan,
+    peers,
   };
   // An ignored path: a bench run must not rewrite a tracked file.
   const out = join(repoRoot(), "apps/bench/results/latest.json");

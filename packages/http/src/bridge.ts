@@ -39,6 +39,8 @@ export interface Exchange {
   res: ServerResponse;
   body?: unknown;
   windowMs?: number;
+  /** The session's event store: the events of an answer sent as plain JSON are discarded from it (no client can resume that stream). */
+  events?: { discard(eventId: string): boolean };
 }
 
 /**
@@ -70,7 +72,7 @@ function originOf(host: string | undefined): string {
 }
 
 /** Writes an SDK answer on the Node response: a body as it is, a POST's one-message SSE stream as plain JSON (see `bridgeRequest`). */
-export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS }: Exchange, response: Response): Promise<void> {
+export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS, events }: Exchange, response: Response): Promise<void> {
   const type = response.headers.get("content-type") ?? "";
   if (!response.body || !type.startsWith("text/event-stream")) {
     const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
@@ -111,7 +113,10 @@ export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS 
           if (data) {
             // The SDK enqueues a POST's last answer and closes its stream in one synchronous step: an already-settled read means "ended".
             const peek = await Promise.race([next, Promise.resolve(NOT_YET)]);
-            if (peek !== NOT_YET && peek.done) return sendJson(res, response, data);
+            if (peek !== NOT_YET && peek.done) {
+              if (events) for (const sent of [...held, chunk]) discardEvent(events, sent);
+              return sendJson(res, response, data);
+            }
           }
           held.push(chunk);
           break;
@@ -139,6 +144,13 @@ export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS 
   } finally {
     res.off("close", cancel);
   }
+}
+
+/** Discards the event an SSE chunk carries (its `id:` line), if any. */
+function discardEvent(events: NonNullable<Exchange["events"]>, chunk: Uint8Array): void {
+  const text = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.byteLength, 400)).toString("latin1");
+  const id = /(?:^|\n)id: ([^\n]{1,200})\n/.exec(text)?.[1];
+  if (id !== undefined) events.discard(id);
 }
 
 function sendJson(res: ServerResponse, response: Response, data: Buffer): void {

@@ -98,7 +98,10 @@ export class TokenConfigError extends HttpError {
 }
 
 /** Why a new MCP session was refused: every slot is taken, or the principal holds its share. */
-export type SessionRefusal = { limit: "sessions"; max: number } | { limit: "sessionsPerPrincipal"; max: number; principal: string };
+export type SessionRefusal =
+  | { limit: "sessions"; max: number }
+  /** `held`: what it holds, more than `max` when it took free places while no one else waited. */
+  | { limit: "sessionsPerPrincipal"; max: number; principal: string; held?: number };
 
 /** A 2026-07-28 `subscriptions/listen` refused: the principal holds as many open listen streams as it may hold sessions (429 `quota`). */
 export class ListenLimitError extends HttpError {
@@ -120,7 +123,7 @@ export class SessionLimitError extends HttpError {
       refusal.limit === "sessions" ? "CAPACITY" : "QUOTA",
       refusal.limit === "sessions"
         ? `Capacity: ${refusal.max} MCP sessions are open (the limit is ${refusal.max}); try again shortly or close idle clients.`
-        : `Principal "${refusal.principal}" already holds ${refusal.max} MCP sessions, its limit (sessions per principal: ${refusal.max}); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.`,
+        : `Principal "${refusal.principal}" already holds ${refusal.held ?? refusal.max} MCP sessions, its limit (sessions per principal: ${refusal.max}); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.`,
       { headers: { "retry-after": "5" }, data: { limit: refusal.limit, max: refusal.max } },
     );
     this.refusal = refusal;

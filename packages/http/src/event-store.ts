@@ -11,7 +11,16 @@ interface StoredEvent {
   id: string;
   streamId: string;
   message: JSONRPCMessage;
-  bytes: number;
+  /** Bytes of its JSON; undefined until the event is settled (see `discard`). */
+  bytes: number | undefined;
+}
+
+/**
+ * Whether an answer sent as plain JSON leaves no resumable event behind (the default): its event is
+ * discarded before its size is counted. `CODEMUX_JSON_EVENTS=keep` keeps every event, as before.
+ */
+export function discardJsonEventsByDefault(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env.CODEMUX_JSON_EVENTS ?? "").trim().toLowerCase() !== "keep";
 }
 
 /**
@@ -31,18 +40,51 @@ export class BoundedEventStore implements EventStore {
     this.#maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   }
 
+  /** Events stored since the last settling, whose size is not counted yet. */
+  readonly #unsettled: StoredEvent[] = [];
+  #settling = false;
+
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const id = `${streamId}_${++this.#seq}`;
-    const bytes = JSON.stringify(message).length;
-    this.#events.set(id, { id, streamId, message, bytes });
-    this.#bytes += bytes;
-    for (const [oldId, old] of this.#events) {
-      if (this.#events.size <= this.#maxEvents && this.#bytes <= this.#maxBytes) break;
-      if (oldId === id) break;
-      this.#events.delete(oldId);
-      this.#bytes -= old.bytes;
+    const event: StoredEvent = { id, streamId, message, bytes: undefined };
+    this.#events.set(id, event);
+    this.#unsettled.push(event);
+    // Sized and bounded on the next turn of the event loop: an answer the bridge sends as plain JSON
+    // meanwhile is discarded first, unsized (its JSON.stringify was most of this store's cost).
+    if (!this.#settling) {
+      this.#settling = true;
+      setImmediate(() => this.settle());
     }
     return id;
+  }
+
+  /**
+   * Drops an event that will never be asked for: the answer went out as a plain JSON body, whose
+   * stream no client can resume. Returns whether it was still kept.
+   */
+  discard(eventId: string): boolean {
+    const event = this.#events.get(eventId);
+    if (!event) return false;
+    this.#events.delete(eventId);
+    if (event.bytes !== undefined) this.#bytes -= event.bytes;
+    return true;
+  }
+
+  /** Counts the size of events stored since the last settling and drops the oldest past the bounds. */
+  settle(): void {
+    this.#settling = false;
+    for (const event of this.#unsettled.splice(0)) {
+      if (event.bytes !== undefined || this.#events.get(event.id) !== event) continue;
+      event.bytes = JSON.stringify(event.message).length;
+      this.#bytes += event.bytes;
+    }
+    for (const [oldId, old] of this.#events) {
+      if (this.#events.size <= this.#maxEvents && this.#bytes <= this.#maxBytes) break;
+      // The newest event stays, whatever its size (as before settling was deferred).
+      if (this.#events.size === 1) break;
+      this.#events.delete(oldId);
+      this.#bytes -= old.bytes ?? 0;
+    }
   }
 
   async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
@@ -50,6 +92,7 @@ export class BoundedEventStore implements EventStore {
   }
 
   async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    if (this.#unsettled.length > 0) this.settle();
     const last = this.#events.get(lastEventId);
     if (!last) return "";
     let after = false;
@@ -60,7 +103,9 @@ export class BoundedEventStore implements EventStore {
     return last.streamId;
   }
 
+  /** Events kept (settled first: the bounds hold in what this says). */
   get size(): number {
+    if (this.#unsettled.length > 0) this.settle();
     return this.#events.size;
   }
 }

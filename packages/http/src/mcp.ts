@@ -5,7 +5,7 @@ import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import { bridgeRequest, webRequestOf } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
-import { BoundedEventStore } from "./event-store";
+import { BoundedEventStore, discardJsonEventsByDefault } from "./event-store";
 import { HttpError } from "./errors";
 import { isModernRevision } from "./modern";
 import { sendRpcError } from "./respond";
@@ -84,8 +84,16 @@ async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unk
   }
   if (method === "GET") gateway.sessions.touch(session);
   else ctx.res.once("close", gateway.sessions.begin(session));
-  await bridgeRequest(session.transport as WebStandardStreamableHTTPServerTransport, { req: ctx.req, res: ctx.res, body });
+  const transport = session.transport as WebStandardStreamableHTTPServerTransport;
+  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...eventsOf(transport) });
 }
+
+/** Each session's event store, when answers sent as plain JSON discard their events (`CODEMUX_JSON_EVENTS` is not `keep`). */
+const jsonEvents = new WeakMap<object, BoundedEventStore>();
+const eventsOf = (transport: object): { events?: BoundedEventStore } => {
+  const events = jsonEvents.get(transport);
+  return events ? { events } : {};
+};
 
 async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
   gateway.sessions.reserve(ctx.principal);
@@ -96,17 +104,19 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
+  // A client that lost its stream resumes with Last-Event-ID; bounded per session.
+  const events = new BoundedEventStore({ maxEvents: 1000, maxBytes: gateway.options.eventStoreBytes });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
     keepAliveMs: gateway.options.keepAliveMs,
-    // A client that lost its stream resumes with Last-Event-ID; bounded per session.
-    eventStore: new BoundedEventStore({ maxEvents: 1000, maxBytes: gateway.options.eventStoreBytes }),
+    eventStore: events,
     onsessioninitialized: () => {
       added = true;
       gateway.sessions.add(session);
     },
   });
   const session = newSession({ id, kind: "streamable", transport, server }, ctx.identity);
+  if (discardJsonEventsByDefault()) jsonEvents.set(transport, events);
   // Set before connect: the SDK chains it with its own close handling.
   transport.onclose = () => gateway.sessions.delete(id);
   server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
@@ -114,7 +124,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
   try {
-    await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
+    await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...eventsOf(transport) });
   } finally {
     if (!added) {
       gateway.sessions.release(ctx.principal);

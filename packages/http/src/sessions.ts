@@ -30,6 +30,9 @@ export function newSession(fields: Pick<HttpSession, "id" | "kind" | "transport"
   };
 }
 
+/** How long shares bind after a principal within its share found every place taken. */
+export const CONTENTION_MS = 60_000;
+
 export interface SessionTableOptions {
   maxSessions: number;
   /** Sessions one principal may hold at most (open and being opened). */
@@ -51,6 +54,8 @@ export class SessionTable {
   /** Sessions being created (initialize in flight): they count against the limit before they have an id. */
   #reserved = 0;
   #draining = false;
+  /** Until when shares bind: a principal within its share found the table full (see `reserve`). */
+  #contendedUntil = Number.NEGATIVE_INFINITY;
   /** Sessions per principal, open or reserved. */
   readonly #held = new Map<string, number>();
   readonly #sweep: NodeJS.Timeout;
@@ -80,24 +85,47 @@ export class SessionTable {
   /**
    * Takes a place for a new session of `principal`; throws a `SessionLimitError` naming the limit
    * reached. Call `release` if the session is not added after all.
+   *
+   * Shares are work-conserving: a principal past its share may take a free place while no other
+   * principal waits for one. When the table is full, a principal within its share takes the place
+   * of the longest idle session (no request in flight) of a principal past its share; from then on,
+   * for `CONTENTION_MS`, no principal goes past its share (they bind while another principal waits).
    */
   reserve(principal: string): void {
     if (this.#draining) throw new DrainingError("new MCP sessions");
     this.expire();
     const { maxSessions } = this.#options;
     const perPrincipal = this.#options.maxPerPrincipal(principal);
-    const refusal: SessionRefusal | undefined =
-      this.#sessions.size + this.#reserved >= maxSessions
-        ? { limit: "sessions", max: maxSessions }
-        : this.held(principal) >= perPrincipal
-          ? { limit: "sessionsPerPrincipal", max: perPrincipal, principal }
-          : undefined;
+    const now = this.#options.now();
+    const full = () => this.#sessions.size + this.#reserved >= maxSessions;
+    const overShare = this.held(principal) >= perPrincipal;
+    let refusal: SessionRefusal | undefined;
+    if (overShare && (full() || now < this.#contendedUntil))
+      refusal = { limit: "sessionsPerPrincipal", max: perPrincipal, principal, held: this.held(principal) };
+    else if (full()) {
+      // Another principal waits: shares bind for a while, and an idle borrowed place is taken back.
+      this.#contendedUntil = now + CONTENTION_MS;
+      if (overShare || !this.#reclaim()) refusal = { limit: "sessions", max: maxSessions };
+    }
     if (refusal) {
       this.#options.onRefused?.(refusal);
       throw new SessionLimitError(refusal);
     }
     this.#reserved++;
     this.#hold(principal, 1);
+  }
+
+  /** Closes the longest idle session of a principal past its share; false when there is none. */
+  #reclaim(): boolean {
+    let oldest: HttpSession | undefined;
+    for (const session of this.#sessions.values()) {
+      if (session.active > 0 || this.held(session.principal) <= this.#options.maxPerPrincipal(session.principal)) continue;
+      if (!oldest || session.lastSeen < oldest.lastSeen) oldest = session;
+    }
+    if (!oldest) return false;
+    const reclaimed = oldest;
+    this.#closeWhere((session) => session === reclaimed);
+    return true;
   }
 
   /** From now on `reserve` refuses: the sessions already open go on until shutdown. */

@@ -123,34 +123,45 @@ describe("no principal takes every session slot", () => {
     await s?.close();
   });
 
-  it("refuses a principal past a quarter of the slots (at least 2) with 429 naming the limit and its value, while others still get theirs", async () => {
-    const first = await initialize(s, TOKENS.alice);
-    const second = await initialize(s, TOKENS.alice);
-    expect([first.res.status, second.res.status]).toEqual([200, 200]);
-    const third = await initialize(s, TOKENS.alice);
-    expect(third.res.status).toBe(429);
-    expect(third.res.headers["retry-after"]).toBe("5");
-    expect(JSON.parse(third.res.body).error).toEqual({
+  it("lets a principal past its share take free places while no other principal waits, then takes an idle one back and binds the shares", async () => {
+    // Alone, alice (share 2 of 8) takes all 8 places: shares are work-conserving.
+    const alices = [];
+    for (let i = 0; i < 8; i++) alices.push(await initialize(s, TOKENS.alice));
+    expect(alices.map((a) => a.res.status)).toEqual(Array(8).fill(200));
+    // With every place hers, one more is past her share and the table: refused.
+    expect((await initialize(s, TOKENS.alice)).res.status).toBe(429);
+
+    // bob (his own limit, 3) wants a place: the longest idle of alice's borrowed sessions goes for him.
+    const bob = await initialize(s, TOKENS.bob);
+    expect(bob.res.status).toBe(200);
+    const reclaimed = await raw(`${s.url}/mcp`, {
+      method: "POST",
+      headers: sessionHeaders(TOKENS.alice, alices[0]?.id as string),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(reclaimed.status).toBe(404);
+
+    // While bob waits for places, the shares bind: alice, past hers, is refused with 429 naming the limit and its value.
+    const more = await initialize(s, TOKENS.alice);
+    expect(more.res.status).toBe(429);
+    expect(more.res.headers["retry-after"]).toBe("5");
+    expect(JSON.parse(more.res.body).error).toEqual({
       code: -32000,
       message:
-        'Principal "token:alice" already holds 2 MCP sessions, its limit (sessions per principal: 2); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.',
+        'Principal "token:alice" already holds 7 MCP sessions, its limit (sessions per principal: 2); close one of its idle clients (DELETE /mcp ends a session) or raise http.limits.perPrincipal.sessions in the config.',
     });
     // The legacy SSE transport counts against the same share.
     const sse = await raw(`${s.url}/sse`, { headers: bearer(TOKENS.alice) });
     expect(sse.status).toBe(429);
     expect(JSON.parse(sse.body).error.message).toContain("sessions per principal: 2");
 
-    // bob's own limit (3) overrides the default share; his sessions never count against alice's.
-    const bobs = [await initialize(s, TOKENS.bob), await initialize(s, TOKENS.bob), await initialize(s, TOKENS.bob)];
-    expect(bobs.map((b) => b.res.status)).toEqual([200, 200, 200]);
+    // bob gets his whole share (3), taking alice's idle places; past it, with the table full, he is refused.
+    const bobs = [await initialize(s, TOKENS.bob), await initialize(s, TOKENS.bob)];
+    expect(bobs.map((b) => b.res.status)).toEqual([200, 200]);
     const fourth = await initialize(s, TOKENS.bob);
     expect(fourth.res.status).toBe(429);
     expect(JSON.parse(fourth.res.body).error.message).toContain('Principal "token:bob" already holds 3 MCP sessions, its limit (sessions per principal: 3)');
-
-    // Ending a session gives its place back to its principal.
-    expect((await raw(`${s.url}/mcp`, { method: "DELETE", headers: sessionHeaders(TOKENS.alice, first.id as string) })).status).toBe(200);
-    expect((await initialize(s, TOKENS.alice)).res.status).toBe(200);
-    expect(s.http.metrics.render()).toMatch(/codemux_sessions_rejected_total\{limit="sessionsPerPrincipal"\} 3/);
+    expect(s.http.metrics.render()).toMatch(/codemux_sessions_rejected_total\{limit="sessionsPerPrincipal"\} 4/);
   });
 });
 

@@ -78,6 +78,11 @@ const logMessage = (message: { method?: string; params?: { notifications?: { res
 
 const tools: Tool[] = [
   { name: "echo", description: "Return the text it is given.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
+  {
+    name: "huge",
+    description: "Return a text result of the given size in bytes (at most 10 MB).",
+    inputSchema: { type: "object", properties: { bytes: { type: "number" } }, required: ["bytes"] },
+  },
   { name: "whoami", description: "Report the era and the client capabilities this request carried.", inputSchema: { type: "object", properties: {} } },
   { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object", properties: {} } },
   { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
@@ -187,6 +192,8 @@ function makeServer(era: string): Server {
     switch (request.params.name) {
       case "echo":
         return text(String(args.text));
+      case "huge":
+        return text("x".repeat(Math.max(0, Math.min(Number(args.bytes) || 0, 10_000_000))));
       case "whoami":
         return text(
           JSON.stringify({

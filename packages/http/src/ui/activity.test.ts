@@ -1,6 +1,6 @@
-import type { CallContext, ToolResult } from "@codemux/core";
+import type { CallContext, SecretMask, ToolResult } from "@codemux/core";
 import { describe, expect, it } from "vitest";
-import { ActivityLog, MAX_ACTIVITY } from "./activity";
+import { ActivityLog, MAX_ACTIVITY, activityLazyByDefault, boundedCopy } from "./activity";
 
 /** A call as the pipeline hands it to middleware: the fields the log reads. */
 function callOf(args: Record<string, unknown>, tool = "m__echo", principal = "token:alice"): CallContext {
@@ -46,5 +46,95 @@ describe("ActivityLog", () => {
     const log = new ActivityLog();
     await expect(log.middleware()(callOf({}), () => Promise.reject(new Error("server went away")))).rejects.toThrow("server went away");
     expect(log.list()[0]).toMatchObject({ outcome: "error", result: "server went away", principal: "token:alice", origin: "rest" });
+  });
+});
+
+/** The fields of a call the log reads. */
+const call = (args: Record<string, unknown>, principal = "token:alice") =>
+  ({ session: { principal }, entry: { qualifiedName: "m__echo" }, origin: "mcp", arguments: args }) as unknown as CallContext;
+
+/** A mask that counts the text it is given: the regexes' work. */
+function countingMask(): SecretMask & { texts: number } {
+  const mask = {
+    texts: 0,
+    text: (text: string) => {
+      mask.texts++;
+      return text.replaceAll("hunter2-secret", "[REDACTED:custom]");
+    },
+    value: <T>(value: T) => value,
+  };
+  return mask;
+}
+
+async function record(log: ActivityLog, args: Record<string, unknown>, result: ToolResult): Promise<void> {
+  await log.middleware()(call(args), async () => result);
+}
+
+const secrets = {
+  args: { text: "hello", password: "p4ssw0rd-value", nested: { apiKey: "abc" } },
+  result: {
+    content: [{ type: "text", text: "token ghp_0123456789abcdefghijklmnopqrstuvwxyz01 and hunter2-secret, Bearer abc.def.ghi" }],
+  } as ToolResult,
+};
+
+describe("ActivityLog: lazy entries (CODEMUX_ACTIVITY_LAZY)", () => {
+  it("masks and stringifies an entry only when it is read, and reads as the eager log does", async () => {
+    const mask = countingMask();
+    const lazy = new ActivityLog(Date.now, mask, true);
+    const eager = new ActivityLog(Date.now, countingMask(), false);
+    await record(lazy, secrets.args, secrets.result);
+    await record(eager, secrets.args, secrets.result);
+    expect(mask.texts).toBe(0);
+    const [a] = lazy.list();
+    const [b] = eager.list();
+    expect(a?.arguments).toBe(b?.arguments);
+    expect(a?.result).toBe(b?.result);
+    expect(a?.bytes).toBe(b?.bytes);
+    expect(mask.texts).toBe(2);
+    // Masked before anything leaves: secret-named keys, secret-shaped text, the redact plugin's patterns.
+    expect(a?.arguments).not.toContain("p4ssw0rd-value");
+    expect(a?.arguments).not.toMatch(/"abc"/);
+    expect(a?.result).not.toContain("ghp_0123456789");
+    expect(a?.result).not.toContain("hunter2-secret");
+    expect(a?.result).not.toContain("abc.def.ghi");
+    // Read again: the text made once.
+    void a?.result;
+    expect(mask.texts).toBe(2);
+  });
+
+  it("keeps a bounded copy of a large result, masked as far as it is kept and cut where the eager log cuts", async () => {
+    const big = `hunter2-secret ${"x".repeat(40_000)} hunter2-secret`;
+    const result = { content: [{ type: "text", text: big }] } as ToolResult;
+    const lazy = new ActivityLog(Date.now, countingMask(), true);
+    const eager = new ActivityLog(Date.now, countingMask(), false);
+    await record(lazy, { text: "x" }, result);
+    await record(eager, { text: "x" }, result);
+    const [a] = lazy.list();
+    const [b] = eager.list();
+    expect(a?.result.split("…")[0]).toBe(b?.result.split("…")[0]);
+    expect(a?.result).toContain("[REDACTED:custom]");
+    expect(a?.result).not.toContain("hunter2-secret");
+    expect(a?.result).toMatch(/more characters not kept\)$/);
+    expect(a?.bytes).toBe(b?.bytes);
+    // The copy is bounded: no more than the kept characters of the 40 KB string.
+    const kept = boundedCopy(result).value as { content: Array<{ text: string }> };
+    expect(kept.content[0]?.text.length).toBeLessThanOrEqual(16 * 1024 + 1);
+  });
+
+  it("a copy's JSON begins as the original's: many items, nesting, numbers, and a cut past the kept length", () => {
+    const value = { items: Array.from({ length: 5_000 }, (_, i) => ({ n: i, s: `item ${i}`, deep: [[{ ok: true, none: null }]] })) };
+    const copy = boundedCopy(value);
+    const original = JSON.stringify(value);
+    const kept = JSON.stringify(copy.value);
+    expect(kept.length).toBeLessThan(original.length);
+    expect(kept.slice(0, 16 * 1024)).toBe(original.slice(0, 16 * 1024));
+    expect(copy.chars).toBe(original.length);
+    expect(copy.bytes).toBe(Buffer.byteLength(original));
+  });
+
+  it("CODEMUX_ACTIVITY_LAZY=0, false or off turns the lazy entries off", () => {
+    for (const value of ["0", "false", "off", "OFF"]) expect(activityLazyByDefault({ CODEMUX_ACTIVITY_LAZY: value })).toBe(false);
+    expect(activityLazyByDefault({})).toBe(true);
+    expect(activityLazyByDefault({ CODEMUX_ACTIVITY_LAZY: "1" })).toBe(true);
   });
 });

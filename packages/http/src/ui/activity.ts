@@ -18,7 +18,7 @@ export interface ActivityEntry {
   origin: string;
   durationMs: number;
   outcome: "ok" | "tool_error" | "error" | "refused";
-  /** Bytes of the result's JSON (0 when there was none). */
+  /** Bytes of the result's JSON (0 when there was none); with the lazy entry, its strings' UTF-8 bytes and the JSON punctuation, escapes not counted. */
   bytes: number;
   arguments: string;
   result: string;
@@ -32,6 +32,15 @@ const MAX_KEPT_CHARS = 16 * 1024;
 const MAX_DEPTH = 20;
 
 /**
+ * Whether entries are masked and turned to text only when the page reads them (the default): a call
+ * then keeps a bounded copy of its arguments and result, and pays no regex or JSON.stringify.
+ * `CODEMUX_ACTIVITY_LAZY=0` (or `false`, `off`) masks each call's copy as it is kept, as before.
+ */
+export function activityLazyByDefault(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !/^(0|false|off)$/i.test((env.CODEMUX_ACTIVITY_LAZY ?? "").trim());
+}
+
+/**
  * The recent calls of this instance, for the Activity page: a ring of the last `MAX_ACTIVITY` calls
  * with arguments and results masked (secret-named keys, and secret-shaped text) before they are kept.
  */
@@ -40,11 +49,16 @@ export class ActivityLog {
   #next = 1;
   readonly #now: () => number;
   readonly #mask: SecretMask;
+  readonly #lazy: boolean;
 
-  /** `mask`: the redact plugin's patterns (`core.mask`): the page records calls before the plugins mask their results. */
-  constructor(now: () => number = Date.now, mask: SecretMask = NO_MASK) {
+  /**
+   * `mask`: the redact plugin's patterns (`core.mask`): the page records calls before the plugins mask their results.
+   * `lazy`: mask and stringify when an entry is read (see `activityLazyByDefault`).
+   */
+  constructor(now: () => number = Date.now, mask: SecretMask = NO_MASK, lazy = activityLazyByDefault()) {
     this.#now = now;
     this.#mask = mask;
+    this.#lazy = lazy;
   }
 
   /** The middleware that records every call (and, as a refusal observer, the calls policies refused). */
@@ -86,9 +100,8 @@ export class ActivityLog {
   }
 
   #add(ctx: CallContext, call: { started: number; outcome: ActivityEntry["outcome"]; result?: ToolResult; error?: unknown }): void {
-    const resultText = call.result ? JSON.stringify(call.result) : "";
     const errorText = call.error === undefined ? "" : call.error instanceof Error ? call.error.message : String(call.error);
-    this.#entries.push({
+    const head = {
       id: this.#next++,
       time: new Date(call.started).toISOString(),
       principal: ctx.session.principal,
@@ -96,16 +109,49 @@ export class ActivityLog {
       origin: String(ctx.origin),
       durationMs: Math.max(0, this.#now() - call.started),
       outcome: call.outcome,
-      bytes: Buffer.byteLength(resultText),
-      arguments: this.#masked(JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
-      result: this.#masked(call.result ? resultText : errorText),
-    });
+    };
+    if (this.#lazy) this.#entries.push(this.#lazyEntry(head, { args: ctx.arguments, result: call.result, errorText }));
+    else {
+      const resultText = call.result ? JSON.stringify(call.result) : "";
+      this.#entries.push({
+        ...head,
+        bytes: Buffer.byteLength(resultText),
+        arguments: this.#masked(JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
+        result: this.#masked(call.result ? resultText : errorText),
+      });
+    }
     if (this.#entries.length > MAX_ACTIVITY) this.#entries.splice(0, this.#entries.length - MAX_ACTIVITY);
   }
 
-  /** Cut first, then masked (by the redact plugin's patterns and the built-in ones): the patterns are linear, and run on bounded text. */
-  #masked(text: string): string {
-    const cut = text.length > MAX_KEPT_CHARS ? `${text.slice(0, MAX_KEPT_CHARS)}… (${text.length - MAX_KEPT_CHARS} more characters not kept)` : text;
+  /**
+   * An entry whose `arguments` and `result` are masked text made on first read, from bounded copies
+   * taken now (the call's objects are not kept: they may be large, and may change after the call).
+   */
+  #lazyEntry(
+    head: Omit<ActivityEntry, "bytes" | "arguments" | "result">,
+    { args, result, errorText }: { args: unknown; result: ToolResult | undefined; errorText: string },
+  ): ActivityEntry {
+    const keptArguments = boundedCopy(args);
+    const keptResult = result ? boundedCopy(result) : undefined;
+    let argumentsText: string | undefined;
+    let resultText: string | undefined;
+    const masked = (kept: Kept) => this.#masked(JSON.stringify(kept.value) ?? "{}", kept.chars);
+    return Object.defineProperties(
+      { ...head, bytes: keptResult?.bytes ?? 0 },
+      {
+        arguments: { enumerable: true, get: () => (argumentsText ??= masked({ ...keptArguments, value: maskKeys(keptArguments.value, 0) })) },
+        result: { enumerable: true, get: () => (resultText ??= keptResult ? masked(keptResult) : this.#masked(errorText)) },
+      },
+    ) as ActivityEntry;
+  }
+
+  /**
+   * Cut first, then masked (by the redact plugin's patterns and the built-in ones): the patterns are linear, and run on bounded text.
+   * `total`: the whole JSON's length when `text` is a bounded copy's (a lower bound: escapes not counted).
+   */
+  #masked(text: string, total = text.length): string {
+    const more = Math.max(total, text.length) - MAX_KEPT_CHARS;
+    const cut = more > 0 ? `${text.slice(0, MAX_KEPT_CHARS)}… (${total > text.length ? "about " : ""}${more} more characters not kept)` : text;
     return redactSecrets(this.#mask.text(cut));
   }
 }
@@ -115,4 +161,80 @@ function maskKeys(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH || typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map((item) => maskKeys(item, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, isSecretParameter(key) ? "***" : maskKeys(item, depth + 1)]));
+}
+
+/** A bounded copy of a JSON value, its JSON length (at least) and its UTF-8 bytes. */
+interface Kept {
+  value: unknown;
+  /** Characters of the whole value's JSON, escapes not counted. */
+  chars: number;
+  /** UTF-8 bytes of the whole value's JSON, escapes not counted. */
+  bytes: number;
+}
+
+/**
+ * A copy of `value` whose JSON begins as the original's for at least `MAX_KEPT_CHARS` characters and
+ * holds no more than about that many: strings cut (and copied, so that no slice keeps a large original
+ * alive), items and keys past the budget left out; the sizes count the whole value. The walk is linear
+ * in the value, at most `MAX_DEPTH` deep.
+ */
+export function boundedCopy(value: unknown): Kept {
+  let chars = 0;
+  let bytes = 0;
+  const room = () => chars <= MAX_KEPT_CHARS;
+  const string = (text: string): string | undefined => {
+    const keep = room() ? text.slice(0, MAX_KEPT_CHARS + 1 - chars) : undefined;
+    chars += text.length + 2;
+    bytes += Buffer.byteLength(text) + 2;
+    // A flat copy: a slice of a large string would keep all of it alive.
+    return keep === undefined ? undefined : keep.length < 13 || keep.length === text.length ? keep : Buffer.from(keep, "utf16le").toString("utf16le");
+  };
+  const walk = (item: unknown, depth: number): unknown => {
+    if (typeof item === "string") return string(item);
+    if (typeof item !== "object" || item === null) {
+      const fits = room();
+      const text = String(JSON.stringify(item) ?? "null");
+      chars += text.length;
+      bytes += text.length;
+      return fits ? item : undefined;
+    }
+    // Deeper than the walk goes: kept as its JSON text (rare; such a value is not walked for keys either way).
+    if (depth > MAX_DEPTH) return string(JSON.stringify(item) ?? "null");
+    // The opening bracket now, the closing one after the items: `chars` is the position reached.
+    chars += 1;
+    bytes += 1;
+    if (Array.isArray(item)) {
+      const out: unknown[] = [];
+      for (const [i, element] of item.entries()) {
+        const comma = i > 0 ? 1 : 0;
+        chars += comma;
+        bytes += comma;
+        const fits = room();
+        const copy = walk(element, depth + 1);
+        if (fits) out.push(copy ?? null);
+      }
+      chars += 1;
+      bytes += 1;
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    let first = true;
+    for (const [key, element] of Object.entries(item as Record<string, unknown>)) {
+      if (element === undefined) continue;
+      // The comma before (none for the first) and the colon after the key.
+      const punctuation = first ? 1 : 2;
+      first = false;
+      chars += punctuation;
+      bytes += punctuation;
+      const fits = room();
+      string(key);
+      const copy = walk(element, depth + 1);
+      if (fits && copy !== undefined) out[key] = copy;
+    }
+    chars += 1;
+    bytes += 1;
+    return out;
+  };
+  const copy = walk(value, 0);
+  return { value: copy, chars, bytes };
 }

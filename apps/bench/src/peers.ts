@@ -1,0 +1,486 @@
+import { freePort, misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { textOf } from "./client";
+import { cliPath, repoRoot } from "./paths";
+import { percentile, round } from "./stats";
+
+/**
+ * codemux side by side with the gateways users would pick instead (pinned devDependencies of this
+ * app), in front of the same stdio downstream server: an echo answering at once and a ~20 KB
+ * answer, 1 and 50 SDK 1.x clients (each its own session), Streamable HTTP and legacy SSE.
+ * Every gateway is started afresh for each block and the blocks are interleaved across rounds, so
+ * load from elsewhere on the machine falls on all alike. CPU is the gateway process's own
+ * (utime + stime from /proc, its stdio children not included), peak RSS its VmHWM.
+ */
+
+const TOKEN = "bench-peers-0123456789abcdef";
+const HUGE_BYTES = 20_000;
+
+type Payload = "echo" | "20KB";
+type Wire = "streamable" | "sse" | "rest" | "stdio";
+
+interface Started {
+  child: ChildProcess;
+  /** The process whose CPU and RSS are the gateway's (undefined for the direct client). */
+  pid: number | undefined;
+  /** A new client; resolves with a function making one call and checking its answer. */
+  connect: () => Promise<{ call: (payload: Payload, tag: string) => Promise<boolean>; close: () => Promise<void> }>;
+}
+
+interface Entry {
+  name: string;
+  wire: Wire;
+  era: "2025" | "2026";
+  /** Whether it can take 50 clients at once (the direct stdio client is one process). */
+  load: boolean;
+  start: () => Promise<Started>;
+}
+
+export interface PeerRow {
+  gateway: string;
+  wire: Wire;
+  era: "2025" | "2026";
+  payload: Payload;
+  clients: number;
+  round: number;
+  calls: number;
+  errors: number;
+  firstError?: string;
+  callsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Gateway CPU per call in µs (utime + stime of its process over the block). */
+  cpuPerCallUs: number | null;
+  peakRssMB: number | null;
+  load1: number;
+}
+
+export interface PeersReport {
+  machine: { cpu: string; cores: number; memGB: number; node: string; date: string };
+  quick: boolean;
+  rows: PeerRow[];
+}
+
+const serverOf = (era: "2025" | "2026") => (era === "2025" ? misbehavingServerPath : modernServerPath);
+
+function binOf(pkg: string): string {
+  const dir = join(repoRoot(), "apps/bench/node_modules", pkg);
+  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin: string | Record<string, string> };
+  const bin = typeof manifest.bin === "string" ? manifest.bin : (Object.values(manifest.bin)[0] as string);
+  return join(dir, bin);
+}
+
+/** utime + stime of a process in seconds, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function peakRssMB(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    return Number.isFinite(kb) ? round(kb / 1024, 1) : null;
+  } catch {
+    return null;
+  }
+}
+
+const argsOf = (payload: Payload, tag: string) => (payload === "echo" ? { text: tag } : { bytes: HUGE_BYTES });
+const rightAnswer = (payload: Payload, tag: string, text: string) => (payload === "echo" ? text === tag : text.length === HUGE_BYTES);
+
+const endsWith = (tools: string[], base: string) => {
+  const name = tools.find((t) => t === base || t.endsWith(`__${base}`) || t.endsWith(`_${base}`) || t.endsWith(`.${base}`));
+  if (!name) throw new Error(`no tool named like ${base} among ${tools.join(", ")}`);
+  return name;
+};
+
+/** An SDK 1.x client over `wire`; tools named by `toolOf` (the gateway's name for echo / huge), or through code mode's call_tool. */
+async function mcpConnect(
+  url: string,
+  wire: "streamable" | "sse",
+  { headers = {}, codeMode = false }: { headers?: Record<string, string>; codeMode?: boolean } = {},
+) {
+  const toolOf = endsWith;
+  const client = new Client({ name: "codemux-bench-peers", version: "1.0.0" });
+  const transport =
+    wire === "streamable"
+      ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
+      : new SSEClientTransport(new URL(url), {
+          requestInit: { headers },
+          eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+        });
+  await client.connect(transport);
+  const names = codeMode ? [] : (await client.listTools()).tools.map((t) => t.name);
+  const echo = codeMode ? "m__echo" : toolOf(names, "echo");
+  const huge = codeMode ? "m__huge" : toolOf(names, "huge");
+  return {
+    call: async (payload: Payload, tag: string) => {
+      const name = payload === "echo" ? echo : huge;
+      const result = codeMode
+        ? await client.callTool({ name: "call_tool", arguments: { name, args: argsOf(payload, tag) } })
+        : await client.callTool({ name, arguments: argsOf(payload, tag) });
+      return rightAnswer(payload, tag, textOf(result));
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Retries `connect` until the gateway answers (it may still be starting its downstream). */
+async function ready<T>(connect: () => Promise<T>, child: ChildProcess, what: string): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode})`);
+    try {
+      return await connect();
+    } catch (error) {
+      last = error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`${what} did not answer in 30 s: ${last instanceof Error ? last.message : String(last)}`);
+}
+
+function launch(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+}
+
+async function codemux(era: "2025" | "2026", wire: Wire, mode: "passthrough" | "code"): Promise<Started> {
+  const dir = await mkdtemp(join(tmpdir(), "codemux-bench-peers-"));
+  const config = join(dir, "codemux.json");
+  // The default configuration: limits, auth (one token), policies and isolation as shipped.
+  await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [serverOf(era)] } } }));
+  const port = await freePort();
+  const child = launch([cliPath(), "serve", "--http", `127.0.0.1:${port}`, "--config", config, "--no-watch", "--log-level", "error", "--mode", mode], {
+    CODEMUX_TOKEN: `bench:${TOKEN}`,
+    CODEMUX_HOME: dir,
+  });
+  child.stderr?.resume();
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${TOKEN}` };
+  const connect = async () => {
+    if (wire === "rest") {
+      return {
+        call: async (payload: Payload, tag: string) => {
+          const res = await fetch(`${base}/v1/tools/m__${payload === "echo" ? "echo" : "huge"}/call`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: JSON.stringify(argsOf(payload, tag)),
+          });
+          if (!res.ok) throw new Error(`REST answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+          const { value } = (await res.json()) as { value: unknown };
+          return rightAnswer(payload, tag, typeof value === "string" ? value : textOf(value));
+        },
+        close: async () => undefined,
+      };
+    }
+    const mcpWire = wire === "sse" ? "sse" : "streamable";
+    return mcpConnect(`${base}/${mcpWire === "sse" ? "sse" : "mcp"}`, mcpWire, { headers, codeMode: mode === "code" });
+  };
+  // Ready when an MCP client gets in (a REST client alone would not wait for the port).
+  await ready(async () => (await mcpConnect(`${base}/mcp`, "streamable", { headers, codeMode: true })).close(), child, "codemux");
+  return { child, pid: child.pid, connect };
+}
+
+const entries: Entry[] = [
+  {
+    name: "direct (stdio, no gateway)",
+    wire: "stdio",
+    era: "2025",
+    load: false,
+    start: async () => {
+      const child = launch(["-e", "setInterval(() => {}, 1 << 30)"]);
+      return {
+        child,
+        pid: undefined,
+        connect: async () => {
+          const client = new Client({ name: "codemux-bench-peers", version: "1.0.0" });
+          await client.connect(new StdioClientTransport({ command: process.execPath, args: [misbehavingServerPath], stderr: "ignore" }));
+          return {
+            call: async (payload: Payload, tag: string) =>
+              rightAnswer(payload, tag, textOf(await client.callTool({ name: payload === "echo" ? "echo" : "huge", arguments: argsOf(payload, tag) }))),
+            close: () => client.close(),
+          };
+        },
+      };
+    },
+  },
+  { name: "codemux passthrough", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "passthrough") },
+  { name: "codemux call_tool (code mode)", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "code") },
+  { name: "codemux REST /v1/tools/.../call", wire: "rest", era: "2025", load: true, start: () => codemux("2025", "rest", "code") },
+  { name: "codemux passthrough", wire: "sse", era: "2025", load: true, start: () => codemux("2025", "sse", "passthrough") },
+  { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", "passthrough") },
+  {
+    name: "mcp-hub 4.2.1",
+    wire: "sse",
+    era: "2025",
+    load: true,
+    start: async () => {
+      const dir = await mkdtemp(join(tmpdir(), "codemux-bench-hub-"));
+      const config = join(dir, "mcp-servers.json");
+      await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+      const port = await freePort();
+      const child = launch([binOf("mcp-hub"), "--port", String(port), "--config", config], { HOME: dir, XDG_STATE_HOME: dir, XDG_DATA_HOME: dir });
+      child.stderr?.resume();
+      const connect = () => mcpConnect(`http://127.0.0.1:${port}/mcp`, "sse");
+      await ready(
+        async () => {
+          const c = await connect();
+          await c.close();
+        },
+        child,
+        "mcp-hub",
+      );
+      return { child, pid: child.pid, connect };
+    },
+  },
+  ...(["streamable", "sse"] as const).map(
+    (wire): Entry => ({
+      name: "mcp-proxy 6.7.19",
+      wire,
+      era: "2025",
+      load: true,
+      start: async () => {
+        const port = await freePort();
+        const child = launch([binOf("mcp-proxy"), "--port", String(port), "--host", "127.0.0.1", "--", process.execPath, misbehavingServerPath]);
+        child.stderr?.resume();
+        const connect = () => mcpConnect(`http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire);
+        await ready(async () => (await connect()).close(), child, "mcp-proxy");
+        return { child, pid: child.pid, connect };
+      },
+    }),
+  ),
+  ...(["streamable", "sse"] as const).map(
+    (wire): Entry => ({
+      name: "supergateway 4.0.0",
+      wire,
+      era: "2025",
+      load: true,
+      start: async () => {
+        const port = await freePort();
+        const output = wire === "sse" ? ["--outputTransport", "sse"] : ["--outputTransport", "streamableHttp", "--stateful"];
+        const child = launch([
+          binOf("supergateway"),
+          "--stdio",
+          `${process.execPath} ${misbehavingServerPath}`,
+          ...output,
+          "--port",
+          String(port),
+          "--logLevel",
+          "none",
+        ]);
+        child.stderr?.resume();
+        const connect = () => mcpConnect(`http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire);
+        await ready(async () => (await connect()).close(), child, "supergateway");
+        return { child, pid: child.pid, connect };
+      },
+    }),
+  ),
+];
+
+interface Block {
+  entry: Entry;
+  payload: Payload;
+  clients: number;
+  budget: { calls: number; seconds: number };
+  roundNo: number;
+}
+
+async function measure(started: Started, { entry, payload, clients, budget, roundNo }: Block): Promise<PeerRow> {
+  let errors = 0;
+  let firstError: string | undefined;
+  const fail = (error: unknown) => {
+    errors++;
+    firstError ??= error instanceof Error ? error.message.slice(0, 200) : String(error);
+  };
+  // A client the gateway refuses to connect counts as an error (a session limit binding, say) and takes no part.
+  const opened = await Promise.all(Array.from({ length: clients }, () => started.connect().catch((error: unknown) => (fail(error), undefined))));
+  const conns = opened.filter((c) => c !== undefined);
+  // Warm-up: every client, a few calls.
+  await Promise.all(
+    conns.map(async (c, n) => {
+      for (let i = 0; i < (clients === 1 ? 200 : 5); i++) await c.call(payload, `w${n}-${i}`).catch(() => false);
+    }),
+  );
+  const times: number[] = [];
+  const load1 = round2(loadavg()[0] ?? 0);
+  const cpuStart = cpuSeconds(started.pid);
+  const t0 = performance.now();
+  const deadline = t0 + budget.seconds * 1000;
+  await Promise.all(
+    conns.map(async (c, n) => {
+      for (let i = 0; clients === 1 ? i < budget.calls : performance.now() < deadline; i++) {
+        const s = performance.now();
+        try {
+          const right = await c.call(payload, `c${n}-${i}`);
+          if (!right) throw new Error("wrong answer");
+          times.push(performance.now() - s);
+        } catch (error) {
+          fail(error);
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds(started.pid) - cpuStart;
+  await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
+  return {
+    gateway: entry.name,
+    wire: entry.wire,
+    era: entry.era,
+    payload,
+    clients,
+    round: roundNo,
+    calls: times.length,
+    errors,
+    ...(firstError ? { firstError } : {}),
+    callsPerSecond: Math.round(times.length / elapsed),
+    p50Ms: round(percentile(times, 50), 3),
+    p99Ms: round(percentile(times, 99), 3),
+    cpuPerCallUs: Number.isNaN(cpu) || times.length === 0 ? null : Math.round((cpu / times.length) * 1e6),
+    peakRssMB: peakRssMB(started.pid),
+    load1,
+  };
+}
+
+const round2 = (n: number) => round(n, 2);
+
+/** Runs every gateway, `rounds` times interleaved (the order turns each round). */
+export async function runPeers(options: { quick?: boolean; only?: string } = {}): Promise<PeersReport> {
+  const quick = options.quick ?? false;
+  const rounds = quick ? 1 : 3;
+  const budget = quick ? { calls: 300, seconds: 3 } : { calls: 1000, seconds: 10 };
+  const filters = (options.only ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const chosen = entries.filter((e) => filters.length === 0 || filters.some((f) => `${e.name} ${e.wire} ${e.era}`.toLowerCase().includes(f)));
+  const rows: PeerRow[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const order = chosen.map((_, i) => chosen[(i + r) % chosen.length] as Entry);
+    for (const entry of order) {
+      for (const payload of ["echo", "20KB"] as const) {
+        for (const clients of entry.load ? [1, 50] : [1]) {
+          // A fresh gateway per block: peak RSS is the block's, and no block inherits another's garbage.
+          let started: Started;
+          try {
+            started = await entry.start();
+          } catch (error) {
+            process.stdout.write(`  peers r${r + 1} ${entry.name} (${entry.wire}): did not start: ${error instanceof Error ? error.message : String(error)}\n`);
+            continue;
+          }
+          try {
+            const row = await measure(started, { entry, payload, clients, budget, roundNo: r + 1 });
+            rows.push(row);
+            process.stdout.write(
+              `  peers r${r + 1} ${entry.name} (${entry.wire}, ${entry.era}) ${payload} x${clients}: ${row.callsPerSecond}/s p50 ${row.p50Ms} ms, ${row.cpuPerCallUs ?? "-"} µs CPU/call, errors ${row.errors}${row.firstError ? ` (${row.firstError})` : ""}, load ${row.load1}\n`,
+            );
+          } finally {
+            started.child.kill("SIGTERM");
+            await new Promise((resolve) => (started.child.exitCode !== null ? resolve(undefined) : started.child.once("exit", resolve)));
+          }
+        }
+      }
+    }
+  }
+  return {
+    machine: {
+      cpu: cpus()[0]?.model ?? "unknown",
+      cores: cpus().length,
+      memGB: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+      date: new Date().toISOString(),
+    },
+    quick,
+    rows,
+  };
+}
+
+const range = (values: number[], digits = 2) => {
+  const ok = values.filter((v) => Number.isFinite(v));
+  if (ok.length === 0) return "—";
+  const lo = round(Math.min(...ok), digits);
+  const hi = round(Math.max(...ok), digits);
+  return lo === hi ? String(lo) : `${lo}–${hi}`;
+};
+
+/** The report as a Markdown table: one line per gateway, wire, era, payload and client count, ranges over the rounds. */
+export function peersMarkdown(report: PeersReport): string {
+  const groups = new Map<string, PeerRow[]>();
+  for (const row of report.rows) {
+    const key = `${row.gateway}|${row.wire}|${row.era}|${row.payload}|${row.clients}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  const lines = [
+    `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memGB} GB, Node ${report.machine.node}; ${report.machine.date}; ${report.quick ? "quick mode (1 round, 300 calls / 3 s)" : "3 rounds interleaved, 1,000 calls / 10 s"}.`,
+    `Load average (1 min) at the start of the blocks: ${range(report.rows.map((r) => r.load1))}.`,
+    "",
+    "| gateway | wire | downstream era | answer | clients | calls/s | p50 ms | p99 ms | gateway CPU µs/call | peak RSS MB | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const rows of groups.values()) {
+    const f = rows[0] as PeerRow;
+    lines.push(
+      `| ${f.gateway} | ${f.wire} | ${f.era} | ${f.payload} | ${f.clients} | ${range(
+        rows.map((r) => r.callsPerSecond),
+        0,
+      )} | ${range(rows.map((r) => r.p50Ms))} | ${range(rows.map((r) => r.p99Ms))} | ${range(
+        rows.map((r) => r.cpuPerCallUs ?? Number.NaN),
+        0,
+      )} | ${range(
+        rows.map((r) => r.peakRssMB ?? Number.NaN),
+        0,
+      )} | ${rows.reduce((a, r) => a + r.errors, 0)} |`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+type Table = (title: string, rows: Array<[string, string | number, string?]>) => void;
+
+/**
+ * Runs the peers section and prints it; writes its Markdown table to apps/bench/results/peers.md
+ * (ignored by git) and, with CODEMUX_BENCH_PEERS_DOC=1, into docs/perf/peers.md between its markers.
+ */
+export async function reportPeers(table: Table, quick: boolean): Promise<PeersReport> {
+  const report = await runPeers({ quick, ...(process.env.CODEMUX_BENCH_PEERS ? { only: process.env.CODEMUX_BENCH_PEERS } : {}) });
+  const markdown = peersMarkdown(report);
+  table(
+    "Peer gateways (same stdio server; ranges over the rounds)",
+    report.rows.map((r): [string, string, string] => [
+      `${r.gateway} ${r.wire} ${r.era} ${r.payload} x${r.clients} r${r.round}`,
+      `${r.callsPerSecond}/s`,
+      `p50 ${r.p50Ms} p99 ${r.p99Ms} ms, CPU ${r.cpuPerCallUs ?? "-"} µs/call, RSS ${r.peakRssMB ?? "-"} MB, errors ${r.errors}`,
+    ]),
+  );
+  const out = join(repoRoot(), "apps/bench/results/peers.md");
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, markdown);
+  if (process.env.CODEMUX_BENCH_PEERS_DOC === "1") {
+    const doc = join(repoRoot(), "docs/perf/peers.md");
+    const text = await readFile(doc, "utf8");
+    const begin = "<!-- peers:begin -->";
+    const end = "<!-- peers:end -->";
+    const at = text.indexOf(begin);
+    const until = text.indexOf(end);
+    if (at < 0 || until < at) throw new Error(`docs/perf/peers.md has no ${begin} ... ${end} markers`);
+    await writeFile(doc, `${text.slice(0, at + begin.length)}\n${markdown}${text.slice(until)}`);
+  }
+  return report;
+}
