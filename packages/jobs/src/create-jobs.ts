@@ -39,6 +39,8 @@ export interface JobsOptions {
   slots?: SharedSlots;
   /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
   maxWaitMs?: number;
+  /** How long a running snippet job may wait on tools (default 30 min); its own computing keeps `execute_code`'s timeout. */
+  maxRunMs?: number;
   now?: () => number;
 }
 
@@ -85,6 +87,7 @@ export function createJobs(options: JobsOptions): Jobs {
     ...(options.share ? { share: options.share } : {}),
     ...(options.slots ? { slots: options.slots } : {}),
     ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+    ...(options.maxRunMs !== undefined ? { maxRunMs: options.maxRunMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const middleware: ToolCallMiddleware = async (ctx, next) => {

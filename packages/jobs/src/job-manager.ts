@@ -41,6 +41,7 @@ const MAX_SHARED_RESULT_BYTES = 256 * 1024;
 const MAX_SHARED_LARGE_RESULT_BYTES = 16 * 1024 * 1024;
 /** A job waits this long in the shared queue for an instance with room, by default; then it ends failed, never run. */
 const DEFAULT_MAX_WAIT_MS = 10 * 60 * 1000;
+const DEFAULT_MAX_RUN_MS = 30 * 60 * 1000;
 /** A shared record outlives the job's retention by this, so it is never gone before the journal forgets it. */
 const SHARE_TTL_SLACK_MS = 60_000;
 /** A principal's jobs read from the shared records at most. */
@@ -93,6 +94,8 @@ export interface JobManagerOptions {
   slots?: SharedSlots;
   /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
   maxWaitMs?: number;
+  /** How long a running snippet job may wait on tools (default 30 min); its own computing keeps `execute_code`'s timeout. */
+  maxRunMs?: number;
   now?: () => number;
 }
 
@@ -166,6 +169,7 @@ export class JobManager implements JobRunner {
   readonly #places: SharedJobPlaces | undefined;
   #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
   readonly #maxWaitMs: number;
+  readonly #maxRunMs: number;
   /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
   readonly #waitTimers = new Map<string, NodeJS.Timeout>();
 
@@ -185,6 +189,7 @@ export class JobManager implements JobRunner {
     this.#share = options.share;
     this.#places = options.slots ? new SharedJobPlaces(options.slots) : undefined;
     this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    this.#maxRunMs = Math.max(1, options.maxRunMs ?? DEFAULT_MAX_RUN_MS);
     this.#share?.onCancel((id, by) => {
       const live = this.#live.get(id);
       if (live) void this.#finish(live, "cancelled", { by });
@@ -407,7 +412,8 @@ export class JobManager implements JobRunner {
       description: record.description,
       request,
       session,
-      run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
+      run: ({ signal, progress, job, jobRunMs }) =>
+        shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
     });
     this.#jobs.set(id, record);
     this.#live.set(id, live);
@@ -527,7 +533,7 @@ export class JobManager implements JobRunner {
     };
     let run: Promise<ToolResult>;
     try {
-      run = live.work.run({ signal: live.controller.signal, progress, job: live.record.id });
+      run = live.work.run({ signal: live.controller.signal, progress, job: live.record.id, jobRunMs: this.#maxRunMs });
     } catch (error) {
       run = Promise.reject(error);
     }
