@@ -49,6 +49,8 @@ const TAKEN_STOPPED = "The codemux instance that took this job from the shared q
 const SHARE_TTL_SLACK_MS = 60_000;
 /** A principal's jobs read from the shared records at most. */
 const MAX_SHARED_LISTED = 200;
+/** How often records Redis did not take are written again. */
+const PUBLISH_RETRY_MS = 1_000;
 /** Ids of one `jobs` request read from the share one by one at most (output takes 20). */
 const MAX_IDS_READ = 20;
 const SHARED_WAIT_POLL_MS = 500;
@@ -179,6 +181,9 @@ export class JobManager implements JobRunner {
   readonly #maxRunMs: number;
   /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
   readonly #waitTimers = new Map<string, NodeJS.Timeout>();
+  /** Records the share did not take yet, by id (the newest state of each). */
+  readonly #unpublished = new Map<string, JobRecord>();
+  #publishTimer: NodeJS.Timeout | undefined;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -685,11 +690,30 @@ export class JobManager implements JobRunner {
     const json = result ? JSON.stringify(result) : "";
     const shared = json.length > 0 && json.length <= MAX_SHARED_RESULT_BYTES ? { ...rest, result } : rest;
     const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
-    await this.#share
-      .put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs })
-      .catch((error: unknown) => {
-        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}`);
-      });
+    await this.#share.put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs }).then(
+      () => this.#unpublished.delete(record.id),
+      (error: unknown) => {
+        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}; it is written again once Redis answers.`);
+        this.#unpublished.set(record.id, record);
+        this.#retryPublish();
+      },
+    );
+  }
+
+  /**
+   * Records Redis did not take (it was down, or restarted and lost them) are written again until it does: a job that
+   * ended meanwhile would otherwise show its last shared state, "running", on every other instance.
+   */
+  #retryPublish(): void {
+    if (this.#publishTimer || this.#closed) return;
+    this.#publishTimer = setTimeout(() => {
+      this.#publishTimer = undefined;
+      const pending = [...this.#unpublished.values()];
+      this.#unpublished.clear();
+      // Each goes back in the set if it fails again, and rearms the timer.
+      for (const record of pending) void this.#publish(record);
+    }, PUBLISH_RETRY_MS);
+    this.#publishTimer.unref();
   }
 
   /**
@@ -1120,6 +1144,7 @@ export class JobManager implements JobRunner {
     clearInterval(this.#sweepTimer);
     this.#places?.close();
     for (const timer of this.#waitTimers.values()) clearTimeout(timer);
+    clearTimeout(this.#publishTimer);
     this.#waitTimers.clear();
     const live = [...this.#live.values()];
     await Promise.all(

@@ -300,4 +300,15 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(jobOf(seen).status).toBe("completed");
     expect(textOf(seen)).toContain("the oldest");
   });
+  it("shows a job that ended while Redis was down as ended on every instance once Redis is back (killed with SIGKILL, restarted)", async () => {
+    next();
+    const a = await instance("a");
+    const b = await instance("b");
+    const id = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 1500, steps: 3 }, background: true }));
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "running");
+    await redis.kill();
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [id], wait_up_to: 30 })).status).toBe("completed");
+    await redis.restart();
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "completed");
+  });
 });
