@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
+import { reportJobSoak, type JobSoakReport } from "./job-soak";
 import { reportScaleOut, type ScaleOutReport } from "./scale-out";
 import { reportJournalOpen } from "./journal-open";
 import { runLatency, type LatencyReport } from "./latency";
@@ -24,10 +25,11 @@ interface BenchReport {
   sandbox: SandboxLatency | null;
   http: HttpLatencyReport | null;
   scaleOut: ScaleOutReport | null;
+  jobSoak: JobSoakReport | null;
   scan: ScanBenchReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats, scan). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, job-soak, journal, formats, scan). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
     );
   const http = runs("http") ? await reportHttpLatency(table) : null;
   const scaleOut = runs("scale-out") ? await reportScaleOut(table) : null;
+  const jobSoak = runs("job-soak") ? await reportJobSoak(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
   if (runs("formats")) await reportResultFormats(table);
   const scan = runs("scan") ? await reportScan(table, dir) : null;
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
     sandbox,
     http,
     scaleOut,
+    jobSoak,
     scan,
   };
   // An ignored path: a bench run must not rewrite a tracked file.

@@ -259,6 +259,11 @@ export class JobManager implements JobRunner {
     let written = Promise.resolve();
     for (const [index, event] of ends.entries()) written = this.#writer.append(event, { sync: index === ends.length - 1 });
     await written;
+    // Restarted with the same id, this instance is "alive" again to the others: only its own word ends its old jobs there.
+    for (const id of interrupted) {
+      const job = loaded.jobs.get(id);
+      if (job && this.#share) void this.#publish({ ...job, instance: this.#share.instanceId });
+    }
     if (interrupted.length) this.logger.info(`jobs: ${interrupted.length} job(s) of a previous run were interrupted: ${interrupted.slice(0, 10).join(", ")}`);
     let compacted: RecoveryReport["compacted"];
     try {
