@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
+import { reportJobSoak, type JobSoakReport } from "./job-soak";
 import { reportScaleOut, type ScaleOutReport } from "./scale-out";
 import { reportJournalOpen } from "./journal-open";
 import { reportPeers, type PeersReport } from "./peers";
@@ -25,11 +26,12 @@ interface BenchReport {
   sandbox: SandboxLatency | null;
   http: HttpLatencyReport | null;
   scaleOut: ScaleOutReport | null;
+  jobSoak: JobSoakReport | null;
   scan: ScanBenchReport | null;
   peers: PeersReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, journal, formats, scan, peers). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, job-soak, journal, formats, scan, peers). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
     );
   const http = runs("http") ? await reportHttpLatency(table) : null;
   const scaleOut = runs("scale-out") ? await reportScaleOut(table) : null;
+  const jobSoak = runs("job-soak") ? await reportJobSoak(table) : null;
   if (runs("journal")) await reportJournalOpen(table);
   if (runs("formats")) await reportResultFormats(table);
   const scan = runs("scan") ? await reportScan(table, dir) : null;
@@ -143,6 +146,7 @@ async function main(): Promise<void> {
     sandbox,
     http,
     scaleOut,
+    jobSoak,
     scan,
     peers,
   };

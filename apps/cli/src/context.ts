@@ -31,6 +31,7 @@ import { cliLogger } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
+import { jobsSettingsOf } from "./jobs-settings";
 import { configReloader, type ConfigReload } from "./reload";
 import type { SharedState } from "./shared-state";
 
@@ -140,6 +141,7 @@ export async function startCore(
     ? createJobs({
         dataDir: codemuxHome(),
         ...(options.deferStart ? { openLater: true } : {}),
+        ...jobsSettingsOf(raw, configFile),
         logger,
         retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.

@@ -10,6 +10,8 @@ export interface JobShare {
   put(job: { id: string; principal: string; createdAt: number; record: string; ttlMs: number }): Promise<void>;
   /** `principal`'s job records, newest first, at most `limit`. */
   list(principal: string, limit: number): Promise<string[]>;
+  /** Job `id`'s record, or undefined when there is none (the caller checks its principal). */
+  get(id: string): Promise<string | undefined>;
   /** Asks the instance running job `id` to cancel it (the caller checked the principal). */
   cancel(id: string, by: string): Promise<void>;
   /** Calls `handler` for every cancel asked of any instance. */

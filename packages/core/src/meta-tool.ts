@@ -34,6 +34,8 @@ export interface RequestContext {
   requestId?: string;
   /** The retry of a call that answered `input_required`: its answers go to that one downstream call. */
   resume?: InputResume;
+  /** Set when a background job runs the request: how long it may wait on tools (a snippet's own computing stays bounded by its timeout). */
+  jobRunMs?: number;
 }
 
 /**
@@ -100,7 +102,7 @@ export interface BackgroundWork {
   request: Record<string, unknown>;
   session: SessionInfo;
   /** Does the work; the signal aborts when the job is cancelled, progress is kept for `jobs` output. */
-  run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string }): Promise<ToolResult>;
+  run(context: { signal: AbortSignal; progress: (progress: Progress) => void; job: string; jobRunMs?: number }): Promise<ToolResult>;
 }
 
 /**

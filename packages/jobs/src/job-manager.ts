@@ -42,10 +42,18 @@ const MAX_SHARED_RESULT_BYTES = 256 * 1024;
 const MAX_SHARED_LARGE_RESULT_BYTES = 16 * 1024 * 1024;
 /** A job waits this long in the shared queue for an instance with room, by default; then it ends failed, never run. */
 const DEFAULT_MAX_WAIT_MS = 10 * 60 * 1000;
+const DEFAULT_MAX_RUN_MS = 30 * 60 * 1000;
+const TAKEN_NEVER_RAN =
+  "No codemux instance ran this job: it left the shared queue without an instance claiming it (the one that took it stopped first); it never ran: submit it again.";
+const TAKEN_STOPPED = "The codemux instance that took this job from the shared queue stopped before it started it; it never ran: submit it again.";
 /** A shared record outlives the job's retention by this, so it is never gone before the journal forgets it. */
 const SHARE_TTL_SLACK_MS = 60_000;
 /** A principal's jobs read from the shared records at most. */
 const MAX_SHARED_LISTED = 200;
+/** How often records Redis did not take are written again. */
+const PUBLISH_RETRY_MS = 1_000;
+/** Ids of one `jobs` request read from the share one by one at most (output takes 20). */
+const MAX_IDS_READ = 20;
 const SHARED_WAIT_POLL_MS = 500;
 
 /**
@@ -94,6 +102,8 @@ export interface JobManagerOptions {
   slots?: SharedSlots;
   /** How long a job waits in the shared queue for an instance with room before it ends failed (default 10 min). */
   maxWaitMs?: number;
+  /** How long a running snippet job may wait on tools (default 30 min); its own computing keeps `execute_code`'s timeout. */
+  maxRunMs?: number;
   now?: () => number;
 }
 
@@ -128,6 +138,8 @@ interface LiveJob {
   origin: Record<string, string> | undefined;
   /** Set when it came through the shared queue. */
   shared?: boolean;
+  /** Taken from the shared queue: BullMQ holds it as this instance's until it ends here, so it cannot be handed back. */
+  taken?: boolean;
 }
 
 /** What recovery found at open: jobs of a previous run that had not finished, now `interrupted`. */
@@ -173,8 +185,12 @@ export class JobManager implements JobRunner {
   readonly #places: SharedJobPlaces | undefined;
   #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
   readonly #maxWaitMs: number;
+  readonly #maxRunMs: number;
   /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
   readonly #waitTimers = new Map<string, NodeJS.Timeout>();
+  /** Records the share did not take yet, by id (the newest state of each). */
+  readonly #unpublished = new Map<string, JobRecord>();
+  #publishTimer: NodeJS.Timeout | undefined;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -192,6 +208,7 @@ export class JobManager implements JobRunner {
     this.#share = options.share;
     this.#places = options.slots ? new SharedJobPlaces(options.slots) : undefined;
     this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    this.#maxRunMs = Math.max(1, options.maxRunMs ?? DEFAULT_MAX_RUN_MS);
     this.#share?.onCancel((id, by) => {
       const live = this.#live.get(id);
       if (live) void this.#finish(live, "cancelled", { by });
@@ -218,8 +235,14 @@ export class JobManager implements JobRunner {
     const alivePids = new Set(loaded.segments.filter((s) => segmentAlive(s, now)).map((s) => s.pid));
     const interrupted: string[] = [];
     const ends: JournalEvent[] = [];
+    const handed: JobRecord[] = [];
     for (const job of loaded.jobs.values()) {
       if (TERMINAL.has(job.status) || alivePids.has(job.pid)) continue;
+      // Handed to the shared queue: another instance may run it; its shared record tells (an instance restarted with the same id included).
+      if (this.#share && job.inSharedQueue) {
+        handed.push(job);
+        continue;
+      }
       const { entries } = await readTranscript(this.#transcriptFile(job.id));
       const counts = callCounts(entries);
       job.status = "interrupted";
@@ -243,6 +266,11 @@ export class JobManager implements JobRunner {
     let written = Promise.resolve();
     for (const [index, event] of ends.entries()) written = this.#writer.append(event, { sync: index === ends.length - 1 });
     await written;
+    // Restarted with the same id, this instance is "alive" again to the others: only its own word ends its old jobs there.
+    for (const id of interrupted) {
+      const job = loaded.jobs.get(id);
+      if (job && this.#share) void this.#publish({ ...job, instance: this.#share.instanceId });
+    }
     if (interrupted.length) this.logger.info(`jobs: ${interrupted.length} job(s) of a previous run were interrupted: ${interrupted.slice(0, 10).join(", ")}`);
     let compacted: RecoveryReport["compacted"];
     try {
@@ -251,9 +279,20 @@ export class JobManager implements JobRunner {
       this.logger.warn(`jobs: journal compaction failed (${(error as Error).message}); it is tried again at the next start.`);
     }
     for (const job of loaded.jobs.values()) if (!this.#expired(job, now)) this.#jobs.set(job.id, job);
+    for (const job of handed) void this.#adoptHanded(job);
     this.#sweepTimer = setInterval(() => void this.#sweep(), EXPIRY_SWEEP_MS);
     this.#sweepTimer.unref();
     return { loaded: this.#jobs.size, interrupted, skippedLines: loaded.skipped.reduce((n, s) => n + s.lines, 0), ...(compacted ? { compacted } : {}) };
+  }
+
+  /** A job a previous run of this instance handed to the shared queue: its shared record is the truth; still waiting, it is watched again. */
+  async #adoptHanded(job: JobRecord): Promise<void> {
+    job.instance = this.#share?.instanceId;
+    const text = await this.#share?.get(job.id).catch(() => undefined);
+    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
+    if (shared && shared.id === job.id && shared.principal === job.principal && !this.#live.has(job.id)) this.#jobs.set(job.id, shared);
+    const now = shared ?? job;
+    if (now.status === "queued" && now.inSharedQueue) this.#watchShared(now);
   }
 
   /** Starts (or queues) work; resolves once the job is journaled, with its id and queue position. */
@@ -373,6 +412,14 @@ export class JobManager implements JobRunner {
       delete record.inSharedQueue;
       throw error;
     }
+    // Journaled before the client hears of it: a restart of this instance then leaves the job to whichever instance took it.
+    await this.#writer?.append({ t: "handed", id: record.id, ts: this.now() }, { sync: true });
+    this.#watchShared(record);
+  }
+
+  /** Ends a job waiting in the shared queue once it is past its bound, unless an instance took it. */
+  #watchShared(record: JobRecord): void {
+    clearTimeout(this.#waitTimers.get(record.id));
     const timer = setTimeout(() => void this.#expireShared(record), Math.max(0, record.createdAt + this.#maxWaitMs - this.now()));
     timer.unref();
     this.#waitTimers.set(record.id, timer);
@@ -382,8 +429,16 @@ export class JobManager implements JobRunner {
   async #expireShared(record: JobRecord): Promise<void> {
     this.#waitTimers.delete(record.id);
     if (!this.#sharedQueue || TERMINAL.has(record.status)) return;
-    const removed = await this.#sharedQueue.queue.remove(record.id).catch(() => false);
-    if (removed) await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong() });
+    const removed = await this.#sharedQueue.queue.remove(record.id).catch(() => undefined);
+    if (removed) return this.#endNeverRan(record, "failed", { error: this.#waitedTooLong() });
+    if (removed === undefined || !this.#share) return;
+    // Out of the queue: an instance took it, and its record says so from the moment it did. A record still waiting means the
+    // instance that took it stopped before it could claim it (or Redis lost the queue): no one runs it.
+    const text = await this.#share.get(record.id).catch(() => null);
+    if (text === null) return;
+    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
+    if (shared && !(shared.status === "queued" && shared.inSharedQueue)) return;
+    await this.#endNeverRan(record, "failed", { error: TAKEN_NEVER_RAN });
   }
 
   #waitedTooLong(): string {
@@ -394,8 +449,21 @@ export class JobManager implements JobRunner {
   async #takeShared(id: string, text: string): Promise<void> {
     const shared = this.#sharedQueue;
     if (!shared) return;
-    const { record: queued, request, session, trace } = JSON.parse(text) as QueuedPayload;
-    if (queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) return;
+    let payload: QueuedPayload | undefined;
+    try {
+      payload = JSON.parse(text) as QueuedPayload;
+    } catch {
+      payload = undefined;
+    }
+    const { record: queued, request, session, trace } = payload ?? ({} as Partial<QueuedPayload>);
+    if (!queued || !request || !session || queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) {
+      // Its record must not stay "queued": it ends, with why, where its id and principal can be told (else the queuer's bound ends it).
+      if (queued?.id === id && typeof queued.principal === "string") {
+        const error = "The codemux instance that took this job from the shared queue could not read its request; it never ran: submit it again.";
+        await this.#endNeverRan({ ...queued, instance: this.#share?.instanceId } as JobRecord, "failed", { error, journal: false });
+      }
+      return;
+    }
     const { inSharedQueue: _waited, ...rest } = queued;
     const record: JobRecord = {
       ...rest,
@@ -410,15 +478,20 @@ export class JobManager implements JobRunner {
       await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong(), journal: false });
       return;
     }
+    // Claimed at once, before anything else can fail here: from now on this instance's record says it has the job, so
+    // if it dies before the job ends, every instance sees the job interrupted (its instance is gone), never stranded "queued".
+    await this.#publish(record);
     const live = this.#liveJob(record, {
       kind: record.kind,
       description: record.description,
       request,
       session,
-      run: ({ signal, progress, job }) => shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job }),
+      run: ({ signal, progress, job, jobRunMs }) =>
+        shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
     });
     live.origin = isCarrier(trace) ? trace : undefined;
     live.shared = true;
+    live.taken = true;
     this.#jobs.set(id, record);
     this.#live.set(id, live);
     // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
@@ -538,7 +611,7 @@ export class JobManager implements JobRunner {
     const span = startJobSpan({ id: record.id, kind: record.kind, origin: live.origin, shared: live.shared === true });
     let run: Promise<ToolResult>;
     try {
-      run = inJobSpan(span, () => live.work.run({ signal: live.controller.signal, progress, job: live.record.id }));
+      run = inJobSpan(span, () => live.work.run({ signal: live.controller.signal, progress, job: live.record.id, jobRunMs: this.#maxRunMs }));
     } catch (error) {
       run = Promise.reject(error);
     }
@@ -635,23 +708,53 @@ export class JobManager implements JobRunner {
     const json = result ? JSON.stringify(result) : "";
     const shared = json.length > 0 && json.length <= MAX_SHARED_RESULT_BYTES ? { ...rest, result } : rest;
     const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
-    await this.#share
-      .put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs })
-      .catch((error: unknown) => {
-        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}`);
-      });
+    await this.#share.put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs }).then(
+      () => this.#unpublished.delete(record.id),
+      (error: unknown) => {
+        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}; it is written again once Redis answers.`);
+        this.#unpublished.set(record.id, record);
+        this.#retryPublish();
+      },
+    );
+  }
+
+  /**
+   * Records Redis did not take (it was down, or restarted and lost them) are written again until it does: a job that
+   * ended meanwhile would otherwise show its last shared state, "running", on every other instance.
+   */
+  #retryPublish(): void {
+    if (this.#publishTimer || this.#closed) return;
+    this.#publishTimer = setTimeout(() => {
+      this.#publishTimer = undefined;
+      const pending = [...this.#unpublished.values()];
+      this.#unpublished.clear();
+      // Each goes back in the set if it fails again, and rearms the timer.
+      for (const record of pending) void this.#publish(record);
+    }, PUBLISH_RETRY_MS);
+    this.#publishTimer.unref();
   }
 
   /**
    * With shared jobs: the records of `principal`'s jobs that other instances run, brought up to date;
    * one whose instance is gone is `interrupted`. Jobs this instance runs are its own to tell.
    */
-  async refreshShared(principal: string): Promise<void> {
+  async refreshShared(principal: string, ids: string[] = []): Promise<void> {
     if (!this.#share) return;
+    const share = this.#share;
     const now = this.now();
-    for (const text of await this.#share.list(principal, MAX_SHARED_LISTED)) {
+    const texts = await share.list(principal, MAX_SHARED_LISTED);
+    // Asked for by id, a job older than the listed ones (or one this instance never heard of) is read by its own key.
+    const listed = new Set(texts.map((text) => (JSON.parse(text) as JobRecord).id));
+    for (const id of ids.slice(0, MAX_IDS_READ)) {
+      const known = this.#jobs.get(id);
+      if (listed.has(id) || this.#live.has(id) || (known && TERMINAL.has(known.status))) continue;
+      const text = await share.get(id);
+      if (text !== undefined) texts.push(text);
+    }
+    for (const text of texts) {
       const record = JSON.parse(text) as JobRecord;
-      if (record.principal !== principal || typeof record.id !== "string" || !this.#runsElsewhere(record)) continue;
+      const waiting = record.status === "queued" && record.inSharedQueue === true;
+      if (record.principal !== principal || typeof record.id !== "string" || !(this.#runsElsewhere(record) || waiting)) continue;
       // A job taken here from the shared queue may still have its queuer's record in Redis for an instant: this instance's own is the truth.
       if (this.#live.has(record.id)) continue;
       // Waiting in the shared queue, it belongs to no instance yet (the one that queued it may be gone); past its bound it ends.
@@ -1031,6 +1134,8 @@ export class JobManager implements JobRunner {
 
   async #handBack(live: LiveJob): Promise<void> {
     const shared = this.#sharedQueue;
+    // A job taken from the shared queue is held there as this instance's until it ends: it ends here, saying so.
+    if (live.taken) return this.#finish(live, "interrupted", { by: "drain", error: TAKEN_STOPPED });
     if (shared && portable(live.work)) {
       this.#queue.splice(this.#queue.indexOf(live), 1);
       this.#live.delete(live.record.id);
@@ -1057,6 +1162,7 @@ export class JobManager implements JobRunner {
     clearInterval(this.#sweepTimer);
     this.#places?.close();
     for (const timer of this.#waitTimers.values()) clearTimeout(timer);
+    clearTimeout(this.#publishTimer);
     this.#waitTimers.clear();
     const live = [...this.#live.values()];
     await Promise.all(

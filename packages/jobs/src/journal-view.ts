@@ -20,7 +20,8 @@ export async function readJobs(dataDir: string, now = Date.now()): Promise<{ job
   const jobs: JobView[] = [];
   for (const job of loaded.jobs.values()) {
     const live = !TERMINAL.has(job.status) && alive.has(job.pid);
-    if (!TERMINAL.has(job.status) && !live) {
+    // A job handed to the shared queue is another instance's to run: its shared record tells how it went.
+    if (!TERMINAL.has(job.status) && !live && !job.inSharedQueue) {
       const counts = callCounts((await readTranscript(join(journalPaths(dir).transcripts, `${job.id}.jsonl`))).entries);
       job.status = "interrupted";
       job.toolCalls = Math.max(job.toolCalls, counts.completed);

@@ -122,9 +122,15 @@ export function fold(jobs: Map<string, JobRecord>, event: Exclude<JournalEvent, 
         pid: event.pid,
         createdAt: event.ts,
       });
+      // Created again here: this process took the job (back) from the shared queue.
+      delete job.inSharedQueue;
+      break;
+    case "handed":
+      if (!terminal) job.inSharedQueue = true;
       break;
     case "started":
       job.startedAt = event.ts;
+      delete job.inSharedQueue;
       if (!terminal) job.status = "running";
       break;
     case "progress":
@@ -328,6 +334,7 @@ export function recordEvents(job: JobRecord): JournalEvent[] {
       pid: job.pid,
     },
   ];
+  if (job.inSharedQueue && !TERMINAL.has(job.status)) events.push({ t: "handed", id: job.id, ts: job.createdAt });
   if (job.startedAt !== undefined) events.push({ t: "started", id: job.id, ts: job.startedAt });
   if (job.status === "completed" || job.status === "failed" || job.status === "cancelled" || job.status === "interrupted") {
     events.push({

@@ -107,9 +107,9 @@ export function jobsListing(): MetaTool<never> {
  * Brings the principal's shared job records up to date. While the shared store does not answer, this
  * instance's own jobs still answer: the note returned says only those are shown, and why.
  */
-async function refreshShared(manager: JobManager, principal: string): Promise<string | undefined> {
+async function refreshShared(manager: JobManager, principal: string, ids: string[] = []): Promise<string | undefined> {
   try {
-    await manager.refreshShared(principal);
+    await manager.refreshShared(principal, ids);
     return undefined;
   } catch (error) {
     if (!isSharedStateDown(error)) throw error;
@@ -129,7 +129,7 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   await manager.ready();
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'output needs "ids": the job ids to look at (jobs {action:"list"} shows yours).');
   const principal = ctx.session.principal;
-  const note = await refreshShared(manager, principal);
+  const note = await refreshShared(manager, principal, ids);
   if (block) {
     const mine = ids.filter((id) => manager.get(id, principal));
     const waiting = manager.wait(mine, { timeoutMs: waitSeconds * 1000, ...(ctx.signal ? { signal: ctx.signal } : {}) });
@@ -215,7 +215,7 @@ async function cancel(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
   const ids = [...new Set([...(request.ids ?? []), ...(request.id !== undefined ? [request.id] : [])])];
   if (ids.length === 0) throw new JobsError("BAD_REQUEST", 'cancel needs "ids": the job ids to stop (jobs {action:"list"} shows yours).');
   // This instance's own jobs are still cancelled while the shared store is down; another's answer not_found.
-  await refreshShared(manager, ctx.session.principal);
+  await refreshShared(manager, ctx.session.principal, ids);
   const lines: string[] = [];
   let missing = 0;
   for (const id of ids) {

@@ -50,6 +50,8 @@ export type JournalEvent =
   | { t: "segment"; pid: number; startedAt: number }
   | ({ t: "created"; ts: number } & Pick<JobRecord, "id" | "kind" | "description" | "principal" | "session" | "request" | "pid">)
   | { t: "started"; id: string; ts: number }
+  /** Handed to the shared queue: another instance may run it, so a restart here does not mark it interrupted. */
+  | { t: "handed"; id: string; ts: number }
   | { t: "progress"; id: string; ts: number; progress: JobProgress; toolCalls: number }
   | {
       t: "end";

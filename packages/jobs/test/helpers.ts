@@ -1,6 +1,6 @@
 import type { SessionInfo } from "@codemux/core";
 import { parseConfig, type PoolConfig } from "@codemux/pool";
-import { Codemux, createSessionServer, type PolicyConfig } from "@codemux/server";
+import { Codemux, createSessionServer, type CodemuxOptions, type PolicyConfig } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -42,6 +42,8 @@ export async function connect(
     session?: SessionInfo;
     /** The downstream servers; the misbehaving server as `bad` when absent. */
     servers?: Record<string, unknown>;
+    /** The core's sandbox options (a short `hardTimeoutMs` makes the foreground limit short). */
+    sandbox?: CodemuxOptions["sandbox"];
   } = {},
 ): Promise<Harness> {
   const dataDir = options.dataDir ?? (await tempDir());
@@ -54,6 +56,7 @@ export async function connect(
     middleware: [jobs.middleware],
     dataDir,
     ...(options.policies ? { policies: options.policies } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   core.start();
   await jobs.recover();

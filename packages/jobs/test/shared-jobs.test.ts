@@ -232,4 +232,83 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(textOf(done)).toContain("codemux stopped before this job started; it never ran: submit it again.");
     expect(b.jobs.manager.list("local").find((r) => r.id === portable)?.instance).toBe("b");
   });
+  /** The connection, registry and share of an instance that only writes to Redis (a stand-in for what a queuer or another instance left there). */
+  async function writer(id: string): Promise<{ share: RedisJobShare; queue: RedisJobQueue }> {
+    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
+    expect(await connection.ready(5000)).toBe(true);
+    const registry = new InstanceRegistry(connection, { id });
+    registry.start(`http://127.0.0.1:1/${id}`);
+    const share = new RedisJobShare(connection, registry);
+    const queue = await RedisJobQueue.open(connection);
+    closers.push(
+      () => connection.close(),
+      () => registry.stop(),
+      () => share.close(),
+      () => queue.close(),
+    );
+    return { share, queue };
+  }
+
+  const queuedRecord = (id: string, principal: string, createdAt: number) => ({
+    id,
+    kind: "call_tool",
+    description: "bad__echo",
+    principal,
+    session: "s1",
+    request: {},
+    pid: 1,
+    instance: "q",
+    createdAt,
+    status: "queued",
+    toolCalls: 0,
+    inFlight: 0,
+    inSharedQueue: true,
+  });
+
+  it("ends a job taken from the shared queue whose request fails the taker's check failed, with why, on every instance (never stranded queued)", async () => {
+    next();
+    const { share, queue } = await writer("q");
+    const id = "job_00000000bad1";
+    const record = queuedRecord(id, "local", Date.now());
+    await share.put({ id, principal: "local", createdAt: record.createdAt, record: JSON.stringify(record), ttlMs: 60_000 });
+    // The payload's session names another principal than its record: the taker must not run it.
+    await queue.add({
+      id,
+      payload: JSON.stringify({ record, request: { name: "bad__echo", args: { text: "x" } }, session: { id: "s1", principal: "mallory" } }),
+    });
+    await instance("a");
+    const b = await instance("b", { queue: false });
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "failed");
+    expect(jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).error).toMatch(/could not read its request; it never ran/);
+  });
+
+  it("finds a job by its id through an instance that never saw it, however many newer jobs its principal has", async () => {
+    next();
+    const a = await instance("a");
+    const old = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "the oldest" }, background: true }));
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [old], wait_up_to: 30 })).status).toBe("completed");
+    // 200 newer records of the same principal: a list of the newest no longer reaches the old one.
+    const { share } = await writer("w");
+    const now = Date.now();
+    for (let i = 0; i < 200; i++) {
+      const id = `job_${String(i).padStart(12, "0")}`;
+      const record = { ...queuedRecord(id, "local", now + 1_000 + i), status: "completed", inSharedQueue: undefined, endedAt: now + 2_000 };
+      await share.put({ id, principal: "local", createdAt: record.createdAt, record: JSON.stringify(record), ttlMs: 60_000 });
+    }
+    const b = await instance("b");
+    const seen = await b.call("jobs", { action: "output", ids: [old], wait_up_to: 0 });
+    expect(jobOf(seen).status).toBe("completed");
+    expect(textOf(seen)).toContain("the oldest");
+  });
+  it("shows a job that ended while Redis was down as ended on every instance once Redis is back (killed with SIGKILL, restarted)", async () => {
+    next();
+    const a = await instance("a");
+    const b = await instance("b");
+    const id = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 1500, steps: 3 }, background: true }));
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "running");
+    await redis.kill();
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [id], wait_up_to: 30 })).status).toBe("completed");
+    await redis.restart();
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "completed");
+  });
 });

@@ -84,6 +84,25 @@ export class RedisConnection implements SharedStateHealth {
     });
   }
 
+  /**
+   * Why Redis may lose a write it acknowledged (a job codemux told a client it accepted) when it is killed, or
+   * undefined when it persists every write before it answers (`appendonly yes`, `appendfsync always`) or will not say
+   * (CONFIG refused, as on some managed services). With `everysec`, Redis answers before the write reaches the disk
+   * and can lose up to a second or two of them; codemux does not change the operator's Redis, it says so.
+   */
+  async durability(): Promise<string | undefined> {
+    let settings: string[];
+    try {
+      settings = [...((await this.client.config("GET", "appendonly")) as string[]), ...((await this.client.config("GET", "appendfsync")) as string[])];
+    } catch {
+      return undefined;
+    }
+    const value = (name: string) => settings[settings.indexOf(name) + 1];
+    if (value("appendonly") === "yes" && value("appendfsync") === "always") return undefined;
+    const how = value("appendonly") === "yes" ? `appendfsync ${value("appendfsync")}` : "appendonly no";
+    return `Redis at ${this.where} runs with ${how}: it answers before a write is on disk, so jobs, results and limits acknowledged in the last second or so before it is killed can be lost. Run it with appendonly yes and appendfsync always (docs/scale-out.md).`;
+  }
+
   /** Runs Redis commands; any failure to reach Redis becomes a RedisUnavailableError that says `what` failed. */
   async run<T>(what: string, work: (client: Redis) => Promise<T>): Promise<T> {
     try {

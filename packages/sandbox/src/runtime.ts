@@ -19,6 +19,8 @@ export interface RuntimeLimits {
   maxResultDepth?: number;
   /** JSON of one host call's arguments; larger calls reject in the guest. */
   maxCallArgsBytes?: number;
+  /** Milliseconds the guest may compute, its waits on host calls and timers not counted; absent, the deadline alone bounds it. */
+  cpuMs?: number;
 }
 
 /** ES modules for the engine to link itself: the snippet (the request's `code`) imports them. */

@@ -129,7 +129,12 @@ export class Sandbox implements CodeExecutor {
     this.#admitted++;
     try {
       const effectiveTimeout = Math.min(request.timeoutMs ?? DEFAULT_TIMEOUT_MS, this.#limits.hardTimeoutMs);
-      return finish(await this.#run(request, { deadline: Date.now() + effectiveTimeout, timeoutMs: effectiveTimeout, state }));
+      // A run allowed to wait longer (a background job) keeps the capped timeout as the bound of its own computing.
+      const waitMs = request.waitTimeoutMs !== undefined && request.waitTimeoutMs > effectiveTimeout ? request.waitTimeoutMs : undefined;
+      const wall = waitMs ?? effectiveTimeout;
+      return finish(
+        await this.#run(request, { deadline: Date.now() + wall, timeoutMs: wall, state, ...(waitMs !== undefined ? { cpuMs: effectiveTimeout } : {}) }),
+      );
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return finish(failure({ kind: "internal", message: `The sandbox failed: ${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}` }));
@@ -149,8 +154,8 @@ export class Sandbox implements CodeExecutor {
     await this.#pool.close();
   }
 
-  async #run(request: ExecuteRequest, run: { deadline: number; timeoutMs: number; state: RunState }): Promise<Outcome> {
-    const { deadline } = run;
+  async #run(request: ExecuteRequest, run: { deadline: number; timeoutMs: number; state: RunState; cpuMs?: number }): Promise<Outcome> {
+    const { deadline, cpuMs } = run;
     const filename = request.filename ?? DEFAULT_FILENAME;
     if (request.signal?.aborted) return cancelled(filename);
     const input = {
@@ -165,7 +170,7 @@ export class Sandbox implements CodeExecutor {
     if (refused) return failure(refused);
     const plan = this.#fastPath ? planFast(input) : undefined;
     if (plan) {
-      const job = this.#fastJob(request, filename, plan);
+      const job = this.#fastJob(request, plan, { filename, cpuMs });
       const outcome = await this.#runJob(request, { ...run, job, positionsOf: (reply) => this.#fastPositions(filename, plan, reply) });
       // It did not compile or link, or threw before it yielded with nothing seen: esbuild reports the error, or bundles it to run again.
       if (outcome !== "unlinked") return outcome;
@@ -173,13 +178,13 @@ export class Sandbox implements CodeExecutor {
     const bundle = await bundleSnippet(input);
     if (!bundle.ok) return failure(bundle.error);
     request.onBundle?.({ entry: request.code, bundle: bundle.code, map: bundle.map });
-    const job = this.#job(bundle.code, BUNDLE_FILE, deadline);
+    const job = this.#job(bundle.code, BUNDLE_FILE, { deadline, cpuMs });
     const outcome = await this.#runJob(request, { ...run, job, positionsOf: () => new BundlePositions({ map: bundle.map, bundleFile: BUNDLE_FILE }) });
     if (outcome === "unlinked") throw new Error("a bundle was reported as not linked");
     return outcome;
   }
 
-  #job(code: string, filename: string, deadline: number): RunJob {
+  #job(code: string, filename: string, { deadline, cpuMs }: { deadline: number; cpuMs: number | undefined }): RunJob {
     return {
       type: "run",
       runId: ++this.#runSeq,
@@ -191,13 +196,14 @@ export class Sandbox implements CodeExecutor {
         maxResultBytes: this.#limits.maxResultBytes,
         maxResultDepth: this.#limits.maxResultDepth,
         maxCallArgsBytes: this.#limits.maxCallArgsBytes,
+        ...(cpuMs !== undefined ? { cpuMs } : {}),
       },
       maxOutputBytes: this.#limits.maxOutputBytes,
     };
   }
 
-  #fastJob(request: ExecuteRequest, filename: string, plan: FastPlan): RunJob {
-    const job = this.#job(request.code, filename, Number.NaN);
+  #fastJob(request: ExecuteRequest, plan: FastPlan, { filename, cpuMs }: { filename: string; cpuMs: number | undefined }): RunJob {
+    const job = this.#job(request.code, filename, { deadline: Number.NaN, cpuMs });
     return { ...job, modules: plan.modules, ...(request.onBundle ? { wantCompiled: true } : {}) };
   }
 
@@ -352,6 +358,10 @@ function invalidRequest(request: ExecuteRequest): string | undefined {
   const timeoutMs = request.timeoutMs;
   if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) {
     return `timeoutMs must be a positive number of milliseconds, not ${String(timeoutMs).slice(0, 40)}.`;
+  }
+  const waitMs = request.waitTimeoutMs;
+  if (waitMs !== undefined && !(typeof waitMs === "number" && waitMs > 0)) {
+    return `waitTimeoutMs must be a positive number of milliseconds, not ${String(waitMs).slice(0, 40)}.`;
   }
   if (request.filename !== undefined && (typeof request.filename !== "string" || request.filename.length > 256 || request.filename === "")) {
     return "The request's `filename` must be a short non-empty string.";

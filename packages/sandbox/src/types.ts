@@ -68,6 +68,11 @@ export interface ExecuteRequest {
   onCall?: (name: string, args: unknown, context: HostCallContext) => Promise<unknown>;
   /** Wall-clock deadline of the whole run, waiting included; default 30 000, capped at `hardTimeoutMs`. */
   timeoutMs?: number;
+  /**
+   * A longer wall-clock deadline for a run that mostly waits on host calls (a background job): the run
+   * may last this long, while the time the guest itself computes stays bounded by `timeoutMs`.
+   */
+  waitTimeoutMs?: number;
   /** Cancels the run. */
   signal?: AbortSignal;
   /** Told the snippet and the bundle made of it (with its source map) before it runs, for debugging. */

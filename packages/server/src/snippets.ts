@@ -24,6 +24,8 @@ import { withFindTools } from "./render/text";
 
 export interface ExecuteOptions {
   timeoutMs?: number;
+  /** A background job's allowance: the run may wait on tools this long, its own computing bounded by `timeoutMs`. */
+  waitTimeoutMs?: number;
   signal?: AbortSignal;
   session: SessionInfo;
   requestId?: string;
@@ -105,6 +107,7 @@ export class SnippetHost {
           return hints ? answer.catch((error: unknown) => Promise.reject(withFindTools(error, hints))) : answer;
         },
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.waitTimeoutMs !== undefined ? { waitTimeoutMs: options.waitTimeoutMs } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(keepBundlesDir
           ? {

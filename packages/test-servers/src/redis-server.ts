@@ -49,14 +49,27 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: { appendfsync?: "always" | "everysec" } = {}): Promise<RedisServer> {
   const program = findProgram("redis-server");
   if (!program) throw new Error("redis-server is not installed (apt-get install redis-server).");
   const dir = await mkdtemp(join(tmpdir(), "codemux-redis-"));
   const port = await freePort();
   let child: ChildProcess | undefined;
   const launch = async () => {
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""];
+    const args = [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      options.appendfsync ?? "always",
+      "--save",
+      "",
+    ];
     const started = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
     child = started;
     await new Promise<void>((resolve, reject) => {

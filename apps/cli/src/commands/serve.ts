@@ -367,8 +367,12 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
+  // Asked at each (re)connection: a Redis restarted with other settings is noticed too.
+  const checkDurability = () => void shared.connection?.durability().then((warning) => warning && core.logger.warn(warning));
+  if (shared.connection?.up()) checkDurability();
   shared.connection?.onStateChange((up, reason) => {
     const where = shared.connection?.where;
+    if (up) checkDurability();
     if (up) core.logger.info(`Redis at ${where} is back: calls that need shared state work again`);
     else core.logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
   });

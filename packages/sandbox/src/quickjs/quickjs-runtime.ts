@@ -179,6 +179,14 @@ class QuickJSRun {
   #disposed = false;
   /** The interrupt handler stops the guest at this time; moved after the run to bound reading its error. */
   #stopAt: number;
+  /** Milliseconds the guest has computed in this run, the stretch it is in now excluded. */
+  #cpuUsed = 0;
+  /** When the guest's current stretch of computing began; undefined while it waits. */
+  #cpuFrom: number | undefined;
+  /** Off while the run's error is read (under its own short budget). */
+  #cpuCounted = true;
+  /** The CPU budget, not the deadline, stopped the guest. */
+  #cpuStopped = false;
   /** True only inside the evalCode that links the run's modules. */
   #linking = false;
   /** Calls of the interrupt handler during that evalCode: QuickJS calls it every so many bytecode operations, so this counts work done, whatever the clock says. */
@@ -281,6 +289,7 @@ class QuickJSRun {
 
   async #evaluate(): Promise<RuntimeOutcome> {
     if (this.#shouldStop()) return this.#stopped();
+    this.#cpuFrom = this.#now();
     this.#runtime.setMemoryLimit(this.#request.limits.memoryLimitBytes);
     this.#runtime.setInterruptHandler(() => {
       if (this.#linking) this.#linkTicks++;
@@ -332,7 +341,27 @@ class QuickJSRun {
   }
 
   #shouldStop(): boolean {
-    return this.#host.isAborted() || this.#now() >= this.#stopAt;
+    return this.#host.isAborted() || this.#now() >= this.#stopAt || this.#overCpu();
+  }
+
+  /** The guest computed past its CPU budget (a background snippet waits long, but computes no longer than a foreground one). */
+  #overCpu(): boolean {
+    const budget = this.#request.limits.cpuMs;
+    if (budget === undefined || !this.#cpuCounted) return false;
+    const stretch = this.#cpuFrom === undefined ? 0 : this.#now() - this.#cpuFrom;
+    if (this.#cpuUsed + stretch < budget) return false;
+    this.#cpuStopped = true;
+    return true;
+  }
+
+  /** The guest stops computing (it waits for an event) or starts again. */
+  #pauseCpu(): void {
+    if (this.#cpuFrom !== undefined) this.#cpuUsed += this.#now() - this.#cpuFrom;
+    this.#cpuFrom = undefined;
+  }
+
+  #resumeCpu(): void {
+    this.#cpuFrom ??= this.#now();
   }
 
   #installGlobals(): void {
@@ -474,7 +503,9 @@ class QuickJSRun {
     const timer = this.#timers.get(id);
     if (!timer || this.#disposed) return;
     if (timer.every === undefined) this.#timers.delete(id);
+    this.#resumeCpu();
     const result = this.#vm.callFunction(timer.callback, this.#vm.undefined);
+    this.#pauseCpu();
     if (result.error) this.#timerError ??= result.error;
     else result.value.dispose();
     if (timer.every === undefined) timer.callback.dispose();
@@ -538,7 +569,9 @@ class QuickJSRun {
           },
         };
       }
+      this.#pauseCpu();
       await this.#nextEvent();
+      this.#resumeCpu();
     }
   }
 
@@ -647,7 +680,14 @@ class QuickJSRun {
 
   #stopped(): RuntimeOutcome {
     const kind = this.#host.isAborted() ? "aborted" : "timeout";
-    return { ok: false, error: { kind, name: "InternalError", message: "interrupted" } };
+    return { ok: false, error: { kind, name: "InternalError", message: this.#interrupted() } };
+  }
+
+  /** QuickJS's word for a stop by the interrupt handler, or the CPU budget's sentence when that stopped it. */
+  #interrupted(): string {
+    return this.#cpuStopped && this.#now() < this.#request.deadline
+      ? `The snippet computed for more than its ${this.#request.limits.cpuMs} ms CPU budget (waiting on tools not counted) and was stopped.`
+      : "interrupted";
   }
 
   #fail(handle: QuickJSHandle): RuntimeOutcome {
@@ -663,6 +703,7 @@ class QuickJSRun {
     const vm = this.#vm;
     const pastDeadline = this.#now() >= this.#request.deadline;
     this.#stopAt = Math.min(this.#stopAt, this.#now() + DESCRIBE_BUDGET_MS);
+    this.#cpuCounted = false;
     try {
       const read = (key: string, max: number): string | undefined => {
         const property = vm.getProp(handle, key);
@@ -681,7 +722,9 @@ class QuickJSRun {
           ? this.#readString(handle, MAX_ERROR_MESSAGE_LENGTH)
           : this.#preview(handle);
       const stack = isObject ? read("stack", MAX_ERROR_STACK_LENGTH) : undefined;
-      return { kind: this.#classify(name, message, pastDeadline), name, message, stack };
+      const kind = this.#classify(name, message, pastDeadline);
+      if (name === "InternalError" && message === "interrupted") return { kind, name, message: this.#interrupted(), stack };
+      return { kind, name, message, stack };
     } catch {
       return { kind: this.#classify(undefined, "", pastDeadline), message: "The snippet threw a value that cannot be read." };
     } finally {

@@ -19,10 +19,12 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
     required: ["code"],
   },
   run: async ({ code, timeoutMs, background }, ctx) => {
-    const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress, job?: string) => {
+    const execute = async (signal: AbortSignal | undefined, report: typeof ctx.progress, { job, jobRunMs }: { job?: string; jobRunMs?: number } = {}) => {
       let step = 0;
       const run = await ctx.services.snippets.execute(code, {
         timeoutMs,
+        // A job may wait on tools as long as the jobs settings allow; its own computing keeps the foreground bound.
+        ...(jobRunMs !== undefined ? { waitTimeoutMs: jobRunMs } : {}),
         session: ctx.session,
         hints: ctx.services.hints,
         ...(signal ? { signal } : {}),
@@ -46,9 +48,10 @@ export const executeCode = defineMetaTool<{ code: string; timeoutMs: number; bac
         kind: "execute_code",
         description,
         request: { code, timeoutMs },
-        run: ({ signal, progress, job }) => execute(signal, progress, job),
+        run: ({ signal, progress, job, jobRunMs }) => execute(signal, progress, { job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
       });
     }
-    return execute(ctx.signal, ctx.progress);
+    // A job taken from the shared queue runs here as a foreground call that carries its job's allowance.
+    return execute(ctx.signal, ctx.progress, ctx.jobRunMs !== undefined ? { jobRunMs: ctx.jobRunMs } : {});
   },
 });
