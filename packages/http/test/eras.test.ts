@@ -1,7 +1,6 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { loadPlugins } from "@codemux/hooks";
 import { createJobs } from "@codemux/jobs";
 import { Codemux, VERSION, policiesOf } from "@codemux/server";
