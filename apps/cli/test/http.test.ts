@@ -215,6 +215,8 @@ describe("codemux serve --http", () => {
     expect(restarted.code).toBe(0);
     const after = JSON.parse((await run(["status", "--json", "--config", configFile])).stdout) as Array<{ pid: number; url: string }>;
     expect(after[0]?.pid).not.toBe(info?.pid);
+    // Started on :0, it keeps the port it was given.
+    expect(after[0]?.url).toBe(url);
     expect((await fetch(`${after[0]?.url}/v1/tools`, { headers: { authorization: `Bearer ${SECRET}` } })).status).toBe(200);
     expect((await fetch(`${after[0]?.url}/v1/tools`, { headers: { authorization: "Bearer intruder-token-0123" } })).status).toBe(401);
 

@@ -60,8 +60,18 @@ type ValueAnswer = { value: unknown; warning?: string; error?: undefined } | { e
  * text) are named on stderr; \`callToolRaw\` returns every part. The host computes the value; this forwards it.
  */
 export async function callTool(name: string, args: unknown): Promise<unknown> {
+  // Taken before the await: after it the engine's stack no longer holds the snippet's line that made the call.
+  const site = new Error();
   const answer = (await __HOST_CALL__(name + "__VALUE_SUFFIX__", args)) as ValueAnswer;
-  if (answer.error) throw new ToolError(name, answer.error.result, answer.error.message);
+  if (answer.error) {
+    const error = new ToolError(name, answer.error.result, answer.error.message);
+    // Its frames less this function's own: the place is the caller's (the snippet, or the module it called).
+    const frames = (site.stack ?? "").split("\\n");
+    const own = frames.findIndex((line) => line.includes(" at "));
+    if (own !== -1) frames.splice(own, 1);
+    error.stack = frames.join("\\n");
+    throw error;
+  }
   if (answer.warning) console.warn(answer.warning);
   return answer.value;
 }

@@ -13,13 +13,14 @@ export function lineDiff(file: string, before: string | undefined, after: string
       for (let j = b.length - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
     let i = 0;
     let j = 0;
+    // On a tie the removed line goes first, as unified diffs print a change: `-old` then `+new`.
     while (i < a.length || j < b.length) {
       if (i < a.length && j < b.length && a[i] === b[j]) {
         lines.push(` ${a[i]}`);
         i++;
         j++;
-      } else if (j < b.length && (i === a.length || table[i]![j + 1]! >= table[i + 1]![j]!)) lines.push(`+${b[j++]}`);
-      else lines.push(`-${a[i++]}`);
+      } else if (i < a.length && (j === b.length || table[i + 1]![j]! >= table[i]![j + 1]!)) lines.push(`-${a[i++]}`);
+      else lines.push(`+${b[j++]}`);
     }
   }
   // Keep 3 lines of context around changes.

@@ -275,7 +275,7 @@ async function readResult(gateway: Gateway, ctx: RequestContext, handle: string)
   const request = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as unknown as ReadResultRequest;
   const { results } = gateway.core.services;
   const session = gateway.principalSession(ctx.identity);
-  const kept = await results.get(request.handle, session.id);
+  const kept = await results.get(request.handle, session.id, session.principal);
   const text = await results.read(kept.handle, session.id);
   if (request.op === "stat") {
     sendJson(ctx.res, 200, keptStat(kept, text));

@@ -44,6 +44,23 @@ describe("MCP clients over HTTP", () => {
     await client.close();
   });
 
+  it("a result a session kept is read only there; over REST its principal is told whose it is and where to read it, another principal is not", async () => {
+    const { client } = await streamable(s, TOKENS.alice);
+    const big = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__huge", args: { bytes: 100_000, lines: true } } }));
+    const handle = /"(res_[0-9a-f]{12})"/.exec(big)?.[1];
+    expect(handle).toBeDefined();
+    const alices = await raw(`${s.url}/v1/results/${handle}`, { headers: bearer(TOKENS.alice) });
+    expect(alices.status).toBe(404);
+    expect(alices.body).toContain(
+      `is yours, but another of your sessions kept it (the MCP session that called m__huge), and a kept result is read only by the session that kept it: read it there with read_result`,
+    );
+    const bobs = await raw(`${s.url}/v1/results/${handle}`, { headers: bearer(TOKENS.bob) });
+    expect(bobs.status).toBe(404);
+    expect(bobs.body).toContain("it expired or never existed");
+    expect(bobs.body).not.toContain("m__huge");
+    await client.close();
+  });
+
   it("the SDK's legacy SSE client connects, lists, calls and runs code", async () => {
     const client = new Client({ name: "legacy", version: "1.0.0" });
     const transport = new SSEClientTransport(new URL(`${s.url}/sse`), {

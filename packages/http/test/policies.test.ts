@@ -190,9 +190,12 @@ describe("passthrough mode", () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toContain("fs__read_text_file");
     expect(names.some((n) => n.startsWith("ask__"))).toBe(false);
-    const hidden = await tool(client, "ask__roots");
-    expect(hidden.isError).toBe(true);
-    expect(textOf(hidden)).toMatch(/No tool named "ask__roots"/);
+    const hidden = await tool(client, "ask__roots").catch((error: unknown) => error);
+    const missing = await tool(client, "qsk__roots").catch((error: unknown) => error);
+    expect(hidden).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool "ask__roots": this client is offered ') });
+    // As for a tool that does not exist, and without naming the hidden server's tools.
+    expect((hidden as Error).message.replace("ask__roots", "X")).toBe((missing as Error).message.replace("qsk__roots", "X"));
+    expect((hidden as Error).message.split("offered")[1]).not.toContain("ask__");
   });
 });
 

@@ -55,6 +55,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
         m: misbehaving("--stderr", HOSTILE),
         h: misbehaving("--name", "hostile"),
         f: misbehaving("--exit-at-start", "--stderr", "the API key is missing"),
+        p: { ...misbehaving("--name", "per-principal"), isolation: "principal" },
       }),
       middleware: [plugins.middleware, jobs.middleware],
       jobs: jobs.runner,
@@ -267,6 +268,16 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     const pid = (text: string) => /pid\D+(\d+)/.exec(text)?.[1];
     expect(pid(after)).toBeDefined();
     expect(pid(after)).not.toBe(pid(before));
+    await page.goto(base);
+    await expect(page.textContent('tr[data-server="h"] td:nth-child(6)')).resolves.toBe("1");
+  });
+
+  it("shows a per-principal server's isolation and how many instances run", async () => {
+    await page.goto(base);
+    await expect(page.textContent('tr[data-server="p"] [data-isolation]')).resolves.toBe("one instance per principal: 0 running");
+    await restAs(http.url)(ALICE, "/v1/tools/p__echo/call", { text: "mine" });
+    await page.goto(base);
+    await expect(page.textContent('tr[data-server="p"] [data-isolation]')).resolves.toBe("one instance per principal: 1 running");
   });
 
   it("renders hostile tool names, descriptions, results and server stderr inert", async () => {

@@ -16,6 +16,8 @@ export interface JobSummary {
   progress?: JobRecord["progress"];
   error?: string;
   estimatedTokens?: number;
+  /** A completed or failed job's result as the foreground call answers it: a client that reads only `structuredContent` gets it too. */
+  result?: Pick<ToolResult, "content" | "structuredContent" | "isError">;
 }
 
 export function seconds(ms: number): string {

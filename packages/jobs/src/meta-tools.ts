@@ -168,6 +168,12 @@ async function output(manager: JobManager, request: JobsRequest, ctx: MetaToolCo
       const result = await manager.result(job);
       const tokens = result ? estimate(result) : 0;
       item.estimatedTokens = tokens;
+      if (result)
+        item.result = {
+          content: result.content,
+          ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+          ...(result.isError ? { isError: true } : {}),
+        };
       content.push({ type: "text", text: `${header}, ~${tokens} tokens` });
       if (result) content.push(...result.content);
       if (job.status === "failed" && job.error && !result) content.push({ type: "text", text: job.error });

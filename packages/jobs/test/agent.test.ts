@@ -140,14 +140,15 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     expect(textOf(await h.call("jobs", { action: "output", ids: [id] }))).toContain("background report");
   });
 
-  it("is listed only to a client that declared sampling, and refused clearly to one that did not", async () => {
+  it("is listed only to a client that declared sampling, and unknown to one that did not", async () => {
     h = await connect();
     expect((await h.client.listTools()).tools.map((t) => t.name)).not.toContain("agent");
     const sampling = await h.other("local", scriptedClient({}, [], []));
     expect((await sampling.listTools()).tools.map((t) => t.name)).toContain("agent");
-    const result = await h.call("agent", { prompt: "anything" });
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/offers no sampling/);
+    // Not offered to this client, it is unknown to it, as in the 2026 era: the error names what the client has.
+    const refused = await h.client.callTool({ name: "agent", arguments: { prompt: "anything" } }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: -32602, message: expect.stringMatching(/Unknown tool "agent": this client is offered search_tools, /) });
+    expect((refused as Error).message.split("offered")[1]).not.toContain("agent");
   });
 
   it("reads text-protocol blocks, and reports a malformed one instead of running it", () => {

@@ -46,6 +46,16 @@ describe("background jobs over MCP", () => {
     expect(text).toMatch(/#0 bad__echo args:[0-9a-f]{16} \d+ ms ok \d+ B ~\d+ tokens/);
     expect(text).toMatch(/#1 bad__echo/);
     expect(structured(done)[0]?.toolCalls).toBe(2);
+    // The result is in structuredContent too, as the foreground call answers it.
+    const { content } = structured(done)[0]?.result as { content: Array<{ text: string }> };
+    expect(JSON.parse(content[0]!.text).result).toEqual(["one", "two"]);
+  });
+
+  it("jobs output gives a job's structured result in structuredContent", async () => {
+    h = await connect();
+    const id = jobId(await h.text("call_tool", { name: "bad__structured", args: { n: 3 }, background: true }));
+    const done = await h.call("jobs", { action: "output", ids: [id] });
+    expect(structured(done)[0]).toMatchObject({ status: "completed", result: { structuredContent: { n: 3, doubled: 6 } } });
   });
 
   it("jobs cancel aborts the run and the cancellation reaches the downstream server", async () => {

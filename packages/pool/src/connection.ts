@@ -279,6 +279,11 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     };
   }
 
+  /** Counts restarts from `count`: a restart asked for (`ServerPool.restart`) replaces the connection and keeps its count. */
+  carryRestarts(count: number): void {
+    this.#restarts = count;
+  }
+
   /** True when the server starts on its first call rather than with the pool. */
   get lazy(): boolean {
     return (this.spec.lazy ?? this.options.lazy ?? false) && (this.options.deferStart?.(this.name) ?? true);

@@ -72,10 +72,12 @@ export class ServerPool extends EventEmitter<PoolEvents> {
 
   /** Stops one server (its process, its isolated instances) and starts it again from the same entry: the admin page's restart. */
   async restart(name: string): Promise<void> {
-    const spec = this.connection(name).spec;
+    const { spec } = this.connection(name);
+    const restarts = this.connection(name).status().restarts;
     const order = this.names;
     await this.#remove(name);
     const connection = this.#add(spec);
+    connection.carryRestarts(restarts + 1);
     // The server keeps its place in the list (status, `codemux list`): the map is rebuilt in the old order.
     for (const other of order) {
       const kept = this.#connections.get(other) as ServerConnection;

@@ -116,6 +116,18 @@ describe("ServerPool with real child processes", () => {
     }
   });
 
+  it("counts a restart asked for with restart(), as it counts one after a crash", async () => {
+    const pool = await startPool([misbehaving("m")]);
+    const first = JSON.parse(textOf(await pool.callTool("m", "counter")));
+    await pool.restart("m");
+    const after = JSON.parse(textOf(await pool.callTool("m", "counter")));
+    expect(after.pid).not.toBe(first.pid);
+    expect(pool.status()[0]).toMatchObject({ state: "ready", restarts: 1 });
+    await pool.restart("m");
+    await pool.callTool("m", "counter");
+    expect(pool.status()[0]).toMatchObject({ state: "ready", restarts: 2 });
+  });
+
   it("keeps a server whose tool definitions break the schema: the bad fields are dropped, its status says which, every tool stays", async () => {
     const pool = await startPool([misbehaving("m", {}, ["--bad-annotations"])]);
     const status = pool.status()[0]!;

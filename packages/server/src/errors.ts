@@ -68,8 +68,14 @@ export class UnknownMetaToolError extends ServerError {
 
 /** No kept result under this handle for this session: it expired, never existed, or belongs to another session. */
 export class ResultNotFoundError extends ServerError {
-  constructor(handle: string) {
-    super("RESULT_NOT_FOUND", `No kept result "${handle.slice(0, 100)}": it expired or never existed. Call the tool again to get a fresh one.`);
+  /** `keptBy`: the caller's own result, kept by another of its sessions (said only to the principal it belongs to). */
+  constructor(handle: string, elsewhere?: { keptBy: string }) {
+    super(
+      "RESULT_NOT_FOUND",
+      elsewhere
+        ? `Kept result "${handle.slice(0, 100)}" is yours, but another of your sessions kept it (the MCP session that called ${elsewhere.keptBy}), and a kept result is read only by the session that kept it: read it there with read_result, or call ${elsewhere.keptBy} again here.`
+        : `No kept result "${handle.slice(0, 100)}": it expired or never existed. Call the tool again to get a fresh one.`,
+    );
   }
 }
 

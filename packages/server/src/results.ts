@@ -93,10 +93,14 @@ export class ResultStore {
     return kept;
   }
 
-  /** The kept result's facts; another session's handle is "not found", exactly like an unknown one. */
-  async get(handle: string, owner: string): Promise<KeptResult> {
+  /**
+   * The kept result's facts; another session's handle is "not found", exactly like an unknown one, unless the caller
+   * is the same principal (`principal`): then it learns which of its sessions kept it, and that only that one reads it.
+   */
+  async get(handle: string, owner: string, principal?: string): Promise<KeptResult> {
     this.#expire();
     const kept = this.#results.get(handle) ?? (await this.#sharedFacts(handle, owner));
+    if (kept && kept.owner !== owner && principal !== undefined && kept.principal === principal) throw new ResultNotFoundError(handle, { keptBy: kept.tool });
     if (!kept || kept.owner !== owner) throw new ResultNotFoundError(handle);
     return kept;
   }

@@ -204,17 +204,16 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     tracing()
       ? inboundSpan({ params, requestId: extra.requestId, surface: surface.name, era, principal: current.principal }, () => plainAnswer(params, extra))
       : plainAnswer(params, extra);
-  // 2026-07-28 answers a name the server does not expose with a JSON-RPC error; a 2025 client keeps its error result.
-  const callTool: Session["callTool"] =
-    era === "modern"
-      ? async (params, extra) => {
-          // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
-          const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
-          if (!appCall && !(await surface.listTools(callerOf(extra))).some((tool) => tool.name === params.name))
-            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${params.name.slice(0, 200)}": tools/list shows the tools codemux offers.`);
-          return answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra);
-        }
-      : answer;
+  // A name this client is not offered gets the JSON-RPC error both eras' specs ask for, naming only what its tools/list has.
+  const callTool: Session["callTool"] = async (params, extra) => {
+    // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
+    const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
+    if (!appCall) {
+      const offered = (await surface.listTools(callerOf(extra))).map((tool) => tool.name);
+      if (!offered.includes(params.name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, unknownTool(params.name, offered));
+    }
+    return era === "modern" ? (answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra)) : answer(params, extra);
+  };
   /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
   let requestLog: ServerContext["mcpReq"]["log"] | undefined;
   if (era === "modern") {
@@ -302,4 +301,13 @@ function modernPeer(capabilities: ClientCapabilities | undefined): ClientPeer {
     createMessage: () => refuse("sampling/createMessage"),
     listRoots: () => refuse("roots/list"),
   };
+}
+
+/** The error for a name the client was not offered: what it was offered (20 names at most), and how a downstream tool is reached. */
+function unknownTool(name: string, offered: string[]): string {
+  const shown = offered.length > 20 ? `${offered.slice(0, 20).join(", ")} and ${offered.length - 20} more` : offered.join(", ");
+  const through = ["call_tool", "execute_code"].filter((tool) => offered.includes(tool));
+  return `Unknown tool "${name.slice(0, 200)}": this client is offered ${shown || "no tools"}${
+    through.length ? `; a downstream tool is called through ${through.join(" or ")}` : ""
+  }.`;
 }

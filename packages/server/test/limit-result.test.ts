@@ -43,3 +43,17 @@ describe("limitResult measures a result once", () => {
     expect(big.times()).toBe(1);
   });
 });
+
+describe("a kept result", () => {
+  it("keeps a snippet's multi-line text value as its lines, so that grep finds every matching line", async () => {
+    const lines = Array.from({ length: 6 }, (_, i) => `line ${i}: ${i % 2 ? "MATCH" : "other"} "quoted" ${"x".repeat(300)}`);
+    const result = await limit({ content: [{ type: "text", text: JSON.stringify({ result: lines.join("\n"), stdout: "" }) }] });
+    const id = /res_[0-9a-f]+/.exec(JSON.stringify(result))?.[0];
+    expect(id).toBeDefined();
+    const kept = await core.services.results.read(id as string, "me");
+    const keptLines = kept.split("\n");
+    for (const line of lines) expect(keptLines).toContain(line);
+    expect(keptLines.filter((l) => l.includes("MATCH"))).toHaveLength(3);
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining("result") });
+  });
+});

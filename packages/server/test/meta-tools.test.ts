@@ -281,6 +281,15 @@ describe("execute_code", () => {
     expect(body.error.message).toContain("boom on four");
   });
 
+  it("places a tool error left uncaught at the snippet's line that made the call, through a generated module too", async () => {
+    const direct = await run(['import { callTool } from "mcp/bridge";', "", 'await callTool("bad__fail", { message: "it broke" });'].join("\n"));
+    expect(direct.body.error).toMatchObject({ kind: "runtime", line: 3 });
+    expect(direct.body.error.message).toMatch(/^snippet\.ts:3:\d+: .*it broke/);
+    const wrapped = await run(['import { fail } from "mcp/servers/bad/fail";', "const x = 1;", "", "  await fail({ message: `broke ${x}` });"].join("\n"));
+    expect(wrapped.body.error).toMatchObject({ kind: "runtime", line: 4 });
+    expect(wrapped.body.error.message).not.toContain("mcp/bridge");
+  });
+
   it("refuses schema-invalid arguments inside a snippet, naming the field, and surfaces tool errors", async () => {
     const { body } = await run(`
       import { callTool } from "mcp/bridge";

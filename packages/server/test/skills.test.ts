@@ -45,6 +45,19 @@ describe("save_skill", () => {
     expect(await h.text("read_module", { specifier: "mcp/skills/shout" })).toBe(SHOUT);
   });
 
+  it("saves a skill without a description as its schema allows, described by its signature", async () => {
+    const { inputSchema } = (await h.client.listTools()).tools.find((t) => t.name === "save_skill")!;
+    expect(inputSchema.required).toEqual(["name"]);
+    const code = "export async function twice(input: { n: number }): Promise<number> {\n  return input.n * 2;\n}\n";
+    const saved = await h.call("save_skill", { name: "twice", code });
+    expect(saved.isError).toBeFalsy();
+    expect(await h.text("list_modules", { path: "mcp/skills" })).toContain("Saved skill twice(input: { n: number; }): Promise<number>");
+    await h.call("save_skill", { name: "twice", delete: true });
+    await h.call("save_skill", { name: "twice", code: `/** Doubles a number. */\n${code}` });
+    expect(await h.text("list_modules", { path: "mcp/skills" })).toContain("Doubles a number.");
+    await h.call("save_skill", { name: "twice", delete: true });
+  });
+
   it("refuses a skill with a type error, naming its line", async () => {
     const code = `import { echo } from "mcp/servers/bad/echo";\n\nexport async function broken(input: { text: string }): Promise<number> {\n  return await echo({ txt: input.text });\n}\n`;
     const result = await h.call("save_skill", { name: "broken", code, description: "Does not compile." });
@@ -55,11 +68,13 @@ describe("save_skill", () => {
   });
 
   it("refuses a skill without a typed function of its name, an unsafe name, and oversized code, writing nothing", async () => {
-    // Saving needs code and a description; since save_skill also deletes, the schema cannot require them.
+    // Saving needs code; since save_skill also deletes, the schema cannot require it.
     expect(textOf(await h.call("save_skill", { name: "bare", description: "No code." }))).toMatch(/"code" is required to save a skill/);
-    expect(textOf(await h.call("save_skill", { name: "bare", code: SHOUT }))).toMatch(/"description" is required/);
     const noExport = await h.call("save_skill", { name: "lonely", code: "export const x = 1;\n", description: "No function." });
-    expect(textOf(noExport)).toMatch(/must export a function named lonely/);
+    // A rule broken is no type error: the message says the rule alone.
+    expect(textOf(noExport)).toBe(
+      'Skill "lonely" was not saved: The skill must export a function named lonely: export async function lonely(input: { ... }): Promise<...> { ... }',
+    );
     const anyOutput = await h.call("save_skill", {
       name: "loose",
       code: "export async function loose(input: { a: string }): Promise<any> { return input; }\n",

@@ -22,6 +22,8 @@ export interface DaemonInfo {
   cwd: string;
   /** `CODEMUX_HOST` and `CODEMUX_PORT` as it was started with, so that `restart` listens at the same address from any shell. */
   listenEnv?: { CODEMUX_HOST?: string; CODEMUX_PORT?: string };
+  /** The address it listens at, its port as bound: `restart` listens there again (a port that `:0` picked stays). */
+  listen?: { host: string; port: number };
   /** Where its tokens came from, never the tokens: `restart` finds them there again, or refuses. */
   auth: TokenSources;
   /** Its start time and command line as the OS reports them, so a pid another process has taken is never signalled. */

@@ -24,7 +24,9 @@ export function registerRestart(program: Command, context: RunContext): void {
       const env = restartEnvironment(info);
       await stopDaemon(pidfile);
       const dash = args.indexOf("--");
-      const again = dash === -1 ? [...args, "--detach"] : [...args.slice(0, dash), "--detach", ...args.slice(dash)];
+      // The address it had, as bound: a port `:0` picked stays; the last --http given wins.
+      const listen = info.listen ? ["--http", `${info.listen.host.includes(":") ? `[${info.listen.host}]` : info.listen.host}:${info.listen.port}`] : [];
+      const again = dash === -1 ? [...args, ...listen, "--detach"] : [...args.slice(0, dash), ...listen, "--detach", ...args.slice(dash)];
       const child = spawn(process.execPath, [script, ...again], { cwd: info.cwd, stdio: ["ignore", "inherit", "inherit"], env });
       const code = await new Promise<number>((resolve) => child.once("exit", (c) => resolve(c ?? 1)));
       if (code !== 0) throw new UsageError(`codemux stopped but did not start again (exit ${code}); see ${info.logFile ?? "its log"}.`, 1);

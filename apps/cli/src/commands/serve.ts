@@ -452,6 +452,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
         argv: process.argv.slice(1),
         cwd: process.cwd(),
         listenEnv: listenEnvOf(process.env),
+        listen: { host: listen.host, port: http.port },
         auth: sources,
         process: (await processIdentity(process.pid)) ?? null,
       });

@@ -49,6 +49,11 @@ export function pinFilePath(options: { file?: string | undefined; configDir: str
   return isAbsolute(options.file) ? options.file : resolve(options.configDir, options.file);
 }
 
+/** Who approves and where: a caller reached over HTTP cannot run the CLI on the gateway's host, so the admin page comes first. */
+function approvedBy(target: string): string {
+  return `an admin of this codemux approves it on the admin page (/ui, Approvals) or with \`codemux approve ${target}\` on the machine codemux runs on.`;
+}
+
 /** The pin file a config file names (`plugins.pin.file`), else the default; for `codemux approve`. */
 export function pinFileOfConfig(options: { config: unknown; configDir: string; dataDir: string }): string {
   const section = (options.config as { plugins?: { pin?: { file?: unknown } } } | undefined)?.plugins?.pin;
@@ -167,7 +172,7 @@ export function pinPlugin(
         dirty.push(name);
         return {
           ok: false,
-          reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If you trust the server, approve it with: codemux approve ${server}`,
+          reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If the server is trusted, ${approvedBy(server)}`,
         };
       }
       pins.tools[name] = { server, hash, fields, firstSeen: now(), ...keep };
@@ -192,16 +197,16 @@ export function pinPlugin(
       return {
         ok: false,
         reason: keptBlocked
-          ? `${name} is quarantined: server "${server}" is new, and an admin chose to keep it blocked. It was not called. To allow it after all: codemux approve ${server}`
-          : `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If you trust the server, approve it with: codemux approve ${server}`,
+          ? `${name} is quarantined: server "${server}" is new, and an admin chose to keep it blocked. It was not called. To allow it after all, ${approvedBy(server)}`
+          : `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If the server is trusted, ${approvedBy(server)}`,
       };
     }
     const changed = `${changedFields(record.fields, fields).join(", ") || "definition"} changed`;
     return {
       ok: false,
       reason: keptBlocked
-        ? `${name} is quarantined: its definition changed since codemux pinned it (${changed}), and an admin chose to keep the new definition blocked. It was not called. To allow it after all: codemux approve ${name}`
-        : `${name} is quarantined: its definition changed since codemux pinned it (${changed}), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, the user can approve it with: codemux approve ${name}`,
+        ? `${name} is quarantined: its definition changed since codemux pinned it (${changed}), and an admin chose to keep the new definition blocked. It was not called. To allow it after all, ${approvedBy(name)}`
+        : `${name} is quarantined: its definition changed since codemux pinned it (${changed}), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, ${approvedBy(name)}`,
     };
   };
 

@@ -26,11 +26,10 @@ export const saveSkill = defineMetaTool<{ name: string; code?: string; descripti
       return textResult(`Deleted skill ${name}.`);
     }
     if (code === undefined) throw new BadRequestError('"code" is required to save a skill (or pass delete: true to delete one).');
-    if (description === undefined) throw new BadRequestError('"description" is required: say what the skill does, search_tools finds skills by it.');
     // Right after start a server it imports may still be connecting: its modules would not be there to check against.
     await waitForImports(services.readiness, code);
     const claims = { ...(session.groups ? { groups: session.groups } : {}), ...(session.scopes ? { scopes: session.scopes } : {}) };
-    const skill = await skills.save(session.principal, { name, code, description }, claims);
+    const skill = await skills.save(session.principal, { name, code, ...(description !== undefined ? { description } : {}) }, claims);
     return textResult(
       `Saved mcp/skills/${skill.name}: ${skill.signature}\nImport it in execute_code: import { ${skill.name} } from "mcp/skills/${skill.name}";`,
     );

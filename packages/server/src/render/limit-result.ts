@@ -45,7 +45,8 @@ export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): 
     isError: result.isError === true,
     estimatedTokens: estimateTokens(text),
     preview: { ...preview, estimatedTokens: estimateTokens(preview.text) },
-    keys: isPlainObject(result.structuredContent) && !texts(result).length ? keysOf(result.structuredContent) : topLevelKeys(text),
+    // From the text as the tool gave it: the kept one may have text blocks, no longer JSON.
+    keys: isPlainObject(result.structuredContent) && !texts(result).length ? keysOf(result.structuredContent) : topLevelKeys(texts(result).join("\n")),
   };
 }
 
@@ -191,7 +192,7 @@ function pageable(text: string): string {
   const first = text.trimStart()[0];
   if (first !== "{" && first !== "[") return text;
   try {
-    return layoutJson(JSON.parse(text)) ?? text;
+    return layoutJson(JSON.parse(text), { textBlocks: true }) ?? text;
   } catch {
     return text;
   }
@@ -203,9 +204,10 @@ const MAX_INDENT = 16;
 /**
  * A JSON value laid out one member a line, iteratively (a value nested thousands deep does not
  * overflow the stack) and linearly: indentation is capped, and the work stops (undefined) once the
- * output passes four times the relayout budget.
+ * output passes four times the relayout budget. With `textBlocks`, a string of several lines is written as its
+ * text between `"""` lines, each line as it is (a snippet's multi-line value stays greppable line by line); no longer JSON.
  */
-export function layoutJson(value: unknown): string | undefined {
+export function layoutJson(value: unknown, options: { textBlocks?: boolean } = {}): string | undefined {
   const out: string[] = [];
   let size = 0;
   type Frame =
@@ -226,6 +228,15 @@ export function layoutJson(value: unknown): string | undefined {
     }
     const { value: v, depth, prefix, suffix } = frame;
     const isArray = Array.isArray(v);
+    if (options.textBlocks && typeof v === "string" && v.includes("\n")) {
+      if (!push(depth, `${prefix}"""`)) return undefined;
+      for (const line of v.split("\n")) {
+        size += line.length + 1;
+        out.push(line);
+      }
+      if (!push(depth, `"""${suffix}`)) return undefined;
+      continue;
+    }
     if (typeof v !== "object" || v === null) {
       const scalar = JSON.stringify(v) ?? "null";
       if (!push(depth, prefix + scalar + suffix)) return undefined;

@@ -123,14 +123,15 @@ export class SkillLibrary {
   }
 
   /** Checks, type-checks against the current tool modules, and saves (replacing the principal's skill of that name). */
-  async save(principal: string, request: { name: string; code: string; description: string }, claims: Omit<SkillAuthor, "principal"> = {}): Promise<Skill> {
+  async save(principal: string, request: { name: string; code: string; description?: string }, claims: Omit<SkillAuthor, "principal"> = {}): Promise<Skill> {
     const name = checkSkillName(request.name);
     const bytes = Buffer.byteLength(request.code, "utf8");
     if (bytes > MAX_SKILL_CODE_BYTES)
       throw new BadRequestError(`The skill's code is ${bytes} bytes; a skill may have at most ${MAX_SKILL_CODE_BYTES}. Keep the reusable part.`);
-    const description = request.description.trim();
-    if (!description) throw new BadRequestError('"description" must say what the skill does: search_tools finds skills by it.');
-    if (description.length > MAX_SKILL_DESCRIPTION_CHARS)
+    const given = request.description?.trim();
+    if (given === "") throw new BadRequestError('"description" must say what the skill does: search_tools finds skills by it (or leave it out).');
+    const description = given ?? leadingComment(request.code);
+    if (description !== undefined && description.length > MAX_SKILL_DESCRIPTION_CHARS)
       throw new BadRequestError(`"description" may have at most ${MAX_SKILL_DESCRIPTION_CHARS} characters.`);
     const own = this.#saved.get(principal);
     if (!own?.has(name) && (own?.size ?? 0) >= MAX_SKILLS)
@@ -139,10 +140,15 @@ export class SkillLibrary {
     const specifier = skillSpecifier(name);
     const result = await typeCheckSkill({ name, specifier, code: request.code, modules: this.#importedModules(request.code, { ...claims, principal }, name) });
     if (!result.ok)
-      throw new BadRequestError(`Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`);
+      throw new BadRequestError(
+        result.typeErrors
+          ? `Skill "${name}" was not saved; it does not type-check against the current tool modules:\n${result.errors.join("\n")}`
+          : `Skill "${name}" was not saved: ${result.errors.join("\n")}`,
+      );
     const skill: Skill = {
       name,
-      description,
+      // Left out, it is the code's leading doc comment (as for a project skill), else its signature: search_tools finds it by either.
+      description: description ?? `Saved skill ${result.signature}`,
       code: request.code,
       signature: result.signature,
       savedAt: new Date(this.#deps.clock()).toISOString(),

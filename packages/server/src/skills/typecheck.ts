@@ -16,7 +16,7 @@ export interface SkillImport {
   names: string[];
 }
 
-export type SkillCheckResult = { ok: true; signature: string; imports: SkillImport[] } | { ok: false; errors: string[] };
+export type SkillCheckResult = { ok: true; signature: string; imports: SkillImport[] } | { ok: false; errors: string[]; typeErrors?: true };
 
 /** A type check may take this long; then its worker is stopped and the skill refused. */
 export const SKILL_CHECK_TIMEOUT_MS = 30_000;
@@ -138,7 +138,8 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
     .getPreEmitDiagnostics(program)
     .filter((d) => d.category === ts.DiagnosticCategory.Error)
     .map((d) => `${where(d.file, d.start)}${ts.flattenDiagnosticMessageText(d.messageText, " ").slice(0, 500)}`);
-  if (errors.length) return { ok: false, errors: errors.slice(0, maxErrors).concat(errors.length > maxErrors ? [`(${errors.length - maxErrors} more)`] : []) };
+  if (errors.length)
+    return { ok: false, typeErrors: true, errors: errors.slice(0, maxErrors).concat(errors.length > maxErrors ? [`(${errors.length - maxErrors} more)`] : []) };
 
   const source = program.getSourceFile(skillFile);
   const checker = program.getTypeChecker();

@@ -11,6 +11,12 @@ function eraOf(status: ServerStatus): string {
   return "not known yet";
 }
 
+/** An isolated server's instances, in words: the state beside it is its listing connection's. */
+function isolationOf(status: ServerStatus): string {
+  const count = status.instances ?? 0;
+  return `one instance per ${status.isolation}${status.credentials ? ", with its own login" : ""}: ${count} running`;
+}
+
 /** Servers: each downstream server's state and why, era, tools, last refresh, a restart button and its stderr tail. */
 export function serversPage(
   statuses: readonly ServerStatus[],
@@ -23,7 +29,9 @@ export function serversPage(
 <tbody>
 ${statuses.map(
   (s) => html`<tr data-server="${s.name}">
-<td><strong>${s.name}</strong><br><span class="muted">${s.transport} · ${s.endpoint}</span></td>
+<td><strong>${s.name}</strong><br><span class="muted">${s.transport} · ${s.endpoint}</span>${
+    s.isolation ? html`<br><span data-isolation>${isolationOf(s)}</span>` : ""
+  }</td>
 <td><span class="${s.state === "ready" ? "ok" : s.state === "failed" ? "bad" : ""}">${s.state}</span>${s.error ? html`<br><span class="bad">${s.error}</span>` : ""}${
     s.detail ? html`<br><span class="muted">${s.detail}</span>` : ""
   }</td>
