@@ -147,7 +147,10 @@ describe("reload", () => {
     expect(await h.core.reload(config({ b: misbehaving("--name", "b") }))).toEqual({ added: [], removed: ["a"], changed: [] });
     expect(h.core.catalog.servers()).toEqual(["b"]);
     // Gone from tools/list, it is unknown to the client: a JSON-RPC -32602 naming what it is offered now.
-    await expect(h.call("a__counter")).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool "a__counter": this client is offered b__echo') });
+    await expect(h.call("a__counter")).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool "a__counter": this client is offered b__echo'),
+    });
     await expect.poll(() => notified, { timeout: 3000 }).toBeGreaterThan(0);
   });
 });
