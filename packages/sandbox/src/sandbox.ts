@@ -113,11 +113,9 @@ export class Sandbox implements CodeExecutor {
   async execute(request: ExecuteRequest): Promise<ExecuteResult> {
     const started = performance.now();
     const state: RunState = { calls: 0, pendingCalls: new Set(), pendingBytes: 0, failure: undefined, stop: new AbortController() };
-    const finish = (outcome: Outcome): ExecuteResult => ({
-      ...outcome,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
-      calls: state.calls,
-    });
+    // Completed in place, not spread: a spread would read `result` and so parse a large value on this thread (see withResult).
+    const finish = (outcome: Outcome): ExecuteResult =>
+      Object.assign(outcome as ExecuteResult, { durationMs: Math.round((performance.now() - started) * 100) / 100, calls: state.calls });
     if (this.#closed) return finish(failure({ kind: "closed", message: "The sandbox is closed; create a new Sandbox to run more code." }));
     const invalid = invalidRequest(request);
     if (invalid) return finish(failure({ kind: "invalid_request", message: invalid }));
@@ -337,10 +335,23 @@ export class Sandbox implements CodeExecutor {
         const { outcome } = reply;
         if (!outcome.ok) return { ok: false, ...output, error: toErrorInfo(outcome.error, context) };
         if (outcome.resultJson === undefined) return { ok: true, ...output };
-        return { ok: true, ...output, result: JSON.parse(outcome.resultJson) as unknown };
+        return withResult({ ok: true, ...output }, outcome.resultJson);
       }
     }
   }
+}
+
+/**
+ * The default export's value, parsed from its JSON only when first read. The JSON comes as `resultJson`, which answers
+ * embed as it is: a snippet's large value (millions of nodes in a few MB) is then never parsed on the host's event loop,
+ * where it would hold up every other client.
+ */
+function withResult(outcome: Outcome, json: string): Outcome {
+  let parsed: { value: unknown } | undefined;
+  return Object.defineProperties(outcome, {
+    resultJson: { value: json, enumerable: false },
+    result: { enumerable: true, configurable: true, get: () => (parsed ??= { value: JSON.parse(json) as unknown }).value },
+  });
 }
 
 function cancelled(filename: string): Outcome {

@@ -112,8 +112,10 @@ export interface SandboxErrorInfo {
 
 export interface ExecuteResult {
   ok: boolean;
-  /** The default export as a JSON value; absent when it is undefined or the run failed. */
+  /** The default export as a JSON value, parsed when first read; absent when it is undefined or the run failed. */
   result?: unknown;
+  /** The default export's JSON text, beside `result` (not enumerable): a front end embeds it without parsing the value. */
+  readonly resultJson?: string;
   stdout: string;
   stderr: string;
   stdoutTruncated: boolean;

@@ -31,8 +31,11 @@ export const PREVIEW_CHARS = 2_000;
 export const MAX_GREP_CONTEXT = 20;
 /** Grep stops collecting matches past this many (the answer would be cut anyway). */
 export const MAX_GREP_MATCHES = 10_000;
-/** One-line JSON up to this size is laid out one value a line for paging; a larger one is kept as it is. */
-export const MAX_RELAYOUT_BYTES = 8 * 1024 * 1024;
+/**
+ * One-line JSON up to this size is laid out one value a line for paging; a larger one is kept as it is. It is parsed on
+ * the event loop, where a few MB of tiny nodes (`[[1],[1],...]`) cost seconds: the bound keeps that under ~0.2 s.
+ */
+export const MAX_RELAYOUT_BYTES = 2 * 1024 * 1024;
 /** Wait before telling passthrough clients that the tool list changed, so a burst of changes is one notice. */
 export const LIST_CHANGED_DEBOUNCE_MS = 200;
 /** Resource subscriptions one client session may hold at once (any URI a template matches can be subscribed to). */

@@ -35,17 +35,29 @@ export function executionBody(run: ExecuteResult): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (run.ok) body.result = run.result ?? null;
   else body.error = run.error;
-  if (run.stdout) body.stdout = run.stdout;
-  if (run.stderr) body.stderr = run.stderr;
-  body.durationMs = Math.round(run.durationMs);
-  body.toolCalls = run.calls;
-  return body;
+  return Object.assign(body, executionOutput(run));
+}
+
+/** What a run printed, its time and its calls: the part of `executionBody` after the result or error. */
+function executionOutput(run: ExecuteResult): Record<string, unknown> {
+  const output: Record<string, unknown> = {};
+  if (run.stdout) output.stdout = run.stdout;
+  if (run.stderr) output.stderr = run.stderr;
+  output.durationMs = Math.round(run.durationMs);
+  output.toolCalls = run.calls;
+  return output;
 }
 
 /** The snippet's outcome as compact JSON for a model, with the answer's own size in tokens. */
 export function executionResult(run: ExecuteResult): ToolResult {
-  const json = JSON.stringify(executionBody(run));
+  const json = executionJson(run);
   // The answer's own size, so the model can weigh reading it again against processing it in the snippet.
   const text = `${json.slice(0, -1)},"estimatedTokens":${estimateTokens(json) + 6}}`;
   return { content: [{ type: "text", text }], ...(run.ok ? {} : { isError: true }) };
+}
+
+/** `executionBody` as JSON text; the value goes in as the sandbox wrote it (`resultJson`), never parsed and written again here. */
+export function executionJson(run: ExecuteResult): string {
+  if (!run.ok || run.resultJson === undefined) return JSON.stringify(executionBody(run));
+  return `{"result":${run.resultJson},${JSON.stringify(executionOutput(run)).slice(1)}`;
 }
