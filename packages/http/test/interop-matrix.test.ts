@@ -28,6 +28,8 @@ interface Driver {
   version(): string | undefined;
   tools(): Promise<string[]>;
   call(name: string, args: Record<string, unknown>): Promise<string>;
+  /** Calls with a progress token: the progress messages heard. */
+  progress(name: string, args: Record<string, unknown>): Promise<string[]>;
   prompt(name: string, args: Record<string, string>): Promise<string>;
   resources(): Promise<unknown[]>;
   instructions(): string | undefined;
@@ -49,6 +51,11 @@ async function sdk1(url: string): Promise<Driver> {
     version: () => (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion,
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
     call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    progress: async (name, args) => {
+      const heard: string[] = [];
+      await client.callTool({ name, arguments: args }, undefined, { onprogress: (p) => void heard.push(String(p.message)) });
+      return heard;
+    },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
@@ -73,6 +80,11 @@ async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
     version: () => client.getNegotiatedProtocolVersion(),
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
     call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    progress: async (name, args) => {
+      const heard: string[] = [];
+      await client.callTool({ name, arguments: args }, { onprogress: (p) => void heard.push(String(p.message)) });
+      return heard;
+    },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
@@ -115,6 +127,16 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
       }
     },
   );
+
+  // The modern test server reports no progress: the 2025 one's, relayed to each client era.
+  it("progress: the old server's progress of a call reaches that call", async () => {
+    const client = await connect(s.url);
+    try {
+      expect(await client.progress("old__progress", { message: "halfway" })).toContain("halfway");
+    } finally {
+      await client.close();
+    }
+  });
 
   // One rule for roots, in every cell: a shared server is told its config's, an isolated one its own client's.
   it.each([
