@@ -1,7 +1,7 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { askingServerPath, modernServerPath } from "@codemux/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
@@ -11,9 +11,15 @@ import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
  * passthrough mode. Every cell lists, calls, has a question (elicitation, sampling) relayed during a
  * call and a prompt, reads a resource list, and reads the servers' instructions.
  */
+const CONFIGURED = "file:///srv/configured";
 const SERVERS = {
-  old: { command: process.execPath, args: [askingServerPath, "--instructions", "The 2025 server's own words."] },
-  new: { command: process.execPath, args: [modernServerPath, "--legacy", "reject", "--ask-beyond-tools"] },
+  old: { command: process.execPath, args: [askingServerPath, "--instructions", "The 2025 server's own words."], roots: [CONFIGURED] },
+  new: { command: process.execPath, args: [modernServerPath, "--legacy", "reject", "--ask-beyond-tools"], roots: [CONFIGURED] },
+};
+/** The same servers run per session: their roots are their own client's. */
+const ISOLATED = {
+  oldIso: { ...SERVERS.old, isolation: "session" },
+  newIso: { ...SERVERS.new, isolation: "session" },
 };
 
 /** What a cell needs of a client, whichever SDK it is. */
@@ -22,6 +28,8 @@ interface Driver {
   version(): string | undefined;
   tools(): Promise<string[]>;
   call(name: string, args: Record<string, unknown>): Promise<string>;
+  /** Calls with a progress token: the progress messages heard. */
+  progress(name: string, args: Record<string, unknown>): Promise<string[]>;
   prompt(name: string, args: Record<string, string>): Promise<string>;
   resources(): Promise<unknown[]>;
   instructions(): string | undefined;
@@ -29,10 +37,13 @@ interface Driver {
 }
 
 const ANSWER = "the client's answer";
+/** The roots every client of the matrix declares. */
+const OWN = "file:///home/client/own";
 const SAMPLED = "the client's model says hi";
 
 async function sdk1(url: string): Promise<Driver> {
-  const client = new Client({ name: "sdk1", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+  const client = new Client({ name: "sdk1", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: OWN }] }));
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: ANSWER } }));
   client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
@@ -40,6 +51,11 @@ async function sdk1(url: string): Promise<Driver> {
     version: () => (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion,
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
     call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    progress: async (name, args) => {
+      const heard: string[] = [];
+      await client.callTool({ name, arguments: args }, undefined, { onprogress: (p) => void heard.push(String(p.message)) });
+      return heard;
+    },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
@@ -51,18 +67,24 @@ async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
   const client = new ModernClient(
     { name: `sdk2-${mode}`, version: "1.0.0" },
     {
-      capabilities: { elicitation: {}, sampling: {} },
+      capabilities: { elicitation: {}, sampling: {}, roots: {} },
       ...(mode === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}),
       inputRequired: { autoFulfill: true },
     },
   );
   client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer: ANSWER } }));
   client.setRequestHandler("sampling/createMessage", async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
+  client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: OWN }] }));
   await client.connect(new ModernTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
   return {
     version: () => client.getNegotiatedProtocolVersion(),
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
     call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    progress: async (name, args) => {
+      const heard: string[] = [];
+      await client.callTool({ name, arguments: args }, { onprogress: (p) => void heard.push(String(p.message)) });
+      return heard;
+    },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
@@ -80,7 +102,7 @@ const ERAS: Record<string, string> = { old: "2025-11-25", new: "2026-07-28" };
 
 let s: Served;
 beforeAll(async () => {
-  s = await serve({ mode: "passthrough" }, SERVERS);
+  s = await serve({ mode: "passthrough" }, { ...SERVERS, ...ISOLATED });
 });
 afterAll(async () => {
   await s?.close();
@@ -105,4 +127,31 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
       }
     },
   );
+
+  // The modern test server reports no progress: the 2025 one's, relayed to each client era.
+  it("progress: the old server's progress of a call reaches that call", async () => {
+    const client = await connect(s.url);
+    try {
+      expect(await client.progress("old__progress", { message: "halfway" })).toContain("halfway");
+    } finally {
+      await client.close();
+    }
+  });
+
+  // One rule for roots, in every cell: a shared server is told its config's, an isolated one its own client's.
+  it.each([
+    ["old", CONFIGURED],
+    ["new", CONFIGURED],
+    ["oldIso", OWN],
+    ["newIso", OWN],
+  ])("roots: the %s server is told %s", async (server, expected) => {
+    const client = await connect(s.url);
+    try {
+      const told = await client.call(`${server}__roots`, {});
+      expect(told).toContain(expected);
+      expect(told).not.toContain(expected === OWN ? CONFIGURED : OWN);
+    } finally {
+      await client.close();
+    }
+  });
 });

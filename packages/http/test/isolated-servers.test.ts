@@ -1,8 +1,16 @@
-import { askingServerPath, until } from "@codemux/test-servers";
+import { askingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import {
+  CreateMessageRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,6 +30,8 @@ interface Session {
   logs: string[];
   /** Sampling requests this client was sent (their prompt text). */
   sampled: string[];
+  /** Resource updates (`updated <uri>`) and list changes this client was sent. */
+  heard: string[];
 }
 
 let served: Served;
@@ -32,7 +42,10 @@ let askedOnce: () => void = () => undefined;
 /** A client session; with `roots` undefined its client declares no roots. */
 async function open(token: string, name: string, roots?: string[]): Promise<Session> {
   const client = new Client({ name, version: "1.0.0" }, { capabilities: { sampling: {}, ...(roots ? { roots: { listChanged: true } } : {}) } });
-  const session: Session = { client, name, logs: [], sampled: [], transport: undefined as never };
+  const session: Session = { client, name, logs: [], sampled: [], heard: [], transport: undefined as never };
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void session.heard.push(`updated ${n.params.uri}`));
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => void session.heard.push("resources/list_changed"));
+  client.setNotificationHandler(PromptListChangedNotificationSchema, async () => void session.heard.push("prompts/list_changed"));
   if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((uri) => ({ uri })) }));
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     session.sampled.push(JSON.stringify(request.params.messages[0]?.content));
@@ -86,6 +99,14 @@ beforeAll(async () => {
       idle: { ...misbehaving("--name", "idle"), isolation: "principal", idleStopMs: 300 },
       one: { ...misbehaving("--name", "one"), isolation: "principal", maxInstances: 1 },
       mine: { ...misbehaving("--name", "mine"), isolation: "session" },
+      notes: { ...misbehaving("--name", "notes", "--resources"), isolation: "session" },
+      pnotes: { ...misbehaving("--name", "pnotes", "--resources"), isolation: "principal" },
+      // A 2026 server: it logs each listen's resource filter with its pid, so a test sees which process holds a subscription.
+      mnotes: {
+        command: process.execPath,
+        args: [modernServerPath, "--legacy", "reject", "--list-changed", "--log", join(dir, "mnotes.log")],
+        isolation: "session",
+      },
       // Reference servers: the filesystem server takes its allowed folders from its client's roots; memory keeps a graph in a file.
       fs: { command: process.execPath, args: [referenceServer("@modelcontextprotocol/server-filesystem")], isolation: "session" },
       memory: {
@@ -159,6 +180,42 @@ describe("isolation: session", () => {
     await mine.client.close();
     await until(() => !alive(pid));
     expect(instancesOf("mine")).toBe(0);
+  });
+});
+
+describe("an instance's notifications", () => {
+  it.each([
+    ["notes", "session"],
+    ["pnotes", "principal"],
+  ])("%s (per %s): its resource update and list changes reach its owner's sessions alone", async (server, per) => {
+    const shown = `codemux://${server}/test://note`;
+    expect((await alice.client.listResources()).resources.map((r) => r.uri)).toContain(shown);
+    for (const who of [alice, alice2, bob]) await who.client.subscribeResource({ uri: shown });
+    for (const who of [alice, alice2, bob]) who.heard.length = 0;
+    const all = [`updated ${shown}`, "resources/list_changed", "prompts/list_changed"];
+    expect(await call(alice, `${server}__change_lists`)).toBe("changed");
+    await until(() => all.every((n) => alice.heard.includes(n)));
+    // alice2 is alice's too: it shares her instance per principal, not per session.
+    if (per === "principal") await until(() => all.every((n) => alice2.heard.includes(n)));
+    // bob's own change, heard once: alice's went out before it and reached him not.
+    expect(await call(bob, `${server}__change_lists`)).toBe("changed");
+    await until(() => all.every((n) => bob.heard.includes(n)));
+    expect(bob.heard.sort()).toEqual([...all].sort());
+    expect(alice.heard.sort()).toEqual([...all].sort());
+    if (per === "session") expect(alice2.heard).toEqual([]);
+    for (const who of [alice, alice2, bob]) await who.client.unsubscribeResource({ uri: shown });
+  });
+
+  it("holds a subscription to an isolated server's resource on the subscriber's own instance, whose update reaches it", async () => {
+    const { pid } = JSON.parse(await call(alice, "mnotes__counter")) as { pid: number };
+    expect(await call(alice, "mnotes__add_resource", { uri: "test://watched" })).toBe("added test://watched");
+    const shown = "codemux://mnotes/test://watched";
+    alice.heard.length = 0;
+    await alice.client.subscribeResource({ uri: shown });
+    await until(async () => (await readFile(join(dir, "mnotes.log"), "utf8")).includes(`${pid} listen-resources ["test://watched"]`));
+    await call(alice, "mnotes__update_resource", { uri: "test://watched" });
+    await until(() => alice.heard.includes(`updated ${shown}`));
+    await alice.client.unsubscribeResource({ uri: shown });
   });
 });
 

@@ -84,8 +84,11 @@ export interface ServerStatus {
   credentials?: "per-principal";
 }
 
-/** A server's era verdict with when it was found (ms since the epoch); a 2026 one keeps the server's `server/discover` answer. */
-export type RememberedEra = { kind: "legacy"; at: number } | { kind: "modern"; discover: DiscoverResult; at: number };
+/**
+ * A server's era verdict with when it was found (ms since the epoch); a 2026 one keeps the server's `server/discover` answer,
+ * a 2025 one the `serverInfo.version` it gave (another version is probed again: it may speak 2026 now).
+ */
+export type RememberedEra = { kind: "legacy"; at: number; version?: string } | { kind: "modern"; discover: DiscoverResult; at: number };
 
 /** Hints from the tool's annotations that make a retry after the request was sent safe. */
 export interface RetryHints {
@@ -641,6 +644,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           this.#pendingTransport = made;
           if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
           await sdk.connect(made, this.spec.connectTimeoutMs, prior && asPrior(prior));
+          if (!reprobed && versionChanged(prior, sdk.serverInfo?.version)) throw new VersionChanged();
           // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); 2026 servers too (the lane writes 2025 requests).
           const lane =
             this.spec.transport.type === "stdio" && sdk.verdict?.kind === "legacy" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
@@ -655,8 +659,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       this.#pending = undefined;
       this.#pendingTransport = undefined;
       const found = sdk.verdict;
-      // A verdict reused keeps its date, so that a 2025 one ages; a new one is dated now.
-      if (found) this.#era = prior?.kind === found.kind ? prior : { ...found, at: Date.now() };
+      // A verdict reused keeps its date, so that a 2025 one ages; a new one is dated now. A 2025 one keeps the version it was found with.
+      if (found) this.#era = withVersion(prior?.kind === found.kind ? prior : { ...found, at: Date.now() }, sdk.serverInfo?.version);
       channel = picked;
       this.#channel = picked;
       this.#transport = transport;
@@ -689,6 +693,11 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       // A transport made after close() began (the race lost) is closed here too.
       await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
       if ((this.#state as ServerState) === "closed") return;
+      if (error instanceof VersionChanged) {
+        this.#logger.info(`[${this.name}] has another version than when its era was found: probing it again`);
+        this.#era = undefined;
+        return this.#attemptConnect(true);
+      }
       if (!reprobed && this.spec.protocol === undefined) {
         const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined);
         if (corrected !== false) {
@@ -899,6 +908,20 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#state = state;
     this.emit("state", this.status());
   }
+}
+
+/** Characters of a server's `serverInfo.version` kept with its 2025 verdict, at most. */
+const MAX_VERSION_CHARS = 100;
+
+/** A remembered 2025 verdict's server answered with another `serverInfo.version`: the connection is dropped and the era probed. */
+class VersionChanged extends Error {}
+
+function versionChanged(prior: RememberedEra | undefined, version: string | undefined): boolean {
+  return prior?.kind === "legacy" && prior.version !== undefined && typeof version === "string" && version.slice(0, MAX_VERSION_CHARS) !== prior.version;
+}
+
+function withVersion(era: RememberedEra, version: string | undefined): RememberedEra {
+  return era.kind === "legacy" && typeof version === "string" ? { ...era, version: version.slice(0, MAX_VERSION_CHARS) } : era;
 }
 
 /** The verdict as the SDK takes it, without its date. */

@@ -207,6 +207,24 @@ describe("the era verdict, remembered", () => {
     });
     expect(statusOf(pool, "d").protocol).toBe("2026-07-28");
   });
+
+  it.each([
+    { version: "1.0.0", protocol: "2026-07-28" },
+    { version: "2.0.0", protocol: "2025-11-25" },
+  ])(
+    "probes again a fresh 2025 verdict found with another serverInfo.version ($version; the server is 2.0.0 now): $protocol",
+    async ({ version, protocol }) => {
+      const pool = await startPool([spec("d", [modernServerPath, "--legacy", "serve"])], { priorEra: () => ({ kind: "legacy", at: Date.now(), version }) });
+      expect(statusOf(pool, "d")).toMatchObject({ state: "ready", protocol });
+      // The verdict kept names the version it was found with, so the next start compares against it.
+      if (protocol === "2025-11-25") expect(statusOf(pool, "d").era).toMatchObject({ kind: "legacy", version: "2.0.0" });
+    },
+  );
+
+  it("keeps the serverInfo.version with a 2025 verdict it finds", async () => {
+    const pool = await startPool([spec("l", [misbehavingServerPath])]);
+    expect(statusOf(pool, "l").era).toMatchObject({ kind: "legacy", version: expect.any(String) });
+  });
 });
 
 describe("the calling client's capabilities", () => {

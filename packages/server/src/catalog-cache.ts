@@ -83,8 +83,8 @@ export class CatalogCache {
 /** A verdict as the pool takes it; anything else in the file (a hand edit, another version's shape) is dropped, so the server is probed. */
 function isRememberedEra(value: unknown): value is RememberedEra {
   if (typeof value !== "object" || value === null) return false;
-  const era = value as { kind?: unknown; at?: unknown; discover?: { supportedVersions?: unknown } };
+  const era = value as { kind?: unknown; at?: unknown; version?: unknown; discover?: { supportedVersions?: unknown } };
   if (typeof era.at !== "number" || !Number.isFinite(era.at)) return false;
-  if (era.kind === "legacy") return true;
+  if (era.kind === "legacy") return era.version === undefined || typeof era.version === "string";
   return era.kind === "modern" && typeof era.discover === "object" && era.discover !== null && Array.isArray(era.discover.supportedVersions);
 }

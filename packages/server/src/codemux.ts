@@ -283,6 +283,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       inputRounds: {
         mask: this.mask,
         roots: (server, session, signal) => this.relay.rootsFor(server, session, signal),
+        isShared: (server) => this.#config.servers.find((s) => s.name === server)?.isolation === undefined,
         timeoutMs: (server) => this.#config.servers.find((s) => s.name === server)?.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       },
       deniedReason: (server, tool) => {

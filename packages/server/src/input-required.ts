@@ -9,6 +9,8 @@ import type { RequestStates, StateClaims } from "./signed-state";
 export interface InputRoundsOptions {
   /** What a server is told when it asks for roots during a call of `session` (the relay's rule: a shared server gets its config's). */
   roots(server: string, session: SessionInfo, signal: AbortSignal): Promise<ListRootsResult>;
+  /** Whether a server is shared (not isolated): its roots are its config's, so a 2026-07-28 client is not asked for them. */
+  isShared?(server: string): boolean;
   /** How long one call's questions may wait for their answers, all rounds together (the server's `callTimeoutMs`). */
   timeoutMs(server: string): number;
   /** Masks the questions' text before a client sees them (asked here, or passed up to a 2026-07-28 client). */
@@ -57,7 +59,8 @@ export class InputRounds {
       const { mask } = this.#options;
       const answer = result as InputRequiredAnswer;
       const asked = mask && answer.inputRequests !== undefined ? { ...answer, inputRequests: mask.value(answer.inputRequests) } : answer;
-      if (ctx.session.peer?.era === "modern") throw new InputRequiredError(tool, asked);
+      // A shared server's roots are its config's, never a client's: a round asking only for them is answered here, in every era.
+      if (ctx.session.peer?.era === "modern" && !this.#rootsOnly(ctx.entry.server, asked)) throw new InputRequiredError(tool, asked);
       if (round > MAX_INPUT_ROUNDS) throw new InputNotAskedError(tool, `it asked more than ${MAX_INPUT_ROUNDS} rounds of questions`);
       const questions = Object.entries(asked.inputRequests ?? {});
       const answers = await Promise.all(questions.map(async ([key, question]) => [key, await this.#ask(ctx, question, signal)] as const)).catch(
@@ -72,6 +75,11 @@ export class InputRounds {
       result = await send(next);
     }
     return result;
+  }
+
+  #rootsOnly(server: string, asked: InputRequiredAnswer): boolean {
+    const questions = Object.values(asked.inputRequests ?? {});
+    return this.#options.isShared?.(server) === true && questions.length > 0 && questions.every((q) => q.method === "roots/list");
   }
 
   /** One question, asked of the calling client (roots: by the relay's rule); the SDK refuses what the client did not declare. */

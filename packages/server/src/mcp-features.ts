@@ -100,6 +100,8 @@ export class McpFeatures {
   /** Each session's servers whose app (a ui:// resource) its host has read: the servers its apps' calls may mean. */
   readonly #appsRead = new Map<string, Set<string>>();
   readonly #servers = new Map<string, Server>();
+  /** The session each of `#servers` serves (an instance's notifications go to its owner's). */
+  readonly #sessions = new Map<string, SessionInfo>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
   readonly #changeListeners = new Set<(change: FeatureChange) => void>();
 
@@ -108,11 +110,12 @@ export class McpFeatures {
   constructor(deps: McpFeaturesOptions) {
     this.#deps = deps;
     const { pool } = deps;
-    this.#subscriptions = new ResourceSubscriptions({ client: async (server) => pool.client?.(server), logger: deps.logger });
+    this.#subscriptions = new ResourceSubscriptions({ client: async ({ server, instance }) => pool.client?.(server, instance?.session), logger: deps.logger });
     pool.on("notification", (server, notification, owner) => {
-      // An instance's log lines go to its owner; its resources and prompts are listed, for everyone, by the listing connection.
+      // An instance's log lines, resource updates and list changes go to its owner's sessions alone (its state is theirs).
       if (owner) {
         if (notification.method === "notifications/message") this.#relayLogMessage(server, notification.params ?? {}, owner);
+        else this.#relayNotification(server, notification, owner);
         return;
       }
       this.#relayNotification(server, notification);
@@ -212,6 +215,7 @@ export class McpFeatures {
   attach(server: Server, session: SessionInfo, options: FeatureAttachOptions = {}): () => void {
     const { endsSession = true, requested = () => session, asking = (_request, ctx, run) => run(session, { signal: ctx.mcpReq.signal }) } = options;
     this.#servers.set(session.id, server);
+    this.#sessions.set(session.id, session);
     const detachRelay = this.#deps.relay.attach(session);
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler("resources/list", async () => ({ resources: await this.listResources(session) }));
@@ -231,7 +235,10 @@ export class McpFeatures {
           ProtocolErrorCode.InvalidParams,
           `The resources of "${owner.server}" are each principal's own, so codemux does not subscribe to them; read the resource again to see a change.`,
         );
-      await this.#subscriptions.subscribe(session.id, request.params.uri, owner);
+      // An isolated server's resource changes in its owner's instance: the subscription is held there.
+      const isolation = this.#deps.readiness.status().find((s) => s.name === owner.server)?.isolation;
+      const instance = isolation && { session, key: isolation === "session" ? session.id : session.principal, perSession: isolation === "session" };
+      await this.#subscriptions.subscribe(session.id, request.params.uri, instance ? { ...owner, instance } : owner);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", async (request) => {
@@ -257,7 +264,10 @@ export class McpFeatures {
     server.setNotificationHandler("notifications/roots/list_changed", async () => this.#deps.pool.rootsChanged?.(session));
     return () => {
       // Requests that share one session (2026-07-28, --stateless) each attach a server: one that ends leaves a later one's entry be.
-      if (this.#servers.get(session.id) === server) this.#servers.delete(session.id);
+      if (this.#servers.get(session.id) === server) {
+        this.#servers.delete(session.id);
+        this.#sessions.delete(session.id);
+      }
       this.#levels.delete(session.id);
       detachRelay();
       if (!endsSession) return;
@@ -520,25 +530,32 @@ export class McpFeatures {
     return () => this.#changeListeners.delete(listener);
   }
 
-  #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }): void {
+  #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }, owner?: InstanceOwner): void {
     if (notification.method === "notifications/message") {
       this.#relayLogMessage(server, notification.params ?? {});
       return;
     }
     const change = this.#changeOf(server, notification);
-    if (change) for (const listener of this.#changeListeners) listener(change);
+    // Listeners are told every session's changes alike: an instance's are its owner's alone, so they are not.
+    if (change && !owner) for (const listener of this.#changeListeners) listener(change);
     for (const [sessionId, mcp] of this.#servers) {
+      if (owner && !this.#owns(owner, this.#sessions.get(sessionId))) continue;
       let out: ServerNotification | undefined;
       if (notification.method === "notifications/resources/updated") {
-        const own = String(notification.params?.uri ?? "");
-        const shown = [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownAppUri(server, own);
-        if (!this.#subscriptions.has(sessionId, shown)) continue;
+        // By what the session subscribed to: an instance's resource may be one the listing connection never listed.
+        const shown = this.#subscriptions.shownFor(sessionId, server, String(notification.params?.uri ?? ""));
+        if (shown === undefined) continue;
         out = { method: "notifications/resources/updated", params: { uri: shown } };
       } else if (notification.method === "notifications/resources/list_changed" || notification.method === "notifications/prompts/list_changed") {
         out = { method: notification.method } as ServerNotification;
       }
       if (out) void mcp.notification(out).catch(() => undefined);
     }
+  }
+
+  /** Whether `session` is (per session) or belongs to (per principal) an instance's owner. */
+  #owns(owner: InstanceOwner, session: SessionInfo | undefined): boolean {
+    return session !== undefined && session.principal === owner.principal && (owner.session === undefined || owner.session === session.id);
   }
 
   #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }): FeatureChange | undefined {

@@ -181,7 +181,8 @@ export class ParkedCalls {
       capabilities: () => peer.capabilities(),
       elicit: (params) => ask("elicitation/create", params) as never,
       createMessage: (params) => ask("sampling/createMessage", params) as never,
-      listRoots: () => peer.listRoots(),
+      // An isolated server's roots are its client's: a 2026-07-28 one is asked as it is asked anything else.
+      listRoots: () => ask("roots/list", {}) as never,
     };
   }
 
@@ -190,7 +191,8 @@ export class ParkedCalls {
     park: Park,
     { method, params, declared }: { method: string; params: Record<string, unknown>; declared: ClientCapabilities | undefined },
   ): string | undefined {
-    if (!declared?.[method === "elicitation/create" ? "elicitation" : "sampling"]) return "the client did not declare it";
+    const capability = method === "elicitation/create" ? "elicitation" : method === "roots/list" ? "roots" : "sampling";
+    if (!declared?.[capability]) return "the client did not declare it";
     if (park.pending) return "the call already waits on a question";
     if (this.#parks.size >= this.#max) return `${this.#max} calls already wait for their clients' answers`;
     let own = 0;

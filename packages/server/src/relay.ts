@@ -154,7 +154,10 @@ export class ClientRelay implements ServerRequestRelay {
     { signal, owner, caller }: RelayContext,
   ): Promise<Record<string, unknown>> {
     if (request.method === "roots/list") {
-      const client = owner ? this.#rootsSession(owner)?.peer : undefined;
+      // The calling client when the instance asks during its owner's call (a 2026-07-28 one can be asked no other way).
+      const during = owner ? this.#attribute(server, { owner, caller }) : undefined;
+      const calling = during && !("refused" in during) && during.session.peer?.capabilities()?.roots ? during.session : undefined;
+      const client = owner ? (calling ?? this.#rootsSession(owner))?.peer : undefined;
       // An instance is told its owner's roots when the owner's client has some; the config's otherwise, as a shared server is.
       return client ? ((await client.listRoots({ signal })) as Record<string, unknown>) : { roots: this.#roots(server) };
     }

@@ -6,6 +6,8 @@ import { MAX_SUBSCRIPTIONS_PER_SESSION } from "./defaults";
 export interface DownstreamResource {
   server: string;
   uri: string;
+  /** An isolated server's resource is its owner's instance's: subscribed there, counted per instance (`key`); `perSession` instances end with their session. */
+  instance?: { session: { id: string; principal: string }; key: string; perSession: boolean };
 }
 
 /** What subscribing needs of a downstream server's connection (the shared one, as every session's subscription goes there). */
@@ -15,7 +17,8 @@ export interface SubscribingClient {
 }
 
 export interface ResourceSubscriptionsOptions {
-  client: (server: string) => Promise<SubscribingClient | undefined>;
+  /** The connection that holds `resource`'s subscription: its instance's, for an isolated server. */
+  client: (resource: DownstreamResource) => Promise<SubscribingClient | undefined>;
   logger: Logger;
 }
 
@@ -42,6 +45,12 @@ export class ResourceSubscriptions {
     return this.#bySession.get(session)?.has(shown) ?? false;
   }
 
+  /** The URI as `session` was shown it of the resource it holds that is `server`'s `uri`, if it holds one. */
+  shownFor(session: string, server: string, uri: string): string | undefined {
+    for (const [shown, resource] of this.#bySession.get(session) ?? []) if (resource.server === server && resource.uri === uri) return shown;
+    return undefined;
+  }
+
   /** Subscribes `session` to `shown` (the server's `resource`); a downstream refusal is thrown and nothing is kept. */
   async subscribe(session: string, shown: string, resource: DownstreamResource): Promise<void> {
     const held = this.#bySession.get(session);
@@ -55,7 +64,7 @@ export class ResourceSubscriptions {
     const had = held?.has(shown) === true;
     this.#hold(session, shown, resource);
     try {
-      await this.#queue(keyOf(resource), async () => (await this.#options.client(resource.server))?.subscribeResource({ uri: resource.uri }));
+      await this.#queue(keyOf(resource), async () => (await this.#options.client(resource))?.subscribeResource({ uri: resource.uri }));
     } catch (error) {
       // A repeated subscribe that failed leaves the earlier one that worked in place.
       if (!had) this.#release(session, shown);
@@ -64,19 +73,19 @@ export class ResourceSubscriptions {
   }
 
   /** Lets go of `session`'s subscription to `shown`; the last holder's unsubscribe goes down (a failure there is logged: the client is unsubscribed either way). */
-  async unsubscribe(session: string, shown: string): Promise<void> {
+  async unsubscribe(session: string, shown: string, ending = false): Promise<void> {
     const resource = this.#release(session, shown);
-    if (!resource) return;
-    await this.#queue(keyOf(resource), async () => (await this.#options.client(resource.server))?.unsubscribeResource({ uri: resource.uri })).catch(
-      (error: unknown) =>
-        this.#options.logger.warn(`[${resource.server}] could not unsubscribe from ${resource.uri.slice(0, 200)}: ${(error as Error).message}`),
+    // An instance that ends with its session forgets it anyway: asking for it here would start it again.
+    if (!resource || (ending && resource.instance?.perSession)) return;
+    await this.#queue(keyOf(resource), async () => (await this.#options.client(resource))?.unsubscribeResource({ uri: resource.uri })).catch((error: unknown) =>
+      this.#options.logger.warn(`[${resource.server}] could not unsubscribe from ${resource.uri.slice(0, 200)}: ${(error as Error).message}`),
     );
   }
 
   /** Lets go of everything `session` held (it ended). */
   async release(session: string): Promise<void> {
     const held = [...(this.#bySession.get(session)?.keys() ?? [])];
-    await Promise.all(held.map((shown) => this.unsubscribe(session, shown)));
+    await Promise.all(held.map((shown) => this.unsubscribe(session, shown, true)));
   }
 
   /** Forgets `session`'s hold of `shown`; the resource when no session holds it any more (its unsubscribe is due). */
@@ -117,5 +126,5 @@ export class ResourceSubscriptions {
 }
 
 function keyOf(resource: DownstreamResource): string {
-  return `${resource.server}\u0000${resource.uri}`;
+  return `${resource.server}\u0000${resource.instance?.key ?? ""}\u0000${resource.uri}`;
 }

@@ -59,7 +59,8 @@ describe("downstream eras through codemux", () => {
     const [file] = await readdir(cacheDir);
     const cached = JSON.parse(await readFile(join(cacheDir, file!), "utf8"));
     expect(cached.version).toBe(CATALOG_CACHE_VERSION);
-    expect(cached.eras).toMatchObject({ r: { kind: "legacy" }, m: { kind: "modern", discover: { supportedVersions: ["2026-07-28"] } } });
+    // A 2025 verdict keeps the serverInfo.version it was found with: another one at a later start is probed again.
+    expect(cached.eras).toMatchObject({ r: { kind: "legacy", version: "1.0.0" }, m: { kind: "modern", discover: { supportedVersions: ["2026-07-28"] } } });
     const before = await requests(log);
     expect(new Set(before.map((r) => r.pid)).size).toBe(2);
 
