@@ -66,9 +66,13 @@ describe("security.scan quarantine", () => {
     expect(await descriptionOf(h, "mail__list")).toBe("List messages.");
     expect(JSON.stringify(await listed(h))).not.toMatch(/\u200b|evil@example\.com/u);
 
-    const refused = await h.call("mail__send", { to: "a" });
-    expect(refused.isError).toBe(true);
-    expect(textOf(refused)).not.toContain("evil@");
+    // Not offered, so refused as unknown (a JSON-RPC error, both eras), naming only what the client is offered.
+    const refused = await h.call("mail__send", { to: "a" }).then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    expect(refused).toMatch(/Unknown tool "mail__send"/);
+    expect(refused).not.toContain("evil@");
 
     const report = h.core.scan.report("mail");
     expect(report?.verdict).toBe("critical");
