@@ -100,7 +100,8 @@ export class SessionTable {
     const full = () => this.#sessions.size + this.#reserved >= maxSessions;
     const overShare = this.held(principal) >= perPrincipal;
     let refusal: SessionRefusal | undefined;
-    if (overShare && (full() || now < this.#contendedUntil))
+    // A principal whose share is the whole table is told the table is full (capacity), not that it is past its share.
+    if (overShare && ((full() && perPrincipal < maxSessions) || now < this.#contendedUntil))
       refusal = { limit: "sessionsPerPrincipal", max: perPrincipal, principal, held: this.held(principal) };
     else if (full()) {
       // Another principal waits: shares bind for a while, and an idle borrowed place is taken back.
