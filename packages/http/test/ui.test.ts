@@ -269,7 +269,8 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     expect(pid(after)).toBeDefined();
     expect(pid(after)).not.toBe(pid(before));
     await page.goto(base);
-    await expect(page.textContent('tr[data-server="h"] td:nth-child(6)')).resolves.toBe("1");
+    // Restarts, the seventh column (after Scan and Last refresh).
+    await expect(page.textContent('tr[data-server="h"] td:nth-child(7)')).resolves.toBe("1");
   });
 
   it("shows a per-principal server's isolation and how many instances run", async () => {
