@@ -70,15 +70,18 @@ export function maskUrl(url: string | URL): string {
       .replace(PARAM_IN_TEXT, (_m, sep: string, name: string) => `${sep}${name}=${MASK}`)
       .replace(/\/\/[^/@\s]+@/, `//${MASK}@`);
   }
+  const changed = Boolean(parsed.username || parsed.password);
   if (parsed.username) parsed.username = MASK;
   if (parsed.password) parsed.password = MASK;
-  let changed = false;
+  let query = false;
   const params = [...parsed.searchParams.entries()].map(([name, value]): [string, string] => {
     if (!value || !isSecretParameter(name)) return [name, value];
-    changed = true;
+    query = true;
     return [name, MASK];
   });
-  if (changed) {
+  // Nothing secret: the URL as it was written (no trailing slash or escapes added), so a masked line reads like the original.
+  if (!changed && !query) return String(url);
+  if (query) {
     // URLSearchParams would percent-encode "***"; build the query by hand to keep it readable.
     parsed.search = params
       .map(([name, value]) => (value === MASK ? `${encodeURIComponent(name)}=${MASK}` : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`))
