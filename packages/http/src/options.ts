@@ -125,6 +125,8 @@ export interface ResolvedOptions {
   mode: string | undefined;
   maxSessions: number;
   maxSessionsPerPrincipal: number;
+  /** `maxSessionsPerPrincipal` was set (not the default share): a limit that binds always, never borrowed past. */
+  maxSessionsPerPrincipalSet: boolean;
   principalLimits: Record<string, PrincipalLimits>;
   sessionIdleMs: number;
   maxBodyBytes: number;
@@ -200,6 +202,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     mode: options.mode,
     maxSessions,
     maxSessionsPerPrincipal: positive("maxSessionsPerPrincipal", options.maxSessionsPerPrincipal ?? principalShare(maxSessions)),
+    maxSessionsPerPrincipalSet: options.maxSessionsPerPrincipal !== undefined,
     principalLimits,
     sessionIdleMs: positive("sessionIdleMs", options.sessionIdleMs ?? DEFAULTS.sessionIdleMs, 100),
     maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes ?? DEFAULTS.maxBodyBytes, 1024),

@@ -95,9 +95,12 @@ export class CodemuxHttpServer {
       throw new UnsafeBindError(authority(this.options.host, this.options.port));
     const { maxSessionsPerPrincipal, principalLimits } = this.options;
     const maxPerPrincipal = (principal: string) => principalLimits[principal]?.sessions ?? maxSessionsPerPrincipal;
+    // Only the default share is borrowed past while no other principal waits; a limit the operator set binds always.
+    const borrows = (principal: string) => principalLimits[principal]?.sessions === undefined && !this.options.maxSessionsPerPrincipalSet;
     this.sessions = new SessionTable({
       maxSessions: this.options.maxSessions,
       maxPerPrincipal,
+      borrows,
       idleMs: this.options.sessionIdleMs,
       onRefused: ({ limit }) => this.metrics.counter("codemux_sessions_rejected_total", "").inc({ limit }),
     });

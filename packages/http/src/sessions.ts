@@ -37,6 +37,8 @@ export interface SessionTableOptions {
   maxSessions: number;
   /** Sessions one principal may hold at most (open and being opened). */
   maxPerPrincipal: (principal: string) => number;
+  /** Whether a principal may go past its share while no other principal waits (default: every one may). */
+  borrows?: (principal: string) => boolean;
   idleMs: number;
   now?: () => number;
   onExpire?: (session: HttpSession) => void;
@@ -61,7 +63,7 @@ export class SessionTable {
   readonly #sweep: NodeJS.Timeout;
 
   constructor(options: SessionTableOptions) {
-    this.#options = { now: Date.now, ...options };
+    this.#options = { now: Date.now, borrows: () => true, ...options };
     // At least every 5 s: a session whose credential expired must not outlive it by much.
     this.#sweep = setInterval(() => this.expire(), Math.max(50, Math.min(options.idleMs / 2, 5_000)));
     this.#sweep.unref();
@@ -99,10 +101,14 @@ export class SessionTable {
     const now = this.#options.now();
     const full = () => this.#sessions.size + this.#reserved >= maxSessions;
     const overShare = this.held(principal) >= perPrincipal;
+    const borrows = this.#options.borrows(principal);
     let refusal: SessionRefusal | undefined;
-    // A principal whose share is the whole table is told the table is full (capacity), not that it is past its share.
-    if (overShare && ((full() && perPrincipal < maxSessions) || now < this.#contendedUntil))
-      refusal = { limit: "sessionsPerPrincipal", max: perPrincipal, principal, held: this.held(principal) };
+    if (overShare && (!borrows || full() || now < this.#contendedUntil))
+      // A principal whose limit is the whole table is told the table is full (capacity), not that it is past its share.
+      refusal =
+        full() && perPrincipal >= maxSessions
+          ? { limit: "sessions", max: maxSessions }
+          : { limit: "sessionsPerPrincipal", max: perPrincipal, principal, held: this.held(principal) };
     else if (full()) {
       // Another principal waits: shares bind for a while, and an idle borrowed place is taken back.
       this.#contendedUntil = now + CONTENTION_MS;
