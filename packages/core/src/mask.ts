@@ -70,18 +70,15 @@ export function maskUrl(url: string | URL): string {
       .replace(PARAM_IN_TEXT, (_m, sep: string, name: string) => `${sep}${name}=${MASK}`)
       .replace(/\/\/[^/@\s]+@/, `//${MASK}@`);
   }
-  const changed = Boolean(parsed.username || parsed.password);
   if (parsed.username) parsed.username = MASK;
   if (parsed.password) parsed.password = MASK;
-  let query = false;
+  let changed = false;
   const params = [...parsed.searchParams.entries()].map(([name, value]): [string, string] => {
     if (!value || !isSecretParameter(name)) return [name, value];
-    query = true;
+    changed = true;
     return [name, MASK];
   });
-  // Nothing secret: the URL as it was written (no trailing slash or escapes added), so a masked line reads like the original.
-  if (!changed && !query) return String(url);
-  if (query) {
+  if (changed) {
     // URLSearchParams would percent-encode "***"; build the query by hand to keep it readable.
     parsed.search = params
       .map(([name, value]) => (value === MASK ? `${encodeURIComponent(name)}=${MASK}` : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`))
