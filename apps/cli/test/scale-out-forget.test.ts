@@ -150,7 +150,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
       expect(run.code).toBe(1);
       expect(run.stdout).toContain("Running instances asked: 2 instances of the Redis store.");
       expect(run.stderr).toContain(
-        'forget: the codemux instance ghost at http://127.0.0.1:9 did not answer, so what it holds of token:bob may still be there; ask it (curl -X DELETE http://127.0.0.1:9/v1/principals/token%3Abob -H "Authorization: Bearer $ADMIN_TOKEN"',
+        'forget: the codemux instance ghost at http://127.0.0.1:9/ did not answer, so what it holds of token:bob may still be there; ask it (curl -X DELETE http://127.0.0.1:9/v1/principals/token%3Abob -H "Authorization: Bearer $ADMIN_TOKEN"',
       );
     } finally {
       await connection.client.del("codemux:instance:ghost");
