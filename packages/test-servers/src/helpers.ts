@@ -26,9 +26,12 @@ export async function startConformanceFixture(): Promise<{ child: ChildProcess; 
   throw new Error(`the conformance everything-server exited before it said where it serves: ${output.slice(-2000)}`);
 }
 
-/** Resolves once `check` holds, asking every 50 ms; throws after 10 s (what a test waits for happens in far less). */
+/**
+ * Resolves once `check` holds, asking every 50 ms; throws after 20 s (what a test waits for happens in far less on a
+ * quiet machine; CI runs two suites at once, each with Redis and child processes).
+ */
 export async function until(check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 400; i++) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
