@@ -283,7 +283,11 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       inputRounds: {
         mask: this.mask,
         roots: (server, session, signal) => this.relay.rootsFor(server, session, signal),
-        isShared: (server) => this.#config.servers.find((s) => s.name === server)?.isolation === undefined,
+        // A shared server with roots to be told (its entry's, or --root) is answered here; with none, a 2026 client's are asked (the referee's input-required-result-basic-list-roots).
+        isShared: (server) => {
+          const spec = this.#config.servers.find((s) => s.name === server);
+          return spec?.isolation === undefined && (spec?.roots !== undefined || rootUri !== undefined);
+        },
         timeoutMs: (server) => this.#config.servers.find((s) => s.name === server)?.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       },
       deniedReason: (server, tool) => {
