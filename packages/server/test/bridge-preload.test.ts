@@ -4,7 +4,8 @@ import { config } from "./helpers";
 
 // Replaces a global a module captures when it is evaluated: the bridge's ToolError extends Error.
 const PATCH = "(globalThis as { Error: unknown }).Error = class Patched {};\nexport {};";
-const core = new Codemux({ config: config({}), moduleSources: [(specifier) => (specifier === "mcp/patch" ? PATCH : undefined)] });
+// The bridge is preloaded on the sandbox's fast path: pinned on (CI's lanes-off run turns it off everywhere else).
+const core = new Codemux({ config: config({}), sandbox: { fastPath: true }, moduleSources: [(specifier) => (specifier === "mcp/patch" ? PATCH : undefined)] });
 core.start();
 afterAll(() => core.close());
 

@@ -134,7 +134,8 @@ describe("a snippet's calls and their signals", () => {
 describe("a snippet's imports on the sandbox's fast path", () => {
   it("links the generated tool wrappers and bridge without esbuild", async () => {
     const kept = await mkdtemp(join(tmpdir(), "codemux-kept-"));
-    const h = await connect({ config: config({ m: misbehaving() }), keepBundlesDir: kept });
+    // A test of the fast path itself: pinned on (CI's lanes-off run turns it off everywhere else).
+    const h = await connect({ config: config({ m: misbehaving() }), keepBundlesDir: kept, sandbox: { fastPath: true } });
     try {
       const text = await h.text("execute_code", { code: 'import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "hi" });' });
       expect(JSON.parse(text)).toMatchObject({ result: "hi", toolCalls: 1 });
