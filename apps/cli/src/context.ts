@@ -1,4 +1,16 @@
-import { LOG_LEVELS, redactingLogger, type LogLevel, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
+import {
+  LOG_LEVELS,
+  NO_MASK,
+  redactingLogger,
+  type LogLevel,
+  type Logger,
+  type RateBuckets,
+  type RecordTable,
+  type SecretMask,
+  type SharedLists,
+  type Store,
+  type ToolCallMiddleware,
+} from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import type { HttpSettings, UiSources } from "@codemux/http";
@@ -63,6 +75,8 @@ export interface StartOptions {
   manyPrincipals?: boolean;
   /** The config the command already loaded (it needed a section before the start): read once, not again here. */
   config?: CodemuxConfig;
+  /** A front end's own middleware (the HTTP server's recorders), made with the core's mask and composed into its pipeline after the plugins' and the jobs'. */
+  frontEnd?: (mask: SecretMask) => ToolCallMiddleware[];
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -165,7 +179,7 @@ export async function startCore(
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
     ...(options.serving ? spillOf(options.spillBytes ?? serving.spillBytes) : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(options.frontEnd?.(plugins?.mask ?? NO_MASK) ?? [])],
     // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
     ...(plugins ? { mask: plugins.mask } : {}),
     ...(loaded.policies ? { policies: loaded.policies } : {}),

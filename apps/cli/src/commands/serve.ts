@@ -2,12 +2,14 @@ import { closestNames, isLoopback } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,
+  httpCallRecorders,
   listenFromEnv,
   parseListen,
   parseTokenArg,
   parseTokenFile,
   trustedProxyList,
   watchConfig,
+  type HttpCallRecorders,
   type HttpSettings,
   type OAuthOptions,
   type TokenSpec,
@@ -351,6 +353,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   if (shared.connection && !shared.connection.up())
     process.stderr.write(`codemux: Redis at ${shared.connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
 
+  // The HTTP server's call recorders (/metrics, the admin page's Activity): their middleware is composed into the core's pipeline.
+  let recorders: HttpCallRecorders | undefined;
   const {
     core,
     level,
@@ -367,6 +371,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
     config: loaded,
+    frontEnd: (mask) => (recorders = httpCallRecorders({ mask })).middleware,
     // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
@@ -425,6 +430,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
       ...(reloadFromFile ? { reload: reloadFromFile, reloadRefused: () => refused } : {}),
       ui,
+      ...(recorders ? { recorders } : {}),
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();
