@@ -103,12 +103,39 @@ export async function startCore(
 }> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
+  const loaded = options.config ?? (await loadCodemuxConfig({ configPath: opts.config, inline: context.inline, serving: options.serving === true }));
+  return await startCodemux(loaded, { ...options, globals: opts, level });
+}
+
+/** What a start of codemux is; `startCore` reads it from the command line, a test or an embedding gives it. */
+export type Started = Awaited<ReturnType<typeof startCore>>;
+
+/**
+ * Starts codemux on a config read once (`loadCodemuxConfig`): the plugins, the jobs and the core composed
+ * with their middleware, shared state when given; what `serve`, `exec` and the other commands run on.
+ */
+export async function startCodemux(
+  loaded: CodemuxConfig,
+  options: StartOptions & { globals: GlobalOptions; level: LogLevel },
+): Promise<{
+  core: Codemux;
+  /** The config this start read (once) and served. */
+  config: CodemuxConfig;
+  logger: Logger;
+  level: LogLevel;
+  http: HttpSettings;
+  ui: UiSources;
+  jobs?: JobManager;
+  begin: () => void;
+  /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
+  reloader: { reload(config: PoolConfig): Promise<ConfigReload> };
+}> {
+  const { globals: opts, level } = options;
   // codemux's own lines quote servers (their stderr, log lines, errors): masked by the redact plugin's patterns once it loads.
   let masking: LoadedPlugins | undefined;
   const logger = redactingLogger(cliLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
-  const loaded = options.config ?? (await loadCodemuxConfig({ configPath: opts.config, inline: context.inline, serving: options.serving === true }));
   const config = loaded.servers ?? defaultConfig({ cwd: builtInRoot(opts), manyPrincipals: options.manyPrincipals === true });
   for (const warning of loaded.servers ? loaded.warnings : [...(config.warnings ?? []), ...loaded.warnings]) logger.warn(warning);
   if (config.source === "built-in default" && options.manyPrincipals)

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadCodemuxConfig, misspelledKeys } from "../src/codemux-config";
+import { startCodemux } from "../src/context";
 import { runCli } from "./run-cli";
 import { serveCli } from "./serve-cli";
 
@@ -34,6 +35,30 @@ describe("the config, read once and checked in one place", () => {
     expect(oneShot.serving).toBeUndefined();
     expect((await loadCodemuxConfig({ configPath: file, serving: true })).serving).toEqual({ http: {}, jobs: { maxRunMs: 60_000 }, spillBytes: 1000 });
   });
+
+  it("starts codemux on a config read once, without a command line", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-config-"));
+    const file = join(dir, "codemux.json");
+    await writeFile(file, JSON.stringify({ mcpServers: { m: misbehavingEntry("m") } }));
+    const home = process.env.CODEMUX_HOME;
+    process.env.CODEMUX_HOME = join(dir, "home");
+    try {
+      const { core } = await startCodemux(await loadCodemuxConfig({ configPath: file }), {
+        defaultLevel: "error",
+        level: "error",
+        globals: { mode: "code", cache: false },
+      });
+      try {
+        await core.settled();
+        expect(core.queries.status().map((s) => [s.name, s.state])).toEqual([["m", "ready"]]);
+      } finally {
+        await core.close();
+      }
+    } finally {
+      if (home === undefined) delete process.env.CODEMUX_HOME;
+      else process.env.CODEMUX_HOME = home;
+    }
+  }, 30_000);
 
   it("warns about a misspelled key when a command starts", async () => {
     const dir = await mkdtemp(join(tmpdir(), "codemux-config-"));
