@@ -69,7 +69,7 @@ export type { PoolErrorCode } from "./errors";
 // The server's stdio transport reads messages with it.
 export { jsonRpcMessage } from "./json-rpc-message";
 export { ServerPool } from "./pool";
-export { listDownstreamSkills, readDownstreamSkill } from "./skills";
+export { getDownstreamSkill, listDownstreamSkills, readDownstreamSkill } from "./skills";
 export type { DownstreamSkill, DownstreamSkills } from "./skills";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";
