@@ -32,6 +32,8 @@ import type { RequestStates } from "./signed-state";
 import { routeLogMessages } from "./sdk-internals";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { inboundSpan } from "./tracing";
+import type { ServerSkills } from "./skills/server-skills";
+import { serveSkills } from "./skills/upstream";
 import { tracing } from "@codemux/pool";
 import { VERSION } from "./version";
 
@@ -51,6 +53,8 @@ export interface SessionHost {
   readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
+  /** The downstream servers' skills, served to clients of the skills extension; no skills methods without them. */
+  readonly services?: { readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry"> };
 }
 
 export interface SessionServerOptions {
@@ -166,6 +170,8 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     endsSession: options.endsWithServer ?? true,
     ...(era === "modern" ? { requested: asRequested, asking } : {}),
   });
+  // The skills extension (skills/upstream.ts): the skills of the servers this session's policies show.
+  if (core.services) serveSkills(server, { skills: core.services.serverSkills, session: asRequested, modern: era === "modern" });
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   serveTaskMethods(server, era === "modern", taskStore);
