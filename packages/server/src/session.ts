@@ -54,7 +54,7 @@ export interface SessionHost {
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
   /** The downstream servers' skills, served to clients of the skills extension; no skills methods without them. */
-  readonly services?: { readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry"> };
+  readonly services?: { readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled"> };
 }
 
 export interface SessionServerOptions {

@@ -8,11 +8,13 @@ import type { ServerSkills } from "./server-skills";
 export const SKILLS_PAGE_SIZE = 100;
 /** A `skills/get` URI codemux looks at, at most. */
 const MAX_URI_CHARS = 2048;
+/** How long an answer waits for listings under way, at most: a slow server's listing does not hold every client's. */
+const SETTLE_MS = 5_000;
 /** What a 2026-07-28 client may keep a skills answer for: filtered per principal, so private. */
 const CACHE_FIELDS = { ttlMs: 10_000, cacheScope: "private" } as const;
 
 export interface UpstreamSkillsOptions {
-  skills: Pick<ServerSkills, "shownEntries" | "shownEntry">;
+  skills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled">;
   /** The session as one request's client is. */
   session: (ctx: ServerContext) => SessionInfo;
   /** The session speaks 2026-07-28, whose skills answers carry `ttlMs` and `cacheScope`. */
@@ -28,6 +30,7 @@ export interface UpstreamSkillsOptions {
 export function serveSkills(server: Server, { skills, session, modern }: UpstreamSkillsOptions): void {
   const cache = modern ? CACHE_FIELDS : {};
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: ListSkillsRequestParamsSchema }, async (params, ctx) => {
+    await settled(skills);
     const all = skills.shownEntries(session(ctx));
     const start = params.cursor === undefined ? 0 : pageStart(params.cursor, all.length);
     const page: Skill[] = all.slice(start, start + SKILLS_PAGE_SIZE);
@@ -35,6 +38,7 @@ export function serveSkills(server: Server, { skills, session, modern }: Upstrea
     return { skills: page, ...next, ...cache };
   });
   server.setRequestHandler(SKILLS_GET_METHOD, { params: GetSkillRequestParamsSchema }, async (params, ctx) => {
+    await settled(skills);
     const uri = params.uri.slice(0, MAX_URI_CHARS);
     const skill = uri.length === params.uri.length ? await skills.shownEntry(uri, session(ctx)) : undefined;
     if (skill === undefined)
@@ -42,6 +46,13 @@ export function serveSkills(server: Server, { skills, session, modern }: Upstrea
     return { skill, ...cache };
   });
   server.registerCapabilities({ extensions: { [SKILLS_EXTENSION_ID]: {} } });
+}
+
+/** A server's change reached the client as the notification codemux relayed: its new list is answered, not the one before. */
+async function settled(skills: Pick<ServerSkills, "settled">): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([skills.settled(), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+  clearTimeout(timer);
 }
 
 /** Where a cursor this server gave starts; a cursor it did not give is refused. */
