@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { SkillsClient, type Skill } from "@modelcontextprotocol/client/ext/skills";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionInfo } from "@codemux/core";
 import { Codemux, createSessionServer } from "../src/index";
 import { config, node } from "./helpers";
 
@@ -25,9 +26,9 @@ afterAll(async () => {
   await core.close();
 });
 
-async function connected(): Promise<Client> {
+async function connected(mode = "code", session?: SessionInfo): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { mode: "code" }).connect(serverSide);
+  await createSessionServer(core, { mode, ...(session ? { session } : {}) }).connect(serverSide);
   const client = new Client({ name: "host", version: "1.0.0" });
   await client.connect(clientSide);
   return client;
@@ -73,5 +74,35 @@ describe("the skills extension, served", () => {
     expect(all.skills.length).toBeGreaterThanOrEqual(123);
     expect(page.skills).toHaveLength(all.skills.length - 100);
     expect(new Set(all.skills.map((s) => s.uri)).size).toBe(all.skills.length);
+  });
+});
+
+describe("codemux's saved skills, served in mode code", () => {
+  const alice: SessionInfo = { id: "alice-session", principal: "token:alice" };
+  const bob: SessionInfo = { id: "bob-session", principal: "token:bob" };
+  const code = "export async function addOne(input: { n: number }): Promise<number> {\n  return input.n + 1;\n}\n";
+
+  it("lists a principal's saved skill as an Agent Skill whose SKILL.md says how to run it, its source beside it, both verified", async () => {
+    await core.services.skills.save(alice.principal, { name: "addOne", code, description: "Add one to a number: the first step of counting." });
+    const client = await connected("code", alice);
+    const skills = new SkillsClient(client);
+    const entry = (await skills.list()).skills.find((s) => s.uri === "skill://codemux.saved/add-one/SKILL.md") as Skill;
+    expect(entry.frontmatter).toEqual({ name: "add-one", description: "Add one to a number: the first step of counting." });
+    const manifest = await skills.read(entry);
+    expect(manifest.verified).toBe(true);
+    expect(manifest.body).toContain('import { addOne } from "mcp/skills/addOne";');
+    expect((await skills.read(entry, "skill.ts")).text).toBe(code);
+    expect((await skills.get("skill://codemux.saved/add-one/SKILL.md")).skill).toEqual(entry);
+    await client.close();
+  });
+
+  it("shows them to their principal only, and to no mode without execute_code", async () => {
+    const theirs = new SkillsClient(await connected("code", bob));
+    expect((await theirs.list()).skills.map((s) => s.uri)).not.toContain("skill://codemux.saved/add-one/SKILL.md");
+    await expect(theirs.get("skill://codemux.saved/add-one/SKILL.md")).rejects.toThrow(/No skill is served/);
+    const bobClient = await connected("code", bob);
+    await expect(bobClient.readResource({ uri: "skill://codemux.saved/add-one/SKILL.md" })).rejects.toThrow(/No server offers the resource/);
+    const passthrough = new SkillsClient(await connected("passthrough", alice));
+    expect((await passthrough.list()).skills.map((s) => s.uri)).not.toContain("skill://codemux.saved/add-one/SKILL.md");
   });
 });
