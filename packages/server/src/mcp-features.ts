@@ -86,6 +86,8 @@ export interface FeatureAttachOptions {
   requested?: (ctx: ServerContext) => SessionInfo;
   /** How a request that may ask runs (a 2026-07-28 session's parks, and answers `input_required`); at once for the session when absent. */
   asking?: AskingRun;
+  /** Resources codemux answers itself (its saved skills' files, skills/saved-entries.ts): undefined for any other URI. */
+  local?: (uri: string, session: SessionInfo) => ReadResourceResult | undefined;
 }
 
 /** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
@@ -220,13 +222,14 @@ export class McpFeatures {
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler("resources/list", async () => ({ resources: await this.listResources(session) }));
     server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
-    server.setRequestHandler(
-      "resources/read",
-      (request, ctx) =>
-        asking({ key: `resources/read ${request.params.uri}` }, ctx, (caller, own) =>
-          this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
-        ) as Promise<ReadResourceResult>,
-    );
+    server.setRequestHandler("resources/read", (request, ctx) => {
+      // codemux's own resources (its saved skills' files) are answered here, never sent to a server.
+      const local = options.local?.(request.params.uri, requested(ctx));
+      if (local) return Promise.resolve(local);
+      return asking({ key: `resources/read ${request.params.uri}` }, ctx, (caller, own) =>
+        this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
+      ) as Promise<ReadResourceResult>;
+    });
     server.setRequestHandler("resources/subscribe", async (request) => {
       const owner = await this.#owner(request.params.uri, session);
       // A subscription is held on one connection for every session: such a server's resources are each principal's own.

@@ -25,19 +25,21 @@ export class ServerSkills {
   readonly #skills = new Map<string, DownstreamSkill[]>();
   /** Bumped by each listing and removal of a server, so that a listing that ends after a newer one (or after removal) is dropped. */
   readonly #generation = new Map<string, number>();
+  /** Listings under way: a client told of a change (the relayed resources/list_changed) is answered after them, not from the old list. */
+  readonly #listing = new Set<Promise<void>>();
   readonly #options: ServerSkillsOptions;
 
   constructor(options: ServerSkillsOptions) {
     this.#options = options;
     const { pool } = options;
-    pool.on("tools", (server) => void this.#index(server));
+    pool.on("tools", (server) => this.#listAgain(server));
     pool.on("removed", (server) => {
       this.#bump(server);
       this.#unindex(server);
     });
     pool.on("notification", (server, notification, owner) => {
       // The extension announces a changed skill set as a changed resource list; an instance's lists are the listing connection's.
-      if (!owner && notification.method === "notifications/resources/list_changed") void this.#index(server);
+      if (!owner && notification.method === "notifications/resources/list_changed") this.#listAgain(server);
     });
   }
 
@@ -47,6 +49,11 @@ export class ServerSkills {
       .filter(([server]) => this.#options.access.seesServer(session, server))
       .map(([server, skills]) => ({ server, skills }))
       .sort((a, b) => a.server.localeCompare(b.server));
+  }
+
+  /** Resolves once the listings under way when it is called have ended. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#listing);
   }
 
   /**
@@ -128,6 +135,12 @@ export class ServerSkills {
   async #client(server: string, session: SessionInfo) {
     if (!this.#options.pool.client) throw new Error("this pool offers tools only");
     return this.#options.pool.client(server, session);
+  }
+
+  #listAgain(server: string): void {
+    const listing = this.#index(server);
+    this.#listing.add(listing);
+    void listing.finally(() => this.#listing.delete(listing));
   }
 
   /** Lists one server's skills again and replaces what search had of them. */
