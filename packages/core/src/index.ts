@@ -1,4 +1,5 @@
 export { isLoopback } from "./address";
+export { composeMiddleware } from "./compose";
 export {
   POLICY_RULE_STATE,
   type CallContext,

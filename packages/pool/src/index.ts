@@ -67,7 +67,7 @@ export {
 export type { PoolErrorCode } from "./errors";
 // The server's stdio transport reads messages with it.
 export { ServerPool } from "./pool";
-export { listDownstreamSkills, readDownstreamSkill } from "./skills";
+export { getDownstreamSkill, listDownstreamSkills, readDownstreamSkill } from "./skills";
 export type { DownstreamSkill, DownstreamSkills } from "./skills";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";

@@ -19,7 +19,7 @@ import {
 import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
-import { appUriOwner, isAppUri, shownAppUri } from "./app-uris";
+import { isAppUri, isServerSchemeUri, isSkillUri, serverUriOwner, shownServerUri } from "./app-uris";
 import { maskedError } from "./downstream-mask";
 import { InputRequiredError } from "./errors";
 import type { PipelineRequest, ToolCallPipeline } from "./pipeline/pipeline";
@@ -182,8 +182,8 @@ export class McpFeatures {
     for (const r of resources.slice(0, INDEXED).filter((r) => !(skillFiles && r.uri.endsWith("/SKILL.md"))))
       add("resource", r.uri, {
         name: r.name,
-        shown: shownAppUri(server, r.uri),
-        signature: `readResource(${JSON.stringify(shownAppUri(server, r.uri))})`,
+        shown: shownServerUri(server, r.uri),
+        signature: `readResource(${JSON.stringify(shownServerUri(server, r.uri))})`,
         description: r.description,
         module: "mcp/resources",
       });
@@ -303,9 +303,9 @@ export class McpFeatures {
     );
     const counts = new Map<string, number>();
     for (const { items, own } of listed) if (!own) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
-    // An app's ui:// URI is always shown under its server (ui://<server>/...): the tools' _meta.ui.resourceUri says the same, whatever else is listed.
+    // An app's ui:// URI and a skill's skill:// URI are always shown under their server (ui://<server>/...): tools' _meta.ui and skills/list say the same.
     const shownUri = (server: string, uri: string, own: boolean) =>
-      isAppUri(uri) ? shownAppUri(server, uri) : own || (counts.get(uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${uri}` : uri;
+      isServerSchemeUri(uri) ? shownServerUri(server, uri) : own || (counts.get(uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${uri}` : uri;
     const out: Resource[] = [];
     for (const { server, items, own, needsLogin } of listed) {
       if (needsLogin !== undefined)
@@ -324,7 +324,7 @@ export class McpFeatures {
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
     const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
     return listed.flatMap(({ server, items }) =>
-      items.map((t) => ({ ...t, uriTemplate: shownAppUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
+      items.map((t) => ({ ...t, uriTemplate: shownServerUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
     );
   }
 
@@ -344,6 +344,8 @@ export class McpFeatures {
       result.contents.map(async (content) => {
         // An app's HTML goes to the host whole (its mimeType and _meta.ui as the server gave them): a preview would be no app.
         if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes || content.mimeType === APP_MIME_TYPE) return { ...content, uri };
+        // A client's read of a skill file gets it whole: it checks the bytes against the file's listed digest.
+        if (isSkillUri(uri) && caller.origin === "resources/read") return { ...content, uri };
         const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session);
         const preview = content.text.slice(0, 2000);
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
@@ -491,8 +493,8 @@ export class McpFeatures {
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
   async #owner(uri: string, session?: SessionInfo): Promise<{ server: string; uri: string }> {
-    const app = appUriOwner(uri);
-    // An app's URI names its server: read there with its own URI, or unknown to whom the server is hidden.
+    const app = serverUriOwner(uri);
+    // An app's or a skill's URI names its server: read there with its own URI, or unknown to whom the server is hidden.
     if (app !== undefined && this.#deps.pool.names.includes(app.server) && this.#sees(session, app.server)) return app;
     if (app === undefined && !this.#uris.has(uri)) await this.listResources();
     const known = app === undefined ? this.#uris.get(uri) : undefined;
@@ -563,7 +565,7 @@ export class McpFeatures {
     if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
     if (notification.method !== "notifications/resources/updated") return undefined;
     const own = String(notification.params?.uri ?? "");
-    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownAppUri(server, own) };
+    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownServerUri(server, own) };
   }
 
   #relayLogMessage(server: string, raw: Record<string, unknown>, owner?: InstanceOwner): void {

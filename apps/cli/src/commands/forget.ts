@@ -6,7 +6,7 @@ import { dispatchFilesFrom, forgetAlso, pluginsOf, readRawConfig, type GlobalOpt
 import { defaultConfig } from "../default-config";
 import { addCounts } from "../forget-shared";
 import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
-import { openSharedState, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
+import { openStoreClient, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
 import { UsageError } from "../errors";
 import { cliLogger } from "../logger";
 
@@ -52,12 +52,11 @@ export function registerForget(program: Command, context: RunContext): void {
       const { config } = command.optsWithGlobals<GlobalOptions>();
       const file = findConfigFile(config ? { configPath: config } : {})?.file;
       const raw = await readRawConfig(file);
-      const shared = await openSharedState(storeSettingOf(flags, raw, file), {});
+      const shared = await openStoreClient(storeSettingOf(flags, raw, file), {
+        unreachable: (where, reason) =>
+          `Redis at ${where} is not reachable (${reason}), so nothing was deleted; start it (or fix --store) and run codemux forget again.`,
+      });
       try {
-        if (shared.connection && !shared.connection.up())
-          throw new UsageError(
-            `Redis at ${shared.connection.where} is not reachable, so nothing was deleted; start it (or fix --store) and run codemux forget again.`,
-          );
         const report: ForgetReport = {};
         for (const instance of running) {
           // Without a store of its own here, the instance asks its store's other instances itself.

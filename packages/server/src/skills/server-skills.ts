@@ -1,6 +1,8 @@
 import type { Logger, SessionInfo } from "@codemux/core";
 import { summarize, type Catalog } from "@codemux/catalog";
-import { NoSessionError, listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
+import { NoSessionError, getDownstreamSkill, listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
+import type { Skill } from "@modelcontextprotocol/server/ext/skills";
+import { isSkillUri, serverUriOwner, shownServerUri } from "../app-uris";
 import { BadRequestError, SkillReadError } from "../errors";
 import type { Access } from "../policy/access";
 import type { ToolPool } from "../tool-pool";
@@ -45,6 +47,28 @@ export class ServerSkills {
       .filter(([server]) => this.#options.access.seesServer(session, server))
       .map(([server, skills]) => ({ server, skills }))
       .sort((a, b) => a.server.localeCompare(b.server));
+  }
+
+  /**
+   * The skills of the servers `session` sees as a client of the skills extension is shown them: each `skill://` URI
+   * (the entry's and its files') under its server, `skill://<server>/<the rest>`, the rest of the entry (frontmatter,
+   * digests, sizes) as the server listed it. A skill under another scheme has no such name and is left out.
+   */
+  shownEntries(session: SessionInfo): Skill[] {
+    return this.list(session).flatMap(({ server, skills }) => skills.flatMap((skill) => shownEntry(server, skill.entry) ?? []));
+  }
+
+  /** The entry of the skill whose `SKILL.md` a client knows as `uri` (`skill://<server>/...`), listed or not (the server's skills/get); undefined when none. */
+  async shownEntry(uri: string, session: SessionInfo): Promise<Skill | undefined> {
+    const owner = serverUriOwner(uri);
+    if (owner === undefined || !isSkillUri(uri) || !this.#options.access.seesServer(session, owner.server)) return undefined;
+    const listed = this.#skills.get(owner.server)?.find((skill) => skill.uri === owner.uri);
+    if (listed) return shownEntry(owner.server, listed.entry);
+    // Any failure (no such skill, a server that does not serve the extension, a timeout) is a skill not served.
+    const entry = await this.#client(owner.server, session)
+      .then((client) => getDownstreamSkill(client, owner.uri))
+      .catch(() => undefined);
+    return entry && entry.uri === owner.uri ? shownEntry(owner.server, entry) : undefined;
   }
 
   /** A skill's `SKILL.md` (or one of its files, by the path after the skill's), with where it is from; a sentence when there is none. */
@@ -130,4 +154,11 @@ export class ServerSkills {
     for (const skill of this.#skills.get(server) ?? []) this.#options.catalog.removeDocument("skill", `${DOCUMENT_PREFIX}${server}/${skill.path}`);
     this.#skills.delete(server);
   }
+}
+
+/** A downstream skill's entry as a client is shown it (see `ServerSkills.shownEntries`); undefined for a skill not under `skill://`. */
+function shownEntry(server: string, entry: Skill): Skill | undefined {
+  if (!isSkillUri(entry.uri)) return undefined;
+  const resources = entry.resources === "dynamic" ? entry.resources : entry.resources.map((file) => ({ ...file, uri: shownServerUri(server, file.uri) }));
+  return { ...entry, uri: shownServerUri(server, entry.uri), resources };
 }
