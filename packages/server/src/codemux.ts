@@ -331,6 +331,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       catalog: this.catalog,
       access: this.access,
       skills,
+      serverSkills,
       resources: this.features,
       hostCallGlobal: HOST_CALL_GLOBAL,
       status: () => this.pool.status(),
