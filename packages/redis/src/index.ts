@@ -2,7 +2,7 @@ export { RedisBuckets } from "./buckets";
 export { RedisConnection, type RedisConnectionOptions } from "./connection";
 export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError, type RedisErrorCode } from "./errors";
 export { importEntries, type ImportReport } from "./import";
-export { RedisJobQueue } from "./job-queue";
+export { RedisJobQueue, type JobQueueTimes } from "./job-queue";
 export { RedisJobShare } from "./jobs";
 export { RedisLists } from "./lists";
 export { RedisRecordTable } from "./records";
