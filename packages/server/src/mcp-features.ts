@@ -105,7 +105,7 @@ export class McpFeatures {
   /** The session each of `#servers` serves (an instance's notifications go to its owner's). */
   readonly #sessions = new Map<string, SessionInfo>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
-  readonly #changeListeners = new Set<(change: FeatureChange) => void>();
+  readonly #changeListeners = new Set<(change: FeatureChange, owner?: InstanceOwner) => void>();
 
   readonly #deps: McpFeaturesOptions;
 
@@ -529,8 +529,11 @@ export class McpFeatures {
    * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
    * sessions that subscribed; list changes to all.
    */
-  /** Calls `listener` with each resources or prompts list change and each resource update a downstream server reports; returns the function that stops it. */
-  onChange(listener: (change: FeatureChange) => void): () => void {
+  /**
+   * Calls `listener` with each resources or prompts list change and each resource update a downstream server reports, with
+   * the owner of the isolated instance that reported it (its owner's alone); returns the function that stops it.
+   */
+  onChange(listener: (change: FeatureChange, owner?: InstanceOwner) => void): () => void {
     this.#changeListeners.add(listener);
     return () => this.#changeListeners.delete(listener);
   }
@@ -540,9 +543,8 @@ export class McpFeatures {
       this.#relayLogMessage(server, notification.params ?? {});
       return;
     }
-    const change = this.#changeOf(server, notification);
-    // Listeners are told every session's changes alike: an instance's are its owner's alone, so they are not.
-    if (change && !owner) for (const listener of this.#changeListeners) listener(change);
+    const change = this.#changeOf(server, notification, owner);
+    if (change) for (const listener of this.#changeListeners) listener(change, owner);
     for (const [sessionId, mcp] of this.#servers) {
       if (owner && !this.#owns(owner, this.#sessions.get(sessionId))) continue;
       let out: ServerNotification | undefined;
@@ -563,11 +565,13 @@ export class McpFeatures {
     return session !== undefined && session.principal === owner.principal && (owner.session === undefined || owner.session === session.id);
   }
 
-  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }): FeatureChange | undefined {
+  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }, owner?: InstanceOwner): FeatureChange | undefined {
     if (notification.method === "notifications/resources/list_changed") return { kind: "resources" };
     if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
     if (notification.method !== "notifications/resources/updated") return undefined;
     const own = String(notification.params?.uri ?? "");
+    // An instance's resources are listed under their server's name, as its owner's own.
+    if (owner) return { kind: "resource", uri: `${COLLISION_SCHEME}${server}/${own}` };
     return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownServerUri(server, own) };
   }
 
