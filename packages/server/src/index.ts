@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
+export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export {
   SPILL_BYTES_RULE,
   codemuxHome,
