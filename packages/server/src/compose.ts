@@ -176,6 +176,7 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
     catalog,
     access,
     skills,
+    serverSkills,
     resources: features,
     hostCallGlobal: HOST_CALL_GLOBAL,
     status: () => pool.status(),
