@@ -307,6 +307,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       largeResultBytes,
       logger: this.logger,
       mask: this.mask,
+      screen: this.scan,
     });
     const serverSkills = new ServerSkills({ pool: this.pool, catalog: this.catalog, access: this.access, logger: this.logger });
     const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);

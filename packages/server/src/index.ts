@@ -65,6 +65,16 @@ export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
 export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
-export { SCAN_MODES, ToolScreen, type ScanMode, type ScreenGate, type ScreenedTool, type ServerScan, type ToolScan } from "./screen";
+export {
+  SCAN_MODES,
+  ToolScreen,
+  type ItemKind,
+  type ItemScan,
+  type ScanMode,
+  type ScreenGate,
+  type ScreenedTool,
+  type ServerScan,
+  type ToolScan,
+} from "./screen";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";
