@@ -13,6 +13,7 @@ import {
   resolveConfig,
   resultFormatOf,
   scanModeOf,
+  tracingOf,
   retentionFor,
   retentionOf,
   spillBytesOf,
@@ -31,6 +32,7 @@ import { cliLogger } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
+import { startTracing } from "./tracing";
 import { jobsSettingsOf } from "./jobs-settings";
 import { configReloader, type ConfigReload } from "./reload";
 import type { SharedState } from "./shared-state";
@@ -119,6 +121,8 @@ export async function startCore(
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
   const raw = await readRawConfig(configFile);
+  // The config's `tracing` may turn traces on, before anything that makes spans starts (the OTEL_* variables may have already).
+  await startTracing(process.env, configFile ? tracingOf(raw, configFile) : undefined);
   const retention = configFile ? retentionOf(raw, configFile) : undefined;
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,

@@ -12,8 +12,9 @@ export {
   scanModeOf,
   spillBytesOf,
   stateKeyOf,
+  tracingOf,
 } from "./config";
-export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
+export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions, TracingSettings } from "./config";
 export {
   BadRequestError,
   InvalidArgumentsError,
