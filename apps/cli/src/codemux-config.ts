@@ -16,6 +16,8 @@ import {
   type ResultFormat,
   type Retention,
   type ScanMode,
+  type TracingSettings,
+  tracingOf,
 } from "@codemux/server";
 import { dirname } from "node:path";
 import { jobsSettingsOf } from "./jobs-settings";
@@ -38,6 +40,7 @@ export const CONFIG_KEYS = [
   "http",
   "jobs",
   "store",
+  "tracing",
 ] as const;
 
 /**
@@ -57,6 +60,8 @@ export interface CodemuxConfig {
   retention?: Retention;
   resultFormat?: ResultFormat;
   dispatchFiles?: DispatchFiles;
+  /** The config's `tracing` (OTLP traces without OTEL_* variables, which win where both say something). */
+  tracing?: TracingSettings;
   /** The sections only a serving codemux reads: checked only when serving, so a one-shot command is not stopped by them. */
   serving?: { http: HttpSettings; jobs: { maxRunMs?: number }; spillBytes?: number; stateKey?: string };
   /** Softer mistakes: the servers' unknown keys, and top-level keys that look like a misspelled one of codemux's. */
@@ -95,6 +100,7 @@ export async function loadCodemuxConfig(options: LoadConfigOptions = {}): Promis
   const resultFormat = resultFormatOf(raw, file);
   const dispatchFiles = dispatchFilesOf(raw, file, dirname(file));
   const policies = policiesOf(raw, file);
+  const tracing = tracingOf(raw, file);
   const spillBytes = options.serving ? spillBytesOf(raw, file) : undefined;
   const stateKey = options.serving ? stateKeyOf(raw, file, env) : undefined;
   return {
@@ -106,6 +112,7 @@ export async function loadCodemuxConfig(options: LoadConfigOptions = {}): Promis
     ...(retention ? { retention } : {}),
     ...(resultFormat ? { resultFormat } : {}),
     ...(dispatchFiles ? { dispatchFiles } : {}),
+    ...(tracing ? { tracing } : {}),
     ...(options.serving
       ? {
           serving: {

@@ -26,6 +26,7 @@ import { cliLogger } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
+import { startTracing } from "./tracing";
 import { configReloader, type ConfigReload } from "./reload";
 import { loadCodemuxConfig, type CodemuxConfig } from "./codemux-config";
 import type { SharedState } from "./shared-state";
@@ -144,6 +145,8 @@ export async function startCodemux(
   const serving = loaded.serving ?? { http: {}, jobs: {} };
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
+  // The config's `tracing` may turn traces on, before anything that makes spans starts (the OTEL_* variables may have already).
+  await startTracing(process.env, loaded.tracing);
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,
     // Serving from a file: loaded even without a plugins section, so that an edit can turn plugins on.

@@ -327,7 +327,11 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_scan_findings", "The scan's findings in what each server lists (security.scan), by server and severity.", () =>
       this.#core.scan.reports().flatMap((report) => {
         const counts = new Map<string, number>();
-        for (const finding of [...report.tools.flatMap((t) => t.findings), ...(report.instructions?.findings ?? [])])
+        for (const finding of [
+          ...report.tools.flatMap((t) => t.findings),
+          ...(report.instructions?.findings ?? []),
+          ...report.items.flatMap((i) => i.findings),
+        ])
           counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
         return [...counts].map(([severity, n]): [Labels, number] => [{ server: report.server, severity }, n]);
       }),

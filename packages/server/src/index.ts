@@ -12,8 +12,9 @@ export {
   scanModeOf,
   spillBytesOf,
   stateKeyOf,
+  tracingOf,
 } from "./config";
-export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
+export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions, TracingSettings } from "./config";
 export {
   BadRequestError,
   InvalidArgumentsError,
@@ -65,6 +66,16 @@ export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
 export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
-export { SCAN_MODES, ToolScreen, type ScanMode, type ScreenGate, type ScreenedTool, type ServerScan, type ToolScan } from "./screen";
+export {
+  SCAN_MODES,
+  ToolScreen,
+  type ItemKind,
+  type ItemScan,
+  type ScanMode,
+  type ScreenGate,
+  type ScreenedTool,
+  type ServerScan,
+  type ToolScan,
+} from "./screen";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";
