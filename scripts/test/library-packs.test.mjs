@@ -32,7 +32,7 @@ function registrySpec(manifest, name) {
   return range && !range.startsWith("workspace:") ? `${name}@${range}` : name;
 }
 
-/** The module names a package's `exports` offers (`@codemux/pool`, `@codemux/pool/stdio`, ...). */
+/** The module names a package's `exports` offers (`@codemux/pool`, `@codemux/codegen/node`, ...). */
 function entryPoints(pkg) {
   const keys = Object.keys(pkg.manifest.exports ?? { ".": null }).filter((key) => !key.endsWith(".json"));
   return keys.map((key) => (key === "." ? pkg.name : `${pkg.name}/${key.slice(2)}`));

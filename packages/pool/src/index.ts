@@ -1,6 +1,6 @@
 /**
  * @codemux/pool: downstream MCP connections (config, transports, health, restarts, calls).
- * This entry loads no `child_process`: stdio servers load `@codemux/pool/stdio` on first use.
+ * This entry loads no `child_process`: stdio servers load the stdio chunk (`./stdio`, not an entry users import) on first use.
  * @example
  * import { ServerPool, loadConfigFile } from "@codemux/pool";
  * const pool = new ServerPool(await loadConfigFile("codemux.json"));

@@ -1,9 +1,7 @@
 /**
  * Node-only parts of @codemux/pool: the child-process transport, the environment stdio servers
- * get, and the process-group registry. The root entry loads this on its first stdio server.
- * @example
- * import { ChildProcessTransport } from "@codemux/pool/stdio";
- * const transport = new ChildProcessTransport({ type: "stdio", command: "npx", args: ["-y", "server"], env: {} });
+ * get, and the process-group registry. Not an entry users import: a chunk of its own (tsup's second
+ * entry) that the root entry loads on its first stdio server, so the root loads no child_process.
  */
 import type { StdioTransportSpec, TransportContext } from "./config/types";
 import { ChildProcessTransport } from "./stdio-transport";

@@ -13,7 +13,7 @@ console.log(JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m) &
 }
 
 describe("entry points", () => {
-  it("the root entry loads no child_process; @codemux/pool/stdio does", () => {
+  it("the root entry loads no child_process; the stdio chunk it imports on the first stdio server does", () => {
     expect(loadsChildProcess("index.js")).toBe(false);
     expect(loadsChildProcess("stdio.js")).toBe(true);
   });

@@ -1,4 +1,3 @@
-export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
 export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export {
@@ -29,13 +28,10 @@ export {
 } from "./errors";
 export type { ServerErrorCode } from "./errors";
 export type { TaskStoreFactory } from "./jobs";
-export { McpFeatures } from "./mcp-features";
-export type { FeatureChange } from "./mcp-features";
 export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
 export type { ModuleListing, ModuleNamespace, ModuleSource, ServerSkillsListed } from "./modules/namespace";
 export { callRequest } from "./pipeline/call-request";
-export { Access } from "./policy/access";
 export type { CatalogView } from "./policy/catalog-view";
 export { policiesOf, type PolicyConfig, type PolicyRule } from "./policy/config";
 export { explainPolicy, type CatalogFacts, type CheckedTool, type PolicyDecision } from "./policy/explain";
@@ -46,8 +42,6 @@ export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hi
 export { keepIfLarge, keptNotice, limitResult, type LimitedResult } from "./render/limit-result";
 export { errorResult, errorText, executionBody, executionResult } from "./render/text";
 export { RESULT_FORMATS, toonText, type ResultFormat } from "./render/toon";
-export { ResultStore } from "./results";
-export type { KeptResult, ResultOwner, ResultStoreOptions } from "./results";
 export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "./retention";
 export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
@@ -68,7 +62,6 @@ export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
 export {
   SCAN_MODES,
-  ToolScreen,
   type ItemKind,
   type ItemScan,
   type ScanMode,

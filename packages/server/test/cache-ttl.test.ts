@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { CatalogCache, MemoryStore } from "../src/index";
+import { CatalogCache } from "../src/catalog-cache";
+import { MemoryStore } from "../src/index";
 import { config, connect, misbehaving, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];

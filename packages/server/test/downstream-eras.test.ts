@@ -6,7 +6,8 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CATALOG_CACHE_VERSION, Codemux, createSessionServer } from "../src/index";
+import { CATALOG_CACHE_VERSION } from "../src/catalog-cache";
+import { Codemux, createSessionServer } from "../src/index";
 import { config, node, textOf } from "./helpers";
 
 let dir: string;

@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CatalogCache, MemoryStore } from "../src/index";
+import { CatalogCache } from "../src/catalog-cache";
+import { MemoryStore } from "../src/index";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const SERVERS = 22;

@@ -8,7 +8,8 @@ import { EventEmitter } from "node:events";
 import type { PoolConfig } from "@codemux/pool";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { FileStore, MemoryStore, ResultStore, createSessionServer, type ToolPool } from "../src/index";
+import { FileStore, MemoryStore, createSessionServer, type ToolPool } from "../src/index";
+import { ResultStore } from "../src/results";
 import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
 
 const harnesses: Harness[] = [];
