@@ -162,6 +162,8 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("codemux forget ag
     const nowhere = `redis://127.0.0.1:${await freePort()}`;
     const run = await runCli(["forget", "token:alice", "--store", nowhere], { cwd: dir, env: { ...process.env, CODEMUX_HOME: join(dir, "home-none") } });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`Redis at ${nowhere} is not reachable, so nothing was deleted; start it (or fix --store) and run codemux forget again.`);
+    expect(run.stderr).toContain(
+      `Redis at ${nowhere} is not reachable (ECONNREFUSED), so nothing was deleted; start it (or fix --store) and run codemux forget again.`,
+    );
   }, 30_000);
 });

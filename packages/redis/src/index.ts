@@ -1,5 +1,6 @@
 export { RedisBuckets } from "./buckets";
 export { RedisConnection, type RedisConnectionOptions } from "./connection";
+export type { LuaScript } from "./lua";
 export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError, type RedisErrorCode } from "./errors";
 export { importEntries, type ImportReport } from "./import";
 export { RedisJobQueue, type JobQueueTimes } from "./job-queue";

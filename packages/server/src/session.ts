@@ -32,6 +32,10 @@ import type { RequestStates } from "./signed-state";
 import { routeLogMessages } from "./sdk-internals";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { inboundSpan } from "./tracing";
+import type { ServerSkills } from "./skills/server-skills";
+import type { SkillLibrary } from "./skills/library";
+import { readSavedSkillFile } from "./skills/saved-entries";
+import { serveSkills } from "./skills/upstream";
 import { tracing } from "@codemux/pool";
 import { VERSION } from "./version";
 
@@ -51,6 +55,11 @@ export interface SessionHost {
   readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
+  /** The downstream servers' skills, served to clients of the skills extension; no skills methods without them. */
+  readonly services?: {
+    readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled">;
+    readonly skills?: Pick<SkillLibrary, "list">;
+  };
 }
 
 export interface SessionServerOptions {
@@ -162,10 +171,18 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       throw error;
     }
   };
+  // The skills extension (skills/upstream.ts): the skills of the servers this session's policies show, and in mode code
+  // the principal's saved skills, which run through execute_code (skills/saved-entries.ts).
+  const saved = surface.name === "code" ? core.services?.skills : undefined;
   const forgetFeatures = core.features.attach(server, current, {
     endsSession: options.endsWithServer ?? true,
     ...(era === "modern" ? { requested: asRequested, asking } : {}),
+    ...(saved ? { local: (uri: string, who: SessionInfo) => readSavedSkillFile(saved.list(who.principal), uri) } : {}),
   });
+  if (core.services) {
+    const own = saved ? { saved: (who: SessionInfo) => saved.list(who.principal) } : {};
+    serveSkills(server, { skills: core.services.serverSkills, session: asRequested, modern: era === "modern", ...own });
+  }
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   serveTaskMethods(server, era === "modern", taskStore);
@@ -208,10 +225,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const callTool: Session["callTool"] = async (params, extra) => {
     // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
     const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
-    if (!appCall) {
-      const offered = (await surface.listTools(callerOf(extra))).map((tool) => tool.name);
-      if (!offered.includes(params.name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, unknownTool(params.name, offered));
-    }
+    if (!appCall) await offeredNames(core).check(surface, callerOf(extra), params.name);
     return era === "modern" ? (answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra)) : answer(params, extra);
   };
   /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
@@ -257,6 +271,69 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     forgetFeatures();
   };
   return { server, callTool };
+}
+
+/** Offered-name sets kept past this many (callers times their capability sets) start afresh: a client's capabilities are its own text. */
+const MAX_OFFERED_SETS = 1000;
+/** Capabilities whose JSON is longer are not remembered by (the check lists the tools each call, as before). */
+const MAX_CAPABILITIES_KEY = 4096;
+
+/**
+ * The names each caller of one core is offered, per surface, as sets: the unknown-name check of a call is a lookup,
+ * not a tools/list. A set is what `surface.listTools` answered that caller (its principal, claims and client
+ * capabilities decide it), and every set is forgotten when the core's tools or policies change (`toolsChanged`). Shared
+ * by the core's sessions: over HTTP a 2026-07-28 request, or a stateless one, gets a session of its own.
+ */
+class OfferedNames {
+  /** Per surface, by `offeredKey`. */
+  #sets = new WeakMap<Surface, Map<string, ReadonlySet<string>>>();
+  /** Bumped on every change: a list made before one is not remembered after it. */
+  #generation = 0;
+
+  constructor(core: SessionHost) {
+    core.on("toolsChanged", () => {
+      this.#generation++;
+      this.#sets = new WeakMap();
+    });
+  }
+
+  /** Throws the unknown-tool error unless `session`'s client is offered `name` by `surface`. */
+  async check(surface: Surface, session: SessionInfo, name: string): Promise<void> {
+    const key = offeredKey(session);
+    if (key !== undefined && this.#sets.get(surface)?.get(key)?.has(name)) return;
+    // Not in the set (or none yet): the list as it is now decides, and names what is offered when refused.
+    const generation = this.#generation;
+    const offered = (await surface.listTools(session)).map((tool) => tool.name);
+    if (key !== undefined && generation === this.#generation) {
+      let sets = this.#sets.get(surface);
+      if (!sets) this.#sets.set(surface, (sets = new Map()));
+      if (sets.size >= MAX_OFFERED_SETS) sets.clear();
+      sets.set(key, new Set(offered));
+    }
+    if (!offered.includes(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, unknownTool(name, offered));
+  }
+}
+
+const offeredByCore = new WeakMap<SessionHost, OfferedNames>();
+function offeredNames(core: SessionHost): OfferedNames {
+  let names = offeredByCore.get(core);
+  if (!names) offeredByCore.set(core, (names = new OfferedNames(core)));
+  return names;
+}
+
+/** Each capabilities object's JSON, made once (a 2025 connection's object is the same on every call). */
+const capabilitiesJson = new WeakMap<object, string>();
+
+/** What a surface's tool list depends on: the caller's session, principal and claims (its policy grant), and its client's capabilities. */
+function offeredKey(session: SessionInfo): string | undefined {
+  const capabilities = session.peer?.capabilities();
+  let json = capabilities ? capabilitiesJson.get(capabilities) : "";
+  if (json === undefined) {
+    json = JSON.stringify(capabilities);
+    capabilitiesJson.set(capabilities as object, json);
+  }
+  if (json.length > MAX_CAPABILITIES_KEY) return undefined;
+  return [session.id, session.principal, session.groups?.join("\u0001") ?? "", session.scopes?.join("\u0001") ?? "", json].join("\u0000");
 }
 
 /** A session's capabilities with the Apps extension declared: codemux carries MCP Apps in every mode (see apps.ts). */
