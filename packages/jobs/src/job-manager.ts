@@ -12,17 +12,18 @@ import {
   type SessionInfo,
   type JobShare,
   type JobQueue,
-  type RequestContext,
   type SharedSlots,
 } from "@codemux/core";
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
 import { requestCancel } from "./cancel-request";
 import { JobsError } from "./errors";
 import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
 import { seconds } from "./format";
+import { CancelRequests, JobFiles } from "./job-files";
 import { SharedJobPlaces } from "./job-places";
+import { boundedRequest, errorText, isCarrier, portable, PORTABLE_KINDS, type PortableRunner, type QueuedPayload } from "./portable";
+import { SharedRecords, SHARE_TTL_SLACK_MS } from "./shared-records";
 import { argsDigest, callCounts, MAX_TRANSCRIPT_BYTES, parseTranscript, readTranscript, resultSize, TranscriptWriter, type TranscriptRead } from "./transcript";
 import { endJobSpan, inJobSpan, jobOrigin, startJobSpan } from "./tracing";
 import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type JournalEvent, type TerminalStatus } from "./types";
@@ -32,26 +33,16 @@ export const DEFAULT_MAX_QUEUED = 50;
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Progress lines are journaled at most this often per job (the last one is always in the end line). */
 const PROGRESS_JOURNAL_MS = 1_000;
-const CANCEL_POLL_MS = 1_000;
 const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
 const FOREIGN_REFRESH_MS = 2_000;
-const MAX_REQUEST_BYTES = 256 * 1024;
-/** Results up to this size are shared in the job's record; larger ones in a key of their own. */
-const MAX_SHARED_RESULT_BYTES = 256 * 1024;
-/** Results larger than this stay in the files of the instance that ran the job (a bound on what one job puts in Redis). */
-const MAX_SHARED_LARGE_RESULT_BYTES = 16 * 1024 * 1024;
 /** A job waits this long in the shared queue for an instance with room, by default; then it ends failed, never run. */
 const DEFAULT_MAX_WAIT_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_RUN_MS = 30 * 60 * 1000;
 const TAKEN_NEVER_RAN =
   "No codemux instance ran this job: it left the shared queue without an instance claiming it (the one that took it stopped first); it never ran: submit it again.";
 const TAKEN_STOPPED = "The codemux instance that took this job from the shared queue stopped before it started it; it never ran: submit it again.";
-/** A shared record outlives the job's retention by this, so it is never gone before the journal forgets it. */
-const SHARE_TTL_SLACK_MS = 60_000;
 /** A principal's jobs read from the shared records at most. */
 const MAX_SHARED_LISTED = 200;
-/** How often records Redis did not take are written again. */
-const PUBLISH_RETRY_MS = 1_000;
 /** Ids of one `jobs` request read from the share one by one at most (output takes 20). */
 const MAX_IDS_READ = 20;
 const SHARED_WAIT_POLL_MS = 500;
@@ -105,21 +96,6 @@ export interface JobManagerOptions {
   /** How long a running snippet job may wait on tools (default 30 min); its own computing keeps `execute_code`'s timeout. */
   maxRunMs?: number;
   now?: () => number;
-}
-
-/** Kinds another instance can run from their request alone; the rest (the agent, MCP tasks) need their client's session and stay. */
-const PORTABLE_KINDS = new Set(["call_tool", "execute_code"]);
-
-/** Runs a portable job's request on this instance (the surface's meta-tool of that kind, in the foreground of the job). */
-export type PortableRunner = (work: { kind: string; request: Record<string, unknown> }, context: RequestContext & { job: string }) => Promise<ToolResult>;
-
-/** What a queued job carries to the instance that takes it. */
-interface QueuedPayload {
-  record: JobRecord;
-  request: Record<string, unknown>;
-  session: SessionInfo;
-  /** The trace context of the request that queued it, for the span of the instance that runs it. */
-  trace?: Record<string, string>;
 }
 
 /** A job this process runs (or queues). */
@@ -177,24 +153,34 @@ export class JobManager implements JobRunner {
   readonly #redactor: JournalRedactor | undefined;
   readonly #retentionFor: ((principal: string) => number | undefined) | undefined;
   #writer: JournalWriter | undefined;
-  #cancelTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #refreshedAt = 0;
+  readonly #files: JobFiles;
+  readonly #cancels: CancelRequests;
   readonly #share: JobShare | undefined;
+  readonly #records: SharedRecords | undefined;
   readonly #places: SharedJobPlaces | undefined;
   #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
   readonly #maxWaitMs: number;
   readonly #maxRunMs: number;
   /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
   readonly #waitTimers = new Map<string, NodeJS.Timeout>();
-  /** Records the share did not take yet, by id (the newest state of each). */
-  readonly #unpublished = new Map<string, JobRecord>();
-  #publishTimer: NodeJS.Timeout | undefined;
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
     this.paths = journalPaths(options.dir);
+    this.#files = new JobFiles(this.paths);
+    this.#cancels = new CancelRequests(this.paths, {
+      liveCount: () => this.#live.size,
+      isLive: (id) => this.#live.has(id),
+      known: (id) => this.#jobs.get(id),
+      cancel: async (id, by) => {
+        const live = this.#live.get(id);
+        if (live) await this.#finish(live, "cancelled", { by });
+      },
+      now: () => this.now(),
+    });
     this.logger = options.logger ?? silentLogger;
     this.maxConcurrent = Math.max(1, options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
     this.maxQueued = Math.max(0, options.maxQueued ?? DEFAULT_MAX_QUEUED);
@@ -206,6 +192,7 @@ export class JobManager implements JobRunner {
     this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
     this.#share = options.share;
+    this.#records = options.share ? new SharedRecords(options.share, this.logger, (record) => this.retentionOf(record) + SHARE_TTL_SLACK_MS) : undefined;
     this.#places = options.slots ? new SharedJobPlaces(options.slots) : undefined;
     this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     this.#maxRunMs = Math.max(1, options.maxRunMs ?? DEFAULT_MAX_RUN_MS);
@@ -664,7 +651,7 @@ export class JobManager implements JobRunner {
     this.#sharedQueue?.queue.roomChanged();
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
     void this.#publish(record);
-    this.#watchCancels();
+    if (!this.#closed) this.#cancels.watch();
     const progress = (value: Progress) => {
       this.#noteProgress(live, {
         ...(value.message !== undefined ? { message: this.#mask(oneLine(value.message, 200)) } : {}),
@@ -718,11 +705,8 @@ export class JobManager implements JobRunner {
     if (fields.result) {
       const json = JSON.stringify(fields.result);
       if (json.length > INLINE_RESULT_BYTES) {
-        const ref = `${record.id}.json`;
         try {
-          await mkdir(this.paths.results, { recursive: true, mode: 0o700 });
-          await writeFile(join(this.paths.results, ref), json, { mode: 0o600 });
-          record.resultRef = ref;
+          record.resultRef = await this.#files.writeResult(record.id, json);
           inline = undefined;
         } catch (error) {
           this.logger.warn(`jobs: cannot keep the result of ${record.id} in a file (${(error as Error).message}); it is kept in the journal line.`);
@@ -731,7 +715,7 @@ export class JobManager implements JobRunner {
       record.result = fields.result;
     }
     await live.transcript.close();
-    await this.#shareLargeResult(record);
+    await this.#records?.shareLargeResult(record);
     await this.#writer?.append(
       {
         t: "end",
@@ -753,50 +737,9 @@ export class JobManager implements JobRunner {
     live.resolve();
   }
 
-  /** A result too large for the shared record goes to its own key (up to a bound), for the other instances to read; a failure is logged. */
-  async #shareLargeResult(record: JobRecord): Promise<void> {
-    if (!this.#share || !record.result) return;
-    const json = JSON.stringify(record.result);
-    if (json.length <= MAX_SHARED_RESULT_BYTES || json.length > MAX_SHARED_LARGE_RESULT_BYTES) return;
-    const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
-    await this.#share.putResult({ id: record.id, principal: record.principal, result: json, ttlMs }).catch((error: unknown) => {
-      this.logger.warn(`jobs: cannot share the result of ${record.id}: ${(error as Error).message}`);
-    });
-  }
-
-  /** Shares a job's record with the other instances; a failure (Redis down) is logged, and the job runs on. */
+  /** Shares a job's record with the other instances (Redis); see SharedRecords. */
   async #publish(record: JobRecord, options: { strict?: boolean } = {}): Promise<void> {
-    if (!this.#share) return;
-    // A result too large to share stays in this instance's files; the others say where it is.
-    const { result, taken: _taken, ...rest } = record;
-    const json = result ? JSON.stringify(result) : "";
-    const shared = json.length > 0 && json.length <= MAX_SHARED_RESULT_BYTES ? { ...rest, result } : rest;
-    const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
-    await this.#share.put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs }).then(
-      () => this.#unpublished.delete(record.id),
-      (error: unknown) => {
-        if (options.strict) throw error;
-        this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}; it is written again once Redis answers.`);
-        this.#unpublished.set(record.id, record);
-        this.#retryPublish();
-      },
-    );
-  }
-
-  /**
-   * Records Redis did not take (it was down, or restarted and lost them) are written again until it does: a job that
-   * ended meanwhile would otherwise show its last shared state, "running", on every other instance.
-   */
-  #retryPublish(): void {
-    if (this.#publishTimer || this.#closed) return;
-    this.#publishTimer = setTimeout(() => {
-      this.#publishTimer = undefined;
-      const pending = [...this.#unpublished.values()];
-      this.#unpublished.clear();
-      // Each goes back in the set if it fails again, and rearms the timer.
-      for (const record of pending) void this.#publish(record);
-    }, PUBLISH_RETRY_MS);
-    this.#publishTimer.unref();
+    await this.#records?.publish(record, options);
   }
 
   /**
@@ -931,8 +874,7 @@ export class JobManager implements JobRunner {
     }).length;
     for (const id of ids) {
       this.#jobs.delete(id);
-      await rm(this.#transcriptFile(id), { force: true });
-      await rm(join(this.paths.results, `${id}.json`), { force: true });
+      await this.#files.remove(id);
     }
     await this.#writer?.rewrite((event) => ids.has(event.id));
     const compacted = await compactJournal(this.dir, loaded, {
@@ -1041,32 +983,8 @@ export class JobManager implements JobRunner {
   async result(job: JobRecord): Promise<ToolResult | undefined> {
     if (job.result) return job.result;
     if (!job.resultRef) return undefined;
-    if (this.#share && this.#runsElsewhere(job)) return this.#sharedResult(this.#share, job);
-    try {
-      return JSON.parse(await readFile(join(this.paths.results, job.resultRef), "utf8")) as ToolResult;
-    } catch (error) {
-      return { content: [{ type: "text", text: `The result file of ${job.id} cannot be read (${(error as Error).message}).` }], isError: true };
-    }
-  }
-
-  /** A large result another instance ran to: from Redis, or a sentence saying where it is. */
-  async #sharedResult(share: JobShare, job: JobRecord): Promise<ToolResult> {
-    let text: string | undefined;
-    try {
-      text = await share.result(job.id, job.principal);
-    } catch (error) {
-      return { content: [{ type: "text", text: `The result of ${job.id} cannot be read: ${(error as Error).message}` }], isError: true };
-    }
-    if (text !== undefined) return JSON.parse(text) as ToolResult;
-    return {
-      content: [
-        {
-          type: "text",
-          text: `The result of ${job.id} is larger than codemux shares between instances (${MAX_SHARED_LARGE_RESULT_BYTES / 1024 / 1024} MiB) and stays with instance ${job.instance ?? "unknown"}; read it through that instance.`,
-        },
-      ],
-      isError: true,
-    };
+    if (this.#records && this.#runsElsewhere(job)) return this.#records.result(job);
+    return this.#files.readResult({ ...job, resultRef: job.resultRef });
   }
 
   /** A job's transcript: its file when it ran here, the shared copy when another instance ran it. A transcript that cannot be read says why. */
@@ -1080,7 +998,7 @@ export class JobManager implements JobRunner {
   }
 
   #transcriptFile(id: string): string {
-    return join(this.paths.transcripts, `${id}.jsonl`);
+    return this.#files.transcriptFile(id);
   }
 
   /** Appends to a live job's transcript (the agent journals its turns this way). */
@@ -1139,47 +1057,12 @@ export class JobManager implements JobRunner {
     }
   }
 
-  /** Polls `<dir>/cancel/` (what `codemux jobs cancel` writes) while jobs run here. */
-  #watchCancels(): void {
-    if (this.#cancelTimer || this.#closed) return;
-    this.#cancelTimer = setInterval(() => void this.#pickUpCancels(), CANCEL_POLL_MS);
-    this.#cancelTimer.unref();
-  }
-
-  async #pickUpCancels(): Promise<void> {
-    if (this.#live.size === 0) {
-      clearInterval(this.#cancelTimer);
-      this.#cancelTimer = undefined;
-      return;
-    }
-    const names = await readdir(this.paths.cancel).catch(() => [] as string[]);
-    for (const name of names) {
-      const file = join(this.paths.cancel, name);
-      const live = this.#live.get(name);
-      if (live) {
-        const by = await readFile(file, "utf8").then(
-          (t) => String((JSON.parse(t) as { by?: unknown }).by ?? "cli"),
-          () => "cli",
-        );
-        await rm(file, { force: true });
-        await this.#finish(live, "cancelled", { by: by.slice(0, 20) });
-      } else if (!this.#jobs.has(name) || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) {
-        // Requests for jobs that ended or never existed here go after a minute (another process may own them).
-        const age = await stat(file)
-          .then((s) => this.now() - s.mtimeMs)
-          .catch(() => 0);
-        if (age > 60_000 || TERMINAL.has(this.#jobs.get(name)?.status ?? "queued")) await rm(file, { force: true });
-      }
-    }
-  }
-
   async #sweep(): Promise<void> {
     const now = this.now();
     for (const job of [...this.#jobs.values()]) {
       if (!this.#expired(job, now)) continue;
       this.#jobs.delete(job.id);
-      await rm(this.#transcriptFile(job.id), { force: true });
-      await rm(join(this.paths.results, `${job.id}.json`), { force: true });
+      await this.#files.remove(job.id);
     }
   }
 
@@ -1224,11 +1107,11 @@ export class JobManager implements JobRunner {
     // A journal never opened has nothing to close (and is not opened now).
     await this.#opening?.catch(() => undefined);
     this.#closed = true;
-    clearInterval(this.#cancelTimer);
+    this.#cancels.stop();
     clearInterval(this.#sweepTimer);
     this.#places?.close();
     for (const timer of this.#waitTimers.values()) clearTimeout(timer);
-    clearTimeout(this.#publishTimer);
+    this.#records?.close();
     this.#waitTimers.clear();
     const live = [...this.#live.values()];
     await Promise.all(
@@ -1244,39 +1127,8 @@ export class JobManager implements JobRunner {
   }
 }
 
-/**
- * A job another instance can run from its request alone. Not the agent and MCP tasks, nor a job whose
- * 2025-era client may be asked a question (elicitation, sampling) during it: only this instance's
- * session reaches that client, so such a job stays here. Nor one whose request is over 256 KiB.
- */
-function portable(work: BackgroundWork): boolean {
-  if (!PORTABLE_KINDS.has(work.kind)) return false;
-  // The request travels whole in the queue's payload: one too large for a journal line stays here.
-  if ((JSON.stringify(work.request) ?? "").length > MAX_REQUEST_BYTES) return false;
-  const { peer } = work.session;
-  if (!peer || peer.era === "modern") return true;
-  const capabilities = peer.capabilities();
-  return !capabilities?.elicitation && !capabilities?.sampling;
-}
-
 export function isTerminal(status: JobStatus): boolean {
   return TERMINAL.has(status);
 }
 
-function errorText(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, 2_000);
-}
-
-/** A request too large for a journal line is kept as its size and digest. */
-function boundedRequest(request: Record<string, unknown>): Record<string, unknown> {
-  const json = JSON.stringify(request) ?? "{}";
-  if (json.length <= MAX_REQUEST_BYTES) return request;
-  return { truncated: true, bytes: json.length, argsSha256: argsDigest(request) };
-}
-
-/** A trace carrier as a queued payload may hold one (another instance wrote it): string values only, bounded. */
-function isCarrier(value: unknown): value is Record<string, string> {
-  if (typeof value !== "object" || value === null) return false;
-  const entries = Object.entries(value);
-  return entries.length <= 4 && entries.every(([, text]) => typeof text === "string" && text.length <= 512);
-}
+export type { PortableRunner } from "./portable";
