@@ -1,11 +1,11 @@
 import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
-import { SdkError, SdkErrorCode, type Progress, type Tool, type Transport } from "@modelcontextprotocol/client";
+import type { Progress, Tool, Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
+import { AuthRequiredError } from "./auth/auth-required";
 import { watchLogin } from "./auth/login-watch";
 import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
-import { callError, isConnectionClosed } from "./call-errors";
+import { callError } from "./call-errors";
 import {
   callLaneEnabled,
   type CallerSession,
@@ -28,7 +28,7 @@ import {
   STABLE_AFTER_MS,
 } from "./defaults";
 import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
-import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
+import { httpStatusOf } from "./http-errors";
 import { LaneChannel } from "./lane-channel";
 import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
@@ -39,7 +39,7 @@ import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
 import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, versionChanged, VersionChanged, withVersion } from "./era-verdict";
 import { relayable, retryable } from "./call-policy";
-import { exitOf, withConfigNote, withTail } from "./failure-text";
+import { describeFailure, exitOf, exitReason, type Failure } from "./failure-text";
 import { inSpan, SpanKind, traceCarrier, tracing } from "./tracing";
 import { createTransport, describeTransport, type TransportFactory } from "./transports";
 
@@ -181,8 +181,6 @@ interface ConnectionEvents {
   tools: [Tool[]];
   notification: [DownstreamNotification];
 }
-
-type Failure = { message: string; transient: boolean; needsLogin?: boolean };
 
 /** One downstream server: its connection, state, tools, restarts and calls. */
 export class ServerConnection extends EventEmitter<ConnectionEvents> {
@@ -707,39 +705,13 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           return this.#attemptConnect(true);
         }
       }
-      const failure = this.#describeFailure(error, transport, exitedFirst);
+      const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
       // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
       this.#fail(failure, !failure.needsLogin);
       if (failure.needsLogin) this.#watchLogin();
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  #describeFailure(error: unknown, transport: unknown, exitedFirst: boolean): Failure {
-    // A network failure during the era probe comes wrapped: the cause says what went wrong.
-    if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause instanceof Error) error = error.cause;
-    const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
-    if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
-      return { message: withConfigNote(withTail(error.message, this.stderr.telling(5)), this.spec.warnings), transient: false };
-    }
-    if (isAuthFailure(error))
-      return {
-        message: AuthRequiredError.isInstance(error) ? error.reason : needsLoginReason(this.name, "the server refused the stored login"),
-        transient: false,
-        needsLogin: true,
-      };
-    const http = describeHttpError(error, url);
-    if (http && httpStatusOf(error) === 401)
-      return { message: `${http}; if it uses OAuth, run \`codemux auth login ${this.name}\``, transient: false, needsLogin: true };
-    if (http) return { message: http, transient: http.startsWith("cannot reach") || [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
-    const network = describeNetworkFailure(error, url);
-    if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
-    if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
-      return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
-    if (exitedFirst || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
-    const message = error instanceof Error ? error.message : String(error);
-    return { message: withTail(message, this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
@@ -776,9 +748,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   #exitReason(transport = this.#transport): string {
-    const exit = exitOf(transport);
-    const how = exit ? (exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`) : "the connection closed";
-    return withTail(how, this.stderr.telling(5));
+    return exitReason(transport, this.stderr);
   }
 
   /** A state that is no failure, in words, for status(); a start is a state, not an error. */
