@@ -1,15 +1,18 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { serveStdio } from "@codemux/server/stdio";
+import { PassThrough } from "node:stream";
 import { askingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
 
 /**
- * The interop matrix over HTTP: each client era against each downstream era, through one codemux in
- * passthrough mode. Every cell lists, calls, has a question (elicitation, sampling) relayed during a
- * call and a prompt, reads a resource list, and reads the servers' instructions.
+ * The interop matrix over HTTP and stdio: each client era against each downstream era, through one codemux
+ * in passthrough mode. Every cell lists, calls, has a question (elicitation, sampling) relayed during a
+ * call and a prompt, reads a resource list, reads the servers' instructions, hears progress, is told
+ * roots by the one rule, and cancels a call down to the server.
  */
 const CONFIGURED = "file:///srv/configured";
 const SERVERS = {
@@ -43,14 +46,73 @@ const ANSWER = "the client's answer";
 const OWN = "file:///home/client/own";
 const SAMPLED = "the client's model says hi";
 
-async function sdk1(url: string): Promise<Driver> {
+/** How a client reaches codemux: its HTTP endpoint, or a stdio session of the same core (over a pair of pipes, in this process). */
+interface Front {
+  name: string;
+  /** The codemux this front serves. */
+  served(): Served;
+  sdk1(): StreamableHTTPClientTransport | PipeTransport;
+  sdk2(): ModernTransport | PipeTransport;
+}
+
+/** A client's end of a stdio session: newline-delimited JSON-RPC, as a spawned server's stdin and stdout carry it. */
+class PipeTransport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  protocolVersion: string | undefined;
+  #partial = "";
+  constructor(
+    readonly fromServer: PassThrough,
+    readonly toServer: PassThrough,
+  ) {}
+  async start(): Promise<void> {
+    this.fromServer.setEncoding("utf8");
+    this.fromServer.on("data", (chunk: string) => {
+      const lines = (this.#partial + chunk).split("\n");
+      this.#partial = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) this.onmessage?.(JSON.parse(line) as JSONRPCMessage);
+    });
+  }
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.toServer.write(`${JSON.stringify(message)}\n`);
+  }
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+  async close(): Promise<void> {
+    this.toServer.end();
+    this.onclose?.();
+  }
+}
+
+/** Sessions served over stdio, awaited at the end. */
+const stdioSessions: Array<Promise<void>> = [];
+
+function stdioSession(): PipeTransport {
+  const [toServer, fromServer] = [new PassThrough(), new PassThrough()];
+  stdioSessions.push(serveStdio(local.core, { stdin: toServer, stdout: fromServer }));
+  return new PipeTransport(fromServer, toServer);
+}
+
+const FRONTS: Front[] = [
+  {
+    name: "HTTP",
+    served: () => s,
+    sdk1: () => new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
+    sdk2: () => new ModernTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
+  },
+  { name: "stdio", served: () => local, sdk1: stdioSession, sdk2: stdioSession },
+];
+
+async function sdk1(front: Front): Promise<Driver> {
   const client = new Client({ name: "sdk1", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: OWN }] }));
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: ANSWER } }));
   client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+  await client.connect(front.sdk1());
   return {
-    version: () => (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion,
+    version: () => (client.transport as { protocolVersion?: string } | undefined)?.protocolVersion,
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
     call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
     progress: async (name, args) => {
@@ -83,7 +145,7 @@ function started(call: (signal: AbortSignal, onprogress: () => void) => Promise<
 const answered = () => "answered" as const;
 const rejected = () => "rejected" as const;
 
-async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
+async function sdk2(front: Front, mode: "legacy" | "auto"): Promise<Driver> {
   const client = new ModernClient(
     { name: `sdk2-${mode}`, version: "1.0.0" },
     {
@@ -95,7 +157,7 @@ async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
   client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { answer: ANSWER } }));
   client.setRequestHandler("sampling/createMessage", async () => ({ role: "assistant", model: "m", content: { type: "text", text: SAMPLED } }));
   client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: OWN }] }));
-  await client.connect(new ModernTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+  await client.connect(front.sdk2());
   return {
     version: () => client.getNegotiatedProtocolVersion(),
     tools: async () => (await client.listTools()).tools.map((t) => t.name),
@@ -113,30 +175,43 @@ async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
   };
 }
 
-const CLIENTS: Array<[string, string, (url: string) => Promise<Driver>]> = [
+const CLIENTS: Array<[string, string, (front: Front) => Promise<Driver>]> = [
   ["SDK 1.x", "2025-11-25", sdk1],
-  ["SDK v2 on 2025-11-25", "2025-11-25", (url) => sdk2(url, "legacy")],
-  ["SDK v2 on 2026-07-28", "2026-07-28", (url) => sdk2(url, "auto")],
+  ["SDK v2 on 2025-11-25", "2025-11-25", (front) => sdk2(front, "legacy")],
+  ["SDK v2 on 2026-07-28", "2026-07-28", (front) => sdk2(front, "auto")],
 ];
+const CELLS = FRONTS.flatMap((front) =>
+  CLIENTS.map(([client, version, connect]) => ({ over: front.name, client, version, front, connect: (): Promise<Driver> => connect(front) })),
+);
 /** Each downstream's era, as codemux speaks to it. */
 const ERAS: Record<string, string> = { old: "2025-11-25", new: "2026-07-28" };
 
+/** The team gateway (HTTP, alice's token), and a codemux of its own for stdio (one local user, as `codemux serve` on stdio is). */
 let s: Served;
+let local: Served;
 beforeAll(async () => {
-  s = await serve({ mode: "passthrough" }, { ...SERVERS, ...ISOLATED });
+  // The core's own mode is the stdio sessions'. The probe waits long enough for a 2026 server while the others start (2 s judged one 2025 under load).
+  const options = { mode: "passthrough", poolOptions: { backoff: { initialMs: 50, maxMs: 200 }, probeTimeoutMs: 10_000 } };
+  [s, local] = await Promise.all([serve({ mode: "passthrough" }, { ...SERVERS, ...ISOLATED }, options), serve({}, { ...SERVERS, ...ISOLATED }, options)]);
 });
 afterAll(async () => {
-  await s?.close();
+  await Promise.all(stdioSessions);
+  await Promise.all([s?.close(), local?.close()]);
 });
 
-describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, connect) => {
+describe.each(CELLS)("the interop matrix over $over: $client", ({ version, front, connect }) => {
   it.each(Object.keys(SERVERS))(
     "against the %s server: list, call, questions relayed in a call and a prompt, sampling, resources, instructions",
     async (server) => {
-      const client = await connect(s.url);
+      const client = await connect();
       try {
         expect(client.version()).toBe(version);
-        expect(s.core.pool.status().find((status) => status.name === server)?.protocol).toBe(ERAS[server]);
+        expect(
+          front
+            .served()
+            .core.pool.status()
+            .find((status) => status.name === server)?.protocol,
+        ).toBe(ERAS[server]);
         expect(await client.tools()).toContain(`${server}__ask`);
         expect(await client.call(`${server}__ask`, { message: "ready?" })).toContain(ANSWER);
         expect(await client.call(`${server}__sample`, { message: "say hi" })).toContain(SAMPLED);
@@ -151,7 +226,7 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
 
   // The modern test server reports no progress: the 2025 one's, relayed to each client era.
   it("progress: the old server's progress of a call reaches that call", async () => {
-    const client = await connect(s.url);
+    const client = await connect();
     try {
       expect(await client.progress("old__progress", { message: "halfway" })).toContain("halfway");
     } finally {
@@ -161,7 +236,7 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
 
   // Cancelling at the client is not enough: the downstream server's own request must end (its signal aborts).
   it.each(Object.keys(SERVERS))("cancellation: a call the client cancels is cancelled at the %s server", async (server) => {
-    const client = await connect(s.url);
+    const client = await connect();
     const hanging = async () => JSON.parse(await client.call(`${server}__hanging`, {})) as { waiting: number; cancelled: number };
     try {
       const before = await hanging();
@@ -185,7 +260,7 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
     ["oldIso", OWN],
     ["newIso", OWN],
   ])("roots: the %s server is told %s", async (server, expected) => {
-    const client = await connect(s.url);
+    const client = await connect();
     try {
       const told = await client.call(`${server}__roots`, {});
       expect(told).toContain(expected);

@@ -1,11 +1,11 @@
 import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
-import { SdkError, SdkErrorCode, type DiscoverResult, type PriorDiscovery, type Progress, type Tool, type Transport } from "@modelcontextprotocol/client";
+import type { Progress, Tool, Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { AuthRequiredError, isAuthFailure, needsLoginReason } from "./auth/auth-required";
+import { AuthRequiredError } from "./auth/auth-required";
 import { watchLogin } from "./auth/login-watch";
 import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
-import { callError, isConnectionClosed, isStaleVerdict } from "./call-errors";
+import { callError } from "./call-errors";
 import {
   callLaneEnabled,
   type CallerSession,
@@ -28,15 +28,18 @@ import {
   STABLE_AFTER_MS,
 } from "./defaults";
 import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
-import { describeHttpError, describeNetworkFailure, httpStatusOf, isTlsCode, networkCause } from "./http-errors";
+import { httpStatusOf } from "./http-errors";
 import { LaneChannel } from "./lane-channel";
 import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
-import { APPS_EXTENSION, declaresApps, maskUrl, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
+import { maskUrl, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { trace, type Attributes } from "@opentelemetry/api";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
+import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, versionChanged, VersionChanged, withVersion } from "./era-verdict";
+import { relayable, retryable } from "./call-policy";
+import { describeFailure, exitOf, exitReason, type Failure } from "./failure-text";
 import { inSpan, SpanKind, traceCarrier, tracing } from "./tracing";
 import { createTransport, describeTransport, type TransportFactory } from "./transports";
 
@@ -84,11 +87,7 @@ export interface ServerStatus {
   credentials?: "per-principal";
 }
 
-/**
- * A server's era verdict with when it was found (ms since the epoch); a 2026 one keeps the server's `server/discover` answer,
- * a 2025 one the `serverInfo.version` it gave (another version is probed again: it may speak 2026 now).
- */
-export type RememberedEra = { kind: "legacy"; at: number; version?: string } | { kind: "modern"; discover: DiscoverResult; at: number };
+export type { RememberedEra } from "./era-verdict";
 
 /** Hints from the tool's annotations that make a retry after the request was sent safe. */
 export interface RetryHints {
@@ -182,8 +181,6 @@ interface ConnectionEvents {
   tools: [Tool[]];
   notification: [DownstreamNotification];
 }
-
-type Failure = { message: string; transient: boolean; needsLogin?: boolean };
 
 /** One downstream server: its connection, state, tools, restarts and calls. */
 export class ServerConnection extends EventEmitter<ConnectionEvents> {
@@ -708,39 +705,13 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
           return this.#attemptConnect(true);
         }
       }
-      const failure = this.#describeFailure(error, transport, exitedFirst);
+      const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
       // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
       this.#fail(failure, !failure.needsLogin);
       if (failure.needsLogin) this.#watchLogin();
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  #describeFailure(error: unknown, transport: unknown, exitedFirst: boolean): Failure {
-    // A network failure during the era probe comes wrapped: the cause says what went wrong.
-    if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause instanceof Error) error = error.cause;
-    const url = this.spec.transport.type === "stdio" ? "" : this.spec.transport.url;
-    if (PoolError.isInstance(error) && error.code === "CONNECT_TIMEOUT") {
-      return { message: withConfigNote(withTail(error.message, this.stderr.telling(5)), this.spec.warnings), transient: false };
-    }
-    if (isAuthFailure(error))
-      return {
-        message: AuthRequiredError.isInstance(error) ? error.reason : needsLoginReason(this.name, "the server refused the stored login"),
-        transient: false,
-        needsLogin: true,
-      };
-    const http = describeHttpError(error, url);
-    if (http && httpStatusOf(error) === 401)
-      return { message: `${http}; if it uses OAuth, run \`codemux auth login ${this.name}\``, transient: false, needsLogin: true };
-    if (http) return { message: http, transient: http.startsWith("cannot reach") || [429, 502, 503, 504].includes(httpStatusOf(error) ?? 0) };
-    const network = describeNetworkFailure(error, url);
-    if (network) return { message: network, transient: !isTlsCode(networkCause(error)?.code) };
-    if (PoolError.isInstance(error) && (error.code === "COMMAND_NOT_FOUND" || error.code === "SPAWN_FAILED"))
-      return { message: withTail(error.message, this.stderr.telling(5)), transient: false };
-    if (exitedFirst || isConnectionClosed(error)) return { message: this.#exitReason(transport), transient: this.#everReady };
-    const message = error instanceof Error ? error.message : String(error);
-    return { message: withTail(message, this.stderr.telling(5)), transient: false };
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
@@ -777,9 +748,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   #exitReason(transport = this.#transport): string {
-    const exit = exitOf(transport);
-    const how = exit ? (exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`) : "the connection closed";
-    return withTail(how, this.stderr.telling(5));
+    return exitReason(transport, this.stderr);
   }
 
   /** A state that is no failure, in words, for status(); a start is a state, not an error. */
@@ -908,73 +877,4 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#state = state;
     this.emit("state", this.status());
   }
-}
-
-/** Characters of a server's `serverInfo.version` kept with its 2025 verdict, at most. */
-const MAX_VERSION_CHARS = 100;
-
-/** A remembered 2025 verdict's server answered with another `serverInfo.version`: the connection is dropped and the era probed. */
-class VersionChanged extends Error {}
-
-function versionChanged(prior: RememberedEra | undefined, version: string | undefined): boolean {
-  return prior?.kind === "legacy" && prior.version !== undefined && typeof version === "string" && version.slice(0, MAX_VERSION_CHARS) !== prior.version;
-}
-
-function withVersion(era: RememberedEra, version: string | undefined): RememberedEra {
-  return era.kind === "legacy" && typeof version === "string" ? { ...era, version: version.slice(0, MAX_VERSION_CHARS) } : era;
-}
-
-/** The verdict as the SDK takes it, without its date. */
-function asPrior(era: RememberedEra): PriorDiscovery {
-  return era.kind === "modern" ? { kind: "modern", discover: era.discover } : { kind: "legacy" };
-}
-
-/**
- * What to connect with after a failed attempt whose era was wrong, or false when the era was not the cause: a server that
- * died on the probe is a 2025 one (rmcp-style); a remembered verdict the server refutes is dropped (undefined: probe again).
- */
-function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exited: boolean): RememberedEra | undefined | false {
-  if (prior === undefined) return exited && isStaleVerdict(error, undefined) ? { kind: "legacy", at: Date.now() } : false;
-  return isStaleVerdict(error, prior.kind) ? undefined : false;
-}
-
-/** What a 2025 server that exits on the probe may say first: rmcp's "expect initialized request, but received: ...". */
-const PROBE_REFUSAL = /initiali[sz]|server\/discover|protocol ?version|handshake/i;
-
-/** Whether a process that exited during the era probe died of it (silent, or naming the opening it expected), not of its own start (it said why). */
-function diedOnProbe(said: string[]): boolean {
-  return said.every((line) => line.trim() === "") || said.some((line) => PROBE_REFUSAL.test(line));
-}
-
-/** The caller's capabilities that codemux can relay (a 2026 server may ask for those only), and roots, which codemux answers itself: none without a relay. */
-function relayable(caller: ClientCapabilities | undefined, relayed: ClientCapabilities | undefined): ClientCapabilities | undefined {
-  if (caller === undefined) return undefined;
-  const kept: ClientCapabilities = Object.fromEntries(
-    Object.entries(caller).filter(([key]) => key !== "roots" && key !== "extensions" && relayed?.[key] !== undefined),
-  );
-  // Of the extensions, MCP Apps is the caller's to declare: a server may offer its apps to a host that renders them only.
-  if (declaresApps(caller)) kept.extensions = { [APPS_EXTENSION]: (caller.extensions as Record<string, unknown>)[APPS_EXTENSION] };
-  // A shared server is told its config's roots, an isolated one its caller's or its config's: whatever the caller declared.
-  if (relayed?.roots) kept.roots = {};
-  return kept;
-}
-
-/** Safe to try again: a transient failure before the request reached the server, or any transient failure of a read-only or idempotent tool. */
-function retryable(error: unknown, safeAfterSend: boolean): boolean {
-  if (!PoolError.isInstance(error) || error.data?.transient !== true) return false;
-  return error.data.sent === false || safeAfterSend;
-}
-
-function exitOf(transport: unknown): { code: number | null; signal: NodeJS.Signals | null } | undefined {
-  return typeof transport === "object" && transport !== null && "exit" in transport
-    ? (transport as { exit?: { code: number | null; signal: NodeJS.Signals | null } }).exit
-    : undefined;
-}
-
-function withTail(message: string, tail: string[]): string {
-  return tail.length ? `${message}; stderr: ${tail.join(" | ")}` : message;
-}
-
-function withConfigNote(message: string, warnings: string[] | undefined): string {
-  return warnings?.length ? `${message} (config: ${warnings.join(" ")})` : message;
 }

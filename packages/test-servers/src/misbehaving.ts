@@ -172,7 +172,7 @@ function createMisbehavingServer(flags: Flags): Server {
         await sleep(2 ** 30, extra.signal);
         return text("unreachable");
       case "crash":
-        process.exit(Number(args.code ?? 1));
+        return process.exit(Number(args.code ?? 1));
       case "noise":
         for (let i = 0; i < Number(args.lines ?? 3); i++) process.stdout.write(`this is not JSON-RPC ${i}\n`);
         return text("noisy but fine");
