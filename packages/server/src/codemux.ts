@@ -309,7 +309,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> {
       mask: this.mask,
       screen: this.scan,
     });
-    const serverSkills = new ServerSkills({ pool: this.pool, catalog: this.catalog, access: this.access, logger: this.logger });
+    const serverSkills = new ServerSkills({ pool: this.pool, catalog: this.catalog, access: this.access, logger: this.logger, screen: this.scan });
     const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);
     // Skills import the other modules as a snippet of the same principal would: the namespace answers them (made just below).
     const skills: SkillLibrary = new SkillLibrary(
