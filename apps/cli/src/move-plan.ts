@@ -1,5 +1,5 @@
-import { lineDiff } from "@codemux/core";
-import { isCodemuxCommand, parseConfig, redactConfig, SERVER_NAME_PATTERN } from "@codemux/pool";
+import { SERVER_NAME_PATTERN, lineDiff } from "@codemux/core";
+import { isCodemuxCommand, parseConfig, redactConfig } from "@codemux/pool";
 import { homeConfigFile } from "@codemux/server";
 import type { Command } from "commander";
 import { resolve } from "node:path";

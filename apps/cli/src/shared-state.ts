@@ -40,7 +40,7 @@ export interface SharedState {
   /** Token buckets every instance counts in: the rate-limit plugin's, and the policies' calls per minute. */
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
-  pluginStore?: Store;
+  pluginStore?: RedisStore;
   /** The pin plugin's pins and approvals. */
   pinRecords?: RecordTable;
   /** Saved skills, and the memory plugin's memories. */
@@ -117,6 +117,123 @@ export async function openSharedState(setting: StoreSetting, flags: StoreFlags):
       await connection.close();
     },
   };
+}
+
+/** How long a one-shot command waits for Redis: a refusal ends the wait at once, silence at this bound. */
+const ONE_SHOT_CONNECT_MS = 5_000;
+
+/**
+ * The store of a one-shot command (skills, approve, forget, store import): nothing on files; on Redis one
+ * connection, checked at once (a Redis that refuses or does not answer is a UsageError, `unreachable` saying
+ * what the command could not do), whose parts are made only as the command uses them: the job queue (BullMQ)
+ * opens at its first use, and this process never registers as an instance.
+ */
+export async function openStoreClient(
+  setting: StoreSetting,
+  { unreachable, waitMs = ONE_SHOT_CONNECT_MS }: { unreachable: (where: string, reason: string) => string; waitMs?: number },
+): Promise<SharedState> {
+  const instanceId = instanceIdOf({});
+  if (setting.kind === "files") return { setting, instanceId, close: async () => undefined };
+  const connection = await RedisConnection.open({ url: setting.url, prefix: setting.prefix });
+  const reason = await reachable(connection, waitMs);
+  if (reason !== undefined) {
+    await connection.close();
+    throw new UsageError(unreachable(connection.where, reason));
+  }
+  const made: Array<{ close(): Promise<void> }> = [];
+  const parts = new Map<string, unknown>();
+  const part = <T>(name: string, make: () => T): T => {
+    if (!parts.has(name)) parts.set(name, make());
+    return parts.get(name) as T;
+  };
+  const closing = <T extends { close(): Promise<void> }>(value: T): T => {
+    made.unshift(value);
+    return value;
+  };
+  const registry = () => part("registry", () => new InstanceRegistry(connection, { id: instanceId }));
+  return {
+    setting,
+    instanceId,
+    connection,
+    get resultStore() {
+      return part("results", () => new RedisStore(connection, { name: "results" }));
+    },
+    get pluginStore() {
+      return part("plugin-cache", () => new RedisStore(connection, { name: "plugin-cache" }));
+    },
+    get pinRecords() {
+      return part("pins", () => pinRecordsOf(connection));
+    },
+    get memories() {
+      return part("memories", () => new RedisLists(connection, { name: "memories" }));
+    },
+    get skillShelf() {
+      return part("skills", () => closing(new RedisSkillShelf(connection)));
+    },
+    get jobShare() {
+      return part("job-share", () => closing(new RedisJobShare(connection, registry())));
+    },
+    get jobQueue() {
+      return part("job-queue", () => closing(new LazyJobQueue(connection)));
+    },
+    get forgetRequests() {
+      return part("forget", () => closing(new RedisForgetRequests(connection, registry())));
+    },
+    close: async () => {
+      for (const value of made) await value.close();
+      await connection.close();
+    },
+  };
+}
+
+/** Undefined once Redis answers; else why not: the first connection error (a refusal comes at once), or silence until `waitMs`. */
+async function reachable(connection: RedisConnection, waitMs: number): Promise<string | undefined> {
+  if (connection.up()) return undefined;
+  const { client } = connection;
+  return await new Promise<string | undefined>((resolve) => {
+    const done = (reason: string | undefined) => {
+      clearTimeout(timer);
+      client.off("ready", onReady).off("error", onError);
+      resolve(reason);
+    };
+    const onReady = () => done(undefined);
+    const onError = (error: NodeJS.ErrnoException) => done((error.code ?? error.message).slice(0, 200));
+    const timer = setTimeout(() => done(`no answer within ${waitMs} ms`), waitMs);
+    client.on("ready", onReady).on("error", onError);
+  });
+}
+
+/** The shared job queue for a one-shot command, which only ever takes a job out (forget): BullMQ is loaded and connected at that first use. */
+class LazyJobQueue implements JobQueue {
+  readonly #connection: RedisConnection;
+  #queue: Promise<RedisJobQueue> | undefined;
+
+  constructor(connection: RedisConnection) {
+    this.#connection = connection;
+  }
+
+  #open(): Promise<RedisJobQueue> {
+    this.#queue ??= RedisJobQueue.open(this.#connection);
+    return this.#queue;
+  }
+
+  async add(job: { id: string; payload: string }): Promise<void> {
+    await (await this.#open()).add(job);
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return await (await this.#open()).remove(id);
+  }
+
+  work(): void {
+    throw new Error("a one-shot command takes no jobs from the shared queue");
+  }
+
+  roomChanged(): void {}
+
+  async close(): Promise<void> {
+    if (this.#queue) await (await this.#queue).close();
+  }
 }
 
 /** The instance running `principal`'s unfinished job `id` by its shared record (a task's requests are forwarded there). */

@@ -1,15 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { isProgressToken, plainJsonRpcMessage } from "./framing";
+import { isProgressToken, jsonRpcMessage, type MessageSchema } from "./framing";
 
-describe("plainJsonRpcMessage", () => {
-  it("recognizes the common shapes as they are", () => {
+/** A schema that refuses everything, so what passes is what jsonRpcMessage recognizes without one. */
+const refusing: MessageSchema<unknown> = { safeParse: () => ({ success: false }) };
+
+describe("jsonRpcMessage", () => {
+  it("recognizes the common shapes as they are, without the schema", () => {
     const request = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a", arguments: {}, _meta: { progressToken: "p" } } };
     const notification = { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } };
     const result = { jsonrpc: "2.0", id: "x", result: { content: [] } };
-    for (const message of [request, notification, result]) expect(plainJsonRpcMessage(message)).toBe(message);
+    for (const message of [request, notification, result]) expect(jsonRpcMessage(message, refusing)).toBe(message);
   });
 
-  it("leaves every other shape to the protocol's schema (undefined)", () => {
+  it("leaves every other shape to the protocol's schema", () => {
     const odd = [
       null,
       [],
@@ -22,7 +25,11 @@ describe("plainJsonRpcMessage", () => {
       { jsonrpc: "2.0", id: 1, result: { _meta: {} } },
       { jsonrpc: "2.0", id: 1, error: { code: -32600, message: "bad" } },
     ];
-    for (const message of odd) expect(plainJsonRpcMessage(message)).toBeUndefined();
+    for (const message of odd) expect(jsonRpcMessage(message, refusing)).toBeUndefined();
+    const seen: unknown[] = [];
+    const accepting: MessageSchema<string> = { safeParse: (value) => (seen.push(value), { success: true, data: "parsed" }) };
+    expect(odd.map((message) => jsonRpcMessage(message, accepting))).toEqual(odd.map(() => "parsed"));
+    expect(seen).toEqual(odd);
   });
 
   it("takes strings and exactly held integers as progress tokens", () => {

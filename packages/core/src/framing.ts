@@ -1,13 +1,3 @@
-/** A JSON-RPC 2.0 message as it crosses a transport: a request, a notification, a result or an error. */
-export type JsonRpcMessage = {
-  jsonrpc: "2.0";
-  id?: string | number;
-  method?: string;
-  params?: Record<string, unknown>;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string; data?: unknown };
-};
-
 /** The `_meta` key of a request that belongs to an MCP task (protocol 2025-11-25). */
 const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
@@ -33,23 +23,36 @@ function plainRequestMeta(meta: unknown): boolean {
 }
 
 /**
- * Recognizes the common message shapes without a schema (a request with at most a progress token in
- * its `_meta`, a notification, a result without `_meta`), which costs more than the rest of a proxied
- * call to validate. Undefined means "not a common shape": the caller validates it with the protocol's
- * schema, so what is accepted and refused stays exactly the schema's.
+ * The part of a schema `jsonRpcMessage` uses (zod's `safeParse`, as the SDK's `JSONRPCMessageSchema`
+ * has it): core depends on no schema library, so the caller hands in the protocol's schema.
  */
-export function plainJsonRpcMessage(value: unknown): JsonRpcMessage | undefined {
-  if (!isRecord(value) || value.jsonrpc !== "2.0") return undefined;
+export interface MessageSchema<T> {
+  safeParse(value: unknown): { success: true; data: T } | { success: false };
+}
+
+/**
+ * A JSON-RPC message as `schema` takes it, or undefined when it refuses it. The common shapes (a
+ * request with at most a progress token in its `_meta`, a notification, a result without `_meta`)
+ * are recognized without the schema, which costs more than the rest of a proxied call; they are
+ * shapes every MCP message schema accepts unchanged, so what is accepted and refused stays exactly
+ * the schema's.
+ */
+export function jsonRpcMessage<T>(value: unknown, schema: MessageSchema<T>): T | undefined {
+  if (plainJsonRpcMessage(value)) return value as T;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function plainJsonRpcMessage(value: unknown): boolean {
+  if (!isRecord(value) || value.jsonrpc !== "2.0") return false;
   if (typeof value.method === "string") {
     const params = value.params;
     const request = "id" in value;
     const plainParams =
       params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isProgressToken(value.id) && plainRequestMeta(params._meta))));
-    if (plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id))) return value as JsonRpcMessage;
-  } else if ("result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS)) {
-    return value as JsonRpcMessage;
+    return plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id));
   }
-  return undefined;
+  return "result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS);
 }
 
 export interface LineSplitterOptions {

@@ -1,4 +1,5 @@
 export { isLoopback } from "./address";
+export { composeMiddleware } from "./compose";
 export {
   POLICY_RULE_STATE,
   type CallContext,
@@ -13,7 +14,7 @@ export {
 export { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, isPrincipalId, principalOfName, tokenPrincipal } from "./principal";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { globMatcher } from "./glob";
-export { LineSplitter, isProgressToken, plainJsonRpcMessage, type JsonRpcMessage, type LineSplitterOptions } from "./framing";
+export { LineSplitter, isProgressToken, jsonRpcMessage, type LineSplitterOptions, type MessageSchema } from "./framing";
 export {
   defineMetaTool,
   type BackgroundWork,

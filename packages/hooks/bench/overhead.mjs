@@ -5,7 +5,8 @@ import { misbehavingServerPath } from "@codemux/test-servers";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { auditPlugin, cachePlugin, pluginMiddleware, stderrLogger } from "@codemux/hooks";
+import { stderrLogger } from "@codemux/core";
+import { auditPlugin, cachePlugin, pluginMiddleware } from "@codemux/hooks";
 
 const dir = mkdtempSync(join(tmpdir(), "hooks-bench-"));
 const session = { id: "bench", principal: "local" };
@@ -24,7 +25,7 @@ const input = (args) => ({
 const answer = { content: [{ type: "text", text: "hi" }] };
 
 async function chainCost(label, plugins, varyArgs) {
-  const host = pluginMiddleware(plugins, { logger: stderrLogger, dataDir: dir });
+  const host = pluginMiddleware(plugins, { logger: stderrLogger({ prefix: "hooks" }), dataDir: dir });
   await host.ready();
   const chain = host.host.chain;
   const n = 20_000;

@@ -1,4 +1,4 @@
-import type { Logger, ToolResult } from "@codemux/core";
+import { composeMiddleware, type CallContext, type Logger, type NextCall, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 import { HooksError, PluginFailedError, PluginRefusedError } from "./errors";
 import type { BeforeCallResult, CallSession, Observability, Plugin, PluginCall, ToolHints, ToolInfo } from "./types";
@@ -7,20 +7,6 @@ export const DEFAULT_PRIORITY = 100;
 export const DEFAULT_HOOK_TIMEOUT_MS = 5_000;
 /** The `_meta` key naming the plugin that answered without calling the tool. */
 export const SHORT_CIRCUIT_META = "codemux/shortCircuitedBy";
-
-/** One call as the chain's host (the middleware, wrapWithProxy) describes it. */
-export interface ChainInput {
-  name: string;
-  server: string;
-  tool: string;
-  definition: ToolInfo | undefined;
-  annotations: ToolHints;
-  arguments: Record<string, unknown>;
-  origin: string;
-  session: CallSession;
-  signal: AbortSignal | undefined;
-  state: Map<string, unknown>;
-}
 
 export interface ChainOptions {
   logger: Logger;
@@ -40,7 +26,8 @@ export function orderPlugins(plugins: readonly Plugin[]): Plugin[] {
 }
 
 /**
- * Runs plugins around one call as an onion: before-hooks highest priority first, then the call
+ * Compiles plugins to the call pipeline's one middleware model (`ToolCallMiddleware`, composed by core's
+ * `composeMiddleware`), highest priority outermost: before-hooks run highest priority first, then the call
  * (unless one answered or refused), then after-hooks (or onError) of the plugins that ran, in
  * reverse. Each hook runs under its time budget; a failing hook is logged with the plugin's name
  * and skipped, or stops the call when the plugin is fail-closed.
@@ -50,84 +37,45 @@ export class PluginChain {
   readonly #logger: Logger;
   readonly #clock: () => number;
   readonly #observability: () => Observability | undefined;
+  /** The plugins compiled to middleware, first outermost, around the rest of the pipeline. */
+  readonly #steps: (ctx: CallContext, next: NextCall) => Promise<ToolResult>;
+  /** Each running call's view, shared by the plugins' steps. */
+  readonly #views = new WeakMap<CallContext, CallView>();
 
   constructor(plugins: readonly Plugin[], options: ChainOptions) {
     this.plugins = orderPlugins(plugins).filter((p) => p.beforeCall || p.afterCall || p.onError || p.onRefused);
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#observability = options.observability ?? (() => undefined);
+    const steps = this.plugins.map((plugin) => this.#step(plugin));
+    this.#steps = (ctx, next) => composeMiddleware(steps, next)(ctx);
   }
 
   get empty(): boolean {
     return this.plugins.length === 0;
   }
 
-  async run(input: ChainInput, next: (args: Record<string, unknown>) => Promise<ToolResult>): Promise<ToolResult> {
-    const call = new CallView(input, this.#clock());
-    const ran: Plugin[] = [];
-    let outcome: Outcome | undefined;
-
-    for (const plugin of this.plugins) {
-      ran.push(plugin);
-      if (!plugin.beforeCall) continue;
-      const before = plugin.beforeCall.bind(plugin);
-      const answer = await this.#invoke(plugin, "beforeCall", call, () => before(call), checkBefore);
-      if (!answer.ok) {
-        if (plugin.failClosed) {
-          outcome = { error: new PluginFailedError(plugin.name, "beforeCall", answer.reason, { cause: answer.error }) };
-          break;
-        }
-        continue;
-      }
-      const value = answer.value;
-      if (!value || value.action === "continue") {
-        if (value?.arguments) call.setArguments(value.arguments);
-        continue;
-      }
-      if (value.action === "respond") {
-        outcome = { result: { ...value.result, _meta: { ...value.result._meta, [SHORT_CIRCUIT_META]: plugin.name } } };
-        break;
-      }
-      this.#count("codemux_plugin_refusals_total", { plugin: plugin.name });
-      outcome = { error: refusal(plugin.name, value.error) };
-      break;
+  /**
+   * Runs the plugins around one call. `definition` is the tool's as the plugins see it: the catalog
+   * entry's by default; wrapWithProxy passes undefined when its server did not list the tool.
+   */
+  async run(ctx: CallContext, next: NextCall, definition: ToolInfo | undefined = ctx.entry.tool): Promise<ToolResult> {
+    const call = new CallView(ctx, definition, this.#clock());
+    this.#views.set(ctx, call);
+    let outcome: Outcome;
+    try {
+      outcome = { result: await this.#steps(ctx, next) };
+    } catch (error) {
+      outcome = { error };
     }
-
-    if (!outcome) {
-      try {
-        outcome = { result: await next(call.arguments) };
-      } catch (error) {
-        outcome = { error };
-      }
-    }
-
-    for (let i = ran.length - 1; i >= 0; i--) {
-      const plugin = ran[i]!;
-      if ("result" in outcome) {
-        if (!plugin.afterCall) continue;
-        const after = plugin.afterCall.bind(plugin);
-        const result: ToolResult = outcome.result;
-        const answer: Invoked<ToolResult> = await this.#invoke(plugin, "afterCall", call, () => after(call, result), checkResult);
-        if (!answer.ok) {
-          if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "afterCall", answer.reason, { cause: answer.error, after: true }) };
-        } else if (answer.value) outcome = { result: answer.value };
-      } else {
-        if (!plugin.onError) continue;
-        const onError = plugin.onError.bind(plugin);
-        const error: unknown = outcome.error;
-        const answer: Invoked<ToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
-        if (answer.ok && answer.value) outcome = answer.value instanceof Error ? { error: answer.value } : { result: answer.value };
-      }
-    }
-
     this.#record(call, outcome);
     if ("error" in outcome) throw outcome.error;
     return outcome.result;
   }
 
   /** Tells the plugins that record refusals of a call the host refused before the chain; a failing one is logged and skipped. */
-  refused(input: ChainInput, error: Error): void {
-    const call = new CallView(input, this.#clock());
+  refused(ctx: CallContext, error: Error, definition: ToolInfo | undefined = ctx.entry.tool): void {
+    const call = new CallView(ctx, definition, this.#clock());
     for (const plugin of this.plugins) {
       try {
         plugin.onRefused?.(call, error);
@@ -137,6 +85,53 @@ export class PluginChain {
         );
       }
     }
+  }
+
+  /**
+   * One plugin as a step of the call pipeline's middleware model: its beforeCall on the way in (which may
+   * change the arguments, answer, or refuse), then the rest of the chain, then its afterCall or onError on the way out.
+   */
+  #step(plugin: Plugin): ToolCallMiddleware {
+    return async (ctx, next) => {
+      const call = this.#views.get(ctx) as CallView;
+      let outcome: Outcome | undefined;
+      if (plugin.beforeCall) {
+        const before = plugin.beforeCall.bind(plugin);
+        const answer = await this.#invoke(plugin, "beforeCall", call, () => before(call), checkBefore);
+        if (!answer.ok) {
+          if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "beforeCall", answer.reason, { cause: answer.error }) };
+        } else if (answer.value?.action === "respond") {
+          outcome = { result: { ...answer.value.result, _meta: { ...answer.value.result._meta, [SHORT_CIRCUIT_META]: plugin.name } } };
+        } else if (answer.value?.action === "abort") {
+          this.#count("codemux_plugin_refusals_total", { plugin: plugin.name });
+          outcome = { error: refusal(plugin.name, answer.value.error) };
+        } else if (answer.value?.arguments) ctx.arguments = answer.value.arguments;
+      }
+      if (!outcome) {
+        try {
+          outcome = { result: await next(ctx) };
+        } catch (error) {
+          outcome = { error };
+        }
+      }
+      if ("result" in outcome) {
+        if (plugin.afterCall) {
+          const after = plugin.afterCall.bind(plugin);
+          const result: ToolResult = outcome.result;
+          const answer: Invoked<ToolResult> = await this.#invoke(plugin, "afterCall", call, () => after(call, result), checkResult);
+          if (!answer.ok) {
+            if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "afterCall", answer.reason, { cause: answer.error, after: true }) };
+          } else if (answer.value) outcome = { result: answer.value };
+        }
+      } else if (plugin.onError) {
+        const onError = plugin.onError.bind(plugin);
+        const error: unknown = outcome.error;
+        const answer: Invoked<ToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
+        if (answer.ok && answer.value) outcome = answer.value instanceof Error ? { error: answer.value } : { result: answer.value };
+      }
+      if ("error" in outcome) throw outcome.error;
+      return outcome.result;
+    };
   }
 
   async #invoke<T>(plugin: Plugin, hook: string, call: CallView, run: () => unknown, check: (value: unknown) => T | undefined): Promise<Invoked<T>> {
@@ -212,7 +207,6 @@ class CallView implements PluginCall {
   readonly name: string;
   readonly server: string;
   readonly tool: string;
-  readonly definition: ToolInfo | undefined;
   readonly annotations: ToolHints;
   readonly origin: string;
   readonly session: CallSession;
@@ -220,31 +214,25 @@ class CallView implements PluginCall {
   readonly signal: AbortSignal | undefined;
   readonly state: Map<string, unknown>;
   readonly fields: Record<string, string | number | boolean> = {};
-  #arguments: Record<string, unknown>;
 
   constructor(
-    input: ChainInput,
+    readonly ctx: CallContext,
+    readonly definition: ToolInfo | undefined,
     readonly startedAt: number,
   ) {
-    this.name = input.name;
-    this.server = input.server;
-    this.tool = input.tool;
-    this.definition = input.definition;
-    this.annotations = input.annotations;
-    this.origin = input.origin;
-    this.session = input.session;
-    this.principal = input.session.principal;
-    this.signal = input.signal;
-    this.state = input.state;
-    this.#arguments = input.arguments;
+    this.name = ctx.entry.qualifiedName;
+    this.server = ctx.entry.server;
+    this.tool = ctx.entry.name;
+    this.annotations = ctx.annotations;
+    this.origin = ctx.origin;
+    this.session = ctx.session;
+    this.principal = ctx.session.principal;
+    this.signal = ctx.signal;
+    this.state = ctx.state;
   }
 
   get arguments(): Record<string, unknown> {
-    return this.#arguments;
-  }
-
-  setArguments(value: Record<string, unknown>): void {
-    this.#arguments = value;
+    return this.ctx.arguments;
   }
 
   logField(name: string, value: string | number | boolean): void {

@@ -1,5 +1,5 @@
 export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_META } from "./chain";
-export type { ChainInput, ChainOptions } from "./chain";
+export type { ChainOptions } from "./chain";
 export { loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
 export type { PluginChanges, PreparedPlugins } from "./plugin-set";

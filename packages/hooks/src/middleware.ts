@@ -1,5 +1,4 @@
 import type { CallContext, NextCall, RefusalObserver, ToolCallMiddleware } from "@codemux/core";
-import type { ChainInput } from "./chain";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { Observability, Plugin } from "./types";
 
@@ -54,10 +53,7 @@ export function middlewareOf(source: GenerationSource): PluginMiddleware {
     const leave = generation.enter();
     try {
       await host.start();
-      return await host.chain.run(chainInput(ctx), (args) => {
-        ctx.arguments = args;
-        return next(ctx);
-      });
+      return await host.chain.run(ctx, next);
     } finally {
       leave();
     }
@@ -66,7 +62,7 @@ export function middlewareOf(source: GenerationSource): PluginMiddleware {
     Object.assign(middleware, {
       refused: (ctx: CallContext, error: Error) => {
         const { chain } = source.current().host;
-        if (!chain.empty) chain.refused(chainInput(ctx), error);
+        if (!chain.empty) chain.refused(ctx, error);
       },
       ready: () => source.current().host.start(),
       close: () => source.close(),
@@ -74,20 +70,4 @@ export function middlewareOf(source: GenerationSource): PluginMiddleware {
     }),
     { host: { get: () => source.current().host, enumerable: true } },
   ) as PluginMiddleware;
-}
-
-/** A call as the plugin chain takes it. */
-function chainInput(ctx: CallContext): ChainInput {
-  return {
-    name: ctx.entry.qualifiedName,
-    server: ctx.entry.server,
-    tool: ctx.entry.name,
-    definition: ctx.entry.tool,
-    annotations: ctx.annotations,
-    arguments: ctx.arguments,
-    origin: ctx.origin,
-    session: ctx.session,
-    signal: ctx.signal,
-    state: ctx.state,
-  };
 }

@@ -1,4 +1,4 @@
-import type { ClientPeer, ToolResult } from "@codemux/core";
+import type { CallContext, CatalogEntry, ClientPeer, ToolResult } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 import { CannotWrapError, HooksError } from "./errors";
 import { sdkInternals } from "./sdk-internals";
@@ -100,20 +100,32 @@ export async function wrapWithProxy<S extends WrappableMcpServer | WrappableServ
       const tool = String(params.name);
       const definition = await definitionOf(tool, extra);
       try {
-        return await host.chain.run(
-          {
-            name: `${serverName}__${tool}`,
+        const ctx: CallContext = {
+          entry: {
+            qualifiedName: `${serverName}__${tool}`,
             server: serverName,
-            tool,
-            definition,
-            annotations: definition?.annotations ?? {},
-            arguments: isObject(params.arguments) ? params.arguments : {},
-            origin: "call_tool",
-            session: { id: extra.sessionId ?? sessionId, principal: (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? "local", peer },
-            signal: extra.signal ?? extra.mcpReq?.signal,
-            state: new Map(),
-          },
-          async (args) => (await raw({ ...request, params: { ...params, arguments: args } }, extra)) as ToolResult,
+            name: tool,
+            functionName: tool,
+            moduleSpecifier: "",
+            signature: "",
+            summary: "",
+            tool: definition ?? { name: tool, inputSchema: { type: "object" } },
+          } as CatalogEntry,
+          annotations: definition?.annotations ?? {},
+          arguments: isObject(params.arguments) ? params.arguments : {},
+          origin: "call_tool",
+          session: { id: extra.sessionId ?? sessionId, principal: (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? "local", peer },
+          signal: extra.signal ?? extra.mcpReq?.signal,
+          progress: undefined,
+          timeoutMs: undefined,
+          job: undefined,
+          requestId: undefined,
+          state: new Map(),
+        };
+        return await host.chain.run(
+          ctx,
+          async (call) => (await raw({ ...request, params: { ...params, arguments: call.arguments } }, extra)) as ToolResult,
+          definition,
         );
       } catch (error) {
         // A refusal is an answer the model can read, as codemux gives it, not a protocol error.

@@ -1,9 +1,5 @@
 import type { Logger } from "@codemux/core";
-import { parseConfig, type PoolConfig } from "@codemux/pool";
-import { Codemux, createSessionServer, type CodemuxOptions } from "@codemux/server";
-import { misbehavingServerPath, replayServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -15,28 +11,10 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { pluginMiddleware, type Plugin, type PluginHostOptions, type PluginMiddleware } from "../src/index";
+import { join } from "node:path";
 
-const require = createRequire(import.meta.url);
-
-/** The entry script of a reference server installed from npm. */
-export function referenceServer(pkg: string): string {
-  const manifest = require.resolve(`${pkg}/package.json`);
-  const { bin } = require(manifest) as { bin: Record<string, string> };
-  return join(dirname(manifest), Object.values(bin)[0]!);
-}
-
-export function config(servers: Record<string, unknown>): PoolConfig {
-  return parseConfig(JSON.stringify({ mcpServers: servers }), { file: "test", env: process.env });
-}
-
-export const node = (script: string, ...args: string[]) => ({ command: process.execPath, args: [script, ...args] });
-export const misbehaving = (...args: string[]) => node(misbehavingServerPath, ...args);
-export const replay = (catalog: string) => node(replayServerPath, catalog);
-export const filesystem = (root: string) => node(referenceServer("@modelcontextprotocol/server-filesystem"), root);
+// Tests of plugins running inside codemux live with the server (packages/server/test/plugins): hooks builds and tests without it.
 
 export function tempDir(prefix = "hooks-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -54,54 +32,6 @@ export interface ClientOptions {
   elicit?: (request: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
   /** Answers sampling requests; the client declares sampling when given. */
   sample?: (request: CreateMessageRequest["params"]) => CreateMessageResult | Promise<CreateMessageResult>;
-}
-
-export interface Harness {
-  core: Codemux;
-  client: Client;
-  plugins: PluginMiddleware;
-  logger: Logger & { lines: string[] };
-  dataDir: string;
-  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  close(): Promise<void>;
-}
-
-/** A codemux core with the plugins in its pipeline and a real SDK client on one session, over an in-memory pair. */
-export async function connect(
-  options: { servers: Record<string, unknown>; plugins: Plugin[]; host?: PluginHostOptions; core?: Partial<CodemuxOptions> } & ClientOptions,
-): Promise<Harness> {
-  const logger = recordingLogger();
-  const dataDir = options.host?.dataDir ?? tempDir();
-  const plugins = pluginMiddleware(options.plugins, { logger, dataDir, ...options.host });
-  await plugins.ready();
-  const core = new Codemux({
-    config: config(options.servers),
-    mode: "passthrough",
-    poolOptions: { backoff: { initialMs: 50, maxMs: 200 } },
-    middleware: [plugins],
-    // The plugins alone: the scan's quarantine is tested with the pin plugin as its gate (scan.test.ts).
-    scan: { mode: "off" },
-    ...options.core,
-  });
-  core.start();
-  await core.ready();
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
-  const client = connectClient(options);
-  await client.connect(clientSide);
-  return {
-    core,
-    client,
-    plugins,
-    logger,
-    dataDir,
-    call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
-    close: async () => {
-      await client.close();
-      await core.close();
-      await plugins.close();
-    },
-  };
 }
 
 /** An SDK client that declares (and answers) elicitation and sampling when asked to. */
@@ -124,15 +54,4 @@ export function connectClient(options: ClientOptions): Client {
 
 export function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-}
-
-/** A plugin that writes down what it saw, in order. */
-export function tracer(name: string, priority: number, log: string[]): Plugin {
-  return {
-    name,
-    priority,
-    beforeCall: () => void log.push(`before:${name}`),
-    afterCall: () => void log.push(`after:${name}`),
-    onError: () => void log.push(`error:${name}`),
-  };
 }

@@ -138,15 +138,22 @@ describe("bridgeRequest", () => {
   });
 
   /** An SSE body the test feeds chunk by chunk. */
-  function controlled(): { controller: ReadableStreamDefaultController<Uint8Array>; cancelled: Promise<void> } {
+  function controlled(): { controller: ReadableStreamDefaultController<Uint8Array>; cancelled: Promise<void>; asked: Promise<void> } {
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let onCancel!: () => void;
+    let onAsked!: () => void;
     const cancelled = new Promise<void>((r) => {
       onCancel = r;
     });
+    const asked = new Promise<void>((r) => {
+      onAsked = r;
+    });
     const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c), cancel: () => onCancel() });
-    answer = () => new Response(body, { headers: { "content-type": "text/event-stream", "mcp-session-id": "abc" } });
-    return { controller, cancelled };
+    answer = () => {
+      onAsked();
+      return new Response(body, { headers: { "content-type": "text/event-stream", "mcp-session-id": "abc" } });
+    };
+    return { controller, cancelled, asked };
   }
 
   it("sends one message and an ended stream as JSON, the bytes of its data line unchanged", async () => {
@@ -219,11 +226,11 @@ describe("bridgeRequest", () => {
   });
 
   it("a client gone before the answer cancels the stream and nothing is written", async () => {
-    const { cancelled } = controlled();
+    const { cancelled, asked } = controlled();
     const req = request(url, { method: "POST", headers: ACCEPT, agent: false });
     req.on("error", () => undefined);
     req.end("{}");
-    await new Promise((r) => setTimeout(r, 50));
+    await asked;
     req.destroy();
     await cancelled;
   });

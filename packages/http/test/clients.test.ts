@@ -27,6 +27,15 @@ async function exercise(client: Client): Promise<void> {
   expect(JSON.parse(textOf(run))).toMatchObject({ result: "ab", toolCalls: 2 });
 }
 
+/** A call's first progress notification, as a promise: the server is running the call once it arrives. */
+function firstProgress(): { running: Promise<void>; onprogress: () => void } {
+  let onprogress: () => void = () => undefined;
+  const running = new Promise<void>((resolve) => {
+    onprogress = resolve;
+  });
+  return { running, onprogress: () => onprogress() };
+}
+
 describe("MCP clients over HTTP", () => {
   let s: Served;
   beforeAll(async () => {
@@ -103,8 +112,13 @@ describe("MCP clients over HTTP", () => {
     // The last notification may race the answer on the request's stream; the ones before it must arrive, in order.
     expect(progress.slice(0, 2)).toEqual([1, 2]);
     const controller = new AbortController();
-    const hanging = client.callTool({ name: "call_tool", arguments: { name: "m__hang", args: {} } }, CallToolResultSchema, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    // A long call whose first progress (after 100 ms) says the server is running it: the abort must reach a running call.
+    const { running, onprogress } = firstProgress();
+    const hanging = client.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 600_000, steps: 6_000 } } }, CallToolResultSchema, {
+      signal: controller.signal,
+      onprogress,
+    });
+    await running;
     controller.abort();
     await expect(hanging).rejects.toThrow();
     let report: { count: number } = { count: 0 };
@@ -134,8 +148,11 @@ describe("session lifetime", () => {
     const s = await serve();
     try {
       const { client, transport } = await streamable(s, TOKENS.alice);
-      const hanging = client.callTool({ name: "call_tool", arguments: { name: "m__hang", args: {} } }).catch(() => "ended");
-      await new Promise((r) => setTimeout(r, 200));
+      const { running, onprogress } = firstProgress();
+      const hanging = client
+        .callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 600_000, steps: 6_000 } } }, undefined, { onprogress })
+        .catch(() => "ended");
+      await running;
       await transport.terminateSession();
       await client.close();
       await hanging;

@@ -204,7 +204,7 @@ describe("operations", () => {
   it("shutdown lets a call in flight finish, then refuses new work", async () => {
     const s = await serve();
     const slow = fetch(`${s.url}/v1/tools/m__slow/call`, post({ ms: 400, steps: 2 }));
-    await new Promise((r) => setTimeout(r, 100));
+    while (!s.http.metrics.render().includes("codemux_http_requests_in_flight 1")) await new Promise((r) => setTimeout(r, 10));
     const closing = s.http.close();
     const answer = await slow;
     expect(answer.status).toBe(200);

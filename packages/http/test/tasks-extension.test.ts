@@ -105,8 +105,8 @@ describe("the Tasks extension (2026-07-28) on codemux's jobs", () => {
   it("server/discover declares the extension, and not the 2025-11-25 tasks capability", async () => {
     const { client } = await taskClient(http.url, TOKENS.alice);
     const discover = client.getDiscoverResult();
-    // Beside the Tasks extension, only MCP Apps' (codemux carries apps to hosts that render them).
-    expect(discover?.capabilities.extensions).toEqual({ [TASKS]: {}, "io.modelcontextprotocol/ui": expect.any(Object) });
+    // Beside the Tasks extension, only MCP Apps' (codemux carries apps to hosts that render them) and Skills' (its servers' skills).
+    expect(discover?.capabilities.extensions).toEqual({ [TASKS]: {}, "io.modelcontextprotocol/ui": expect.any(Object), "io.modelcontextprotocol/skills": {} });
     expect(discover?.capabilities).not.toHaveProperty("tasks");
     await client.close();
   });

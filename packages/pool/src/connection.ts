@@ -699,7 +699,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         return this.#attemptConnect(true);
       }
       if (!reprobed && this.spec.protocol === undefined) {
-        const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined);
+        const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined && diedOnProbe(this.stderr.tail(this.stderr.maxLines)));
         if (corrected !== false) {
           this.#logger.info(
             `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
@@ -936,6 +936,14 @@ function asPrior(era: RememberedEra): PriorDiscovery {
 function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exited: boolean): RememberedEra | undefined | false {
   if (prior === undefined) return exited && isStaleVerdict(error, undefined) ? { kind: "legacy", at: Date.now() } : false;
   return isStaleVerdict(error, prior.kind) ? undefined : false;
+}
+
+/** What a 2025 server that exits on the probe may say first: rmcp's "expect initialized request, but received: ...". */
+const PROBE_REFUSAL = /initiali[sz]|server\/discover|protocol ?version|handshake/i;
+
+/** Whether a process that exited during the era probe died of it (silent, or naming the opening it expected), not of its own start (it said why). */
+function diedOnProbe(said: string[]): boolean {
+  return said.every((line) => line.trim() === "") || said.some((line) => PROBE_REFUSAL.test(line));
 }
 
 /** The caller's capabilities that codemux can relay (a 2026 server may ask for those only), and roots, which codemux answers itself: none without a relay. */

@@ -23,7 +23,6 @@ export { parseJsonc } from "./config/jsonc";
 export { loadConfigFile, parseConfig, readConfigText } from "./config/load";
 export { oauthSettingsOf } from "./config/oauth-settings";
 export type { ParseConfigOptions } from "./config/load";
-export { SERVER_NAME_PATTERN } from "./config/schema";
 export { SettingsReader, isSettingsObject, type SettingsFail } from "./config/settings-reader";
 export type {
   HttpTransportSpec,
@@ -67,9 +66,8 @@ export {
 } from "./errors";
 export type { PoolErrorCode } from "./errors";
 // The server's stdio transport reads messages with it.
-export { jsonRpcMessage } from "./json-rpc-message";
 export { ServerPool } from "./pool";
-export { listDownstreamSkills, readDownstreamSkill } from "./skills";
+export { getDownstreamSkill, listDownstreamSkills, readDownstreamSkill } from "./skills";
 export type { DownstreamSkill, DownstreamSkills } from "./skills";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";

@@ -45,6 +45,13 @@ export async function listDownstreamSkills(client: DownstreamClient): Promise<Do
   return { skills: kept, leftOut: listing.invalid.length + listing.skills.length - kept.length };
 }
 
+/** The entry of the skill whose `SKILL.md` is at `uri` on a server that declared the extension, listed or not (`skills/get`); undefined when it serves none. */
+export async function getDownstreamSkill(client: DownstreamClient, uri: string): Promise<Skill | undefined> {
+  const skills = new SkillsClient(client);
+  if (!skills.supported) return undefined;
+  return (await skills.get(uri, { timeout: SKILLS_TIMEOUT_MS })).skill;
+}
+
 /**
  * Reads one file of a skill (its `SKILL.md` by default, else `ref` relative to its folder), checked by the SDK against
  * the listed entry (listed, size, digest); a file listed larger than MAX_SKILL_FILE_BYTES is refused before it is asked for.

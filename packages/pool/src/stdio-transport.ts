@@ -1,12 +1,12 @@
-import { LineSplitter } from "@codemux/core";
+import { LineSplitter, jsonRpcMessage } from "@codemux/core";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import type { ChildProcess } from "node:child_process";
 import spawn from "cross-spawn";
 import type { StdioTransportSpec } from "./config/types";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, STDIN_CLOSE_GRACE_MS } from "./defaults";
 import { childEnvironment } from "./environment";
 import { PoolError } from "./errors";
-import { jsonRpcMessage } from "./json-rpc-message";
 import { groupAlive, signalGroup, trackGroup, untrackGroup, usesProcessGroups, watchForExit } from "./process-groups";
 import { childMarker } from "./self";
 import { StderrRing } from "./stderr-ring";
@@ -226,7 +226,7 @@ export class ChildProcessTransport implements Transport {
       this.options.onNoise?.(line);
       return;
     }
-    const message = jsonRpcMessage(parsed);
+    const message = jsonRpcMessage(parsed, JSONRPCMessageSchema);
     if (message) this.onmessage?.(message);
     else this.options.onNoise?.(line);
   }

@@ -27,7 +27,6 @@ describe("entry points", () => {
       "parseInlineServers",
       "loadConfigFile",
       "parseConfig",
-      "SERVER_NAME_PATTERN",
       "DEFAULT_CALL_TIMEOUT_MS",
       "DEFAULT_CONNECT_TIMEOUT_MS",
       "interpolate",
@@ -35,9 +34,11 @@ describe("entry points", () => {
     ]) {
       expect(root, name).toHaveProperty(name);
     }
-    // The logger and the masking rule are @codemux/core's, exported once, there.
+    // The logger, the masking rule, the framing and the server name rule are @codemux/core's, exported once, there.
     for (const internal of [
       "silentLogger",
+      "jsonRpcMessage",
+      "SERVER_NAME_PATTERN",
       "maskUrl",
       "redactSecrets",
       "ChildProcessTransport",

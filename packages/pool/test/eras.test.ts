@@ -98,9 +98,19 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
     expect(pids(log)).toBe(2);
   });
 
-  it("names once what a server that exits at start said, though it was started twice (it might have exited on the probe)", async () => {
-    const pool = await startPool([spec("x", [misbehavingServerPath, "--stderr", "fatal: no token", "--exit-at-start"])]);
+  it("starts a server that exits on the probe saying it expected initialize (as rmcp does) again, as 2025", async () => {
+    const log = logFile(dirs);
+    const said = "Error: expect initialized request, but received: Some(Request(server/discover))";
+    const pool = await startPool([spec("rs", [misbehavingServerPath, "--before-initialize", "exit", "--exit-said", said, "--log", log])]);
+    expect(statusOf(pool, "rs")).toMatchObject({ state: "ready", protocol: "2025-11-25" });
+    expect(pids(log)).toBe(2);
+  });
+
+  it("starts a server that exits at start saying why once, and reports what it said", async () => {
+    const starts = logFile(dirs);
+    const pool = await startPool([spec("x", [misbehavingServerPath, "--stderr", "fatal: no token", "--exit-at-start", "--starts", starts])]);
     expect(statusOf(pool, "x")).toMatchObject({ state: "failed", error: "the process exited with code 3; stderr: fatal: no token" });
+    expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
   });
 
   it("takes a server silent to the probe for 2025 once the probe times out (probeTimeoutMs)", async () => {

@@ -1,6 +1,6 @@
 import { STORE_FORMAT_VERSION, type BucketRequest, type RateBuckets } from "@codemux/core";
-import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { luaScript } from "./lua";
 import { StoreFormatError } from "./errors";
 
 /**
@@ -33,7 +33,7 @@ for i = 1, #KEYS do
 end
 return {0, 0}
 `;
-const TAKE_ALL_SCRIPT = { text: TAKE_ALL, sha: createHash("sha1").update(TAKE_ALL).digest("hex") };
+const TAKE_ALL_SCRIPT = luaScript(TAKE_ALL);
 
 /** Token buckets in Redis shared by every instance: N instances together let through no more than the limit. */
 export class RedisBuckets implements RateBuckets {

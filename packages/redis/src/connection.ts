@@ -1,6 +1,7 @@
 import type { SharedStateHealth } from "@codemux/core";
 import type { Redis } from "ioredis";
 import { RedisStateError, RedisUnavailableError } from "./errors";
+import type { LuaScript } from "./lua";
 import { redactUrl } from "./setting";
 
 export interface RedisConnectionOptions {
@@ -116,7 +117,7 @@ export class RedisConnection implements SharedStateHealth {
   }
 
   /** Runs a Lua script by its hash, sending its text only when Redis does not know it yet (after a restart). */
-  async script(what: string, source: { text: string; sha: string }, { keys, args }: { keys: string[]; args: string[] }): Promise<unknown> {
+  async script(what: string, source: LuaScript, { keys, args }: { keys: string[]; args: string[] }): Promise<unknown> {
     return await this.run(what, async (client) => {
       try {
         return await client.evalsha(source.sha, keys.length, ...keys, ...args);

@@ -1,6 +1,6 @@
 import { STORE_FORMAT_VERSION, type JobShare } from "@codemux/core";
-import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { luaScript } from "./lua";
 import { StoreFormatError } from "./errors";
 import type { InstanceRegistry } from "./instances";
 
@@ -24,7 +24,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return total
 `;
-const APPEND_SCRIPT = { text: APPEND, sha: createHash("sha1").update(APPEND).digest("hex") };
+const APPEND_SCRIPT = luaScript(APPEND);
 
 /**
  * Job records in Redis (`<prefix>job:<id>`, each listed in `<prefix>jobs:<principal>` by creation

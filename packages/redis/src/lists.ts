@@ -1,6 +1,6 @@
 import type { SharedLists } from "@codemux/core";
-import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { ownerHash } from "./lua";
 import { unversioned, versioned } from "./versioned";
 
 /** A list changed without a TTL expires this long after its last change all the same (every key is bounded). */
@@ -49,6 +49,6 @@ export class RedisLists implements SharedLists {
 
   /** Named by a hash of the owner: any principal, never a pattern or a separator in the key. */
   #key(owner: string): string {
-    return `${this.#base}${createHash("sha256").update(owner).digest("hex").slice(0, 32)}`;
+    return `${this.#base}${ownerHash(owner)}`;
   }
 }

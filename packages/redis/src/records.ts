@@ -1,6 +1,6 @@
 import type { RecordTable } from "@codemux/core";
-import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { luaScript } from "./lua";
 import { unversioned, versioned } from "./versioned";
 
 /** Sets a field only if it still holds the expected value ("" for absent): one script, so no write comes between the check and the set. */
@@ -14,7 +14,7 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 `;
-const SWAP_SCRIPT = { text: SWAP, sha: createHash("sha1").update(SWAP).digest("hex") };
+const SWAP_SCRIPT = luaScript(SWAP);
 
 /** Records a table holds at most: a bound on what one `all` reads. */
 const MAX_RECORDS = 10_000;

@@ -1,6 +1,7 @@
 import type { ShelfPut, ShelvedSkill, SkillShelf } from "@codemux/core";
 import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { luaScript, ownerHash } from "./lua";
 import { unversioned, versioned } from "./versioned";
 
 /**
@@ -34,9 +35,8 @@ if redis.call('HLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[2]) en
 if gone > 0 then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
 return gone
 `;
-const script = (text: string) => ({ text, sha: createHash("sha1").update(text).digest("hex") });
-const PUT_SCRIPT = script(PUT);
-const DELETE_SCRIPT = script(DELETE);
+const PUT_SCRIPT = luaScript(PUT);
+const DELETE_SCRIPT = luaScript(DELETE);
 
 /** Principals read at start, at most (as the files store reads folders). */
 const MAX_PRINCIPALS = 1_000;
@@ -116,6 +116,6 @@ export class RedisSkillShelf implements SkillShelf {
 
   /** A principal's hash is named by a hash of the principal: any text, never a pattern or a separator in the key. */
   #key(principal: string): string {
-    return `${this.#redis.prefix}skills:of:${createHash("sha256").update(principal).digest("hex").slice(0, 32)}`;
+    return `${this.#redis.prefix}skills:of:${ownerHash(principal)}`;
   }
 }

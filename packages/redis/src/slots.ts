@@ -1,6 +1,6 @@
 import type { SharedSlots } from "@codemux/core";
-import { createHash } from "node:crypto";
 import type { RedisConnection } from "./connection";
+import { luaScript } from "./lua";
 
 /**
  * Drops the places whose lease ran out, then takes one for ARGV[1] when fewer than ARGV[2] are held, with a
@@ -38,9 +38,8 @@ for i = 1, #KEYS do
 end
 return gone
 `;
-const script = (text: string) => ({ text, sha: createHash("sha1").update(text).digest("hex") });
-const TAKE_SCRIPT = script(TAKE);
-const RENEW_SCRIPT = script(RENEW);
+const TAKE_SCRIPT = luaScript(TAKE);
+const RENEW_SCRIPT = luaScript(RENEW);
 
 /** Places in Redis (`<prefix>slots:<key>`, a sorted set of holders by lease end) shared by every instance. */
 export class RedisSlots implements SharedSlots {

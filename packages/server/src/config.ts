@@ -1,4 +1,4 @@
-import { ConfigError, SettingsReader, interpolate, isSettingsObject, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
+import { ConfigError, SettingsReader, interpolate, isSettingsObject, loadConfigFile, parseConfig, parseInlineServers, type PoolConfig } from "@codemux/pool";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +12,8 @@ export interface ResolveConfigOptions extends FindConfigOptions {
   inline?: string[];
   /** The built-in default, used when nothing else is configured. */
   fallback: () => PoolConfig;
+  /** The config file already read (its text), so that a start reads it once: used instead of looking it up and reading it. */
+  loaded?: { file: string; text: string };
 }
 
 export interface FindConfigOptions {
@@ -60,8 +62,12 @@ export function findConfigFile(options: FindConfigOptions = {}): ConfigLocation 
 export async function resolveConfig(options: ResolveConfigOptions): Promise<PoolConfig> {
   const env = options.env ?? process.env;
   const inline = options.inline && options.inline.length > 0 ? parseInlineServers(options.inline, env) : undefined;
-  const found = findConfigFile(options);
-  const file = found ? await loadConfigFile(found.file, env) : undefined;
+  const found = options.loaded ? undefined : findConfigFile(options);
+  const file = options.loaded
+    ? parseConfig(options.loaded.text, { file: options.loaded.file, env })
+    : found
+      ? await loadConfigFile(found.file, env)
+      : undefined;
   if (!inline) return file ?? options.fallback();
   if (!file) return inline;
   const clash = inline.servers.find((s) => file.servers.some((f) => f.name === s.name));

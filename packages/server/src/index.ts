@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
+export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export {
   SPILL_BYTES_RULE,
   codemuxHome,
@@ -33,7 +33,7 @@ export { McpFeatures } from "./mcp-features";
 export type { FeatureChange } from "./mcp-features";
 export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
-export type { ModuleListing, ModuleNamespace, ModuleSource } from "./modules/namespace";
+export type { ModuleListing, ModuleNamespace, ModuleSource, ServerSkillsListed } from "./modules/namespace";
 export { callRequest } from "./pipeline/call-request";
 export { Access } from "./policy/access";
 export type { CatalogView } from "./policy/catalog-view";

@@ -19,7 +19,7 @@ import {
 import type { Catalog } from "@codemux/catalog";
 import { SKILLS_EXTENSION_ID } from "@modelcontextprotocol/server/ext/skills";
 import { AuthRequiredError, type InstanceOwner } from "@codemux/pool";
-import { appUriOwner, isAppUri, shownAppUri } from "./app-uris";
+import { isAppUri, isServerSchemeUri, isSkillUri, serverUriOwner, shownServerUri } from "./app-uris";
 import { maskedError } from "./downstream-mask";
 import { InputRequiredError } from "./errors";
 import type { PipelineRequest, ToolCallPipeline } from "./pipeline/pipeline";
@@ -89,6 +89,8 @@ export interface FeatureAttachOptions {
   requested?: (ctx: ServerContext) => SessionInfo;
   /** How a request that may ask runs (a 2026-07-28 session's parks, and answers `input_required`); at once for the session when absent. */
   asking?: AskingRun;
+  /** Resources codemux answers itself (its saved skills' files, skills/saved-entries.ts): undefined for any other URI. */
+  local?: (uri: string, session: SessionInfo) => ReadResourceResult | undefined;
 }
 
 /** A change a downstream server reported: its resources or prompts list, or one resource (by the URI clients are shown). */
@@ -106,7 +108,7 @@ export class McpFeatures {
   /** The session each of `#servers` serves (an instance's notifications go to its owner's). */
   readonly #sessions = new Map<string, SessionInfo>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
-  readonly #changeListeners = new Set<(change: FeatureChange) => void>();
+  readonly #changeListeners = new Set<(change: FeatureChange, owner?: InstanceOwner) => void>();
 
   readonly #deps: McpFeaturesOptions;
 
@@ -188,8 +190,8 @@ export class McpFeatures {
     for (const r of resources.slice(0, INDEXED).filter((r) => !(skillFiles && r.uri.endsWith("/SKILL.md"))))
       add("resource", r.uri, {
         name: r.name,
-        shown: shownAppUri(server, r.uri),
-        signature: `readResource(${JSON.stringify(shownAppUri(server, r.uri))})`,
+        shown: shownServerUri(server, r.uri),
+        signature: `readResource(${JSON.stringify(shownServerUri(server, r.uri))})`,
         description: r.description,
         module: "mcp/resources",
       });
@@ -226,13 +228,14 @@ export class McpFeatures {
     server.registerCapabilities({ resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {}, logging: {} });
     server.setRequestHandler("resources/list", async () => ({ resources: await this.listResources(session) }));
     server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: await this.listResourceTemplates(session) }));
-    server.setRequestHandler(
-      "resources/read",
-      (request, ctx) =>
-        asking({ key: `resources/read ${request.params.uri}` }, ctx, (caller, own) =>
-          this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
-        ) as Promise<ReadResourceResult>,
-    );
+    server.setRequestHandler("resources/read", (request, ctx) => {
+      // codemux's own resources (its saved skills' files) are answered here, never sent to a server.
+      const local = options.local?.(request.params.uri, requested(ctx));
+      if (local) return Promise.resolve(local);
+      return asking({ key: `resources/read ${request.params.uri}` }, ctx, (caller, own) =>
+        this.readResource(request.params.uri, { session: caller, origin: "resources/read", ...own }),
+      ) as Promise<ReadResourceResult>;
+    });
     server.setRequestHandler("resources/subscribe", async (request) => {
       const owner = await this.#owner(request.params.uri, session);
       // A subscription is held on one connection for every session: such a server's resources are each principal's own.
@@ -309,9 +312,9 @@ export class McpFeatures {
     ).then((lists) => lists.map((l) => ({ ...l, items: this.#screened("resources", l) })));
     const counts = new Map<string, number>();
     for (const { items, own } of listed) if (!own) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
-    // An app's ui:// URI is always shown under its server (ui://<server>/...): the tools' _meta.ui.resourceUri says the same, whatever else is listed.
+    // An app's ui:// URI and a skill's skill:// URI are always shown under their server (ui://<server>/...): tools' _meta.ui and skills/list say the same.
     const shownUri = (server: string, uri: string, own: boolean) =>
-      isAppUri(uri) ? shownAppUri(server, uri) : own || (counts.get(uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${uri}` : uri;
+      isServerSchemeUri(uri) ? shownServerUri(server, uri) : own || (counts.get(uri) ?? 0) > 1 ? `${COLLISION_SCHEME}${server}/${uri}` : uri;
     const out: Resource[] = [];
     for (const { server, items, own, needsLogin } of listed) {
       if (needsLogin !== undefined)
@@ -330,7 +333,7 @@ export class McpFeatures {
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
     const listed = await this.#templates(session);
     return listed.flatMap(({ server, items }) =>
-      items.map((t) => ({ ...t, uriTemplate: shownAppUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
+      items.map((t) => ({ ...t, uriTemplate: shownServerUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
     );
   }
 
@@ -351,6 +354,8 @@ export class McpFeatures {
       result.contents.map(async (content) => {
         // An app's HTML goes to the host whole (its mimeType and _meta.ui as the server gave them): a preview would be no app.
         if (!("text" in content) || content.text.length <= this.#deps.largeResultBytes || content.mimeType === APP_MIME_TYPE) return { ...content, uri };
+        // A client's read of a skill file gets it whole: it checks the bytes against the file's listed digest.
+        if (isSkillUri(uri) && caller.origin === "resources/read") return { ...content, uri };
         const kept = await this.#deps.results.keep(`resource ${uri}`, content.text, session);
         const preview = content.text.slice(0, 2000);
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
@@ -502,8 +507,8 @@ export class McpFeatures {
 
   /** The server and its own URI for a URI a client gives: as listed, by the collision scheme, or by a server's template. */
   async #owner(uri: string, session?: SessionInfo): Promise<{ server: string; uri: string }> {
-    const app = appUriOwner(uri);
-    // An app's URI names its server: read there with its own URI, or unknown to whom the server is hidden.
+    const app = serverUriOwner(uri);
+    // An app's or a skill's URI names its server: read there with its own URI, or unknown to whom the server is hidden.
     if (app !== undefined && this.#deps.pool.names.includes(app.server) && this.#sees(session, app.server)) return app;
     if (app === undefined && !this.#uris.has(uri)) await this.listResources();
     const known = app === undefined ? this.#uris.get(uri) : undefined;
@@ -548,8 +553,11 @@ export class McpFeatures {
    * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
    * sessions that subscribed; list changes to all.
    */
-  /** Calls `listener` with each resources or prompts list change and each resource update a downstream server reports; returns the function that stops it. */
-  onChange(listener: (change: FeatureChange) => void): () => void {
+  /**
+   * Calls `listener` with each resources or prompts list change and each resource update a downstream server reports, with
+   * the owner of the isolated instance that reported it (its owner's alone); returns the function that stops it.
+   */
+  onChange(listener: (change: FeatureChange, owner?: InstanceOwner) => void): () => void {
     this.#changeListeners.add(listener);
     return () => this.#changeListeners.delete(listener);
   }
@@ -559,9 +567,8 @@ export class McpFeatures {
       this.#relayLogMessage(server, notification.params ?? {});
       return;
     }
-    const change = this.#changeOf(server, notification);
-    // Listeners are told every session's changes alike: an instance's are its owner's alone, so they are not.
-    if (change && !owner) for (const listener of this.#changeListeners) listener(change);
+    const change = this.#changeOf(server, notification, owner);
+    if (change) for (const listener of this.#changeListeners) listener(change, owner);
     for (const [sessionId, mcp] of this.#servers) {
       if (owner && !this.#owns(owner, this.#sessions.get(sessionId))) continue;
       let out: ServerNotification | undefined;
@@ -582,12 +589,14 @@ export class McpFeatures {
     return session !== undefined && session.principal === owner.principal && (owner.session === undefined || owner.session === session.id);
   }
 
-  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }): FeatureChange | undefined {
+  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }, owner?: InstanceOwner): FeatureChange | undefined {
     if (notification.method === "notifications/resources/list_changed") return { kind: "resources" };
     if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
     if (notification.method !== "notifications/resources/updated") return undefined;
     const own = String(notification.params?.uri ?? "");
-    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownAppUri(server, own) };
+    // An instance's resources are listed under their server's name, as its owner's own.
+    if (owner) return { kind: "resource", uri: `${COLLISION_SCHEME}${server}/${own}` };
+    return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownServerUri(server, own) };
   }
 
   #relayLogMessage(server: string, raw: Record<string, unknown>, owner?: InstanceOwner): void {

@@ -32,6 +32,10 @@ import type { RequestStates } from "./signed-state";
 import { routeLogMessages } from "./sdk-internals";
 import { answerAsTask, serveTaskMethods, taskCapabilities } from "./tasks-extension";
 import { inboundSpan } from "./tracing";
+import type { ServerSkills } from "./skills/server-skills";
+import type { SkillLibrary } from "./skills/library";
+import { readSavedSkillFile } from "./skills/saved-entries";
+import { serveSkills } from "./skills/upstream";
 import { tracing } from "@codemux/pool";
 import { VERSION } from "./version";
 
@@ -51,6 +55,11 @@ export interface SessionHost {
   readonly readiness?: { loaded(): Promise<void> };
   on(event: "toolsChanged", listener: () => void): unknown;
   off(event: "toolsChanged", listener: () => void): unknown;
+  /** The downstream servers' skills, served to clients of the skills extension; no skills methods without them. */
+  readonly services?: {
+    readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled">;
+    readonly skills?: Pick<SkillLibrary, "list">;
+  };
 }
 
 export interface SessionServerOptions {
@@ -162,10 +171,18 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       throw error;
     }
   };
+  // The skills extension (skills/upstream.ts): the skills of the servers this session's policies show, and in mode code
+  // the principal's saved skills, which run through execute_code (skills/saved-entries.ts).
+  const saved = surface.name === "code" ? core.services?.skills : undefined;
   const forgetFeatures = core.features.attach(server, current, {
     endsSession: options.endsWithServer ?? true,
     ...(era === "modern" ? { requested: asRequested, asking } : {}),
+    ...(saved ? { local: (uri: string, who: SessionInfo) => readSavedSkillFile(saved.list(who.principal), uri) } : {}),
   });
+  if (core.services) {
+    const own = saved ? { saved: (who: SessionInfo) => saved.list(who.principal) } : {};
+    serveSkills(server, { skills: core.services.serverSkills, session: asRequested, modern: era === "modern", ...own });
+  }
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   serveTaskMethods(server, era === "modern", taskStore);

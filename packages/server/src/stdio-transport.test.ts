@@ -26,19 +26,28 @@ describe("StdioServerTransport", () => {
     const stdout = new PassThrough();
     const transport = new StdioServerTransport(stdin, stdout);
     let closed = false;
-    transport.onclose = () => {
-      closed = true;
-    };
-    transport.onmessage = (m) => {
-      // A slow handler: the answer comes after stdin has ended.
-      const id = "id" in m ? m.id : undefined;
-      if (id !== undefined) setTimeout(() => void transport.send({ jsonrpc: "2.0", id, result: {} }), 50);
-    };
+    const whenClosed = new Promise<void>((resolve) => {
+      transport.onclose = () => {
+        closed = true;
+        resolve();
+      };
+    });
+    // A slow handler: it answers only when the test says so, after stdin has ended.
+    let answer: (() => Promise<void>) | undefined;
+    const asked = new Promise<void>((resolve) => {
+      transport.onmessage = (m) => {
+        const id = "id" in m ? m.id : undefined;
+        if (id !== undefined) answer = () => transport.send({ jsonrpc: "2.0", id, result: {} });
+        resolve();
+      };
+    });
     await transport.start();
     stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
-    await new Promise((r) => setTimeout(r, 10));
+    await asked;
+    await new Promise((r) => setImmediate(r));
     expect(closed).toBe(false);
-    await new Promise((r) => setTimeout(r, 100));
+    await answer?.();
+    await whenClosed;
     expect(closed).toBe(true);
     expect(JSON.parse(stdout.read().toString())).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   });

@@ -1,5 +1,5 @@
-import { LineSplitter } from "@codemux/core";
-import { jsonRpcMessage } from "@codemux/pool";
+import { LineSplitter, jsonRpcMessage } from "@codemux/core";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import { ProtocolErrorCode, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 
 export interface StdioServerTransportOptions {
@@ -100,7 +100,7 @@ export class StdioServerTransport implements Transport {
       this.#reject(null, ProtocolErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
       return;
     }
-    const message = jsonRpcMessage(value);
+    const message = jsonRpcMessage(value, JSONRPCMessageSchema);
     if (message) {
       if ("method" in message && "id" in message) this.#pending.add(message.id as string | number);
       this.onmessage?.(message);

@@ -93,10 +93,16 @@ describe("a 2026-07-28 server's tasks, followed inside the call", () => {
     const cancelled = async () => (JSON.parse(textOf(await call(client, "t__cancelled"))) as string[]).length;
     const before = await cancelled();
     const controller = new AbortController();
-    const pending = client.callTool({ name: "call_tool", arguments: { name: "t__work", args: { ms: 60_000, text: "long" } } }, undefined, {
-      signal: controller.signal,
+    // The task's first status message (after ~100 ms) says the server is working on it: the abort must reach a running task.
+    let started: () => void = () => undefined;
+    const working = new Promise<void>((resolve) => {
+      started = resolve;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    const pending = client.callTool({ name: "call_tool", arguments: { name: "t__work", args: { ms: 60_000, text: "long", steps: 600 } } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => started(),
+    });
+    await working;
     controller.abort();
     await expect(pending).rejects.toThrow();
     let after = before;

@@ -40,6 +40,10 @@ interface Flags {
   log: string | undefined;
   /** `--bad-annotations`: two more tools whose definitions break the schema (`readOnlyHint: "true"`, a title that is a number). */
   badAnnotations: boolean;
+  /** A file to append `PID` to each time the process starts (`--starts FILE`): tests count starts of a server that never answers. */
+  starts: string | undefined;
+  /** `--exit-said TEXT`: with `--before-initialize exit`, the line written to stderr before exiting (rmcp says it expected initialize). */
+  exitSaid: string | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -56,6 +60,8 @@ function parseFlags(argv: string[]): Flags {
     beforeInitialize: value("--before-initialize") === "exit" ? "exit" : value("--before-initialize") === "silent" ? "silent" : undefined,
     log: value("--log"),
     badAnnotations: argv.includes("--bad-annotations"),
+    starts: value("--starts"),
+    exitSaid: value("--exit-said"),
   };
 }
 
@@ -263,6 +269,7 @@ async function serveHttp(flags: Flags, port: number): Promise<void> {
 
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
+  if (flags.starts) appendFileSync(flags.starts, `${process.pid}\n`);
   if (flags.stderr) process.stderr.write(`${flags.stderr}\n`);
   if (flags.exitAtStart) process.exit(3);
   if (flags.noiseAtStart) process.stdout.write("starting up... (not JSON)\n");
@@ -279,7 +286,11 @@ async function main(): Promise<void> {
     if (flags.log) appendFileSync(flags.log, `${process.pid} ${method ?? "response"}\n`);
     if (method === "initialize") initialized = true;
     else if (!initialized && method !== undefined && "id" in message) {
-      if (flags.beforeInitialize === "exit") process.exit(2);
+      if (flags.beforeInitialize === "exit") {
+        if (flags.exitSaid) process.stderr.write(`${flags.exitSaid}\n`, () => process.exit(2));
+        else process.exit(2);
+        return;
+      }
       if (flags.beforeInitialize === "silent") return;
     }
     if (method === "notifications/cancelled") cancelNotices.count++;

@@ -1,12 +1,10 @@
-import { parseJsonc } from "@codemux/pool";
 import { approvePins, filePinBook, listPending, pinFileOfConfig, sharedPinBook, type PinBook } from "@codemux/hooks";
-import { RedisConnection } from "@codemux/redis";
+import type { RecordTable } from "@codemux/core";
 import type { Command } from "commander";
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
-import { pinRecordsOf, storeSettingOf, type StoreFlags } from "../shared-state";
+import { openStoreClient, storeSettingOf, type StoreFlags } from "../shared-state";
 import { codemuxHome, findConfigFile } from "@codemux/server";
 
 /** `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again. */
@@ -42,38 +40,27 @@ export function registerApprove(program: Command, context: RunContext): void {
     });
 }
 
-/** How long `codemux approve` waits for Redis before it gives up. */
-const CONNECT_MS = 5_000;
-
 /** The pins `serve` would use: the shared ones when a Redis store is set (and no --file), else the pin file. */
 async function openPins(
   options: StoreFlags & { file?: string },
   configOption: string | undefined,
 ): Promise<{ book: PinBook; where: string; close(): Promise<void> }> {
   const configFile = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
-  const setting = options.file ? undefined : storeSettingOf(options, await readRawConfig(configFile), configFile);
+  // Read once: the store setting and the pin file are both the config's.
+  const raw = options.file ? undefined : await readRawConfig(configFile);
+  const setting = options.file ? undefined : storeSettingOf(options, raw, configFile);
   if (setting?.kind === "redis") {
-    const connection = await RedisConnection.open({ url: setting.url, prefix: setting.prefix });
-    if (!(await connection.ready(CONNECT_MS))) {
-      await connection.close();
-      throw new UsageError(`Redis at ${connection.where} is not reachable; start it (or fix --store) and run codemux approve again.`);
-    }
-    return { book: sharedPinBook(pinRecordsOf(connection)), where: `the shared pins in Redis at ${connection.where}`, close: () => connection.close() };
+    const store = await openStoreClient(setting, {
+      unreachable: (where, reason) => `Redis at ${where} is not reachable (${reason}); start it (or fix --store) and run codemux approve again.`,
+    });
+    return {
+      book: sharedPinBook(store.pinRecords as RecordTable),
+      where: `the shared pins in Redis at ${store.connection?.where}`,
+      close: () => store.close(),
+    };
   }
-  const file = options.file ? resolve(options.file) : pinFileOf(configOption);
+  const file = options.file
+    ? resolve(options.file)
+    : pinFileOfConfig({ config: raw, configDir: configFile ? dirname(configFile) : process.cwd(), dataDir: codemuxHome() });
   return { book: filePinBook(file), where: file, close: async () => undefined };
-}
-
-/** The pin file of the config codemux would read, else the default. */
-function pinFileOf(configOption: string | undefined): string {
-  const candidate = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
-  let config: unknown;
-  if (candidate) {
-    try {
-      config = parseJsonc(readFileSync(candidate, "utf8"), candidate).value;
-    } catch {
-      // An unreadable config is reported by the commands that need it; here the default file is the answer.
-    }
-  }
-  return pinFileOfConfig({ config, configDir: candidate ? dirname(candidate) : process.cwd(), dataDir: codemuxHome() });
 }

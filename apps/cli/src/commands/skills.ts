@@ -1,9 +1,10 @@
-import { CLI_HINTS, findConfigFile, type Codemux } from "@codemux/server";
+import { CLI_HINTS, type Codemux } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { readRawConfig, withCore, type GlobalOptions, type RunContext } from "../context";
+import { loadCodemuxConfig } from "../codemux-config";
+import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
-import { openSharedState, storeSettingOf } from "../shared-state";
+import { openStoreClient, storeSettingOf } from "../shared-state";
 import { printAnswer } from "./shared";
 
 /** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill keeps them. */
@@ -84,17 +85,16 @@ export function registerSkills(program: Command, context: RunContext): void {
  */
 async function withSkills(command: Command, context: RunContext, work: (core: Codemux) => Promise<void>): Promise<void> {
   const { config } = command.optsWithGlobals<GlobalOptions>();
-  const file = findConfigFile(config ? { configPath: config } : {})?.file;
-  const shared = await openSharedState(storeSettingOf({}, await readRawConfig(file), file), {});
+  const loaded = await loadCodemuxConfig({ configPath: config, inline: context.inline });
+  const shared = await openStoreClient(storeSettingOf({}, loaded.raw, loaded.file), {
+    unreachable: (where, reason) =>
+      `Redis at ${where} is not reachable (${reason}), and the skills are kept there; start it (or fix CODEMUX_STORE) and try again.`,
+  });
   try {
-    if (shared.connection && !(await shared.connection.ready(5_000)))
-      throw new UsageError(
-        `Redis at ${shared.connection.where} is not reachable, and the skills are kept there; start it (or fix CODEMUX_STORE) and try again.`,
-      );
     const skillsOnly = shared.skillShelf
       ? { shared: { setting: shared.setting, instanceId: shared.instanceId, skillShelf: shared.skillShelf, close: async () => undefined } }
       : {};
-    await withCore(command, context, skillsOnly, work);
+    await withCore(command, context, { ...skillsOnly, config: loaded }, work);
   } finally {
     await shared.close();
   }

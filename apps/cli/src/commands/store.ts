@@ -6,7 +6,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
-import { openSharedState, storeSettingOf, type StoreFlags } from "../shared-state";
+import { openStoreClient, storeSettingOf, type StoreFlags } from "../shared-state";
 
 /** `codemux store import`: moves what the files store holds (the catalog cache) into the Redis store the flags, environment or config name. */
 export function registerStore(program: Command, context: RunContext): void {
@@ -23,13 +23,13 @@ export function registerStore(program: Command, context: RunContext): void {
       if (setting.kind !== "redis") throw new UsageError("codemux store import needs a Redis store: give --store redis://HOST:PORT (or set CODEMUX_STORE).");
       const dir = join(codemuxHome(), "cache");
       const keys = (await readdir(dir).catch(() => [] as string[])).filter((name) => STORE_KEY_PATTERN.test(name) && !name.endsWith(".tmp"));
-      const shared = await openSharedState(setting, {});
+      const shared = await openStoreClient(setting, {
+        unreachable: (where, reason) => `Redis at ${where} is not reachable (${reason}); start it (or fix --store) and run codemux store import again.`,
+      });
       try {
-        if (!shared.connection?.up())
-          throw new UsageError(`Redis at ${shared.connection?.where} is not reachable; start it (or fix --store) and run codemux store import again.`);
         const report = await importEntries(new FileStore({ dir }), shared.cacheStore as NonNullable<typeof shared.cacheStore>, { keys });
         context.stdout.write(
-          `Imported ${report.imported.length} ${report.imported.length === 1 ? "entry" : "entries"} from ${dir} into ${shared.connection.where} (prefix ${setting.prefix})${report.skipped.length ? `; skipped ${report.skipped.length} expired or unreadable` : ""}.\n`,
+          `Imported ${report.imported.length} ${report.imported.length === 1 ? "entry" : "entries"} from ${dir} into ${shared.connection?.where} (prefix ${setting.prefix})${report.skipped.length ? `; skipped ${report.skipped.length} expired or unreadable` : ""}.\n`,
         );
       } finally {
         await shared.close();

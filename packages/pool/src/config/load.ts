@@ -1,11 +1,11 @@
-import { principalOfName } from "@codemux/core";
+import { SERVER_NAME_PATTERN, principalOfName } from "@codemux/core";
 import { resolve } from "node:path";
 import type { z } from "zod";
 import { ConfigError } from "../errors";
 import { parseJsonc } from "./jsonc";
 import { interpolate, unsupportedReason, type InterpolationContext } from "./interpolate";
 import { isHttpsUrl } from "@modelcontextprotocol/client";
-import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, SERVER_NAME_PATTERN, STDIO_KEYS, TRANSPORT_TYPES, globalOAuthSchema, serverEntrySchema } from "./schema";
+import { BLOCK_KEYS, FOREIGN_KEYS, HTTP_KEYS, STDIO_KEYS, TRANSPORT_TYPES, globalOAuthSchema, serverEntrySchema } from "./schema";
 import {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,

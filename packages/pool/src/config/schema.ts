@@ -3,7 +3,6 @@ import { MAX_INSTANCES } from "../defaults";
 import { MAX_ROOTS } from "./roots";
 
 // Server names become part of `server__tool` names and module paths: the rule is the catalog's, the config checks names by it.
-export { SERVER_NAME_PATTERN } from "@codemux/core";
 
 const positiveMs = z
   .number()

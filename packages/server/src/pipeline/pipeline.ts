@@ -1,4 +1,5 @@
 import {
+  composeMiddleware,
   APP_ORIGIN,
   NO_MASK,
   POLICY_RULE_STATE,
@@ -31,7 +32,6 @@ import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator, omitNulls } from "../validation";
 import { InputRounds, type AskingRequest, type InputRoundsOptions } from "../input-required";
 import { downstreamRequestSpan, pipelineSpan } from "../tracing";
-import { composeMiddleware } from "./compose";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
 /** One resource to read through the pipeline: whose, and for whom. */

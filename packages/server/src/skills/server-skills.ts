@@ -1,6 +1,8 @@
 import type { Logger, SessionInfo } from "@codemux/core";
 import { summarize, type Catalog } from "@codemux/catalog";
-import { NoSessionError, listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
+import { NoSessionError, getDownstreamSkill, listDownstreamSkills, readDownstreamSkill, type DownstreamSkill } from "@codemux/pool";
+import type { Skill } from "@modelcontextprotocol/server/ext/skills";
+import { isSkillUri, serverUriOwner, shownServerUri } from "../app-uris";
 import { BadRequestError, SkillReadError } from "../errors";
 import type { Access } from "../policy/access";
 import type { ToolScreen } from "../screen";
@@ -26,19 +28,21 @@ export class ServerSkills {
   readonly #skills = new Map<string, DownstreamSkill[]>();
   /** Bumped by each listing and removal of a server, so that a listing that ends after a newer one (or after removal) is dropped. */
   readonly #generation = new Map<string, number>();
+  /** Listings under way: a client told of a change (the relayed resources/list_changed) is answered after them, not from the old list. */
+  readonly #listing = new Set<Promise<void>>();
   readonly #options: ServerSkillsOptions;
 
   constructor(options: ServerSkillsOptions) {
     this.#options = options;
     const { pool } = options;
-    pool.on("tools", (server) => void this.#index(server));
+    pool.on("tools", (server) => this.#listAgain(server));
     pool.on("removed", (server) => {
       this.#bump(server);
       this.#unindex(server);
     });
     pool.on("notification", (server, notification, owner) => {
       // The extension announces a changed skill set as a changed resource list; an instance's lists are the listing connection's.
-      if (!owner && notification.method === "notifications/resources/list_changed") void this.#index(server);
+      if (!owner && notification.method === "notifications/resources/list_changed") this.#listAgain(server);
     });
   }
 
@@ -50,27 +54,31 @@ export class ServerSkills {
       .sort((a, b) => a.server.localeCompare(b.server));
   }
 
-  /** The root listing's line, `mcp/server-skills  (5 skills of 2 servers)`; undefined when no server `session` sees offers any. */
-  summary(session: SessionInfo): string | undefined {
-    const servers = this.list(session);
-    const count = servers.reduce((n, s) => n + s.skills.length, 0);
-    if (count === 0) return undefined;
-    return `${SERVER_SKILLS_PREFIX.slice(0, -1)}  (${count} skill${count === 1 ? "" : "s"} of ${servers.length} server${servers.length === 1 ? "" : "s"}: instructions, read with read_module)`;
+  /** Resolves once the listings under way when it is called have ended. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#listing);
   }
 
-  /** What list_modules shows under `mcp/server-skills` (or one server's folder in it): one skill a line, with its description. */
-  listing(specifier: string, session: SessionInfo): string {
-    const server = specifier.slice(SERVER_SKILLS_PREFIX.length).split("/")[0] || undefined;
-    const servers = this.list(session).filter((s) => server === undefined || s.server === server);
-    if (servers.length === 0) return server === undefined ? "No server offers skills." : `No skills of a server named "${server}".`;
-    return servers
-      .flatMap((s) => s.skills.map((k) => `${SERVER_SKILLS_PREFIX}${s.server}/${k.path}\n  ${k.description.split("\n")[0]?.slice(0, 200) ?? ""}`))
-      .join("\n");
+  /**
+   * The skills of the servers `session` sees as a client of the skills extension is shown them: each `skill://` URI
+   * (the entry's and its files') under its server, `skill://<server>/<the rest>`, the rest of the entry (frontmatter,
+   * digests, sizes) as the server listed it. A skill under another scheme has no such name and is left out.
+   */
+  shownEntries(session: SessionInfo): Skill[] {
+    return this.list(session).flatMap(({ server, skills }) => skills.flatMap((skill) => shownEntry(server, skill.entry) ?? []));
   }
 
-  /** True for a specifier under `mcp/server-skills/`, which `read` answers. */
-  owns(specifier: string): boolean {
-    return `${specifier}/`.startsWith(SERVER_SKILLS_PREFIX);
+  /** The entry of the skill whose `SKILL.md` a client knows as `uri` (`skill://<server>/...`), listed or not (the server's skills/get); undefined when none. */
+  async shownEntry(uri: string, session: SessionInfo): Promise<Skill | undefined> {
+    const owner = serverUriOwner(uri);
+    if (owner === undefined || !isSkillUri(uri) || !this.#options.access.seesServer(session, owner.server)) return undefined;
+    const listed = this.#skills.get(owner.server)?.find((skill) => skill.uri === owner.uri);
+    if (listed) return shownEntry(owner.server, listed.entry);
+    // Any failure (no such skill, a server that does not serve the extension, a timeout) is a skill not served.
+    const entry = await this.#client(owner.server, session)
+      .then((client) => getDownstreamSkill(client, owner.uri))
+      .catch(() => undefined);
+    return entry && entry.uri === owner.uri ? shownEntry(owner.server, entry) : undefined;
   }
 
   /** A skill's `SKILL.md` (or one of its files, by the path after the skill's), with where it is from; a sentence when there is none. */
@@ -107,6 +115,12 @@ export class ServerSkills {
   async #client(server: string, session: SessionInfo) {
     if (!this.#options.pool.client) throw new Error("this pool offers tools only");
     return this.#options.pool.client(server, session);
+  }
+
+  #listAgain(server: string): void {
+    const listing = this.#index(server);
+    this.#listing.add(listing);
+    void listing.finally(() => this.#listing.delete(listing));
   }
 
   /** Lists one server's skills again and replaces what search had of them. */
@@ -158,4 +172,11 @@ export class ServerSkills {
     for (const skill of this.#skills.get(server) ?? []) this.#options.catalog.removeDocument("skill", `${DOCUMENT_PREFIX}${server}/${skill.path}`);
     this.#skills.delete(server);
   }
+}
+
+/** A downstream skill's entry as a client is shown it (see `ServerSkills.shownEntries`); undefined for a skill not under `skill://`. */
+function shownEntry(server: string, entry: Skill): Skill | undefined {
+  if (!isSkillUri(entry.uri)) return undefined;
+  const resources = entry.resources === "dynamic" ? entry.resources : entry.resources.map((file) => ({ ...file, uri: shownServerUri(server, file.uri) }));
+  return { ...entry, uri: shownServerUri(server, entry.uri), resources };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { rateLimitPlugin } from "../src/index";
-import { connect, misbehaving, textOf, type Harness } from "./helpers";
+import { rateLimitPlugin } from "@codemux/hooks";
+import { connect, misbehaving, textOf, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
+import { jsonRpcMessage } from "@codemux/core";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import { describe, expect, it } from "vitest";
-import { jsonRpcMessage } from "./json-rpc-message";
 
 const messages: unknown[] = [
   { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", arguments: {} } },
@@ -23,11 +23,11 @@ const messages: unknown[] = [
   null,
 ];
 
-describe("jsonRpcMessage", () => {
+describe("core's jsonRpcMessage with the SDK's schema (as the stdio transports read lines)", () => {
   it("accepts and refuses exactly what SDK v2's JSONRPCMessageSchema does", () => {
     for (const message of messages) {
       const parsed = JSONRPCMessageSchema.safeParse(message);
-      expect(jsonRpcMessage(message), JSON.stringify(message)).toEqual(parsed.success ? parsed.data : undefined);
+      expect(jsonRpcMessage(message, JSONRPCMessageSchema), JSON.stringify(message)).toEqual(parsed.success ? parsed.data : undefined);
     }
   });
 });

@@ -5,8 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPlugins, readPinFile, type ResultKeeper } from "../src/index";
-import { config, misbehaving, recordingLogger, tempDir, textOf } from "./helpers";
+import { loadPlugins, readPinFile, type ResultKeeper } from "@codemux/hooks";
+import { config, misbehaving, recordingLogger, tempDir, textOf } from "./harness";
 
 describe("loadPlugins wired into codemux as the CLI does", () => {
   it("runs the config's plugins on every call and records the catalog for pin", async () => {

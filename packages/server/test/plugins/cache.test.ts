@@ -5,8 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CACHE_META, cachePlugin } from "../src/index";
-import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./helpers";
+import { CACHE_META, cachePlugin } from "@codemux/hooks";
+import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./harness";
 
 /** A second client on the harness's core, as another principal (what a token's name is over HTTP). */
 async function asPrincipal(harness: Harness, principal: string): Promise<(name: string, args?: Record<string, unknown>) => Promise<CallToolResult>> {

@@ -3,8 +3,8 @@ import { Codemux } from "@codemux/server";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadPlugins, type LoadedPlugins, type Memory } from "../src/index";
-import { config, misbehaving, recordingLogger, tempDir, textOf } from "./helpers";
+import { loadPlugins, type LoadedPlugins, type Memory } from "@codemux/hooks";
+import { config, misbehaving, recordingLogger, tempDir, textOf } from "./harness";
 
 const alice: SessionInfo = { id: "alice-1", principal: "token:alice" };
 const bob: SessionInfo = { id: "bob-1", principal: "token:bob" };

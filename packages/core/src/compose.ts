@@ -1,4 +1,4 @@
-import type { CallContext, NextCall, ToolCallMiddleware } from "@codemux/core";
+import type { CallContext, NextCall, ToolCallMiddleware } from "./context";
 
 /** Folds middleware around a final step, first in the list outermost; each may stop the chain by not calling `next`. */
 export function composeMiddleware(middleware: readonly ToolCallMiddleware[], last: NextCall): NextCall {

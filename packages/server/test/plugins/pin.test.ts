@@ -2,8 +2,8 @@ import { silentLogger } from "@codemux/core";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvePins, filePinBook, listPending, pinApprovals, pinPlugin, readPinFile, sharedPinBook } from "../src/index";
-import { connect, replay, tempDir, textOf, type Harness } from "./helpers";
+import { approvePins, filePinBook, listPending, pinApprovals, pinPlugin, readPinFile, sharedPinBook } from "@codemux/hooks";
+import { connect, replay, tempDir, textOf, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { guardPlugin } from "../src/index";
-import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./helpers";
+import { guardPlugin } from "@codemux/hooks";
+import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

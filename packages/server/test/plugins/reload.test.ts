@@ -6,8 +6,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadPlugins, PluginConfigError, readPinFile, type LoadedPlugins } from "../src/index";
-import { config, misbehaving, recordingLogger, tempDir, textOf } from "./helpers";
+import { loadPlugins, PluginConfigError, readPinFile, type LoadedPlugins } from "@codemux/hooks";
+import { config, misbehaving, recordingLogger, tempDir, textOf } from "./harness";
 
 interface Gate {
   entered: string[];

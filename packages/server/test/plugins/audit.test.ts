@@ -1,8 +1,8 @@
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditPlugin, cachePlugin, guardPlugin, redactPlugin, type AuditLine } from "../src/index";
-import { connect, misbehaving, tempDir, type Harness } from "./helpers";
+import { auditPlugin, cachePlugin, guardPlugin, redactPlugin, type AuditLine } from "@codemux/hooks";
+import { connect, misbehaving, tempDir, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { cachePlugin, type CallRecord, type Plugin } from "../src/index";
-import { connect, misbehaving, type Harness } from "./helpers";
+import { cachePlugin, type CallRecord, type Plugin } from "@codemux/hooks";
+import { connect, misbehaving, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

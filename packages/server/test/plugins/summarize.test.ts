@@ -1,7 +1,7 @@
 import type { CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { SUMMARIZED_META, summarizePlugin, type ResultKeeper } from "../src/index";
-import { connect, misbehaving, textOf, type Harness } from "./helpers";
+import { SUMMARIZED_META, summarizePlugin, type ResultKeeper } from "@codemux/hooks";
+import { connect, misbehaving, textOf, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

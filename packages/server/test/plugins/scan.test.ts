@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { ScanMode } from "@codemux/server";
 import { replayServerPath } from "@codemux/test-servers";
 import { afterEach, describe, expect, it } from "vitest";
-import { filePinBook, pinApprovals, pinPlugin } from "../src/index";
-import { connect, node, recordingLogger, tempDir, textOf, type Harness } from "./helpers";
+import { filePinBook, pinApprovals, pinPlugin } from "@codemux/hooks";
+import { connect, node, recordingLogger, tempDir, textOf, type Harness } from "./harness";
 
 // The scan's quarantine wired as the CLI wires it: the pin plugin judges what the scanner flags, and what changed.
 let harness: Harness | undefined;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { SHORT_CIRCUIT_META, type Plugin } from "../src/index";
-import { connect, misbehaving, textOf, tracer, type Harness } from "./helpers";
+import { SHORT_CIRCUIT_META, type Plugin } from "@codemux/hooks";
+import { connect, misbehaving, textOf, tracer, type Harness } from "./harness";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -1,0 +1,120 @@
+import { composeMiddleware, silentLogger, type CallContext, type CatalogEntry, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
+import { describe, expect, it } from "vitest";
+import { PluginChain, SHORT_CIRCUIT_META } from "./chain";
+import { PluginFailedError } from "./errors";
+import type { Plugin } from "./types";
+
+const entry = {
+  qualifiedName: "s__echo",
+  server: "s",
+  name: "echo",
+  functionName: "echo",
+  moduleSpecifier: "mcp/servers/s/echo",
+  signature: "echo({ text: string })",
+  summary: "",
+  tool: { name: "echo", inputSchema: { type: "object" } },
+} satisfies CatalogEntry;
+
+function context(args: Record<string, unknown>): CallContext {
+  return {
+    entry,
+    annotations: {},
+    arguments: args,
+    origin: "call_tool",
+    session: { id: "s1", principal: "local" },
+    signal: undefined,
+    progress: undefined,
+    timeoutMs: undefined,
+    job: undefined,
+    requestId: undefined,
+    state: new Map(),
+  };
+}
+
+const text = (value: string): ToolResult => ({ content: [{ type: "text", text: value }] });
+const textOf = (result: ToolResult) => (result.content[0] as { text: string }).text;
+
+/** A pipeline as the server builds one: the plugins' middleware, then a later middleware, then the tool. */
+function pipeline(plugins: Plugin[], log: string[]) {
+  const chain = new PluginChain(plugins, { logger: silentLogger });
+  const plugged: ToolCallMiddleware = (ctx, next) => chain.run(ctx, next);
+  const later: ToolCallMiddleware = (ctx, next) => {
+    log.push(`later:${String(ctx.arguments.text)}`);
+    return next(ctx);
+  };
+  return composeMiddleware([plugged, later], async (ctx) => {
+    log.push("tool");
+    return text(String(ctx.arguments.text));
+  });
+}
+
+describe("PluginChain compiles plugins to the pipeline's middleware model", () => {
+  it("runs each plugin as a step of core's composeMiddleware: changed arguments reach the later middleware, after-hooks unwind in reverse", async () => {
+    const log: string[] = [];
+    const step = (name: string, priority: number): Plugin => ({
+      name,
+      priority,
+      beforeCall: (call) => {
+        log.push(`before:${name}`);
+        return { action: "continue", arguments: { text: `${String(call.arguments.text)}+${name}` } };
+      },
+      afterCall: (_call, result) => {
+        log.push(`after:${name}`);
+        return text(`${textOf(result)}<${name}`);
+      },
+    });
+    const run = pipeline([step("low", 1), step("high", 9)], log);
+    const result = await run(context({ text: "x" }));
+    expect(textOf(result)).toBe("x+high+low<low<high");
+    expect(log).toEqual(["before:high", "before:low", "later:x+high+low", "tool", "after:low", "after:high"]);
+  });
+
+  it("a plugin that answers stops the chain there: neither the later middleware nor the tool runs, and outer after-hooks see the answer", async () => {
+    const log: string[] = [];
+    let seen: unknown;
+    const outer: Plugin = { name: "outer", priority: 9, afterCall: (_call, result) => void (seen = result._meta) };
+    const responder: Plugin = { name: "responder", priority: 5, beforeCall: () => ({ action: "respond", result: text("cached") }) };
+    const result = await pipeline([outer, responder], log)(context({ text: "x" }));
+    expect(textOf(result)).toBe("cached");
+    expect(log).toEqual([]);
+    expect(seen).toEqual({ [SHORT_CIRCUIT_META]: "responder" });
+  });
+
+  it("a fail-closed plugin whose before-hook throws stops the call, and the plugins that ran hear of it through onError, innermost first", async () => {
+    const log: string[] = [];
+    const outer: Plugin = {
+      name: "outer",
+      priority: 9,
+      onError: (_call, error) => void log.push(`outer:${PluginFailedError.isInstance(error) ? "plugin failed" : "other"}`),
+    };
+    const broken: Plugin = {
+      name: "broken",
+      priority: 5,
+      failClosed: true,
+      beforeCall: () => {
+        throw new Error("boom");
+      },
+      onError: () => void log.push("broken:onError"),
+    };
+    const inner: Plugin = { name: "inner", priority: 1, beforeCall: () => void log.push("inner:before") };
+    await expect(pipeline([outer, broken, inner], log)(context({ text: "x" }))).rejects.toSatisfy((error) => PluginFailedError.isInstance(error));
+    expect(log).toEqual(["broken:onError", "outer:plugin failed"]);
+  });
+
+  it("a plugin that is not fail-closed is skipped when its hook throws, and an onError answer turns a failure into a result", async () => {
+    const log: string[] = [];
+    const flaky: Plugin = {
+      name: "flaky",
+      beforeCall: () => {
+        throw new Error("boom");
+      },
+    };
+    expect(textOf(await pipeline([flaky], log)(context({ text: "x" })))).toBe("x");
+    const rescue: Plugin = { name: "rescue", onError: () => text("rescued") };
+    const chain = new PluginChain([rescue], { logger: silentLogger });
+    const failing = composeMiddleware([(ctx, next) => chain.run(ctx, next)], async () => {
+      throw new Error("down");
+    });
+    expect(textOf(await failing(context({})))).toBe("rescued");
+  });
+});
