@@ -11,13 +11,13 @@ import {
   scanModeOf,
   spillBytesOf,
   stateKeyOf,
+  tracingOf,
   type DispatchFiles,
   type PolicyConfig,
   type ResultFormat,
   type Retention,
   type ScanMode,
   type TracingSettings,
-  tracingOf,
 } from "@codemux/server";
 import { dirname } from "node:path";
 import { jobsSettingsOf } from "./jobs-settings";
@@ -60,7 +60,7 @@ export interface CodemuxConfig {
   retention?: Retention;
   resultFormat?: ResultFormat;
   dispatchFiles?: DispatchFiles;
-  /** The config's `tracing` (OTLP traces without OTEL_* variables, which win where both say something). */
+  /** The file's `tracing` (OTLP traces without the OTEL_* variables). */
   tracing?: TracingSettings;
   /** The sections only a serving codemux reads: checked only when serving, so a one-shot command is not stopped by them. */
   serving?: { http: HttpSettings; jobs: { maxRunMs?: number }; spillBytes?: number; stateKey?: string };

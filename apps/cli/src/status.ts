@@ -26,7 +26,7 @@ export function serverTable(core: Codemux): string {
     .join("\n");
 }
 
-const ITEM_KINDS = { resources: "resource", resourceTemplates: "resource template", prompts: "prompt" } as const;
+const ITEM_KINDS = { resources: "resource", resourceTemplates: "resource template", prompts: "prompt", skills: "skill" } as const;
 
 /** What the scan found above `info` (security.scan), one line per tool or instructions; empty when nothing. */
 export function scanLines(core: Codemux): string {

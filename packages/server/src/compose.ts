@@ -153,7 +153,7 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
   });
   const largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
   const features = new McpFeatures({ pool, catalog, access, readiness, pipeline, relay, results, largeResultBytes, logger, mask, screen: scan });
-  const serverSkills = new ServerSkills({ pool, catalog, access, logger });
+  const serverSkills = new ServerSkills({ pool, catalog, access, logger, screen: scan });
   const projectDir = options.projectSkillsDir ?? (existsSync(PROJECT_SKILLS_DIR) ? PROJECT_SKILLS_DIR : undefined);
   // The late reference of the skills: a skill imports the other modules as a snippet of the same principal would, checked only once serving.
   const modules: { namespace?: ModuleNamespace } = {};

@@ -6,8 +6,6 @@ import {
   type ScanFinding,
   type ScanInput,
   type ScanOtherServer,
-  type ScanPromptDefinition,
-  type ScanResourceDefinition,
   type ScanVerdict,
   scanDefinitions,
   type ToolDefinition,
@@ -43,8 +41,8 @@ export interface ToolScan {
   shown: "listed" | "approved" | "none";
 }
 
-/** What a server lists besides tools, whose texts reach the model: resources, resource templates and prompts. */
-export type ItemKind = "resources" | "resourceTemplates" | "prompts";
+/** What a server lists besides tools, whose texts reach the model: resources, resource templates, prompts and skills (their names and descriptions). */
+export type ItemKind = "resources" | "resourceTemplates" | "prompts" | "skills";
 
 /** A resource, resource template or prompt the scan flagged, and whether the model is kept from it. */
 export interface ItemScan {
@@ -81,6 +79,13 @@ interface Scanned {
 }
 
 const CLEAN: Scanned = { verdict: "clean", findings: [] };
+
+/** One listed item as the scanner reads it: a skill as the resource its SKILL.md is (its URI, name and description). */
+function scanInputOf(kind: ItemKind, item: object): Omit<ScanInput, "server"> {
+  if (kind !== "skills") return { [kind]: [item] };
+  const { uri, name, description } = item as { uri?: string; name?: string; description?: string };
+  return { resources: [{ uri, name, description }] };
+}
 
 /** Verdicts kept by definition hash; past this many the cache starts afresh (a catalog of thousands of tools stays inside). */
 const CACHE_ENTRIES = 20_000;
@@ -156,17 +161,18 @@ export class ToolScreen {
    * the scan rates it `high` or worse (no approval brings one back: the server must change it). `report` false for a
    * principal's own instance's list, which is screened alike but not what the admin's report shows of the server.
    */
-  items<T extends ScanResourceDefinition | ScanPromptDefinition>(server: string, list: { kind: ItemKind; items: readonly T[]; report?: boolean }): T[] {
+  items<T extends object>(server: string, list: { kind: ItemKind; items: readonly T[]; report?: boolean }): T[] {
     const { kind, items } = list;
     const others = this.#mode === "off" ? [] : this.#others(server);
     const shown: T[] = [];
     const flagged: ItemScan[] = [];
     for (const item of items) {
-      const scan = this.#mode === "off" ? CLEAN : this.#scanItem(server, { [kind]: [item] }, others);
+      const scan = this.#mode === "off" ? CLEAN : this.#scanItem(server, scanInputOf(kind, item), others);
       const held = this.#flagged(scan);
       if (!held) shown.push(sanitizeDefinition(item));
       if (!verdictAtLeast(scan.verdict, "warn")) continue;
-      const id = String((kind === "prompts" ? item.name : (item.uri ?? item.uriTemplate ?? item.name)) ?? "").slice(0, 300);
+      const { uri, uriTemplate, name } = item as { uri?: unknown; uriTemplate?: unknown; name?: unknown };
+      const id = String((kind === "prompts" ? name : (uri ?? uriTemplate ?? name)) ?? "").slice(0, 300);
       flagged.push({ kind, id, verdict: scan.verdict, findings: scan.findings, held });
       if (list.report !== false) this.#logItemOnce(server, flagged.at(-1) as ItemScan, item);
     }
@@ -283,7 +289,7 @@ export class ToolScreen {
     if (this.#logged.has(key)) return;
     if (this.#logged.size >= CACHE_ENTRIES) this.#logged.clear();
     this.#logged.add(key);
-    const what = scan.kind === "prompts" ? "prompt" : scan.kind === "resources" ? "resource" : "resource template";
+    const what = { prompts: "prompt", resources: "resource", resourceTemplates: "resource template", skills: "skill" }[scan.kind];
     this.#logger.warn(
       `[${server}] the scan found ${describe(scan.findings)} in the ${what} ${JSON.stringify(scan.id.slice(0, 200))}${
         scan.held ? "; the model is not shown it and it is refused until the server changes it (security.scan quarantine)" : ""

@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { skillServerPath, until } from "@codemux/test-servers";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScanMode } from "../src/index";
@@ -102,5 +103,32 @@ describe("security.scan over resources, templates and prompts", () => {
     expect(report?.verdict).toMatch(/high|critical/);
     expect(report?.items.filter((i) => i.held)).toEqual([]);
     expect(report?.items.map((i) => i.id)).toEqual(expect.arrayContaining(["file:///poison.txt", "exfil"]));
+  });
+});
+
+describe("security.scan over downstream servers' skills", () => {
+  it("quarantine: a skill whose description aims at the model is not listed, found or read; hidden characters go from the rest", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-scan-skills-"));
+    harness = await connect({
+      config: config({ sk: node(skillServerPath, "--name", "sk", "--poisoned") }),
+      mode: "code",
+      scan: { mode: "quarantine" },
+      dataDir: dir,
+    });
+    const h = harness;
+    await h.core.ready();
+    const skills = () => h.core.services.serverSkills.list(h.core.session()).flatMap((s) => s.skills);
+    await until(() => skills().some((s) => s.name === "tidy"));
+    expect(skills().map((s) => s.name)).not.toContain("poisoned");
+    expect(skills().find((s) => s.name === "tidy")?.description).toBe("Tidy a folder.");
+    const read = textOf((await h.client.callTool({ name: "read_module", arguments: { specifier: "mcp/server-skills/sk/poisoned" } })) as CallToolResult);
+    expect(read).toMatch(/No skill "mcp\/server-skills\/sk\/poisoned"/);
+    expect(read).not.toContain("evil@");
+    const search = textOf((await h.client.callTool({ name: "search_tools", arguments: { query: "keep notes", limit: 10 } })) as CallToolResult);
+    expect(search).not.toContain("evil@");
+    expect(search).not.toContain("sk/poisoned");
+    expect(h.core.scan.report("sk")?.items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: "skills", id: "skill://poisoned/SKILL.md", held: true })]),
+    );
   });
 });

@@ -5,6 +5,7 @@ import type { Skill } from "@modelcontextprotocol/server/ext/skills";
 import { isSkillUri, serverUriOwner, shownServerUri } from "../app-uris";
 import { BadRequestError, SkillReadError } from "../errors";
 import type { Access } from "../policy/access";
+import type { ToolScreen } from "../screen";
 import type { ToolPool } from "../tool-pool";
 import { SERVER_SKILL_DOCUMENT_PREFIX as DOCUMENT_PREFIX, SERVER_SKILLS_PREFIX } from "./names";
 
@@ -13,6 +14,8 @@ export interface ServerSkillsOptions {
   catalog: Catalog;
   access: Access;
   logger: Logger;
+  /** The scan (security.scan): a skill whose name or description it rates high is left out under quarantine. */
+  screen?: ToolScreen | undefined;
 }
 
 /**
@@ -137,9 +140,11 @@ export class ServerSkills {
     if (this.#generation.get(server) !== generation) return;
     if (listed.leftOut > 0) logger.warn(`[${server}] ${listed.leftOut} of its skills were left out (invalid, unusable names, or too many)`);
     this.#unindex(server);
-    if (listed.skills.length === 0) return;
-    this.#skills.set(server, listed.skills);
-    for (const skill of listed.skills) {
+    const { screen } = this.#options;
+    const skills = screen ? screen.items(server, { kind: "skills", items: listed.skills }) : listed.skills;
+    if (skills.length === 0) return;
+    this.#skills.set(server, skills);
+    for (const skill of skills) {
       const specifier = `${SERVER_SKILLS_PREFIX}${server}/${skill.path}`;
       this.#options.catalog.setDocument({
         id: `${DOCUMENT_PREFIX}${server}/${skill.path}`,
