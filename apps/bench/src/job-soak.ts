@@ -1,7 +1,9 @@
 import { haveProgram, misbehavingEntry, startRedisServer, type RedisServer } from "@codemux/test-servers";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +19,8 @@ export interface JobSoakReport {
   seconds: number;
   clients: number;
   acknowledged: number;
+  /** Of them, by the era of the client that started them. */
+  byEra: { "2025": number; "2026": number };
   terminal: number;
   /** Acknowledged, still queued or running on an instance that is alive when asked. */
   pending: number;
@@ -24,6 +28,8 @@ export interface JobSoakReport {
   faults: string[];
   /** The first few jobs still pending, as instance a reports them. */
   pendingSample: string[];
+  /** Seconds after the clients stopped until every acknowledged job was terminal (or the bound, 60 s, when some never were). */
+  settledSeconds: number;
 }
 
 interface Instance {
@@ -33,10 +39,23 @@ interface Instance {
   url: string;
 }
 
-async function client(url: string): Promise<Client> {
+/** What the soak needs of a client of either era. */
+interface SoakClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<{ content?: unknown; isError?: boolean; structuredContent?: unknown }>;
+  close(): Promise<void>;
+}
+
+/** A client of the 2025 era (SDK 1.x), or of the 2026 era (SDK 2, negotiating the newest version). */
+async function client(url: string, era: "2025" | "2026" = "2025"): Promise<SoakClient> {
+  const requestInit = { headers: { authorization: `Bearer ${TOKEN}` } };
+  if (era === "2026") {
+    const modern = new ModernClient({ name: "bench-job-soak-2026", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await modern.connect(new ModernTransport(new URL(`${url}/mcp`), { requestInit }));
+    return modern as unknown as SoakClient;
+  }
   const c = new Client({ name: "bench-job-soak", version: "1.0.0" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-  return c;
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit }));
+  return c as unknown as SoakClient;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,6 +69,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runJobSoak(options: { seconds?: number } = {}): Promise<JobSoakReport | null> {
   if (!haveProgram("redis-server", "redis-server")) return null;
   const seconds = options.seconds ?? Number(process.env.CODEMUX_BENCH_SOAK_SECONDS ?? 30);
+  // How long Redis stays down before its restart (CODEMUX_BENCH_SOAK_REDIS_DOWN_MS; 0 by default).
+  const downMs = Number(process.env.CODEMUX_BENCH_SOAK_REDIS_DOWN_MS ?? 0);
   const dir = await mkdtemp(join(tmpdir(), "codemux-bench-soak-"));
   const configFile = join(dir, "codemux.json");
   await writeFile(
@@ -65,27 +86,35 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
       env: { CODEMUX_TOKEN: `bench:${TOKEN}`, CODEMUX_HOME: own },
       args: ["--store", (redis as RedisServer).url, "--instance-id", id],
     });
+    // CODEMUX_BENCH_SOAK_LOGS=<dir>: each instance's warnings go to <dir>/<id>.log, to find where a job went.
+    const logs = process.env.CODEMUX_BENCH_SOAK_LOGS;
+    if (logs) started.child.stderr?.pipe(createWriteStream(join(logs, `${id}.log`), { flags: "a" }));
     return { id, home: own, ...started };
   };
   try {
     redis = await startRedisServer({ appendfsync: "always" });
     instances.push(await start("a"), await start("b"));
     const acknowledged: string[] = [];
+    const byEra = { "2025": 0, "2026": 0 };
     let stop = false;
+    // Clients 0 and 1 speak the 2025 era, 2 and 3 the 2026 era; 0 and 2 go to instance a, 1 and 3 to b.
+    const eraOf = (n: number) => (n < 2 ? "2025" : "2026");
     const worker = async (n: number) => {
       let at = instances[n % 2] as Instance;
-      let c = await client(at.url).catch(() => undefined);
+      let c = await client(at.url, eraOf(n)).catch(() => undefined);
       while (!stop) {
         try {
           if (!c || instances[n % 2] !== at) {
             at = instances[n % 2] as Instance;
             await c?.close().catch(() => undefined);
-            c = await client(at.url);
+            c = await client(at.url, eraOf(n));
           }
           const answer = await c.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 200 }, background: true } });
           const id = /job_[0-9a-f]{12}/.exec(JSON.stringify(answer.content))?.[0];
-          if (id && !answer.isError) acknowledged.push(id);
-          else await sleep(100);
+          if (id && !answer.isError) {
+            acknowledged.push(id);
+            byEra[eraOf(n)]++;
+          } else await sleep(100);
         } catch {
           c = undefined;
           await sleep(200);
@@ -96,8 +125,9 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
     const workers = Array.from({ length: CLIENTS }, (_, n) => worker(n));
     await sleep((seconds * 1000) / 3);
     await redis.kill();
+    await sleep(downMs);
     await redis.restart();
-    faults.push(`Redis killed (SIGKILL) and restarted at ${Math.round(seconds / 3)} s`);
+    faults.push(`Redis killed (SIGKILL) at ${Math.round(seconds / 3)} s and restarted ${downMs} ms later`);
     await sleep((seconds * 1000) / 3);
     const b = instances[1] as Instance;
     b.child.kill("SIGKILL");
@@ -106,24 +136,27 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
     await sleep((seconds * 1000) / 3);
     stop = true;
     await Promise.all(workers);
-    // Let the last jobs end, then ask for every acknowledged one through instance a.
-    await sleep(3_000);
+    // Ask for every acknowledged job through instance a until all are terminal (a job whose taker died is handed out
+    // again once its lock lapses, 10 s), at most a minute.
+    const stopped = performance.now();
     const reader = await client((instances[0] as Instance).url);
-    let terminal = 0;
-    let pending = 0;
-    let lost = 0;
-    const pendingSample: string[] = [];
-    for (let i = 0; i < acknowledged.length; i += 20) {
-      const ids = acknowledged.slice(i, i + 20);
-      const out = await reader.callTool({ name: "jobs", arguments: { action: "output", ids, wait_up_to: 0 } });
-      for (const job of (out.structuredContent as { jobs: Array<{ id: string; status: string }> }).jobs) {
-        if (TERMINAL.has(job.status)) terminal++;
-        else if (job.status === "not_found") lost++;
-        else if (++pending <= 5) pendingSample.push(JSON.stringify(job).slice(0, 300));
+    let count = { terminal: 0, pending: 0, lost: 0, pendingSample: [] as string[] };
+    do {
+      await sleep(1_000);
+      count = { terminal: 0, pending: 0, lost: 0, pendingSample: [] };
+      for (let i = 0; i < acknowledged.length; i += 20) {
+        const ids = acknowledged.slice(i, i + 20);
+        const out = await reader.callTool({ name: "jobs", arguments: { action: "output", ids, wait_up_to: 0 } });
+        for (const job of (out.structuredContent as { jobs: Array<{ id: string; status: string }> }).jobs) {
+          if (TERMINAL.has(job.status)) count.terminal++;
+          else if (job.status === "not_found") count.lost++;
+          else if (++count.pending <= 5) count.pendingSample.push(JSON.stringify(job).slice(0, 300));
+        }
       }
-    }
+    } while (count.pending > 0 && performance.now() - stopped < 60_000);
     await reader.close();
-    return { seconds, clients: CLIENTS, acknowledged: acknowledged.length, terminal, pending, lost, faults, pendingSample };
+    const settledSeconds = Math.round((performance.now() - stopped) / 100) / 10;
+    return { seconds, clients: CLIENTS, acknowledged: acknowledged.length, byEra, ...count, faults, settledSeconds };
   } finally {
     for (const instance of instances) instance.child.kill("SIGTERM");
     await redis?.stop();
@@ -133,12 +166,17 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
 export async function reportJobSoak(table: Table): Promise<JobSoakReport | null> {
   const r = await runJobSoak();
   if (!r) return null;
-  table(`Jobs soak: ${r.clients} clients starting background jobs through two instances on Redis (appendfsync always) for ${r.seconds} s`, [
-    ["faults", r.faults.join("; ")],
-    ["acknowledged", r.acknowledged],
-    ["terminal, read through instance a", r.terminal],
-    ["still queued or running", r.pending],
-    ["lost (not_found)", r.lost],
-  ]);
+  table(
+    `Jobs soak: ${r.clients} clients (two 2025-era, two 2026-era) starting background jobs through two instances on Redis (appendfsync always) for ${r.seconds} s`,
+    [
+      ["faults", r.faults.join("; ")],
+      ["acknowledged", r.acknowledged, `2025 era ${r.byEra["2025"]}, 2026 era ${r.byEra["2026"]}`],
+      ["terminal, read through instance a", r.terminal],
+      ["still queued or running", r.pending],
+      ["all terminal after (s)", r.settledSeconds],
+      ["lost (not_found)", r.lost],
+      ...r.pendingSample.map((job, i): [string, string, string] => [`pending ${i + 1}`, "", job]),
+    ],
+  );
   return r;
 }

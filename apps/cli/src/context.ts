@@ -1,29 +1,24 @@
-import { LOG_LEVELS, redactingLogger, type LogLevel, type Logger, type RateBuckets, type RecordTable, type SharedLists, type Store } from "@codemux/core";
+import {
+  LOG_LEVELS,
+  NO_MASK,
+  redactingLogger,
+  type LogLevel,
+  type Logger,
+  type RateBuckets,
+  type RecordTable,
+  type SecretMask,
+  type SharedLists,
+  type Store,
+  type ToolCallMiddleware,
+} from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import { parseHttpSettings, type HttpSettings, type UiSources } from "@codemux/http";
+import type { HttpSettings, UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
-import {
-  Codemux,
-  type PolicyConfig,
-  codemuxHome,
-  dispatchFilesOf,
-  findConfigFile,
-  policiesOf,
-  resolveConfig,
-  resultFormatOf,
-  scanModeOf,
-  retentionFor,
-  retentionOf,
-  spillBytesOf,
-  stateKeyOf,
-  type DispatchFiles,
-  type ResultFormat,
-  type Retention,
-} from "@codemux/server";
+import { Codemux, codemuxHome, policiesOf, retentionFor, scanModeOf, type ResultFormat, type Retention } from "@codemux/server";
 import type { Command } from "commander";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { defaultConfig, graphsFolder } from "./default-config";
 import { InterruptedError, UsageError } from "./errors";
@@ -31,8 +26,9 @@ import { cliLogger } from "./logger";
 import { uiSources } from "./ui-sources";
 import { forgetElsewhere, forgetShared } from "./forget-shared";
 import { shareJobQueue } from "./job-queue";
-import { jobsSettingsOf } from "./jobs-settings";
+import { startTracing } from "./tracing";
 import { configReloader, type ConfigReload } from "./reload";
+import { loadCodemuxConfig, type CodemuxConfig } from "./codemux-config";
 import type { SharedState } from "./shared-state";
 
 /** The options every command shares. */
@@ -78,6 +74,10 @@ export interface StartOptions {
   shared?: SharedState;
   /** Served to several principals (HTTP with more than one token, a token file, or OAuth): the built-in default keeps their memories apart. */
   manyPrincipals?: boolean;
+  /** The config the command already loaded (it needed a section before the start): read once, not again here. */
+  config?: CodemuxConfig;
+  /** A front end's own middleware (the HTTP server's recorders), made with the core's mask and composed into its pipeline after the plugins' and the jobs'. */
+  frontEnd?: (mask: SecretMask) => ToolCallMiddleware[];
 }
 
 /** A config file as parsed JSON: the same JSONC reading as the servers' (resolveConfig refuses a file that does not parse). */
@@ -91,6 +91,8 @@ export async function startCore(
   options: StartOptions,
 ): Promise<{
   core: Codemux;
+  /** The config this start read (once) and served. */
+  config: CodemuxConfig;
   logger: Logger;
   level: LogLevel;
   http: HttpSettings;
@@ -107,19 +109,17 @@ export async function startCore(
   const logger = redactingLogger(cliLogger(level, options.omitLog), (text) => masking?.mask.text(text) ?? text);
   // A config that lists codemux itself (a client's own file) must not make it start itself.
   markSelf(process.argv[1]);
-  const config = await resolveConfig({
-    ...(opts.config ? { configPath: opts.config } : {}),
-    inline: context.inline,
-    fallback: () => defaultConfig({ cwd: builtInRoot(opts), manyPrincipals: options.manyPrincipals === true }),
-  });
-  for (const warning of config.warnings ?? []) logger.warn(warning);
+  const loaded = options.config ?? (await loadCodemuxConfig({ configPath: opts.config, inline: context.inline, serving: options.serving === true }));
+  const config = loaded.servers ?? defaultConfig({ cwd: builtInRoot(opts), manyPrincipals: options.manyPrincipals === true });
+  for (const warning of loaded.servers ? loaded.warnings : [...(config.warnings ?? []), ...loaded.warnings]) logger.warn(warning);
   if (config.source === "built-in default" && options.manyPrincipals)
     logger.info(`the built-in default serves several principals: each gets a memory server and graph of its own (under ${graphsFolder()})`);
-  const configFile = findConfigFile(opts.config ? { configPath: opts.config } : {})?.file;
+  const { file: configFile, raw, retention } = loaded;
+  const serving = loaded.serving ?? { http: {}, jobs: {} };
   // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
   let core: Codemux | undefined;
-  const raw = await readRawConfig(configFile);
-  const retention = configFile ? retentionOf(raw, configFile) : undefined;
+  // The config's `tracing` may turn traces on, before anything that makes spans starts (the OTEL_* variables may have already).
+  await startTracing(process.env, loaded.tracing);
   const plugins = await pluginsOf({
     config: raw && configFile ? { raw, file: configFile } : undefined,
     // Serving from a file: loaded even without a plugins section, so that an edit can turn plugins on.
@@ -134,14 +134,14 @@ export async function startCore(
     ...(configFile ? { scanMode: (config: unknown) => scanModeOf(config, configFile) } : {}),
   });
   masking = plugins;
-  const scanMode = configFile ? scanModeOf(raw, configFile) : "quarantine";
-  const http = options.serving ? parseHttpSettings(raw, configFile) : {};
+  const scanMode = loaded.scan;
+  const http = serving.http;
   // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
   const jobs = options.serving
     ? createJobs({
         dataDir: codemuxHome(),
         ...(options.deferStart ? { openLater: true } : {}),
-        ...jobsSettingsOf(raw, configFile),
+        ...serving.jobs,
         logger,
         retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
         // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.
@@ -164,8 +164,8 @@ export async function startCore(
     mode: opts.mode,
     logger,
     ...(retention ? { retention } : {}),
-    ...resultFormatFrom(options.resultFormat ?? (configFile ? resultFormatOf(raw, configFile) : undefined)),
-    ...dispatchFilesFrom(raw, configFile),
+    ...resultFormatFrom(options.resultFormat ?? loaded.resultFormat),
+    ...(loaded.dispatchFiles ? { dispatchFiles: loaded.dispatchFiles } : {}),
     logCalls: level === "debug",
     ...(opts.lazy ? { poolOptions: { lazy: true } } : {}),
     ...keepBundles(options),
@@ -176,18 +176,16 @@ export async function startCore(
     // A policy's calls per minute, counted on every instance together.
     ...(options.shared?.rateBuckets ? { policyBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.scaleOut ? { instanceId: options.shared.instanceId } : {}),
-    ...(options.serving ? stateKeyFrom(raw, configFile) : {}),
+    ...(loaded.serving?.stateKey !== undefined && !process.env.CODEMUX_STATE_KEY ? { stateKey: loaded.serving.stateKey } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(opts.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
-    ...(options.serving
-      ? spillOf(options.spillBytes ?? (configFile ? spillBytesOf(raw, configFile) : undefined))
-      : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : [])],
+    ...(options.serving ? spillOf(options.spillBytes ?? serving.spillBytes) : { largeResultBytes: Number.POSITIVE_INFINITY }),
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(options.frontEnd?.(plugins?.mask ?? NO_MASK) ?? [])],
     // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
     ...(plugins ? { mask: plugins.mask } : {}),
-    ...policiesOption(raw, configFile),
+    ...(loaded.policies ? { policies: loaded.policies } : {}),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
       ? { reloadPolicies: async () => policiesOf(parseJsonc(await readConfigText(configFile), configFile).value, configFile) }
@@ -230,7 +228,7 @@ export async function startCore(
     read: () => readRawConfig(configFile),
     scanMode: configFile ? (config) => scanModeOf(config, configFile) : undefined,
   });
-  return { core, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
+  return { core, config: loaded, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
@@ -294,22 +292,10 @@ export function forgetAlso(
   core.onForget((principal) => forgetShared(shared, principal));
 }
 
-/** The config's `dispatch` folders (relative to the config's folder), when it has them. */
-export function dispatchFilesFrom(raw: Record<string, unknown> | undefined, configFile: string | undefined): { dispatchFiles?: DispatchFiles } {
-  const files = configFile ? dispatchFilesOf(raw, configFile, dirname(configFile)) : undefined;
-  return files ? { dispatchFiles: files } : {};
-}
-
 /** The catalog cache: shared in Redis (a new instance answers at once), else files under codemux's folder; none with --no-cache. */
 function cacheOf(cache: boolean, shared: SharedState | undefined): { cacheDir?: string; cacheStore?: SharedState["cacheStore"] } {
   if (!cache) return {};
   return shared?.cacheStore ? { cacheStore: shared.cacheStore } : { cacheDir: join(codemuxHome(), "cache") };
-}
-
-/** The config's `stateKey`, checked; CODEMUX_STATE_KEY wins over it when set (the core reads that itself). */
-function stateKeyFrom(raw: Record<string, unknown> | undefined, file: string | undefined): { stateKey?: string } {
-  const key = file ? stateKeyOf(raw, file) : undefined;
-  return key === undefined || process.env.CODEMUX_STATE_KEY ? {} : { stateKey: key };
 }
 
 function resultFormatFrom(format: ResultFormat | undefined): { resultFormat?: ResultFormat } {
@@ -400,10 +386,4 @@ function cacheTtlOf(value: string | undefined): { catalogCacheTtlMs?: number } {
   if (!(ms >= 1 && ms <= 31_536_000_000))
     throw new UsageError(`CODEMUX_CATALOG_CACHE_TTL_MS is "${value.slice(0, 40)}"; give milliseconds from 1 to 31536000000 (a year), e.g. 86400000 for a day.`);
   return { catalogCacheTtlMs: ms };
-}
-
-/** The config file's `policies`, checked (a mistake stops the start with the field named); none without the section. */
-function policiesOption(raw: Record<string, unknown> | undefined, file: string | undefined): { policies?: PolicyConfig } {
-  const policies = raw && file ? policiesOf(raw, file) : undefined;
-  return policies ? { policies } : {};
 }

@@ -36,8 +36,10 @@ export async function forgetShared(shared: SharedState, principal: string): Prom
   }
   if (pluginStore) {
     const answers = (await pluginStore.list({ owner: principal })).filter((entry) => entry.owner === principal);
-    for (const entry of answers) await pluginStore.delete(entry.key);
-    report.cachedAnswers = answers.length;
+    // Counted by who deleted it: every instance asked to forget lists the same shared entries.
+    let deleted = 0;
+    for (const entry of answers) if (await pluginStore.remove(entry.key)) deleted++;
+    report.cachedAnswers = deleted;
   }
   return report;
 }

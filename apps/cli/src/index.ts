@@ -3,14 +3,14 @@ import { CommanderError } from "commander";
 import type { RunContext } from "./context";
 import { isUsageFailure } from "./errors";
 import { buildProgram } from "./program";
-import { startTracing } from "./tracing";
+import { startTracing, stopTracing } from "./tracing";
 
 /** Runs the command line; resolves with the exit code. A failure is one sentence on stderr, never a stack trace. */
 async function main(argv: string[]): Promise<number> {
   const dash = argv.indexOf("--");
   const context: RunContext = { inline: dash >= 0 ? argv.slice(dash) : [], stdout: process.stdout, exitCode: 0 };
-  // Loads nothing unless the OTEL_* variables ask for traces.
-  const stopTracing = await startTracing();
+  // Loads nothing unless the OTEL_* variables ask for traces (the config's `tracing` may still, once it is read).
+  await startTracing();
   try {
     await buildProgram(context).parseAsync(dash >= 0 ? argv.slice(0, dash) : argv, { from: "user" });
     return context.exitCode;
@@ -24,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } finally {
     // The spans still batched are sent before the process exits, waiting at most a few seconds for the collector.
-    if (stopTracing) await Promise.race([stopTracing().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    await Promise.race([stopTracing().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   }
 }
 

@@ -40,7 +40,7 @@ export interface SharedState {
   /** Token buckets every instance counts in: the rate-limit plugin's, and the policies' calls per minute. */
   rateBuckets?: RateBuckets;
   /** The cache plugin's entries. */
-  pluginStore?: Store;
+  pluginStore?: RedisStore;
   /** The pin plugin's pins and approvals. */
   pinRecords?: RecordTable;
   /** Saved skills, and the memory plugin's memories. */

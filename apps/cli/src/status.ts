@@ -26,6 +26,8 @@ export function serverTable(core: Codemux): string {
     .join("\n");
 }
 
+const ITEM_KINDS = { resources: "resource", resourceTemplates: "resource template", prompts: "prompt" } as const;
+
 /** What the scan found above `info` (security.scan), one line per tool or instructions; empty when nothing. */
 export function scanLines(core: Codemux): string {
   const lines: string[] = [];
@@ -48,6 +50,10 @@ export function scanLines(core: Codemux): string {
             : "";
       lines.push(`  ${tool.qualifiedName}  ${tool.verdict}${held}: ${found(tool.findings)}`);
     }
+    for (const item of report.items)
+      lines.push(
+        `  ${report.server} ${ITEM_KINDS[item.kind]} ${JSON.stringify(item.id)}  ${item.verdict}${item.held ? ", held back" : ""}: ${found(item.findings)}`,
+      );
   }
   return lines.length ? `Scan (security.scan ${core.scan.mode}) found:\n${lines.join("\n")}\n` : "";
 }

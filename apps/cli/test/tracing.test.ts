@@ -286,3 +286,31 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("a job queued acro
     }
   }, 60_000);
 });
+
+describe("the config's tracing key", () => {
+  it("turns traces on without any OTEL_* variable, to the collector it names", async () => {
+    const own = await otlpReceiver();
+    try {
+      const config = join(dir, "traced.json");
+      await writeFile(
+        config,
+        JSON.stringify({
+          mcpServers: { a: { command: process.execPath, args: [modernServerPath, "--name", "a"] } },
+          tracing: { enabled: true, endpoint: own.url, serviceName: "codemux-from-config" },
+        }),
+      );
+      const env = { PATH: process.env.PATH ?? "", HOME: dir, CODEMUX_HOME: join(dir, ".codemux-config"), CODEMUX_TOKEN: TOKEN, OTEL_BSP_SCHEDULE_DELAY: "50" };
+      const served = await serveCli(["serve", "--http", ":0", "--config", config], { cwd: dir, env, started });
+      const traceId = hex(32);
+      const client = new Client({ name: "tracing-test", version: "1.0.0" });
+      const headers = { authorization: `Bearer ${TOKEN.split(":")[1]}`, traceparent: `00-${traceId}-${hex(16)}-01` };
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`), { requestInit: { headers } }));
+      await client.callTool({ name: "call_tool", arguments: { name: "a__echo", args: { text: "x" } } });
+      await client.close();
+      await until(() => own.spans.some((span) => span.traceId === traceId && span.name === "tools/call echo"));
+      expect(own.spans.find((span) => span.traceId === traceId && span.name === "tools/call echo")?.kind).toBe(CLIENT);
+    } finally {
+      own.server.close();
+    }
+  });
+});

@@ -13,6 +13,7 @@ export type { HttpErrorCode } from "./errors";
 export { stderrSink } from "./log";
 export type { LogRecord, LogSink } from "./log";
 export { Metrics } from "./metrics";
+export { httpCallRecorders, type HttpCallRecorders } from "./recorders";
 export type { GaugeCollector, Labels, MetricsReader } from "./metrics";
 export type { ScaleOut } from "./scale-out";
 export type { HttpServeOptions, PrincipalLimits, ReloadSummary } from "./options";

@@ -6,6 +6,7 @@ import { webRequestOf, writeResponse } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { ListenLimitError } from "./errors";
 import { forwardToOwner } from "./follow-owner";
+import { ListenBus } from "./listen-bus";
 import { HEADER_MISMATCH, paramHeaderMismatch } from "./param-headers";
 import { sendJson } from "./respond";
 import type { ScaleOut } from "./scale-out";
@@ -37,7 +38,9 @@ export class ModernMcp {
   /** Open listen streams per principal: each holds a connection and a bus listener, so one principal's are bounded. */
   readonly #listening = new Map<string, number>();
   readonly #maxListens: (principal: string) => number;
-  readonly #toolsChanged = () => this.#handler.notify.toolsChanged();
+  /** Whose each listen stream is: an isolated server's instance's changes go to its owner's streams alone. */
+  readonly #bus = new ListenBus();
+  readonly #toolsChanged = () => this.#bus.publish({ kind: "tools_list_changed" });
   readonly #stopChanges: () => void;
   readonly #scaleOut: ScaleOut | undefined;
   readonly #mode: string | undefined;
@@ -55,15 +58,16 @@ export class ModernMcp {
       keepAliveMs,
       maxRequestBodySize: maxBodyBytes,
       maxSubscriptions: maxSessions,
+      bus: this.#bus,
       onerror: (error) => gateway.warn("mcp 2026-07-28 request refused or failed", { error: error.message.slice(0, 300) }),
     });
     // Per-request servers cannot push: a change of the tool list reaches the clients listening for it through the handler's bus.
     if (gateway.core.surface(mode).listChanges) gateway.core.on("toolsChanged", this.#toolsChanged);
     // So are the servers' resource and prompt list changes and resource updates (a client hears only what its listen filter names).
-    this.#stopChanges = gateway.core.features.onChange((change) => {
-      if (change.kind === "resources") this.#handler.notify.resourcesChanged();
-      else if (change.kind === "prompts") this.#handler.notify.promptsChanged();
-      else this.#handler.notify.resourceUpdated(change.uri);
+    this.#stopChanges = gateway.core.features.onChange((change, owner) => {
+      if (change.kind === "resources") this.#bus.publish({ kind: "resources_list_changed" }, owner);
+      else if (change.kind === "prompts") this.#bus.publish({ kind: "prompts_list_changed" }, owner);
+      else this.#bus.publish({ kind: "resource_updated", uri: change.uri }, owner);
     });
   }
 
@@ -92,9 +96,14 @@ export class ModernMcp {
   async #serveHere(ctx: RequestContext, body: unknown): Promise<void> {
     const closed = new AbortController();
     ctx.res.once("close", () => closed.abort());
-    if ((body as { method?: unknown } | undefined)?.method === "subscriptions/listen") this.#holdListen(ctx, closed);
+    const listen = (body as { method?: unknown } | undefined)?.method === "subscriptions/listen";
+    if (listen) this.#holdListen(ctx, closed);
     const request = webRequestOf(ctx.req, closed.signal);
-    const response = await this.#handler.fetch(request, { parsedBody: body, authInfo: authInfoOf(ctx.identity) });
+    const fetch = () => this.#handler.fetch(request, { parsedBody: body, authInfo: authInfoOf(ctx.identity) });
+    // A listen stream is its principal's session's: it hears that session's isolated instances too.
+    const session = listen ? this.#principalSession(ctx.identity) : undefined;
+    const owner = session && { principal: session.principal, session: session.id };
+    const response = await (owner ? this.#bus.opening(owner, fetch) : fetch());
     const server = this.#built.get(request);
     // A listen request's server is built only for its capabilities and never connected, so closing it would not end it.
     if (server && !server.transport) server.onclose?.();

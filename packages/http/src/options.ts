@@ -1,3 +1,4 @@
+import type { HttpCallRecorders } from "./recorders";
 import { principalOfName } from "@codemux/core";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
 import type { ScaleOut } from "./scale-out";
@@ -14,6 +15,11 @@ export interface ReloadSummary {
 }
 
 export interface HttpServeOptions {
+  /**
+   * The call recorders (`httpCallRecorders`) whose middleware the core was composed with. Without them the server
+   * makes its own and adds their middleware to the core's pipeline itself, for a core composed without them.
+   */
+  recorders?: HttpCallRecorders;
   /** Address to bind; 127.0.0.1 by default. A non-loopback address needs a token (or `insecureNoAuth`). */
   host?: string;
   /** Port; 3920 by default, 0 for any free port. */

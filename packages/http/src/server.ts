@@ -21,7 +21,8 @@ import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord 
 import { handleMcp } from "./mcp";
 import { endHttpSpan, startHttpSpan, traceIds } from "./tracing";
 import { ModernMcp } from "./modern";
-import { Metrics, callMetricsMiddleware, type Labels, type MetricsReader } from "./metrics";
+import type { Labels, Metrics, MetricsReader } from "./metrics";
+import { httpCallRecorders } from "./recorders";
 import { resolveOptions, type HttpServeOptions, type ResolvedOptions } from "./options";
 import { COMMON_HEADERS, rpcCodeOf, sendError, sendJson, sendRpcError, sendText, withHeaders } from "./respond";
 import { ANONYMOUS_PRINCIPAL } from "./tokens";
@@ -53,7 +54,7 @@ export type LogFieldsHook = (req: IncomingMessage, record: LogRecord) => LogReco
  */
 export class CodemuxHttpServer {
   readonly options: ResolvedOptions;
-  readonly metrics = new Metrics();
+  readonly metrics: Metrics;
   readonly sessions: SessionTable;
   readonly #core: Codemux;
   readonly #auth: Authenticator;
@@ -80,6 +81,8 @@ export class CodemuxHttpServer {
   constructor(core: Codemux, options: HttpServeOptions = {}) {
     this.options = resolveOptions(options, options.log ?? stderrSink);
     this.#core = core;
+    const recorders = options.recorders ?? httpCallRecorders({ mask: core.mask });
+    this.metrics = recorders.metrics;
     this.#auth = new Authenticator({
       tokens: this.options.tokens,
       tokenFile: this.options.tokenFile,
@@ -126,9 +129,10 @@ export class CodemuxHttpServer {
           failures: this.#failures,
         })
       : undefined;
-    if (this.#loginCallbacks) core.pool.useLoginCallbacks?.(this.#loginCallbacks);
+    if (this.#loginCallbacks) core.admin.useLoginCallbacks(this.#loginCallbacks);
     this.#registerMetrics();
-    core.pipeline.use(callMetricsMiddleware(this.metrics));
+    // A core composed without the recorders (a library user's): their middleware joins its pipeline here, once.
+    if (!options.recorders) for (const middleware of recorders.middleware) core.pipeline.use(middleware);
     this.#ui = mountAdminUi({
       core,
       options: this.options,
@@ -139,6 +143,7 @@ export class CodemuxHttpServer {
       clientAddress: (req) => this.#guard.clientOf(req),
       failures: this.#failures,
       metrics: this.metrics,
+      activity: recorders.activity,
     });
     const headersTimeout = Math.min(this.options.headersTimeoutMs, this.options.requestTimeoutMs);
     this.#server = createServer(
@@ -229,7 +234,7 @@ export class CodemuxHttpServer {
     if (this.#closing) return;
     this.#closing = true;
     this.#auth.close();
-    if (this.#loginCallbacks) this.#core.pool.useLoginCallbacks?.(undefined);
+    if (this.#loginCallbacks) this.#core.admin.useLoginCallbacks(undefined);
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     this.#modern.endListens();
@@ -322,7 +327,11 @@ export class CodemuxHttpServer {
     metrics.gauge("codemux_scan_findings", "The scan's findings in what each server lists (security.scan), by server and severity.", () =>
       this.#core.scan.reports().flatMap((report) => {
         const counts = new Map<string, number>();
-        for (const finding of [...report.tools.flatMap((t) => t.findings), ...(report.instructions?.findings ?? [])])
+        for (const finding of [
+          ...report.tools.flatMap((t) => t.findings),
+          ...(report.instructions?.findings ?? []),
+          ...report.items.flatMap((i) => i.findings),
+        ])
           counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
         return [...counts].map(([severity, n]): [Labels, number] => [{ server: report.server, severity }, n]);
       }),

@@ -6,7 +6,7 @@ import { parseConfig, type PoolConfig } from "@codemux/pool";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Codemux, type CodemuxOptions } from "@codemux/server";
 import { misbehavingServerPath } from "@codemux/test-servers";
-import { CodemuxHttpServer, type HttpServeOptions, type LogRecord } from "../src/index";
+import { CodemuxHttpServer, httpCallRecorders, type HttpServeOptions, type LogRecord } from "../src/index";
 
 export const TOKENS = { alice: "alice-token-0123456789", bob: "bob-token-9876543210" };
 
@@ -39,7 +39,14 @@ export async function serve(
   servers: Record<string, unknown> = { m: misbehaving() },
   coreOptions: Partial<CodemuxOptions> = {},
 ): Promise<Served> {
-  const core = new Codemux({ config: config(servers), poolOptions: { backoff: { initialMs: 50, maxMs: 200 } }, ...coreOptions });
+  // The server's call recorders are composed into the core's pipeline, as the CLI does.
+  const recorders = httpCallRecorders(coreOptions.mask ? { mask: coreOptions.mask } : {});
+  const core = new Codemux({
+    config: config(servers),
+    poolOptions: { backoff: { initialMs: 50, maxMs: 200 } },
+    ...coreOptions,
+    middleware: [...(coreOptions.middleware ?? []), ...recorders.middleware],
+  });
   core.start();
   await core.ready();
   const logs: LogRecord[] = [];
@@ -50,6 +57,7 @@ export async function serve(
       { name: "bob", token: TOKENS.bob },
     ],
     log: (record) => logs.push(record),
+    recorders,
     ...options,
   });
   await http.listen();

@@ -2,7 +2,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { askingServerPath, modernServerPath } from "@codemux/test-servers";
+import { askingServerPath, modernServerPath, until } from "@codemux/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
 
@@ -31,6 +31,8 @@ interface Driver {
   /** Calls with a progress token: the progress messages heard. */
   progress(name: string, args: Record<string, unknown>): Promise<string[]>;
   prompt(name: string, args: Record<string, string>): Promise<string>;
+  /** Starts a call to cancel: `begun` when its first progress comes, `cancel()` aborts it, `settled` says how it ended at the client. */
+  started(name: string): Started;
   resources(): Promise<unknown[]>;
   instructions(): string | undefined;
   close(): Promise<void>;
@@ -57,11 +59,29 @@ async function sdk1(url: string): Promise<Driver> {
       return heard;
     },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
+    started: (name) => started((signal, onprogress) => client.callTool({ name, arguments: {} }, undefined, { signal, onprogress })),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
     close: () => client.close(),
   };
 }
+
+interface Started {
+  begun: Promise<void>;
+  cancel(): void;
+  settled: Promise<"answered" | "rejected">;
+}
+
+/** A call to cancel, made by `call` with the signal and progress callback it is given. */
+function started(call: (signal: AbortSignal, onprogress: () => void) => Promise<unknown>): Started {
+  const abort = new AbortController();
+  let heard: () => void = () => undefined;
+  const begun = new Promise<void>((resolve) => (heard = resolve));
+  return { begun, cancel: () => abort.abort(), settled: call(abort.signal, () => heard()).then(answered, rejected) };
+}
+
+const answered = () => "answered" as const;
+const rejected = () => "rejected" as const;
 
 async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
   const client = new ModernClient(
@@ -86,6 +106,7 @@ async function sdk2(url: string, mode: "legacy" | "auto"): Promise<Driver> {
       return heard;
     },
     prompt: async (name, args) => JSON.stringify((await client.getPrompt({ name, arguments: args })).messages),
+    started: (name) => started((signal, onprogress) => client.callTool({ name, arguments: {} }, { signal, onprogress })),
     resources: async () => (await client.listResources()).resources,
     instructions: () => client.getInstructions(),
     close: () => client.close(),
@@ -133,6 +154,25 @@ describe.each(CLIENTS)("the interop matrix over HTTP: %s", (_client, version, co
     const client = await connect(s.url);
     try {
       expect(await client.progress("old__progress", { message: "halfway" })).toContain("halfway");
+    } finally {
+      await client.close();
+    }
+  });
+
+  // Cancelling at the client is not enough: the downstream server's own request must end (its signal aborts).
+  it.each(Object.keys(SERVERS))("cancellation: a call the client cancels is cancelled at the %s server", async (server) => {
+    const client = await connect(s.url);
+    const hanging = async () => JSON.parse(await client.call(`${server}__hanging`, {})) as { waiting: number; cancelled: number };
+    try {
+      const before = await hanging();
+      const call = client.started(`${server}__hang`);
+      // After the cell's questions, another call to the 2025 server waits behind the hanging one: it says by progress that the call arrived.
+      if (server === "old") await call.begun;
+      else await until(async () => (await hanging()).waiting === before.waiting + 1);
+      call.cancel();
+      expect(await call.settled).toBe("rejected");
+      await until(async () => (await hanging()).cancelled === before.cancelled + 1);
+      expect((await hanging()).waiting).toBe(before.waiting);
     } finally {
       await client.close();
     }

@@ -1,4 +1,5 @@
 import { askingServerPath, modernServerPath, until } from "@codemux/test-servers";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -15,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { misbehaving, referenceServer, serve, TOKENS, type Served } from "./helpers";
+import { bearer, misbehaving, referenceServer, serve, TOKENS, type Served } from "./helpers";
 
 /**
  * Servers run per session or per principal (`isolation`), reached as clients reach codemux: real HTTP,
@@ -101,6 +102,8 @@ beforeAll(async () => {
       mine: { ...misbehaving("--name", "mine"), isolation: "session" },
       notes: { ...misbehaving("--name", "notes", "--resources"), isolation: "session" },
       pnotes: { ...misbehaving("--name", "pnotes", "--resources"), isolation: "principal" },
+      // Shared: its changes reach every listener, after whatever went out before them on the same stream.
+      board: misbehaving("--name", "board", "--resources"),
       // A 2026 server: it logs each listen's resource filter with its pid, so a test sees which process holds a subscription.
       mnotes: {
         command: process.execPath,
@@ -121,6 +124,8 @@ beforeAll(async () => {
         perPrincipal: { "token:alice": { env: { API_KEY: "alice-key" } } },
       },
     },
+    // A dozen servers start at once: the 2026 one's answer to the era probe may take past the default 2 s, which would judge it 2025.
+    { poolOptions: { backoff: { initialMs: 50, maxMs: 200 }, probeTimeoutMs: 10_000 } },
   );
   alice = await open(TOKENS.alice, "alice", ["file:///home/alice/project", pathToFileURL(folder("alice")).href]);
   alice2 = await open(TOKENS.alice, "alice-2");
@@ -204,6 +209,42 @@ describe("an instance's notifications", () => {
     expect(alice.heard.sort()).toEqual([...all].sort());
     if (per === "session") expect(alice2.heard).toEqual([]);
     for (const who of [alice, alice2, bob]) await who.client.unsubscribeResource({ uri: shown });
+  });
+
+  it.each([
+    ["notes", "session"],
+    ["pnotes", "principal"],
+  ])("%s (per %s): a 2026 client's listen stream hears its own instance's list changes and resource update, and not another principal's", async (server) => {
+    const shown = `codemux://${server}/test://note`;
+    const listening = async (token: string) => {
+      const client = new ModernClient({ name: "modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+      await client.connect(new ModernTransport(new URL(`${served.url}/mcp`), { requestInit: { headers: bearer(token) } }));
+      const heard: string[] = [];
+      client.setNotificationHandler("notifications/resources/list_changed", () => void heard.push("resources/list_changed"));
+      client.setNotificationHandler("notifications/prompts/list_changed", () => void heard.push("prompts/list_changed"));
+      client.setNotificationHandler("notifications/resources/updated", (n) => void heard.push(`updated ${String(n.params.uri)}`));
+      const subscription = await client.listen({ resourcesListChanged: true, promptsListChanged: true, resourceSubscriptions: [shown] });
+      const call = async (name: string) => textOf(await client.callTool({ name: "call_tool", arguments: { name, args: {} } }));
+      return { client, heard, subscription, call };
+    };
+    const [a, b] = [await listening(TOKENS.alice), await listening(TOKENS.bob)];
+    try {
+      const all = [`updated ${shown}`, "resources/list_changed", "prompts/list_changed"];
+      expect(await a.call(`${server}__change_lists`)).toBe("changed");
+      await until(() => all.every((n) => a.heard.includes(n)));
+      // A shared server's change reaches bob's stream after anything of alice's that went to it: none did.
+      expect(await a.call("board__change_lists")).toBe("changed");
+      await until(() => b.heard.length >= 2);
+      expect(b.heard.sort()).toEqual(["prompts/list_changed", "resources/list_changed"]);
+      b.heard.length = 0;
+      expect(await b.call(`${server}__change_lists`)).toBe("changed");
+      await until(() => all.every((n) => b.heard.includes(n)));
+    } finally {
+      for (const who of [a, b]) {
+        await who.subscription.close();
+        await who.client.close();
+      }
+    }
   });
 
   it("holds a subscription to an isolated server's resource on the subscriber's own instance, whose update reaches it", async () => {

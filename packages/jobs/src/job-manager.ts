@@ -236,11 +236,17 @@ export class JobManager implements JobRunner {
     const interrupted: string[] = [];
     const ends: JournalEvent[] = [];
     const handed: JobRecord[] = [];
+    const retaken: JobRecord[] = [];
     for (const job of loaded.jobs.values()) {
       if (TERMINAL.has(job.status) || alivePids.has(job.pid)) continue;
       // Handed to the shared queue: another instance may run it; its shared record tells (an instance restarted with the same id included).
       if (this.#share && job.inSharedQueue) {
         handed.push(job);
+        continue;
+      }
+      // Taken from the shared queue and stopped before it started: it never ran, so it goes back for any instance.
+      if (this.#share && job.taken && job.startedAt === undefined) {
+        retaken.push(job);
         continue;
       }
       const { entries } = await readTranscript(this.#transcriptFile(job.id));
@@ -279,10 +285,34 @@ export class JobManager implements JobRunner {
       this.logger.warn(`jobs: journal compaction failed (${(error as Error).message}); it is tried again at the next start.`);
     }
     for (const job of loaded.jobs.values()) if (!this.#expired(job, now)) this.#jobs.set(job.id, job);
+    for (const job of retaken) {
+      job.inSharedQueue = true;
+      delete job.taken;
+      await this.#writer.append({ t: "handed", id: job.id, ts: now }, { sync: true });
+      await this.#handBackTaken(job).catch((error: unknown) => {
+        this.logger.warn(`jobs: cannot hand ${job.id} back to the shared queue (${(error as Error).message}); any instance ends it once its wait is over.`);
+      });
+      handed.push(job);
+    }
     for (const job of handed) void this.#adoptHanded(job);
     this.#sweepTimer = setInterval(() => void this.#sweep(), EXPIRY_SWEEP_MS);
     this.#sweepTimer.unref();
     return { loaded: this.#jobs.size, interrupted, skippedLines: loaded.skipped.reduce((n, s) => n + s.lines, 0), ...(compacted ? { compacted } : {}) };
+  }
+
+  /**
+   * A job a previous run of this instance took from the shared queue and stopped before starting: its record says it waits
+   * again (unless it moved on meanwhile), and the queue hands it out once that run's lock lapses.
+   */
+  async #handBackTaken(job: JobRecord): Promise<void> {
+    const share = this.#share;
+    if (!share) return;
+    const text = await share.get(job.id);
+    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
+    if (!shared || shared.principal !== job.principal || shared.status !== "queued" || shared.inSharedQueue || shared.instance !== share.instanceId) return;
+    const ttlMs = this.retentionOf(shared) + SHARE_TTL_SLACK_MS;
+    const back: JobRecord = { ...shared, inSharedQueue: true };
+    await share.put({ id: job.id, principal: job.principal, createdAt: job.createdAt, record: JSON.stringify(back), ttlMs });
   }
 
   /** A job a previous run of this instance handed to the shared queue: its shared record is the truth; still waiting, it is watched again. */
@@ -401,15 +431,18 @@ export class JobManager implements JobRunner {
   async #addShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<void> {
     record.status = "queued";
     record.inSharedQueue = true;
-    await this.#publish(record);
     // The session goes without its peer: the taking instance has no connection to this client.
     const { peer: _peer, ...sessionInfo } = work.session;
     const origin = jobOrigin();
     const payload: QueuedPayload = { record, request: work.request, session: sessionInfo, ...(origin ? { trace: origin } : {}) };
     try {
+      // Its record first, so a taker finds it waiting; a taker that finds no record runs nothing.
+      await this.#publish(record, { strict: true });
       await queue.add({ id: record.id, payload: JSON.stringify(payload) });
     } catch (error) {
       delete record.inSharedQueue;
+      // Published as waiting but not queued: the record says otherwise again (rewritten until Redis takes it).
+      void this.#publish(record);
       throw error;
     }
     // Journaled before the client hears of it: a restart of this instance then leaves the job to whichever instance took it.
@@ -437,8 +470,14 @@ export class JobManager implements JobRunner {
     const text = await this.#share.get(record.id).catch(() => null);
     if (text === null) return;
     const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
-    if (shared && !(shared.status === "queued" && shared.inSharedQueue)) return;
+    if (shared && !(shared.status === "queued" && (shared.inSharedQueue || !(await this.#claimerAlive(shared))))) return;
     await this.#endNeverRan(record, "failed", { error: TAKEN_NEVER_RAN });
+  }
+
+  /** Whether the instance that claimed a job (taken, not started) still runs; true when it cannot be told. */
+  async #claimerAlive(record: JobRecord): Promise<boolean> {
+    if (record.instance === undefined || !this.#share) return false;
+    return this.#share.alive(record.instance).catch(() => true);
   }
 
   #waitedTooLong(): string {
@@ -464,6 +503,9 @@ export class JobManager implements JobRunner {
       }
       return;
     }
+    // Here already: its queuer's own run (its add looked failed), or taken before and handed out again.
+    if (this.#live.has(id)) return;
+    if (!(await this.#mayTake(queued))) return;
     const { inSharedQueue: _waited, ...rest } = queued;
     const record: JobRecord = {
       ...rest,
@@ -478,8 +520,14 @@ export class JobManager implements JobRunner {
       await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong(), journal: false });
       return;
     }
-    // Claimed at once, before anything else can fail here: from now on this instance's record says it has the job, so
-    // if it dies before the job ends, every instance sees the job interrupted (its instance is gone), never stranded "queued".
+    const { description, kind, principal, pid } = record;
+    // Journaled before it is claimed: restarted before it starts, this instance hands it back (it never ran).
+    await this.#writer?.append(
+      { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid, taken: true },
+      { sync: true },
+    );
+    // Claimed before it starts: a taker that dies now leaves the record saying so, and the queue hands the job out again once
+    // its lock lapses (#mayTake runs it then); once it started, it is never run again.
     await this.#publish(record);
     const live = this.#liveJob(record, {
       kind: record.kind,
@@ -496,15 +544,31 @@ export class JobManager implements JobRunner {
     this.#live.set(id, live);
     // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
     if (this.#jobsAtOnce?.(session) !== undefined) this.#places?.hold(record.principal, id);
-    const { description, kind, principal, pid } = record;
-    await this.#writer?.append(
-      { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid },
-      { sync: true },
-    );
     // Taken in the instant the last slot filled: it waits here, first in line.
     if (this.#running.size < this.maxConcurrent) this.#launch(live);
     else this.#queue.unshift(live);
     await live.done;
+  }
+
+  /**
+   * Whether a job handed out by the shared queue is to run here, by its record: waiting, or taken by an instance that stopped
+   * before it started it (gone, or this one restarted). Not one that started anywhere, ended, or is gone (forgotten): the queue
+   * hands a job out again when its taker's lock lapses (it died, or Redis was away), and a started job never runs twice.
+   * A record that cannot be read (Redis away again) does not hold the job up.
+   */
+  async #mayTake(queued: JobRecord): Promise<boolean> {
+    const share = this.#share;
+    if (!share) return true;
+    let text: string | undefined;
+    try {
+      text = await share.get(queued.id);
+    } catch {
+      return true;
+    }
+    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
+    if (!shared || shared.principal !== queued.principal || shared.status !== "queued") return false;
+    if (shared.inSharedQueue || shared.instance === undefined || shared.instance === share.instanceId) return true;
+    return !(await share.alive(shared.instance).catch(() => true));
   }
 
   #liveJob(record: JobRecord, work: BackgroundWork): LiveJob {
@@ -701,16 +765,17 @@ export class JobManager implements JobRunner {
   }
 
   /** Shares a job's record with the other instances; a failure (Redis down) is logged, and the job runs on. */
-  async #publish(record: JobRecord): Promise<void> {
+  async #publish(record: JobRecord, options: { strict?: boolean } = {}): Promise<void> {
     if (!this.#share) return;
     // A result too large to share stays in this instance's files; the others say where it is.
-    const { result, ...rest } = record;
+    const { result, taken: _taken, ...rest } = record;
     const json = result ? JSON.stringify(result) : "";
     const shared = json.length > 0 && json.length <= MAX_SHARED_RESULT_BYTES ? { ...rest, result } : rest;
     const ttlMs = this.retentionOf(record) + SHARE_TTL_SLACK_MS;
     await this.#share.put({ id: record.id, principal: record.principal, createdAt: record.createdAt, record: JSON.stringify(shared), ttlMs }).then(
       () => this.#unpublished.delete(record.id),
       (error: unknown) => {
+        if (options.strict) throw error;
         this.logger.warn(`jobs: cannot share the state of ${record.id}: ${(error as Error).message}; it is written again once Redis answers.`);
         this.#unpublished.set(record.id, record);
         this.#retryPublish();
@@ -758,7 +823,8 @@ export class JobManager implements JobRunner {
       // A job taken here from the shared queue may still have its queuer's record in Redis for an instant: this instance's own is the truth.
       if (this.#live.has(record.id)) continue;
       // Waiting in the shared queue, it belongs to no instance yet (the one that queued it may be gone); past its bound it ends.
-      if (record.status === "queued" && record.inSharedQueue) {
+      // Taken but not started (its taker may have stopped: the queue hands it out again), it too ends past its bound.
+      if (record.status === "queued") {
         if (now - record.createdAt > this.#maxWaitMs) await this.#expireShared(record);
       } else if (!TERMINAL.has(record.status) && (record.instance === undefined || !(await this.#share.alive(record.instance)))) {
         record.status = "interrupted";

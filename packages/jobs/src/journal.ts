@@ -124,6 +124,7 @@ export function fold(jobs: Map<string, JobRecord>, event: Exclude<JournalEvent, 
       });
       // Created again here: this process took the job (back) from the shared queue.
       delete job.inSharedQueue;
+      if (event.taken) job.taken = true;
       break;
     case "handed":
       if (!terminal) job.inSharedQueue = true;
@@ -332,6 +333,7 @@ export function recordEvents(job: JobRecord): JournalEvent[] {
       session: job.session,
       request: job.request,
       pid: job.pid,
+      ...(job.taken ? { taken: true as const } : {}),
     },
   ];
   if (job.inSharedQueue && !TERMINAL.has(job.status)) events.push({ t: "handed", id: job.id, ts: job.createdAt });

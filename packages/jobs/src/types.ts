@@ -29,6 +29,8 @@ export interface JobRecord {
   instance?: string;
   /** Waiting in the deployment's shared queue for any instance to take it (the instance that queued it may be gone). */
   inSharedQueue?: boolean;
+  /** In the journal of the process that took it from the shared queue: not started there yet, it is handed back at a restart. */
+  taken?: boolean;
   createdAt: number;
   startedAt?: number;
   endedAt?: number;
@@ -48,7 +50,7 @@ export interface JobRecord {
 /** One line of the journal. `t` is the event type; every line names its job and time. */
 export type JournalEvent =
   | { t: "segment"; pid: number; startedAt: number }
-  | ({ t: "created"; ts: number } & Pick<JobRecord, "id" | "kind" | "description" | "principal" | "session" | "request" | "pid">)
+  | ({ t: "created"; ts: number; taken?: true } & Pick<JobRecord, "id" | "kind" | "description" | "principal" | "session" | "request" | "pid">)
   | { t: "started"; id: string; ts: number }
   /** Handed to the shared queue: another instance may run it, so a restart here does not mark it interrupted. */
   | { t: "handed"; id: string; ts: number }

@@ -1,15 +1,29 @@
-import { InstanceRegistry, RedisConnection, RedisJobQueue, RedisJobShare } from "@codemux/redis";
+import { InstanceRegistry, RedisConnection, RedisJobQueue, RedisJobShare, type JobQueueTimes } from "@codemux/redis";
 import { haveProgram, startRedisServer, until, type RedisServer } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JobsOptions } from "../src/index";
-import { connect, jobId, textOf, type Harness } from "./helpers";
+import { connect, jobId, tempDir, textOf, type Harness } from "./helpers";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
 
 type Job = { status: string; error?: string };
 const jobOf = (result: CallToolResult) => (result.structuredContent as { jobs: Job[] }).jobs[0] as Job;
+
+/** How many times job `id` was journaled as started in these instances' data folders. */
+async function startsOf(instances: Harness[], id: string): Promise<number> {
+  let starts = 0;
+  for (const { dataDir } of instances) {
+    const folder = join(dataDir, "jobs", "segments");
+    for (const name of await readdir(folder).catch(() => [] as string[]))
+      for (const line of (await readFile(join(folder, name), "utf8")).split("\n"))
+        if (line.includes('"t":"started"') && line.includes(`"id":"${id}"`)) starts++;
+  }
+  return starts;
+}
 
 describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-server", () => {
   let redis: RedisServer;
@@ -31,20 +45,27 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
    * One codemux instance: its own core, journal and Redis connection, sharing jobs (and, unless
    * `queue: false`, the queue) under this test's prefix.
    */
-  async function instance(id: string, options: { jobs?: Partial<JobsOptions>; queue?: boolean; client?: Client } = {}): Promise<Harness> {
+  async function instance(
+    id: string,
+    options: { jobs?: Partial<JobsOptions>; queue?: boolean; client?: Client; queueTimes?: JobQueueTimes; dataDir?: string } = {},
+  ): Promise<Harness> {
     const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
     expect(await connection.ready(5000)).toBe(true);
     const registry = new InstanceRegistry(connection, { id });
     registry.start(`http://127.0.0.1:1/${id}`);
     const share = new RedisJobShare(connection, registry);
-    const h = await connect({ jobs: { share, ...options.jobs }, ...(options.client ? { client: options.client } : {}) });
+    const h = await connect({
+      jobs: { share, ...options.jobs },
+      ...(options.client ? { client: options.client } : {}),
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    });
     closers.push(
       () => connection.close(),
       () => registry.stop(),
       () => share.close(),
     );
     if (options.queue !== false) {
-      const queue = await RedisJobQueue.open(connection);
+      const queue = await RedisJobQueue.open(connection, options.queueTimes);
       h.jobs.manager.shareQueue(queue, ({ kind, request }, context) => h.core.surface().callTool(kind, request, context));
       closers.push(() => queue.close());
     }
@@ -233,7 +254,7 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(b.jobs.manager.list("local").find((r) => r.id === portable)?.instance).toBe("b");
   });
   /** The connection, registry and share of an instance that only writes to Redis (a stand-in for what a queuer or another instance left there). */
-  async function writer(id: string): Promise<{ share: RedisJobShare; queue: RedisJobQueue }> {
+  async function writer(id: string): Promise<{ share: RedisJobShare; queue: RedisJobQueue; registry: InstanceRegistry }> {
     const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
     expect(await connection.ready(5000)).toBe(true);
     const registry = new InstanceRegistry(connection, { id });
@@ -246,7 +267,7 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
       () => share.close(),
       () => queue.close(),
     );
-    return { share, queue };
+    return { share, queue, registry };
   }
 
   const queuedRecord = (id: string, principal: string, createdAt: number) => ({
@@ -310,5 +331,83 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(jobOf(await a.call("jobs", { action: "output", ids: [id], wait_up_to: 30 })).status).toBe("completed");
     await redis.restart();
     await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "completed");
+  });
+
+  it("runs a job handed out by the queue only when its record says it waits, or that its taker stopped before starting it", async () => {
+    next();
+    const { share, queue } = await writer("q");
+    const now = Date.now();
+    const put = async (record: Record<string, unknown>) =>
+      share.put({ id: record.id as string, principal: "local", createdAt: now, record: JSON.stringify(record), ttlMs: 60_000 });
+    const request = (text: string) => ({ name: "bad__echo", args: { text } });
+    // Started by a live instance (q, taken again after its lock lapsed), gone from the records (forgotten), and taken by an instance that is gone.
+    const started = { ...queuedRecord("job_0000000000a1", "local", now), status: "running", inSharedQueue: undefined };
+    const claimedByGone = { ...queuedRecord("job_0000000000a3", "local", now), instance: "gone", inSharedQueue: undefined };
+    await put(started);
+    await put(claimedByGone);
+    for (const [record, text] of [
+      [started, "started elsewhere"],
+      [queuedRecord("job_0000000000a2", "local", now), "forgotten"],
+      [claimedByGone, "its taker died"],
+    ] as const)
+      await queue.add({ id: record.id, payload: JSON.stringify({ record, request: request(text), session: { id: "s1", principal: "local" } }) });
+    const a = await instance("a");
+    await until(async () => jobOf(await a.call("jobs", { action: "output", ids: [claimedByGone.id], wait_up_to: 0 })).status === "completed");
+    expect(textOf(await a.call("jobs", { action: "output", ids: [claimedByGone.id], wait_up_to: 0 }))).toContain("its taker died");
+    // Handed out in order: the two before it were taken and left alone.
+    expect(await startsOf([a], started.id)).toBe(0);
+    expect(await startsOf([a], "job_0000000000a2")).toBe(0);
+    expect(JSON.parse((await share.get(started.id)) as string)).toMatchObject({ status: "running", instance: "q" });
+  });
+
+  it("runs a job once when Redis is away longer than the queue's lock while it runs (the queue hands it out again)", async () => {
+    next();
+    const times = { lockMs: 1_000, stalledCheckMs: 500 };
+    const a = await instance("a", { jobs: { maxConcurrent: 1 }, queueTimes: times });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 }, queueTimes: times });
+    const holding = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 6_000, steps: 6 }, background: true }));
+    // a is full: b takes this one from the shared queue.
+    const handed = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 4_000, steps: 4 }, background: true }));
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [handed], wait_up_to: 0 })).status === "running");
+    await redis.kill();
+    // Away past the lock (a wait that is the fault itself, not a measure).
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await redis.restart();
+    const done = await a.call("jobs", { action: "output", ids: [handed, holding], wait_up_to: 30 });
+    expect((done.structuredContent as { jobs: Job[] }).jobs.map((j) => j.status)).toEqual(["completed", "completed"]);
+    // a had room again while the queue handed the job out again: it read the record and left it to b.
+    expect(await startsOf([a, b], handed)).toBe(1);
+  });
+
+  it("hands a job back when it restarts with the same id after it took the job and stopped before starting it, and then runs it", async () => {
+    next();
+    const { share, queue } = await writer("q");
+    const now = Date.now();
+    const id = "job_0000000000b1";
+    // What a's previous process left: its journal says it took the job (a process that is gone), its record claims it, unstarted.
+    const dataDir = await tempDir();
+    await mkdir(join(dataDir, "jobs", "segments"), { recursive: true });
+    const created = {
+      t: "created",
+      id,
+      ts: now,
+      kind: "call_tool",
+      description: "bad__echo",
+      principal: "local",
+      session: "s1",
+      request: {},
+      pid: 2 ** 22 + 1,
+      taken: true,
+    };
+    const lines = [{ t: "segment", pid: 2 ** 22 + 1, startedAt: now - 1_000 }, created].map((line) => JSON.stringify(line)).join("\n");
+    await writeFile(join(dataDir, "jobs", "segments", `${String(now - 1_000).padStart(15, "0")}-${2 ** 22 + 1}-abcdef.jsonl`), `${lines}\n`);
+    const claimed = { ...queuedRecord(id, "local", now), instance: "a", inSharedQueue: undefined };
+    await share.put({ id, principal: "local", createdAt: now, record: JSON.stringify(claimed), ttlMs: 60_000 });
+    // The queue hands it out again (its lock lapsed).
+    const request = { name: "bad__echo", args: { text: "handed back" } };
+    await queue.add({ id, payload: JSON.stringify({ record: claimed, request, session: { id: "s1", principal: "local" } }) });
+    const a = await instance("a", { dataDir });
+    await until(async () => jobOf(await a.call("jobs", { action: "output", ids: [id], wait_up_to: 0 })).status === "completed");
+    expect(textOf(await a.call("jobs", { action: "output", ids: [id], wait_up_to: 0 }))).toContain("handed back");
   });
 });

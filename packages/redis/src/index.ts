@@ -3,7 +3,7 @@ export { RedisConnection, type RedisConnectionOptions } from "./connection";
 export type { LuaScript } from "./lua";
 export { RedisStateError, RedisUnavailableError, RedisUrlError, StoreFormatError, type RedisErrorCode } from "./errors";
 export { importEntries, type ImportReport } from "./import";
-export { RedisJobQueue } from "./job-queue";
+export { RedisJobQueue, type JobQueueTimes } from "./job-queue";
 export { RedisJobShare } from "./jobs";
 export { RedisLists } from "./lists";
 export { RedisRecordTable } from "./records";

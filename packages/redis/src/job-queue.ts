@@ -1,14 +1,26 @@
 import type { JobQueue } from "@codemux/core";
 import type { Queue, WaitingError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
 import type { RedisConnection } from "./connection";
 
 /** The queue's name under the deployment's prefix: `<prefix>queue:jobs:*`. */
 const QUEUE_NAME = "jobs";
+/** How long an add waits for the queue's connection (the store's command bound). */
+const ADD_WAIT_MS = 2_000;
+
+/** How long a taken job's lock lasts without renewal (renewed at half of it), and how often locks that lapsed are looked for. */
+export interface JobQueueTimes {
+  /** 10 s by default. */
+  lockMs?: number;
+  /** 5 s by default. */
+  stalledCheckMs?: number;
+}
 
 /**
- * The deployment's job queue on BullMQ. A job taken by an instance is never retried elsewhere
- * (`maxStalledCount: 0`): when its instance dies, its record says `interrupted`, and the queue drops it.
- * Queued jobs are removed once taken and ended, so the queue's keys hold only what waits or runs.
+ * The deployment's job queue on BullMQ. A job whose taker stops holding it (the process died, or
+ * Redis was away longer than the lock) goes back to wait once (`maxStalledCount: 1`) for any
+ * instance to take; the job manager's take checks the job's record, so a job that started is never
+ * run again. Queued jobs are removed once taken and ended, so the queue's keys hold only what waits or runs.
  */
 export class RedisJobQueue implements JobQueue {
   readonly #redis: RedisConnection;
@@ -18,21 +30,30 @@ export class RedisJobQueue implements JobQueue {
   #worker: Worker | undefined;
   #hasRoom: () => boolean = () => false;
   #started = false;
+  readonly #connection: Pick<Redis, "status" | "once" | "off">;
+  readonly #times: Required<JobQueueTimes>;
 
   /** Loads BullMQ only here, so an instance on files never loads it. */
-  static async open(redis: RedisConnection): Promise<RedisJobQueue> {
+  static async open(redis: RedisConnection, times: JobQueueTimes = {}): Promise<RedisJobQueue> {
     const { Queue, Worker, WaitingError } = await import("bullmq");
-    return new RedisJobQueue(redis, { Queue, Worker, WaitingError });
+    return new RedisJobQueue(redis, { Queue, Worker, WaitingError }, times);
   }
 
-  private constructor(redis: RedisConnection, classes: { Queue: typeof Queue; Worker: typeof Worker; WaitingError: typeof WaitingError }) {
+  private constructor(
+    redis: RedisConnection,
+    classes: { Queue: typeof Queue; Worker: typeof Worker; WaitingError: typeof WaitingError },
+    times: JobQueueTimes,
+  ) {
     const { Queue: QueueClass, Worker: WorkerClass, WaitingError: WaitingErrorClass } = classes;
     this.#redis = redis;
     this.#Worker = WorkerClass;
     this.#WaitingError = WaitingErrorClass;
+    this.#times = { lockMs: times.lockMs ?? 10_000, stalledCheckMs: times.stalledCheckMs ?? 5_000 };
+    // BullMQ asks Redis's version as it connects (so an offline queue); `add` refuses while it is not connected.
+    const connection = redis.client.duplicate({ enableOfflineQueue: true });
+    this.#connection = connection;
     this.#queue = new QueueClass(QUEUE_NAME, {
-      // BullMQ asks Redis's version as it connects (so an offline queue); the store's 2 s bound still fails an add while Redis is down.
-      connection: redis.client.duplicate({ enableOfflineQueue: true }),
+      connection,
       prefix: `${redis.prefix}queue`,
       skipWaitingForReady: true,
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
@@ -41,7 +62,28 @@ export class RedisJobQueue implements JobQueue {
   }
 
   async add(job: { id: string; payload: string }): Promise<void> {
-    await this.#redis.run(`queue job ${job.id} in Redis`, () => this.#queue.add("job", { payload: job.payload }, { jobId: job.id }));
+    await this.#redis.run(`queue job ${job.id} in Redis`, async () => {
+      // An add held in the offline queue would be sent once Redis is back, after its caller was told it failed and ran the job itself.
+      if (!(await this.#connected())) throw new Error("not connected");
+      return this.#queue.add("job", { payload: job.payload }, { jobId: job.id });
+    });
+  }
+
+  /** Whether the queue's connection is up, waiting for it (a new one, or one reconnecting) as long as a command may take. */
+  async #connected(): Promise<boolean> {
+    const connection = this.#connection;
+    if (connection.status === "ready") return true;
+    return await new Promise<boolean>((resolve) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        connection.off("ready", onReady);
+        resolve(false);
+      }, ADD_WAIT_MS);
+      connection.once("ready", onReady);
+    });
   }
 
   async remove(id: string): Promise<boolean> {
@@ -67,7 +109,9 @@ export class RedisJobQueue implements JobQueue {
         connection: this.#redis.client.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined }),
         prefix: `${this.#redis.prefix}queue`,
         concurrency: options.concurrency,
-        maxStalledCount: 0,
+        maxStalledCount: 1,
+        lockDuration: this.#times.lockMs,
+        stalledInterval: this.#times.stalledCheckMs,
         autorun: false,
       },
     );

@@ -75,7 +75,12 @@ export class RedisStore implements Store {
   }
 
   async delete(key: string): Promise<void> {
-    await this.#redis.run(`delete ${key} in Redis`, (client) => client.del(this.#key(key)));
+    await this.remove(key);
+  }
+
+  /** Deletes an entry; true when this call deleted it (false when it was gone: another instance deleted it first). */
+  async remove(key: string): Promise<boolean> {
+    return (await this.#redis.run(`delete ${key} in Redis`, (client) => client.del(this.#key(key)))) === 1;
   }
 
   /** Deletes every entry of this store's name, on every instance: for `codemux store` housekeeping, never at an instance's close. */

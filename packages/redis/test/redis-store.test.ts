@@ -34,6 +34,14 @@ describe.skipIf(!haveRedis)("the Redis store, against a real redis-server", () =
     expect(await b.stat("res_000000000001", { owner: "s1" })).toMatchObject({ bytes: 9, owner: "s1" });
   });
 
+  it("says which of two instances deleting one entry at once deleted it (forget counts it once)", async () => {
+    const a = new RedisStore(await connect(), { name: "plugin-cache" });
+    const b = new RedisStore(await connect(), { name: "plugin-cache" });
+    await a.write("answer-1", "cached", { owner: "token:alice" });
+    expect((await Promise.all([a.remove("answer-1"), b.remove("answer-1")])).filter(Boolean)).toHaveLength(1);
+    expect(await b.read("answer-1", { owner: "token:alice" })).toBeUndefined();
+  });
+
   it("bounds every key by an expiry, also entries written without one", async () => {
     const connection = await connect();
     const store = new RedisStore(connection, { name: "cache", maxTtlMs: 3_600_000 });

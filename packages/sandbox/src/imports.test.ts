@@ -14,6 +14,14 @@ describe("snippetImports", () => {
     expect(snippetImports(code)).toEqual(["mcp/servers/fs", "mcp/servers/fs/readFile.ts", "mcp/skills/digest", "mcp/servers/git", "mcp/bridge"]);
   });
 
+  it("reads the TypeScript es-module-lexer cannot: a type-only re-export, and imports after a non-null assertion divided", () => {
+    // es-module-lexer (the fast path's) skips `export type ... from` and throws at `count! / 2`, losing every import.
+    const code = ['export type { Input } from "mcp/servers/fs/readFile";', "const half = count! / 2;", 'const git = await import("mcp/servers/git");'].join(
+      "\n",
+    );
+    expect(snippetImports(code)).toEqual(["mcp/servers/fs/readFile", "mcp/servers/git"]);
+  });
+
   it("takes no identifier that ends in import or from, and no specifier over 300 characters or across a line", () => {
     expect(snippetImports(`reimport("a"); datefrom "b"; import "${"x".repeat(301)}"; import "c\nd";`)).toEqual([]);
   });

@@ -10,6 +10,9 @@ const IMPORT = new RegExp(`(?<![\\w$])(?:from|import)\\s*(?:\\(\\s*)?["']([^"'\\
  * as written, in order (a `.ts` suffix kept). A word `from` or `import` followed by a quoted string in
  * a comment or a string counts too: callers use the list to wait for servers and gather modules, where
  * one too many costs nothing. Linear in the source's length, read up to `MAX_IMPORT_SCAN_CHARS`.
+ * Not es-module-lexer (the fast path's, which must vouch for every import it runs): it reads
+ * JavaScript, so it skips `export type { A } from` and throws at `a! / b`, where one too few would
+ * leave a server unwaited for or a skill's module unchecked.
  */
 export function snippetImports(source: string): string[] {
   const found: string[] = [];

@@ -1,4 +1,4 @@
-import { ConfigError, interpolate, isSettingsObject, loadConfigFile, parseInlineServers, type PoolConfig } from "@codemux/pool";
+import { ConfigError, SettingsReader, interpolate, isSettingsObject, loadConfigFile, parseConfig, parseInlineServers, type PoolConfig } from "@codemux/pool";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +12,8 @@ export interface ResolveConfigOptions extends FindConfigOptions {
   inline?: string[];
   /** The built-in default, used when nothing else is configured. */
   fallback: () => PoolConfig;
+  /** The config file already read (its text), so that a start reads it once: used instead of looking it up and reading it. */
+  loaded?: { file: string; text: string };
 }
 
 export interface FindConfigOptions {
@@ -60,8 +62,12 @@ export function findConfigFile(options: FindConfigOptions = {}): ConfigLocation 
 export async function resolveConfig(options: ResolveConfigOptions): Promise<PoolConfig> {
   const env = options.env ?? process.env;
   const inline = options.inline && options.inline.length > 0 ? parseInlineServers(options.inline, env) : undefined;
-  const found = findConfigFile(options);
-  const file = found ? await loadConfigFile(found.file, env) : undefined;
+  const found = options.loaded ? undefined : findConfigFile(options);
+  const file = options.loaded
+    ? parseConfig(options.loaded.text, { file: options.loaded.file, env })
+    : found
+      ? await loadConfigFile(found.file, env)
+      : undefined;
   if (!inline) return file ?? options.fallback();
   if (!file) return inline;
   const clash = inline.servers.find((s) => file.servers.some((f) => f.name === s.name));
@@ -102,6 +108,41 @@ export function resultFormatOf(config: unknown, file: string): ResultFormat | un
       },
     );
   return value as ResultFormat;
+}
+
+/** The config's `tracing`: traces over OTLP/HTTP without the OTEL_* variables (which win where both say something). */
+export interface TracingSettings {
+  /** Sends traces (true), or leaves it to the OTEL_* variables (false, the default). OTEL_SDK_DISABLED=true turns them off whatever this says. */
+  enabled: boolean;
+  /** The collector's OTLP/HTTP base URL (`/v1/traces` is added), when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT does not name one; http://localhost:4318 without either. */
+  endpoint?: string;
+  /** `service.name`, when OTEL_SERVICE_NAME does not name it; "codemux" without either. */
+  serviceName?: string;
+}
+
+const TRACING_KEYS = ["enabled", "endpoint", "serviceName"] as const;
+
+/** The config's `tracing` block, checked (an unknown key names the nearest known one); undefined when it has none. */
+export function tracingOf(config: unknown, file: string): TracingSettings | undefined {
+  const value = isSettingsObject(config) ? config.tracing : undefined;
+  if (value === undefined) return undefined;
+  const read = new SettingsReader((where, message) => {
+    throw new ConfigError(`Invalid config ${file}: ${where}: ${message}`, { file });
+  });
+  const block = read.object(value, "tracing", TRACING_KEYS);
+  const settings: TracingSettings = { enabled: block.enabled === undefined ? false : read.boolean(block.enabled, "tracing.enabled") };
+  if (block.endpoint !== undefined) {
+    const endpoint = block.endpoint;
+    if (typeof endpoint !== "string" || !/^https?:\/\/[^\s]{1,2000}$/.test(endpoint))
+      read.fail("tracing.endpoint", 'expected the collector\'s OTLP/HTTP URL, such as "http://localhost:4318"');
+    settings.endpoint = endpoint as string;
+  }
+  if (block.serviceName !== undefined) {
+    if (typeof block.serviceName !== "string" || block.serviceName.length === 0 || block.serviceName.length > 200)
+      read.fail("tracing.serviceName", 'expected a name of 1 to 200 characters, such as "codemux-gateway"');
+    settings.serviceName = block.serviceName as string;
+  }
+  return settings;
 }
 
 /** The config's `security.scan` ("quarantine", the default, "warn" or "off"). */

@@ -1,6 +1,6 @@
 export { CATALOG_CACHE_VERSION, CatalogCache } from "./catalog-cache";
 export { Codemux } from "./codemux";
-export type { CodemuxOptions, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
+export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
 export {
   SPILL_BYTES_RULE,
   codemuxHome,
@@ -12,8 +12,9 @@ export {
   scanModeOf,
   spillBytesOf,
   stateKeyOf,
+  tracingOf,
 } from "./config";
-export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions } from "./config";
+export type { ConfigLocation, FindConfigOptions, ResolveConfigOptions, TracingSettings } from "./config";
 export {
   BadRequestError,
   InvalidArgumentsError,
@@ -32,7 +33,7 @@ export { McpFeatures } from "./mcp-features";
 export type { FeatureChange } from "./mcp-features";
 export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
-export type { ModuleListing, ModuleNamespace, ModuleSource } from "./modules/namespace";
+export type { ModuleListing, ModuleNamespace, ModuleSource, ServerSkillsListed } from "./modules/namespace";
 export { callRequest } from "./pipeline/call-request";
 export { Access } from "./policy/access";
 export type { CatalogView } from "./policy/catalog-view";
@@ -65,6 +66,16 @@ export { BUILT_IN_SURFACES } from "./surfaces/index";
 export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
 export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
-export { SCAN_MODES, ToolScreen, type ScanMode, type ScreenGate, type ScreenedTool, type ServerScan, type ToolScan } from "./screen";
+export {
+  SCAN_MODES,
+  ToolScreen,
+  type ItemKind,
+  type ItemScan,
+  type ScanMode,
+  type ScreenGate,
+  type ScreenedTool,
+  type ServerScan,
+  type ToolScan,
+} from "./screen";
 export type { ToolPool } from "./tool-pool";
 export { VERSION } from "./version";

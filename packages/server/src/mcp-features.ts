@@ -28,6 +28,7 @@ import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
 import { ResourceSubscriptions } from "./resource-subscriptions";
 import type { ResultStore } from "./results";
+import type { ItemKind, ToolScreen } from "./screen";
 import type { ToolPool } from "./tool-pool";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
@@ -58,6 +59,8 @@ export interface McpFeaturesOptions {
   logger: Logger;
   /** Masks what servers send here (prompts, completions, log lines, list descriptions, their errors); resource reads pass the pipeline's middleware instead. */
   mask: SecretMask;
+  /** The scan (security.scan) of resources, templates and prompts as tools are scanned: hidden characters removed, flagged ones held back. */
+  screen?: ToolScreen | undefined;
 }
 
 /** What one run of a request that may ask is given: the signal that ends it, and a client's retry's answers. */
@@ -105,7 +108,7 @@ export class McpFeatures {
   /** The session each of `#servers` serves (an instance's notifications go to its owner's). */
   readonly #sessions = new Map<string, SessionInfo>();
   /** Told of every change a downstream server reported, once (not per session): front ends whose servers cannot push (2026-07-28 over HTTP) publish them to listeners. */
-  readonly #changeListeners = new Set<(change: FeatureChange) => void>();
+  readonly #changeListeners = new Set<(change: FeatureChange, owner?: InstanceOwner) => void>();
 
   readonly #deps: McpFeaturesOptions;
 
@@ -139,7 +142,7 @@ export class McpFeatures {
       return;
     }
     const capabilities = client.getServerCapabilities() ?? {};
-    const [resources, templates, prompts] = await Promise.all([
+    let [resources, templates, prompts] = await Promise.all([
       capabilities.resources
         ? client.listResources(undefined, FRESH).then(
             (r) => r.resources,
@@ -160,6 +163,9 @@ export class McpFeatures {
         : [],
     ]);
     this.#unindex(server);
+    resources = this.#screened("resources", { server, items: resources });
+    templates = this.#screened("resourceTemplates", { server, items: templates });
+    prompts = this.#screened("prompts", { server, items: prompts });
     const add = (
       kind: "resource" | "prompt",
       key: string,
@@ -303,7 +309,7 @@ export class McpFeatures {
         return all;
       },
       { session, everyShared: true },
-    );
+    ).then((lists) => lists.map((l) => ({ ...l, items: this.#screened("resources", l) })));
     const counts = new Map<string, number>();
     for (const { items, own } of listed) if (!own) for (const r of items) counts.set(r.uri, (counts.get(r.uri) ?? 0) + 1);
     // An app's ui:// URI and a skill's skill:// URI are always shown under their server (ui://<server>/...): tools' _meta.ui and skills/list say the same.
@@ -325,7 +331,7 @@ export class McpFeatures {
   }
 
   async listResourceTemplates(session?: SessionInfo): Promise<ResourceTemplate[]> {
-    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
+    const listed = await this.#templates(session);
     return listed.flatMap(({ server, items }) =>
       items.map((t) => ({ ...t, uriTemplate: shownServerUri(server, t.uriTemplate), description: this.#described(server, t.description) })),
     );
@@ -341,6 +347,7 @@ export class McpFeatures {
   ): Promise<ReadResourceResult> {
     const { session } = caller;
     const owner = await this.#owner(uri, session);
+    if (this.#deps.screen?.holds(owner.server, "resources", owner.uri)) throw unknownResource(uri);
     const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     if (isAppUri(uri) && caller.origin === "resources/read") this.#appsRead.set(session.id, (this.#appsRead.get(session.id) ?? new Set()).add(owner.server));
     const contents = await Promise.all(
@@ -365,9 +372,13 @@ export class McpFeatures {
   /** Prompts of every server `session` sees, as `server__prompt`; in place of those of a server it has no login to yet, how to log in. */
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
     const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, { session });
-    return listed.flatMap(({ server, items, needsLogin }) => [
+    return listed.flatMap(({ server, items, needsLogin, own }) => [
       ...(needsLogin === undefined ? [] : [{ name: `${server}${SEPARATOR}log_in`, description: this.#described(server, needsLogin) }]),
-      ...items.map((p) => ({ ...p, name: `${server}${SEPARATOR}${p.name}`, description: this.#described(server, p.description) })),
+      ...this.#screened("prompts", { server, items, own }).map((p) => ({
+        ...p,
+        name: `${server}${SEPARATOR}${p.name}`,
+        description: this.#described(server, p.description),
+      })),
     ]);
   }
 
@@ -507,19 +518,32 @@ export class McpFeatures {
       const server = rest.slice(0, rest.indexOf("/"));
       if (this.#deps.pool.names.includes(server) && this.#sees(session, server)) return { server, uri: rest.slice(server.length + 1) };
     }
-    const templates = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
+    const templates = await this.#templates(session);
     for (const { server, items } of templates) {
       if (app === undefined && items.some((t) => new UriTemplate(t.uriTemplate).match(uri))) return { server, uri };
     }
-    // Resource not found: -32602 with the URI in data, as the 2026-07-28 revision asks (SEP-2164).
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`, {
-      uri: uri.slice(0, 2048),
-    });
+    throw unknownResource(uri);
+  }
+
+  /** Each server's resource templates `session` sees, screened. */
+  async #templates(session: SessionInfo | undefined): Promise<Array<{ server: string; items: ResourceTemplate[] }>> {
+    const listed = await this.#gather("resources", async (client) => (await client.listResourceTemplates(undefined, FRESH)).resourceTemplates, { session });
+    return listed.map((l) => ({ ...l, items: this.#screened("resourceTemplates", l) }));
+  }
+
+  /** What the scan lets the model see of a server's list; a principal's own instance's list is screened alike, but is not the server's report. */
+  #screened<T extends { name: string }>(kind: ItemKind, { server, items, own }: { server: string; items: T[]; own?: true | undefined }): T[] {
+    return this.#deps.screen ? this.#deps.screen.items(server, { kind, items, report: own !== true }) : items;
   }
 
   #promptOwner(qualified: string, session: SessionInfo | undefined): { server: string; name: string } {
     const split = splitQualifiedName(qualified);
-    if (!split || !this.#deps.pool.names.includes(split.server) || !this.#sees(session, split.server))
+    if (
+      !split ||
+      !this.#deps.pool.names.includes(split.server) ||
+      !this.#sees(session, split.server) ||
+      this.#deps.screen?.holds(split.server, "prompts", split.tool)
+    )
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };
   }
@@ -529,8 +553,11 @@ export class McpFeatures {
    * level), else to codemux's own log: a line may carry a principal's arguments. Resource updates go to the
    * sessions that subscribed; list changes to all.
    */
-  /** Calls `listener` with each resources or prompts list change and each resource update a downstream server reports; returns the function that stops it. */
-  onChange(listener: (change: FeatureChange) => void): () => void {
+  /**
+   * Calls `listener` with each resources or prompts list change and each resource update a downstream server reports, with
+   * the owner of the isolated instance that reported it (its owner's alone); returns the function that stops it.
+   */
+  onChange(listener: (change: FeatureChange, owner?: InstanceOwner) => void): () => void {
     this.#changeListeners.add(listener);
     return () => this.#changeListeners.delete(listener);
   }
@@ -540,9 +567,8 @@ export class McpFeatures {
       this.#relayLogMessage(server, notification.params ?? {});
       return;
     }
-    const change = this.#changeOf(server, notification);
-    // Listeners are told every session's changes alike: an instance's are its owner's alone, so they are not.
-    if (change && !owner) for (const listener of this.#changeListeners) listener(change);
+    const change = this.#changeOf(server, notification, owner);
+    if (change) for (const listener of this.#changeListeners) listener(change, owner);
     for (const [sessionId, mcp] of this.#servers) {
       if (owner && !this.#owns(owner, this.#sessions.get(sessionId))) continue;
       let out: ServerNotification | undefined;
@@ -563,11 +589,13 @@ export class McpFeatures {
     return session !== undefined && session.principal === owner.principal && (owner.session === undefined || owner.session === session.id);
   }
 
-  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }): FeatureChange | undefined {
+  #changeOf(server: string, notification: { method: string; params?: Record<string, unknown> }, owner?: InstanceOwner): FeatureChange | undefined {
     if (notification.method === "notifications/resources/list_changed") return { kind: "resources" };
     if (notification.method === "notifications/prompts/list_changed") return { kind: "prompts" };
     if (notification.method !== "notifications/resources/updated") return undefined;
     const own = String(notification.params?.uri ?? "");
+    // An instance's resources are listed under their server's name, as its owner's own.
+    if (owner) return { kind: "resource", uri: `${COLLISION_SCHEME}${server}/${own}` };
     return { kind: "resource", uri: [...this.#uris].find(([, v]) => v.server === server && v.uri === own)?.[0] ?? shownServerUri(server, own) };
   }
 
@@ -586,6 +614,13 @@ export class McpFeatures {
     if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) return;
     void mcp.notification({ method: "notifications/message", params: { ...params, level, logger, data: params.data } }).catch(() => undefined);
   }
+}
+
+/** Resource not found: -32602 with the URI in data, as the 2026-07-28 revision asks (SEP-2164). */
+function unknownResource(uri: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `No server offers the resource "${uri.slice(0, 300)}"; resources/list shows what exists.`, {
+    uri: uri.slice(0, 2048),
+  });
 }
 
 /** Characters of a server's log line kept in codemux's own log, at most. */

@@ -4,7 +4,10 @@ import {
   sanitizeModelText,
   SCAN_LIMITS,
   type ScanFinding,
+  type ScanInput,
   type ScanOtherServer,
+  type ScanPromptDefinition,
+  type ScanResourceDefinition,
   type ScanVerdict,
   scanDefinitions,
   type ToolDefinition,
@@ -40,13 +43,29 @@ export interface ToolScan {
   shown: "listed" | "approved" | "none";
 }
 
+/** What a server lists besides tools, whose texts reach the model: resources, resource templates and prompts. */
+export type ItemKind = "resources" | "resourceTemplates" | "prompts";
+
+/** A resource, resource template or prompt the scan flagged, and whether the model is kept from it. */
+export interface ItemScan {
+  kind: ItemKind;
+  /** Its URI (or URI template) as the server lists it; a prompt's name. */
+  id: string;
+  verdict: ScanVerdict;
+  findings: ScanFinding[];
+  /** Left out of every list the model reads, and refused when asked for (security.scan quarantine). */
+  held: boolean;
+}
+
 /** What the scanner found in one server's definitions, and what of them the model is shown. */
 export interface ServerScan {
   server: string;
-  /** The worst verdict of its tools and instructions. */
+  /** The worst verdict of its tools, instructions, resources and prompts. */
   verdict: ScanVerdict;
   instructions: { verdict: ScanVerdict; findings: ScanFinding[]; held: boolean } | undefined;
   tools: ToolScan[];
+  /** Its resources, resource templates and prompts that the scan rated `warn` or worse, as last listed. */
+  items: ItemScan[];
 }
 
 export interface ToolScreenOptions {
@@ -60,6 +79,8 @@ interface Scanned {
   verdict: ScanVerdict;
   findings: ScanFinding[];
 }
+
+const CLEAN: Scanned = { verdict: "clean", findings: [] };
 
 /** Verdicts kept by definition hash; past this many the cache starts afresh (a catalog of thousands of tools stays inside). */
 const CACHE_ENTRIES = 20_000;
@@ -102,12 +123,8 @@ export class ToolScreen {
     // The cache holds what was shown (an approved definition in place of a changed one): the pins judge only what a server lists.
     const held = this.#gate && !options.cached ? this.#gate(screened) : this.#holdFlagged(screened);
     const shown: ToolDefinition[] = [];
-    const report: ServerScan = {
-      server,
-      verdict: this.#reports.get(server)?.instructions?.verdict ?? "clean",
-      instructions: this.#reports.get(server)?.instructions,
-      tools: [],
-    };
+    const before = this.#reports.get(server);
+    const report: ServerScan = { server, verdict: "clean", instructions: before?.instructions, tools: [], items: before?.items ?? [] };
     for (const t of screened) {
       let show: ToolDefinition | undefined = t.tool;
       if (held.has(t.qualifiedName)) {
@@ -128,8 +145,43 @@ export class ToolScreen {
       });
       if (this.#mode !== "off" && verdictAtLeast(verdict, "warn")) this.#logOnce(t, held.has(t.qualifiedName));
     }
+    report.verdict = verdictOf(report);
     this.#reports.set(server, report);
     return shown;
+  }
+
+  /**
+   * A server's resources, resource templates or prompts as the model is shown them: each scanned as its tools are
+   * (a verdict kept by its hash), without hidden characters whatever the mode, and left out under "quarantine" when
+   * the scan rates it `high` or worse (no approval brings one back: the server must change it). `report` false for a
+   * principal's own instance's list, which is screened alike but not what the admin's report shows of the server.
+   */
+  items<T extends ScanResourceDefinition | ScanPromptDefinition>(server: string, list: { kind: ItemKind; items: readonly T[]; report?: boolean }): T[] {
+    const { kind, items } = list;
+    const others = this.#mode === "off" ? [] : this.#others(server);
+    const shown: T[] = [];
+    const flagged: ItemScan[] = [];
+    for (const item of items) {
+      const scan = this.#mode === "off" ? CLEAN : this.#scanItem(server, { [kind]: [item] }, others);
+      const held = this.#flagged(scan);
+      if (!held) shown.push(sanitizeDefinition(item));
+      if (!verdictAtLeast(scan.verdict, "warn")) continue;
+      const id = String((kind === "prompts" ? item.name : (item.uri ?? item.uriTemplate ?? item.name)) ?? "").slice(0, 300);
+      flagged.push({ kind, id, verdict: scan.verdict, findings: scan.findings, held });
+      if (list.report !== false) this.#logItemOnce(server, flagged.at(-1) as ItemScan, item);
+    }
+    if (list.report !== false) {
+      const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
+      report.items = [...report.items.filter((l) => l.kind !== kind), ...flagged];
+      report.verdict = verdictOf(report);
+      this.#reports.set(server, report);
+    }
+    return shown;
+  }
+
+  /** Whether a resource or prompt is held back from the model, as its server lists it now (a read or get of one is refused). */
+  holds(server: string, kind: ItemKind, id: string): boolean {
+    return this.#reports.get(server)?.items.some((l) => l.kind === kind && l.id === id && l.held) ?? false;
   }
 
   /** The server's instructions as the model is shown them: without hidden characters, and none while the scan holds them back. */
@@ -145,11 +197,10 @@ export class ToolScreen {
       scan: scan ? { verdict: scan.verdict, findings: scan.findings, held } : undefined,
     };
     this.#instructions.set(server, entry);
-    const report = this.#reports.get(server);
-    if (report) {
-      report.instructions = entry.scan;
-      report.verdict = [entry.scan?.verdict ?? "clean", ...report.tools.map((t) => t.verdict)].reduce(worse, "clean" as ScanVerdict);
-    } else this.#reports.set(server, { server, verdict: entry.scan?.verdict ?? "clean", instructions: entry.scan, tools: [] });
+    const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
+    report.instructions = entry.scan;
+    report.verdict = verdictOf(report);
+    this.#reports.set(server, report);
     if (scan && verdictAtLeast(scan.verdict, "warn"))
       this.#logger.warn(
         `[${server}] the scan found ${describe(scan.findings)} in its instructions${held ? "; the model is not shown them (security.scan quarantine)" : ""}`,
@@ -214,6 +265,32 @@ export class ToolScreen {
     return scanned;
   }
 
+  /** One resource, template or prompt (`item` holds its list's one entry), scanned or its verdict remembered. */
+  #scanItem(server: string, item: Omit<ScanInput, "server">, others: readonly ScanOtherServer[]): Scanned {
+    const key = hashOf(JSON.stringify([server, others, item]) ?? "");
+    let scanned = this.#cache.get(key);
+    if (!scanned) {
+      const report = scanDefinitions({ server, ...item }, { otherServers: others });
+      scanned = { verdict: report.verdict, findings: report.findings };
+      if (this.#cache.size >= CACHE_ENTRIES) this.#cache.clear();
+      this.#cache.set(key, scanned);
+    }
+    return scanned;
+  }
+
+  #logItemOnce(server: string, scan: ItemScan, item: unknown): void {
+    const key = `${server} ${scan.kind} ${hashOf(JSON.stringify(item) ?? "")} ${scan.held}`;
+    if (this.#logged.has(key)) return;
+    if (this.#logged.size >= CACHE_ENTRIES) this.#logged.clear();
+    this.#logged.add(key);
+    const what = scan.kind === "prompts" ? "prompt" : scan.kind === "resources" ? "resource" : "resource template";
+    this.#logger.warn(
+      `[${server}] the scan found ${describe(scan.findings)} in the ${what} ${JSON.stringify(scan.id.slice(0, 200))}${
+        scan.held ? "; the model is not shown it and it is refused until the server changes it (security.scan quarantine)" : ""
+      }`,
+    );
+  }
+
   /** Logs a flagged tool once per definition (a rescreen after an approval does not log it again). */
   readonly #logged = new Set<string>();
   #logOnce(tool: ScreenedTool, held: boolean): void {
@@ -231,6 +308,9 @@ export class ToolScreen {
 
 const SEVERITIES: readonly ScanVerdict[] = ["clean", "info", "warn", "high", "critical"];
 const worse = (a: ScanVerdict, b: ScanVerdict): ScanVerdict => (SEVERITIES.indexOf(b) > SEVERITIES.indexOf(a) ? b : a);
+/** A server's verdict: the worst of its instructions', tools' and listed items'. */
+const verdictOf = (report: ServerScan): ScanVerdict =>
+  [report.instructions?.verdict ?? "clean", ...report.tools.map((t) => t.verdict), ...report.items.map((l) => l.verdict)].reduce(worse, "clean");
 
 function describe(findings: readonly ScanFinding[]): string {
   const shown = findings.filter((f) => verdictAtLeast(f.severity, "warn"));

@@ -3,10 +3,10 @@ import type { Catalog, CatalogDocument, CatalogSearchHit } from "@codemux/catalo
 import { ServerUnavailableError } from "@codemux/pool";
 import { MAX_QUERY_CHARS } from "./defaults";
 import { BadRequestError, UnknownServerError } from "./errors";
+import { isServerSkillPath } from "./modules/namespace";
 import { unavailable } from "./pipeline/pipeline";
 import type { Access } from "./policy/access";
 import type { Readiness } from "./readiness";
-import { SERVER_SKILLS_PREFIX } from "./skills/names";
 import type { ToolPool } from "./tool-pool";
 
 export type SearchDetail = "name" | "summary" | "full";
@@ -93,6 +93,6 @@ export function intentOf(annotations: { readOnlyHint?: boolean; destructiveHint?
 export function hitKind(entry: CatalogEntry | CatalogDocument): string | undefined {
   const kind = "kind" in entry ? entry.kind : undefined;
   if (kind === "resource" || kind === "prompt") return kind;
-  if (kind === "skill" && entry.moduleSpecifier.startsWith(SERVER_SKILLS_PREFIX)) return "skill";
+  if (kind === "skill" && isServerSkillPath(entry.moduleSpecifier)) return "skill";
   return kind === undefined ? intentOf(entry.tool.annotations) : undefined;
 }

@@ -1,5 +1,5 @@
-import { redactSecrets, type CallRequest, type ToolResult } from "@codemux/core";
-import { contextFrom, inSpan } from "@codemux/pool";
+import { maskUrl, redactSecrets, type CallRequest, type ToolResult } from "@codemux/core";
+import { contextFrom, inSpan, traceCarrier, type DownstreamRequest } from "@codemux/pool";
 import { context, SpanKind, SpanStatusCode, type Attributes } from "@opentelemetry/api";
 
 /** Span names and attributes take at most this much of a client's text (a tool name): a hostile name cannot bloat every span. */
@@ -64,4 +64,28 @@ export function pipelineSpan(request: CallRequest, work: () => Promise<ToolResul
       return result;
     }),
   );
+}
+
+/**
+ * A request beyond tools to a downstream server (`resources/read`, `prompts/get`, `completion/complete`) as a
+ * CLIENT span, whose context the request carries in its `_meta` (`traceparent`, `tracestate`) as a call's does. The
+ * prompt's name and the resource's URI (secrets masked) name it; argument values are never recorded. Call only when tracing.
+ */
+export function downstreamRequestSpan<T>(server: string, request: DownstreamRequest, send: (request: DownstreamRequest) => Promise<T>): Promise<T> {
+  const { method, params } = request;
+  const attributes: Attributes = { "mcp.method.name": method, "codemux.server": server };
+  let target: string | undefined;
+  if (method === "prompts/get" && typeof params.name === "string") {
+    target = params.name.slice(0, MAX_NAME_CHARS);
+    attributes["gen_ai.prompt.name"] = target;
+  } else if (method === "resources/read" && typeof params.uri === "string") {
+    target = redactSecrets(maskUrl(params.uri.slice(0, 2 * MAX_NAME_CHARS))).slice(0, MAX_NAME_CHARS);
+    attributes["mcp.resource.uri"] = target;
+  }
+  return inSpan(target === undefined ? method : `${method} ${target}`, { kind: SpanKind.CLIENT, attributes }, () => {
+    const carrier = traceCarrier();
+    if (carrier === undefined) return send(request);
+    const meta = params._meta !== null && typeof params._meta === "object" ? (params._meta as Record<string, unknown>) : {};
+    return send({ method, params: { ...params, _meta: { ...meta, ...carrier } } });
+  });
 }

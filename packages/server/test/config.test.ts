@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findConfigFile, resolveConfig } from "../src/index";
+import { findConfigFile, resolveConfig, tracingOf } from "../src/index";
 
 let dir: string;
 /** No config in codemux's home unless a test writes one: the machine's own ~/.codemux is never read. */
@@ -57,5 +57,23 @@ describe("resolveConfig", () => {
     const named = { ...lookup, env: { ...lookup.env, CODEMUX_CONFIG: join(dir, "servers.json") } };
     expect(findConfigFile(named)).toEqual({ file: join(dir, "servers.json"), step: "CODEMUX_CONFIG" });
     expect(findConfigFile({ ...named, configPath: "other.json" })).toEqual({ file: join(project, "other.json"), step: "--config" });
+  });
+});
+
+describe("tracingOf", () => {
+  it("reads the config's tracing block, naming the nearest known key for a near miss", () => {
+    expect(tracingOf({ mcpServers: {} }, "codemux.json")).toBeUndefined();
+    expect(tracingOf({ tracing: { enabled: true, endpoint: "http://collector:4318", serviceName: "gw" } }, "codemux.json")).toEqual({
+      enabled: true,
+      endpoint: "http://collector:4318",
+      serviceName: "gw",
+    });
+    expect(tracingOf({ tracing: {} }, "codemux.json")).toEqual({ enabled: false });
+    expect(() => tracingOf({ tracing: { enable: true } }, "codemux.json")).toThrow(
+      /Invalid config codemux\.json: tracing\.enable: unknown setting \(did you mean "enabled"\?\); tracing takes enabled, endpoint, serviceName/,
+    );
+    expect(() => tracingOf({ tracing: { enabled: "yes" } }, "codemux.json")).toThrow(/tracing\.enabled: expected true or false/);
+    expect(() => tracingOf({ tracing: { endpoint: "collector:4318" } }, "codemux.json")).toThrow(/tracing\.endpoint: expected the collector's OTLP\/HTTP URL/);
+    expect(() => tracingOf({ tracing: true }, "codemux.json")).toThrow(/tracing: expected an object/);
   });
 });

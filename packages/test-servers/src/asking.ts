@@ -76,6 +76,8 @@ const tools: Tool[] = [
   tool("inflight", "How many tool calls this process is answering now, this one included."),
   tool("result", "Answer with exactly this result (content, structuredContent, _meta, isError).", { result: { type: "object" } }),
   tool("throw", "Answer with a JSON-RPC error of this message and data.", { message: { type: "string" }, data: {} }),
+  tool("hang", "Answer only when cancelled (notifications/cancelled, or the stream closed); with a progress token, report progress `hanging` first."),
+  tool("hanging", "How many `hang` calls wait now, and how many were cancelled since the process started."),
 ];
 
 /** Work deferred to the start of the next tool call (`when: "next-call"`). */
@@ -117,6 +119,17 @@ async function schedule(whenToRun: unknown, delayMs: unknown, work: () => Promis
 }
 
 let inflight = 0;
+/** The `hang` calls waiting now, and those their client cancelled. */
+const hangs = { waiting: 0, cancelled: 0 };
+
+/** Waits until `signal` aborts (the call was cancelled), counting it. */
+async function hang(signal: AbortSignal): Promise<CallToolResult> {
+  hangs.waiting++;
+  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+  hangs.waiting--;
+  hangs.cancelled++;
+  return text("cancelled");
+}
 
 /** One server (stdio has one; HTTP one per session), sharing this process's state. */
 function createAskingServer(): Server {
@@ -140,6 +153,13 @@ function createAskingServer(): Server {
         await new Promise((resolve) => setTimeout(resolve, 50));
         return text("reported");
       }
+      if (request.params.name === "hang") {
+        // Calls to a server that asks its client may take turns: the caller learns the call arrived from this, not by asking again.
+        if (token !== undefined)
+          await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 0, message: "hanging" } });
+        return await hang(extra.signal);
+      }
+      if (request.params.name === "hanging") return text(JSON.stringify(hangs));
       return await answer(server, { name: request.params.name, args, id: extra.requestId });
     } finally {
       inflight--;

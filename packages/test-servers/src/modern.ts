@@ -76,6 +76,9 @@ const logMessage = (message: { method?: string; params?: { notifications?: { res
   if (message?.method === "subscriptions/listen") log(`listen-resources ${JSON.stringify(message.params?.notifications?.resourceSubscriptions ?? [])}`);
 };
 
+/** The `hang` calls waiting now, and those their client cancelled. */
+const hangs = { waiting: 0, cancelled: 0 };
+
 const tools: Tool[] = [
   { name: "echo", description: "Return the text it is given.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
   {
@@ -86,6 +89,12 @@ const tools: Tool[] = [
   { name: "whoami", description: "Report the era and the client capabilities this request carried.", inputSchema: { type: "object", properties: {} } },
   { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object", properties: {} } },
   { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
+  { name: "hang", description: "Answer only when cancelled (the request's signal aborts).", inputSchema: { type: "object", properties: {} } },
+  {
+    name: "hanging",
+    description: "How many `hang` calls wait now, and how many were cancelled since the process started.",
+    inputSchema: { type: "object", properties: {} },
+  },
   {
     name: "ask",
     description: "Ask the client's user (input_required with elicitation/create); answer with what the retry carried.",
@@ -209,6 +218,16 @@ function makeServer(era: string): Server {
         return text(JSON.stringify({ calls, pid: process.pid }));
       case "crash":
         return process.exit(1);
+      case "hang": {
+        hangs.waiting++;
+        const signal = ctx.mcpReq.signal;
+        await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+        hangs.waiting--;
+        hangs.cancelled++;
+        return text("cancelled");
+      }
+      case "hanging":
+        return text(JSON.stringify(hangs));
       case "ask":
       case "ask_url":
       case "sample":

@@ -1,8 +1,6 @@
-import { parseJsonc } from "@codemux/pool";
 import { approvePins, filePinBook, listPending, pinFileOfConfig, sharedPinBook, type PinBook } from "@codemux/hooks";
 import type { RecordTable } from "@codemux/core";
 import type { Command } from "commander";
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
@@ -48,7 +46,9 @@ async function openPins(
   configOption: string | undefined,
 ): Promise<{ book: PinBook; where: string; close(): Promise<void> }> {
   const configFile = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
-  const setting = options.file ? undefined : storeSettingOf(options, await readRawConfig(configFile), configFile);
+  // Read once: the store setting and the pin file are both the config's.
+  const raw = options.file ? undefined : await readRawConfig(configFile);
+  const setting = options.file ? undefined : storeSettingOf(options, raw, configFile);
   if (setting?.kind === "redis") {
     const store = await openStoreClient(setting, {
       unreachable: (where, reason) => `Redis at ${where} is not reachable (${reason}); start it (or fix --store) and run codemux approve again.`,
@@ -59,20 +59,8 @@ async function openPins(
       close: () => store.close(),
     };
   }
-  const file = options.file ? resolve(options.file) : pinFileOf(configOption);
+  const file = options.file
+    ? resolve(options.file)
+    : pinFileOfConfig({ config: raw, configDir: configFile ? dirname(configFile) : process.cwd(), dataDir: codemuxHome() });
   return { book: filePinBook(file), where: file, close: async () => undefined };
-}
-
-/** The pin file of the config codemux would read, else the default. */
-function pinFileOf(configOption: string | undefined): string {
-  const candidate = findConfigFile(configOption ? { configPath: configOption } : {})?.file;
-  let config: unknown;
-  if (candidate) {
-    try {
-      config = parseJsonc(readFileSync(candidate, "utf8"), candidate).value;
-    } catch {
-      // An unreadable config is reported by the commands that need it; here the default file is the answer.
-    }
-  }
-  return pinFileOfConfig({ config, configDir: candidate ? dirname(candidate) : process.cwd(), dataDir: codemuxHome() });
 }

@@ -1,8 +1,9 @@
 import { isPrincipalId, principalOfName } from "@codemux/core";
 import { createJobs } from "@codemux/jobs";
-import { Codemux, codemuxHome, findConfigFile, resolveConfig, retentionOf, type ForgetReport } from "@codemux/server";
+import { Codemux, codemuxHome, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
-import { dispatchFilesFrom, forgetAlso, pluginsOf, readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { loadCodemuxConfig, type CodemuxConfig } from "../codemux-config";
+import { forgetAlso, pluginsOf, type GlobalOptions, type RunContext } from "../context";
 import { defaultConfig } from "../default-config";
 import { addCounts } from "../forget-shared";
 import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
@@ -50,9 +51,8 @@ export function registerForget(program: Command, context: RunContext): void {
       const running = await localInstances(codemuxHome());
       for (const instance of running) if (!(await answers(instance))) throw unreachable(instance, principal);
       const { config } = command.optsWithGlobals<GlobalOptions>();
-      const file = findConfigFile(config ? { configPath: config } : {})?.file;
-      const raw = await readRawConfig(file);
-      const shared = await openStoreClient(storeSettingOf(flags, raw, file), {
+      const loaded = await loadCodemuxConfig({ configPath: config });
+      const shared = await openStoreClient(storeSettingOf(flags, loaded.raw, loaded.file), {
         unreachable: (where, reason) =>
           `Redis at ${where} is not reachable (${reason}), so nothing was deleted; start it (or fix --store) and run codemux forget again.`,
       });
@@ -68,7 +68,7 @@ export function registerForget(program: Command, context: RunContext): void {
           });
           addCounts(report, forgotten);
         }
-        addCounts(report, await forgetOffline(principal, { file, raw, shared }));
+        addCounts(report, await forgetOffline(principal, { loaded, shared }));
         const parts = Object.entries(report)
           .filter(([kind]) => !REACH.has(kind))
           .map(([kind, count]) => `${count} ${(KINDS[kind] ?? [kind, kind])[count === 1 ? 0 : 1]}`);
@@ -96,26 +96,24 @@ function unreachable(instance: LocalInstance, principal: string): UsageError {
 }
 
 /** Opens codemux's data folder (and the shared store) without starting a server, and deletes what they keep for `principal`; asks the store's instances. */
-async function forgetOffline(
-  principal: string,
-  { file, raw, shared }: { file: string | undefined; raw: Record<string, unknown> | undefined; shared: SharedState },
-): Promise<ForgetReport> {
+async function forgetOffline(principal: string, { loaded, shared }: { loaded: CodemuxConfig; shared: SharedState }): Promise<ForgetReport> {
   const logger = cliLogger("warn");
+  const { raw, file } = loaded;
   const plugins = await pluginsOf({
     config: raw && file ? { raw, file } : undefined,
     logger,
-    retention: file ? retentionOf(raw, file) : undefined,
+    retention: loaded.retention,
     // The memory plugin's memories in Redis, forgotten on every instance.
     ...(shared.memories ? { sharedLists: shared.memories } : {}),
   });
   const jobs = createJobs({ dataDir: codemuxHome(), logger });
   // The servers are never started: their entries say which keep a folder per principal (the built-in default's memory, served to several).
-  const config = await resolveConfig({ ...(file ? { configPath: file } : {}), inline: [], fallback: () => defaultConfig({ manyPrincipals: true }) });
+  const config = loaded.servers ?? defaultConfig({ manyPrincipals: true });
   const core = new Codemux({
     config,
     dataDir: codemuxHome(),
     logger,
-    ...dispatchFilesFrom(raw, file),
+    ...(loaded.dispatchFiles ? { dispatchFiles: loaded.dispatchFiles } : {}),
     // Kept results in Redis: the core's result store finds the principal's through whichever instance kept them.
     ...(shared.resultStore ? { resultStore: shared.resultStore } : {}),
     // Saved skills in Redis: the library deletes the principal's there.

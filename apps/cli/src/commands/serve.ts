@@ -2,13 +2,14 @@ import { closestNames, isLoopback } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,
+  httpCallRecorders,
   listenFromEnv,
-  parseHttpSettings,
   parseListen,
   parseTokenArg,
   parseTokenFile,
   trustedProxyList,
   watchConfig,
+  type HttpCallRecorders,
   type HttpSettings,
   type OAuthOptions,
   type TokenSpec,
@@ -21,8 +22,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { codemuxHome, findConfigFile, VERSION } from "@codemux/server";
-import { readRawConfig, startCore, type GlobalOptions, type RunContext } from "../context";
+import { codemuxHome, VERSION } from "@codemux/server";
+import { loadCodemuxConfig } from "../codemux-config";
+import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { openLocalAdmin } from "../local-admin";
 import { terminalStatus } from "../status";
@@ -229,7 +231,7 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core, begin, reloader } = await startCore(command, context, {
+      const { core, config, begin, reloader } = await startCore(command, context, {
         defaultLevel: "info",
         serving: true,
         // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
@@ -237,7 +239,7 @@ export function registerServe(program: Command, context: RunContext): void {
         ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
         ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
-      const file = context.inline.length > 0 ? undefined : findConfigFile(options.config ? { configPath: options.config } : {})?.file;
+      const file = context.inline.length > 0 ? undefined : config.file;
       const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(core.logger) }) : undefined;
       if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
@@ -331,8 +333,10 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   const { tokens, fileTokens, sources } = await collectTokens(options).catch((error: unknown) => {
     throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
   });
-  const configFile = findConfigFile(globals.config ? { configPath: globals.config } : {})?.file;
-  const auth = oauthOf(options, parseHttpSettings(await readRawConfig(configFile), configFile));
+  // Read once here: the http section and the store are needed before the start, which is handed the same config.
+  const loaded = await loadCodemuxConfig({ configPath: globals.config, inline: context.inline, serving: true });
+  const configFile = loaded.file;
+  const auth = oauthOf(options, loaded.serving?.http ?? {});
   if (tokens.length + fileTokens === 0 && !auth.oauth && !isLoopback(listen.host) && !options.insecureNoAuth) {
     throw new UsageError(
       `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
@@ -345,10 +349,12 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
-  const shared = await openSharedState(storeSettingOf(options, await readRawConfig(configFile), configFile), options);
+  const shared = await openSharedState(storeSettingOf(options, loaded.raw, configFile), options);
   if (shared.connection && !shared.connection.up())
     process.stderr.write(`codemux: Redis at ${shared.connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
 
+  // The HTTP server's call recorders (/metrics, the admin page's Activity): their middleware is composed into the core's pipeline.
+  let recorders: HttpCallRecorders | undefined;
   const {
     core,
     level,
@@ -364,6 +370,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.resultFormat ? { resultFormat: options.resultFormat } : {}),
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
+    config: loaded,
+    frontEnd: (mask) => (recorders = httpCallRecorders({ mask })).middleware,
     // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
@@ -422,6 +430,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
       ...(reloadFromFile ? { reload: reloadFromFile, reloadRefused: () => refused } : {}),
       ui,
+      ...(recorders ? { recorders } : {}),
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
     });
     await http.listen();

@@ -1,7 +1,8 @@
-import { CLI_HINTS, findConfigFile, type Codemux } from "@codemux/server";
+import { CLI_HINTS, type Codemux } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { readRawConfig, withCore, type GlobalOptions, type RunContext } from "../context";
+import { loadCodemuxConfig } from "../codemux-config";
+import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
 import { openStoreClient, storeSettingOf } from "../shared-state";
 import { printAnswer } from "./shared";
@@ -84,8 +85,8 @@ export function registerSkills(program: Command, context: RunContext): void {
  */
 async function withSkills(command: Command, context: RunContext, work: (core: Codemux) => Promise<void>): Promise<void> {
   const { config } = command.optsWithGlobals<GlobalOptions>();
-  const file = findConfigFile(config ? { configPath: config } : {})?.file;
-  const shared = await openStoreClient(storeSettingOf({}, await readRawConfig(file), file), {
+  const loaded = await loadCodemuxConfig({ configPath: config, inline: context.inline });
+  const shared = await openStoreClient(storeSettingOf({}, loaded.raw, loaded.file), {
     unreachable: (where, reason) =>
       `Redis at ${where} is not reachable (${reason}), and the skills are kept there; start it (or fix CODEMUX_STORE) and try again.`,
   });
@@ -93,7 +94,7 @@ async function withSkills(command: Command, context: RunContext, work: (core: Co
     const skillsOnly = shared.skillShelf
       ? { shared: { setting: shared.setting, instanceId: shared.instanceId, skillShelf: shared.skillShelf, close: async () => undefined } }
       : {};
-    await withCore(command, context, skillsOnly, work);
+    await withCore(command, context, { ...skillsOnly, config: loaded }, work);
   } finally {
     await shared.close();
   }

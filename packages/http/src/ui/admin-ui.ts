@@ -8,7 +8,7 @@ import { readBody } from "../body";
 import { HttpError } from "../errors";
 import { toHttpError } from "../rest-errors";
 import { ANONYMOUS_PRINCIPAL } from "../tokens";
-import { ActivityLog } from "./activity";
+import type { ActivityLog } from "./activity";
 import { CLIENT_SCRIPT } from "./client";
 import { argumentsOf } from "./form";
 import { href, html, type SafeHtml } from "./html";
@@ -50,6 +50,8 @@ const SEARCH_LIMIT = 20;
 
 export interface AdminUiOptions {
   core: Codemux;
+  /** The calls the page shows: recorded by middleware the core was composed with (see `httpCallRecorders`). */
+  activity: ActivityLog;
   sources: UiSources;
   /** Whether tokens are required at all (without them the sign-in asks for none). */
   authRequired: () => boolean;
@@ -93,9 +95,8 @@ export class AdminUi {
   constructor(options: AdminUiOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.activity = new ActivityLog(this.#now, options.core.mask);
+    this.activity = options.activity;
     this.#sessions = new UiSessions({ ttlMs: SESSION_TTL_MS, max: MAX_SESSIONS, now: this.#now });
-    options.core.pipeline.use(this.activity.middleware());
     // Its calls' arguments and results are what the principal's calls wrote: forgotten with the rest.
     options.core.onForget((principal) => ({ activity: this.activity.forget(principal) }));
   }
@@ -215,8 +216,9 @@ export class AdminUi {
         const server = form.get("server") ?? "";
         if (!core.pool.names.includes(server))
           throw new HttpError("NOT_FOUND", `There is no server "${server.slice(0, 80)}" to restart; reload the Servers page.`);
-        if (!core.pool.restart) throw new HttpError("NOT_IMPLEMENTED", "This server pool cannot restart one server; restart codemux instead.");
-        await core.pool.restart(server);
+        const { restart } = core.admin;
+        if (!restart) throw new HttpError("NOT_IMPLEMENTED", "This server pool cannot restart one server; restart codemux instead.");
+        await restart(server);
         return redirect(res, "./");
       }
       case "call":

@@ -8,6 +8,7 @@ import type { FailureLimit } from "../auth/failure-limit";
 import type { Identity } from "../auth/identity";
 import type { Metrics } from "../metrics";
 import type { ResolvedOptions } from "../options";
+import type { ActivityLog } from "./activity";
 import { AdminUi } from "./admin-ui";
 
 /** The admin page of one HTTP server, wired to its auth and options (the one call `CodemuxHttpServer` makes). */
@@ -21,11 +22,13 @@ export function mountAdminUi(deps: {
   clientAddress: (req: IncomingMessage) => string;
   failures: FailureLimit;
   metrics: Metrics;
+  activity: ActivityLog;
 }): AdminUi {
   const { core, options, auth } = deps;
   const refused = deps.metrics.counter("codemux_ui_sign_ins_refused_total", "Admin page sign-ins refused, by reason (bad_token, not_admin, too_many).");
   return new AdminUi({
     core,
+    activity: deps.activity,
     sources: options.ui,
     authRequired: () => auth.required,
     identify: (token) => auth.identify(token, "/ui", { oauth: true }),

@@ -1,10 +1,10 @@
 import { SCHEMA_MODULE_SUFFIX, defineMetaTool, serverModuleSpecifier, textResult } from "@codemux/core";
 import { SANDBOX_GLOBALS } from "@codemux/sandbox";
 import { BadRequestError } from "../errors";
-import { MOUNT_NOTES, normalizeSpecifier, type ModuleListing } from "../modules/namespace";
+import { MOUNT_NOTES, type ModuleListing } from "../modules/namespace";
 import type { CodemuxServices } from "../services";
 import type { ListedSkill } from "../skills/library";
-import { SKILLS_PREFIX } from "../skills/names";
+import { SERVER_SKILLS_PREFIX, SKILLS_PREFIX } from "../skills/names";
 
 /** read_module answers this many modules at once, at most. */
 const MAX_SPECIFIERS = 5;
@@ -19,11 +19,7 @@ export const listModules = defineMetaTool<{ path?: string }, CodemuxServices>({
   run: async ({ path }, { services, session }) => {
     await services.readiness.discovered();
     const pending = services.readiness.pendingNote(services.access.serverFilter(session));
-    const specifier = path ? normalizeSpecifier(path) : undefined;
-    if (specifier !== undefined && services.serverSkills.owns(specifier)) return textResult(services.serverSkills.listing(specifier, session));
-    const listing = services.namespace.list(path, session);
-    const serverSkills = listing.kind === "root" ? services.serverSkills.summary(session) : undefined;
-    return textResult([listingText(listing), ...(serverSkills ? [serverSkills] : []), ...pending].join("\n"));
+    return textResult([listingText(services.namespace.list(path, session)), ...pending].join("\n"));
   },
 });
 
@@ -44,11 +40,7 @@ export const readModule = defineMetaTool<{ specifier?: string; specifiers?: stri
     if (wanted.length === 0) throw new BadRequestError('"specifier" is required: a module path such as "mcp/servers/fs/readTextFile".');
     if (wanted.length > MAX_SPECIFIERS) throw new BadRequestError(`read_module reads at most ${MAX_SPECIFIERS} modules at once.`);
     await services.readiness.discovered();
-    // A downstream server's skill is read from that server, so it is the one asynchronous module.
-    const read = async (s: string) => {
-      const specifier = normalizeSpecifier(s);
-      return services.serverSkills.owns(specifier) ? services.serverSkills.read(specifier, session) : services.namespace.read(s, session).source;
-    };
+    const read = async (s: string) => (await services.namespace.read(s, session)).source;
     if (wanted.length === 1) return textResult(await read(wanted[0] as string));
     return textResult((await Promise.all(wanted.map(async (s) => `// ${s}\n${await read(s)}`))).join("\n\n"));
   },
@@ -72,11 +64,20 @@ export function listingText(listing: ModuleListing): string {
       ];
       const skills = listing.skills;
       if (skills.length > 0) lines.push(`${SKILLS_PREFIX.slice(0, -1)}  (${skills.length} skill${skills.length === 1 ? "" : "s"}${skillsToCheck(skills)})`);
-      if (lines.length === 0) return "No servers are connected yet.";
-      return [...lines, ...MOUNT_NOTES, `Snippet globals: ${SANDBOX_GLOBALS.join(", ")} and the ECMAScript built-ins; no network, files or process.`].join(
-        "\n",
-      );
+      const offered = serverSkillsLine(listing.serverSkills);
+      if (lines.length === 0) return ["No servers are connected yet.", ...offered].join("\n");
+      return [
+        ...lines,
+        ...MOUNT_NOTES,
+        `Snippet globals: ${SANDBOX_GLOBALS.join(", ")} and the ECMAScript built-ins; no network, files or process.`,
+        ...offered,
+      ].join("\n");
     }
+    case "server-skills":
+      if (listing.servers.length === 0) return listing.server === undefined ? "No server offers skills." : `No skills of a server named "${listing.server}".`;
+      return listing.servers
+        .flatMap((s) => s.skills.map((k) => `${SERVER_SKILLS_PREFIX}${s.server}/${k.path}\n  ${k.description.split("\n")[0]?.slice(0, 200) ?? ""}`))
+        .join("\n");
     case "server":
       if (listing.entries.length === 0) return `${listing.specifier} has no tools.`;
       return [
@@ -86,6 +87,14 @@ export function listingText(listing: ModuleListing): string {
     case "modules":
       return listing.specifiers.join("\n");
   }
+}
+
+/** The root's line `mcp/server-skills  (5 skills of 2 servers: ...)`, none when no server the session sees offers skills. */
+function serverSkillsLine({ skills, servers }: { skills: number; servers: number }): string[] {
+  if (skills === 0) return [];
+  return [
+    `${SERVER_SKILLS_PREFIX.slice(0, -1)}  (${skills} skill${skills === 1 ? "" : "s"} of ${servers} server${servers === 1 ? "" : "s"}: instructions, read with read_module)`,
+  ];
 }
 
 /** `; check report: it needs server "github", which is not in the config` for the first skills with problems, the rest counted. */

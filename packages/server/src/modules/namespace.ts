@@ -5,19 +5,34 @@ import type { ServerStatus } from "@codemux/pool";
 import { BadRequestError } from "../errors";
 import type { Access } from "../policy/access";
 import type { ListedSkill, SkillLibrary } from "../skills/library";
-import { SKILLS_PREFIX } from "../skills/names";
+import { SERVER_SKILLS_PREFIX, SKILLS_PREFIX } from "../skills/names";
+import type { ServerSkills } from "../skills/server-skills";
 import { RESOURCES_SPECIFIER, isResourceCall, resourceCall, resourcesModule, type ResourceReader } from "./resources";
 import { similarModules } from "./similar";
 
 /** Answers a module specifier with its TypeScript source, or undefined when it is not one of its modules. */
 export type ModuleSource = (specifier: string, session?: SessionInfo) => string | undefined;
 
+/** One downstream server's skills as a listing shows them. */
+export interface ServerSkillsListed {
+  server: string;
+  skills: Array<{ path: string; description: string }>;
+}
+
 /** What list_modules shows for a path, before any front end writes it out. */
 export type ModuleListing =
-  /** `mcp`: every server (with its tool count), the servers that are down and why, and the principal's skills. */
-  | { kind: "root"; servers: Array<{ name: string; tools: number }>; down: ServerStatus[]; skills: ListedSkill[] }
+  /** `mcp`: every server (with its tool count), the servers that are down and why, the principal's skills, and how many skills the servers offer. */
+  | {
+      kind: "root";
+      servers: Array<{ name: string; tools: number }>;
+      down: ServerStatus[];
+      skills: ListedSkill[];
+      serverSkills: { skills: number; servers: number };
+    }
   /** `mcp/skills`: the principal's skills and the project's. */
   | { kind: "skills"; skills: ListedSkill[] }
+  /** `mcp/server-skills` (or one server's folder in it): the skills of the servers the session sees; `server` when one was asked for. */
+  | { kind: "server-skills"; server?: string; servers: ServerSkillsListed[] }
   /** `mcp/servers/<server>`: its tools. */
   | { kind: "server"; specifier: string; entries: CatalogEntry[] }
   /** Any other path with modules under it. */
@@ -31,6 +46,8 @@ export interface ModuleNamespaceOptions {
   access: Access;
   /** The `skills/` mount: each principal's saved skills and the project's. */
   skills: SkillLibrary;
+  /** The `server-skills/` mount: downstream servers' skills, read from their servers. */
+  serverSkills: Pick<ServerSkills, "list" | "read">;
   /** The `resources` mount's host calls. */
   resources: ResourceReader;
   /** The sandbox's host-call global, which the generated modules call. */
@@ -43,9 +60,10 @@ export interface ModuleNamespaceOptions {
 
 /**
  * The one owner of the `mcp/*` namespace that snippets import from and `list_modules` / `read_module`
- * show: `mcp/servers/...` and `mcp/bridge` (generated from the catalog), `mcp/resources`, and
- * `mcp/skills/<name>` (per principal). Lookup, listing, suggestions for a mistyped path and the
- * routing of the host calls its own modules make all go through here.
+ * show: `mcp/servers/...` and `mcp/bridge` (generated from the catalog), `mcp/resources`,
+ * `mcp/skills/<name>` (per principal) and `mcp/server-skills/<server>/<path>` (downstream servers'
+ * skills, instructions to read, not modules to import). Lookup, listing, suggestions for a mistyped
+ * path and the routing of the host calls its own modules make all go through here.
  */
 export class ModuleNamespace {
   readonly #options: ModuleNamespaceOptions;
@@ -89,17 +107,24 @@ export class ModuleNamespace {
 
   /** What is under a path (the whole namespace without one), for `session`'s principal; throws a sentence when nothing is. */
   list(path: string | undefined, session: SessionInfo): ModuleListing {
-    const { access, tree, skills, status } = this.#options;
+    const { access, tree, skills, serverSkills, status } = this.#options;
     const catalog = access.catalog(session);
     const specifier = path ? normalizeSpecifier(path) : MODULE_ROOT;
+    if (isServerSkillPath(specifier)) {
+      const server = specifier.slice(SERVER_SKILLS_PREFIX.length).split("/")[0] || undefined;
+      const servers = serverSkills.list(session).filter((s) => server === undefined || s.server === server);
+      return { kind: "server-skills", ...(server !== undefined ? { server } : {}), servers };
+    }
     if (`${specifier}/` === SKILLS_PREFIX) return { kind: "skills", skills: skills.list(session.principal) };
     if (specifier === MODULE_ROOT || `${specifier}/` === SERVERS_PREFIX) {
       const servers = catalog.servers();
+      const offering = serverSkills.list(session);
       return {
         kind: "root",
         servers: servers.map((name) => ({ name, tools: catalog.entries(name).length })),
         down: status().filter((s) => s.state !== "ready" && !servers.includes(s.name) && access.seesServer(session, s.name)),
         skills: skills.list(session.principal),
+        serverSkills: { skills: offering.reduce((n, s) => n + s.skills.length, 0), servers: offering.length },
       };
     }
     const server = serverOf(specifier);
@@ -121,15 +146,17 @@ export class ModuleNamespace {
   /**
    * A module as read_module shows it: by path (`mcp/servers/fs/readTextFile`, also without `mcp/`),
    * by `server__tool` name, or `.../<tool>.schema` for the module of the tool's JSON Schemas. Throws a
-   * sentence with the path meant when there is no such module.
+   * sentence with the path meant when there is no such module. A server's skill is read from that
+   * server, so reading is asynchronous.
    */
-  read(input: string, session: SessionInfo): { specifier: string; source: string } {
-    const { access, tree } = this.#options;
+  async read(input: string, session: SessionInfo): Promise<{ specifier: string; source: string }> {
+    const { access, tree, serverSkills } = this.#options;
     if (input.includes(SEPARATOR) && !input.includes("/")) {
       const entry = access.catalog(session).resolve(input.trim());
       return { specifier: entry.moduleSpecifier, source: tree.get(entry.moduleSpecifier) ?? "" };
     }
     const specifier = normalizeSpecifier(input);
+    if (isServerSkillPath(specifier)) return { specifier, source: await serverSkills.read(specifier, session) };
     const source = this.source(specifier, session);
     if (source !== undefined) return { specifier, source };
     const close = this.suggest(specifier, session);
@@ -154,6 +181,11 @@ export const MOUNT_NOTES: readonly string[] = [
   `${BRIDGE_SPECIFIER}  (callTool / callToolRaw by server__tool name)`,
   `${RESOURCES_SPECIFIER}  (listResources / readResource of every server)`,
 ];
+
+/** True for `mcp/server-skills` and what is under it: downstream servers' skills, which the namespace reads from their servers. */
+export function isServerSkillPath(specifier: string): boolean {
+  return `${specifier}/`.startsWith(SERVER_SKILLS_PREFIX);
+}
 
 /** Accepts `mcp/servers/fs/readTextFile` (and the same without `mcp/`); refuses absolute paths and `..`. */
 export function normalizeSpecifier(input: string): string {

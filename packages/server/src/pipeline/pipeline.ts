@@ -31,7 +31,7 @@ import type { Grant } from "../policy/policies";
 import type { ToolPool } from "../tool-pool";
 import { ArgumentValidator, omitNulls } from "../validation";
 import { InputRounds, type AskingRequest, type InputRoundsOptions } from "../input-required";
-import { pipelineSpan } from "../tracing";
+import { downstreamRequestSpan, pipelineSpan } from "../tracing";
 import { isResourceReadEntry, resourceAsToolResult, resourceReadEntry, toolResultAsResource } from "./resource-read";
 
 /** One resource to read through the pipeline: whose, and for whom. */
@@ -293,8 +293,10 @@ export class ToolCallPipeline {
 
   /** One request beyond tools, through the pool. */
   #send(server: string, request: DownstreamRequest, options: CallOptions): Promise<Record<string, unknown>> {
-    if (!this.#pool.request) return Promise.reject(new BadRequestError(`This pool offers tools only; it cannot answer ${request.method}.`));
-    return this.#pool.request(server, request, options);
+    const pool = this.#pool;
+    if (!pool.request) return Promise.reject(new BadRequestError(`This pool offers tools only; it cannot answer ${request.method}.`));
+    if (!tracing()) return pool.request(server, request, options);
+    return downstreamRequestSpan(server, request, (traced) => (pool.request as NonNullable<ToolPool["request"]>)(server, traced, options));
   }
 
   /** What the pool is told with a call's downstream request: who makes it (an isolated server's instance, a question's client), its signal, progress and timeout. */

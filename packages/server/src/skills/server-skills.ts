@@ -78,29 +78,6 @@ export class ServerSkills {
     return entry && entry.uri === owner.uri ? shownEntry(owner.server, entry) : undefined;
   }
 
-  /** The root listing's line, `mcp/server-skills  (5 skills of 2 servers)`; undefined when no server `session` sees offers any. */
-  summary(session: SessionInfo): string | undefined {
-    const servers = this.list(session);
-    const count = servers.reduce((n, s) => n + s.skills.length, 0);
-    if (count === 0) return undefined;
-    return `${SERVER_SKILLS_PREFIX.slice(0, -1)}  (${count} skill${count === 1 ? "" : "s"} of ${servers.length} server${servers.length === 1 ? "" : "s"}: instructions, read with read_module)`;
-  }
-
-  /** What list_modules shows under `mcp/server-skills` (or one server's folder in it): one skill a line, with its description. */
-  listing(specifier: string, session: SessionInfo): string {
-    const server = specifier.slice(SERVER_SKILLS_PREFIX.length).split("/")[0] || undefined;
-    const servers = this.list(session).filter((s) => server === undefined || s.server === server);
-    if (servers.length === 0) return server === undefined ? "No server offers skills." : `No skills of a server named "${server}".`;
-    return servers
-      .flatMap((s) => s.skills.map((k) => `${SERVER_SKILLS_PREFIX}${s.server}/${k.path}\n  ${k.description.split("\n")[0]?.slice(0, 200) ?? ""}`))
-      .join("\n");
-  }
-
-  /** True for a specifier under `mcp/server-skills/`, which `read` answers. */
-  owns(specifier: string): boolean {
-    return `${specifier}/`.startsWith(SERVER_SKILLS_PREFIX);
-  }
-
   /** A skill's `SKILL.md` (or one of its files, by the path after the skill's), with where it is from; a sentence when there is none. */
   async read(specifier: string, session: SessionInfo): Promise<string> {
     const [server, ...rest] = specifier.slice(SERVER_SKILLS_PREFIX.length).split("/");

@@ -60,5 +60,7 @@ function scanCell(report: ServerScan | undefined): SafeHtml {
         .filter((f) => f.severity !== "info")
         .map((f) => `${f.rule} in ${f.path}`)
         .join(", ")}</span></span>`,
-  )}${instructions ? html`<br><span data-scan-tool="instructions">instructions: ${instructions.verdict}${instructions.held ? ", not shown" : ""}</span>` : ""}`;
+  )}${instructions ? html`<br><span data-scan-tool="instructions">instructions: ${instructions.verdict}${instructions.held ? ", not shown" : ""}</span>` : ""}${report.items.map(
+    (i) => html`<br><span data-scan-item="${i.id}">${i.kind === "prompts" ? "prompt" : "resource"} ${i.id}: ${i.verdict}${i.held ? ", held back" : ""}</span>`,
+  )}`;
 }
