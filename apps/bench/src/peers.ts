@@ -160,7 +160,7 @@ function launch(args: string[], env: Record<string, string> = {}): ChildProcess 
   return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-async function codemux(era: "2025" | "2026", wire: Wire, mode: "passthrough" | "code", cli = cliPath()): Promise<Started> {
+async function codemux(era: "2025" | "2026", wire: Wire, { mode, cli = cliPath() }: { mode: "passthrough" | "code"; cli?: string }): Promise<Started> {
   const dir = await mkdtemp(join(tmpdir(), "codemux-bench-peers-"));
   const config = join(dir, "codemux.json");
   // The default configuration: limits, auth (one token), policies and isolation as shipped.
@@ -204,7 +204,7 @@ function baselineEntries(cli: string | undefined): Entry[] {
     wire: "streamable",
     era,
     load: true,
-    start: () => codemux(era, "streamable", "passthrough", cli),
+    start: () => codemux(era, "streamable", { mode: "passthrough", cli }),
   }));
 }
 
@@ -231,11 +231,11 @@ const entries: Entry[] = [
       };
     },
   },
-  { name: "codemux passthrough", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "passthrough") },
-  { name: "codemux call_tool (code mode)", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "code") },
-  { name: "codemux REST /v1/tools/.../call", wire: "rest", era: "2025", load: true, start: () => codemux("2025", "rest", "code") },
-  { name: "codemux passthrough", wire: "sse", era: "2025", load: true, start: () => codemux("2025", "sse", "passthrough") },
-  { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", "passthrough") },
+  { name: "codemux passthrough", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", { mode: "passthrough" }) },
+  { name: "codemux call_tool (code mode)", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", { mode: "code" }) },
+  { name: "codemux REST /v1/tools/.../call", wire: "rest", era: "2025", load: true, start: () => codemux("2025", "rest", { mode: "code" }) },
+  { name: "codemux passthrough", wire: "sse", era: "2025", load: true, start: () => codemux("2025", "sse", { mode: "passthrough" }) },
+  { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", { mode: "passthrough" }) },
   // An older build beside this one, in the same interleaved rounds (before/after a change on one loaded machine).
   ...baselineEntries(process.env.CODEMUX_BENCH_BASELINE_CLI),
   {
