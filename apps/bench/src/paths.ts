@@ -19,6 +19,7 @@ export function benchmarksDir(): string | undefined {
   return existsSync(dir) ? dir : undefined;
 }
 
+/** The built CLI the sections run: this checkout's, or $CODEMUX_BENCH_CLI (another build, e.g. to flip which build runs first). */
 export function cliPath(): string {
-  return join(repoRoot(), "apps/cli/dist/index.js");
+  return process.env.CODEMUX_BENCH_CLI ?? join(repoRoot(), "apps/cli/dist/index.js");
 }

@@ -160,13 +160,13 @@ function launch(args: string[], env: Record<string, string> = {}): ChildProcess 
   return spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-async function codemux(era: "2025" | "2026", wire: Wire, mode: "passthrough" | "code"): Promise<Started> {
+async function codemux(era: "2025" | "2026", wire: Wire, { mode, cli = cliPath() }: { mode: "passthrough" | "code"; cli?: string }): Promise<Started> {
   const dir = await mkdtemp(join(tmpdir(), "codemux-bench-peers-"));
   const config = join(dir, "codemux.json");
   // The default configuration: limits, auth (one token), policies and isolation as shipped.
   await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [serverOf(era)] } } }));
   const port = await freePort();
-  const child = launch([cliPath(), "serve", "--http", `127.0.0.1:${port}`, "--config", config, "--no-watch", "--log-level", "error", "--mode", mode], {
+  const child = launch([cli, "serve", "--http", `127.0.0.1:${port}`, "--config", config, "--no-watch", "--log-level", "error", "--mode", mode], {
     CODEMUX_TOKEN: `bench:${TOKEN}`,
     CODEMUX_HOME: dir,
   });
@@ -197,6 +197,17 @@ async function codemux(era: "2025" | "2026", wire: Wire, mode: "passthrough" | "
   return { child, pid: child.pid, connect };
 }
 
+function baselineEntries(cli: string | undefined): Entry[] {
+  if (!cli) return [];
+  return (["2025", "2026"] as const).map((era) => ({
+    name: "codemux baseline passthrough",
+    wire: "streamable",
+    era,
+    load: true,
+    start: () => codemux(era, "streamable", { mode: "passthrough", cli }),
+  }));
+}
+
 const entries: Entry[] = [
   {
     name: "direct (stdio, no gateway)",
@@ -220,11 +231,13 @@ const entries: Entry[] = [
       };
     },
   },
-  { name: "codemux passthrough", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "passthrough") },
-  { name: "codemux call_tool (code mode)", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", "code") },
-  { name: "codemux REST /v1/tools/.../call", wire: "rest", era: "2025", load: true, start: () => codemux("2025", "rest", "code") },
-  { name: "codemux passthrough", wire: "sse", era: "2025", load: true, start: () => codemux("2025", "sse", "passthrough") },
-  { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", "passthrough") },
+  { name: "codemux passthrough", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", { mode: "passthrough" }) },
+  { name: "codemux call_tool (code mode)", wire: "streamable", era: "2025", load: true, start: () => codemux("2025", "streamable", { mode: "code" }) },
+  { name: "codemux REST /v1/tools/.../call", wire: "rest", era: "2025", load: true, start: () => codemux("2025", "rest", { mode: "code" }) },
+  { name: "codemux passthrough", wire: "sse", era: "2025", load: true, start: () => codemux("2025", "sse", { mode: "passthrough" }) },
+  { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", { mode: "passthrough" }) },
+  // An older build beside this one, in the same interleaved rounds (before/after a change on one loaded machine).
+  ...baselineEntries(process.env.CODEMUX_BENCH_BASELINE_CLI),
   {
     name: "mcp-hub 4.2.1",
     wire: "sse",

@@ -28,8 +28,8 @@ type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["re
  * stream with everything held so far, so notifications, server requests and resumption are unchanged.
  */
 export async function bridgeRequest(transport: WebStandardStreamableHTTPServerTransport, exchange: Exchange): Promise<void> {
-  const { req, body } = exchange;
-  const response = await transport.handleRequest(webRequestOf(req), body === undefined ? undefined : { parsedBody: body });
+  const { req, body, request } = exchange;
+  const response = await transport.handleRequest(request ?? webRequestOf(req), body === undefined ? undefined : { parsedBody: body });
   await writeResponse(exchange, response);
 }
 
@@ -38,6 +38,8 @@ export interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   body?: unknown;
+  /** The request head already built for this request (`webRequestOf(req)`), so it is built once per POST. */
+  request?: Request;
   windowMs?: number;
   /** The session's event store: the events of an answer sent as plain JSON are discarded from it (no client can resume that stream). */
   events?: { discard(eventId: string): boolean };
@@ -60,9 +62,23 @@ export function webRequestOf(req: IncomingMessage, signal?: AbortSignal): Reques
   return head as unknown as Request;
 }
 
+/** The origins of the last Host headers seen: a client sends the same one on every request, and URL parsing is per request otherwise. */
+const origins = new Map<string, string>();
+const ORIGINS_KEPT = 64;
+
 /** `http://` + the Host header when it is a plain host[:port] (it passed the gateway's check), else a fixed origin. */
 function originOf(host: string | undefined): string {
   if (!host) return FALLBACK_ORIGIN;
+  const known = origins.get(host);
+  if (known !== undefined) return known;
+  const origin = parseOrigin(host);
+  // Bounded: a client sending many Host values only evicts.
+  if (origins.size >= ORIGINS_KEPT) origins.delete(origins.keys().next().value as string);
+  if (host.length <= 300) origins.set(host, origin);
+  return origin;
+}
+
+function parseOrigin(host: string): string {
   try {
     const url = new URL(`http://${host}/`);
     return url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password ? url.origin : FALLBACK_ORIGIN;

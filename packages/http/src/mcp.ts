@@ -43,9 +43,10 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
     const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
     ctx.rpcIds = requestIds(body);
     // The SDK's own classification, so codemux and its handler never disagree on a request's era.
-    if (!(await isLegacyRequest(webRequestOf(ctx.req), body))) return gateway.modern.serve(ctx, body);
-    if (gateway.options.stateless) return handleStateless(gateway, ctx, body);
-    return handleSessionful(gateway, ctx, body);
+    const request = webRequestOf(ctx.req);
+    if (!(await isLegacyRequest(request, body))) return gateway.modern.serve(ctx, body);
+    if (gateway.options.stateless) return handleStateless(gateway, ctx, { body, request });
+    return handleSessionful(gateway, ctx, { body, request });
   }
   if ((method === "GET" || method === "DELETE") && isModernRevision(ctx.req.headers["mcp-protocol-version"])) {
     // -32600 (the request is invalid), not -32000: 2026-07-28 gives the -32000 range its own meanings (-32020 to -32022).
@@ -62,15 +63,21 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   if (method !== "GET" && method !== "DELETE") {
     throw new HttpError("METHOD_NOT_ALLOWED", "Use POST, GET or DELETE on /mcp.", { headers: { allow: "GET, POST, DELETE" } });
   }
-  return handleSessionful(gateway, ctx, undefined);
+  return handleSessionful(gateway, ctx, { body: undefined });
+}
+
+/** A request's parsed body and its web head, built once per POST (the era check and the SDK's transport read the same one). */
+interface Post {
+  body: unknown;
+  request?: Request;
 }
 
 /** A 2025 client's request on its session, or the initialize that opens one. */
-async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
+async function handleSessionful(gateway: Gateway, ctx: RequestContext, { body, request }: Post): Promise<void> {
   const method = ctx.req.method ?? "GET";
   const id = sessionHeader(ctx);
   if (id === undefined) {
-    if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, body);
+    if (method === "POST" && isInitialize(body)) return openSession(gateway, ctx, { body, request });
     sendRpcError(ctx.res, 400, { code: -32000, message: "Bad Request: an Mcp-Session-Id header is required; start with an initialize request without one." });
     return;
   }
@@ -85,7 +92,7 @@ async function handleSessionful(gateway: Gateway, ctx: RequestContext, body: unk
   if (method === "GET") gateway.sessions.touch(session);
   else ctx.res.once("close", gateway.sessions.begin(session));
   const transport = session.transport as WebStandardStreamableHTTPServerTransport;
-  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...eventsOf(transport) });
+  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...(request ? { request } : {}), ...eventsOf(transport) });
 }
 
 /** Each session's event store, when answers sent as plain JSON discard their events (`CODEMUX_JSON_EVENTS` is not `keep`). */
@@ -95,7 +102,7 @@ const eventsOf = (transport: object): { events?: BoundedEventStore } => {
   return events ? { events } : {};
 };
 
-async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
+async function openSession(gateway: Gateway, ctx: RequestContext, { body, request }: Post): Promise<void> {
   gateway.sessions.reserve(ctx.principal);
   const id = newSessionId(gateway.options.scaleOut);
   ctx.log.session = id.slice(0, 8);
@@ -124,7 +131,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
   try {
-    await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...eventsOf(transport) });
+    await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...(request ? { request } : {}), ...eventsOf(transport) });
   } finally {
     if (!added) {
       gateway.sessions.release(ctx.principal);
@@ -134,7 +141,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, body: unknown)
 }
 
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
-async function handleStateless(gateway: Gateway, ctx: RequestContext, body: unknown): Promise<void> {
+async function handleStateless(gateway: Gateway, ctx: RequestContext, { body, request }: Post): Promise<void> {
   const server = createSessionServer(gateway.core, {
     session: gateway.principalSession(ctx.identity),
     endsWithServer: false,
@@ -146,5 +153,5 @@ async function handleStateless(gateway: Gateway, ctx: RequestContext, body: unkn
     void server.close().catch(() => undefined);
   });
   await server.connect(transport);
-  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body });
+  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...(request ? { request } : {}) });
 }

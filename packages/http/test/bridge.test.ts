@@ -266,4 +266,15 @@ describe("webRequestOf (hostile request heads)", () => {
     expect(new URL(webRequestOf(fake({ Host: "127.0.0.1" }, "//evil.example/mcp")).url).host).toBe("127.0.0.1");
     expect(new URL(webRequestOf(fake({ Host: "127.0.0.1" }, "http://evil.example/mcp")).url).host).not.toBe("evil.example");
   });
+
+  it("gives a Host the same origin every time, whether remembered or not, and forgets the oldest of many", () => {
+    const urlOf = (host: string) => webRequestOf(fake({ Host: host })).url;
+    for (let round = 0; round < 2; round++) {
+      expect(urlOf("127.0.0.1:3920")).toBe("http://127.0.0.1:3920/mcp?x=1");
+      expect(urlOf("x/y@evil")).toBe("http://codemux.invalid/mcp?x=1");
+      expect(urlOf("user:pw@host")).toBe("http://codemux.invalid/mcp?x=1");
+    }
+    for (let i = 0; i < 200; i++) expect(urlOf(`h${i}.example:${i + 1000}`)).toBe(`http://h${i}.example:${i + 1000}/mcp?x=1`);
+    expect(urlOf("x/y@evil")).toBe("http://codemux.invalid/mcp?x=1");
+  });
 });
