@@ -85,23 +85,7 @@ export async function readRawConfig(configFile: string | undefined): Promise<Rec
   return configFile ? (parseJsonc(await readConfigText(configFile), configFile).value as Record<string, unknown>) : undefined;
 }
 
-export async function startCore(
-  command: Command,
-  context: RunContext,
-  options: StartOptions,
-): Promise<{
-  core: Codemux;
-  /** The config this start read (once) and served. */
-  config: CodemuxConfig;
-  logger: Logger;
-  level: LogLevel;
-  http: HttpSettings;
-  ui: UiSources;
-  jobs?: JobManager;
-  begin: () => void;
-  /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
-  reloader: { reload(config: PoolConfig): Promise<ConfigReload> };
-}> {
+export async function startCore(command: Command, context: RunContext, options: StartOptions): Promise<Started> {
   const opts = command.optsWithGlobals<GlobalOptions>();
   const level = opts.logLevel ?? envLogLevel() ?? options.defaultLevel;
   const loaded = options.config ?? (await loadCodemuxConfig({ configPath: opts.config, inline: context.inline, serving: options.serving === true }));
@@ -109,7 +93,7 @@ export async function startCore(
 }
 
 /** What a start of codemux is; `startCore` reads it from the command line, a test or an embedding gives it. */
-export type Started = Awaited<ReturnType<typeof startCore>>;
+export type Started = Awaited<ReturnType<typeof startCodemux>>;
 
 /**
  * Starts codemux on a config read once (`loadCodemuxConfig`): the plugins, the jobs and the core composed
