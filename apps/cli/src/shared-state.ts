@@ -155,6 +155,9 @@ export async function openStoreClient(
     setting,
     instanceId,
     connection,
+    get cacheStore() {
+      return part("cache", () => new RedisStore(connection, { name: "cache" }));
+    },
     get resultStore() {
       return part("results", () => new RedisStore(connection, { name: "results" }));
     },
