@@ -126,6 +126,10 @@ export interface RecoveryReport {
   compacted?: { removedSegments: number; expired: number };
 }
 
+/** How long a drain keeps trying to hand a queued job back to the shared queue (a Redis just back, its queue connection not yet), and the pause between tries: well inside serve's 30 s drain. */
+const HAND_BACK_WAIT_MS = 10_000;
+const HAND_BACK_RETRY_MS = 250;
+
 /**
  * Runs background work with bounded concurrency, journals every job, keeps transcripts of its tool
  * calls, and answers status, waits and cancels. Opening reads the journal and marks jobs of dead
@@ -1088,14 +1092,23 @@ export class JobManager implements JobRunner {
     if (shared && portable(live.work)) {
       this.#queue.splice(this.#queue.indexOf(live), 1);
       this.#live.delete(live.record.id);
-      try {
-        await this.#addShared(shared.queue, live.record, live.work);
-        await live.transcript.close();
-        live.resolve();
-        return;
-      } catch (error) {
-        this.logger.warn(`jobs: cannot hand ${live.record.id} to the shared queue (${(error as Error).message}); it ends interrupted.`);
-        this.#live.set(live.record.id, live);
+      // A Redis just back may not have the queue's connection up yet: the drain's budget allows a few tries before giving up.
+      const giveUpAt = Date.now() + HAND_BACK_WAIT_MS;
+      for (;;) {
+        try {
+          await this.#addShared(shared.queue, live.record, live.work);
+          await live.transcript.close();
+          live.resolve();
+          return;
+        } catch (error) {
+          if (Date.now() < giveUpAt) {
+            await new Promise((resolve) => setTimeout(resolve, HAND_BACK_RETRY_MS));
+            continue;
+          }
+          this.logger.warn(`jobs: cannot hand ${live.record.id} to the shared queue (${(error as Error).message}); it ends interrupted.`);
+          this.#live.set(live.record.id, live);
+          break;
+        }
       }
     }
     await this.#finish(live, "interrupted", { by: "drain", error: "codemux stopped before this job started; it never ran: submit it again." });

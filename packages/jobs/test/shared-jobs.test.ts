@@ -253,6 +253,25 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(textOf(done)).toContain("codemux stopped before this job started; it never ran: submit it again.");
     expect(b.jobs.manager.list("local").find((r) => r.id === portable)?.instance).toBe("b");
   });
+
+  it("a drain that starts while Redis is down hands its queued job back once Redis returns, within the drain's bound", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 } });
+    const bHolding = jobId(await b.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    await redis.kill();
+    const portable = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "handed back late" }, background: true }));
+    // The first try fails at once (Redis is down); the drain keeps trying until Redis is back.
+    const draining = a.jobs.manager.drain();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await redis.restart();
+    await draining;
+    await b.call("jobs", { action: "cancel", ids: [bHolding] });
+    const done = await b.call("jobs", { action: "output", ids: [portable], wait_up_to: 20 });
+    expect(jobOf(done).status).toBe("completed");
+    expect(textOf(done)).toContain("handed back late");
+  });
   /** The connection, registry and share of an instance that only writes to Redis (a stand-in for what a queuer or another instance left there). */
   async function writer(id: string): Promise<{ share: RedisJobShare; queue: RedisJobQueue; registry: InstanceRegistry }> {
     const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
