@@ -24,6 +24,9 @@ const CANCEL_TIMEOUT_MS = 5_000;
 /** Any object: the extension's results are not in the SDK's schemas. */
 const AnyObject = fromJsonSchema({ type: "object" });
 
+/** Where a 2026-07-28 request carries the client's capabilities. */
+export const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+
 type Message = JSONRPCMessage & { result?: Record<string, unknown> };
 
 /** What following a task needs of the call it answers. */
@@ -32,6 +35,8 @@ export interface FollowOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   onprogress?: ((progress: Progress) => void) | undefined;
+  /** The capabilities the call declared (the extension among them): a server refuses its task methods from a client that does not declare it on each (SEP-2663). */
+  capabilities?: ClientCapabilities | undefined;
   /** Asks the calling client one of the task's questions (the channel's relay); absent, a question fails the call. */
   ask?: ((request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal) => Promise<Record<string, unknown>>) | undefined;
 }
@@ -85,8 +90,13 @@ export class DownstreamTasks {
     let seen = "";
     /** Progress values must grow: one more at each change the caller is told of. */
     let told = 0;
+    // Each task method says again what the call declared: a 2026 server reads a client's capabilities from every request.
+    const meta = { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(options.capabilities) } };
     const get = async (timeout: number) =>
-      (await client.request({ method: "tasks/get", params: { taskId } } as never, AnyObject, { timeout, signal: giveUp.signal })) as Record<string, unknown>;
+      (await client.request({ method: "tasks/get", params: { taskId, ...meta } } as never, AnyObject, { timeout, signal: giveUp.signal })) as Record<
+        string,
+        unknown
+      >;
     try {
       // A task made already ended carries no result or error (a CreateTaskResult is a plain Task): tasks/get has them.
       if ((state.status === "completed" && !state.result) || (state.status === "failed" && !state.error)) state = await get(options.timeoutMs);
@@ -102,7 +112,7 @@ export class DownstreamTasks {
           if (typeof state.statusMessage === "string") options.onprogress?.({ progress: ++told, message: state.statusMessage.slice(0, 200) });
         }
         if (status === "input_required") {
-          await this.#answer(client, { taskId, requests: state.inputRequests, answered }, { ...options, signal: giveUp.signal });
+          await this.#answer(client, { taskId, requests: state.inputRequests, answered, meta }, { ...options, signal: giveUp.signal });
           // The time a person took to answer is not the task standing still.
           changedAt = performance.now();
         }
@@ -116,7 +126,9 @@ export class DownstreamTasks {
       const ended = state.status === "completed" || state.status === "failed" || state.status === "cancelled";
       // The caller gave up or the task stalled: the server is told, so that nothing keeps running there for no one.
       if (!ended)
-        await client.request({ method: "tasks/cancel", params: { taskId } } as never, AnyObject, { timeout: CANCEL_TIMEOUT_MS }).catch(() => undefined);
+        await client
+          .request({ method: "tasks/cancel", params: { taskId, ...meta } } as never, AnyObject, { timeout: CANCEL_TIMEOUT_MS })
+          .catch(() => undefined);
       throw error;
     } finally {
       options.signal?.removeEventListener("abort", stop);
@@ -126,7 +138,7 @@ export class DownstreamTasks {
   /** Relays the task's questions not answered yet to the calling client, and sends the answers with one `tasks/update`. */
   async #answer(
     client: Client,
-    { taskId, requests, answered }: { taskId: string; requests: unknown; answered: Set<string> },
+    { taskId, requests, answered, meta }: { taskId: string; requests: unknown; answered: Set<string>; meta: { _meta: Record<string, unknown> } },
     options: FollowOptions & { signal: AbortSignal },
   ): Promise<void> {
     if (typeof requests !== "object" || requests === null) return;
@@ -140,7 +152,7 @@ export class DownstreamTasks {
       answered.add(key);
       inputResponses[key] = await ask(request as { method: string }, options.signal);
     }
-    await client.request({ method: "tasks/update", params: { taskId, inputResponses } } as never, AnyObject, {
+    await client.request({ method: "tasks/update", params: { taskId, inputResponses, ...meta } } as never, AnyObject, {
       timeout: options.timeoutMs,
       signal: options.signal,
     });

@@ -17,13 +17,12 @@ import {
 import type { ClientCapabilities, ToolResult } from "@codemux/core";
 import type { CallerSession, ChannelCall, ChannelRequest, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
-import { DownstreamTasks } from "./downstream-task";
+import { CLIENT_CAPABILITIES_KEY, DownstreamTasks } from "./downstream-task";
 import { LooseToolsPageSchema, cleanTools } from "./tool-definitions";
 import { CodecClient } from "./sdk-internals";
 import type { RequestId, StreamRequests } from "./stream-requests";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
-const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 
 /** A request a server sends its client (sampling, elicitation, roots). */
 export interface ServerRequest {
@@ -234,7 +233,8 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
       // The task is this call's: its questions are the caller's.
       const onrequest = this.#onrequest;
       const ask = onrequest && ((request: ServerRequest, signal: AbortSignal) => onrequest(request, signal, call.caller));
-      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask });
+      const capabilities = call.clientCapabilities ?? this.#declared;
+      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask, capabilities });
     });
   }
 

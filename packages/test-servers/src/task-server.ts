@@ -124,8 +124,17 @@ function makeServer(): Server {
     if (!task) throw new ProtocolError(-32602, `Unknown task: ${taskId}`);
     return task;
   };
-  server.setRequestHandler("tasks/get", { params: TaskId }, async ({ taskId }) => shown(find(taskId)) as never);
+  // As SEP-2663 says: a task method from a client that did not declare the extension on that request is refused.
+  const strict = (ctx: ServerContext) => {
+    if (!declared(ctx))
+      throw new ProtocolError(MISSING_CAPABILITY, "Missing required client capability", { requiredCapabilities: { extensions: { [TASKS]: {} } } });
+  };
+  server.setRequestHandler("tasks/get", { params: TaskId }, async ({ taskId }, ctx) => {
+    strict(ctx);
+    return shown(find(taskId)) as never;
+  });
   server.setRequestHandler("tasks/update", { params: TaskId }, async ({ taskId }, ctx) => {
+    strict(ctx);
     const task = find(taskId);
     const answer = ctx.mcpReq.inputResponses?.confirm;
     if (task.status === "input_required" && answer !== undefined) {
@@ -134,7 +143,8 @@ function makeServer(): Server {
     }
     return {};
   });
-  server.setRequestHandler("tasks/cancel", { params: TaskId }, async ({ taskId }) => {
+  server.setRequestHandler("tasks/cancel", { params: TaskId }, async ({ taskId }, ctx) => {
+    strict(ctx);
     const task = find(taskId);
     clearTimeout(task.timer);
     cancelled.push(taskId);
