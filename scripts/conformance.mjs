@@ -4,14 +4,25 @@
 // suite's fixed names to codemux's `everything__` ones, and every failure must be listed, with a
 // reason, in scripts/conformance/expected-failures-<revision>.yaml (a listed one that passes fails
 // the run too). `--write-readme` rewrites the README's results section; without it a stale section
-// fails the run. Run `pnpm build` first; the referee is installed into $CODEMUX_CONFORMANCE_HOME
+// fails the run. The referee's tasks-* scenarios, which it scores for no revision, are scored here
+// (scripts/conformance/tasks-suite.mjs) against a second downstream, the tasks fixture. Run `pnpm build` first; the referee is installed into $CODEMUX_CONFORMANCE_HOME
 // (default: codemux-conformance in the temp folder) and kept there for the next run.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/workspace.mjs";
-import { startNameShim } from "./conformance/name-shim.mjs";
-import { CLI_PATH, FIXTURE_PATH, SERVER_NAME, startCodemux, startFixture } from "./conformance/processes.mjs";
+import { namePrefixes, startNameShim } from "./conformance/name-shim.mjs";
+import {
+  CLI_PATH,
+  FIXTURE_PATH,
+  SERVER_NAME,
+  startCodemux,
+  startFixture,
+  TASKS_FIXTURE_PATH,
+  TASKS_SERVER_NAME,
+  TASKS_TOOLS,
+} from "./conformance/processes.mjs";
+import { runTasksSuite } from "./conformance/tasks-suite.mjs";
 import { installReferee, REFEREE, requiredServerScenarios, runLogged } from "./conformance/referee.mjs";
 import { runClientSuite } from "./conformance/client-suite.mjs";
 import { passed, readExpectedFailures, readmeLines, readResults } from "./conformance/results.mjs";
@@ -43,11 +54,13 @@ function readmeSection(sections) {
   return [
     BEGIN,
     `Referee: \`${REFEREE.name}@${REFEREE.version}\` (its server scenarios that each revision requires), against codemux over`,
-    "HTTP in passthrough mode with the suite's everything-server as its one downstream",
+    "HTTP in passthrough mode with the suite's everything-server as its downstream",
     "([vendored](packages/test-servers/vendor/conformance-everything-server.ts)), unpinned (`protocol: auto`: codemux speaks",
-    "2026-07-28 to it, whichever era the referee speaks to codemux); a test-only shim maps the suite's fixed",
-    "tool and prompt names to codemux's `everything__` ones. `pnpm conformance` runs it (CI too); a failure not listed",
-    "in `scripts/conformance/expected-failures-<revision>.yaml`, or a listed one that passes, fails it.",
+    "2026-07-28 to it, whichever era the referee speaks to codemux), and beside it, for the `tasks-*` scenarios, a",
+    "[tasks fixture](packages/test-servers/src/conformance-tasks-server.ts) with the tools they call; a test-only shim maps the",
+    "suite's fixed tool and prompt names to codemux's `everything__` and `tasks__` ones. `pnpm conformance` runs it (CI too);",
+    "a failure not listed in `scripts/conformance/expected-failures-<revision>.yaml` (or, for `tasks-*`,",
+    "`scripts/conformance/tasks-gaps.yaml`), or a listed one that passes, fails it.",
     "",
     ...sections.flat(),
     END,
@@ -67,7 +80,7 @@ function updateReadme(section, write) {
 
 async function main() {
   const write = process.argv.includes("--write-readme");
-  for (const path of [CLI_PATH, FIXTURE_PATH]) {
+  for (const path of [CLI_PATH, FIXTURE_PATH, TASKS_FIXTURE_PATH]) {
     if (!existsSync(path)) throw new Error(`${path} is missing: run pnpm build first.`);
   }
   const referee = await installReferee();
@@ -80,7 +93,8 @@ async function main() {
     children.push(fixture.child);
     const codemux = await startCodemux({ fixtureUrl: fixture.url, dir });
     children.push(codemux.child);
-    shim = await startNameShim({ target: codemux.url, prefix: `${SERVER_NAME}__` });
+    const tasksPrefixes = Object.fromEntries(TASKS_TOOLS.map((tool) => [tool, `${TASKS_SERVER_NAME}__`]));
+    shim = await startNameShim({ target: codemux.url, prefix: namePrefixes(`${SERVER_NAME}__`, tasksPrefixes) });
     const sections = [];
     for (const revision of REVISIONS) {
       const outDir = join(dir, `results-${revision}`);
@@ -105,6 +119,9 @@ async function main() {
       const required = await requiredServerScenarios(referee, revision);
       sections.push(readmeLines({ revision, required, results, expected }));
     }
+    const tasks = await runTasksSuite({ referee, url: `${shim.url}/mcp`, dir });
+    if (!tasks.ok) failed = true;
+    sections.push(tasks.lines);
     // The client suite: codemux as the client under test of every required client scenario.
     if (!(await runClientSuite({ referee, dir, revisions: REVISIONS }))) failed = true;
     if (!failed && !updateReadme(readmeSection(sections), write)) {
@@ -117,7 +134,7 @@ async function main() {
     if (!failed) rmSync(dir, { recursive: true, force: true });
   }
   if (failed) process.exitCode = 1;
-  else console.log(`\nConformance: every required server scenario passed or failed as listed (${REFEREE.name}@${REFEREE.version}).`);
+  else console.log(`\nConformance: every required server scenario and every tasks-* check passed or failed as listed (${REFEREE.name}@${REFEREE.version}).`);
 }
 
 main().catch((error) => {

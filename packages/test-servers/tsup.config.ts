@@ -9,6 +9,7 @@ const servers = {
   modern: "src/modern.ts",
   "skill-server": "src/skill-server.ts",
   "task-server": "src/task-server.ts",
+  "conformance-tasks-server": "src/conformance-tasks-server.ts",
   "param-headers": "src/param-headers.ts",
   "app-server": "src/app-server.ts",
 };

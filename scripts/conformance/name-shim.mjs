@@ -11,28 +11,47 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Methods whose `params.name` (and Mcp-Name header) names a tool or a prompt. */
 const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
 
-/** Adds `prefix` to the names a client request carries; returns the message changed in place. */
+/**
+ * Which prefix each name gets: `prefix` for every name, but `byName[name]` for the names of a
+ * second downstream (the tasks fixture's tools). `of` adds it, `strip` takes it off a listed name.
+ */
+export function namePrefixes(prefix, byName = {}) {
+  const of = (name) => (Object.hasOwn(byName, name) ? byName[name] : prefix);
+  const strip = (name) => {
+    for (const candidate of new Set([prefix, ...Object.values(byName)])) {
+      if (name.startsWith(candidate) && of(name.slice(candidate.length)) === candidate) return name.slice(candidate.length);
+    }
+    return name;
+  };
+  return { of, strip };
+}
+
+const asPrefixes = (prefix) => (typeof prefix === "string" ? namePrefixes(prefix) : prefix);
+
+/** Adds the prefix (a string, or `namePrefixes`) to the names a client request carries; returns the message changed in place. */
 export function prefixRequest(message, prefix) {
   if (!message || typeof message !== "object") return message;
+  prefix = asPrefixes(prefix);
   if (Array.isArray(message)) return message.map((m) => prefixRequest(m, prefix));
   const params = message.params;
   if (!params || typeof params !== "object") return message;
-  if (NAMED_METHODS.has(message.method) && typeof params.name === "string") params.name = prefix + params.name;
+  if (NAMED_METHODS.has(message.method) && typeof params.name === "string") params.name = prefix.of(params.name) + params.name;
   if (message.method === "completion/complete" && params.ref?.type === "ref/prompt" && typeof params.ref.name === "string") {
-    params.ref.name = prefix + params.ref.name;
+    params.ref.name = prefix.of(params.ref.name) + params.ref.name;
   }
   return message;
 }
 
-/** Strips `prefix` from the tool and prompt names of a list result; returns the message changed in place. */
+/** Strips the prefix (a string, or `namePrefixes`) from the tool and prompt names of a list result; returns the message changed in place. */
 export function unprefixResponse(message, prefix) {
   if (!message || typeof message !== "object") return message;
+  prefix = asPrefixes(prefix);
   if (Array.isArray(message)) return message.map((m) => unprefixResponse(m, prefix));
   for (const key of ["tools", "prompts"]) {
     const items = message.result?.[key];
     if (!Array.isArray(items)) continue;
     for (const item of items) {
-      if (typeof item?.name === "string" && item.name.startsWith(prefix)) item.name = item.name.slice(prefix.length);
+      if (typeof item?.name === "string") item.name = prefix.strip(item.name);
     }
   }
   return message;
@@ -86,6 +105,7 @@ function readBody(stream) {
 
 /** Relays one request to `target` (a URL of codemux), rewriting names both ways. */
 async function relay({ req, res }, target, prefix) {
+  prefix = asPrefixes(prefix);
   const body = await readBody(req);
   if (body === undefined) {
     res.writeHead(413).end("The conformance shim takes request bodies up to 4 MB.");
@@ -97,7 +117,7 @@ async function relay({ req, res }, target, prefix) {
     const text = body.toString("utf8");
     const method = jsonMethod(text);
     sent = Buffer.from(rewriteJson(text, (m) => prefixRequest(m, prefix)));
-    if (NAMED_METHODS.has(method) && typeof headers["mcp-name"] === "string") headers["mcp-name"] = prefix + headers["mcp-name"];
+    if (NAMED_METHODS.has(method) && typeof headers["mcp-name"] === "string") headers["mcp-name"] = prefix.of(headers["mcp-name"]) + headers["mcp-name"];
   }
   if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "DELETE") headers["content-length"] = String(sent.length);
   const upstream = request(new URL(req.url, target), { method: req.method, headers }, (answer) => {

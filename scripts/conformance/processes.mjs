@@ -1,5 +1,6 @@
-// The two processes a conformance run needs: the vendored everything-server (the one downstream)
-// and codemux serving HTTP in front of it. Each resolves once it printed the line that says it is ready.
+// The processes a conformance run needs: the vendored everything-server, and codemux serving HTTP
+// in front of it and of the tasks fixture (the tools the referee's tasks-* scenarios call, which the
+// everything-server lacks; codemux starts it over stdio). Each resolves once it printed the line that says it is ready.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -7,8 +8,12 @@ import { root } from "../lib/workspace.mjs";
 
 export const FIXTURE_PATH = join(root, "packages", "test-servers", "dist", "conformance-everything-server.js");
 export const CLI_PATH = join(root, "apps", "cli", "dist", "index.js");
+export const TASKS_FIXTURE_PATH = join(root, "packages", "test-servers", "dist", "conformance-tasks-server.js");
 /** The downstream's name in codemux, hence the prefix of its tools and prompts. */
 export const SERVER_NAME = "everything";
+/** The tasks fixture's name in codemux, and the tools it serves (the shim prefixes these with it). */
+export const TASKS_SERVER_NAME = "tasks";
+export const TASKS_TOOLS = ["greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task"];
 const START_TIMEOUT_MS = 60_000;
 
 /** Starts `args` under this Node and resolves with the child and the first match of `pattern` in its output. */
@@ -51,15 +56,20 @@ export async function startFixture() {
   return { child, url: match[1] };
 }
 
-/** Starts codemux over HTTP (passthrough mode) with the fixture as its one downstream; resolves once the downstream is ready. */
+/** Starts codemux over HTTP (passthrough mode) with the fixture and the tasks fixture as its downstreams; resolves once both are ready. */
 export async function startCodemux({ fixtureUrl, dir }) {
   const config = join(dir, "codemux.json");
   // Unpinned (`protocol: auto`): codemux probes the fixture's era as it would any server's.
-  writeFileSync(config, JSON.stringify({ mcpServers: { [SERVER_NAME]: { type: "http", url: fixtureUrl } } }));
+  const mcpServers = {
+    [SERVER_NAME]: { type: "http", url: fixtureUrl },
+    [TASKS_SERVER_NAME]: { command: process.execPath, args: [TASKS_FIXTURE_PATH] },
+  };
+  writeFileSync(config, JSON.stringify({ mcpServers }));
+  const ready = (name) => `\\[${name}\\] ready`;
   const { child, output } = await startUntil({
     args: [CLI_PATH, "serve", "--http", "127.0.0.1:0", "--config", config, "--mode", "passthrough", "--no-watch"],
     env: { CODEMUX_HOME: join(dir, "home") },
-    pattern: new RegExp(`\\[${SERVER_NAME}\\] ready`),
+    pattern: new RegExp(`${ready(SERVER_NAME)}[\\s\\S]*${ready(TASKS_SERVER_NAME)}|${ready(TASKS_SERVER_NAME)}[\\s\\S]*${ready(SERVER_NAME)}`),
     what: "codemux",
   });
   const url = output().match(/serving (http:\/\/127\.0\.0\.1:\d+)\/mcp/)?.[1];

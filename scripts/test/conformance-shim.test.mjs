@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { startNameShim } from "../conformance/name-shim.mjs";
+import { namePrefixes, prefixRequest, startNameShim, unprefixResponse } from "../conformance/name-shim.mjs";
 
 const PREFIX = "everything__";
 /** What the target server saw last: method, url, headers, body text. */
@@ -102,5 +102,21 @@ describe("conformance name shim", () => {
     const response = await post({ jsonrpc: "2.0", id: 8, method: "tools/list" });
     assert.equal(response.status, 403);
     assert.equal(await response.text(), "Forbidden host");
+  });
+});
+
+describe("conformance name shim with a second downstream's names", () => {
+  const prefixes = namePrefixes(PREFIX, { greet: "tasks__" });
+
+  test("a name of the second downstream gets its prefix, every other name the default one", () => {
+    const call = prefixRequest({ method: "tools/call", params: { name: "greet" } }, prefixes);
+    assert.equal(call.params.name, "tasks__greet");
+    assert.equal(prefixRequest({ method: "tools/call", params: { name: "test_simple_text" } }, prefixes).params.name, "everything__test_simple_text");
+  });
+
+  test("a list loses each name's own prefix, and only that one", () => {
+    const tools = [{ name: "tasks__greet" }, { name: "everything__test_simple_text" }, { name: "everything__greet" }, { name: "tasks__other" }];
+    const listed = unprefixResponse({ result: { tools } }, prefixes).result.tools.map((tool) => tool.name);
+    assert.deepEqual(listed, ["greet", "test_simple_text", "everything__greet", "tasks__other"]);
   });
 });

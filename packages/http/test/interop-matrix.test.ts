@@ -12,7 +12,8 @@ import { TOKENS, bearer, serve, textOf, type Served } from "./helpers";
  * The interop matrix over HTTP and stdio: each client era against each downstream era, through one codemux
  * in passthrough mode. Every cell lists, calls, has a question (elicitation, sampling) relayed during a
  * call and a prompt, reads a resource list, reads the servers' instructions, hears progress, is told
- * roots by the one rule, and cancels a call down to the server.
+ * roots by the one rule, cancels a call down to the server, and runs a snippet (execute_code) that calls
+ * a tool of each era's per-session server, through a code-mode front of the same kind over the same servers.
  */
 const CONFIGURED = "file:///srv/configured";
 const SERVERS = {
@@ -53,6 +54,8 @@ interface Front {
   served(): Served;
   sdk1(): StreamableHTTPClientTransport | PipeTransport;
   sdk2(): ModernTransport | PipeTransport;
+  /** The same kind of front in mode `code` (execute_code), over the same servers. */
+  coded: Pick<Front, "sdk1" | "sdk2">;
 }
 
 /** A client's end of a stdio session: newline-delimited JSON-RPC, as a spawned server's stdin and stdout carry it. */
@@ -89,20 +92,30 @@ class PipeTransport {
 /** Sessions served over stdio, awaited at the end. */
 const stdioSessions: Array<Promise<void>> = [];
 
-function stdioSession(): PipeTransport {
-  const [toServer, fromServer] = [new PassThrough(), new PassThrough()];
-  stdioSessions.push(serveStdio(local.core, { stdin: toServer, stdout: fromServer }));
-  return new PipeTransport(fromServer, toServer);
+/** A stdio session of `served`'s core, in the core's own mode. */
+function stdioSession(served: () => Served): () => PipeTransport {
+  return () => {
+    const [toServer, fromServer] = [new PassThrough(), new PassThrough()];
+    stdioSessions.push(serveStdio(served().core, { stdin: toServer, stdout: fromServer }));
+    return new PipeTransport(fromServer, toServer);
+  };
 }
 
+const httpFront = (served: () => Served): Pick<Front, "sdk1" | "sdk2"> => ({
+  sdk1: () => new StreamableHTTPClientTransport(new URL(`${served().url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
+  sdk2: () => new ModernTransport(new URL(`${served().url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
+});
+
+// Each codemux serves one front in passthrough and the other in code mode: `s` HTTP passthrough, its core (stdio) code; `local` the reverse.
 const FRONTS: Front[] = [
+  { name: "HTTP", served: () => s, ...httpFront(() => s), coded: httpFront(() => local) },
   {
-    name: "HTTP",
-    served: () => s,
-    sdk1: () => new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
-    sdk2: () => new ModernTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }),
+    name: "stdio",
+    served: () => local,
+    sdk1: stdioSession(() => local),
+    sdk2: stdioSession(() => local),
+    coded: { sdk1: stdioSession(() => s), sdk2: stdioSession(() => s) },
   },
-  { name: "stdio", served: () => local, sdk1: stdioSession, sdk2: stdioSession },
 ];
 
 async function sdk1(front: Front): Promise<Driver> {
@@ -181,7 +194,14 @@ const CLIENTS: Array<[string, string, (front: Front) => Promise<Driver>]> = [
   ["SDK v2 on 2026-07-28", "2026-07-28", (front) => sdk2(front, "auto")],
 ];
 const CELLS = FRONTS.flatMap((front) =>
-  CLIENTS.map(([client, version, connect]) => ({ over: front.name, client, version, front, connect: (): Promise<Driver> => connect(front) })),
+  CLIENTS.map(([client, version, connect]) => ({
+    over: front.name,
+    client,
+    version,
+    front,
+    connect: (): Promise<Driver> => connect(front),
+    connectCoded: (): Promise<Driver> => connect({ ...front, ...front.coded }),
+  })),
 );
 /** Each downstream's era, as codemux speaks to it. */
 const ERAS: Record<string, string> = { old: "2025-11-25", new: "2026-07-28" };
@@ -190,16 +210,19 @@ const ERAS: Record<string, string> = { old: "2025-11-25", new: "2026-07-28" };
 let s: Served;
 let local: Served;
 beforeAll(async () => {
-  // The core's own mode is the stdio sessions'. The probe waits long enough for a 2026 server while the others start (2 s judged one 2025 under load).
-  const options = { mode: "passthrough", poolOptions: { backoff: { initialMs: 50, maxMs: 200 }, probeTimeoutMs: 10_000 } };
-  [s, local] = await Promise.all([serve({ mode: "passthrough" }, { ...SERVERS, ...ISOLATED }, options), serve({}, { ...SERVERS, ...ISOLATED }, options)]);
+  // The core's own mode is its stdio sessions' (and its HTTP front's when that names none). The probe waits long enough for a 2026 server while the others start (2 s judged one 2025 under load).
+  const poolOptions = { backoff: { initialMs: 50, maxMs: 200 }, probeTimeoutMs: 10_000 };
+  [s, local] = await Promise.all([
+    serve({ mode: "passthrough" }, { ...SERVERS, ...ISOLATED }, { mode: "code", poolOptions }),
+    serve({ mode: "code" }, { ...SERVERS, ...ISOLATED }, { mode: "passthrough", poolOptions }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all(stdioSessions);
   await Promise.all([s?.close(), local?.close()]);
 });
 
-describe.each(CELLS)("the interop matrix over $over: $client", ({ version, front, connect }) => {
+describe.each(CELLS)("the interop matrix over $over: $client", ({ version, front, connect, connectCoded }) => {
   it.each(Object.keys(SERVERS))(
     "against the %s server: list, call, questions relayed in a call and a prompt, sampling, resources, instructions",
     async (server) => {
@@ -229,6 +252,18 @@ describe.each(CELLS)("the interop matrix over $over: $client", ({ version, front
     const client = await connect();
     try {
       expect(await client.progress("old__progress", { message: "halfway" })).toContain("halfway");
+    } finally {
+      await client.close();
+    }
+  });
+
+  // On the per-session servers: a call that just ended on a shared server would make its next question ambiguous to another cell's client.
+  it.each(Object.keys(ISOLATED))("snippet: execute_code calls a tool of the %s server", async (server) => {
+    const client = await connectCoded();
+    try {
+      expect(client.version()).toBe(version);
+      const code = `import { hanging } from "mcp/servers/${server}";\nexport default await hanging({});`;
+      expect(JSON.parse(await client.call("execute_code", { code })).result).toEqual({ waiting: expect.any(Number), cancelled: expect.any(Number) });
     } finally {
       await client.close();
     }
