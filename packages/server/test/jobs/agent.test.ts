@@ -1,8 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type CallToolResult, CreateMessageRequestSchema, type CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseToolBlocks } from "../src/index";
-import { connect, textOf, type Harness } from "./helpers";
+import { parseToolBlocks } from "@codemux/jobs";
+import { connect, textOf, type Harness } from "./harness";
 
 let h: Harness | undefined;
 afterEach(async () => {
