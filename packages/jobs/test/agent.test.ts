@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type CallToolResult, CreateMessageRequestSchema, type CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseToolBlocks } from "../src/index";
+import { parseToolBlocks } from "../src/agent";
 import { connect, textOf, type Harness } from "./helpers";
 
 let h: Harness | undefined;
