@@ -28,7 +28,7 @@ import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@code
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter } from "./tool-filter";
-import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, versionChanged, VersionChanged, withVersion } from "./era-verdict";
+import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, slowProbe, versionChanged, VersionChanged, withVersion } from "./era-verdict";
 import { describeFailure, exitOf, exitReason, type Failure } from "./failure-text";
 import { createTransport, describeTransport } from "./transports";
 
@@ -313,8 +313,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     return era;
   }
 
-  /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. */
-  async #attemptConnect(reprobed = false): Promise<void> {
+  /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. `longProbe`: its era probe waits the whole connect time. */
+  async #attemptConnect(reprobed = false, longProbe = false): Promise<void> {
     if (!this.#mayStart()) return;
     this.#setState(this.#everReady ? "reconnecting" : "connecting");
     // Each start tells its own story: a line the last process wrote would repeat in this one's messages.
@@ -322,7 +322,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
     let channel: DownstreamChannel | undefined;
     const current = () => channel !== undefined && this.#channel === channel;
-    const sdk = this.#sdkChannel(current);
+    const sdk = this.#sdkChannel(current, longProbe);
     this.#pending = sdk;
     let timer: NodeJS.Timeout | undefined;
     const prior = this.#priorVerdict();
@@ -342,7 +342,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       channel = picked;
       this.#connected(attempt, { picked, tools, current });
     } catch (error) {
-      if (await this.#connectFailed(error, attempt)) return this.#attemptConnect(true);
+      const again = await this.#connectFailed(error, attempt);
+      if (again) return this.#attemptConnect(true, again.longProbe);
     } finally {
       clearTimeout(timer);
     }
@@ -368,13 +369,14 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** The SDK channel of one connect attempt; its events count while `current()` says the attempt's channel is the connection's. */
-  #sdkChannel(current: () => boolean): SdkChannel {
+  #sdkChannel(current: () => boolean, longProbe: boolean): SdkChannel {
     const relay = this.options.relay;
     return new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
       // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
-      probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
+      probeTimeoutMs:
+        this.spec.transport.type === "stdio" && !longProbe ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
       // Over Streamable HTTP a server's question comes on the stream of the request it is about (see stream-requests.ts).
       readsStreams: this.spec.transport.type === "http",
       ...(relay ? { onrequest: (request, signal, caller) => relay.handle(this.name, request, { signal, owner: this.options.owner, caller }) } : {}),
@@ -445,8 +447,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
   }
 
-  /** A connect attempt that failed: closed, and the server marked down; true when the era was wrong and it is to be probed again. */
-  async #connectFailed(error: unknown, attempt: Attempt): Promise<boolean> {
+  /** A connect attempt that failed: closed, and the server marked down; or, when the era was wrong, how to probe it again. */
+  async #connectFailed(error: unknown, attempt: Attempt): Promise<{ longProbe: boolean } | undefined> {
     const { sdk, transport } = attempt;
     // Read before close() ends the process: an exit that close() caused is not why the attempt failed.
     const exitedFirst = exitOf(transport) !== undefined;
@@ -457,27 +459,34 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     await sdk.close().catch(() => undefined);
     // A transport made after close() began (the race lost) is closed here too.
     await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
-    if ((this.#state as ServerState) === "closed") return false;
+    if ((this.#state as ServerState) === "closed") return undefined;
     if (error instanceof VersionChanged) {
       this.#logger.info(`[${this.name}] has another version than when its era was found: probing it again`);
       this.#era = undefined;
-      return true;
+      return { longProbe: false };
     }
     if (!attempt.reprobed && this.spec.protocol === undefined) {
       const corrected = correctedVerdict(error, attempt.prior, exitOf(transport) !== undefined && diedOnProbe(this.stderr.tail(this.stderr.maxLines)));
       if (corrected !== false) {
+        const slow = slowProbe(error, attempt.prior);
         this.#logger.info(
-          `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
+          `[${this.name}] ${
+            corrected
+              ? "is a 2025-era server (it exited on the era probe): starting it again"
+              : slow
+                ? "refused the 2025 opening after a slow era probe: probing it again with the whole connect time"
+                : "changed protocol era: probing it again"
+          }`,
         );
         this.#era = corrected;
-        return true;
+        return { longProbe: slow };
       }
     }
     const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
     // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
     this.#fail(failure, !failure.needsLogin);
     if (failure.needsLogin) this.#watchLogin();
-    return false;
+    return undefined;
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */
