@@ -165,6 +165,31 @@ describe("no principal takes every session slot", () => {
   });
 });
 
+describe("one principal alone, from one address, with the default limits", () => {
+  it("serves 50 SDK clients' sessions and their parallel calls with no refusal", async () => {
+    const s = await serve();
+    const clients: Client[] = [];
+    try {
+      for (let i = 0; i < 50; i++) {
+        const client = new Client({ name: `team-${i}`, version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+        clients.push(client);
+      }
+      const results = await Promise.all(
+        clients.map((client, i) => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `${i}` } } })),
+      );
+      expect(results.map((r) => (r.content as Array<{ text: string }>)[0]?.text)).toEqual(clients.map((_, i) => `${i}`));
+      expect(s.http.sessions.held("token:alice")).toBe(50);
+      const metrics = s.http.metrics.render();
+      expect(metrics).not.toContain("codemux_sessions_rejected_total{");
+      expect(metrics).not.toContain('codemux_connections_refused_total{reason="per_address"}');
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await s.close();
+    }
+  });
+});
+
 describe("streams expire when idle", () => {
   it("closes an idle session whose GET stream is open, and a legacy SSE stream with no messages, and frees their places", async () => {
     const s = await serve({ sessionIdleMs: 300, maxSessions: 8 });
