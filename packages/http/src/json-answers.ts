@@ -105,7 +105,13 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
         timer: setTimeout(() => void this.#openStream(id, pending), windowMs),
       };
       this.#pending.set(id, pending);
-      this.onmessage?.(body, { request });
+      try {
+        this.onmessage?.(body, { request });
+      } catch (error) {
+        clearTimeout(pending.timer);
+        this.#pending.delete(id);
+        throw error;
+      }
     });
   }
 
@@ -152,6 +158,10 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
       const encoder = new TextEncoder();
       let controller!: ReadableStreamDefaultController<Uint8Array>;
       let keepAlive: ReturnType<typeof setInterval> | undefined;
+      // The client left or the stream ended: nothing more of this request is kept here (the SDK keeps the rest).
+      const forget = () => {
+        if (this.#pending.get(id) === pending) this.#pending.delete(id);
+      };
       const readable = new ReadableStream<Uint8Array>({
         start: (c) => {
           controller = c;
@@ -159,6 +169,7 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
         cancel: () => {
           if (keepAlive !== undefined) clearInterval(keepAlive);
           if (sdk._streamMapping.get(streamId)?.controller === controller) sdk._streamMapping.delete(streamId);
+          forget();
         },
       });
       sdk._streamMapping.set(streamId, {
@@ -167,6 +178,7 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
         cleanup: () => {
           if (keepAlive !== undefined) clearInterval(keepAlive);
           sdk._streamMapping.delete(streamId);
+          forget();
           try {
             controller.close();
           } catch {
