@@ -83,7 +83,9 @@ export interface HttpServeOptions {
   /**
    * Open connections from one client address at most; a quarter of `maxConnections` (256) by default, room for a team
    * behind one NAT or proxy. At the limit the address's longest idle keep-alive connection is closed first, and health
-   * probes are never refused.
+   * probes are never refused. The default share is work-conserving: past it an address borrows free connections while
+   * a share's room stays free and no other address needed that room in the last minute (an idle borrowed connection is
+   * closed for one that does). A limit given here binds always.
    */
   maxConnectionsPerAddress?: number;
   /**
@@ -149,6 +151,8 @@ export interface ResolvedOptions {
   shutdownGraceMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
+  /** Whether `maxConnectionsPerAddress` was given: a given limit binds always; the default share only while another address waits. */
+  maxConnectionsPerAddressSet: boolean;
   trustedProxies: string[];
   authTimeoutMs: number;
   log: LogSink;
@@ -228,6 +232,7 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     maxConnections,
     // A quarter, as for a principal's share: no one address takes every connection, and a team behind one NAT fits.
     maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? principalShare(maxConnections)),
+    maxConnectionsPerAddressSet: options.maxConnectionsPerAddress !== undefined,
     trustedProxies: options.trustedProxies ?? [],
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,

@@ -161,6 +161,8 @@ export class CodemuxHttpServer {
     this.#server.maxRequestsPerSocket = 10_000;
     this.#guard = new ConnectionGuard({
       maxPerAddress: this.options.maxConnectionsPerAddress,
+      // A limit set by the operator binds always; the default share is work-conserving, as for sessions.
+      ...(this.options.maxConnectionsPerAddressSet ? {} : { maxConnections: this.options.maxConnections }),
       trustedProxies: this.options.trustedProxies,
       authTimeoutMs: this.options.authTimeoutMs,
       onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
