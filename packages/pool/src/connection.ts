@@ -37,7 +37,7 @@ import { trace, type Attributes } from "@opentelemetry/api";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
 import { createToolFilter, toolFilterReason } from "./tool-filter";
-import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, versionChanged, VersionChanged, withVersion } from "./era-verdict";
+import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, slowProbe, versionChanged, VersionChanged, withVersion } from "./era-verdict";
 import { relayable, retryable } from "./call-policy";
 import { describeFailure, exitOf, exitReason, type Failure } from "./failure-text";
 import { inSpan, SpanKind, traceCarrier, tracing } from "./tracing";
@@ -573,8 +573,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     return era;
   }
 
-  /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. */
-  async #attemptConnect(reprobed = false): Promise<void> {
+  /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. `longProbe`: its era probe waits the whole connect time. */
+  async #attemptConnect(reprobed = false, longProbe = false): Promise<void> {
     if (this.#state === "closed" || this.#state === "skipped") return;
     if (this.spec.problem) {
       this.#fail({ message: this.spec.problem, transient: false }, false);
@@ -600,7 +600,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
       // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
-      probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
+      probeTimeoutMs:
+        this.spec.transport.type === "stdio" && !longProbe ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
       // Over Streamable HTTP a server's question comes on the stream of the request it is about (see stream-requests.ts).
       readsStreams: this.spec.transport.type === "http",
       ...(relay ? { onrequest: (request, signal, caller) => relay.handle(this.name, request, { signal, owner: this.options.owner, caller }) } : {}),
@@ -698,11 +699,18 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       if (!reprobed && this.spec.protocol === undefined) {
         const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined && diedOnProbe(this.stderr.tail(this.stderr.maxLines)));
         if (corrected !== false) {
+          const slow = slowProbe(error, prior);
           this.#logger.info(
-            `[${this.name}] ${corrected ? "is a 2025-era server (it exited on the era probe): starting it again" : "changed protocol era: probing it again"}`,
+            `[${this.name}] ${
+              corrected
+                ? "is a 2025-era server (it exited on the era probe): starting it again"
+                : slow
+                  ? "refused the 2025 opening after a slow era probe: probing it again with the whole connect time"
+                  : "changed protocol era: probing it again"
+            }`,
           );
           this.#era = corrected;
-          return this.#attemptConnect(true);
+          return this.#attemptConnect(true, slow);
         }
       }
       const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
