@@ -157,31 +157,38 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
         },
         { callSession: callSession.id },
       );
-      if (background) {
-        const queued = started.position ? ` It is queued at position ${started.position}.` : "";
-        return {
-          content: [
-            {
-              type: "text",
-              text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.`,
-            },
-          ],
-          structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
-        };
-      }
+      if (background) return startedAnswer(started, prompt);
       forward = ctx.progress;
-      await manager.wait([started.id], { timeoutMs: FOREVER_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-      const job = manager.get(started.id, ctx.session.principal);
-      if (job && !TERMINAL.has(job.status)) {
-        // The caller gave up (cancelled its request): the agent stops with it.
-        await manager.cancel(started.id, ctx.session.principal, "tool");
-        throw new JobsError("AGENT_FAILED", `The request was cancelled; agent job ${started.id} was cancelled with it.`);
-      }
-      const result = job ? await manager.result(job) : undefined;
-      if (result) return result;
-      throw new JobsError("AGENT_FAILED", `Agent job ${started.id} ${job?.status ?? "vanished"}: ${job?.error ?? "no result"}.`, { data: { id: started.id } });
+      return agentResult(manager, started.id, ctx);
     },
   }) as MetaTool<never>;
+}
+
+/** A background agent's answer: its job id, and where it waits when it is queued. */
+function startedAnswer(started: { id: string; position?: number }, prompt: string): ToolResult {
+  const queued = started.position ? ` It is queued at position ${started.position}.` : "";
+  return {
+    content: [
+      {
+        type: "text",
+        text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.`,
+      },
+    ],
+    structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
+  };
+}
+
+/** A foreground agent's report, once its job ends; a caller that gives up (cancels its request) stops the agent with it. */
+async function agentResult(manager: JobManager, id: string, ctx: MetaToolContext): Promise<ToolResult> {
+  await manager.wait([id], { timeoutMs: FOREVER_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const job = manager.get(id, ctx.session.principal);
+  if (job && !TERMINAL.has(job.status)) {
+    await manager.cancel(id, ctx.session.principal, "tool");
+    throw new JobsError("AGENT_FAILED", `The request was cancelled; agent job ${id} was cancelled with it.`);
+  }
+  const result = job ? await manager.result(job) : undefined;
+  if (result) return result;
+  throw new JobsError("AGENT_FAILED", `Agent job ${id} ${job?.status ?? "vanished"}: ${job?.error ?? "no result"}.`, { data: { id } });
 }
 
 /** The conversation of a finished agent job, from its transcript. */
