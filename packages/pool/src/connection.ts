@@ -1,4 +1,4 @@
-import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
+import type { ClientCapabilities, DownstreamTaskHandling, InputRound, ToolResult } from "@codemux/core";
 import type { Progress, Tool, Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -108,6 +108,8 @@ export interface CallOptions {
   clientCapabilities?: ClientCapabilities;
   /** Set when the caller answers a 2026 server's `input_required` itself (see `ChannelCall.inputRequired`): the round to send, `{}` for the first. */
   inputRequired?: InputRound;
+  /** How a 2026 server's task answering the call is treated (see `ChannelCall.downstreamTask`); followed inside the call when absent. */
+  downstreamTask?: DownstreamTaskHandling | undefined;
   /** The W3C trace context the request carries in its `_meta` (set by the call's own span). */
   traceMeta?: Record<string, string> | undefined;
 }
@@ -395,6 +397,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       inputRequired: options.inputRequired,
       caller: options.session,
       traceMeta: options.traceMeta,
+      downstreamTask: options.downstreamTask,
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);
