@@ -603,13 +603,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
       // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
-      // A probe again (the first verdict proved wrong) waits up to half the connect time: a slow 2026 server then answers it.
-      probeTimeoutMs:
-        this.spec.transport.type !== "stdio"
-          ? this.spec.connectTimeoutMs
-          : reprobed
-            ? Math.max(this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, this.spec.connectTimeoutMs / 2)
-            : (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS),
+      probeTimeoutMs: this.spec.transport.type === "stdio" ? (this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS) : this.spec.connectTimeoutMs,
       // Over Streamable HTTP a server's question comes on the stream of the request it is about (see stream-requests.ts).
       readsStreams: this.spec.transport.type === "http",
       ...(relay ? { onrequest: (request, signal, caller) => relay.handle(this.name, request, { signal, owner: this.options.owner, caller }) } : {}),

@@ -33,8 +33,6 @@ export function asPrior(era: RememberedEra): PriorDiscovery {
  * died on the probe is a 2025 one (rmcp-style); a remembered verdict the server refutes is dropped (undefined: probe again).
  */
 export function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exited: boolean): RememberedEra | undefined | false {
-  // A modern-only server that answered the probe too late (slow to start, a loaded machine) refuses the 2025 opening: probed again, with patience.
-  if (prior === undefined && isStaleVerdict(error, "legacy")) return undefined;
   if (prior === undefined) return exited && isStaleVerdict(error, undefined) ? { kind: "legacy", at: Date.now() } : false;
   return isStaleVerdict(error, prior.kind) ? undefined : false;
 }

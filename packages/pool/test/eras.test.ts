@@ -122,15 +122,6 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
   });
 });
 
-describe("a slow 2026 stdio server", () => {
-  it("is not taken for 2025 when it answers the probe too late: it refuses the 2025 opening, and is probed again with patience", async () => {
-    const log = logFile(dirs);
-    const pool = await startPool([spec("slow", [modernServerPath, "--legacy", "reject", "--start-delay-ms", "1000", "--log", log])], { probeTimeoutMs: 300 });
-    expect(statusOf(pool, "slow")).toMatchObject({ state: "ready", protocol: "2026-07-28" });
-    expect(textOf(await pool.callTool("slow", "echo", { text: "late but modern" }))).toBe("late but modern");
-  });
-});
-
 describe("a downstream server's era over HTTP", () => {
   it("finds a modern-only HTTP server 2026-07-28", async () => {
     const log = logFile(dirs);

@@ -39,8 +39,6 @@ interface Flags {
   instructionsChars: number | undefined;
   /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
   delayMs: number;
-  /** Over stdio, how long it waits before it reads its first message (a server slow to start, under load). */
-  startDelayMs: number;
   /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
   listChanged: boolean;
   /** Declares resource subscriptions and no list changes (`--subscribe-only`): a listen stream then serves only subscriptions. */
@@ -61,7 +59,6 @@ function parseFlags(argv: string[]): Flags {
     ttlMs: value("--ttl-ms") === undefined ? undefined : Number(value("--ttl-ms")),
     instructionsChars: value("--instructions-chars") === undefined ? undefined : Number(value("--instructions-chars")),
     delayMs: Number(value("--delay-ms") ?? 0),
-    startDelayMs: Number(value("--start-delay-ms") ?? 0),
     listChanged: argv.includes("--list-changed"),
     subscribeOnly: argv.includes("--subscribe-only"),
     maxListens: value("--max-listens") === undefined ? undefined : Number(value("--max-listens")),
@@ -329,8 +326,6 @@ async function serveHttp(port: number): Promise<void> {
 
 if (flags.http !== undefined) await serveHttp(flags.http);
 else {
-  // Nothing reads stdin before this: the lines sent meanwhile wait in the pipe.
-  if (flags.startDelayMs) await new Promise((resolve) => setTimeout(resolve, flags.startDelayMs));
   // A second reader of stdin sees the same lines as the SDK's: the log only.
   let rest = "";
   process.stdin.on("data", (chunk: Buffer) => {
