@@ -1,5 +1,16 @@
 export { Codemux } from "./codemux";
-export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
+export { CoreLink } from "./core-link";
+export type {
+  CodemuxAdmin,
+  CodemuxCalls,
+  CodemuxLifecycle,
+  CodemuxOptions,
+  CodemuxPorts,
+  CodemuxQueries,
+  ForgetOptions,
+  ForgetReport,
+  Forgetter,
+} from "./codemux";
 export {
   SPILL_BYTES_RULE,
   codemuxHome,
@@ -32,33 +43,31 @@ export { readInput } from "./meta-tools/input";
 export { keptStat, readKept, type ReadResultRequest } from "./meta-tools/read-result";
 export type { ModuleListing, ModuleNamespace, ModuleSource, ServerSkillsListed } from "./modules/namespace";
 export { callRequest } from "./pipeline/call-request";
-export type { CatalogView } from "./policy/catalog-view";
 export { policiesOf, type PolicyConfig, type PolicyRule } from "./policy/config";
 export { explainPolicy, type CatalogFacts, type CheckedTool, type PolicyDecision } from "./policy/explain";
-export type { Grant, PolicySubject } from "./policy/policies";
+export type { PolicySubject } from "./policy/policies";
 export type { ToolCallPipeline } from "./pipeline/pipeline";
 export type { Readiness } from "./readiness";
-export { CLI_HINTS, CODE_HINTS, REST_HINTS, type AnswerHints } from "./render/hints";
-export { keepIfLarge, keptNotice, limitResult, type LimitedResult } from "./render/limit-result";
+export { CLI_HINTS, REST_HINTS, type AnswerHints } from "./render/hints";
+export { keepIfLarge, keptNotice, type LimitedResult } from "./render/limit-result";
 export { errorResult, errorText, executionBody, executionResult } from "./render/text";
 export { RESULT_FORMATS, toonText, type ResultFormat } from "./render/toon";
 export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "./retention";
-export { checkServer, intentOf, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
+export { checkServer, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
 export type { ProtocolEra, SessionHost, SessionServerOptions } from "./session";
 export { parkInstanceOf } from "./signed-state";
 export { skillsFolder } from "./skills/library";
 export type { ListedSkill, Skill, SkillLibrary, SkillLibraryOptions } from "./skills/library";
-export type { SkillCheckResult } from "./skills/typecheck";
 export type { ExecuteOptions, SnippetHost } from "./snippets";
 export { FileStore } from "./stores/file-store";
 export type { FileStoreOptions } from "./stores/file-store";
 export { MemoryStore } from "./stores/memory-store";
 export { CODE_META_TOOLS } from "./surfaces/code";
 export { BUILT_IN_SURFACES } from "./surfaces/index";
-export { DISPATCH_TOOL_NAME, type DispatchRequest } from "./surfaces/dispatch";
-export { MAX_ARGUMENT_FILE_BYTES, dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
+export { DISPATCH_TOOL_NAME } from "./surfaces/dispatch";
+export { dispatchFilesOf, type DispatchFiles } from "./surfaces/dispatch-files";
 export type { SurfaceContext, SurfaceFactory } from "./surfaces/surface";
 export {
   SCAN_MODES,
