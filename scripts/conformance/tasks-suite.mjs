@@ -82,3 +82,44 @@ export async function runTasksSuite({ referee, url, dir }) {
   for (const [reason, entries] of byReason) lines.push(`  - ${reason}: ${entries.map((entry) => `\`${entry}\``).join(", ")}.`);
   return { ok, lines };
 }
+
+/** Run alone (`node scripts/conformance/tasks-suite.mjs`, after `pnpm build`): codemux in front of both fixtures, then only the tasks-* scenarios. */
+async function main() {
+  if (process.argv.includes("--help")) {
+    console.log(
+      "Usage: node scripts/conformance/tasks-suite.mjs\nRuns only the referee's tasks-* scenarios, against the tasks fixture directly and through codemux (run pnpm build first).\nA failing check not in scripts/conformance/tasks-gaps.yaml, or a listed one that passes, fails the run.",
+    );
+    return;
+  }
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { installReferee } = await import("./referee.mjs");
+  const { namePrefixes, startNameShim } = await import("./name-shim.mjs");
+  const { SERVER_NAME, startCodemux, startFixture, TASKS_SERVER_NAME, TASKS_TOOLS } = await import("./processes.mjs");
+  const referee = await installReferee();
+  const dir = mkdtempSync(join(tmpdir(), "codemux-conformance-tasks-"));
+  const children = [];
+  let shim;
+  let ok = false;
+  try {
+    const fixture = await startFixture();
+    children.push(fixture.child);
+    const codemux = await startCodemux({ fixtureUrl: fixture.url, dir });
+    children.push(codemux.child);
+    const tasksPrefixes = Object.fromEntries(TASKS_TOOLS.map((tool) => [tool, `${TASKS_SERVER_NAME}__`]));
+    shim = await startNameShim({ target: codemux.url, prefix: namePrefixes(`${SERVER_NAME}__`, tasksPrefixes) });
+    ({ ok } = await runTasksSuite({ referee, url: `${shim.url}/mcp`, dir }));
+  } finally {
+    await shim?.close();
+    for (const child of children) child.kill();
+    if (ok) rmSync(dir, { recursive: true, force: true });
+  }
+  if (!ok) process.exitCode = 1;
+  else console.log("\ntasks-*: every check passed or failed as listed in tasks-gaps.yaml.");
+}
+
+if (process.argv[1] && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href)
+  main().catch((error) => {
+    console.error(error.message);
+    process.exitCode = 1;
+  });

@@ -1,24 +1,10 @@
-import type { ClientCapabilities, CreateMessageResult, ElicitResult, InputResume, ListRootsResult, Progress, ToolResult } from "./mcp";
+import type { ClientPeer, DownstreamTaskHandling, InputResume, Progress, ToolResult } from "./mcp";
 import type { CatalogEntry, ToolAnnotations } from "./tool";
+
+export type { ClientPeer } from "./mcp";
 
 /** Where a downstream call came from. Later surfaces (REST, jobs, dispatch) add their own. */
 export type CallOrigin = "call_tool" | "execute_code" | "passthrough" | "rest" | "job" | "dispatch" | "cli" | "app" | (string & {});
-
-/**
- * The client on the other end of a session, for requests that go to it (asking the user, sampling the
- * client's model, its roots). Each method rejects when the client did not declare the capability.
- */
-export interface ClientPeer {
-  /**
-   * `modern` for a 2026-07-28 client, to which a server sends no requests: a question during its call
-   * goes back to it as that call's `input_required` answer. Requests are pushed to it otherwise.
-   */
-  readonly era?: "legacy" | "modern";
-  capabilities(): ClientCapabilities | undefined;
-  elicit(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<ElicitResult>;
-  createMessage(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CreateMessageResult>;
-  listRoots(options?: { signal?: AbortSignal }): Promise<ListRootsResult>;
-}
 
 /** Who is asking: one client connection, and the principal it authenticated as ("local" over stdio). */
 export interface SessionInfo {
@@ -109,4 +95,6 @@ export interface CallRequest {
   job?: string;
   /** The retry of an earlier call that answered `input_required`: the answers go to the downstream call of `resume.tool`. */
   resume?: InputResume;
+  /** How a 2026-07-28 server's task answering this call is treated (absent: followed inside the call). */
+  downstreamTask?: DownstreamTaskHandling;
 }

@@ -175,7 +175,56 @@ export interface TaskExtensionStore {
   updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<boolean | { runsOn: string }>;
   /** Asks the task to stop; false when the task is not the principal's. */
   cancelTask(taskId: string): Promise<boolean>;
+  /**
+   * Makes a task that runs `run` (a downstream server's task, followed to its end), durable before it resolves;
+   * its questions go to the task as `createTask`'s do.
+   */
+  followTask?(call: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities | undefined; run: TaskRun }): Promise<ExtensionTask>;
 }
+
+/**
+ * The client on the other end of a session, for requests that go to it (asking the user, sampling the
+ * client's model, its roots). Each method rejects when the client did not declare the capability.
+ */
+export interface ClientPeer {
+  /**
+   * `modern` for a 2026-07-28 client, to which a server sends no requests: a question during its call
+   * goes back to it as that call's `input_required` answer. Requests are pushed to it otherwise.
+   */
+  readonly era?: "legacy" | "modern";
+  capabilities(): ClientCapabilities | undefined;
+  elicit(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<ElicitResult>;
+  createMessage(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CreateMessageResult>;
+  listRoots(options?: { signal?: AbortSignal }): Promise<ListRootsResult>;
+}
+
+/** What runs inside a task codemux made: its signal (the task's cancel), its progress, and the client its questions go to (the task's). */
+export interface TaskRunContext {
+  signal: AbortSignal;
+  progress: (progress: Progress) => void;
+  peer: ClientPeer;
+}
+
+/** The work of a task codemux made for a downstream server's task: follows it to its result. */
+export type TaskRun = (task: TaskRunContext) => Promise<ToolResult>;
+
+/**
+ * How a call treats a 2026-07-28 server's task (the Tasks extension): absent, codemux declares the extension and
+ * follows the task inside the call; `take` hands it to a task of codemux's own (`follow` runs it to the end, with
+ * the task's signal, progress and questions); `undeclared` sends the call without the extension (a server that needs
+ * it answers -32021).
+ */
+export type DownstreamTaskHandling =
+  | {
+      take: (
+        follow: (task: {
+          signal: AbortSignal;
+          onprogress: (progress: Progress) => void;
+          ask: (request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal) => Promise<Record<string, unknown>>;
+        }) => Promise<ToolResult>,
+      ) => Promise<ToolResult>;
+    }
+  | "undeclared";
 
 /** One message of a sampling conversation (`sampling/createMessage`), as a model sees it. */
 export interface SamplingMessage extends Open {

@@ -1,5 +1,5 @@
 import type { CallOrigin, SessionInfo } from "./context";
-import type { InputResume, Progress, ToolResult } from "./mcp";
+import type { InputResume, Progress, TaskRun, ToolResult } from "./mcp";
 import type { ToolDefinition } from "./tool";
 
 /** The JSON Schema subset meta-tools declare their inputs with. */
@@ -36,6 +36,11 @@ export interface RequestContext {
   resume?: InputResume;
   /** Set when a background job runs the request: how long it may wait on tools (a snippet's own computing stays bounded by its timeout). */
   jobRunMs?: number;
+  /**
+   * Set on a 2026-07-28 request that declared the Tasks extension, where codemux can make tasks: a direct call
+   * whose server answers with a task hands it over here, and the request is answered with codemux's task.
+   */
+  takeTask?: (run: TaskRun) => Promise<void>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { DetailedTask, ExtensionTask, TaskExtensionStore } from "@codemux/core";
+import type { ClientCapabilities, DetailedTask, ExtensionTask, TaskExtensionStore, TaskRun } from "@codemux/core";
 import { JobsError } from "./errors";
 import type { JobManager } from "./job-manager";
 import { FOREVER_MS, sessionOf, TASK_POLL_MS, type TaskStoreOptions } from "./task-options";
@@ -32,26 +32,38 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
     if (task.status === "failed") return { ...task, error: { code: INTERNAL_ERROR, message: job.error ?? `The task ended ${job.status}.` } };
     return task;
   };
+  /** Starts `run` as a job of kind `task` of the session's principal, durable before it resolves; its questions wait on the task. */
+  const start = async (
+    { name, arguments: args, capabilities }: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities | undefined },
+    run: TaskRun,
+  ) => {
+    await manager.ready();
+    const who = session();
+    const asked = new TaskQuestions(capabilities, manager.now);
+    const peer = asked.peer();
+    const { id } = await manager.start({
+      kind: "task",
+      description: name,
+      request: { name, args },
+      session: who,
+      run: ({ signal, progress }) => run({ signal, progress, peer }),
+    });
+    questions.set(id, asked);
+    // Questions live while the job runs; its end (or a journal already closed) lets them go.
+    void manager.wait([id], { timeoutMs: FOREVER_MS }).finally(() => questions.delete(id));
+    const job = manager.get(id, who.principal);
+    if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
+    return extensionTask(job, manager.retentionOf(job), asked);
+  };
   return {
-    async createTask({ name, arguments: args, capabilities }) {
-      await manager.ready();
-      const who = session();
-      const asked = new TaskQuestions(capabilities, manager.now);
+    createTask(call) {
       // The task's calls ask through the task: a 2026-07-28 client cannot be sent a request, but can answer with tasks/update.
-      const caller = { ...who, peer: asked.peer() };
-      const { id } = await manager.start({
-        kind: "task",
-        description: name,
-        request: { name, args },
-        session: who,
-        run: ({ signal, progress }) => options.surface.callTool(name, args, { session: caller, origin: "job", signal, progress }),
-      });
-      questions.set(id, asked);
-      // Questions live while the job runs; its end (or a journal already closed) lets them go.
-      void manager.wait([id], { timeoutMs: FOREVER_MS }).finally(() => questions.delete(id));
-      const job = manager.get(id, who.principal);
-      if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
-      return extensionTask(job, manager.retentionOf(job), asked);
+      return start(call, ({ signal, progress, peer }) =>
+        options.surface.callTool(call.name, call.arguments, { session: { ...session(), peer }, origin: "job", signal, progress }),
+      );
+    },
+    followTask({ run, ...call }) {
+      return start(call, run);
     },
     async getTask(taskId) {
       await manager.ready();

@@ -98,6 +98,7 @@ export class CallPath {
       inputRequired: options.inputRequired,
       caller: options.session,
       traceMeta: options.traceMeta,
+      downstreamTask: options.downstreamTask,
     };
     const channel = this.#readyChannel(options);
     if (channel === undefined) return this.#attempts(request, options);

@@ -1,4 +1,4 @@
-import { isSwitchedOff, type ClientCapabilities, type InputRound, type ToolResult } from "@codemux/core";
+import { isSwitchedOff, type ClientCapabilities, type DownstreamTaskHandling, type InputRound, type ToolResult } from "@codemux/core";
 import type { Client, Implementation, Progress, ServerCapabilities, Tool } from "@modelcontextprotocol/client";
 
 /** The environment variable that turns the stdio call lane off (`0`, `false` or `off`), unless `callLane` says otherwise. */
@@ -36,6 +36,8 @@ export interface ChannelCall extends ChannelSend {
   name: string;
   arguments: Record<string, unknown>;
   onprogress?: ((progress: Progress) => void) | undefined;
+  /** How a 2026 server's task answering the call is treated: absent, followed inside the call (`downstream-task.ts`). */
+  downstreamTask?: DownstreamTaskHandling | undefined;
 }
 
 /** One request beyond tools that a caller makes of a server: `prompts/get`, `resources/read` or `completion/complete`. */

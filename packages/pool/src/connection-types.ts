@@ -1,4 +1,4 @@
-import type { ClientCapabilities, InputRound, Logger } from "@codemux/core";
+import type { ClientCapabilities, DownstreamTaskHandling, InputRound, Logger } from "@codemux/core";
 import type { Progress } from "@modelcontextprotocol/client";
 import type { BackoffOptions } from "./backoff";
 import type { CallerSession } from "./channel";
@@ -68,6 +68,8 @@ export interface CallOptions {
   clientCapabilities?: ClientCapabilities;
   /** Set when the caller answers a 2026 server's `input_required` itself (see `ChannelCall.inputRequired`): the round to send, `{}` for the first. */
   inputRequired?: InputRound;
+  /** How a 2026 server's task answering the call is treated (see `ChannelCall.downstreamTask`); followed inside the call when absent. */
+  downstreamTask?: DownstreamTaskHandling | undefined;
   /** The W3C trace context the request carries in its `_meta` (set by the call's own span). */
   traceMeta?: Record<string, string> | undefined;
 }

@@ -78,12 +78,12 @@ export class DownstreamTasks {
 
   /** Polls the task until it ends: its result, or the error it failed with; cancels it when the caller gives up or it stalls past the timeout. */
   async follow(client: Client, task: Record<string, unknown>, options: FollowOptions): Promise<ToolResult> {
-    const taskId = task.taskId;
-    if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > MAX_TASK_ID_CHARS)
-      throw new SdkError(SdkErrorCode.InvalidResult, "Invalid result for tools/call: the server answered with a task without a usable taskId");
+    const taskId = usableTaskId(task);
     const giveUp = new AbortController();
     const stop = () => giveUp.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", stop, { once: true });
+    // Given up before it was followed (a task cancelled at once): the server's task is still cancelled below.
+    if (options.signal?.aborted) stop();
     const answered = new Set<string>();
     let state = task;
     let changedAt = performance.now();
@@ -123,6 +123,8 @@ export class DownstreamTasks {
         state = await get(left);
       }
     } catch (error) {
+      // Questions still open with the caller end too.
+      giveUp.abort(error);
       const ended = state.status === "completed" || state.status === "failed" || state.status === "cancelled";
       // The caller gave up or the task stalled: the server is told, so that nothing keeps running there for no one.
       if (!ended)
@@ -132,6 +134,28 @@ export class DownstreamTasks {
       throw error;
     } finally {
       options.signal?.removeEventListener("abort", stop);
+    }
+  }
+
+  /**
+   * Hands a server's task to `take` (which makes a task of codemux's own that runs `follow`), checking its id first;
+   * when `take` fails (codemux cannot make a task now), the server's task is cancelled, so nothing runs there for no one.
+   */
+  async handOver(
+    client: Client,
+    task: Record<string, unknown>,
+    {
+      capabilities,
+      take,
+    }: { capabilities: ClientCapabilities | undefined; take: (follow: (options: FollowOptions) => Promise<ToolResult>) => Promise<ToolResult> },
+  ): Promise<ToolResult> {
+    const taskId = usableTaskId(task);
+    try {
+      return await take((followOptions) => this.follow(client, task, followOptions));
+    } catch (error) {
+      const meta = { _meta: { [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(capabilities) } };
+      await client.request({ method: "tasks/cancel", params: { taskId, ...meta } } as never, AnyObject, { timeout: CANCEL_TIMEOUT_MS }).catch(() => undefined);
+      throw error;
     }
   }
 
@@ -148,15 +172,25 @@ export class DownstreamTasks {
     const { ask } = options;
     if (!ask) throw new ProtocolError(-32603, `Task ${taskId} asks a question, and this call has no client to ask.`);
     const inputResponses: Record<string, unknown> = {};
-    for (const [key, request] of open) {
-      answered.add(key);
-      inputResponses[key] = await ask(request as { method: string }, options.signal);
-    }
+    // Asked together, as the server asked them: a client sees every open question at once (a task's inputRequests).
+    await Promise.all(
+      open.map(async ([key, request]) => {
+        answered.add(key);
+        inputResponses[key] = await ask(request as { method: string }, options.signal);
+      }),
+    );
     await client.request({ method: "tasks/update", params: { taskId, inputResponses, ...meta } } as never, AnyObject, {
       timeout: options.timeoutMs,
       signal: options.signal,
     });
   }
+}
+
+function usableTaskId(task: Record<string, unknown>): string {
+  const taskId = task.taskId;
+  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > MAX_TASK_ID_CHARS)
+    throw new SdkError(SdkErrorCode.InvalidResult, "Invalid result for tools/call: the server answered with a task without a usable taskId");
+  return taskId;
 }
 
 function pollInterval(suggested: unknown): number {

@@ -207,8 +207,10 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
     // It also learns that codemux takes tasks: a call answered with one is followed to its end (downstream-task.ts).
     const modern = this.client.getProtocolEra() === "modern";
+    const own = call.clientCapabilities ?? this.#declared;
+    // A 2026 client that did not declare the extension is not declared to take tasks for (a server that needs it answers -32021).
     const caps = modern
-      ? { _meta: { ...call.traceMeta, [CLIENT_CAPABILITIES_KEY]: DownstreamTasks.declare(call.clientCapabilities ?? this.#declared) } }
+      ? { _meta: { ...call.traceMeta, [CLIENT_CAPABILITIES_KEY]: call.downstreamTask === "undeclared" ? own : DownstreamTasks.declare(own) } }
       : call.traceMeta
         ? { _meta: call.traceMeta }
         : {};
@@ -230,10 +232,18 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
     return answer.then((result) => {
       const task = this.#tasks.taskOf(result);
       if (!task) return round ? withContent(result) : result;
+      const capabilities = call.clientCapabilities ?? this.#declared;
+      const taker = call.downstreamTask;
+      // The caller's client takes tasks: a task of codemux's own follows this one, with that task's signal, progress and questions.
+      if (typeof taker === "object")
+        return this.#tasks.handOver(this.client, task, {
+          capabilities,
+          take: (follow) =>
+            taker.take((own) => follow({ timeoutMs: call.timeoutMs, capabilities, signal: own.signal, onprogress: own.onprogress, ask: own.ask })),
+        });
       // The task is this call's: its questions are the caller's.
       const onrequest = this.#onrequest;
       const ask = onrequest && ((request: ServerRequest, signal: AbortSignal) => onrequest(request, signal, call.caller));
-      const capabilities = call.clientCapabilities ?? this.#declared;
       return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask, capabilities });
     });
   }

@@ -12,6 +12,7 @@ import {
   type ToolResult,
 } from "@codemux/core";
 import { shownAppUri } from "./app-uris";
+import { downstreamTaskHandling } from "./downstream-tasks";
 import { missingCapabilityUp, passedUp } from "./input-required";
 import { callRequest } from "./pipeline/call-request";
 import { limitResult } from "./render/limit-result";
@@ -98,7 +99,10 @@ export async function callListedTool(
   const target = rendersApps(request.session) ? appCallTarget(services, name, request.session) : undefined;
   const called = target?.name ?? name;
   try {
-    const result = await services.pipeline.call(callRequest({ name: called, args, origin: target?.app ? APP_ORIGIN : origin }, request));
+    const call = callRequest({ name: called, args, origin: target?.app ? APP_ORIGIN : origin }, request);
+    const handling = downstreamTaskHandling(services, call, request);
+    if (handling !== undefined) call.downstreamTask = handling;
+    const result = await services.pipeline.call(call);
     return await limitResult(services, { tool: called, result, owner: request.session });
   } catch (error) {
     return passedUp(error, { tool: name, request, states: services.requestStates }) ?? missingCapabilityUp(error, request) ?? errorResult(error, services);

@@ -13,8 +13,10 @@ import {
 import {
   APPS_EXTENSION,
   SEPARATOR,
+  declaresTasks,
   type ClientCapabilities,
   type ClientPeer,
+  type ExtensionTask,
   type InputResume,
   type RequestContext,
   type SessionInfo,
@@ -197,8 +199,21 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     const requestId = String(extra.requestId);
     const ctx: RequestContext = { session: callerOf(extra), origin: "call_tool", signal: extra.signal, requestId };
     if (extra.resume) ctx.resume = extra.resume;
+    // A 2026-07-28 request that declared the Tasks extension takes a server's task: codemux's own task follows it, and answers the request.
+    let taken: ExtensionTask | undefined;
+    const store = era === "modern" ? taskStore?.extension : undefined;
+    const capabilities = extra.peer?.capabilities();
+    if (store?.followTask && declaresTasks(capabilities)) {
+      const follow = store.followTask.bind(store);
+      ctx.takeTask = async (run) => {
+        taken = await follow({ name: params.name, arguments: args, capabilities, run });
+      };
+    }
     const startedAt = core.clock();
-    const answered = (result: ToolResult) => withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult;
+    const answered = (result: ToolResult) =>
+      taken
+        ? ({ resultType: "task", ...taken } as unknown as CallToolResult)
+        : (withRequestMeta(result, { id: requestId, startedAt, endedAt: core.clock() }) as CallToolResult);
     const token = params._meta?.progressToken;
     // The common call has no progress token: straight to the surface, nothing to wait for after it.
     if (token === undefined) return surface.callTool(params.name, args, ctx).then(answered);

@@ -7,7 +7,8 @@
  * `protocol_error_job` (a task failed with a JSON-RPC error), `confirm_delete` and `multi_input`
  * (tasks that ask one and two questions, answered through `tasks/update`) and
  * `test_tool_with_task` (asks with `input_required` first, then becomes a task) are tasks; all but
- * `slow_compute` refuse a request without the extension with -32021, as SEP-2663 says. With
+ * `slow_compute` refuse a request without the extension with -32021, as SEP-2663 says; `cancellations`
+ * (for codemux's tests) answers how many tasks `tasks/cancel` stopped. With
  * `--http PORT` (0 for a free one) it serves Streamable HTTP instead and prints `listening PORT`:
  * the conformance run points the referee at it directly, to show the fixture passes on its own.
  */
@@ -38,6 +39,7 @@ interface TaskState {
 
 const tasks = new Map<string, TaskState>();
 let made = 0;
+let cancelled = 0;
 
 const tools: Tool[] = [
   {
@@ -68,6 +70,11 @@ const tools: Tool[] = [
   {
     name: "multi_input",
     description: "A task that asks two questions at once, then answers with both answers.",
+    inputSchema: { type: "object", properties: {} },
+  },
+  {
+    name: "cancellations",
+    description: "Answers how many working tasks tasks/cancel has stopped (never a task).",
     inputSchema: { type: "object", properties: {} },
   },
   {
@@ -148,6 +155,8 @@ function makeServer(): Server {
     switch (request.params.name) {
       case "greet":
         return text(`Hello, ${String(args.name)}!`);
+      case "cancellations":
+        return text(String(cancelled));
       case "slow_compute": {
         const ms = seconds(args.seconds) * 1000;
         const result = text(`computed ${String(args.label ?? "")}`);
@@ -203,6 +212,7 @@ function makeServer(): Server {
     const task = find(taskId);
     if (task.status === "working" || task.status === "input_required") {
       clearTimeout(task.timer);
+      cancelled++;
       settle(task, { status: "cancelled" });
     }
     return {};

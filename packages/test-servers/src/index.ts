@@ -4,6 +4,7 @@ export {
   appServerPath,
   askingServerPath,
   conformanceServerPath,
+  conformanceTasksServerPath,
   misbehavingServerPath,
   modernServerPath,
   paramHeaderServerPath,

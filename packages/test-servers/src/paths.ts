@@ -23,6 +23,8 @@ export const paramHeaderServerPath: string = fileURLToPath(new URL("./param-head
 
 /** Absolute path of the conformance referee's everything-server, vendored (run it with `node`, `PORT=0`: it prints `MCP endpoint: URL`). */
 export const conformanceServerPath: string = fileURLToPath(new URL("./conformance-everything-server.js", import.meta.url));
+/** Absolute path of the built tasks fixture of the conformance run (run it with `node`; modern only; `--http PORT`): the tools the referee's tasks-* scenarios call. */
+export const conformanceTasksServerPath: string = fileURLToPath(new URL("./conformance-tasks-server.js", import.meta.url));
 /** Absolute path of the built server with an MCP App (run it with `node`; `--name N`, `--uri ui://...`). */
 export const appServerPath: string = fileURLToPath(new URL("./app-server.js", import.meta.url));
 /** Absolute path of the browser tests' host page script (the ext-apps AppBridge; `window.renderApp`, wired to `window.hostCallTool`). */

@@ -13,6 +13,7 @@ import {
   type CallContext,
   type CallOrigin,
   type CallRequest,
+  type DownstreamTaskHandling,
   type InputResume,
   type InputRound,
   type NextCall,
@@ -134,6 +135,16 @@ export class ToolCallPipeline {
       if (down) throw new ServerUnavailableError(down.server, this.#mask?.text(down.reason) ?? down.reason, { cause: error });
       throw error;
     }
+  }
+
+  /**
+   * The result of a call whose server answered with a task that codemux took (`CallRequest.downstreamTask`): `follow`
+   * runs it to its end, in place of the server call, inside the same middleware as a call (so a result is screened,
+   * redacted and logged as any call's is). The policy was checked when the call was made.
+   */
+  async followed(request: CallRequest, follow: () => Promise<ToolResult>): Promise<ToolResult> {
+    const entry = await this.resolve(request.name);
+    return composeMiddleware(this.#middleware, () => follow())(new PipelineContext(entry, request));
   }
 
   /** One downstream call, start to end. */
@@ -321,6 +332,8 @@ export class ToolCallPipeline {
     return composeMiddleware([...this.#middleware, validate], (ctx) => {
       if (isResourceReadEntry(ctx.entry)) return this.#read(ctx);
       const options = this.#downstream(ctx);
+      const handling = PipelineContext.downstreamTask(ctx);
+      if (handling !== undefined) options.downstreamTask = handling;
       // A 2026 server's questions are answered here, inside every middleware: none of them sees an input_required answer.
       return this.#inputRounds.call(ctx, PipelineContext.resumed(ctx), (round) =>
         this.#pool.callTool(ctx.entry.server, ctx.entry.name, ctx.arguments, { ...options, inputRequired: round }),
@@ -344,6 +357,7 @@ class PipelineContext implements CallContext {
   readonly #requestSignal: AbortSignal | undefined;
   readonly #downstreamSignal: AbortSignal | undefined;
   readonly #resume: InputResume | undefined;
+  readonly #downstreamTask: DownstreamTaskHandling | undefined;
 
   constructor(
     readonly entry: CatalogEntry,
@@ -361,6 +375,12 @@ class PipelineContext implements CallContext {
     this.#requestSignal = request.signal;
     this.#downstreamSignal = request.signal === undefined ? undefined : request.downstreamSignal;
     this.#resume = request.resume;
+    this.#downstreamTask = request.downstreamTask;
+  }
+
+  /** How the call treats a 2026 server's task: only the request's own context says (a context a middleware made follows it inside). */
+  static downstreamTask(ctx: CallContext): DownstreamTaskHandling | undefined {
+    return #downstreamTask in ctx ? ctx.#downstreamTask : undefined;
   }
 
   /** The round a call sends first: a client's retry's answers when they are for this call's tool, else none. */
