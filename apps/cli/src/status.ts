@@ -39,7 +39,7 @@ export function scanLines(core: Codemux): string {
   for (const report of core.scan.reports()) {
     if (report.instructions && verdictAtLeast(report.instructions.verdict, "warn"))
       lines.push(
-        `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? ", not shown to the model" : ""}: ${found(report.instructions.findings)}`,
+        `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? `, not shown to the model (codemux approve ${report.server}:instructions)` : ""}: ${found(report.instructions.findings)}`,
       );
     for (const tool of report.tools.filter((t) => verdictAtLeast(t.verdict, "warn"))) {
       const held =
