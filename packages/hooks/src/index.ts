@@ -1,4 +1,4 @@
-export { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_PRIORITY, PluginChain, SHORT_CIRCUIT_META } from "./chain";
+export { PluginChain, SHORT_CIRCUIT_META } from "./chain";
 export type { ChainOptions } from "./chain";
 export { loadPlugins } from "./config";
 export type { LoadPluginsOptions, LoadedPlugins } from "./config";
@@ -26,13 +26,12 @@ export { rateLimitPlugin } from "./plugins/rate-limit";
 export type { RateLimitDimension, RateLimitOptions, RateLimitRule } from "./plugins/rate-limit";
 export { REDACTED_META, redactPlugin, redactResult } from "./plugins/redact";
 export type { RedactOptions } from "./plugins/redact";
-export { FULL_RESULT_ARGUMENT, SUMMARIZED_META, summarizePlugin } from "./plugins/summarize";
+export { SUMMARIZED_META, summarizePlugin } from "./plugins/summarize";
 export type { SummarizeOptions } from "./plugins/summarize";
 export { memoryPlugin } from "./plugins/memory";
 export type { Memory, MemoryPlugin, MemoryPluginOptions } from "./plugins/memory";
-export { DEFAULT_MAX_SCAN_CHARS, Redactor } from "./redactor";
+export { Redactor } from "./redactor";
 export type { RecordRedactor, RedactorOptions } from "./redactor";
-export type { RotatingFileOptions } from "./rotating-file";
 export type {
   BeforeCallResult,
   CallRecord,

@@ -1,5 +1,6 @@
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { JsonAnswerTransport } from "./json-answers";
 
 /**
  * A POST whose answer is ready within this time, with nothing sent before it, is answered as one
@@ -28,8 +29,18 @@ type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["re
  * stream with everything held so far, so notifications, server requests and resumption are unchanged.
  */
 export async function bridgeRequest(transport: WebStandardStreamableHTTPServerTransport, exchange: Exchange): Promise<void> {
-  const { req, body, request } = exchange;
-  const response = await transport.handleRequest(request ?? webRequestOf(req), body === undefined ? undefined : { parsedBody: body });
+  const { req, body } = exchange;
+  const request = exchange.request ?? webRequestOf(req);
+  if (req.method === "POST" && transport instanceof JsonAnswerTransport) {
+    // The seam of `CODEMUX_JSON_ANSWERS`: the answer itself, with no SSE stream made and read back (see JsonAnswerTransport).
+    const plain = transport.answerPlain(request, body, exchange.windowMs ?? PLAIN_JSON_WINDOW_MS);
+    if (plain) {
+      const outcome = await plain;
+      if ("message" in outcome) return sendMessage(exchange.res, transport.sessionId, outcome.message);
+      return writeResponse(exchange, outcome.response, { plainFirst: false });
+    }
+  }
+  const response = await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
   await writeResponse(exchange, response);
 }
 
@@ -88,7 +99,11 @@ function parseOrigin(host: string): string {
 }
 
 /** Writes an SDK answer on the Node response: a body as it is, a POST's one-message SSE stream as plain JSON (see `bridgeRequest`). */
-export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS, events }: Exchange, response: Response): Promise<void> {
+export async function writeResponse(
+  { req, res, windowMs = PLAIN_JSON_WINDOW_MS, events }: Exchange,
+  response: Response,
+  { plainFirst = true }: { plainFirst?: boolean } = {},
+): Promise<void> {
   const type = response.headers.get("content-type") ?? "";
   if (!response.body || !type.startsWith("text/event-stream")) {
     const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
@@ -106,7 +121,7 @@ export async function writeResponse({ req, res, windowMs = PLAIN_JSON_WINDOW_MS,
   try {
     const held: Uint8Array[] = [];
     let next: Promise<ReadResult> | undefined = reader.read();
-    if (req.method === "POST") {
+    if (req.method === "POST" && plainFirst) {
       let timer: NodeJS.Timeout | undefined;
       const windowOver = new Promise<typeof WINDOW_OVER>((resolve) => {
         timer = setTimeout(() => resolve(WINDOW_OVER), windowMs);
@@ -173,6 +188,14 @@ function sendJson(res: ServerResponse, response: Response, data: Buffer): void {
   if (res.destroyed) return;
   const session = response.headers.get("mcp-session-id");
   if (session) res.setHeader("mcp-session-id", session);
+  res.writeHead(200, { "content-type": "application/json", "content-length": data.length });
+  res.end(data);
+}
+
+function sendMessage(res: ServerResponse, sessionId: string | undefined, message: JSONRPCMessage): void {
+  if (res.destroyed) return;
+  const data = Buffer.from(JSON.stringify(message));
+  if (sessionId !== undefined) res.setHeader("mcp-session-id", sessionId);
   res.writeHead(200, { "content-type": "application/json", "content-length": data.length });
   res.end(data);
 }

@@ -6,14 +6,18 @@ import { HttpError } from "./errors";
 const MAX_FORWARDED_HOPS = 20;
 const MAX_FORWARDED_CHARS = 2048;
 
-/** Connections past an address's limit that may wait at once, per address, for their first request to show a health probe. */
+/** Connections past an address's limit that may wait at once, per address, for their first request (a health probe, or a request that may borrow a place). */
 const MAX_WAITING_PER_ADDRESS = 4;
+/** How long borrowing stops after an address within its share found the room kept for others in use. */
+export const CONNECTION_CONTENTION_MS = 60_000;
 /** How long such a connection may take to send its request's headers before it is refused. */
 const WAITING_MS = 2_000;
 
 export interface ConnectionGuardOptions {
-  /** Open connections one client address may hold. */
+  /** Open connections one client address may hold while another address waits (its share). */
   maxPerAddress: number;
+  /** Open connections in all (the server's limit): with it, an address may borrow past its share while a share's room stays free. */
+  maxConnections?: number;
   /** Peers (addresses or CIDR ranges) whose X-Forwarded-For names the client. */
   trustedProxies: readonly string[];
   /** A connection with no authenticated request after this long is closed. */
@@ -55,6 +59,10 @@ export class ConnectionGuard {
   /** Connections past their address's limit, waiting for their first request; and how many wait per address. */
   readonly #waiting = new WeakMap<Socket, { address: string; timer: NodeJS.Timeout }>();
   readonly #waitingPerAddress = new Map<string, number>();
+  /** Connections counted against an address, in all. */
+  #total = 0;
+  /** Until when no address borrows (see `admit`). */
+  #contendedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(options: ConnectionGuardOptions) {
     this.#options = options;
@@ -102,8 +110,9 @@ export class ConnectionGuard {
   /**
    * A request begins on its connection. The connection counts against the request's client (for a
    * trusted proxy, the one its X-Forwarded-For names, whose count it then joins). Past that client's
-   * limit a health probe is still answered, on a connection closed after it; anything else gets a 429
-   * that closes the connection. `done` must follow every admitted request.
+   * share the connection borrows a place while no other address waits for one (see `#borrow`); else a
+   * health probe is still answered, on a connection closed after it, and anything else gets a 429 that
+   * closes the connection. `done` must follow every admitted request.
    */
   admit(req: IncomingMessage, health: boolean): Admission {
     const socket = req.socket;
@@ -112,7 +121,7 @@ export class ConnectionGuard {
     let close = false;
     if (this.#owner.get(socket) !== client) {
       this.#release(socket);
-      if (!this.#take(socket, client)) {
+      if (!this.#take(socket, client) && (health || !this.#borrow(socket, client))) {
         if (!health) {
           this.#options.onRefused?.("per_address");
           throw new HttpError("QUOTA", this.#refusal(client), { headers: { connection: "close", "retry-after": "5" } });
@@ -139,7 +148,8 @@ export class ConnectionGuard {
 
   #refusal(address: string): string {
     const max = this.#options.maxPerAddress;
-    return `Too many connections from ${address}: ${max} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
+    const open = Math.max(max, this.#open.get(address)?.size ?? 0);
+    return `Too many connections from ${address}: ${open} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
   }
 
   /** Answered and closed before a byte is read: a refused connection holds nothing while it trickles. */
@@ -155,11 +165,61 @@ export class ConnectionGuard {
 
   /** Counts `socket` against `address`; at the limit, closes the address's longest idle keep-alive connection first. */
   #take(socket: Socket, address: string): boolean {
+    const max = this.#options.maxPerAddress;
+    const open = this.#open.get(address);
+    if ((open?.size ?? 0) >= max && !(open && this.#closeIdle(open))) return false;
+    if (this.#total >= this.#reserveFrom()) {
+      // An address within its share uses the room kept for others: borrowing stops, and an idle borrowed place is taken back.
+      this.#contendedUntil = performance.now() + CONNECTION_CONTENTION_MS;
+      this.#reclaim();
+    }
+    this.#count(socket, address);
+    return true;
+  }
+
+  /**
+   * Counts a connection past its address's share, which is work-conserving: a client whose request
+   * arrived (trickling headers never get here) may take a free place while the room of one share
+   * stays free for other addresses and none of them used that room within `CONNECTION_CONTENTION_MS`.
+   */
+  #borrow(socket: Socket, address: string): boolean {
+    if (this.#options.maxConnections === undefined || performance.now() < this.#contendedUntil || this.#total >= this.#reserveFrom()) return false;
+    this.#count(socket, address);
+    return true;
+  }
+
+  /** Connections in all past which the rest is kept for addresses within their share. */
+  #reserveFrom(): number {
+    const { maxConnections, maxPerAddress } = this.#options;
+    return maxConnections === undefined ? Number.POSITIVE_INFINITY : maxConnections - maxPerAddress;
+  }
+
+  #count(socket: Socket, address: string): void {
     let open = this.#open.get(address);
     if (open === undefined) this.#open.set(address, (open = new Set()));
-    if (open.size >= this.#options.maxPerAddress && !this.#closeIdle(open)) return false;
     open.add(socket);
     this.#owner.set(socket, address);
+    this.#total++;
+  }
+
+  /** Closes the longest idle connection of an address past its share; false when there is none. */
+  #reclaim(): boolean {
+    let oldest: Socket | undefined;
+    let oldestSince = Number.POSITIVE_INFINITY;
+    for (const open of this.#open.values()) {
+      if (open.size <= this.#options.maxPerAddress) continue;
+      for (const socket of open) {
+        const since = this.#idleSince.get(socket);
+        if (since !== undefined && since < oldestSince) {
+          oldest = socket;
+          oldestSince = since;
+        }
+      }
+    }
+    if (oldest === undefined) return false;
+    this.#release(oldest);
+    oldest.destroy();
+    this.#options.onIdleClosed?.();
     return true;
   }
 
@@ -186,7 +246,7 @@ export class ConnectionGuard {
     if (address === undefined) return;
     this.#owner.delete(socket);
     const open = this.#open.get(address);
-    open?.delete(socket);
+    if (open?.delete(socket)) this.#total--;
     if (open?.size === 0) this.#open.delete(address);
   }
 

@@ -7,6 +7,7 @@ import { bridgeRequest, webRequestOf } from "./bridge";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore, discardJsonEventsByDefault } from "./event-store";
 import { HttpError } from "./errors";
+import { JsonAnswerTransport, jsonAnswersOn } from "./json-answers";
 import { isModernRevision } from "./modern";
 import { sendRpcError } from "./respond";
 import { newSession } from "./sessions";
@@ -113,7 +114,8 @@ async function openSession(gateway: Gateway, ctx: RequestContext, { body, reques
   });
   // A client that lost its stream resumes with Last-Event-ID; bounded per session.
   const events = new BoundedEventStore({ maxEvents: 1000, maxBytes: gateway.options.eventStoreBytes });
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const Transport = jsonAnswersOn() ? JsonAnswerTransport : WebStandardStreamableHTTPServerTransport;
+  const transport = new Transport({
     sessionIdGenerator: () => id,
     keepAliveMs: gateway.options.keepAliveMs,
     eventStore: events,

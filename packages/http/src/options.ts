@@ -1,5 +1,5 @@
 import type { HttpCallRecorders } from "./recorders";
-import { principalOfName } from "@codemux/core";
+import { LOG_LEVELS, principalOfName, type LogLevel } from "@codemux/core";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultAllowedHosts } from "./address";
 import type { ScaleOut } from "./scale-out";
 import type { OAuthOptions } from "./auth/oauth";
@@ -83,7 +83,9 @@ export interface HttpServeOptions {
   /**
    * Open connections from one client address at most; a quarter of `maxConnections` (256) by default, room for a team
    * behind one NAT or proxy. At the limit the address's longest idle keep-alive connection is closed first, and health
-   * probes are never refused.
+   * probes are never refused. The default share is work-conserving: past it an address borrows free connections while
+   * a share's room stays free and no other address needed that room in the last minute (an idle borrowed connection is
+   * closed for one that does). A limit given here binds always.
    */
   maxConnectionsPerAddress?: number;
   /**
@@ -95,6 +97,12 @@ export interface HttpServeOptions {
   authTimeoutMs?: number;
   /** Where request log lines go; JSON lines on stderr by default. */
   log?: LogSink;
+  /**
+   * The least severe request log line written (`error`, `warn`, `info`, `debug`): a line below it is not
+   * built at all (at `warn` the access log, level info, is skipped; a failed request's line, level error, is
+   * written). Every line by default; the sink may filter further.
+   */
+  logLevel?: LogLevel;
   /** Re-reads the config and applies it (`POST /restart` of the compat routes, and the watcher). */
   reload?: () => Promise<ReloadSummary>;
   /** Why the config file's last edit was refused (the last good config keeps serving), until an edit applies: shown in /readyz and on the admin page. */
@@ -143,9 +151,13 @@ export interface ResolvedOptions {
   shutdownGraceMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
+  /** Whether `maxConnectionsPerAddress` was given: a given limit binds always; the default share only while another address waits. */
+  maxConnectionsPerAddressSet: boolean;
   trustedProxies: string[];
   authTimeoutMs: number;
   log: LogSink;
+  /** Whether a request log line of this level is written (see `logLevel`). */
+  writesLevel: (level: LogLevel) => boolean;
   reload: (() => Promise<ReloadSummary>) | undefined;
   reloadRefused: () => string | undefined;
   ui: UiSources;
@@ -220,9 +232,11 @@ export function resolveOptions(options: HttpServeOptions, log: LogSink): Resolve
     maxConnections,
     // A quarter, as for a principal's share: no one address takes every connection, and a team behind one NAT fits.
     maxConnectionsPerAddress: positive("maxConnectionsPerAddress", options.maxConnectionsPerAddress ?? principalShare(maxConnections)),
+    maxConnectionsPerAddressSet: options.maxConnectionsPerAddress !== undefined,
     trustedProxies: options.trustedProxies ?? [],
     authTimeoutMs: positive("authTimeoutMs", options.authTimeoutMs ?? DEFAULTS.authTimeoutMs, 100),
     log,
+    writesLevel: levelFilter(options.logLevel),
     reload: options.reload,
     reloadRefused: options.reloadRefused ?? (() => undefined),
     ui: options.ui ?? {},
@@ -262,3 +276,10 @@ function resolveOAuth(oauth: OAuthOptions, publicUrl: string | undefined): OAuth
 }
 
 export type { LogRecord };
+
+function levelFilter(least: LogLevel | undefined): (level: LogLevel) => boolean {
+  if (least === undefined) return () => true;
+  const rank = LOG_LEVELS.indexOf(least);
+  if (rank < 0) throw new RangeError(`logLevel must be one of ${LOG_LEVELS.join(", ")} (got ${String(least)}).`);
+  return (level) => LOG_LEVELS.indexOf(level) <= rank;
+}

@@ -161,6 +161,8 @@ export class CodemuxHttpServer {
     this.#server.maxRequestsPerSocket = 10_000;
     this.#guard = new ConnectionGuard({
       maxPerAddress: this.options.maxConnectionsPerAddress,
+      // A limit set by the operator binds always; the default share is work-conserving, as for sessions.
+      ...(this.options.maxConnectionsPerAddressSet ? {} : { maxConnections: this.options.maxConnections }),
       trustedProxies: this.options.trustedProxies,
       authTimeoutMs: this.options.authTimeoutMs,
       onRefused: (reason) => this.metrics.counter("codemux_connections_refused_total", "").inc({ reason }),
@@ -381,9 +383,15 @@ export class CodemuxHttpServer {
       const status = res.headersSent ? res.statusCode : 499;
       this.metrics.counter("codemux_http_requests_total", "").inc({ route, status: String(status) });
       this.metrics.histogram("codemux_http_request_duration_seconds", "").observe({ route }, ms / 1000);
+      const level = status >= 500 ? "error" : "info";
+      // Built only when it will be written: at `logLevel` warn or error the access log costs nothing.
+      if (!this.options.writesLevel(level)) {
+        if (traced) endHttpSpan(traced, { method: req.method ?? "GET", route, path, status, principal });
+        return;
+      }
       let record: LogRecord = {
         time: new Date().toISOString(),
-        level: status >= 500 ? "error" : "info",
+        level,
         msg: "request",
         requestId,
         method: req.method,

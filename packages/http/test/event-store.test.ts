@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { bridgeRequest } from "../src/bridge";
 import { discardJsonEventsByDefault } from "../src/event-store";
-import { BoundedEventStore } from "../src/index";
+import { BoundedEventStore } from "../src/event-store";
 
 const note = (n: number): JSONRPCMessage => ({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: n } });
 

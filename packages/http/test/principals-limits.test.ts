@@ -165,6 +165,31 @@ describe("no principal takes every session slot", () => {
   });
 });
 
+describe("one principal alone, from one address, with the default limits", () => {
+  it("serves 50 SDK clients' sessions and their parallel calls with no refusal", async () => {
+    const s = await serve();
+    const clients: Client[] = [];
+    try {
+      for (let i = 0; i < 50; i++) {
+        const client = new Client({ name: `team-${i}`, version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: bearer(TOKENS.alice) } }));
+        clients.push(client);
+      }
+      const results = await Promise.all(
+        clients.map((client, i) => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: `${i}` } } })),
+      );
+      expect(results.map((r) => (r.content as Array<{ text: string }>)[0]?.text)).toEqual(clients.map((_, i) => `${i}`));
+      expect(s.http.sessions.held("token:alice")).toBe(50);
+      const metrics = s.http.metrics.render();
+      expect(metrics).not.toContain("codemux_sessions_rejected_total{");
+      expect(metrics).not.toContain('codemux_connections_refused_total{reason="per_address"}');
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await s.close();
+    }
+  });
+});
+
 describe("streams expire when idle", () => {
   it("closes an idle session whose GET stream is open, and a legacy SSE stream with no messages, and frees their places", async () => {
     const s = await serve({ sessionIdleMs: 300, maxSessions: 8 });
@@ -188,8 +213,8 @@ describe("streams expire when idle", () => {
 });
 
 /** What a connection past its address's limit is told. */
-const refusalOf = (address: string, max: number) =>
-  `Too many connections from ${address}: ${max} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
+const refusalOf = (address: string, max: number, open = max) =>
+  `Too many connections from ${address}: ${open} are open and none is idle (connections per address: ${max}). Retry shortly. If many clients share this address, raise http.limits.connectionsPerAddress in the config; behind a reverse proxy, start codemux with --trusted-proxy PROXY_ADDRESS so that each client counts on its own.`;
 
 /** Starts a REST call of m__slow on the connection without waiting for its answer: the connection stays busy meanwhile. */
 function startSlowCall(conn: Connection, headers: Record<string, string>): void {
@@ -260,6 +285,38 @@ describe("connection exhaustion", () => {
       expect(refused.status).toBe(429);
       expect(JSON.parse(refused.body).error.message).toBe(refusalOf("127.0.0.7", 2));
       expect(second.isClosed() || third.isClosed()).toBe(false);
+    } finally {
+      await close(s);
+    }
+  });
+
+  it("lets an address past its share borrow a free place while no other address needs it, takes it back for one that does, then stops lending", async () => {
+    // The default share of 8 connections is 2: an address borrows while the 2 places of a share stay free for others.
+    const s = await serve({ ...slow, maxConnections: 8 });
+    try {
+      expect(s.http.options.maxConnectionsPerAddress).toBe(2);
+      const busy = [];
+      for (let i = 0; i < 5; i++) {
+        const conn = await from(s, "127.0.0.9");
+        startSlowCall(conn, bearer(TOKENS.alice));
+        busy.push(conn);
+        await until(() => s.http.metrics.render().includes(`codemux_http_requests_in_flight ${i + 1}`));
+      }
+      // Its busy connections past its share of 2 and a sixth one are borrowed, and served.
+      const borrowed = await from(s, "127.0.0.9");
+      expect((await request(borrowed, "/v1/tools", bearer(TOKENS.alice))).status).toBe(200);
+      // Another address within its share needs the room kept for others: the idle borrowed connection is closed for it.
+      const other = await from(s, "127.0.0.10");
+      expect((await request(other, "/v1/tools", bearer(TOKENS.bob))).status).toBe(200);
+      await borrowed.closed;
+      expect(s.http.metrics.render()).toContain("codemux_connections_idle_closed_total 1");
+      other.socket.destroy();
+      await other.closed;
+      // From then on the share binds, although places are free again: its next connection is refused.
+      const refused = await request(await from(s, "127.0.0.9"), "/v1/tools", bearer(TOKENS.alice));
+      expect(refused.status).toBe(429);
+      expect(JSON.parse(refused.body).error.message).toBe(refusalOf("127.0.0.9", 2, 5));
+      expect(busy.some((conn) => conn.isClosed())).toBe(false);
     } finally {
       await close(s);
     }

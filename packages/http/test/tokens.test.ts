@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { TokenSet, parseTokenArg, parseTokenFile } from "../src/index";
+import { TokenSet, parseTokenArg, parseTokenFile } from "../src/tokens";
 
 describe("tokens", () => {
   it("reads name:token lines, comments and JSON", () => {

@@ -18,11 +18,14 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { requestCancel } from "./cancel-request";
 import { JobsError } from "./errors";
-import { compactJournal, INLINE_RESULT_BYTES, isExpired, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
-import { seconds } from "./format";
+import { compactJournal, INLINE_RESULT_BYTES, journalPaths, JournalWriter, loadJournal, segmentAlive } from "./journal";
 import { CancelRequests, JobFiles } from "./job-files";
 import { SharedJobPlaces } from "./job-places";
-import { boundedRequest, errorText, isCarrier, portable, PORTABLE_KINDS, type PortableRunner, type QueuedPayload } from "./portable";
+import type { LiveJob } from "./live-job";
+import { LocalQueue } from "./local-queue";
+import { boundedRequest, errorText, isCarrier, portable, type PortableRunner } from "./portable";
+import { Retention } from "./retention";
+import { SharedQueue, type TakenJob } from "./shared-queue";
 import { SharedRecords, SHARE_TTL_SLACK_MS } from "./shared-records";
 import { argsDigest, callCounts, MAX_TRANSCRIPT_BYTES, parseTranscript, readTranscript, resultSize, TranscriptWriter, type TranscriptRead } from "./transcript";
 import { endJobSpan, inJobSpan, jobOrigin, startJobSpan } from "./tracing";
@@ -30,21 +33,13 @@ import { TERMINAL, type JobProgress, type JobRecord, type JobStatus, type Journa
 
 export const DEFAULT_MAX_CONCURRENT = 4;
 export const DEFAULT_MAX_QUEUED = 50;
-export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Progress lines are journaled at most this often per job (the last one is always in the end line). */
 const PROGRESS_JOURNAL_MS = 1_000;
-const EXPIRY_SWEEP_MS = 60 * 60 * 1000;
 const FOREIGN_REFRESH_MS = 2_000;
 /** A job waits this long in the shared queue for an instance with room, by default; then it ends failed, never run. */
 const DEFAULT_MAX_WAIT_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_RUN_MS = 30 * 60 * 1000;
-const TAKEN_NEVER_RAN =
-  "No codemux instance ran this job: it left the shared queue without an instance claiming it (the one that took it stopped first); it never ran: submit it again.";
 const TAKEN_STOPPED = "The codemux instance that took this job from the shared queue stopped before it started it; it never ran: submit it again.";
-/** A principal's jobs read from the shared records at most. */
-const MAX_SHARED_LISTED = 200;
-/** Ids of one `jobs` request read from the share one by one at most (output takes 20). */
-const MAX_IDS_READ = 20;
 const SHARED_WAIT_POLL_MS = 500;
 
 /**
@@ -98,26 +93,6 @@ export interface JobManagerOptions {
   now?: () => number;
 }
 
-/** A job this process runs (or queues). */
-interface LiveJob {
-  record: JobRecord;
-  work: BackgroundWork;
-  controller: AbortController;
-  transcript: TranscriptWriter;
-  done: Promise<void>;
-  resolve: () => void;
-  seq: number;
-  progressWrittenAt: number;
-  /** The session id inner calls carry when the job made its own session (the agent). */
-  callSession?: string;
-  /** The trace context of the request that started it, when tracing: its span links there. */
-  origin: Record<string, string> | undefined;
-  /** Set when it came through the shared queue. */
-  shared?: boolean;
-  /** Taken from the shared queue: BullMQ holds it as this instance's until it ends here, so it cannot be handed back. */
-  taken?: boolean;
-}
-
 /** What recovery found at open: jobs of a previous run that had not finished, now `interrupted`. */
 export interface RecoveryReport {
   loaded: number;
@@ -146,18 +121,16 @@ export class JobManager implements JobRunner {
   readonly paths: ReturnType<typeof journalPaths>;
   readonly #jobs = new Map<string, JobRecord>();
   readonly #live = new Map<string, LiveJob>();
-  readonly #queue: LiveJob[] = [];
+  readonly #local: LocalQueue<LiveJob>;
   #draining = false;
-  readonly #running = new Set<LiveJob>();
   readonly #bySignal = new WeakMap<AbortSignal, LiveJob>();
   readonly #bySession = new Map<string, LiveJob>();
   #opening: Promise<RecoveryReport> | undefined;
   readonly #principalLimits: Record<string, JobLimits>;
   readonly #jobsAtOnce: ((session: SessionInfo) => number | undefined) | undefined;
   readonly #redactor: JournalRedactor | undefined;
-  readonly #retentionFor: ((principal: string) => number | undefined) | undefined;
+  readonly #retention: Retention;
   #writer: JournalWriter | undefined;
-  #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #refreshedAt = 0;
   readonly #files: JobFiles;
@@ -165,11 +138,9 @@ export class JobManager implements JobRunner {
   readonly #share: JobShare | undefined;
   readonly #records: SharedRecords | undefined;
   readonly #places: SharedJobPlaces | undefined;
-  #sharedQueue: { queue: JobQueue; run: PortableRunner } | undefined;
-  readonly #maxWaitMs: number;
+  /** Set with `share`: the shared queue once `shareQueue` attaches one. */
+  readonly #shared: SharedQueue | undefined;
   readonly #maxRunMs: number;
-  /** Jobs this instance put in the shared queue, each with the timer that ends it if no instance takes it in time. */
-  readonly #waitTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(options: JobManagerOptions) {
     this.dir = options.dir;
@@ -187,18 +158,28 @@ export class JobManager implements JobRunner {
     });
     this.logger = options.logger ?? silentLogger;
     this.maxConcurrent = Math.max(1, options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
+    this.#local = new LocalQueue(this.maxConcurrent);
     this.maxQueued = Math.max(0, options.maxQueued ?? DEFAULT_MAX_QUEUED);
     this.maxQueuedPerPrincipal = Math.max(1, options.maxQueuedPerPrincipal ?? Math.max(2, Math.floor(this.maxQueued / 4)));
     this.#principalLimits = options.principalLimits ?? {};
     this.#jobsAtOnce = options.jobsAtOnce;
     this.#redactor = options.redactor;
-    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-    this.#retentionFor = options.retentionFor;
     this.now = options.now ?? Date.now;
+    this.#retention = new Retention({
+      dir: options.dir,
+      logger: this.logger,
+      jobs: this.#jobs,
+      files: this.#files,
+      writer: () => this.#writer,
+      now: () => this.now(),
+      retentionMs: options.retentionMs,
+      retentionFor: options.retentionFor,
+    });
+    this.retentionMs = this.#retention.retentionMs;
     this.#share = options.share;
     this.#records = options.share ? new SharedRecords(options.share, this.logger, (record) => this.retentionOf(record) + SHARE_TTL_SLACK_MS) : undefined;
     this.#places = options.slots ? new SharedJobPlaces(options.slots) : undefined;
-    this.#maxWaitMs = Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    this.#shared = options.share ? this.#sharedQueueOn(options.share, Math.max(1, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS)) : undefined;
     this.#maxRunMs = Math.max(1, options.maxRunMs ?? DEFAULT_MAX_RUN_MS);
     this.#share?.onCancel((id, by) => {
       const live = this.#live.get(id);
@@ -271,49 +252,28 @@ export class JobManager implements JobRunner {
     if (interrupted.length) this.logger.info(`jobs: ${interrupted.length} job(s) of a previous run were interrupted: ${interrupted.slice(0, 10).join(", ")}`);
     let compacted: RecoveryReport["compacted"];
     try {
-      compacted = await compactJournal(this.dir, loaded, { now, drop: (job) => this.#expired(job, now), logger: this.logger, keep: this.#writer.file });
+      compacted = await compactJournal(this.dir, loaded, {
+        now,
+        drop: (job) => this.#retention.expired(job, now),
+        logger: this.logger,
+        keep: this.#writer.file,
+      });
     } catch (error) {
       this.logger.warn(`jobs: journal compaction failed (${(error as Error).message}); it is tried again at the next start.`);
     }
-    for (const job of loaded.jobs.values()) if (!this.#expired(job, now)) this.#jobs.set(job.id, job);
+    for (const job of loaded.jobs.values()) if (!this.#retention.expired(job, now)) this.#jobs.set(job.id, job);
     for (const job of retaken) {
       job.inSharedQueue = true;
       delete job.taken;
       await this.#writer.append({ t: "handed", id: job.id, ts: now }, { sync: true });
-      await this.#handBackTaken(job).catch((error: unknown) => {
+      await this.#shared?.handBackTaken(job).catch((error: unknown) => {
         this.logger.warn(`jobs: cannot hand ${job.id} back to the shared queue (${(error as Error).message}); any instance ends it once its wait is over.`);
       });
       handed.push(job);
     }
-    for (const job of handed) void this.#adoptHanded(job);
-    this.#sweepTimer = setInterval(() => void this.#sweep(), EXPIRY_SWEEP_MS);
-    this.#sweepTimer.unref();
+    for (const job of handed) void this.#shared?.adoptHanded(job);
+    this.#retention.startSweeping();
     return { loaded: this.#jobs.size, interrupted, skippedLines: loaded.skipped.reduce((n, s) => n + s.lines, 0), ...(compacted ? { compacted } : {}) };
-  }
-
-  /**
-   * A job a previous run of this instance took from the shared queue and stopped before starting: its record says it waits
-   * again (unless it moved on meanwhile), and the queue hands it out once that run's lock lapses.
-   */
-  async #handBackTaken(job: JobRecord): Promise<void> {
-    const share = this.#share;
-    if (!share) return;
-    const text = await share.get(job.id);
-    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
-    if (!shared || shared.principal !== job.principal || shared.status !== "queued" || shared.inSharedQueue || shared.instance !== share.instanceId) return;
-    const ttlMs = this.retentionOf(shared) + SHARE_TTL_SLACK_MS;
-    const back: JobRecord = { ...shared, inSharedQueue: true };
-    await share.put({ id: job.id, principal: job.principal, createdAt: job.createdAt, record: JSON.stringify(back), ttlMs });
-  }
-
-  /** A job a previous run of this instance handed to the shared queue: its shared record is the truth; still waiting, it is watched again. */
-  async #adoptHanded(job: JobRecord): Promise<void> {
-    job.instance = this.#share?.instanceId;
-    const text = await this.#share?.get(job.id).catch(() => undefined);
-    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
-    if (shared && shared.id === job.id && shared.principal === job.principal && !this.#live.has(job.id)) this.#jobs.set(job.id, shared);
-    const now = shared ?? job;
-    if (now.status === "queued" && now.inSharedQueue) this.#watchShared(now);
   }
 
   /** Starts (or queues) work; resolves once the job is journaled, with its id and queue position. */
@@ -338,12 +298,13 @@ export class JobManager implements JobRunner {
 
   async #begin(id: string, work: BackgroundWork, options: { callSession?: string }): Promise<{ id: string; position?: number }> {
     const { principal } = work.session;
-    const toShared = this.#sharedQueue !== undefined && this.#running.size >= this.maxConcurrent && portable(work);
+    const sharedQueue = this.#shared?.attached?.queue;
+    const toShared = sharedQueue !== undefined && !this.#local.hasSlot() && portable(work);
     if (toShared) {
       // What this instance put in the shared queue counts against the same limits: one principal cannot fill Redis. Redis down: counted as known.
       await this.refreshShared(principal).catch(() => undefined);
       this.#checkQueueRoom(principal);
-    } else if (this.#running.size >= this.maxConcurrent) this.#checkQueueRoom(principal);
+    } else if (!this.#local.hasSlot()) this.#checkQueueRoom(principal);
     const record: JobRecord = {
       id,
       kind: work.kind,
@@ -358,7 +319,7 @@ export class JobManager implements JobRunner {
       toolCalls: 0,
       inFlight: 0,
     };
-    if (toShared && this.#sharedQueue) return this.#queueShared(this.#sharedQueue.queue, record, work);
+    if (toShared) return this.#queueShared(sharedQueue, record, work);
     const live = this.#liveJob(record, work);
     if (options.callSession) {
       live.callSession = options.callSession;
@@ -369,12 +330,11 @@ export class JobManager implements JobRunner {
     const { description, kind, request, pid, session } = record;
     await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
     await this.#publish(record);
-    if (this.#running.size < this.maxConcurrent) {
+    if (this.#local.hasSlot()) {
       this.#launch(live);
       return { id };
     }
-    this.#queue.push(live);
-    return { id, position: this.#queue.length };
+    return { id, position: this.#local.enqueue(live) };
   }
 
   /**
@@ -382,12 +342,34 @@ export class JobManager implements JobRunner {
    * instance takes queued jobs (its own or others') while it has room. `run` runs a taken job's request.
    */
   shareQueue(queue: JobQueue, run: PortableRunner): void {
-    this.#sharedQueue = { queue, run };
-    queue.work({ concurrency: this.maxConcurrent, hasRoom: () => this.#hasRoom(), run: (id, payload) => this.#takeShared(id, payload) });
+    if (!this.#shared) throw new JobsError("BAD_REQUEST", "A shared job queue needs the shared job records too: give the jobs the `share` option.");
+    this.#shared.attach(queue, run, { concurrency: this.maxConcurrent, hasRoom: () => this.#hasRoom() });
   }
 
   #hasRoom(): boolean {
-    return !this.#closed && !this.#draining && this.#running.size < this.maxConcurrent && this.#queue.length === 0;
+    return !this.#closed && !this.#draining && this.#local.hasSlot() && this.#local.waiting === 0;
+  }
+
+  /** The shared queue's side of this manager: its records, its journal, and running a job it took. */
+  #sharedQueueOn(share: JobShare, maxWaitMs: number): SharedQueue {
+    return new SharedQueue(
+      {
+        share,
+        logger: this.logger,
+        jobs: this.#jobs,
+        live: this.#live,
+        now: () => this.now(),
+        journal: async (event) => {
+          await this.#writer?.append(event, { sync: true });
+        },
+        publish: (record, options) => this.#publish(record, options),
+        releasePlace: (principal, id) => this.#places?.release(principal, id),
+        retentionOf: (job) => this.retentionOf(job),
+        runsElsewhere: (job) => this.#runsElsewhere(job),
+        runTaken: (record, taken) => this.#runTaken(record, taken),
+      },
+      { maxWaitMs },
+    );
   }
 
   /** Journals a job as created here and queues it for any instance; the instance that takes it publishes it as its own. */
@@ -396,14 +378,14 @@ export class JobManager implements JobRunner {
     const { id, description, kind, request, pid, session, principal } = record;
     await this.#writer?.append({ t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid }, { sync: true });
     try {
-      await this.#addShared(queue, record, work);
+      await (this.#shared as SharedQueue).add(queue, record, work);
       return { id };
     } catch (error) {
       // Redis down: the job needs no shared state to run, so it waits for a slot here, as calls that need none go on.
       this.logger.warn(`jobs: cannot queue ${id} in the shared queue (${(error as Error).message}); it waits for a slot on this instance.`);
       const live = this.#liveJob(record, work);
       this.#live.set(id, live);
-      this.#queue.push(live);
+      this.#local.enqueue(live);
       try {
         this.#checkQueueRoom(principal, live);
       } catch (refusal) {
@@ -411,114 +393,21 @@ export class JobManager implements JobRunner {
         throw refusal;
       }
       this.#pump();
-      return TERMINAL.has(record.status) || record.status === "running" ? { id } : { id, position: this.#queue.indexOf(live) + 1 };
+      return TERMINAL.has(record.status) || record.status === "running" ? { id } : { id, position: this.#local.position(id) ?? 0 };
     }
   }
 
-  /**
-   * Puts a job in the shared queue: its record (published first, so a taker's own record is never
-   * overwritten by this one) says so, and a timer ends it if no instance takes it within the bound.
-   */
-  async #addShared(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<void> {
-    record.status = "queued";
-    record.inSharedQueue = true;
-    // The session goes without its peer: the taking instance has no connection to this client.
-    const { peer: _peer, ...sessionInfo } = work.session;
-    const origin = jobOrigin();
-    const payload: QueuedPayload = { record, request: work.request, session: sessionInfo, ...(origin ? { trace: origin } : {}) };
-    try {
-      // Its record first, so a taker finds it waiting; a taker that finds no record runs nothing.
-      await this.#publish(record, { strict: true });
-      await queue.add({ id: record.id, payload: JSON.stringify(payload) });
-    } catch (error) {
-      delete record.inSharedQueue;
-      // Published as waiting but not queued: the record says otherwise again (rewritten until Redis takes it).
-      void this.#publish(record);
-      throw error;
-    }
-    // Journaled before the client hears of it: a restart of this instance then leaves the job to whichever instance took it.
-    await this.#writer?.append({ t: "handed", id: record.id, ts: this.now() }, { sync: true });
-    this.#watchShared(record);
-  }
-
-  /** Ends a job waiting in the shared queue once it is past its bound, unless an instance took it. */
-  #watchShared(record: JobRecord): void {
-    clearTimeout(this.#waitTimers.get(record.id));
-    const timer = setTimeout(() => void this.#expireShared(record), Math.max(0, record.createdAt + this.#maxWaitMs - this.now()));
-    timer.unref();
-    this.#waitTimers.set(record.id, timer);
-  }
-
-  /** A job no instance took within the bound: out of the shared queue, ended failed for every instance to see. A taken one is left alone. */
-  async #expireShared(record: JobRecord): Promise<void> {
-    this.#waitTimers.delete(record.id);
-    if (!this.#sharedQueue || TERMINAL.has(record.status)) return;
-    const removed = await this.#sharedQueue.queue.remove(record.id).catch(() => undefined);
-    if (removed) return this.#endNeverRan(record, "failed", { error: this.#waitedTooLong() });
-    if (removed === undefined || !this.#share) return;
-    // Out of the queue: an instance took it, and its record says so from the moment it did. A record still waiting means the
-    // instance that took it stopped before it could claim it (or Redis lost the queue): no one runs it.
-    const text = await this.#share.get(record.id).catch(() => null);
-    if (text === null) return;
-    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
-    if (shared && !(shared.status === "queued" && (shared.inSharedQueue || !(await this.#claimerAlive(shared))))) return;
-    await this.#endNeverRan(record, "failed", { error: TAKEN_NEVER_RAN });
-  }
-
-  /** Whether the instance that claimed a job (taken, not started) still runs; true when it cannot be told. */
-  async #claimerAlive(record: JobRecord): Promise<boolean> {
-    if (record.instance === undefined || !this.#share) return false;
-    return this.#share.alive(record.instance).catch(() => true);
-  }
-
-  #waitedTooLong(): string {
-    return `No codemux instance had room for this job within ${seconds(this.#maxWaitMs)}; it never ran: submit it again when fewer jobs run.`;
-  }
-
-  /** Runs a job another instance (or this one) queued; resolves when it ends here. */
-  async #takeShared(id: string, text: string): Promise<void> {
-    const shared = this.#sharedQueue;
-    if (!shared) return;
-    let payload: QueuedPayload | undefined;
-    try {
-      payload = JSON.parse(text) as QueuedPayload;
-    } catch {
-      payload = undefined;
-    }
-    const { record: queued, request, session, trace } = payload ?? ({} as Partial<QueuedPayload>);
-    if (!queued || !request || !session || queued.id !== id || queued.principal !== session.principal || !PORTABLE_KINDS.has(queued.kind)) {
-      // Its record must not stay "queued": it ends, with why, where its id and principal can be told (else the queuer's bound ends it).
-      if (queued?.id === id && typeof queued.principal === "string") {
-        const error = "The codemux instance that took this job from the shared queue could not read its request; it never ran: submit it again.";
-        await this.#endNeverRan({ ...queued, instance: this.#share?.instanceId } as JobRecord, "failed", { error, journal: false });
-      }
-      return;
-    }
-    // Here already: its queuer's own run (its add looked failed), or taken before and handed out again.
-    if (this.#live.has(id)) return;
-    if (!(await this.#mayTake(queued))) return;
-    const { inSharedQueue: _waited, ...rest } = queued;
-    const record: JobRecord = {
-      ...rest,
-      pid: process.pid,
-      ...(this.#share ? { instance: this.#share.instanceId } : {}),
-      status: "queued",
-      toolCalls: 0,
-      inFlight: 0,
-    };
-    // Taken past its bound (the instance that queued it, whose timer would end it, is gone): it ends unrun.
-    if (this.now() - record.createdAt > this.#maxWaitMs) {
-      await this.#endNeverRan(record, "failed", { error: this.#waitedTooLong(), journal: false });
-      return;
-    }
-    const { description, kind, principal, pid } = record;
+  /** Runs a job taken from the shared queue (see SharedQueue); resolves when it ends here. */
+  async #runTaken(record: JobRecord, { request, session, trace }: TakenJob): Promise<void> {
+    const run = (this.#shared?.attached as { run: PortableRunner }).run;
+    const { id, description, kind, principal, pid } = record;
     // Journaled before it is claimed: restarted before it starts, this instance hands it back (it never ran).
     await this.#writer?.append(
       { t: "created", id, ts: record.createdAt, kind, description, principal, session: record.session, request: record.request, pid, taken: true },
       { sync: true },
     );
     // Claimed before it starts: a taker that dies now leaves the record saying so, and the queue hands the job out again once
-    // its lock lapses (#mayTake runs it then); once it started, it is never run again.
+    // its lock lapses (the shared queue's check runs it then); once it started, it is never run again.
     await this.#publish(record);
     const live = this.#liveJob(record, {
       kind: record.kind,
@@ -526,7 +415,7 @@ export class JobManager implements JobRunner {
       request,
       session,
       run: ({ signal, progress, job, jobRunMs }) =>
-        shared.run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
+        run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
     });
     live.origin = isCarrier(trace) ? trace : undefined;
     live.shared = true;
@@ -536,30 +425,9 @@ export class JobManager implements JobRunner {
     // The place the instance that queued it took (under its policy) is this one's to renew, and give back, now.
     if (this.#jobsAtOnce?.(session) !== undefined) this.#places?.hold(record.principal, id);
     // Taken in the instant the last slot filled: it waits here, first in line.
-    if (this.#running.size < this.maxConcurrent) this.#launch(live);
-    else this.#queue.unshift(live);
+    if (this.#local.hasSlot()) this.#launch(live);
+    else this.#local.enqueueFirst(live);
     await live.done;
-  }
-
-  /**
-   * Whether a job handed out by the shared queue is to run here, by its record: waiting, or taken by an instance that stopped
-   * before it started it (gone, or this one restarted). Not one that started anywhere, ended, or is gone (forgotten): the queue
-   * hands a job out again when its taker's lock lapses (it died, or Redis was away), and a started job never runs twice.
-   * A record that cannot be read (Redis away again) does not hold the job up.
-   */
-  async #mayTake(queued: JobRecord): Promise<boolean> {
-    const share = this.#share;
-    if (!share) return true;
-    let text: string | undefined;
-    try {
-      text = await share.get(queued.id);
-    } catch {
-      return true;
-    }
-    const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
-    if (!shared || shared.principal !== queued.principal || shared.status !== "queued") return false;
-    if (shared.inSharedQueue || shared.instance === undefined || shared.instance === share.instanceId) return true;
-    return !(await share.alive(shared.instance).catch(() => true));
   }
 
   #liveJob(record: JobRecord, work: BackgroundWork): LiveJob {
@@ -601,7 +469,7 @@ export class JobManager implements JobRunner {
 
   /** A job that would wait: refused when the queue is full, or when its principal already has its share waiting (`self` already in it not counted). */
   #checkQueueRoom(principal: string, self?: LiveJob): void {
-    const others: JobRecord[] = [...this.#queue.filter((job) => job !== self).map((job) => job.record), ...this.#sharedWaiting()];
+    const others: JobRecord[] = [...this.#local.waitingRecords(self), ...(this.#shared?.waiting() ?? [])];
     if (others.length >= this.maxQueued) {
       throw new JobsError(
         "QUEUE_FULL",
@@ -621,20 +489,6 @@ export class JobManager implements JobRunner {
     }
   }
 
-  /** The jobs this instance put in the shared queue that still wait there, as their records last said; the others' timers go. */
-  #sharedWaiting(): JobRecord[] {
-    const waiting: JobRecord[] = [];
-    for (const [id, timer] of this.#waitTimers) {
-      const job = this.#jobs.get(id);
-      if (job?.status === "queued" && job.inSharedQueue) waiting.push(job);
-      else {
-        clearTimeout(timer);
-        this.#waitTimers.delete(id);
-      }
-    }
-    return waiting;
-  }
-
   /** What the journal keeps of a request: redacted, or only its digest when no redactor was given. */
   #journaled(request: Record<string, unknown>): Record<string, unknown> {
     if (!this.#redactor) return { argsSha256: argsDigest(request) };
@@ -648,11 +502,11 @@ export class JobManager implements JobRunner {
 
   #launch(live: LiveJob): void {
     const { record } = live;
-    this.#running.add(live);
+    this.#local.started(live);
     record.status = "running";
     record.startedAt = this.now();
     this.#bySignal.set(live.controller.signal, live);
-    this.#sharedQueue?.queue.roomChanged();
+    this.#shared?.roomChanged();
     void this.#writer?.append({ t: "started", id: record.id, ts: record.startedAt }, { sync: true });
     void this.#publish(record);
     if (!this.#closed) this.#cancels.watch();
@@ -692,9 +546,7 @@ export class JobManager implements JobRunner {
   async #finish(live: LiveJob, status: TerminalStatus, fields: { result?: ToolResult; error?: string; by?: string }): Promise<void> {
     const { record } = live;
     if (TERMINAL.has(record.status)) return;
-    const wasRunning = this.#running.delete(live);
-    const queued = this.#queue.indexOf(live);
-    if (queued >= 0) this.#queue.splice(queued, 1);
+    const { wasRunning, wasWaiting } = this.#local.remove(live);
     record.status = status;
     record.endedAt = this.now();
     this.#places?.release(record.principal, record.id);
@@ -703,8 +555,8 @@ export class JobManager implements JobRunner {
     if (status !== "completed" && status !== "failed") live.controller.abort(new JobsError("BAD_REQUEST", `Job ${record.id} was ${status}.`));
     if (live.callSession) this.#bySession.delete(live.callSession);
     // The slot is free at once: a cancelled run that ignores its signal does not hold the queue up.
-    if (wasRunning || queued >= 0) this.#pump();
-    this.#sharedQueue?.queue.roomChanged();
+    if (wasRunning || wasWaiting) this.#pump();
+    this.#shared?.roomChanged();
     let inline = fields.result;
     if (fields.result) {
       const json = JSON.stringify(fields.result);
@@ -751,50 +603,15 @@ export class JobManager implements JobRunner {
    * one whose instance is gone is `interrupted`. Jobs this instance runs are its own to tell.
    */
   async refreshShared(principal: string, ids: string[] = []): Promise<void> {
-    if (!this.#share) return;
-    const share = this.#share;
-    const now = this.now();
-    const texts = await share.list(principal, MAX_SHARED_LISTED);
-    // Asked for by id, a job older than the listed ones (or one this instance never heard of) is read by its own key.
-    const listed = new Set(texts.map((text) => (JSON.parse(text) as JobRecord).id));
-    for (const id of ids.slice(0, MAX_IDS_READ)) {
-      const known = this.#jobs.get(id);
-      if (listed.has(id) || this.#live.has(id) || (known && TERMINAL.has(known.status))) continue;
-      const text = await share.get(id);
-      if (text !== undefined) texts.push(text);
-    }
-    for (const text of texts) {
-      const record = JSON.parse(text) as JobRecord;
-      const waiting = record.status === "queued" && record.inSharedQueue === true;
-      if (record.principal !== principal || typeof record.id !== "string" || !(this.#runsElsewhere(record) || waiting)) continue;
-      // A job taken here from the shared queue may still have its queuer's record in Redis for an instant: this instance's own is the truth.
-      if (this.#live.has(record.id)) continue;
-      // Waiting in the shared queue, it belongs to no instance yet (the one that queued it may be gone); past its bound it ends.
-      // Taken but not started (its taker may have stopped: the queue hands it out again), it too ends past its bound.
-      if (record.status === "queued") {
-        if (now - record.createdAt > this.#maxWaitMs) await this.#expireShared(record);
-      } else if (!TERMINAL.has(record.status) && (record.instance === undefined || !(await this.#share.alive(record.instance)))) {
-        record.status = "interrupted";
-        record.endedAt = now;
-        record.error = `the codemux instance that ran this job (${record.instance ?? "unknown"}) is gone; ${record.toolCalls} call(s) had completed.`;
-        await this.#publish(record);
-      }
-      this.#jobs.set(record.id, record);
-    }
+    await this.#shared?.refresh(principal, ids);
   }
 
-  /** Fills free slots: the next job is the oldest of the principal running the fewest, so one principal's backlog never holds the others' jobs back. */
+  /** Fills free slots, in the local queue's order. */
   #pump(): void {
-    while (!this.#closed && this.#running.size < this.maxConcurrent && this.#queue.length > 0) {
-      const running = new Map<string, number>();
-      for (const job of this.#running) running.set(job.record.principal, (running.get(job.record.principal) ?? 0) + 1);
-      let pick = 0;
-      for (let i = 1; i < this.#queue.length; i++) {
-        const candidate = this.#queue[i] as LiveJob;
-        if ((running.get(candidate.record.principal) ?? 0) < (running.get((this.#queue[pick] as LiveJob).record.principal) ?? 0)) pick = i;
-      }
-      const [next] = this.#queue.splice(pick, 1);
-      if (next) this.#launch(next);
+    while (!this.#closed) {
+      const next = this.#local.next();
+      if (!next) return;
+      this.#launch(next);
     }
   }
 
@@ -811,8 +628,7 @@ export class JobManager implements JobRunner {
 
   /** 1-based place in the queue of a queued job (jobs of principals running fewer may start before it). */
   position(id: string): number | undefined {
-    const index = this.#queue.findIndex((j) => j.record.id === id);
-    return index >= 0 ? index + 1 : undefined;
+    return this.#local.position(id);
   }
 
   /** This principal's jobs, newest first. */
@@ -851,11 +667,7 @@ export class JobManager implements JobRunner {
 
   /** How long this job stays after it ends: its principal's retention, else everyone's. */
   retentionOf(job: JobRecord): number {
-    return this.#retentionFor?.(job.principal) ?? this.retentionMs;
-  }
-
-  #expired(job: JobRecord, now: number): boolean {
-    return isExpired(job, now, this.retentionOf(job));
+    return this.#retention.of(job);
   }
 
   /**
@@ -866,33 +678,7 @@ export class JobManager implements JobRunner {
   async forget(principal: string): Promise<number> {
     await this.ready();
     for (const live of [...this.#live.values()]) if (live.record.principal === principal) await this.#finish(live, "cancelled", { by: "forget" });
-    const now = this.now();
-    const loaded = await loadJournal(this.dir, { logger: this.logger });
-    const ids = new Set<string>();
-    for (const job of [...this.#jobs.values(), ...loaded.jobs.values()]) if (job.principal === principal) ids.add(job.id);
-    // Counted by the process that journaled them (or any, for a process that is gone), so that processes sharing this folder count each once.
-    const alive = new Set(loaded.segments.filter((segment) => segmentAlive(segment, now)).map((segment) => segment.pid));
-    const counted = [...ids].filter((id) => {
-      const job = loaded.jobs.get(id);
-      return job !== undefined && (job.pid === process.pid || !alive.has(job.pid));
-    }).length;
-    for (const id of ids) {
-      this.#jobs.delete(id);
-      await this.#files.remove(id);
-    }
-    await this.#writer?.rewrite((event) => ids.has(event.id));
-    const compacted = await compactJournal(this.dir, loaded, {
-      now,
-      drop: (job) => ids.has(job.id) || this.#expired(job, now),
-      logger: this.logger,
-      ...(this.#writer ? { keep: this.#writer.file } : {}),
-    });
-    const stillThere = loaded.segments.some((s) => s.file !== this.#writer?.file && segmentAlive(s, now));
-    if (compacted === undefined && ids.size > 0 && stillThere)
-      this.logger.warn(
-        `jobs: another codemux process runs on ${this.dir}; jobs of "${principal}" it journaled stay until it stops and the journal is compacted.`,
-      );
-    return counted;
+    return this.#retention.forget(principal);
   }
 
   /** Cancels a queued or running job; a finished one is returned unchanged. Undefined when it is not this principal's. */
@@ -902,45 +688,11 @@ export class JobManager implements JobRunner {
     if (!job) return undefined;
     const live = this.#live.get(id);
     if (live) await this.#finish(live, "cancelled", { by });
-    else if (job.status === "queued" && this.#sharedQueue && !this.#runsElsewhere(job)) {
-      // Still waiting in the shared queue: out it goes; taken meanwhile: the instance that took it hears the cancel.
-      if (await this.#sharedQueue.queue.remove(id)) await this.#endNeverRan(job, "cancelled", { by });
-      else await this.#share?.cancel(id, by);
-    }
+    else if (job.status === "queued" && this.#shared?.attached && !this.#runsElsewhere(job)) await this.#shared.cancel(job, by);
     // A job another instance runs hears it on the shared channel; another process on this folder picks up the file.
     else if (!TERMINAL.has(job.status) && this.#runsElsewhere(job)) await this.#share?.cancel(id, by);
     else if (!TERMINAL.has(job.status)) await requestCancel(this.dir, id, by);
     return job;
-  }
-
-  /** A job out of the shared queue before any instance ran it (cancelled, or past its wait): ended here, for every instance to see. */
-  async #endNeverRan(job: JobRecord, status: "cancelled" | "failed", fields: { by?: string; error?: string; journal?: boolean }): Promise<void> {
-    clearTimeout(this.#waitTimers.get(job.id));
-    this.#waitTimers.delete(job.id);
-    delete job.inSharedQueue;
-    job.status = status;
-    job.endedAt = this.now();
-    this.#places?.release(job.principal, job.id);
-    if (fields.by !== undefined) job.by = fields.by;
-    if (fields.error !== undefined) job.error = fields.error;
-    this.#jobs.set(job.id, job);
-    const { by, error, journal = !this.#runsElsewhere(job) } = fields;
-    // Only the journal that has the job's creation gets its end: another instance's job is told through the share alone.
-    if (journal)
-      await this.#writer?.append(
-        {
-          t: "end",
-          id: job.id,
-          ts: job.endedAt,
-          status,
-          toolCalls: 0,
-          inFlight: 0,
-          ...(by !== undefined ? { by } : {}),
-          ...(error !== undefined ? { error } : {}),
-        },
-        { sync: true },
-      );
-    await this.#publish(job);
   }
 
   /** Waits until every listed job ends, the time passes or the signal aborts. */
@@ -1061,15 +813,6 @@ export class JobManager implements JobRunner {
     }
   }
 
-  async #sweep(): Promise<void> {
-    const now = this.now();
-    for (const job of [...this.#jobs.values()]) {
-      if (!this.#expired(job, now)) continue;
-      this.#jobs.delete(job.id);
-      await this.#files.remove(job.id);
-    }
-  }
-
   /**
    * SIGTERM's first step: takes no new jobs and hands the queued ones back. With a shared queue, a
    * job another instance can run goes there (still `queued`, for whichever instance has room); the
@@ -1080,23 +823,24 @@ export class JobManager implements JobRunner {
     if (this.#draining || this.#closed) return;
     this.#draining = true;
     // A draining instance takes nothing more from the shared queue.
-    this.#sharedQueue?.queue.roomChanged();
-    const queued = [...this.#queue];
+    this.#shared?.roomChanged();
+    const queued = this.#local.waitingJobs();
     await Promise.all(queued.map((job) => this.#handBack(job)));
   }
 
   async #handBack(live: LiveJob): Promise<void> {
-    const shared = this.#sharedQueue;
+    const shared = this.#shared;
+    const queue = shared?.attached?.queue;
     // A job taken from the shared queue is held there as this instance's until it ends: it ends here, saying so.
     if (live.taken) return this.#finish(live, "interrupted", { by: "drain", error: TAKEN_STOPPED });
-    if (shared && portable(live.work)) {
-      this.#queue.splice(this.#queue.indexOf(live), 1);
+    if (shared && queue && portable(live.work)) {
+      this.#local.remove(live);
       this.#live.delete(live.record.id);
       // A Redis just back may not have the queue's connection up yet: the drain's budget allows a few tries before giving up.
       const giveUpAt = Date.now() + HAND_BACK_WAIT_MS;
       for (;;) {
         try {
-          await this.#addShared(shared.queue, live.record, live.work);
+          await shared.add(queue, live.record, live.work);
           await live.transcript.close();
           live.resolve();
           return;
@@ -1121,11 +865,10 @@ export class JobManager implements JobRunner {
     await this.#opening?.catch(() => undefined);
     this.#closed = true;
     this.#cancels.stop();
-    clearInterval(this.#sweepTimer);
+    this.#retention.stop();
     this.#places?.close();
-    for (const timer of this.#waitTimers.values()) clearTimeout(timer);
+    this.#shared?.close();
     this.#records?.close();
-    this.#waitTimers.clear();
     const live = [...this.#live.values()];
     await Promise.all(
       live.map((job) => {

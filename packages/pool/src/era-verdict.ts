@@ -33,8 +33,21 @@ export function asPrior(era: RememberedEra): PriorDiscovery {
  * died on the probe is a 2025 one (rmcp-style); a remembered verdict the server refutes is dropped (undefined: probe again).
  */
 export function correctedVerdict(error: unknown, prior: RememberedEra | undefined, exited: boolean): RememberedEra | undefined | false {
-  if (prior === undefined) return exited && isStaleVerdict(error, undefined) ? { kind: "legacy", at: Date.now() } : false;
+  if (prior === undefined) {
+    if (exited && isStaleVerdict(error, undefined)) return { kind: "legacy", at: Date.now() };
+    // A 2025 opening refused for its version: the probe took a slow 2026 server for a 2025 one (see slowProbe).
+    return slowProbe(error, prior) ? undefined : false;
+  }
   return isStaleVerdict(error, prior.kind) ? undefined : false;
+}
+
+/**
+ * Whether an attempt with no verdict failed because its era probe gave up too soon: a server that answers the 2025 `initialize`
+ * with "unsupported protocol version" is a 2026-only one whose `server/discover` answer came after the probe's short wait
+ * (a slow start on a loaded machine). It is probed again with the whole connect time.
+ */
+export function slowProbe(error: unknown, prior: RememberedEra | undefined): boolean {
+  return prior === undefined && isStaleVerdict(error, "legacy");
 }
 
 /** What a 2025 server that exits on the probe may say first: rmcp's "expect initialized request, but received: ...". */

@@ -13,7 +13,7 @@ export type { LoginCallbackAnswer, LoginCallbacks } from "./auth/login-callbacks
 export { refusalOf, sendLoginPage } from "./auth/login-page";
 export { FileOAuthProvider } from "./auth/provider";
 export type { FileOAuthProviderOptions } from "./auth/provider";
-export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord, writeAuthRecord } from "./auth/store";
+export { authDirectory, deleteAuthRecord, listAuthRecords, principalAuthDirectory, readAuthRecord } from "./auth/store";
 export type { AuthRecord } from "./auth/store";
 export type { BackoffOptions } from "./backoff";
 export { parseInlineServers } from "./config/inline";
@@ -49,7 +49,7 @@ export type {
   ServerState,
   ServerStatus,
 } from "./connection";
-export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEPTH_VARIABLE } from "./defaults";
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from "./defaults";
 export type { RequestId, StreamRequests } from "./stream-requests";
 export {
   CallCancelledError,
@@ -71,7 +71,7 @@ export { getDownstreamSkill, listDownstreamSkills, readDownstreamSkill } from ".
 export type { DownstreamSkill, DownstreamSkills } from "./skills";
 export type { PoolOptions, PoolUpdate } from "./pool";
 export { redactConfig } from "./redact";
-export { childMarker, isCodemuxCommand, markSelf, spawnDepth } from "./self";
+export { isCodemuxCommand, markSelf, spawnDepth } from "./self";
 export { denyReason } from "./tool-filter";
 export type { TransportFactory } from "./transports";
 export type { TransportContext } from "./config/types";

@@ -12,7 +12,6 @@ import {
   parseConfig,
   principalAuthDirectory,
   readAuthRecord,
-  writeAuthRecord,
   type AuthRecord,
   type OAuthSettings,
   type ServerSpec,
@@ -26,6 +25,7 @@ import {
   type ProtectedServer,
   type ProtectedServerOptions,
 } from "./auth-fixture";
+import { writeAuthRecord } from "../src/auth/store";
 import { freePort, httpSpec, stdioSpec, textOf } from "./helpers";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

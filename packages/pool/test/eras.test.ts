@@ -113,6 +113,15 @@ describe("a downstream server's era over stdio (probe, then initialize)", () => 
     expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
   });
 
+  it("probes a 2026-only server again with the whole connect time when a slow start made the short probe take it for 2025", async () => {
+    const log = logFile(dirs);
+    // It reads nothing for 900 ms: the 300 ms probe gives up, the 2025 opening that follows is refused for its version.
+    const pool = await startPool([spec("late", [modernServerPath, "--legacy", "reject", "--delay-ms", "900", "--log", log])], { probeTimeoutMs: 300 });
+    expect(statusOf(pool, "late")).toMatchObject({ state: "ready", protocol: "2026-07-28", era: { kind: "modern" } });
+    expect(textOf(await pool.callTool("late", "echo", { text: "slow start" }))).toBe("slow start");
+    expect(pids(log)).toBe(2);
+  });
+
   it("takes a server silent to the probe for 2025 once the probe times out (probeTimeoutMs)", async () => {
     const log = logFile(dirs);
     const pool = await startPool([spec("s", [misbehavingServerPath, "--before-initialize", "silent", "--log", log])], { probeTimeoutMs: 300 });

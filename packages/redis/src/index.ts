@@ -11,5 +11,5 @@ export { RedisSkillShelf } from "./skills";
 export { RedisSlots } from "./slots";
 export { RedisForgetRequests, type ForgetAsk } from "./forget";
 export { InstanceRegistry, type InstanceRegistryOptions } from "./instances";
-export { DEFAULT_PREFIX, parseStoreSetting, redactUrl, type StoreSetting } from "./setting";
+export { parseStoreSetting, type StoreSetting } from "./setting";
 export { RedisStore, type RedisStoreOptions } from "./store";

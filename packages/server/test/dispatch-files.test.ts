@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Codemux, DISPATCH_TOOL_NAME, MAX_ARGUMENT_FILE_BYTES, createSessionServer, dispatchFilesOf, type DispatchFiles } from "../src/index";
+import { Codemux, DISPATCH_TOOL_NAME, createSessionServer, dispatchFilesOf, type DispatchFiles } from "../src/index";
+import { MAX_ARGUMENT_FILE_BYTES } from "../src/surfaces/dispatch-files";
 import { forgetResultFiles, writeResultFile } from "../src/surfaces/dispatch-files";
 import { config, misbehaving, textOf } from "./helpers";
 

@@ -1,6 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { CODE_HINTS, Codemux, MemoryStore, limitResult } from "../src/index";
+import { Codemux, MemoryStore } from "../src/index";
+import { CODE_HINTS } from "../src/render/hints";
+import { limitResult } from "../src/render/limit-result";
 import { estimateTokens } from "@codemux/core";
 import { config } from "./helpers";
 

@@ -37,7 +37,7 @@ interface Flags {
   ttlMs: number | undefined;
   /** Instructions of this many characters (`--instructions-chars N`), for tests of bounds; a short sentence when absent. */
   instructionsChars: number | undefined;
-  /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one. */
+  /** Over HTTP, wait this long before answering each request (`--delay-ms N`): a slow server, not a silent one; over stdio, before reading stdin at all (a slow start). */
   delayMs: number;
   /** Declares listChanged for tools, resources and prompts, and publishes each change it makes (`--list-changed`). */
   listChanged: boolean;
@@ -326,6 +326,7 @@ async function serveHttp(port: number): Promise<void> {
 
 if (flags.http !== undefined) await serveHttp(flags.http);
 else {
+  if (flags.delayMs) await new Promise((resolve) => setTimeout(resolve, flags.delayMs));
   // A second reader of stdin sees the same lines as the SDK's: the log only.
   let rest = "";
   process.stdin.on("data", (chunk: Buffer) => {

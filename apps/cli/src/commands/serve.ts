@@ -422,8 +422,9 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(settings.maxConnectionsPerAddress ? { maxConnectionsPerAddress: settings.maxConnectionsPerAddress } : {}),
       ...(settings.maxSessionsPerPrincipal ? { maxSessionsPerPrincipal: settings.maxSessionsPerPrincipal } : {}),
       ...(settings.principalLimits ? { principalLimits: settings.principalLimits } : {}),
-      // --log-level warn keeps the access log (info) out, and error keeps only failures.
+      // --log-level warn keeps the access log (info) out, and error keeps only failures; lines left out are not built.
       log: levelSink(level),
+      logLevel: level,
       ...(globals.mode ? { mode: globals.mode } : {}),
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),

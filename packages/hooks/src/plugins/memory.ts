@@ -1,8 +1,7 @@
 import { callLine, defineMetaTool, globMatcher, type MetaTool, type ToolResult } from "@codemux/core";
-import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Plugin, PluginCall, PluginInitContext } from "../types";
+import { MemoryFiles } from "./memory-files";
 
 export interface MemoryPluginOptions {
   /** Tools whose answers are remembered (`server__tool` globs); every tool by default. */
@@ -47,55 +46,14 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
   const remembered = options.tools?.length ? globMatcher(options.tools) : () => true;
   let ctx: PluginInitContext | undefined;
   let dir = options.dir ?? "";
-  const loaded = new Map<string, Promise<Memory[]>>();
-  /** One write at a time per principal, in order: the file always holds a whole, recent list. */
-  const writing = new Map<string, Promise<void>>();
-  const fileOf = (principal: string) => join(dir, `${createHash("sha256").update(principal).digest("hex").slice(0, 32)}.json`);
+  const files = new MemoryFiles<Memory>({ dir: () => dir, maxEntries, warn: (message) => ctx?.logger.warn(message) });
   const ttlOf = (principal: string) => options.ttlMs ?? ctx?.retentionMs?.("audit", principal);
 
   const load = async (principal: string): Promise<Memory[]> => {
     const now = ctx?.clock() ?? Date.now();
     // Shared (Redis): read afresh each time, since any instance may have added some.
     if (ctx?.sharedLists) return fresh((await ctx.sharedLists.read(principal, maxEntries)).flatMap(memoryOf), ttlOf(principal), now);
-    let list = loaded.get(principal);
-    if (!list) {
-      list = readFile(fileOf(principal), "utf8").then(
-        (text) => {
-          const parsed = JSON.parse(text) as unknown;
-          return Array.isArray(parsed) ? (parsed as Memory[]).slice(0, maxEntries) : [];
-        },
-        () => [],
-      );
-      loaded.set(principal, list);
-    }
-    return fresh(await list, ttlOf(principal), now);
-  };
-  const save = (principal: string, memories: Memory[]): Promise<void> => {
-    loaded.set(principal, Promise.resolve(memories));
-    const file = fileOf(principal);
-    const next = (writing.get(principal) ?? Promise.resolve()).then(async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      // Written whole and renamed over: a crash leaves the last list, never half of one.
-      await writeFile(`${file}.tmp`, JSON.stringify(memories), { mode: 0o600 });
-      await rename(`${file}.tmp`, file);
-    });
-    const settled = next.catch((error: Error) => ctx?.logger.warn(`memory: could not keep a memory (${error.message})`));
-    writing.set(principal, settled);
-    return settled;
-  };
-  /** One change of a principal's list at a time: two calls ending together each add their memory, neither over the other's. */
-  const updating = new Map<string, Promise<unknown>>();
-  const update = <T>(principal: string, change: (memories: Memory[]) => { next: Memory[]; value: T }): Promise<T> => {
-    const done = (updating.get(principal) ?? Promise.resolve()).then(async () => {
-      const { next, value } = change(await load(principal));
-      await save(principal, next);
-      return value;
-    });
-    updating.set(
-      principal,
-      done.catch(() => undefined),
-    );
-    return done;
+    return fresh(await files.load(principal), ttlOf(principal), now);
   };
 
   const recall: MemoryPlugin["recall"] = async (principal, { query, limit } = {}) => {
@@ -108,7 +66,44 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
     return found.slice(0, Math.min(MAX_RECALL, Math.max(1, limit ?? 10)));
   };
 
-  const memoryTool = defineMetaTool<{ action?: string; query?: string; limit?: number }>({
+  const forget = async (principal: string): Promise<number> => {
+    if (ctx?.sharedLists) return await ctx.sharedLists.clear(principal);
+    const count = await files.update(principal, (memories) => ({ next: [], value: memories.length }), load);
+    await files.remove(principal);
+    return count;
+  };
+
+  return {
+    name: "memory",
+    // Runs last on the way out, so it keeps what the client is answered (after redact and summarize).
+    priority: 1_000,
+    metaTools: [memoryMetaTool(recall, forget)],
+    init(init) {
+      ctx = init;
+      dir ||= join(init.dataDir, "memory");
+    },
+    async afterCall(call: PluginCall, result: ToolResult) {
+      if (result.isError || !remembered(call.name)) return;
+      const memory = memoryOfAnswer(call, result, { maxChars, now: ctx?.clock() ?? Date.now() });
+      const lists = ctx?.sharedLists;
+      // One atomic push in a shared list: two instances remembering at once each keep theirs. A failure costs the memory, never the call.
+      if (lists)
+        await lists
+          .push(call.principal, JSON.stringify(memory), { max: maxEntries, ttlMs: ttlOf(call.principal) })
+          .catch((error: Error) => ctx?.logger.warn(`memory: could not keep a memory (${error.message})`));
+      else await files.update(call.principal, (memories) => ({ next: [memory, ...memories].slice(0, maxEntries), value: undefined }), load);
+    },
+    forget,
+    recall,
+    async close() {
+      await files.close();
+    },
+  };
+}
+
+/** The `memory` meta-tool: recall and forget, on the caller's own memories only. */
+function memoryMetaTool(recall: MemoryPlugin["recall"], forget: (principal: string) => Promise<number>): MetaTool {
+  return defineMetaTool<{ action?: string; query?: string; limit?: number }>({
     name: "memory",
     description:
       "Recall what tools answered before (yours only): action recall {query?, limit?} finds remembered answers, newest first; forget deletes them all.",
@@ -132,47 +127,14 @@ export function memoryPlugin(options: MemoryPluginOptions = {}): MemoryPlugin {
       return { content: [{ type: "text", text: JSON.stringify({ memories }) }], structuredContent: { memories } };
     },
   });
+}
 
-  const forget = async (principal: string): Promise<number> => {
-    if (ctx?.sharedLists) return await ctx.sharedLists.clear(principal);
-    const count = await update(principal, (memories) => ({ next: [], value: memories.length }));
-    await rm(fileOf(principal), { force: true });
-    return count;
-  };
-
-  return {
-    name: "memory",
-    // Runs last on the way out, so it keeps what the client is answered (after redact and summarize).
-    priority: 1_000,
-    metaTools: [memoryTool],
-    init(init) {
-      ctx = init;
-      dir ||= join(init.dataDir, "memory");
-    },
-    async afterCall(call: PluginCall, result: ToolResult) {
-      if (result.isError || !remembered(call.name)) return;
-      const text = result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
-      const kept = text.length > maxChars ? `${text.slice(0, maxChars)}… (${text.length - maxChars} more characters not kept)` : text;
-      const memory: Memory = {
-        at: new Date(ctx?.clock() ?? Date.now()).toISOString(),
-        tool: call.name,
-        call: callLine(call.name, call.arguments).slice(0, 200),
-        text: kept,
-      };
-      const lists = ctx?.sharedLists;
-      // One atomic push in a shared list: two instances remembering at once each keep theirs. A failure costs the memory, never the call.
-      if (lists)
-        await lists
-          .push(call.principal, JSON.stringify(memory), { max: maxEntries, ttlMs: ttlOf(call.principal) })
-          .catch((error: Error) => ctx?.logger.warn(`memory: could not keep a memory (${error.message})`));
-      else await update(call.principal, (memories) => ({ next: [memory, ...memories].slice(0, maxEntries), value: undefined }));
-    },
-    forget,
-    recall,
-    async close() {
-      await Promise.all(writing.values());
-    },
-  };
+/** What is remembered of one answer: when, the call in one line, and its text, cut at `maxChars` with a note. */
+function memoryOfAnswer(call: PluginCall, result: ToolResult, options: { maxChars: number; now: number }): Memory {
+  const { maxChars } = options;
+  const text = result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
+  const kept = text.length > maxChars ? `${text.slice(0, maxChars)}… (${text.length - maxChars} more characters not kept)` : text;
+  return { at: new Date(options.now).toISOString(), tool: call.name, call: callLine(call.name, call.arguments).slice(0, 200), text: kept };
 }
 
 /** The memory a shared list item holds (bounded), or none when it is not one. */

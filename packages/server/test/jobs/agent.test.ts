@@ -1,8 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type CallToolResult, CreateMessageRequestSchema, type CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseToolBlocks } from "../src/index";
-import { connect, textOf, type Harness } from "./helpers";
+import { connect, textOf, type Harness } from "./harness";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -149,11 +148,5 @@ describe("agent: a sub-agent on the client's model through sampling", () => {
     const refused = await h.client.callTool({ name: "agent", arguments: { prompt: "anything" } }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: -32602, message: expect.stringMatching(/Unknown tool "agent": this client is offered search_tools, /) });
     expect((refused as Error).message.split("offered")[1]).not.toContain("agent");
-  });
-
-  it("reads text-protocol blocks, and reports a malformed one instead of running it", () => {
-    const blocks = parseToolBlocks('```tool\n{"name":"search_tools","arguments":{"query":"x"}}\n```\n```tool\nnot json\n```');
-    expect(blocks[0]).toEqual({ id: "t1", name: "search_tools", input: { query: "x" } });
-    expect(blocks[1]).toMatchObject({ id: "t2", error: expect.stringMatching(/not valid JSON/) });
   });
 });

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, jobId, textOf, type Harness } from "./helpers";
+import { connect, jobId, textOf, type Harness } from "./harness";
 
 // A short foreground limit (the sandbox's cap) keeps these fast: the slow tool waits past it, the loop computes past it.
 const FOREGROUND_MS = 400;

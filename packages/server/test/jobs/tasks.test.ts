@@ -4,8 +4,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { rm } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { createJobs, type Jobs } from "../src/index";
-import { config, misbehaving, tempDir, textOf } from "./helpers";
+import { createJobs, type Jobs } from "@codemux/jobs";
+import { config, misbehaving, tempDir, textOf } from "./harness";
 
 let cleanup: (() => Promise<void>) | undefined;
 const statuses: string[] = [];

@@ -2,8 +2,8 @@ import { Codemux } from "@codemux/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobsListing } from "../src/index";
-import { config, connect, type Harness } from "./helpers";
+import { jobsListing } from "@codemux/jobs";
+import { config, connect, type Harness } from "./harness";
 
 /**
  * The upfront tool list in mode code as `codemux serve` runs it (skills and jobs on), the fixed cost every

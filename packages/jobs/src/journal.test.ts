@@ -1,9 +1,12 @@
 import type { SessionInfo } from "@codemux/core";
-import { appendFile, readdir, rm, stat } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { JobManager, loadJournal } from "../src/index";
-import { tempDir } from "./helpers";
+import { JobManager } from "./job-manager";
+import { loadJournal } from "./journal";
+
+const tempDir = () => mkdtemp(join(tmpdir(), "codemux-jobs-"));
 
 const session: SessionInfo = { id: "s1", principal: "local" };
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobId, tempDir, textOf } from "./helpers";
+import { jobId, tempDir, textOf } from "./harness";
 
 const script = join(import.meta.dirname, "fixtures/serve-shared-jobs.mjs");
 const haveRedis = haveProgram("redis-server", "redis-server");

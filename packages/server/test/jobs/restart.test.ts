@@ -5,7 +5,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { appendFile, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { jobId, tempDir, textOf } from "./helpers";
+import { jobId, tempDir, textOf } from "./harness";
 
 const script = join(import.meta.dirname, "fixtures/serve-jobs.mjs");
 let dataDir = "";

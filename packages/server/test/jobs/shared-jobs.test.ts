@@ -5,8 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JobsOptions } from "../src/index";
-import { connect, jobId, tempDir, textOf, type Harness } from "./helpers";
+import type { JobsOptions } from "@codemux/jobs";
+import { connect, jobId, tempDir, textOf, type Harness } from "./harness";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
 

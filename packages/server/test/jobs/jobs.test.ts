@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, jobId, textOf, type Harness } from "./helpers";
+import { connect, jobId, textOf, type Harness } from "./harness";
 
 let h: Harness | undefined;
 afterEach(async () => {

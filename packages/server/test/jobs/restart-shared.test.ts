@@ -5,8 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadJournal } from "../src/index";
-import { jobId, tempDir, textOf } from "./helpers";
+import { loadJournal } from "@codemux/jobs";
+import { jobId, tempDir, textOf } from "./harness";
 
 const script = join(import.meta.dirname, "fixtures/serve-shared-jobs.mjs");
 const haveRedis = haveProgram("redis-server", "redis-server");

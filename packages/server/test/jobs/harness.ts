@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createJobs, type Jobs, type JobsOptions } from "../src/index";
+import { createJobs, type Jobs, type JobsOptions } from "@codemux/jobs";
 
 export function config(servers: Record<string, unknown>): PoolConfig {
   return parseConfig(JSON.stringify({ mcpServers: servers }), { file: "test", env: process.env });

@@ -2,7 +2,7 @@ import { modernServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, jobId, textOf, type Harness } from "./helpers";
+import { connect, jobId, textOf, type Harness } from "./harness";
 
 let h: Harness | undefined;
 afterEach(async () => {

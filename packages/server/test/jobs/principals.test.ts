@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redactor } from "@codemux/hooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, jobId, tempDir, textOf, type Harness } from "./helpers";
+import { connect, jobId, tempDir, textOf, type Harness } from "./harness";
 
 let h: Harness | undefined;
 afterEach(async () => {
