@@ -181,7 +181,7 @@ export async function startCodemux(
     config,
     link,
     // The pin plugin judges what the scan flags (and changed definitions): the model sees the approved definition or nothing.
-    scan: { mode: scanMode, ...(plugins ? { gate: (tools) => plugins.screen(tools) } : {}) },
+    scan: { mode: scanMode, ...(plugins ? { gate: (tools) => plugins.screen(tools), itemGate: (scope, flagged) => plugins.holdItems(scope, flagged) } : {}) },
     // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
     ...(opts.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(opts) } : {}),
     mode: opts.mode,

@@ -37,7 +37,12 @@ export function configReloader(
       }
       const changed = prepared ? describe(prepared.commit()) : "";
       // The plugins in force may now hold other tools back (pin on or off), and the mode may have changed.
-      if (mode !== undefined) core.rescreen({ mode, gate: plugins ? (tools) => plugins.screen(tools) : undefined });
+      if (mode !== undefined)
+        core.rescreen({
+          mode,
+          gate: plugins ? (tools) => plugins.screen(tools) : undefined,
+          itemGate: plugins ? (scope, flagged) => plugins.holdItems(scope, flagged) : undefined,
+        });
       return {
         ...servers,
         ...(JSON.stringify(core.policies) === policies ? {} : { policies: "changed" as const }),

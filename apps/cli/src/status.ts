@@ -42,7 +42,7 @@ export function scanLines(core: Pick<CodemuxQueries, "scanReports" | "scanMode">
   for (const report of core.scanReports()) {
     if (report.instructions && verdictAtLeast(report.instructions.verdict, "warn"))
       lines.push(
-        `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? ", not shown to the model" : ""}: ${found(report.instructions.findings)}`,
+        `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? `, not shown to the model (codemux approve ${report.server}:instructions)` : ""}: ${found(report.instructions.findings)}`,
       );
     for (const tool of report.tools.filter((t) => verdictAtLeast(t.verdict, "warn"))) {
       const held =

@@ -76,7 +76,14 @@ beforeAll(async () => {
   const config = join(dir, "codemux.json");
   await writeFile(
     config,
-    JSON.stringify({ mcpServers: { a: { command: process.execPath, args: [modernServerPath, "--name", "a"] }, b: { type: "http", url: `${b.url}/mcp` } } }),
+    JSON.stringify({
+      mcpServers: {
+        a: { command: process.execPath, args: [modernServerPath, "--name", "a"] },
+        b: { type: "http", url: `${b.url}/mcp` },
+        // The same server held to the 2025 era: `_meta` carries the context there too.
+        c: { command: process.execPath, args: [modernServerPath, "--name", "c"], protocol: "2025-11-25" },
+      },
+    }),
   );
   const env = {
     PATH: process.env.PATH ?? "",
@@ -179,6 +186,19 @@ describe("traces over OTLP/HTTP", () => {
       });
       const metaSpans = await traceOf(metaTrace, (all) => all.some((span) => span.name === "tools/call echo"));
       expect(one(metaSpans, "tools/call call_tool").parentSpanId).toBe(metaSpan);
+
+      // A 2025-era server over stdio is told the call's context in `_meta` as well.
+      const legacyTrace = hex(32);
+      const legacy = await client.callTool({
+        name: "call_tool",
+        arguments: { name: "c__whoami", args: {} },
+        _meta: { traceparent: `00-${legacyTrace}-${hex(16)}-01` },
+      });
+      const heard = JSON.parse(textOf(legacy)) as { traceparent: string | null };
+      const legacySpans = await traceOf(legacyTrace, (all) => all.some((span) => span.name === "tools/call whoami"));
+      const legacyCall = one(legacySpans, "tools/call whoami");
+      expect(legacyCall.attributes).toMatchObject({ "codemux.server": "c", "codemux.era": "legacy", "network.transport": "pipe" });
+      expect(heard.traceparent).toBe(`00-${legacyTrace}-${legacyCall.spanId}-01`);
     } finally {
       await client.close();
     }
@@ -278,6 +298,12 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("a job queued acro
       expect(jobSpan.links).toHaveLength(1);
       expect(queuing.map((span) => span.spanId)).toContain(jobSpan.links[0]?.spanId);
       expect(jobSpan.links[0]?.traceId).toBe(traceId);
+      // Its Redis round trips are spans: queued in the request's trace, its record saved, taken by instance two.
+      await until(() => receiver.spans.some((span) => span.name === "redis save job" && span.attributes["codemux.job"] === job));
+      const queue = receiver.spans.find((span) => span.name === "redis queue job" && span.attributes["codemux.job"] === job) as ExportedSpan;
+      expect(queue.kind).toBe(CLIENT);
+      expect(queue.traceId).toBe(traceId);
+      expect(queue.attributes).toMatchObject({ "db.system.name": "redis", "db.operation.name": "queue job" });
       // The job's calls are its children.
       await until(() => receiver.spans.some((span) => span.parentSpanId === jobSpan.spanId));
       expect(one(childrenOf(receiver.spans, jobSpan), "pipeline m__echo").attributes).toMatchObject({ "codemux.origin": "job", "codemux.job": job });

@@ -1,13 +1,19 @@
 import type { ScanFinding } from "./scan/types";
 
 /**
- * A tool the pin plugin holds back, as an admin view (the admin page, `codemux approve`) reads it:
+ * A tool (or a server's instructions, resource or prompt the scan flagged) the pin plugin holds back, as an admin view (the admin page, `codemux approve`) reads it:
  * the contract between `@codemux/hooks`, which keeps the quarantine, and `@codemux/http`, which shows it.
  */
 export interface PendingApproval {
   /** `server__tool` */
   name: string;
   server: string;
+  /**
+   * What waits, besides a tool (absent): the server's instructions, or a resource, resource template, prompt or skill
+   * the scan flagged (or a skill's `SKILL.md` or file, `skillFile`), named `server:instructions`, `server:prompt:NAME`,
+   * `server:resource:URI`, `server:skillFile:URI`...
+   */
+  kind?: "instructions" | "resource" | "resourceTemplate" | "prompt" | "skill" | "skillFile";
   /** `scan`: the scanner found text aimed at the model in it (security.scan "quarantine"); `findings` say what. */
   reason: "changed" | "new server" | "scan";
   /** The scanner's findings in the waiting definition, when it found any. */

@@ -117,6 +117,7 @@ export type { CatalogEntry, ToolAnnotations, ToolDefinition } from "./tool";
 export type { PendingApproval, PinApprovals } from "./approvals";
 export { sanitizeModelText } from "./scan/hidden";
 export { SCAN_LIMITS, scanDefinitions, verdictAtLeast } from "./scan/scan";
+export { scanSkillText, type SkillScan } from "./scan/skill";
 export type {
   ScanFinding,
   ScanInput,

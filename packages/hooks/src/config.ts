@@ -190,6 +190,8 @@ export interface LoadedPlugins {
   toolsChanged(tools: readonly SeenTool[]): Promise<void>;
   /** The pin plugin's judgement of a server's tools as listed now: those held back, each with what the model may see instead (none without pin). */
   screen(tools: readonly SeenTool[]): Withheld;
+  /** The pin plugin's judgement of a server's flagged instructions, resources or prompts of one kind: the names held back (every one without pin). */
+  holdItems: PinScreen["holdItems"];
   /** Called when a tool held back may be shown again (an approval): the host screens its catalog again. */
   onRelease(listener: () => void): void;
   /** The redact plugin's redactor while it is on. */
@@ -269,6 +271,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<LoadedPl
     observe: (observability) => set.observe(observability),
     toolsChanged: (tools) => set.toolsChanged(tools),
     screen: (tools) => currentPin()?.screen(tools) ?? new Map(),
+    holdItems: (scope, flagged) => currentPin()?.holdItems(scope, flagged) ?? new Set(flagged.map((f) => f.name)),
     onRelease: (listener) => {
       releaseListeners.push(listener);
       currentPin();

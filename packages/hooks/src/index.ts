@@ -21,7 +21,7 @@ export type { CacheOptions } from "./plugins/cache";
 export { guardPlugin } from "./plugins/guard";
 export type { GuardOptions } from "./plugins/guard";
 export { pinFileOfConfig, pinPlugin } from "./plugins/pin";
-export type { PinOptions, PinScreen, SeenTool, Withheld } from "./plugins/pin";
+export type { HeldItemKind, PinOptions, PinScreen, SeenItem, SeenTool, Withheld } from "./plugins/pin";
 export { rateLimitPlugin } from "./plugins/rate-limit";
 export type { RateLimitDimension, RateLimitOptions, RateLimitRule } from "./plugins/rate-limit";
 export { REDACTED_META, redactPlugin, redactResult } from "./plugins/redact";

@@ -87,6 +87,7 @@ export function pinApprovals(book: PinBook, now: () => number = Date.now): PinAp
                 {
                   name,
                   server: record.server,
+                  ...(record.kind ? { kind: record.kind } : {}),
                   reason: record.pending.reason,
                   changed: record.pending.reason === "changed" ? changedFields(record.fields, record.pending.fields) : [],
                   seenAt: record.pending.seenAt,

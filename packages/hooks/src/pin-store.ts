@@ -22,6 +22,8 @@ export interface PendingPin {
 
 export interface PinRecord {
   server: string;
+  /** What besides a tool the scan holds (`server:instructions`, `server:prompt:NAME`...); absent for a tool. */
+  kind?: "instructions" | "resource" | "resourceTemplate" | "prompt" | "skill" | "skillFile";
   /** The approved definition's hash; absent while a new server's tool waits for its first approval. */
   hash?: string;
   fields?: Record<string, string>;

@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import { RedisStateError, RedisUnavailableError } from "./errors";
 import type { LuaScript } from "./lua";
 import { redactUrl } from "./setting";
+import { inRedisSpan, tracing, type RedisSpan } from "./tracing";
 
 export interface RedisConnectionOptions {
   /** `redis://` or `rediss://` URL (auth and TLS as ioredis takes them). */
@@ -104,8 +105,16 @@ export class RedisConnection implements SharedStateHealth {
     return `Redis at ${this.where} runs with ${how}: it answers before a write is on disk, so jobs, results and limits acknowledged in the last second or so before it is killed can be lost. Run it with appendonly yes and appendfsync always (docs/scale-out.md).`;
   }
 
-  /** Runs Redis commands; any failure to reach Redis becomes a RedisUnavailableError that says `what` failed. */
-  async run<T>(what: string, work: (client: Redis) => Promise<T>): Promise<T> {
+  /**
+   * Runs Redis commands; any failure to reach Redis becomes a RedisUnavailableError that says `what` failed. With
+   * `span`, the round trip is a span of its own while tracing (those that add up: jobs queued, taken, saved; shared records).
+   */
+  async run<T>(what: string, work: (client: Redis) => Promise<T>, span?: RedisSpan): Promise<T> {
+    if (span !== undefined && tracing()) return await inRedisSpan(span, () => this.#run(what, work));
+    return await this.#run(what, work);
+  }
+
+  async #run<T>(what: string, work: (client: Redis) => Promise<T>): Promise<T> {
     try {
       return await work(this.client);
     } catch (error) {
@@ -117,15 +126,19 @@ export class RedisConnection implements SharedStateHealth {
   }
 
   /** Runs a Lua script by its hash, sending its text only when Redis does not know it yet (after a restart). */
-  async script(what: string, source: LuaScript, { keys, args }: { keys: string[]; args: string[] }): Promise<unknown> {
-    return await this.run(what, async (client) => {
-      try {
-        return await client.evalsha(source.sha, keys.length, ...keys, ...args);
-      } catch (error) {
-        if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
-        return await client.eval(source.text, keys.length, ...keys, ...args);
-      }
-    });
+  async script(what: string, source: LuaScript, { keys, args, span }: { keys: string[]; args: string[]; span?: RedisSpan }): Promise<unknown> {
+    return await this.run(
+      what,
+      async (client) => {
+        try {
+          return await client.evalsha(source.sha, keys.length, ...keys, ...args);
+        } catch (error) {
+          if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
+          return await client.eval(source.text, keys.length, ...keys, ...args);
+        }
+      },
+      span,
+    );
   }
 
   /**

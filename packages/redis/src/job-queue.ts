@@ -62,11 +62,15 @@ export class RedisJobQueue implements JobQueue {
   }
 
   async add(job: { id: string; payload: string }): Promise<void> {
-    await this.#redis.run(`queue job ${job.id} in Redis`, async () => {
-      // An add held in the offline queue would be sent once Redis is back, after its caller was told it failed and ran the job itself.
-      if (!(await this.#connected())) throw new Error("not connected");
-      return this.#queue.add("job", { payload: job.payload }, { jobId: job.id });
-    });
+    await this.#redis.run(
+      `queue job ${job.id} in Redis`,
+      async () => {
+        // An add held in the offline queue would be sent once Redis is back, after its caller was told it failed and ran the job itself.
+        if (!(await this.#connected())) throw new Error("not connected");
+        return this.#queue.add("job", { payload: job.payload }, { jobId: job.id });
+      },
+      { name: "redis queue job", attributes: { "db.operation.name": "queue job", "codemux.job": job.id } },
+    );
   }
 
   /** Whether the queue's connection is up, waiting for it (a new one, or one reconnecting) as long as a command may take. */
@@ -88,7 +92,12 @@ export class RedisJobQueue implements JobQueue {
 
   async remove(id: string): Promise<boolean> {
     // 1 when removed; 0 when locked (an instance took it) or already gone.
-    return (await this.#redis.run(`take job ${id} out of the Redis queue`, () => this.#queue.remove(id))) === 1;
+    return (
+      (await this.#redis.run(`take job ${id} out of the Redis queue`, () => this.#queue.remove(id), {
+        name: "redis take job",
+        attributes: { "db.operation.name": "take job", "codemux.job": id },
+      })) === 1
+    );
   }
 
   work(options: { concurrency: number; hasRoom: () => boolean; run: (id: string, payload: string) => Promise<void> }): void {

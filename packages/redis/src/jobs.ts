@@ -51,18 +51,21 @@ export class RedisJobShare implements JobShare {
     const key = this.#jobKey(job.id);
     const index = this.#indexKey(job.principal);
     const value = JSON.stringify({ v: STORE_FORMAT_VERSION, record: job.record });
-    await this.#redis.run(`save job ${job.id} in Redis`, (client) =>
-      client
-        .multi()
-        .set(key, value, "PX", job.ttlMs)
-        .zadd(index, job.createdAt, job.id)
-        .zremrangebyrank(index, 0, -MAX_LISTED - 1)
-        .pexpire(index, job.ttlMs)
-        // The transcript and a large result live as long as the record (no-ops for keys not there).
-        .pexpire(`${key}:transcript`, job.ttlMs)
-        .pexpire(`${key}:transcript-meta`, job.ttlMs)
-        .pexpire(`${key}:result`, job.ttlMs)
-        .exec(),
+    await this.#redis.run(
+      `save job ${job.id} in Redis`,
+      (client) =>
+        client
+          .multi()
+          .set(key, value, "PX", job.ttlMs)
+          .zadd(index, job.createdAt, job.id)
+          .zremrangebyrank(index, 0, -MAX_LISTED - 1)
+          .pexpire(index, job.ttlMs)
+          // The transcript and a large result live as long as the record (no-ops for keys not there).
+          .pexpire(`${key}:transcript`, job.ttlMs)
+          .pexpire(`${key}:transcript-meta`, job.ttlMs)
+          .pexpire(`${key}:result`, job.ttlMs)
+          .exec(),
+      { name: "redis save job", attributes: { "db.operation.name": "save job", "codemux.job": job.id } },
     );
   }
 
@@ -111,7 +114,8 @@ export class RedisJobShare implements JobShare {
 
   /** Job `id`'s record (JSON), or undefined when there is none: one read, for routing a request to the instance running it. */
   async get(id: string): Promise<string | undefined> {
-    return this.#recordOf(id, await this.#redis.run(`read job ${id} from Redis`, (client) => client.get(this.#jobKey(id))));
+    const span = { name: "redis read job", attributes: { "db.operation.name": "read job", "codemux.job": id } };
+    return this.#recordOf(id, await this.#redis.run(`read job ${id} from Redis`, (client) => client.get(this.#jobKey(id)), span));
   }
 
   #recordOf(id: string, text: string | null | undefined): string | undefined {

@@ -36,7 +36,10 @@ export class RedisRecordTable implements RecordTable {
     const records = new Map<string, string>();
     let cursor = "0";
     do {
-      const [next, flat] = await this.#redis.run("read shared records from Redis", (client) => client.hscan(this.#key, cursor, "COUNT", 500));
+      const [next, flat] = await this.#redis.run("read shared records from Redis", (client) => client.hscan(this.#key, cursor, "COUNT", 500), {
+        name: "redis read records",
+        attributes: { "db.operation.name": "read records", "db.collection.name": this.#key },
+      });
       cursor = next;
       for (let i = 0; i + 1 < flat.length; i += 2) records.set(flat[i] as string, this.#decode(flat[i + 1] as string));
     } while (cursor !== "0" && records.size < MAX_RECORDS);
@@ -44,13 +47,15 @@ export class RedisRecordTable implements RecordTable {
   }
 
   async get(name: string): Promise<string | undefined> {
-    const value = await this.#redis.run(`read the shared record ${name} from Redis`, (client) => client.hget(this.#key, name));
+    const span = { name: "redis read record", attributes: { "db.operation.name": "read record", "db.collection.name": this.#key } };
+    const value = await this.#redis.run(`read the shared record ${name} from Redis`, (client) => client.hget(this.#key, name), span);
     return value === null ? undefined : this.#decode(value);
   }
 
   async swap(name: string, expected: string | undefined, next: string): Promise<boolean> {
     const args = [name, expected === undefined ? "" : versioned(expected), versioned(next)];
-    return (await this.#redis.script(`change the shared record ${name} in Redis`, SWAP_SCRIPT, { keys: [this.#key], args })) === 1;
+    const span = { name: "redis swap record", attributes: { "db.operation.name": "swap record", "db.collection.name": this.#key } };
+    return (await this.#redis.script(`change the shared record ${name} in Redis`, SWAP_SCRIPT, { keys: [this.#key], args, span })) === 1;
   }
 
   #decode(value: string): string {

@@ -7,7 +7,7 @@ import type { ModuleSource } from "./modules/namespace";
 import type { PolicyConfig } from "./policy/config";
 import type { ResultFormat } from "./render/toon";
 import type { Retention } from "./retention";
-import type { ScanMode, ScreenGate } from "./screen";
+import type { ItemGate, ScanMode, ScreenGate } from "./screen";
 import type { CodemuxServices } from "./services";
 import type { Store } from "./stores/store";
 import type { DispatchFiles } from "./surfaces/dispatch-files";
@@ -19,9 +19,10 @@ export interface CodemuxOptions {
   config: PoolConfig;
   /**
    * The config's `security.scan` (default "quarantine"), and the pin plugin's judgement of listed tools: what the
-   * model is shown of the servers' definitions (see `ToolScreen`).
+   * model is shown of the servers' definitions (see `ToolScreen`); `itemGate`, its judgement of flagged
+   * instructions, resources, prompts and skills (approvable as tools are).
    */
-  scan?: { mode?: ScanMode; gate?: ScreenGate };
+  scan?: { mode?: ScanMode; gate?: ScreenGate; itemGate?: ItemGate };
   /** The surface clients see, by name: `code` (default, the meta-tools), `passthrough` (every downstream tool), `dispatch` (one tool), or one added in `surfaces`. */
   mode?: string;
   logger?: Logger;

@@ -34,7 +34,7 @@ import type { ListedSkill, SkillLibrary } from "./skills/library";
 import type { SnippetHost } from "./snippets";
 import type { SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
-import type { ScanMode, ScreenGate, ServerScan, ToolScreen } from "./screen";
+import type { ItemGate, ScanMode, ScreenGate, ServerScan, ToolScreen } from "./screen";
 
 export type { CodemuxOptions };
 
@@ -106,7 +106,7 @@ export interface CodemuxAdmin {
   /** Where the servers' per-principal logins come back (a front end's callback route), or undefined to stop. */
   useLoginCallbacks(callbacks: LoginCallbacks | undefined): void;
   /** Screens every server's tools again (an approval, or a reload's new scan mode and gate). */
-  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void;
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined; itemGate?: ItemGate | undefined }): void;
   /** Reads the shared skills again (before serving, and when the shelf may have changed). */
   refreshSkills(): Promise<void>;
 }
@@ -233,7 +233,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
     this.pool.useLoginCallbacks?.(callbacks);
   }
 
-  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void {
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined; itemGate?: ItemGate | undefined }): void {
     this.readiness.rescreen(update);
   }
 

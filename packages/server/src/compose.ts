@@ -98,7 +98,7 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
   const catalog = new Catalog();
   const tree = new ModuleTree({ hostCallGlobal: HOST_CALL_GLOBAL });
   const cacheStore = options.cacheStore ?? (options.cacheDir ? new FileStore({ dir: options.cacheDir }) : undefined);
-  const scan = new ToolScreen({ mode: options.scan?.mode ?? "quarantine", logger, gate: options.scan?.gate });
+  const scan = new ToolScreen({ mode: options.scan?.mode ?? "quarantine", logger, gate: options.scan?.gate, itemGate: options.scan?.itemGate });
   // The late reference of the pool: it asks only once started, which the readiness does.
   const lastRun: { readiness?: Readiness } = {};
   const pool =
@@ -165,6 +165,7 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
       moduleSource: (specifier, author): string | undefined => modules.namespace?.source(specifier, { id: "skill-check", ...author }),
       clock,
       logger,
+      screen: scan,
     },
     {
       ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),

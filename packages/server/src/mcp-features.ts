@@ -347,7 +347,7 @@ export class McpFeatures {
   ): Promise<ReadResourceResult> {
     const { session } = caller;
     const owner = await this.#owner(uri, session);
-    if (this.#deps.screen?.holds(owner.server, "resources", owner.uri)) throw unknownResource(uri);
+    if (await this.#held({ server: owner.server, kind: "resources", id: owner.uri }, session)) throw unknownResource(uri);
     const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
     if (isAppUri(uri) && caller.origin === "resources/read") this.#appsRead.set(session.id, (this.#appsRead.get(session.id) ?? new Set()).add(owner.server));
     const contents = await Promise.all(
@@ -372,9 +372,9 @@ export class McpFeatures {
   /** Prompts of every server `session` sees, as `server__prompt`; in place of those of a server it has no login to yet, how to log in. */
   async listPrompts(session?: SessionInfo): Promise<Prompt[]> {
     const listed = await this.#gather("prompts", async (client) => (await client.listPrompts(undefined, FRESH)).prompts, { session });
-    return listed.flatMap(({ server, items, needsLogin, own }) => [
+    return listed.flatMap(({ server, items, needsLogin, owner }) => [
       ...(needsLogin === undefined ? [] : [{ name: `${server}${SEPARATOR}log_in`, description: this.#described(server, needsLogin) }]),
-      ...this.#screened("prompts", { server, items, own }).map((p) => ({
+      ...this.#screened("prompts", { server, items, owner }).map((p) => ({
         ...p,
         name: `${server}${SEPARATOR}${p.name}`,
         description: this.#described(server, p.description),
@@ -392,7 +392,7 @@ export class McpFeatures {
     params: GetPromptRequest["params"],
     caller: { session: SessionInfo; signal?: AbortSignal; resume?: InputResume | undefined },
   ): Promise<GetPromptResult> {
-    const { server, name } = this.#promptOwner(params.name, caller.session);
+    const { server, name } = await this.#promptOwner(params.name, caller.session);
     const request = { method: "prompts/get" as const, params: { ...params, name } };
     return (await this.#ask(server, request, { ...caller, name: params.name, origin: "prompts/get" })) as GetPromptResult;
   }
@@ -404,7 +404,7 @@ export class McpFeatures {
   ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
     const caller = { session, signal, origin: "completion/complete" };
     if (params.ref.type === "ref/prompt") {
-      const { server, name } = this.#promptOwner(params.ref.name, session);
+      const { server, name } = await this.#promptOwner(params.ref.name, session);
       const request = { method: "completion/complete" as const, params: { ...params, ref: { ...params.ref, name } } };
       return (await this.#completing(server, request, { ...caller, name: params.ref.name })) as CompleteResult;
     }
@@ -455,7 +455,7 @@ export class McpFeatures {
     capability: "resources" | "prompts",
     list: (client: Awaited<ReturnType<NonNullable<ToolPool["client"]>>>) => Promise<T[]>,
     { session, everyShared = false }: { session?: SessionInfo | undefined; everyShared?: boolean },
-  ): Promise<Array<{ server: string; items: T[]; own?: true; needsLogin?: string }>> {
+  ): Promise<Array<{ server: string; items: T[]; own?: true; owner?: string; needsLogin?: string }>> {
     await this.#deps.readiness.discovered();
     const perPrincipal = this.#actsAsPrincipal();
     const servers = this.#ready().filter((server) =>
@@ -463,7 +463,7 @@ export class McpFeatures {
     );
     return Promise.all(
       servers.map(async (server) => {
-        const own = perPrincipal.has(server) ? ({ own: true } as const) : {};
+        const own = perPrincipal.has(server) && session ? ({ own: true, owner: session.principal } as const) : {};
         try {
           const client = await this.#client(server, perPrincipal.has(server) ? session : undefined);
           if (!client.getServerCapabilities()?.[capability]) return { server, items: [], ...own };
@@ -532,17 +532,31 @@ export class McpFeatures {
   }
 
   /** What the scan lets the model see of a server's list; a principal's own instance's list is screened alike, but is not the server's report. */
-  #screened<T extends { name: string }>(kind: ItemKind, { server, items, own }: { server: string; items: T[]; own?: true | undefined }): T[] {
-    return this.#deps.screen ? this.#deps.screen.items(server, { kind, items, report: own !== true }) : items;
+  #screened<T extends { name: string }>(kind: ItemKind, { server, items, owner }: { server: string; items: T[]; owner?: string | undefined }): T[] {
+    return this.#deps.screen ? this.#deps.screen.items(server, { kind, items, owner }) : items;
   }
 
-  #promptOwner(qualified: string, session: SessionInfo | undefined): { server: string; name: string } {
+  /**
+   * Whether the scan holds back a resource or prompt: as its server lists it, or for a server with per-principal
+   * credentials as the session's principal's own instance lists it (listed first when it has not been yet).
+   */
+  async #held({ server, kind, id }: { server: string; kind: "resources" | "prompts"; id: string }, session: SessionInfo | undefined): Promise<boolean> {
+    const screen = this.#deps.screen;
+    if (!screen) return false;
+    const owner = session && this.#actsAsPrincipal().has(server) ? session.principal : undefined;
+    const held = screen.holds(server, { kind, id }, owner);
+    if (held !== undefined) return held;
+    await (kind === "resources" ? this.listResources(session) : this.listPrompts(session));
+    return screen.holds(server, { kind, id }, owner) === true;
+  }
+
+  async #promptOwner(qualified: string, session: SessionInfo | undefined): Promise<{ server: string; name: string }> {
     const split = splitQualifiedName(qualified);
     if (
       !split ||
       !this.#deps.pool.names.includes(split.server) ||
       !this.#sees(session, split.server) ||
-      this.#deps.screen?.holds(split.server, "prompts", split.tool)
+      (await this.#held({ server: split.server, kind: "prompts", id: split.tool }, session))
     )
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt "${qualified.slice(0, 200)}"; prompts are named server__prompt (prompts/list).`);
     return { server: split.server, name: split.tool };

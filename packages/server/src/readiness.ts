@@ -5,7 +5,7 @@ import type { RememberedEra, ServerStatus } from "@codemux/pool";
 import { EventEmitter } from "node:events";
 import type { CatalogCache } from "./catalog-cache";
 import { CACHE_SAVE_DELAY_MS } from "./defaults";
-import type { ScreenGate, ScanMode, ToolScreen } from "./screen";
+import type { ItemGate, ScreenGate, ScanMode, ToolScreen } from "./screen";
 import type { ToolPool } from "./tool-pool";
 
 export interface ReadinessOptions {
@@ -57,6 +57,8 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
     pool.on("tools", (server, tools) => {
       this.#cached.delete(server);
       this.#setServerTools(server, options.screen.tools(server, tools));
+      // Its instructions are judged at discovery too (the verdict shows in `codemux list` and waits for approval), not at a session's start only.
+      this.instructions(server);
       this.#scheduleSave();
     });
     pool.on("removed", (server) => {
@@ -138,7 +140,7 @@ export class Readiness extends EventEmitter<ReadinessEvents> {
    * Screens every server's tools again as last listed: after an approval (a tool held back is shown again), or a
    * reload that changed `security.scan` or turned the pin plugin on or off.
    */
-  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void {
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined; itemGate?: ItemGate | undefined }): void {
     const { screen } = this.#options;
     if (update) screen.update(update);
     for (const [server, tools] of screen.listed()) if (!this.#cached.has(server)) this.#setServerTools(server, screen.tools(server, tools));

@@ -8,6 +8,7 @@ import {
   type ScanOtherServer,
   type ScanVerdict,
   scanDefinitions,
+  scanSkillText,
   type ToolDefinition,
   verdictAtLeast,
 } from "@codemux/core";
@@ -66,12 +67,44 @@ export interface ServerScan {
   items: ItemScan[];
 }
 
+/** What the pin book calls a held item, as `codemux approve` names it: `server:instructions`, `server:prompt:NAME`, `server:resource:URI`... */
+export type HeldItemKind = "instructions" | "resource" | "resourceTemplate" | "prompt" | "skill" | "skillFile";
+
+/** A server's instructions, resource, resource template, prompt or skill the scan flagged, as the pin book judges it. */
+export interface ScreenedItem {
+  /** Its name in the pin book (see `heldItemName`). */
+  name: string;
+  server: string;
+  kind: HeldItemKind;
+  /** What the server lists (the instructions as `{ instructions }`): an approval covers this very text. */
+  definition: Record<string, unknown>;
+  scan: { verdict: ScanVerdict; findings: readonly ScanFinding[] };
+}
+
+/**
+ * Judges the items of one server and kind the scan flags (the pin book's approvals): the names held back. `complete`
+ * when `flagged` is every flagged item of that kind as the server lists it now (the book may drop what no longer waits).
+ */
+export type ItemGate = (scope: { server: string; kind: HeldItemKind; complete: boolean }, flagged: readonly ScreenedItem[]) => ReadonlySet<string>;
+
+/** The pin book's name of a server's instructions or of one of its listed items (a tool's is `server__tool`, which never holds ":"). */
+export function heldItemName(server: string, kind: HeldItemKind, id?: string): string {
+  return kind === "instructions" ? `${server}:instructions` : `${server}:${kind}:${id ?? ""}`;
+}
+
+const HELD_KIND: Record<ItemKind, HeldItemKind> = { resources: "resource", resourceTemplates: "resourceTemplate", prompts: "prompt", skills: "skill" };
+
 export interface ToolScreenOptions {
   mode: ScanMode;
   logger: Logger;
   /** The pin plugin's judgement; without it, quarantine holds back every flagged tool (with no way to approve it). */
   gate?: ScreenGate | undefined;
+  /** The pin plugin's judgement of flagged instructions, resources, prompts and skills; without it they are held until the server changes them. */
+  itemGate?: ItemGate | undefined;
 }
+
+/** Owners (server and principal) whose own instance's held items are remembered; past this many the memory starts afresh. */
+const OWNERS = 10_000;
 
 interface Scanned {
   verdict: ScanVerdict;
@@ -100,16 +133,20 @@ const CACHE_ENTRIES = 20_000;
 export class ToolScreen {
   #mode: ScanMode;
   #gate: ScreenGate | undefined;
+  #itemGate: ItemGate | undefined;
   readonly #logger: Logger;
   readonly #cache = new Map<string, Scanned>();
   /** Each server's tools as it last listed them, to screen again after an approval. */
   readonly #listed = new Map<string, ToolDefinition[]>();
-  readonly #instructions = new Map<string, { text: string; shown: string | undefined; scan: ServerScan["instructions"] }>();
+  readonly #instructions = new Map<string, { text: string; definition: { instructions: string }; scan: Scanned | undefined }>();
+  /** Held items of principals' own instances (per-principal credentials), by server and principal: `kind id` of each. */
+  readonly #ownHeld = new Map<string, Set<string>>();
   readonly #reports = new Map<string, ServerScan>();
 
   constructor(options: ToolScreenOptions) {
     this.#mode = options.mode;
     this.#gate = options.gate;
+    this.#itemGate = options.itemGate;
     this.#logger = options.logger;
   }
 
@@ -158,60 +195,151 @@ export class ToolScreen {
   /**
    * A server's resources, resource templates or prompts as the model is shown them: each scanned as its tools are
    * (a verdict kept by its hash), without hidden characters whatever the mode, and left out under "quarantine" when
-   * the scan rates it `high` or worse (no approval brings one back: the server must change it). `report` false for a
-   * principal's own instance's list, which is screened alike but not what the admin's report shows of the server.
+   * the scan rates it `high` or worse, until an admin approves that very text (the item gate; without one, until the
+   * server changes it). `owner` (a principal) for a principal's own instance's list, which is screened alike and
+   * remembered for that principal's reads, but is not what the admin's report shows of the server.
    */
-  items<T extends object>(server: string, list: { kind: ItemKind; items: readonly T[]; report?: boolean }): T[] {
-    const { kind, items } = list;
+  items<T extends object>(server: string, list: { kind: ItemKind; items: readonly T[]; owner?: string | undefined }): T[] {
+    const { kind, items, owner } = list;
     const others = this.#mode === "off" ? [] : this.#others(server);
-    const shown: T[] = [];
-    const flagged: ItemScan[] = [];
-    for (const item of items) {
+    const scanned = items.map((item) => {
       const scan = this.#mode === "off" ? CLEAN : this.#scanItem(server, scanInputOf(kind, item), others);
-      const held = this.#flagged(scan);
-      if (!held) shown.push(sanitizeDefinition(item));
-      if (!verdictAtLeast(scan.verdict, "warn")) continue;
       const { uri, uriTemplate, name } = item as { uri?: unknown; uriTemplate?: unknown; name?: unknown };
       const id = String((kind === "prompts" ? name : (uri ?? uriTemplate ?? name)) ?? "").slice(0, 300);
-      flagged.push({ kind, id, verdict: scan.verdict, findings: scan.findings, held });
-      if (list.report !== false) this.#logItemOnce(server, flagged.at(-1) as ItemScan, item);
+      return { item, scan, id, name: heldItemName(server, HELD_KIND[kind], id) };
+    });
+    const flagged = scanned.filter((s) => this.#flagged(s.scan));
+    const held = this.#itemGate
+      ? this.#itemGate(
+          { server, kind: HELD_KIND[kind], complete: owner === undefined },
+          flagged.map((s) => ({ name: s.name, server, kind: HELD_KIND[kind], definition: s.item as Record<string, unknown>, scan: s.scan })),
+        )
+      : new Set(flagged.map((s) => s.name));
+    const shown: T[] = [];
+    const reported: ItemScan[] = [];
+    for (const { item, scan, id, name } of scanned) {
+      const isHeld = held.has(name);
+      if (!isHeld) shown.push(sanitizeDefinition(item));
+      if (!verdictAtLeast(scan.verdict, "warn")) continue;
+      reported.push({ kind, id, verdict: scan.verdict, findings: scan.findings, held: isHeld });
+      if (owner === undefined) this.#logItemOnce(server, { scan: reported.at(-1) as ItemScan, item, name });
     }
-    if (list.report !== false) {
-      const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
-      report.items = [...report.items.filter((l) => l.kind !== kind), ...flagged];
-      report.verdict = verdictOf(report);
-      this.#reports.set(server, report);
+    if (owner !== undefined) {
+      if (this.#ownHeld.size >= OWNERS) this.#ownHeld.clear();
+      const key = `${server}\n${owner}`;
+      const known = [...(this.#ownHeld.get(key) ?? [])].filter((k) => !k.startsWith(`${kind} `));
+      this.#ownHeld.set(key, new Set([...known, `${kind} `, ...reported.filter((l) => l.held).map((l) => `${kind} ${l.id}`)]));
+      return shown;
     }
+    const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
+    report.items = [...report.items.filter((l) => l.kind !== kind), ...reported];
+    report.verdict = verdictOf(report);
+    this.#reports.set(server, report);
     return shown;
   }
 
-  /** Whether a resource or prompt is held back from the model, as its server lists it now (a read or get of one is refused). */
-  holds(server: string, kind: ItemKind, id: string): boolean {
-    return this.#reports.get(server)?.items.some((l) => l.kind === kind && l.id === id && l.held) ?? false;
+  /**
+   * Whether a resource or prompt is held back from the model, as its server lists it now (a read or get of one is
+   * refused); with `owner`, as that principal's own instance listed it too. Undefined when that owner's instance has
+   * not listed that kind yet (list it first).
+   */
+  holds(server: string, { kind, id }: { kind: ItemKind; id: string }, owner?: string): boolean | undefined {
+    if (this.#reports.get(server)?.items.some((l) => l.kind === kind && l.id === id && l.held)) return true;
+    if (owner === undefined) return false;
+    const own = this.#ownHeld.get(`${server}\n${owner}`);
+    if (!own?.has(`${kind} `)) return undefined;
+    return own.has(`${kind} ${id}`);
   }
 
-  /** The server's instructions as the model is shown them: without hidden characters, and none while the scan holds them back. */
+  /**
+   * The server's instructions as the model is shown them: without hidden characters, and none while the scan holds
+   * them back (until an admin approves that text, with the item gate).
+   */
   instructions(server: string, text: string | undefined): string | undefined {
     if (text === undefined) return undefined;
-    const known = this.#instructions.get(server);
-    if (known?.text === text) return known.shown;
-    const scan = this.#mode === "off" ? undefined : scanDefinitions({ server, instructions: text }, { otherServers: this.#others(server) });
-    const held = scan !== undefined && this.#mode === "quarantine" && verdictAtLeast(scan.verdict, "high");
-    const entry = {
-      text,
-      shown: held ? undefined : sanitizeModelText(text),
-      scan: scan ? { verdict: scan.verdict, findings: scan.findings, held } : undefined,
-    };
-    this.#instructions.set(server, entry);
+    let entry = this.#instructions.get(server);
+    if (entry?.text !== text) {
+      const report = this.#mode === "off" ? undefined : scanDefinitions({ server, instructions: text }, { otherServers: this.#others(server) });
+      entry = { text, definition: { instructions: text }, scan: report ? { verdict: report.verdict, findings: report.findings } : undefined };
+      this.#instructions.set(server, entry);
+      if (report && verdictAtLeast(report.verdict, "warn"))
+        this.#logger.warn(
+          `[${server}] the scan found ${describe(report.findings)} in its instructions${
+            this.#flagged(report) ? `; the model is not shown them until approved (codemux approve ${heldItemName(server, "instructions")})` : ""
+          }`,
+        );
+    }
+    const { scan, definition } = entry;
+    const name = heldItemName(server, "instructions");
+    const flagged = scan !== undefined && this.#flagged(scan) ? [{ name, server, kind: "instructions" as const, definition, scan }] : [];
+    const held = this.#itemGate ? this.#itemGate({ server, kind: "instructions", complete: true }, flagged).has(name) : flagged.length > 0;
     const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
-    report.instructions = entry.scan;
+    report.instructions = scan ? { verdict: scan.verdict, findings: scan.findings, held } : undefined;
     report.verdict = verdictOf(report);
     this.#reports.set(server, report);
-    if (scan && verdictAtLeast(scan.verdict, "warn"))
-      this.#logger.warn(
-        `[${server}] the scan found ${describe(scan.findings)} in its instructions${held ? "; the model is not shown them (security.scan quarantine)" : ""}`,
-      );
-    return entry.shown;
+    return held ? undefined : sanitizeModelText(text);
+  }
+
+  /**
+   * A downstream skill's file (its `SKILL.md`, or a file of it) as the model is shown it: scanned by the skill rules
+   * (`SKILL_RULES`: instructions are what a skill is; secrets, exfiltration, another server's tools and hidden
+   * characters are not), without hidden characters whatever the mode, and `held` under "quarantine" when the scan
+   * rates it `high` or worse, until an admin approves that text (`codemux approve server:skillFile:URI`).
+   */
+  skillFile(server: string, file: { uri: string; text: string }): { text: string; held: boolean; name: string; findings: ScanFinding[] } {
+    const name = heldItemName(server, "skillFile", file.uri.slice(0, 300));
+    if (this.#mode === "off") return { text: sanitizeModelText(file.text), held: false, name, findings: [] };
+    const scan = this.#scanSkill(server, { name: file.uri, text: file.text }, this.#others(server));
+    const definition = { uri: file.uri, text: file.text };
+    const flagged = this.#flagged(scan) ? [{ name, server, kind: "skillFile" as const, definition, scan }] : [];
+    const held = this.#itemGate ? this.#itemGate({ server, kind: "skillFile", complete: false }, flagged).has(name) : flagged.length > 0;
+    if (verdictAtLeast(scan.verdict, "warn")) {
+      const key = `${name} ${hashOf(file.text)} ${held}`;
+      if (!this.#logged.has(key)) {
+        if (this.#logged.size >= CACHE_ENTRIES) this.#logged.clear();
+        this.#logged.add(key);
+        this.#logger.warn(
+          `[${server}] the scan found ${describe(scan.findings)} in its skill file ${JSON.stringify(file.uri.slice(0, 200))}${
+            held ? `; the model is not shown it until approved (codemux approve ${JSON.stringify(name)})` : ""
+          }`,
+        );
+      }
+    }
+    return { text: sanitizeModelText(file.text), held, name, findings: scan.findings };
+  }
+
+  /**
+   * A skill codemux saves (save_skill: its description and code, written by the model, read later by it and, for a
+   * project's, by others): scanned by the skill rules, with no other server to shadow (a saved skill composes them).
+   * `refused` under "quarantine" when the scan rates it `high` or worse (the skill is not saved); the text without
+   * hidden characters otherwise.
+   */
+  savedSkill(skill: { name: string; description?: string | undefined; code: string }): {
+    refused: boolean;
+    findings: ScanFinding[];
+    description?: string;
+    code: string;
+  } {
+    const clean = {
+      ...(skill.description === undefined ? {} : { description: sanitizeModelText(skill.description) }),
+      code: sanitizeModelText(skill.code),
+    };
+    if (this.#mode === "off") return { refused: false, findings: [], ...clean };
+    const text = `${skill.description ?? ""}\n${skill.code}`;
+    const scan = this.#scanSkill("skills", { name: skill.name, text }, []);
+    if (verdictAtLeast(scan.verdict, "warn")) this.#logger.warn(`[skills] the scan found ${describe(scan.findings)} in the skill "${skill.name}" being saved`);
+    return { refused: this.#flagged(scan), findings: scan.findings, ...clean };
+  }
+
+  #scanSkill(server: string, text: { name: string; text: string }, others: readonly ScanOtherServer[]): Scanned {
+    const key = hashOf(JSON.stringify(["skill", server, others, text.name, text.text]) ?? "");
+    let scanned = this.#cache.get(key);
+    if (!scanned) {
+      scanned = scanSkillText({ server, ...text }, { otherServers: others });
+      if (this.#cache.size >= CACHE_ENTRIES) this.#cache.clear();
+      this.#cache.set(key, scanned);
+    }
+    return scanned;
   }
 
   /** A server gone from the config. */
@@ -219,6 +347,7 @@ export class ToolScreen {
     this.#listed.delete(server);
     this.#reports.delete(server);
     this.#instructions.delete(server);
+    for (const key of this.#ownHeld.keys()) if (key.startsWith(`${server}\n`)) this.#ownHeld.delete(key);
   }
 
   /** Every server's tools as they were last listed, to screen again (after an approval, or a changed mode or gate). */
@@ -227,10 +356,11 @@ export class ToolScreen {
   }
 
   /** A config reload: the mode, and the pin plugin's judgement (a reload may turn pin on or off). */
-  update(options: { mode: ScanMode; gate?: ScreenGate | undefined }): void {
+  update(options: { mode: ScanMode; gate?: ScreenGate | undefined; itemGate?: ItemGate | undefined }): void {
     if (options.mode !== this.#mode) this.#instructions.clear();
     this.#mode = options.mode;
     this.#gate = options.gate;
+    this.#itemGate = options.itemGate;
   }
 
   /** Every server's verdict, in name order. */
@@ -284,7 +414,7 @@ export class ToolScreen {
     return scanned;
   }
 
-  #logItemOnce(server: string, scan: ItemScan, item: unknown): void {
+  #logItemOnce(server: string, { scan, item, name }: { scan: ItemScan; item: unknown; name: string }): void {
     const key = `${server} ${scan.kind} ${hashOf(JSON.stringify(item) ?? "")} ${scan.held}`;
     if (this.#logged.has(key)) return;
     if (this.#logged.size >= CACHE_ENTRIES) this.#logged.clear();
@@ -292,7 +422,7 @@ export class ToolScreen {
     const what = { prompts: "prompt", resources: "resource", resourceTemplates: "resource template", skills: "skill" }[scan.kind];
     this.#logger.warn(
       `[${server}] the scan found ${describe(scan.findings)} in the ${what} ${JSON.stringify(scan.id.slice(0, 200))}${
-        scan.held ? "; the model is not shown it and it is refused until the server changes it (security.scan quarantine)" : ""
+        scan.held ? `; the model is not shown it and it is refused until approved (codemux approve ${JSON.stringify(name.slice(0, 300))})` : ""
       }`,
     );
   }

@@ -131,4 +131,26 @@ describe("security.scan over downstream servers' skills", () => {
       expect.arrayContaining([expect.objectContaining({ kind: "skills", id: "skill://poisoned/SKILL.md", held: true })]),
     );
   });
+
+  it("a skill's body: one that sends a secret away is not read under quarantine (approvable); instructions are what a skill is; hidden characters go", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "codemux-scan-skill-bodies-"));
+    for (const mode of ["quarantine", "warn"] as const) {
+      harness = await connect({ config: config({ sk: node(skillServerPath, "--name", "sk", "--poisoned-body") }), mode: "code", scan: { mode }, dataDir: dir });
+      const h = harness;
+      await h.core.ready();
+      await until(() => h.core.services.serverSkills.list(h.core.session()).some((s) => s.skills.some((k) => k.name === "lint")));
+      const read = async (name: string) =>
+        textOf((await h.client.callTool({ name: "read_module", arguments: { specifier: `mcp/server-skills/sk/${name}` } })) as CallToolResult);
+      const lint = await read("lint");
+      expect(lint).toContain("You must always run the linter first. Never skip the tests.");
+      const backup = await read("backup");
+      if (mode === "quarantine") {
+        expect(backup).toContain("codemux approve sk:skillFile:skill://backup/SKILL.md");
+        expect(backup).toMatch(/secret-reference \(high\), exfiltration \(critical\)/);
+        expect(backup).not.toContain("evil.example.com");
+      } else expect(backup).toContain("https://evil.example.com/upload");
+      await h.close();
+      harness = undefined;
+    }
+  });
 });

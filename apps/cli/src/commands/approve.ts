@@ -7,12 +7,17 @@ import { UsageError } from "../errors";
 import { openStoreClient, storeSettingOf, type StoreFlags } from "../shared-state";
 import { codemuxHome, findConfigFile } from "@codemux/server";
 
-/** `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again. */
+/**
+ * `codemux approve SERVER[__TOOL]`: lets a tool the pin plugin quarantined (its definition changed, or its server is new) through again;
+ * also what the scan holds besides tools: `SERVER:instructions`, `SERVER:prompt:NAME`, `SERVER:resource:URI`, `SERVER:resourceTemplate:TEMPLATE`, `SERVER:skill:URI`.
+ */
 export function registerApprove(program: Command, context: RunContext): void {
   program
     .command("approve")
-    .description("approve tools the pin plugin quarantined: SERVER (all its waiting tools) or SERVER__TOOL")
-    .argument("[target]", "SERVER or SERVER__TOOL")
+    .description(
+      "approve tools the pin plugin quarantined, and instructions, resources and prompts the scan holds: SERVER (all it has waiting), SERVER__TOOL, or a name --list shows (SERVER:instructions, SERVER:prompt:NAME...)",
+    )
+    .argument("[target]", "SERVER, SERVER__TOOL or SERVER:KIND:ID")
     .option("--list", "list the tools waiting for approval, and why")
     .option("--file <file>", "the pin file (default: plugins.pin.file of the config, else pins.json in $CODEMUX_HOME or ~/.codemux)")
     .option("--store <store>", "the Redis store instances share pins in: redis://HOST:PORT; else $CODEMUX_STORE, else the config's store")

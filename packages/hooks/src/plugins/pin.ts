@@ -27,6 +27,19 @@ export interface SeenTool {
   scan?: { verdict: ScanVerdict; findings: readonly ScanFinding[] };
 }
 
+/** What the pin book calls an item besides tools that the scan may hold: a server's instructions, a resource, a prompt... */
+export type HeldItemKind = NonNullable<PinRecord["kind"]>;
+
+/** A server's instructions, resource, resource template, prompt or skill the scan flagged (a codemux `ScreenedItem` fits). */
+export interface SeenItem {
+  /** Its name in the pin book: `server:instructions`, `server:prompt:NAME`, `server:resource:URI`... */
+  name: string;
+  server: string;
+  kind: HeldItemKind;
+  definition: Record<string, unknown>;
+  scan: { verdict: ScanVerdict; findings: readonly ScanFinding[] };
+}
+
 /** What the model is shown of a tool the pin plugin holds back: the definition approved before (a changed tool), or nothing. */
 export type Withheld = Map<string, ToolInfo | undefined>;
 
@@ -34,6 +47,11 @@ export type Withheld = Map<string, ToolInfo | undefined>;
 export interface PinScreen {
   /** Judges every tool as listed now; resolves nothing, answers at once: the tools held back, each with what the model may see instead. */
   screen(tools: readonly SeenTool[]): Withheld;
+  /**
+   * Judges the flagged items of one server and kind as listed now: the names held back until approved. With `complete`,
+   * a waiting item of that kind no longer among them (changed, or gone) waits no more.
+   */
+  holdItems(scope: { server: string; kind: HeldItemKind; complete: boolean }, flagged: readonly SeenItem[]): ReadonlySet<string>;
   /** Called when a tool held back may be shown again (approved here, by `codemux approve` or by another instance): screen again. */
   onRelease(listener: () => void): void;
   /** Resolves once what `screen` recorded is in the pin book. */
@@ -118,6 +136,8 @@ export function pinPlugin(
   const changes = options.changes !== false;
   /** Tools held back from the model, by name: the definition the server lists now (what a call of it is judged by). */
   const withheld = new Map<string, { server: string; definition: ToolInfo; scan: SeenTool["scan"] }>();
+  /** Items held back from the model, by name: the definition listed now, which an approval must name. */
+  const withheldItems = new Map<string, { server: string; kind: HeldItemKind; definition: ToolInfo }>();
   const releaseListeners: Array<() => void> = [];
   let recheck: NodeJS.Timeout | undefined;
 
@@ -216,13 +236,13 @@ export function pinPlugin(
 
   /** While some tool is withheld, reads the pins again now and then: an approval made elsewhere releases it without a call. */
   const scheduleRecheck = () => {
-    if (recheck || withheld.size === 0 || !book || releaseListeners.length === 0) return;
+    if (recheck || (withheld.size === 0 && withheldItems.size === 0) || !book || releaseListeners.length === 0) return;
     recheck = setTimeout(async () => {
       recheck = undefined;
       try {
         await saving;
         const fresh = await book!.load();
-        const freed = [...withheld].some(([name, w]) => {
+        const freed = [...withheld, ...withheldItems].some(([name, w]) => {
           const record = fresh.tools[name];
           return record?.hash === hashOf(w.definition).hash && !record.pending;
         });
@@ -268,6 +288,36 @@ export function pinPlugin(
         const record = pins.tools[t.qualifiedName];
         // A changed tool shows its approved definition (its name is what was approved); else nothing of it reaches the model.
         held.set(t.qualifiedName, record?.hash !== undefined && record.definition?.name === t.tool.name ? (record.definition as ToolInfo) : undefined);
+      }
+      if (dirty.length) void save(dirty);
+      scheduleRecheck();
+      return held;
+    },
+    holdItems(scope, flagged) {
+      const held = new Set<string>();
+      if (options.scan !== true) return held;
+      const dirty: string[] = [];
+      const names = new Set(flagged.map((f) => f.name));
+      for (const [name, w] of withheldItems) if (w.server === scope.server && w.kind === scope.kind && !names.has(name)) withheldItems.delete(name);
+      if (scope.complete) {
+        // What waited of this kind and is no longer flagged as listed now (changed or gone) waits no more: the next flag asks afresh.
+        for (const [name, record] of Object.entries(pins.tools)) {
+          if (record.kind !== scope.kind || record.server !== scope.server || !record.pending || names.has(name)) continue;
+          // Kept without `pending` (a record the book can write; a flag of it later asks afresh).
+          delete record.pending;
+          dirty.push(name);
+        }
+      }
+      for (const item of flagged) {
+        const definition = item.definition as unknown as ToolInfo;
+        if (judge(item.name, item.server, definition, dirty, item.scan).ok) continue;
+        const record = pins.tools[item.name];
+        if (record && record.kind !== item.kind) {
+          record.kind = item.kind;
+          if (!dirty.includes(item.name)) dirty.push(item.name);
+        }
+        withheldItems.set(item.name, { server: item.server, kind: item.kind, definition });
+        held.add(item.name);
       }
       if (dirty.length) void save(dirty);
       scheduleRecheck();

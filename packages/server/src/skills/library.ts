@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { BadRequestError, StoreError } from "../errors";
 import { skillOfRecord, skillRecord } from "./shared-record";
 import { MAX_SKILL_CODE_BYTES, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, SKILL_NAME_PATTERN, checkSkillName, skillNameOf, skillSpecifier } from "./names";
+import type { ToolScreen } from "../screen";
 import type { Skill } from "./skill";
 import { typeCheckSkill, type SkillImport } from "./typecheck";
 
@@ -38,6 +39,8 @@ export interface SkillLibraryDependencies {
   clock(): number;
   /** Where a shared store's failures to refresh are told; nothing is told without it. */
   logger?: Logger;
+  /** The scan (security.scan): a skill it rates high is not saved under quarantine; hidden characters go from every one. */
+  screen?: Pick<ToolScreen, "savedSkill">;
 }
 
 /** Who saves a skill: its principal, and the claims its policy may match. */
@@ -125,6 +128,7 @@ export class SkillLibrary {
   /** Checks, type-checks against the current tool modules, and saves (replacing the principal's skill of that name). */
   async save(principal: string, request: { name: string; code: string; description?: string }, claims: Omit<SkillAuthor, "principal"> = {}): Promise<Skill> {
     const name = checkSkillName(request.name);
+    request = this.#screened(name, request);
     const bytes = Buffer.byteLength(request.code, "utf8");
     if (bytes > MAX_SKILL_CODE_BYTES)
       throw new BadRequestError(`The skill's code is ${bytes} bytes; a skill may have at most ${MAX_SKILL_CODE_BYTES}. Keep the reusable part.`);
@@ -162,6 +166,23 @@ export class SkillLibrary {
     this.#saved.set(principal, skills);
     this.#index(principal, skill);
     return skill;
+  }
+
+  /** The skill as the scan lets it be saved: without hidden characters; refused when it reads secrets, sends data away or shadows (quarantine). */
+  #screened(name: string, request: { name: string; code: string; description?: string }): { name: string; code: string; description?: string } {
+    const screened = this.#deps.screen?.savedSkill({ name, description: request.description, code: request.code });
+    if (!screened) return request;
+    if (screened.refused) {
+      const found = screened.findings
+        .filter((f) => f.severity === "high" || f.severity === "critical")
+        .slice(0, 3)
+        .map((f) => `${f.rule} (${f.severity}): ${f.message}`)
+        .join("; ");
+      throw new BadRequestError(
+        `Skill "${name}" was not saved: codemux's scan found text that reads secrets, sends data away or redirects other tools in it (${found}). A skill is read by later snippets and searched by the model: leave that out (security.scan quarantine).`,
+      );
+    }
+    return { name, code: screened.code, ...(screened.description === undefined ? {} : { description: screened.description }) };
   }
 
   /** Deletes the principal's skill; a project skill is the team's, deleted from its folder. */

@@ -103,13 +103,25 @@ export class ServerSkills {
       const reason = (error as Error).message.replace(/\.?$/, ".");
       throw new SkillReadError(shown, `${reason}${ref === undefined ? "" : ` Its files: ${skill.files.join(", ") || "none listed"}.`}`, { cause: error });
     }
+    const screened = this.#options.screen?.skillFile(server as string, file) ?? { text: file.text, held: false, name: "", findings: [] };
+    if (screened.held) {
+      const found = screened.findings
+        .filter((f) => f.severity === "high" || f.severity === "critical")
+        .slice(0, 3)
+        .map((f) => `${f.rule} (${f.severity})`)
+        .join(", ");
+      throw new SkillReadError(
+        shown,
+        `codemux's scan found text aimed at the model in ${file.uri.slice(0, 200)} (${found}); it is not shown until an admin approves it (codemux approve ${screened.name}).`,
+      );
+    }
     const header = [
       `<!-- Skill "${skill.name}" of server "${server}" (${file.uri}): instructions written by that server, not by codemux or the user. -->`,
       ...(ref === undefined && skill.files.length
         ? [`<!-- Its files: ${skill.files.map((f) => `read_module("${SERVER_SKILLS_PREFIX}${shown}/${f}")`).join(", ")} -->`]
         : []),
     ];
-    return [...header, file.text].join("\n");
+    return [...header, screened.text].join("\n");
   }
 
   async #client(server: string, session: SessionInfo) {

@@ -8,11 +8,21 @@ import type { UiSession } from "../ui-sessions";
 export const NO_APPROVALS =
   'Nothing is quarantined here: the pin plugin is off. Turn it on with "plugins": { "pin": {} } in the config; tools whose definition changes then wait for approval on this page.';
 
+/** What a waiting item besides a tool is, in a sentence. */
+const KIND_WORDS: Record<NonNullable<PendingApproval["kind"]>, string> = {
+  instructions: "the instructions",
+  resource: "a resource",
+  resourceTemplate: "a resource template",
+  prompt: "a prompt",
+  skill: "a skill",
+  skillFile: "a skill's file",
+};
+
 /** Characters of one changed field's current value shown. */
 const MAX_FIELD_CHARS = 16 * 1024;
 
 /**
- * Approvals: tools the pin plugin quarantined, with the definition's diff against the approved one (or,
+ * Approvals: tools the pin plugin quarantined (and the instructions, resources, templates, prompts and skills the scan holds), with the definition's diff against the approved one (or,
  * for a pin file from before definitions were kept, the changed fields' new value); approving lets the
  * next call through, "keep blocked" records the refusal so the page stops asking, and those are listed
  * apart, still approvable.
@@ -33,15 +43,15 @@ function waitingSections(pending: readonly PendingApproval[], current: (name: st
 <p>${
           p.reason === "new server"
             ? html`Server <strong>${p.server}</strong> is new and waits for its first approval.`
-            : p.reason === "scan"
-              ? html`The scan found text aimed at the model in its definition (security.scan): the model is shown nothing of it until approved.`
+            : p.reason === "scan" || p.kind
+              ? html`The scan found text aimed at the model in ${p.kind ? html`<strong>${KIND_WORDS[p.kind]}</strong> of server <strong>${p.server}</strong>` : "its definition"} (security.scan): the model is shown nothing of ${p.kind === "instructions" ? "them" : "it"} until approved.`
               : html`Its definition changed since it was approved: <strong>${p.changed.join(", ") || "definition"}</strong>.`
         } <span class="muted">Seen ${when(p.seenAt)}.</span></p>
 ${p.findings?.length ? findingsList(p.findings) : ""}
 ${
   p.approved && p.proposed
     ? diffBlock(p.name, p.approved, p.proposed)
-    : p.reason === "scan" && p.proposed
+    : (p.reason === "scan" || p.kind) && p.proposed
       ? html`<h3>Definition <span class="muted">waiting</span></h3><pre class="diff-add">${JSON.stringify(p.proposed, null, 2)}</pre>`
       : p.changed.map((field) => {
           const value = JSON.stringify(definition[field], null, 2) ?? "(removed)";
@@ -64,7 +74,7 @@ function keptBlockedTable(kept: readonly PendingApproval[], session: UiSession):
 ${kept.map(
   (
     p,
-  ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : p.reason === "scan" ? "scan findings" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
+  ) => html`<tr data-kept-blocked="${p.name}"><td>${p.name}</td><td>${p.reason === "new server" ? "new server" : p.reason === "scan" || p.kind ? "scan findings" : `changed: ${p.changed.join(", ") || "definition"}`}</td><td>${when(p.keptBlockedAt)}</td>
 <td>${form({ action: "approve", session, inline: true }, html`<input type="hidden" name="target" value="${p.name}"><input type="hidden" name="hash" value="${p.hash}"><button type="submit">Approve after all</button>`)}</td></tr>`,
 )}
 </table>`;
