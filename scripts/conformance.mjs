@@ -25,6 +25,7 @@ import {
 import { runTasksSuite } from "./conformance/tasks-suite.mjs";
 import { installReferee, REFEREE, requiredServerScenarios, runLogged } from "./conformance/referee.mjs";
 import { runClientSuite } from "./conformance/client-suite.mjs";
+import { runHeadersSuite } from "./conformance/headers-suite.mjs";
 import { passed, readExpectedFailures, readmeLines, readResults } from "./conformance/results.mjs";
 
 const REVISIONS = ["2026-07-28", "2025-11-25"];
@@ -122,6 +123,9 @@ async function main() {
     const tasks = await runTasksSuite({ referee, url: `${shim.url}/mcp`, dir });
     if (!tasks.ok) failed = true;
     sections.push(tasks.lines);
+    const headers = await runHeadersSuite({ referee, dir });
+    if (!headers.ok) failed = true;
+    sections.push(headers.lines);
     // The client suite: codemux as the client under test of every required client scenario.
     if (!(await runClientSuite({ referee, dir, revisions: REVISIONS }))) failed = true;
     if (!failed && !updateReadme(readmeSection(sections), write)) {

@@ -15,7 +15,18 @@ import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import type { HttpSettings, UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
-import { Codemux, codemuxHome, policiesOf, retentionFor, scanModeOf, type ResultFormat, type Retention } from "@codemux/server";
+import {
+  Codemux,
+  CoreLink,
+  codemuxHome,
+  type CodemuxLifecycle,
+  type CodemuxPorts,
+  policiesOf,
+  retentionFor,
+  scanModeOf,
+  type ResultFormat,
+  type Retention,
+} from "@codemux/server";
 import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -127,8 +138,8 @@ export async function startCodemux(
     logger.info(`the built-in default serves several principals: each gets a memory server and graph of its own (under ${graphsFolder()})`);
   const { file: configFile, raw, retention } = loaded;
   const serving = loaded.serving ?? { http: {}, jobs: {} };
-  // Plugins load before the core (their middleware goes into it); summarize keeps full results in the core's store.
-  let core: Codemux | undefined;
+  // Plugins and jobs are made before the core (their middleware goes into it); they reach its result store and policies through the link it binds.
+  const link = new CoreLink();
   // The config's `tracing` may turn traces on, before anything that makes spans starts (the OTEL_* variables may have already).
   await startTracing(process.env, loaded.tracing);
   const plugins = await pluginsOf({
@@ -137,7 +148,7 @@ export async function startCodemux(
     reloadable: options.serving === true,
     logger,
     retention,
-    keep: (tool, text, owner) => (core as Codemux).results.keep(tool, text, owner),
+    keep: link.keep,
     ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
     ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
     ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
@@ -163,11 +174,12 @@ export async function startCodemux(
         ...(options.shared?.jobSlots ? { slots: options.shared.jobSlots } : {}),
         ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
         // The policies live in the core, made just below; a job starts only once it serves.
-        jobsAtOnce: (session) => (core as Codemux).access.grant(session)?.concurrentJobs,
+        jobsAtOnce: (session) => link.grant(session)?.concurrentJobs,
       })
     : undefined;
-  core = new Codemux({
+  const core = new Codemux({
     config,
+    link,
     // The pin plugin judges what the scan flags (and changed definitions): the model sees the approved definition or nothing.
     scan: { mode: scanMode, ...(plugins ? { gate: (tools) => plugins.screen(tools) } : {}) },
     // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
@@ -213,24 +225,22 @@ export async function startCodemux(
   });
   // Running jobs are journaled as interrupted while the servers are still there.
   if (jobs) core.onClose(() => jobs.close(), { before: true });
-  forgetAlso(core, { jobs, plugins, ...(options.shared ? { shared: options.shared } : {}) });
+  forgetAlso(core, { jobs, plugins, logger, ...(options.shared ? { shared: options.shared } : {}) });
   shareJobQueue(jobs, core, options.shared);
   if (plugins) {
-    const started = core;
     // pin records every tool's definition as the catalog changes, not only at its first call.
-    started.on("toolsChanged", () => void plugins.toolsChanged(started.catalog.entries()));
+    core.onToolsChanged(() => void plugins.toolsChanged(core.tools().entries()));
     // An approval (here, by codemux approve, or on another instance) shows a tool held back again.
-    plugins.onRelease(() => started.readiness.rescreen());
-    started.onClose(() => plugins.close());
+    plugins.onRelease(() => core.rescreen());
+    core.onClose(() => plugins.close());
   }
   // Shared skills are read before serving; Redis not there yet: served from what arrives once it is (the shelf re-reads on reconnect).
-  await core.services.skills.refresh().catch((error: Error) => logger.warn(`skills: ${error.message}`));
-  const made = core;
+  await core.refreshSkills().catch((error: Error) => logger.warn(`skills: ${error.message}`));
   let begun = false;
   const begin = () => {
     if (begun) return;
     begun = true;
-    made.start({ warmSandbox: options.serving === true });
+    core.start({ warmSandbox: options.serving === true });
     // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
     void jobs?.recover().catch(() => undefined);
   };
@@ -292,14 +302,19 @@ export async function pluginsOf({
  * queued jobs and cached answers there (after the jobs: one this instance cancels writes its record before it goes).
  */
 export function forgetAlso(
-  core: Codemux,
-  { jobs, plugins, shared }: { jobs: { forget(principal: string): Promise<number> } | undefined; plugins: LoadedPlugins | undefined; shared?: SharedState },
+  core: Pick<CodemuxLifecycle, "onForget">,
+  {
+    jobs,
+    plugins,
+    shared,
+    logger,
+  }: { jobs: { forget(principal: string): Promise<number> } | undefined; plugins: LoadedPlugins | undefined; shared?: SharedState; logger: Logger },
 ): void {
   if (jobs) core.onForget(async (principal) => ({ jobs: await jobs.forget(principal) }));
   if (plugins) core.onForget((principal) => plugins.forget(principal));
   if (!shared) return;
   // The other instances first: they hold the principal's results and jobs in memory, and cancel its jobs running there.
-  core.onForget((principal, { elsewhere }) => (elsewhere ? forgetElsewhere(shared, principal, core.logger) : {}), { before: true });
+  core.onForget((principal, { elsewhere }) => (elsewhere ? forgetElsewhere(shared, principal, logger) : {}), { before: true });
   core.onForget((principal) => forgetShared(shared, principal));
 }
 
@@ -353,7 +368,7 @@ export function builtInRoot(opts: Pick<GlobalOptions, "root" | "allowBroadRoot">
 export async function withCore<T>(
   command: Command,
   context: RunContext,
-  ...args: [work: (core: Codemux) => Promise<T>] | [options: Partial<StartOptions>, work: (core: Codemux) => Promise<T>]
+  ...args: [work: (core: CodemuxPorts) => Promise<T>] | [options: Partial<StartOptions>, work: (core: CodemuxPorts) => Promise<T>]
 ): Promise<T> {
   const [options, work] = args.length === 1 ? [{}, args[0]] : args;
   const interrupt = listenForInterrupt(context);

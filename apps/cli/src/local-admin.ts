@@ -1,5 +1,5 @@
-import { isPrincipalId } from "@codemux/core";
-import type { Codemux, ForgetReport } from "@codemux/server";
+import { isPrincipalId, type Logger } from "@codemux/core";
+import type { CodemuxAdmin, ForgetReport } from "@codemux/server";
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, readFile, readdir, rm, stat } from "node:fs/promises";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
@@ -35,7 +35,10 @@ const FILE = /^instance-[0-9a-f]{12}\.json$/;
  * is) and `DELETE /principals/{principal}` (forgets it here, as `DELETE /v1/principals` does with an admin
  * token; `?elsewhere=1` asks the other instances of its shared store too).
  */
-export async function openLocalAdmin(core: Codemux, info: { url: string; home: string }): Promise<{ close(): Promise<void> }> {
+export async function openLocalAdmin(
+  core: Pick<CodemuxAdmin, "forget">,
+  info: { url: string; home: string; logger: Logger },
+): Promise<{ close(): Promise<void> }> {
   const dir = runDir(info.home);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // A folder made by someone else's umask is made private: the socket's own mode is set only after it exists.
@@ -45,10 +48,10 @@ export async function openLocalAdmin(core: Codemux, info: { url: string; home: s
   const path = join(dir, `instance-${key}.sock`);
   const usable = process.platform !== "win32" && Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES;
   if (!usable)
-    core.logger.warn(
+    info.logger.warn(
       `codemux forget cannot reach this instance on this machine (${process.platform === "win32" ? "Windows has no Unix sockets" : `the socket path ${path} is too long; set a shorter CODEMUX_HOME`}): it refuses while this instance runs, and names DELETE /v1/principals/{principal} instead.`,
     );
-  const server = createServer((req, res) => void answer(core, req, res));
+  const server = createServer((req, res) => void answer({ core, logger: info.logger }, req, res));
   if (usable) {
     await new Promise<void>((resolve, reject) => server.once("error", reject).listen(path, () => resolve()));
     await chmod(path, 0o600);
@@ -72,7 +75,7 @@ export async function openLocalAdmin(core: Codemux, info: { url: string; home: s
   };
 }
 
-async function answer(core: Codemux, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer({ core, logger }: { core: Pick<CodemuxAdmin, "forget">; logger: Logger }, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const send = (status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   try {
     const url = new URL(req.url ?? "/", "http://codemux.local");
@@ -82,7 +85,7 @@ async function answer(core: Codemux, req: IncomingMessage, res: ServerResponse):
     const principal = decodeURIComponent(name);
     if (!isPrincipalId(principal)) return send(400, { error: `"${principal.slice(0, 80)}" is not a principal.` });
     const forgotten = await core.forget(principal, { elsewhere: url.searchParams.get("elsewhere") === "1" });
-    core.logger.info(`forgot ${principal} (asked by codemux forget on this machine)`);
+    logger.info(`forgot ${principal} (asked by codemux forget on this machine)`);
     send(200, { principal, forgotten });
   } catch (error) {
     send(500, { error: (error as Error).message });

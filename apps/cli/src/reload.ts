@@ -1,7 +1,7 @@
 import type { LoadedPlugins, PluginChanges } from "@codemux/hooks";
 import type { ReloadSummary } from "@codemux/http";
 import type { PoolConfig } from "@codemux/pool";
-import type { Codemux, ScanMode } from "@codemux/server";
+import type { CodemuxAdmin, CodemuxQueries, ScanMode } from "@codemux/server";
 
 /** What applying an edited config changed: its servers (`added`, `removed`, `changed`), and its policies and plugins when they did. */
 export interface ConfigReload extends ReloadSummary {
@@ -17,7 +17,7 @@ export interface ConfigReload extends ReloadSummary {
  * while it is off, nor left on after the file turned it off.
  */
 export function configReloader(
-  core: Codemux,
+  core: CodemuxAdmin & Pick<CodemuxQueries, "policies">,
   plugins: LoadedPlugins | undefined,
   file: { read: () => Promise<unknown>; scanMode?: ((raw: unknown) => ScanMode) | undefined },
 ): { reload(config: PoolConfig): Promise<ConfigReload> } {
@@ -37,7 +37,7 @@ export function configReloader(
       }
       const changed = prepared ? describe(prepared.commit()) : "";
       // The plugins in force may now hold other tools back (pin on or off), and the mode may have changed.
-      if (mode !== undefined) core.readiness.rescreen({ mode, gate: plugins ? (tools) => plugins.screen(tools) : undefined });
+      if (mode !== undefined) core.rescreen({ mode, gate: plugins ? (tools) => plugins.screen(tools) : undefined });
       return {
         ...servers,
         ...(JSON.stringify(core.policies) === policies ? {} : { policies: "changed" as const }),

@@ -1,8 +1,11 @@
 import { estimateTokens, type ScanFinding, verdictAtLeast } from "@codemux/core";
-import type { Codemux } from "@codemux/server";
+import type { CodemuxCalls, CodemuxQueries } from "@codemux/server";
+
+/** What the status lines read of a core. */
+type Served = Pick<CodemuxCalls, "mode" | "surface"> & Pick<CodemuxQueries, "status" | "tools" | "scanReports" | "scanMode">;
 import { launchCommand } from "./launch";
 
-export function serverTable(core: Codemux): string {
+export function serverTable(core: Pick<CodemuxQueries, "status">): string {
   // A start is a state, shown as one (`starting (3 s)`); then the protocol the server speaks; the last column says why a server failed, or what its state means.
   const rows = core
     .status()
@@ -29,14 +32,14 @@ export function serverTable(core: Codemux): string {
 const ITEM_KINDS = { resources: "resource", resourceTemplates: "resource template", prompts: "prompt", skills: "skill" } as const;
 
 /** What the scan found above `info` (security.scan), one line per tool or instructions; empty when nothing. */
-export function scanLines(core: Codemux): string {
+export function scanLines(core: Pick<CodemuxQueries, "scanReports" | "scanMode">): string {
   const lines: string[] = [];
   const found = (findings: readonly ScanFinding[]) =>
     findings
       .filter((f) => verdictAtLeast(f.severity, "warn"))
       .map((f) => `${f.rule} in ${f.path}`)
       .join(", ");
-  for (const report of core.scan.reports()) {
+  for (const report of core.scanReports()) {
     if (report.instructions && verdictAtLeast(report.instructions.verdict, "warn"))
       lines.push(
         `  ${report.server} instructions  ${report.instructions.verdict}${report.instructions.held ? ", not shown to the model" : ""}: ${found(report.instructions.findings)}`,
@@ -55,11 +58,11 @@ export function scanLines(core: Codemux): string {
         `  ${report.server} ${ITEM_KINDS[item.kind]} ${JSON.stringify(item.id)}  ${item.verdict}${item.held ? ", held back" : ""}: ${found(item.findings)}`,
       );
   }
-  return lines.length ? `Scan (security.scan ${core.scan.mode}) found:\n${lines.join("\n")}\n` : "";
+  return lines.length ? `Scan (security.scan ${core.scanMode}) found:\n${lines.join("\n")}\n` : "";
 }
 
 /** Tokens of the upfront tool list in a mode, and of every downstream tool listed plainly, for comparison. */
-export async function upfrontTokens(core: Codemux): Promise<{ upfront: number; direct: number }> {
+export async function upfrontTokens(core: Pick<CodemuxCalls, "surface">): Promise<{ upfront: number; direct: number }> {
   const [upfront, direct] = await Promise.all([core.surface().listTools(), core.surface("passthrough").listTools()]);
   return { upfront: estimateTokens(JSON.stringify(upfront)), direct: estimateTokens(JSON.stringify(direct)) };
 }
@@ -84,11 +87,11 @@ export function clientSnippets(options: string[]): string[] {
 }
 
 /** What a person who started codemux in a terminal needs: what is connected, what it saves, how to add it to a client. */
-export async function terminalStatus(core: Codemux, options: string[], source: string): Promise<string> {
+export async function terminalStatus(core: Served, options: string[], source: string): Promise<string> {
   const { upfront, direct } = await upfrontTokens(core);
   const saved = direct > upfront ? ` instead of ~${direct.toLocaleString("en-US")} (${Math.round((1 - upfront / direct) * 100)}% less)` : "";
   return [
-    `codemux: ${core.catalog.size} tools from ${core.status().length} servers (config: ${source}), mode ${core.mode}`,
+    `codemux: ${core.tools().size} tools from ${core.status().length} servers (config: ${source}), mode ${core.mode}`,
     serverTable(core),
     `Upfront tool list: ~${upfront.toLocaleString("en-US")} tokens${saved}.`,
     "",

@@ -16,7 +16,7 @@ const DESCRIPTION_CHARS = 200;
  */
 export async function handleCompat(gateway: Gateway, ctx: RequestContext, path: string): Promise<boolean> {
   const method = ctx.req.method ?? "GET";
-  const services = { ...gateway.core.services, hints: REST_HINTS };
+  const services = gateway.core.servicesFor(REST_HINTS);
   const { readiness, access, pipeline } = services;
   const session = () => gateway.principalSession(ctx.identity);
   const post = () => readJson(ctx.req, gateway.options.maxBodyBytes, { allowEmpty: true }) as Promise<Record<string, unknown> | undefined>;

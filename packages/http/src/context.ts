@@ -1,5 +1,5 @@
 import type { SessionInfo } from "@codemux/core";
-import type { Codemux } from "@codemux/server";
+import type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxQueries, SessionHost } from "@codemux/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Identity } from "./auth/identity";
 import type { LogRecord } from "./log";
@@ -25,9 +25,15 @@ export interface RequestContext {
   rpcIds?: Array<string | number>;
 }
 
+/**
+ * What the HTTP front end uses of a core (a `Codemux` is one): MCP sessions over it, calls, what is served,
+ * administration (reload, restart, forget, the login callbacks), and forgetting what the admin page recorded.
+ */
+export type HttpCore = SessionHost & CodemuxCalls & CodemuxQueries & CodemuxAdmin & Pick<CodemuxLifecycle, "onForget">;
+
 /** What the routes share: the core, the options, the sessions and the metrics. */
 export interface Gateway {
-  core: Codemux;
+  core: HttpCore;
   options: ResolvedOptions;
   sessions: SessionTable;
   metrics: Metrics;

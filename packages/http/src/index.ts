@@ -17,6 +17,7 @@ export { CodemuxHttpServer } from "./server";
 export { parseHttpSettings } from "./settings";
 export type { HttpSettings, PrincipalSettings } from "./settings";
 export type { LogFieldsHook } from "./server";
+export type { HttpCore } from "./context";
 export { parseTokenArg, parseTokenFile } from "./tokens";
 export type { UiApprovals, UiJob, UiJobs, UiSources } from "./ui/sources";
 export type { TokenSpec } from "./tokens";

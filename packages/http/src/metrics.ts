@@ -133,8 +133,10 @@ type Metric = Counter | Gauge | Histogram;
  * `metrics.counter(name, help)`, `gauge` and `histogram`; asking twice for one name returns the same metric.
  *
  * @example
- * const cacheHits = http.metrics.counter("myplugin_cache_hits_total", "Answers served from my cache.");
- * core.pipeline.use(async (ctx, next) => { cacheHits.inc({ server: ctx.entry.server }); return next(ctx); });
+ * const recorders = httpCallRecorders();
+ * const cacheHits = recorders.metrics.counter("myplugin_cache_hits_total", "Answers served from my cache.");
+ * const core = new Codemux({ config, middleware: [async (ctx, next) => { cacheHits.inc({ server: ctx.entry.server }); return next(ctx); }, ...recorders.middleware] });
+ * const http = new CodemuxHttpServer(core, { recorders });
  */
 export class Metrics {
   readonly #metrics = new Map<string, Metric>();

@@ -1,9 +1,8 @@
-import type { Codemux } from "@codemux/server";
 import { createSessionServer } from "@codemux/server";
 import { createMcpHandler, type AuthInfo, type McpHttpHandler, type McpRequestContext, type Server } from "@modelcontextprotocol/server";
 import type { Identity } from "./auth/identity";
 import { webRequestOf, writeResponse } from "./bridge";
-import type { Gateway, RequestContext } from "./context";
+import type { Gateway, HttpCore, RequestContext } from "./context";
 import { ListenLimitError } from "./errors";
 import { forwardToOwner } from "./follow-owner";
 import { ListenBus } from "./listen-bus";
@@ -29,7 +28,7 @@ export type ModernGateway = Pick<Gateway, "core" | "options" | "principalSession
  */
 export class ModernMcp {
   readonly #handler: McpHttpHandler;
-  readonly #core: Codemux;
+  readonly #core: HttpCore;
   /** Servers built for requests and not yet closed: each must end with its request. */
   #alive = 0;
   readonly #built = new WeakMap<Request, Server>();
@@ -40,7 +39,7 @@ export class ModernMcp {
   readonly #maxListens: (principal: string) => number;
   /** Whose each listen stream is: an isolated server's instance's changes go to its owner's streams alone. */
   readonly #bus = new ListenBus();
-  readonly #toolsChanged = () => this.#bus.publish({ kind: "tools_list_changed" });
+  readonly #stopToolChanges: () => void;
   readonly #stopChanges: () => void;
   readonly #scaleOut: ScaleOut | undefined;
   readonly #mode: string | undefined;
@@ -62,7 +61,9 @@ export class ModernMcp {
       onerror: (error) => gateway.warn("mcp 2026-07-28 request refused or failed", { error: error.message.slice(0, 300) }),
     });
     // Per-request servers cannot push: a change of the tool list reaches the clients listening for it through the handler's bus.
-    if (gateway.core.surface(mode).listChanges) gateway.core.on("toolsChanged", this.#toolsChanged);
+    this.#stopToolChanges = gateway.core.surface(mode).listChanges
+      ? gateway.core.onToolsChanged(() => this.#bus.publish({ kind: "tools_list_changed" }))
+      : () => undefined;
     // So are the servers' resource and prompt list changes and resource updates (a client hears only what its listen filter names).
     this.#stopChanges = gateway.core.features.onChange((change, owner) => {
       if (change.kind === "resources") this.#bus.publish({ kind: "resources_list_changed" }, owner);
@@ -118,7 +119,7 @@ export class ModernMcp {
   #paramHeaderMismatch(ctx: RequestContext, body: unknown): string | undefined {
     const { method, params } = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } };
     if (method !== "tools/call" || typeof params?.name !== "string" || this.#core.surface(this.#mode).name !== "passthrough") return undefined;
-    const tool = this.#core.access.catalog(this.#principalSession(ctx.identity)).get(params.name)?.tool;
+    const tool = this.#core.tools(this.#principalSession(ctx.identity)).get(params.name)?.tool;
     return tool && paramHeaderMismatch(tool.inputSchema, params.arguments, ctx.req.headers);
   }
 
@@ -144,7 +145,7 @@ export class ModernMcp {
   }
 
   async close(): Promise<void> {
-    this.#core.off("toolsChanged", this.#toolsChanged);
+    this.#stopToolChanges();
     this.#stopChanges();
     await this.#handler.close();
   }

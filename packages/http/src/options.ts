@@ -17,7 +17,7 @@ export interface ReloadSummary {
 export interface HttpServeOptions {
   /**
    * The call recorders (`httpCallRecorders`) whose middleware the core was composed with. Without them the server
-   * makes its own and adds their middleware to the core's pipeline itself, for a core composed without them.
+   * makes its own but leaves the core as it was composed: /metrics has no call counts and the admin page no Activity.
    */
   recorders?: HttpCallRecorders;
   /** Address to bind; 127.0.0.1 by default. A non-loopback address needs a token (or `insecureNoAuth`). */

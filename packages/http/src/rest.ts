@@ -90,7 +90,7 @@ function queryArgs(url: URL, schema: InputSchema, rename: Record<string, string>
 
 /** codemux's services as REST answers with them: its hints name REST's own routes. */
 function restServices(gateway: Gateway): CodemuxServices {
-  return { ...gateway.core.services, hints: REST_HINTS };
+  return gateway.core.servicesFor(REST_HINTS);
 }
 
 /** The input schema of one of mode code's meta-tools: REST reads its query and body by the same schema. */
@@ -173,10 +173,9 @@ function describeEntry(entry: CatalogEntry, detail: SearchDetail): Record<string
 }
 
 async function describeTool(gateway: Gateway, ctx: RequestContext, name: string): Promise<void> {
-  const { pipeline, namespace } = gateway.core.services;
   const session = gateway.principalSession(ctx.identity);
-  const entry = await pipeline.resolveFor(name, session);
-  const typescript = namespace.source(entry.moduleSpecifier, session) ?? "";
+  const entry = await gateway.core.resolve(name, session);
+  const typescript = gateway.core.moduleSource(entry.moduleSpecifier, session) ?? "";
   if (ctx.url.searchParams.get("format") === "ts") {
     sendText(ctx.res, typescript, "text/plain; charset=utf-8");
     return;
@@ -273,7 +272,7 @@ async function exec(gateway: Gateway, ctx: RequestContext): Promise<void> {
 async function readResult(gateway: Gateway, ctx: RequestContext, handle: string): Promise<void> {
   const schema = schemaOf("read_result");
   const request = readInput(schema, { ...queryArgs(ctx.url, schema), handle }) as unknown as ReadResultRequest;
-  const { results } = gateway.core.services;
+  const { results } = restServices(gateway);
   const session = gateway.principalSession(ctx.identity);
   const kept = await results.get(request.handle, session.id, session.principal);
   const text = await results.read(kept.handle, session.id);

@@ -1,5 +1,4 @@
 import { METRICS_SCOPE, isLoopback, type SessionInfo } from "@codemux/core";
-import type { Codemux } from "@codemux/server";
 import { VERSION } from "@codemux/server";
 import { context as traceContext } from "@opentelemetry/api";
 import { tracing } from "@codemux/pool";
@@ -14,7 +13,7 @@ import { LOGIN_START_PATH, LoginCallbackRoute } from "./auth/login-callback";
 import { handleResourceMetadata, isMetadataPath } from "./auth/metadata";
 import { handleCompat } from "./compat";
 import { ConnectionGuard } from "./connections";
-import type { Gateway, RequestContext } from "./context";
+import type { Gateway, HttpCore, RequestContext } from "./context";
 import { endStreamWithRetry, hintRetry } from "./drain";
 import { DrainingError, HeldBackError, HttpError, UnsafeBindError } from "./errors";
 import { maskTarget, requestIdOf, stderrSink, survivePipeErrors, type LogRecord } from "./log";
@@ -56,7 +55,7 @@ export class CodemuxHttpServer {
   readonly options: ResolvedOptions;
   readonly metrics: Metrics;
   readonly sessions: SessionTable;
-  readonly #core: Codemux;
+  readonly #core: HttpCore;
   readonly #auth: Authenticator;
   readonly #server: Server;
   readonly #guard: ConnectionGuard;
@@ -78,7 +77,7 @@ export class CodemuxHttpServer {
   #draining = false;
   #listening = false;
 
-  constructor(core: Codemux, options: HttpServeOptions = {}) {
+  constructor(core: HttpCore, options: HttpServeOptions = {}) {
     this.options = resolveOptions(options, options.log ?? stderrSink);
     this.#core = core;
     const recorders = options.recorders ?? httpCallRecorders({ mask: core.mask });
@@ -129,10 +128,8 @@ export class CodemuxHttpServer {
           failures: this.#failures,
         })
       : undefined;
-    if (this.#loginCallbacks) core.admin.useLoginCallbacks(this.#loginCallbacks);
+    if (this.#loginCallbacks) core.useLoginCallbacks(this.#loginCallbacks);
     this.#registerMetrics();
-    // A core composed without the recorders (a library user's): their middleware joins its pipeline here, once.
-    if (!options.recorders) for (const middleware of recorders.middleware) core.pipeline.use(middleware);
     this.#ui = mountAdminUi({
       core,
       options: this.options,
@@ -236,7 +233,7 @@ export class CodemuxHttpServer {
     if (this.#closing) return;
     this.#closing = true;
     this.#auth.close();
-    if (this.#loginCallbacks) this.#core.admin.useLoginCallbacks(undefined);
+    if (this.#loginCallbacks) this.#core.useLoginCallbacks(undefined);
     const closed = this.#listening ? new Promise<void>((resolve) => this.#server.close(() => resolve())) : Promise.resolve();
     this.#server.closeIdleConnections();
     this.#modern.endListens();
@@ -323,11 +320,9 @@ export class CodemuxHttpServer {
       for (const s of this.#core.status()) if (reader?.knowsServer(s.name) ?? true) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
       return [...counts].map(([state, n]) => [{ state }, n]);
     });
-    metrics.gauge("codemux_tools", "Tools in the catalog, as the reader's policy shows it.", (reader) => [
-      [{}, this.#core.services.access.catalog(reader?.session).size],
-    ]);
+    metrics.gauge("codemux_tools", "Tools in the catalog, as the reader's policy shows it.", (reader) => [[{}, this.#core.tools(reader?.session).size]]);
     metrics.gauge("codemux_scan_findings", "The scan's findings in what each server lists (security.scan), by server and severity.", () =>
-      this.#core.scan.reports().flatMap((report) => {
+      this.#core.scanReports().flatMap((report) => {
         const counts = new Map<string, number>();
         for (const finding of [
           ...report.tools.flatMap((t) => t.findings),
@@ -341,7 +336,7 @@ export class CodemuxHttpServer {
     metrics.gauge(
       "codemux_scan_held_tools",
       "Tools held back from the model (security.scan quarantine, or a changed pinned definition waiting), by server.",
-      () => this.#core.scan.reports().map((report): [Labels, number] => [{ server: report.server }, report.tools.filter((t) => t.held).length]),
+      () => this.#core.scanReports().map((report): [Labels, number] => [{ server: report.server }, report.tools.filter((t) => t.held).length]),
     );
     // A 2026-07-28 listen stream is a POST that stays open: a stream, not a request being answered.
     metrics.gauge("codemux_http_requests_in_flight", "HTTP requests being answered (open streams excluded).", () => [
@@ -510,7 +505,7 @@ export class CodemuxHttpServer {
     const refused = this.options.reloadRefused();
     sendJson(ctx.res, ready ? 200 : 503, {
       status: ready ? "ready" : "starting",
-      tools: this.#core.services.access.catalog(reader.session).size,
+      tools: this.#core.tools(reader.session).size,
       sessions: this.sessions.size,
       servers,
       ...sharedStateOf(this.options.scaleOut),
@@ -530,8 +525,7 @@ export class CodemuxHttpServer {
   /** The caller as status answers see it: which servers its policy lets it know of (see `Access.servers`). */
   #reader(ctx: RequestContext): MetricsReader {
     const session = this.#principalSession(ctx.identity);
-    const { access } = this.#core.services;
-    return { session, knowsServer: (server) => access.servers(session, [server]).length > 0 };
+    return { session, knowsServer: (server) => this.#core.knowsServer(session, server) };
   }
 
   /** DNS-rebinding protection: the Host header must name this server (loopback names, the bound address, or an allowed host). */

@@ -1,6 +1,6 @@
 import { Codemux } from "@codemux/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodemuxHttpServer } from "../src/index";
+import { CodemuxHttpServer, httpCallRecorders } from "../src/index";
 import { bearer, config, json, misbehaving, serve, type Served } from "./helpers";
 
 /**
@@ -106,9 +106,10 @@ describe("status answers, by the caller's policy", () => {
 
 describe("readiness without a token, while starting and draining", () => {
   it("answers 503 starting while a server still connects, and 503 draining once the instance drains", async () => {
-    const core = new Codemux({ config: config({ m: misbehaving(), late: misbehaving("--start-delay-ms", "60000") }) });
+    const recorders = httpCallRecorders();
+    const core = new Codemux({ config: config({ m: misbehaving(), late: misbehaving("--start-delay-ms", "60000") }), middleware: recorders.middleware });
     core.start();
-    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: T.alice }], log: () => undefined });
+    const http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: T.alice }], log: () => undefined, recorders });
     await http.listen();
     try {
       const starting = await fetch(`${http.url}/readyz`);

@@ -7,7 +7,7 @@ import { createJobs, type Jobs } from "@codemux/jobs";
 import { Codemux } from "@codemux/server";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodemuxHttpServer } from "../src/index";
+import { CodemuxHttpServer, httpCallRecorders } from "../src/index";
 import { config, misbehaving, restAs } from "./helpers";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -50,6 +50,8 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
     await writeFile(pinFile, JSON.stringify({ version: 1, tools: { m__echo: { ...pinned, definition: approvedEcho }, m__counter: pinned } }));
     plugins = await loadPlugins({ config: { plugins: { pin: { file: pinFile } } }, configDir: dir, dataDir: dir });
     jobs = createJobs({ dataDir: dir, agent: false });
+    // The server's call recorders (its Activity page), composed into the core as the CLI does.
+    const recorders = httpCallRecorders();
     core = new Codemux({
       config: config({
         m: misbehaving("--stderr", HOSTILE),
@@ -57,7 +59,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
         f: misbehaving("--exit-at-start", "--stderr", "the API key is missing"),
         p: { ...misbehaving("--name", "per-principal"), isolation: "principal" },
       }),
-      middleware: [plugins.middleware, jobs.middleware],
+      middleware: [plugins.middleware, jobs.middleware, ...recorders.middleware],
       jobs: jobs.runner,
       metaTools: jobs.metaTools,
       dataDir: dir,
@@ -75,6 +77,7 @@ describe.skipIf(!HAVE_BROWSER)("the admin page at /ui, in chromium", () => {
       ],
       log: () => undefined,
       ui: { approvals: pinApprovals(filePinBook(pinFile)), jobs: jobs.manager },
+      recorders,
     });
     await http.listen();
     base = `${http.url}/ui/`;

@@ -157,31 +157,38 @@ export function agentMetaTool(manager: JobManager, options: { maxTurns?: number 
         },
         { callSession: callSession.id },
       );
-      if (background) {
-        const queued = started.position ? ` It is queued at position ${started.position}.` : "";
-        return {
-          content: [
-            {
-              type: "text",
-              text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.`,
-            },
-          ],
-          structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
-        };
-      }
+      if (background) return startedAnswer(started, prompt);
       forward = ctx.progress;
-      await manager.wait([started.id], { timeoutMs: FOREVER_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-      const job = manager.get(started.id, ctx.session.principal);
-      if (job && !TERMINAL.has(job.status)) {
-        // The caller gave up (cancelled its request): the agent stops with it.
-        await manager.cancel(started.id, ctx.session.principal, "tool");
-        throw new JobsError("AGENT_FAILED", `The request was cancelled; agent job ${started.id} was cancelled with it.`);
-      }
-      const result = job ? await manager.result(job) : undefined;
-      if (result) return result;
-      throw new JobsError("AGENT_FAILED", `Agent job ${started.id} ${job?.status ?? "vanished"}: ${job?.error ?? "no result"}.`, { data: { id: started.id } });
+      return agentResult(manager, started.id, ctx);
     },
   }) as MetaTool<never>;
+}
+
+/** A background agent's answer: its job id, and where it waits when it is queued. */
+function startedAnswer(started: { id: string; position?: number }, prompt: string): ToolResult {
+  const queued = started.position ? ` It is queued at position ${started.position}.` : "";
+  return {
+    content: [
+      {
+        type: "text",
+        text: `Started agent job ${started.id} in the background.${queued} Collect it with jobs {"action":"output","ids":["${started.id}"]}.`,
+      },
+    ],
+    structuredContent: { status: "async_launched", agentId: started.id, prompt: prompt.slice(0, 200) },
+  };
+}
+
+/** A foreground agent's report, once its job ends; a caller that gives up (cancels its request) stops the agent with it. */
+async function agentResult(manager: JobManager, id: string, ctx: MetaToolContext): Promise<ToolResult> {
+  await manager.wait([id], { timeoutMs: FOREVER_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const job = manager.get(id, ctx.session.principal);
+  if (job && !TERMINAL.has(job.status)) {
+    await manager.cancel(id, ctx.session.principal, "tool");
+    throw new JobsError("AGENT_FAILED", `The request was cancelled; agent job ${id} was cancelled with it.`);
+  }
+  const result = job ? await manager.result(job) : undefined;
+  if (result) return result;
+  throw new JobsError("AGENT_FAILED", `Agent job ${id} ${job?.status ?? "vanished"}: ${job?.error ?? "no result"}.`, { data: { id } });
 }
 
 /** The conversation of a finished agent job, from its transcript. */
@@ -216,6 +223,12 @@ interface AgentRun {
   maxTurns: number;
 }
 
+type ToolUse = ReturnType<typeof parseToolBlocks>[number];
+type Answer = { id: string; name: string; result: ToolResult };
+type CodeSurface = ReturnType<MetaToolContext["services"]["surface"]>;
+/** What one agent run counts as it goes: progress steps, tool uses, and the estimated tokens. */
+type Tally = { step: number; toolUses: number; usage: AgentUsage };
+
 async function runAgent(run: AgentRun): Promise<ToolResult> {
   const { manager, ctx, callSession, signal } = run;
   const jobId = manager.jobForCall({ signal, session: callSession, origin: "job", progress: undefined }) ?? "";
@@ -229,9 +242,7 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
     manager.note(jobId, { ts: manager.now(), type: "message", message });
   };
   push({ role: "user", content: { type: "text", text: run.prompt } });
-  const usage: AgentUsage = { inputTokens: 0, outputTokens: 0 };
-  let toolUses = 0;
-  let step = 0;
+  const tally: Tally = { step: 0, toolUses: 0, usage: { inputTokens: 0, outputTokens: 0 } };
   let final: string | undefined;
   let turns = 0;
   for (; turns < run.maxTurns && final === undefined; turns++) {
@@ -245,55 +256,71 @@ async function runAgent(run: AgentRun): Promise<ToolResult> {
         : {}),
     } satisfies Record<string, unknown>;
     // Sampling answers carry no usage: both sides are estimated with codemux's one estimator.
-    usage.inputTokens += estimateTokens(systemPrompt) + estimateTokens(JSON.stringify(messages));
-    run.progress({ progress: ++step, message: `turn ${turns + 1}: asking the model` });
+    tally.usage.inputTokens += estimateTokens(systemPrompt) + estimateTokens(JSON.stringify(messages));
+    run.progress({ progress: ++tally.step, message: `turn ${turns + 1}: asking the model` });
     const answer = await callSession.peer!.createMessage(params, { signal });
     const blocks = blocksOf(answer.content);
-    usage.outputTokens += estimateTokens(JSON.stringify(blocks));
+    tally.usage.outputTokens += estimateTokens(JSON.stringify(blocks));
     push({ role: "assistant", content: blocks } as unknown as SamplingMessage);
-    const uses = run.native
+    const uses: ToolUse[] = run.native
       ? blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: String(b.id), name: String(b.name), input: (b.input ?? {}) as Record<string, unknown> }))
       : parseToolBlocks(textOf(blocks));
     if (uses.length === 0) {
       final = textOf(blocks);
       break;
     }
-    const answers: Array<{ id: string; name: string; result: ToolResult }> = [];
-    for (const use of uses) {
-      if ("error" in use) {
-        answers.push({ id: use.id, name: "(unreadable)", result: { content: [{ type: "text", text: `Not run: ${use.error}.` }], isError: true } });
-        continue;
-      }
-      toolUses++;
-      run.progress({ progress: ++step, message: callLine(use.name, use.input, redactSecrets) });
-      const result = AGENT_TOOLS.includes(use.name)
-        ? await manager.recordCall(jobId, { tool: use.name, args: use.input, origin: "agent" }, () =>
-            surface.callTool(use.name, { ...use.input, background: false }, { session: callSession, origin: "job", signal }),
-          )
-        : { content: [{ type: "text" as const, text: `No tool "${use.name}" here; use one of ${AGENT_TOOLS.join(", ")}.` }], isError: true };
-      answers.push({ id: use.id, name: use.name, result });
-    }
-    if (run.native) {
-      push({
-        role: "user",
-        content: answers.map((a) => ({
-          type: "tool_result",
-          toolUseId: a.id,
-          content: [{ type: "text", text: toolText(a.result) }],
-          ...(a.result.isError ? { isError: true } : {}),
-        })),
-      } as unknown as SamplingMessage);
-    } else {
-      push({
-        role: "user",
-        content: {
-          type: "text",
-          text: answers.map((a) => `Result of ${a.name} (${a.id})${a.result.isError ? " [error]" : ""}:\n${toolText(a.result)}`).join("\n\n"),
-        },
-      });
-    }
+    push(answersMessage(await runUses(run, uses, { jobId, surface, tally }), run.native));
   }
-  const durationMs = Math.round(performance.now() - startedAt);
+  return agentReport(run, { jobId, final, turns, tally, durationMs: Math.round(performance.now() - startedAt) });
+}
+
+/** Runs one turn's tool uses in order: an unreadable one is answered with why, a tool the agent may not use is refused. */
+async function runUses(run: AgentRun, uses: ToolUse[], turn: { jobId: string; surface: CodeSurface; tally: Tally }): Promise<Answer[]> {
+  const { manager, callSession, signal } = run;
+  const { jobId, surface, tally } = turn;
+  const answers: Answer[] = [];
+  for (const use of uses) {
+    if ("error" in use) {
+      answers.push({ id: use.id, name: "(unreadable)", result: { content: [{ type: "text", text: `Not run: ${use.error}.` }], isError: true } });
+      continue;
+    }
+    tally.toolUses++;
+    run.progress({ progress: ++tally.step, message: callLine(use.name, use.input, redactSecrets) });
+    const result = AGENT_TOOLS.includes(use.name)
+      ? await manager.recordCall(jobId, { tool: use.name, args: use.input, origin: "agent" }, () =>
+          surface.callTool(use.name, { ...use.input, background: false }, { session: callSession, origin: "job", signal }),
+        )
+      : { content: [{ type: "text" as const, text: `No tool "${use.name}" here; use one of ${AGENT_TOOLS.join(", ")}.` }], isError: true };
+    answers.push({ id: use.id, name: use.name, result });
+  }
+  return answers;
+}
+
+/** The user message that gives the model its tool uses' results: tool_result blocks, or text in the text protocol. */
+function answersMessage(answers: Answer[], native: boolean): SamplingMessage {
+  if (native)
+    return {
+      role: "user",
+      content: answers.map((a) => ({
+        type: "tool_result",
+        toolUseId: a.id,
+        content: [{ type: "text", text: toolText(a.result) }],
+        ...(a.result.isError ? { isError: true } : {}),
+      })),
+    } as unknown as SamplingMessage;
+  return {
+    role: "user",
+    content: {
+      type: "text",
+      text: answers.map((a) => `Result of ${a.name} (${a.id})${a.result.isError ? " [error]" : ""}:\n${toolText(a.result)}`).join("\n\n"),
+    },
+  };
+}
+
+/** The agent's answer: its final text (or why it stopped), a line of what it used, and the same as structured content. */
+function agentReport(run: AgentRun, end: { jobId: string; final: string | undefined; turns: number; tally: Tally; durationMs: number }): ToolResult {
+  const { jobId, final, turns, durationMs } = end;
+  const { toolUses, usage } = end.tally;
   const totalTokens = usage.inputTokens + usage.outputTokens;
   const stopped = final === undefined;
   const report = stopped

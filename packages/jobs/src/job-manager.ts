@@ -1,5 +1,6 @@
 import {
   callLine,
+  isSharedStateDown,
   oneLine,
   redactSecrets,
   silentLogger,
@@ -731,7 +732,11 @@ export class JobManager implements JobRunner {
       const live = ids.map((id) => this.#live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
       if (live.length === 0 && !ids.some((id) => this.#remoteRunning(id))) return;
       await new Promise((resolve) => setTimeout(resolve, SHARED_WAIT_POLL_MS));
-      for (const principal of principals) await this.refreshShared(principal);
+      // The shared store away for a moment (Redis restarting) is no answer: wait on, within the same bounds.
+      for (const principal of principals)
+        await this.refreshShared(principal).catch((error: unknown) => {
+          if (!isSharedStateDown(error)) throw error;
+        });
     }
   }
 

@@ -1,179 +1,55 @@
-import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
-import type { Progress, Tool, Transport } from "@modelcontextprotocol/client";
+import type { ToolResult } from "@codemux/core";
+import type { Tool, Transport } from "@modelcontextprotocol/client";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { AuthRequiredError } from "./auth/auth-required";
+import type { AuthRequiredError } from "./auth/auth-required";
 import { watchLogin } from "./auth/login-watch";
-import { abortableSleep, backoffDelay, type BackoffOptions } from "./backoff";
-import { callError } from "./call-errors";
-import {
-  callLaneEnabled,
-  type CallerSession,
-  type ChannelCall,
-  type DownstreamChannel,
-  type DownstreamClient,
-  type DownstreamNotification,
-  type DownstreamRequest,
-} from "./channel";
+import { backoffDelay } from "./backoff";
+import { CallPath } from "./call-path";
+import { callLaneEnabled, type DownstreamChannel, type DownstreamClient, type DownstreamNotification, type DownstreamRequest } from "./channel";
 import type { ServerSpec } from "./config/types";
+import type { CallOptions, ConnectionOptions, ServerState, ServerStatus } from "./connection-types";
 import {
   DEFAULT_BACKOFF,
   DEFAULT_IDLE_STOP_MS,
   DEFAULT_LIST_CHANGED_DEBOUNCE_MS,
   DEFAULT_PROBE_TIMEOUT_MS,
   DEFAULT_REFRESH_INTERVAL_MS,
-  DEFAULT_RETRY_DELAYS_MS,
   LEGACY_VERDICT_MAX_AGE_MS,
   MIN_LIST_TTL_MS,
   STABLE_AFTER_MS,
 } from "./defaults";
-import { CallCancelledError, PoolError, ServerUnavailableError, ToolNotFoundError } from "./errors";
-import { httpStatusOf } from "./http-errors";
+import { PoolError, ServerUnavailableError } from "./errors";
+import { IdleStop } from "./idle-stop";
 import { LaneChannel } from "./lane-channel";
 import { openListen } from "./listen";
 import { SdkChannel } from "./sdk-channel";
-import { maskUrl, redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
-import { trace, type Attributes } from "@opentelemetry/api";
+import { redactSecrets, redactingLogger, silentLogger, type Logger } from "@codemux/core";
 import { selfSpawnReason } from "./self";
 import { StderrRing } from "./stderr-ring";
-import { createToolFilter, toolFilterReason } from "./tool-filter";
+import { createToolFilter } from "./tool-filter";
 import { asPrior, correctedVerdict, diedOnProbe, type RememberedEra, slowProbe, versionChanged, VersionChanged, withVersion } from "./era-verdict";
-import { relayable, retryable } from "./call-policy";
 import { describeFailure, exitOf, exitReason, type Failure } from "./failure-text";
-import { inSpan, SpanKind, traceCarrier, tracing } from "./tracing";
-import { createTransport, describeTransport, type TransportFactory } from "./transports";
+import { createTransport, describeTransport } from "./transports";
 
-/**
- * `skipped`: never started, because starting it would be unsafe (it is codemux itself); `error` says why.
- * `idle`: a lazy server not started yet, or stopped after being unused; the next call starts it.
- */
-export type ServerState = "connecting" | "ready" | "reconnecting" | "failed" | "skipped" | "closed" | "idle";
-
-export interface ServerStatus {
-  name: string;
-  /** A short name for this connection, `c1`, `c2`... in the order the servers were added; kept while the pool runs. */
-  alias: string;
-  /** 8 hex digits of a hash of the server's resolved entry: it changes when the entry does (a reloaded config). */
-  id: string;
-  state: ServerState;
-  transport: "stdio" | "http" | "sse";
-  /** The command line or URL, with secrets masked; env and header values never appear. */
-  endpoint: string;
-  toolCount: number;
-  /** Why the server failed or dropped: set in `failed`, `reconnecting` and `skipped` (secrets masked). */
-  error?: string;
-  /** The state in words where it is no failure: `starting (3 s)` while connecting, what `idle` and `closed` mean. */
-  detail?: string;
-  /** What the config parser noticed about this entry (unknown keys, with a did-you-mean), and what its last tool list broke (a bad field dropped). */
-  warnings?: string[];
-  /** The last lines the server wrote to stderr (stdio only; secrets masked). */
-  stderrTail: string[];
-  /** How many times the connection was re-established after the first. */
-  restarts: number;
-  serverInfo?: { name: string; version: string };
-  /** The protocol version the live connection speaks: `2025-11-25` (and earlier) for the 2025 era, `2026-07-28` for the 2026 one. */
-  protocol?: string;
-  /** The server's era as last found (probed, or remembered), dated: what a restart passes back instead of probing again. */
-  era?: RememberedEra;
-  /** What the server said about its tools when it connected (its `instructions`), as it said it. */
-  instructions?: string;
-  /** When the tool list was last fetched (ISO 8601). */
-  lastRefreshAt?: string;
-  /** Set for an isolated server: one instance per `principal` or `session`; its status is its listing connection's. */
-  isolation?: "principal" | "session";
-  /** How many instances of an isolated server run now. */
-  instances?: number;
-  /** Set for a server whose instances act as their principal: its resources and prompts are each principal's own, never the listing connection's. */
-  credentials?: "per-principal";
-}
-
+export type {
+  CallOptions,
+  ConnectionOptions,
+  InstanceOwner,
+  RelayContext,
+  RetryHints,
+  ServerRequestRelay,
+  ServerState,
+  ServerStatus,
+} from "./connection-types";
 export type { RememberedEra } from "./era-verdict";
 
-/** Hints from the tool's annotations that make a retry after the request was sent safe. */
-export interface RetryHints {
-  readOnlyHint?: boolean;
-  idempotentHint?: boolean;
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  onprogress?: (progress: Progress) => void;
-  /** Overrides the server's `callTimeoutMs`. */
-  timeoutMs?: number;
-  /** The tool's annotations: with `readOnlyHint` or `idempotentHint` a call is retried on any transient failure. */
-  annotations?: RetryHints;
-  /** The client session making the call: an isolated server (`isolation`) serves it on that session's or principal's own instance. */
-  session?: CallerSession;
-  /** The calling client's capabilities: a 2026-era server gets those codemux can relay, in the request's `_meta`. */
-  clientCapabilities?: ClientCapabilities;
-  /** Set when the caller answers a 2026 server's `input_required` itself (see `ChannelCall.inputRequired`): the round to send, `{}` for the first. */
-  inputRequired?: InputRound;
-  /** The W3C trace context the request carries in its `_meta` (set by the call's own span). */
-  traceMeta?: Record<string, string> | undefined;
-}
-
-/** What the relay is told with a server's request besides the request: its signal, whose instance sent it, and for whose request. */
-export interface RelayContext {
-  signal: AbortSignal;
-  /** Set when an isolated server's instance sent the request. */
-  owner?: InstanceOwner | undefined;
-  /**
-   * Set when the server said which request it asks about: it came on the stream of a request made for
-   * this caller (the `CallOptions.session` given with it), or during a 2026 server's task of that caller's call.
-   */
-  caller?: CallerSession | undefined;
-}
-
-/** Whose instance of an isolated server a connection is: a principal's, or (with `session`) one client session's. */
-export interface InstanceOwner {
-  principal: string;
-  session?: string;
-}
-
-/**
- * Requests a downstream server sends to its client (sampling, elicitation, roots), relayed by codemux
- * to the right client session. Only the capabilities given here are declared to the servers.
- */
-export interface ServerRequestRelay {
-  capabilities: ClientCapabilities;
-  /** Answers one request of `server` (of `owner`'s instance when it is isolated); rejects (an error with a JSON-RPC code) when no client session can answer it. */
-  handle(server: string, request: { method: string; params?: Record<string, unknown> }, context: RelayContext): Promise<Record<string, unknown>>;
-}
-
-export interface ConnectionOptions {
-  createTransport?: TransportFactory;
-  /** Relays sampling, elicitation and roots requests from the servers; without it they declare none of these. */
-  relay?: ServerRequestRelay;
-  logger?: Logger;
-  clientInfo?: { name: string; version: string };
-  backoff?: BackoffOptions;
-  /** Quiet period before a `tools/list_changed` triggers a refresh. */
-  listChangedDebounceMs?: number;
-  /** Default re-list interval for servers that do not send `tools/list_changed` (0 = off; a server's `refreshIntervalMs` wins). */
-  refreshIntervalMs?: number;
-  /** Delays before each retry of a transiently failed call; its length is the number of retries. `[]` turns retries off. */
-  retryDelaysMs?: readonly number[];
-  /** Every server is lazy (`--lazy`): not started until a call needs it. A server's own `"lazy": true` makes just that one lazy. */
-  lazy?: boolean;
-  /** Whether a lazy server may wait for its first call: only when its tools are known without it (from the cached catalog). Always, when absent. */
-  deferStart?: (server: string) => boolean;
-  /** A lazy server unused this long is stopped (0 = never); a server's `idleStopMs` wins. */
-  idleStopMs?: number;
-  /** The environment codemux runs in (proxy variables, what stdio servers inherit, the nesting marker, `CODEMUX_CALL_LANE`); `process.env` by default. */
-  env?: NodeJS.ProcessEnv;
-  /**
-   * Whether stdio servers' `tools/call` takes the call lane rather than the SDK client's request path (same
-   * answers, less CPU a call). When absent, on unless `CODEMUX_CALL_LANE` is `0`, `false` or `off`.
-   */
-  callLane?: boolean;
-  /** Set on an isolated server's instance: whose it is, passed to the relay with each of its requests. */
-  owner?: InstanceOwner;
-  /** A server's era as remembered from an earlier run (the catalog cache): connecting with it skips the probe. */
-  priorEra?: (server: string) => RememberedEra | undefined;
-  /** How long the era probe waits for a stdio server's answer before taking it for a 2025 one (2 s by default). */
-  probeTimeoutMs?: number;
-  /** The floor under a 2026 server's `tools/list` ttlMs when it sets the re-listing interval (5 s by default). */
-  minListTtlMs?: number;
+/** One connect attempt: its SDK channel, the transport once made, the era verdict it started from, and whether it re-probes a wrong one. */
+interface Attempt {
+  sdk: SdkChannel;
+  transport: unknown;
+  prior: RememberedEra | undefined;
+  reprobed: boolean;
 }
 
 interface ConnectionEvents {
@@ -211,8 +87,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   #everReady = false;
   #readySince = 0;
   /** Calls in flight, and the timer that stops a lazy server once none has come for `idleStopMs`. */
-  #inFlight = 0;
-  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #inFlight: IdleStop;
+  readonly #calls: CallPath;
   /** Stops watching the login file (set while the server waits for a login). */
   #stopLoginWatch: (() => void) | undefined;
   /** The era verdict passed back on the next connect; looked up in `priorEra` once, then kept from each connect. */
@@ -237,6 +113,24 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.setMaxListeners(0);
     this.#allowed = createToolFilter(spec.tools);
     this.#logger = redactingLogger(options.logger ?? silentLogger);
+    this.#inFlight = new IdleStop({
+      idleMs: () => ((spec.lazy ?? options.lazy) ? (spec.idleStopMs ?? options.idleStopMs ?? DEFAULT_IDLE_STOP_MS) : 0),
+      stop: () => this.#stopIdle(),
+    });
+    this.#calls = new CallPath({
+      name: spec.name,
+      spec,
+      options,
+      logger: this.#logger,
+      inFlight: this.#inFlight,
+      state: () => this.#state,
+      channel: () => this.#channel,
+      allowed: this.#allowed,
+      ensureChannel: () => this.#ensureChannel(),
+      drop: (reason) => this.#drop(reason),
+      exitReason: () => this.#exitReason(),
+      needsLogin: (failure) => this.#needsLogin(failure),
+    });
   }
 
   get name(): string {
@@ -322,7 +216,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
   async ensureReady(): Promise<DownstreamClient> {
     const channel = await this.#ensureChannel();
     // A server started for a resource read or a prompt, with no call after it, still stops when idle.
-    this.#scheduleIdleStop();
+    this.#inFlight.schedule();
     return channel.client;
   }
 
@@ -351,174 +245,20 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
    * a process still restarting) is retried; after it was sent, only tools annotated read-only or idempotent are.
    */
   callTool(tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<ToolResult> {
-    return tracing() ? this.#tracedCall(tool, args, options) : this.#call(tool, args, options);
-  }
-
-  /** A call inside a CLIENT span (MCP semantic conventions), whose context the request carries to the server (`_meta`, and the HTTP header). */
-  #tracedCall(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolResult> {
-    const transport = this.spec.transport.type;
-    const version = this.#channel?.protocolVersion;
-    const attributes: Attributes = {
-      "mcp.method.name": "tools/call",
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": tool,
-      "network.transport": transport === "stdio" ? "pipe" : "tcp",
-      "codemux.server": this.name,
-      "codemux.transport": transport,
-    };
-    if (version !== undefined) {
-      attributes["mcp.protocol.version"] = version;
-      attributes["codemux.era"] = version >= "2026" ? "modern" : "legacy";
-    }
-    if (transport !== "stdio") attributes["server.address"] = maskUrl(this.spec.transport.url);
-    return inSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT, attributes }, (span) =>
-      this.#call(tool, args, { ...options, traceMeta: traceCarrier() }).then((result) => {
-        const retries = result._meta?.["codemux/retries"];
-        span.setAttribute("codemux.retries", typeof retries === "number" ? retries : 0);
-        if (result.isError === true) span.setAttribute("error.type", "tool_error");
-        return result;
-      }),
-    );
-  }
-
-  #call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolResult> {
-    if (!this.#allowed(tool)) return Promise.reject(new ToolNotFoundError(this.name, tool, toolFilterReason(this.spec.tools, tool), { denied: true }));
-    this.#inFlight++;
-    clearTimeout(this.#idleTimer);
-    const request: ChannelCall = {
-      name: tool,
-      arguments: args ?? {},
-      timeoutMs: options.timeoutMs ?? this.spec.callTimeoutMs,
-      onprogress: options.onprogress,
-      signal: options.signal,
-      clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
-      inputRequired: options.inputRequired,
-      caller: options.session,
-      traceMeta: options.traceMeta,
-    };
-    const channel = this.#readyChannel(options);
-    if (channel === undefined) return this.#attempts(request, options);
-    // The common case in one promise layer (no async frame, no catch in between): a failure goes on to the retries.
-    return channel.callTool(request).then(this.#answered, (error: unknown) => this.#attempts(request, options, this.#recover(error, request, options)));
-  }
-
-  /** A call answered on its first attempt: the in-flight count goes down as in #attempts' finally. */
-  readonly #answered = (result: ToolResult): ToolResult => {
-    this.#callEnded();
-    return result;
-  };
-
-  #callEnded(): void {
-    this.#inFlight--;
-    this.#scheduleIdleStop();
-  }
-
-  /** Tries until an answer or a failure not worth retrying; `first` is the first attempt when it was already made. */
-  async #attempts(request: ChannelCall, options: CallOptions, first?: Promise<ToolResult>): Promise<ToolResult> {
-    try {
-      for (let retries = 0; ; retries++) {
-        let failure: unknown;
-        try {
-          const result = await (retries === 0 && first !== undefined ? first : this.#callOnce(request, options));
-          if (retries > 0) result._meta = { ...result._meta, "codemux/retries": retries };
-          return result;
-        } catch (error) {
-          failure = error;
-        }
-        // Worked out on a failure only: a call that succeeds pays for none of it.
-        const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-        const delay = delays[retries];
-        const safeAfterSend = options.annotations?.readOnlyHint === true || options.annotations?.idempotentHint === true;
-        if (delay === undefined || options.signal?.aborted || !retryable(failure, safeAfterSend)) throw failure;
-        this.#logger.info(`[${this.name}] ${request.name}: ${(failure as Error).message}; retry ${retries + 1} of ${delays.length} in ${delay} ms`);
-        trace.getActiveSpan()?.addEvent("retry", { "codemux.attempt": retries + 2, "codemux.retry.delay_ms": delay, "error.type": (failure as Error).name });
-        await abortableSleep(delay, options.signal).catch((reason: unknown) => {
-          throw new CallCancelledError(this.name, request.name, { cause: reason });
-        });
-      }
-    } finally {
-      this.#callEnded();
-    }
+    return this.#calls.callTool(tool, args, options);
   }
 
   /**
    * One request other than a tool call (`prompts/get`, `resources/read`, `completion/complete`), made for
    * `options.session` (connecting now if the server is down); no retries. Rejects with what the SDK raises.
    */
-  async request(request: DownstreamRequest, options: CallOptions = {}): Promise<Record<string, unknown>> {
-    const channel = await this.#ensureChannel();
-    this.#inFlight++;
-    clearTimeout(this.#idleTimer);
-    try {
-      return await channel.request({
-        ...request,
-        timeoutMs: options.timeoutMs ?? this.spec.callTimeoutMs,
-        signal: options.signal,
-        clientCapabilities: relayable(options.clientCapabilities, this.options.relay?.capabilities),
-        inputRequired: options.inputRequired,
-        caller: options.session,
-      });
-    } finally {
-      this.#callEnded();
-    }
-  }
-
-  /** The channel when the server is ready and the call not already cancelled (a cancelled one takes the slow path, which says so). */
-  #readyChannel(options: CallOptions): DownstreamChannel | undefined {
-    return this.#state === "ready" && !options.signal?.aborted ? this.#channel : undefined;
-  }
-
-  /** One attempt: on the ready channel at once (no await before the request is written), else after connecting. */
-  #callOnce(request: ChannelCall, options: CallOptions): Promise<ToolResult> {
-    const channel = this.#readyChannel(options);
-    if (channel === undefined) return this.#connectAndCall(request, options);
-    return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
-  }
-
-  async #connectAndCall(request: ChannelCall, options: CallOptions): Promise<ToolResult> {
-    if (options.signal?.aborted) throw new CallCancelledError(this.name, request.name);
-    const channel = await this.#ensureChannel();
-    return channel.callTool(request).catch((error: unknown) => this.#recover(error, request, options));
-  }
-
-  /** After a failed attempt: a Streamable HTTP server that restarted no longer knows our session, so a new one is started and the call sent once more. */
-  async #recover(error: unknown, request: ChannelCall, options: CallOptions): Promise<ToolResult> {
-    if (httpStatusOf(error) !== 404 || this.spec.transport.type !== "http") throw this.#translate(error, request, options);
-    this.#logger.info(`[${this.name}] session expired (HTTP 404); re-initializing`);
-    await this.#drop("the session expired");
-    const fresh = await this.#ensureChannel();
-    return fresh.callTool(request).catch((e: unknown) => {
-      throw this.#translate(e, request, options);
-    });
-  }
-
-  /** The one translation of a channel's failure into the PoolError the caller gets; a failure only a login fixes also marks the server failed. */
-  #translate(error: unknown, request: ChannelCall, options: CallOptions): Error {
-    const failure = callError(error, {
-      server: this.name,
-      tool: request.name,
-      timeoutMs: request.timeoutMs,
-      cancelled: options.signal?.aborted === true,
-      ready: this.#state === "ready",
-      url: this.spec.transport.type === "stdio" ? "" : this.spec.transport.url,
-      closedBecause: () => this.#exitReason(),
-    });
-    if (AuthRequiredError.isInstance(failure)) this.#needsLogin(failure);
-    return failure;
-  }
-
-  /** A lazy server with no call in flight is stopped after `idleStopMs`, keeping its tools; the next call starts it again. */
-  #scheduleIdleStop(): void {
-    const idleMs = this.spec.idleStopMs ?? this.options.idleStopMs ?? DEFAULT_IDLE_STOP_MS;
-    if (!(this.spec.lazy ?? this.options.lazy) || idleMs <= 0 || this.#inFlight > 0) return;
-    clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => void this.#stopIdle(), idleMs);
-    this.#idleTimer.unref();
+  request(request: DownstreamRequest, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return this.#calls.request(request, options);
   }
 
   async #stopIdle(): Promise<void> {
     const channel = this.#channel;
-    if (this.#inFlight > 0 || this.#state !== "ready" || !channel) return;
+    if (this.#inFlight.busy || this.#state !== "ready" || !channel) return;
     this.#logger.info(`[${this.name}] stopped after being unused; the next call starts it again`);
     // Dropped first, so that its close is not taken for a crash to recover from.
     this.#channel = undefined;
@@ -545,7 +285,7 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     this.#setState("closed");
     this.#stopTimers();
     this.#stopLoginWatch?.();
-    clearTimeout(this.#idleTimer);
+    this.#inFlight.cancel();
     const channels = [this.#channel, this.#pending, this.#pendingTransport];
     this.#channel = undefined;
     this.#pending = undefined;
@@ -575,10 +315,46 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
 
   /** `reprobed`: this attempt follows one whose verdict proved wrong; it is not corrected twice. `longProbe`: its era probe waits the whole connect time. */
   async #attemptConnect(reprobed = false, longProbe = false): Promise<void> {
-    if (this.#state === "closed" || this.#state === "skipped") return;
+    if (!this.#mayStart()) return;
+    this.#setState(this.#everReady ? "reconnecting" : "connecting");
+    // Each start tells its own story: a line the last process wrote would repeat in this one's messages.
+    this.stderr.clear();
+    // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
+    let channel: DownstreamChannel | undefined;
+    const current = () => channel !== undefined && this.#channel === channel;
+    const sdk = this.#sdkChannel(current, longProbe);
+    this.#pending = sdk;
+    let timer: NodeJS.Timeout | undefined;
+    const prior = this.#priorVerdict();
+    const attempt: Attempt = { sdk, transport: undefined, prior, reprobed };
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new PoolError("CONNECT_TIMEOUT", `did not finish connecting within ${this.spec.connectTimeoutMs} ms`)),
+          this.spec.connectTimeoutMs,
+        );
+      });
+      const { picked, tools } = await Promise.race([this.#open(attempt), timeout]);
+      if ((this.#state as ServerState) === "closed") {
+        await sdk.close().catch(() => undefined);
+        return;
+      }
+      channel = picked;
+      this.#connected(attempt, { picked, tools, current });
+    } catch (error) {
+      const again = await this.#connectFailed(error, attempt);
+      if (again) return this.#attemptConnect(true, again.longProbe);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether a connect may begin: not once closed or skipped, nor for an entry with a problem or that would start codemux itself. */
+  #mayStart(): boolean {
+    if (this.#state === "closed" || this.#state === "skipped") return false;
     if (this.spec.problem) {
       this.#fail({ message: this.spec.problem, transient: false }, false);
-      return;
+      return false;
     }
     if (this.spec.transport.type === "stdio") {
       const unsafe = selfSpawnReason(this.spec.transport, this.options.env ?? process.env);
@@ -586,17 +362,16 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         this.#error = unsafe;
         this.#setState("skipped");
         this.#logger.warn(`[${this.name}] not started: ${unsafe}.`);
-        return;
+        return false;
       }
     }
-    this.#setState(this.#everReady ? "reconnecting" : "connecting");
-    // Each start tells its own story: a line the last process wrote would repeat in this one's messages.
-    this.stderr.clear();
+    return true;
+  }
+
+  /** The SDK channel of one connect attempt; its events count while `current()` says the attempt's channel is the connection's. */
+  #sdkChannel(current: () => boolean, longProbe: boolean): SdkChannel {
     const relay = this.options.relay;
-    // The channel this attempt ends with: its events count only once it is the connection's, and while it is.
-    let channel: DownstreamChannel | undefined;
-    const current = () => channel !== undefined && this.#channel === channel;
-    const sdk = new SdkChannel({
+    return new SdkChannel({
       clientInfo: this.options.clientInfo ?? { name: "codemux", version: "0.1.0" },
       capabilities: relay?.capabilities ?? {},
       // A silent stdio server is a 2025 one (short wait); over HTTP silence is an outage, given the whole connect time.
@@ -617,109 +392,101 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
         if (current()) void this.#onDropped();
       },
     });
-    this.#pending = sdk;
-    let transport: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    const prior = this.#priorVerdict();
-    try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new PoolError("CONNECT_TIMEOUT", `did not finish connecting within ${this.spec.connectTimeoutMs} ms`)),
-          this.spec.connectTimeoutMs,
-        );
-      });
-      const { picked, tools } = await Promise.race([
-        (async () => {
-          const made = await (this.options.createTransport ?? createTransport)(this.spec.transport, {
-            server: this.name,
-            stderr: this.stderr,
-            logger: this.#logger,
-            ...(this.options.env ? { env: this.options.env } : {}),
-            ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
-            streams: sdk,
-          });
-          transport = made;
-          this.#pendingTransport = made;
-          if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
-          await sdk.connect(made, this.spec.connectTimeoutMs, prior && asPrior(prior));
-          if (!reprobed && versionChanged(prior, sdk.serverInfo?.version)) throw new VersionChanged();
-          // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); 2026 servers too (the lane writes 2025 requests).
-          const lane =
-            this.spec.transport.type === "stdio" && sdk.verdict?.kind === "legacy" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
-          return { picked: lane ? new LaneChannel(sdk, made) : sdk, tools: await sdk.listTools(this.spec.connectTimeoutMs) };
-        })(),
-        timeout,
-      ]);
-      if ((this.#state as ServerState) === "closed") {
-        await sdk.close().catch(() => undefined);
-        return;
-      }
+  }
+
+  /** Makes the transport (kept in the attempt for the failure path), connects with the prior verdict, picks the channel and lists the tools. */
+  async #open(attempt: Attempt): Promise<{ picked: DownstreamChannel; tools: Tool[] }> {
+    const { sdk, prior } = attempt;
+    const transport = await (this.options.createTransport ?? createTransport)(this.spec.transport, {
+      server: this.name,
+      stderr: this.stderr,
+      logger: this.#logger,
+      ...(this.options.env ? { env: this.options.env } : {}),
+      ...(this.options.owner && this.spec.credentials === "per-principal" ? { principal: this.options.owner.principal } : {}),
+      streams: sdk,
+    });
+    attempt.transport = transport;
+    this.#pendingTransport = transport;
+    if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
+    await sdk.connect(transport, this.spec.connectTimeoutMs, prior && asPrior(prior));
+    if (!attempt.reprobed && versionChanged(prior, sdk.serverInfo?.version)) throw new VersionChanged();
+    // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); 2026 servers too (the lane writes 2025 requests).
+    const lane =
+      this.spec.transport.type === "stdio" && sdk.verdict?.kind === "legacy" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
+    return { picked: lane ? new LaneChannel(sdk, transport) : sdk, tools: await sdk.listTools(this.spec.connectTimeoutMs) };
+  }
+
+  /** A connect attempt that succeeded: its channel becomes the connection's, the server is ready. */
+  #connected(attempt: Attempt, ready: { picked: DownstreamChannel; tools: Tool[]; current: () => boolean }): void {
+    const { sdk, prior } = attempt;
+    const { picked } = ready;
+    this.#pending = undefined;
+    this.#pendingTransport = undefined;
+    const found = sdk.verdict;
+    // A verdict reused keeps its date, so that a 2025 one ages; a new one is dated now. A 2025 one keeps the version it was found with.
+    if (found) this.#era = withVersion(prior?.kind === found.kind ? prior : { ...found, at: Date.now() }, sdk.serverInfo?.version);
+    this.#channel = picked;
+    this.#transport = attempt.transport;
+    if (this.#everReady) this.#restarts += 1;
+    this.#everReady = true;
+    this.#readySince = Date.now();
+    this.#error = undefined;
+    this.#transientFailure = false;
+    this.#needsLoginFailure = false;
+    this.#stopLoginWatch?.();
+    this.#setTools(ready.tools);
+    this.#setState("ready");
+    this.#startSweep(picked);
+    openListen(sdk.client, {
+      server: this.name,
+      logger: this.#logger,
+      backoff: this.options.backoff,
+      timeoutMs: this.spec.connectTimeoutMs,
+      alive: ready.current,
+    });
+    this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
+  }
+
+  /** A connect attempt that failed: closed, and the server marked down; or, when the era was wrong, how to probe it again. */
+  async #connectFailed(error: unknown, attempt: Attempt): Promise<{ longProbe: boolean } | undefined> {
+    const { sdk, transport } = attempt;
+    // Read before close() ends the process: an exit that close() caused is not why the attempt failed.
+    const exitedFirst = exitOf(transport) !== undefined;
+    if (this.#pending === sdk) {
       this.#pending = undefined;
       this.#pendingTransport = undefined;
-      const found = sdk.verdict;
-      // A verdict reused keeps its date, so that a 2025 one ages; a new one is dated now. A 2025 one keeps the version it was found with.
-      if (found) this.#era = withVersion(prior?.kind === found.kind ? prior : { ...found, at: Date.now() }, sdk.serverInfo?.version);
-      channel = picked;
-      this.#channel = picked;
-      this.#transport = transport;
-      if (this.#everReady) this.#restarts += 1;
-      this.#everReady = true;
-      this.#readySince = Date.now();
-      this.#error = undefined;
-      this.#transientFailure = false;
-      this.#needsLoginFailure = false;
-      this.#stopLoginWatch?.();
-      this.#setTools(tools);
-      this.#setState("ready");
-      this.#startSweep(picked);
-      openListen(sdk.client, {
-        server: this.name,
-        logger: this.#logger,
-        backoff: this.options.backoff,
-        timeoutMs: this.spec.connectTimeoutMs,
-        alive: current,
-      });
-      this.#logger.info(`[${this.name}] ready, ${this.#tools.length} tools`);
-    } catch (error) {
-      // Read before close() ends the process: an exit that close() caused is not why the attempt failed.
-      const exitedFirst = exitOf(transport) !== undefined;
-      if (this.#pending === sdk) {
-        this.#pending = undefined;
-        this.#pendingTransport = undefined;
-      }
-      await sdk.close().catch(() => undefined);
-      // A transport made after close() began (the race lost) is closed here too.
-      await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
-      if ((this.#state as ServerState) === "closed") return;
-      if (error instanceof VersionChanged) {
-        this.#logger.info(`[${this.name}] has another version than when its era was found: probing it again`);
-        this.#era = undefined;
-        return this.#attemptConnect(true);
-      }
-      if (!reprobed && this.spec.protocol === undefined) {
-        const corrected = correctedVerdict(error, prior, exitOf(transport) !== undefined && diedOnProbe(this.stderr.tail(this.stderr.maxLines)));
-        if (corrected !== false) {
-          const slow = slowProbe(error, prior);
-          this.#logger.info(
-            `[${this.name}] ${
-              corrected
-                ? "is a 2025-era server (it exited on the era probe): starting it again"
-                : slow
-                  ? "refused the 2025 opening after a slow era probe: probing it again with the whole connect time"
-                  : "changed protocol era: probing it again"
-            }`,
-          );
-          this.#era = corrected;
-          return this.#attemptConnect(true, slow);
-        }
-      }
-      const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
-      // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
-      this.#fail(failure, !failure.needsLogin);
-      if (failure.needsLogin) this.#watchLogin();
-    } finally {
-      clearTimeout(timer);
     }
+    await sdk.close().catch(() => undefined);
+    // A transport made after close() began (the race lost) is closed here too.
+    await (transport as { close?: () => Promise<void> } | undefined)?.close?.().catch(() => undefined);
+    if ((this.#state as ServerState) === "closed") return undefined;
+    if (error instanceof VersionChanged) {
+      this.#logger.info(`[${this.name}] has another version than when its era was found: probing it again`);
+      this.#era = undefined;
+      return { longProbe: false };
+    }
+    if (!attempt.reprobed && this.spec.protocol === undefined) {
+      const corrected = correctedVerdict(error, attempt.prior, exitOf(transport) !== undefined && diedOnProbe(this.stderr.tail(this.stderr.maxLines)));
+      if (corrected !== false) {
+        const slow = slowProbe(error, attempt.prior);
+        this.#logger.info(
+          `[${this.name}] ${
+            corrected
+              ? "is a 2025-era server (it exited on the era probe): starting it again"
+              : slow
+                ? "refused the 2025 opening after a slow era probe: probing it again with the whole connect time"
+                : "changed protocol era: probing it again"
+          }`,
+        );
+        this.#era = corrected;
+        return { longProbe: slow };
+      }
+    }
+    const failure = describeFailure(error, { name: this.name, spec: this.spec, stderr: this.stderr, transport, exitedFirst, everReady: this.#everReady });
+    // Only a login fixes it: no restart loop; the next call tries again, and so does a login once stored.
+    this.#fail(failure, !failure.needsLogin);
+    if (failure.needsLogin) this.#watchLogin();
+    return undefined;
   }
 
   /** A call found the login gone (expired, refresh refused): the server is marked failed with the reason; the others are untouched. */

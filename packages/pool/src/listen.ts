@@ -35,96 +35,124 @@ export function listenFilter(capabilities: ServerCapabilities | undefined): List
  */
 export function openListen(client: ChannelClient, options: ListenOptions): void {
   if (client.getProtocolEra() !== "modern") return;
-  const capabilities = client.getServerCapabilities();
-  const base = listenFilter(capabilities);
-  const subscribable = capabilities?.resources?.subscribe === true;
-  const { server, logger, backoff } = options;
-  const uris = new Set<string>();
+  const stream = new ListenStream(client, options);
+  client.subscribeToResource = (uri) => stream.subscribe(uri);
+  client.unsubscribeFromResource = (uri) => stream.unsubscribe(uri);
+  stream.start();
+}
+
+/** The listen stream of one connection: opened, watched, reopened with backoff, and replaced when its filter changes. */
+class ListenStream {
+  readonly #client: ChannelClient;
+  readonly #options: ListenOptions;
+  readonly #base: ListenFilter;
+  readonly #subscribable: boolean;
+  readonly #uris = new Set<string>();
   /** Each (re)opening is a generation: only the newest one's stream is kept, reopened or replaced. */
-  let generation = 0;
-  let current: McpSubscription | undefined;
-  let failures = 0;
+  #generation = 0;
+  #current: McpSubscription | undefined;
+  #failures = 0;
   /** Changes made to the URIs, and how many of them the newest stream's filter holds. */
-  let changes = 0;
-  let covered = 0;
-  let reopened: Promise<void> = Promise.resolve();
-  const filter = (): ListenFilter => (uris.size ? { ...base, resourceSubscriptions: [...uris] } : base);
+  #changes = 0;
+  #covered = 0;
+  #reopened: Promise<void> = Promise.resolve();
+
+  constructor(client: ChannelClient, options: ListenOptions) {
+    this.#client = client;
+    this.#options = options;
+    const capabilities = client.getServerCapabilities();
+    this.#base = listenFilter(capabilities);
+    this.#subscribable = capabilities?.resources?.subscribe === true;
+  }
+
+  /** Opens the stream when the server declares list changes to listen for. */
+  start(): void {
+    if (Object.keys(this.#base).length) void this.#open(this.#generation);
+  }
+
+  async subscribe(uri: string): Promise<void> {
+    const { server } = this.#options;
+    if (!this.#subscribable)
+      throw new PoolError("DOWNSTREAM_ERROR", `server "${server}" offers no resource subscriptions (it declares no resources.subscribe)`);
+    if (this.#uris.has(uri)) return;
+    // Each URI is in every stream's filter until it is unsubscribed: the set is bounded.
+    if (this.#uris.size >= MAX_LISTEN_RESOURCES)
+      throw new PoolError(
+        "SUBSCRIPTION_LIMIT",
+        `server "${server}" already has ${MAX_LISTEN_RESOURCES} resources subscribed; unsubscribe from some of them first`,
+      );
+    this.#uris.add(uri);
+    await this.#refilter();
+  }
+
+  async unsubscribe(uri: string): Promise<void> {
+    if (this.#uris.delete(uri)) await this.#refilter();
+  }
+
+  #filter(): ListenFilter {
+    return this.#uris.size ? { ...this.#base, resourceSubscriptions: [...this.#uris] } : this.#base;
+  }
 
   /** Resolves once the stream is acknowledged (or failed); it is then watched until it ends. */
-  const open = async (mine: number): Promise<void> => {
-    if (mine !== generation || !options.alive()) return;
+  async #open(mine: number): Promise<void> {
+    const { server, logger } = this.#options;
+    if (mine !== this.#generation || !this.#options.alive()) return;
     let subscription: McpSubscription;
     try {
-      subscription = await client.listen(filter(), { timeout: options.timeoutMs });
+      subscription = await this.#client.listen(this.#filter(), { timeout: this.#options.timeoutMs });
     } catch (error) {
       // A server that refuses the request (no such method, a bad filter) refuses it again: its tools are re-listed on the interval instead.
       if (error instanceof ProtocolError) {
         logger.warn(`[${server}] refused to open a listen stream (${error.message}); its changes are seen when its tools are re-listed`);
         return;
       }
-      return retry(mine, error instanceof Error ? error.message : String(error));
+      return this.#retry(mine, error instanceof Error ? error.message : String(error));
     }
-    if (mine !== generation) return void subscription.close().catch(() => undefined);
-    const previous = current;
-    current = subscription;
+    if (mine !== this.#generation) return void subscription.close().catch(() => undefined);
+    const previous = this.#current;
+    this.#current = subscription;
     void previous?.close().catch(() => undefined);
-    void watch(subscription, mine);
-  };
+    void this.#watch(subscription, mine);
+  }
 
-  const watch = async (subscription: McpSubscription, mine: number): Promise<void> => {
+  async #watch(subscription: McpSubscription, mine: number): Promise<void> {
     const since = Date.now();
     const how = await subscription.closed;
-    if (how === "local" || mine !== generation) return;
+    if (how === "local" || mine !== this.#generation) return;
     // A stream that stayed up a while starts its backoff over, as a connection does.
-    if (Date.now() - since > STABLE_AFTER_MS) failures = 0;
-    retry(mine, how === "graceful" ? "the server ended the listen stream" : "the listen stream dropped");
-  };
+    if (Date.now() - since > STABLE_AFTER_MS) this.#failures = 0;
+    this.#retry(mine, how === "graceful" ? "the server ended the listen stream" : "the listen stream dropped");
+  }
 
-  const retry = (mine: number, reason: string): void => {
-    if (mine !== generation || !options.alive()) return;
-    failures += 1;
+  #retry(mine: number, reason: string): void {
+    const { server, logger, backoff } = this.#options;
+    if (mine !== this.#generation || !this.#options.alive()) return;
+    this.#failures += 1;
     const maxAttempts = backoff?.maxAttempts ?? DEFAULT_BACKOFF.maxAttempts;
-    if (failures > maxAttempts) {
+    if (this.#failures > maxAttempts) {
       logger.warn(
         `[${server}] gave up reopening its listen stream after ${maxAttempts} attempts (${reason}); its changes are seen when its tools are re-listed`,
       );
       return;
     }
-    const delay = backoffDelay(failures, backoff);
+    const delay = backoffDelay(this.#failures, backoff);
     logger.info(`[${server}] ${reason}: reopening it in ${delay} ms`);
-    setTimeout(() => void open(mine), delay).unref();
-  };
+    setTimeout(() => void this.#open(mine), delay).unref();
+  }
 
   /** Replaces the stream by one whose filter holds the URIs now (none at all when nothing is left to listen for). */
-  const refilter = async (): Promise<void> => {
-    changes += 1;
+  async #refilter(): Promise<void> {
+    this.#changes += 1;
     // Serialised: changes made while a stream is being opened are taken by one more opening, not one each.
-    reopened = reopened.then(() => {
-      if (covered === changes) return;
-      covered = changes;
-      generation += 1;
-      if (Object.keys(filter()).length) return open(generation);
-      const previous = current;
-      current = undefined;
+    this.#reopened = this.#reopened.then(() => {
+      if (this.#covered === this.#changes) return;
+      this.#covered = this.#changes;
+      this.#generation += 1;
+      if (Object.keys(this.#filter()).length) return this.#open(this.#generation);
+      const previous = this.#current;
+      this.#current = undefined;
       void previous?.close().catch(() => undefined);
     });
-    await reopened;
-  };
-
-  client.subscribeToResource = async (uri) => {
-    if (!subscribable) throw new PoolError("DOWNSTREAM_ERROR", `server "${server}" offers no resource subscriptions (it declares no resources.subscribe)`);
-    if (uris.has(uri)) return;
-    // Each URI is in every stream's filter until it is unsubscribed: the set is bounded.
-    if (uris.size >= MAX_LISTEN_RESOURCES)
-      throw new PoolError(
-        "SUBSCRIPTION_LIMIT",
-        `server "${server}" already has ${MAX_LISTEN_RESOURCES} resources subscribed; unsubscribe from some of them first`,
-      );
-    uris.add(uri);
-    await refilter();
-  };
-  client.unsubscribeFromResource = async (uri) => {
-    if (uris.delete(uri)) await refilter();
-  };
-  if (Object.keys(base).length) void open(generation);
+    await this.#reopened;
+  }
 }

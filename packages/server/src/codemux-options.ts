@@ -1,6 +1,7 @@
 import type { JobRunner, Logger, MetaTool, RateBuckets, SecretMask, SkillShelf, ToolCallMiddleware } from "@codemux/core";
 import type { PoolConfig, PoolOptions } from "@codemux/pool";
 import type { CodeExecutor, SandboxOptions } from "@codemux/sandbox";
+import type { CoreLink } from "./core-link";
 import type { TaskStoreFactory } from "./jobs";
 import type { ModuleSource } from "./modules/namespace";
 import type { PolicyConfig } from "./policy/config";
@@ -44,6 +45,8 @@ export interface CodemuxOptions {
   catalogCacheTtlMs?: number;
   /** Middleware around every downstream call, first outermost (before the built-in argument validation). */
   middleware?: ToolCallMiddleware[];
+  /** Bound to this core as it is composed: parts made before it (plugins, jobs) reach its result store and policies through it. */
+  link?: CoreLink;
   /**
    * Masks secrets in what servers send outside a call's result: log lines, progress, questions, prompts,
    * completions, list descriptions, instructions, failure reasons (`@codemux/hooks`' `mask`, by the redact

@@ -1,4 +1,13 @@
-import { LOCAL_PRINCIPAL, type Logger, type SecretMask, type SessionInfo, type Surface } from "@codemux/core";
+import {
+  LOCAL_PRINCIPAL,
+  type CallRequest,
+  type CatalogEntry,
+  type Logger,
+  type SecretMask,
+  type SessionInfo,
+  type Surface,
+  type ToolResult,
+} from "@codemux/core";
 import type { Catalog } from "@codemux/catalog";
 import type { LoginCallbacks, PoolConfig, PoolUpdate, ServerStatus } from "@codemux/pool";
 import { randomUUID } from "node:crypto";
@@ -9,21 +18,23 @@ import { maskedStatus } from "./downstream-mask";
 import { BadRequestError } from "./errors";
 import type { McpFeatures } from "./mcp-features";
 import type { Access } from "./policy/access";
+import type { CatalogView } from "./policy/catalog-view";
 import type { PolicyConfig } from "./policy/config";
+import type { Grant } from "./policy/policies";
 import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import type { ClientRelay } from "./relay";
 import type { ParkedCalls } from "./park";
 import type { RequestStates } from "./signed-state";
-import type { ResultStore } from "./results";
+import type { KeptResult, ResultOwner, ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
 import { forgetResultFiles } from "./surfaces/dispatch-files";
-import type { SkillLibrary } from "./skills/library";
+import type { ListedSkill, SkillLibrary } from "./skills/library";
 import type { SnippetHost } from "./snippets";
 import type { SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
-import type { ToolScreen } from "./screen";
+import type { ScanMode, ScreenGate, ServerScan, ToolScreen } from "./screen";
 
 export type { CodemuxOptions };
 
@@ -48,6 +59,16 @@ export interface CodemuxCalls {
   readonly modes: string[];
   surface(name?: string, options?: { hints?: AnswerHints }): Surface;
   session(principal?: string): SessionInfo;
+  /** The tool `name` as `session` may call it (in the whole catalog without one); refused (unknown, hidden, denied, server down) as a call would be. */
+  resolve(name: string, session?: SessionInfo): Promise<CatalogEntry>;
+  /** Runs one call through the whole pipeline (policies, plugins, recorders), as every front end's calls run. */
+  call(request: CallRequest): Promise<ToolResult>;
+  /** The TypeScript of the `mcp/*` module `specifier` as `session` sees it; undefined when it has none. */
+  moduleSource(specifier: string, session: SessionInfo): string | undefined;
+  /** Keeps a result too large to answer whole, for its owner alone; its handle and size. */
+  keep(tool: string, text: string, owner: ResultOwner): Promise<KeptResult>;
+  /** The services as a front end that runs meta-tools itself (REST) gives them, with its hints. */
+  servicesFor(hints: AnswerHints): CodemuxServices;
 }
 
 /** What is served, to read: the config and policies in force, each server's state, and bounded waits for the servers. */
@@ -57,6 +78,24 @@ export interface CodemuxQueries {
   status(): ServerStatus[];
   ready(timeoutMs?: number): Promise<boolean>;
   settled(timeoutMs?: number): Promise<boolean>;
+  /** What masks downstream text outside call results (`CodemuxOptions.mask`): front ends mask what they record with it. */
+  readonly mask: SecretMask;
+  /** The tools as `session` sees them under the policies; the whole catalog without a session. */
+  tools(session?: SessionInfo): CatalogView;
+  /** A session's grant under the policies in force; undefined without policies. */
+  grant(session: SessionInfo): Grant | undefined;
+  /** Whether `session` may know of `server` (its grant shows the server whole or one of its tools); always without policies. */
+  knowsServer(session: SessionInfo, server: string): boolean;
+  /** The scan's verdicts on what each server lists (what is held back), and the mode it runs in. */
+  scanReports(): ServerScan[];
+  scanReport(server: string): ServerScan | undefined;
+  readonly scanMode: ScanMode;
+  /** A principal's saved skills (its own and the shared ones it may use). */
+  skills(principal: string): ListedSkill[];
+  /** The generated `mcp/servers/*` and `mcp/bridge` modules, as codegen writes them to disk. */
+  readonly generatedModules: CodemuxServices["namespace"]["generated"];
+  /** Tells `listener` each time the set of tools changes; returns the call that stops it. */
+  onToolsChanged(listener: () => void): () => void;
 }
 
 /** Administration: apply an edited config, restart one server (undefined when the pool cannot), forget a principal. */
@@ -66,6 +105,10 @@ export interface CodemuxAdmin {
   forget(principal: string, options?: ForgetOptions): Promise<ForgetReport>;
   /** Where the servers' per-principal logins come back (a front end's callback route), or undefined to stop. */
   useLoginCallbacks(callbacks: LoginCallbacks | undefined): void;
+  /** Screens every server's tools again (an approval, or a reload's new scan mode and gate). */
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void;
+  /** Reads the shared skills again (before serving, and when the shelf may have changed). */
+  refreshSkills(): Promise<void>;
 }
 
 /** Lifecycle: start and close, and what else runs at close and at forget. */
@@ -75,6 +118,9 @@ export interface CodemuxLifecycle {
   onClose(closer: () => Promise<void> | void, options?: { before?: boolean }): void;
   onForget(forgetter: Forgetter, options?: { before?: boolean }): void;
 }
+
+/** Every port of one core, for a front end that uses them all (the CLI's commands). */
+export type CodemuxPorts = CodemuxCalls & CodemuxQueries & CodemuxAdmin & CodemuxLifecycle;
 
 interface CodemuxEvents {
   /** The set of tools changed (a server connected, dropped or changed its list, or a reload changed the servers). */
@@ -185,6 +231,71 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
 
   useLoginCallbacks(callbacks: LoginCallbacks | undefined): void {
     this.pool.useLoginCallbacks?.(callbacks);
+  }
+
+  rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined }): void {
+    this.readiness.rescreen(update);
+  }
+
+  refreshSkills(): Promise<void> {
+    return this.#skills.refresh();
+  }
+
+  resolve(name: string, session?: SessionInfo): Promise<CatalogEntry> {
+    return session === undefined ? this.pipeline.resolve(name) : this.pipeline.resolveFor(name, session);
+  }
+
+  call(request: CallRequest): Promise<ToolResult> {
+    return this.pipeline.call(request);
+  }
+
+  moduleSource(specifier: string, session: SessionInfo): string | undefined {
+    return this.services.namespace.source(specifier, session);
+  }
+
+  keep(tool: string, text: string, owner: ResultOwner): Promise<KeptResult> {
+    return this.results.keep(tool, text, owner);
+  }
+
+  servicesFor(hints: AnswerHints): CodemuxServices {
+    return { ...this.services, hints };
+  }
+
+  tools(session?: SessionInfo): CatalogView {
+    return this.access.catalog(session);
+  }
+
+  grant(session: SessionInfo): Grant | undefined {
+    return this.access.grant(session);
+  }
+
+  knowsServer(session: SessionInfo, server: string): boolean {
+    return this.access.servers(session, [server]).length > 0;
+  }
+
+  scanReports(): ServerScan[] {
+    return this.scan.reports();
+  }
+
+  scanReport(server: string): ServerScan | undefined {
+    return this.scan.report(server);
+  }
+
+  get scanMode(): ScanMode {
+    return this.scan.mode;
+  }
+
+  skills(principal: string): ListedSkill[] {
+    return this.#skills.list(principal);
+  }
+
+  get generatedModules(): CodemuxServices["namespace"]["generated"] {
+    return this.services.namespace.generated;
+  }
+
+  onToolsChanged(listener: () => void): () => void {
+    this.on("toolsChanged", listener);
+    return () => this.off("toolsChanged", listener);
   }
 
   /** The config being served (the last one `reload` applied). */

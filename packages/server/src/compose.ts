@@ -127,6 +127,7 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
   });
   lastRun.readiness = readiness;
   const access = new Access(catalog, options.policies);
+  options.link?.bind({ results, access });
   const pipeline = new ToolCallPipeline({
     access,
     clock,

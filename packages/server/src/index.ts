@@ -1,5 +1,16 @@
 export { Codemux } from "./codemux";
-export type { CodemuxAdmin, CodemuxCalls, CodemuxLifecycle, CodemuxOptions, CodemuxQueries, ForgetOptions, ForgetReport, Forgetter } from "./codemux";
+export { CoreLink } from "./core-link";
+export type {
+  CodemuxAdmin,
+  CodemuxCalls,
+  CodemuxLifecycle,
+  CodemuxOptions,
+  CodemuxPorts,
+  CodemuxQueries,
+  ForgetOptions,
+  ForgetReport,
+  Forgetter,
+} from "./codemux";
 export {
   SPILL_BYTES_RULE,
   codemuxHome,

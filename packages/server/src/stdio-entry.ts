@@ -1,5 +1,3 @@
 // The stdio serving parts: Node streams only, behind the `@codemux/server/stdio` subpath.
 export { serveStdio } from "./stdio";
 export type { ServeStdioOptions } from "./stdio";
-export { StdioServerTransport } from "./stdio-transport";
-export type { StdioServerTransportOptions } from "./stdio-transport";

@@ -12,8 +12,8 @@ export function registerCodegen(program: Command, context: RunContext): void {
     .action(async (options: { out: string }, command: Command) => {
       await withCore(command, context, async (core) => {
         const out = resolve(options.out);
-        const { files } = await writeModuleTree(core.services.namespace.generated, out);
-        context.stdout.write(`Wrote ${files} files for ${core.catalog.size} tools of ${core.catalog.servers().length} servers to ${out}\n`);
+        const { files } = await writeModuleTree(core.generatedModules, out);
+        context.stdout.write(`Wrote ${files} files for ${core.tools().size} tools of ${core.tools().servers().length} servers to ${out}\n`);
       });
     });
 }

@@ -119,7 +119,7 @@ async function forgetOffline(principal: string, { loaded, shared }: { loaded: Co
     // Saved skills in Redis: the library deletes the principal's there.
     ...(shared.skillShelf ? { sharedSkills: shared.skillShelf } : {}),
   });
-  forgetAlso(core, { jobs, plugins, ...(shared.connection ? { shared } : {}) });
+  forgetAlso(core, { jobs, plugins, logger, ...(shared.connection ? { shared } : {}) });
   try {
     return await core.forget(principal);
   } finally {

@@ -15,7 +15,7 @@ export function registerList(program: Command, context: RunContext): void {
         if (options.json) {
           // Each server's scan verdict beside its state: the worst finding, and each tool's, with what the model is shown of it.
           const status = core.status().map((s) => {
-            const scan = core.scan.report(s.name);
+            const scan = core.scanReport(s.name);
             return scan ? { ...s, scan: { verdict: scan.verdict, instructions: scan.instructions, tools: scan.tools, items: scan.items } } : s;
           });
           context.stdout.write(`${JSON.stringify(status, null, 2)}\n`);

@@ -1,6 +1,6 @@
 import { principalOfName, splitQualifiedName } from "@codemux/core";
 import { parseJsonc, readConfigText, ServerUnavailableError } from "@codemux/pool";
-import { explainPolicy, findConfigFile, policiesOf, type CatalogFacts, type Codemux } from "@codemux/server";
+import { explainPolicy, findConfigFile, policiesOf, type CatalogFacts, type CodemuxCalls, type CodemuxQueries } from "@codemux/server";
 import type { Command } from "commander";
 import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
@@ -38,13 +38,13 @@ export function registerPolicy(program: Command, context: RunContext): void {
 }
 
 /** What the config's servers say of `name`: its annotations, or why it is not there or not known. */
-async function catalogFacts(core: Codemux, name: string): Promise<CatalogFacts> {
+async function catalogFacts(core: CodemuxCalls & Pick<CodemuxQueries, "status">, name: string): Promise<CatalogFacts> {
   const server = splitQualifiedName(name)?.server;
   const servers = core.status().map((s) => s.name);
   if (server === undefined) return { state: "missing", why: `names look like "server__tool" (servers here: ${servers.join(", ") || "none"}).` };
   if (!servers.includes(server)) return { state: "missing", why: `the config has no server "${server}" (its servers: ${servers.join(", ") || "none"}).` };
   try {
-    return { state: "found", annotations: (await core.pipeline.resolve(name)).tool.annotations ?? {} };
+    return { state: "found", annotations: (await core.resolve(name)).tool.annotations ?? {} };
   } catch (error) {
     const why = (error as Error).message;
     return ServerUnavailableError.isInstance(error) ? { state: "unknown", why } : { state: "missing", why };

@@ -231,7 +231,7 @@ export function registerServe(program: Command, context: RunContext): void {
           );
       }
       const options = command.optsWithGlobals<GlobalOptions>();
-      const { core, config, begin, reloader } = await startCore(command, context, {
+      const { core, config, logger, begin, reloader } = await startCore(command, context, {
         defaultLevel: "info",
         serving: true,
         // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
@@ -240,8 +240,8 @@ export function registerServe(program: Command, context: RunContext): void {
         ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
       });
       const file = context.inline.length > 0 ? undefined : config.file;
-      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(core.logger) }) : undefined;
-      if (watcher) core.logger.info(`watching ${file}: edits apply without a restart`);
+      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(logger) }) : undefined;
+      if (watcher) logger.info(`watching ${file}: edits apply without a restart`);
       // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -259,7 +259,7 @@ export function registerServe(program: Command, context: RunContext): void {
             ...(file ? ["--config", file] : ["--root", resolve(options.root ?? ".")]),
             ...(options.mode !== "code" ? ["--mode", options.mode] : []),
           ];
-          process.stderr.write(`${await terminalStatus(core, args, core.options.config.source)}\n`);
+          process.stderr.write(`${await terminalStatus(core, args, core.config.source)}\n`);
         });
       }
       try {
@@ -357,6 +357,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   let recorders: HttpCallRecorders | undefined;
   const {
     core,
+    logger,
     level,
     http: settings,
     ui,
@@ -376,13 +377,13 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
   // Asked at each (re)connection: a Redis restarted with other settings is noticed too.
-  const checkDurability = () => void shared.connection?.durability().then((warning) => warning && core.logger.warn(warning));
+  const checkDurability = () => void shared.connection?.durability().then((warning) => warning && logger.warn(warning));
   if (shared.connection?.up()) checkDurability();
   shared.connection?.onStateChange((up, reason) => {
     const where = shared.connection?.where;
     if (up) checkDurability();
-    if (up) core.logger.info(`Redis at ${where} is back: calls that need shared state work again`);
-    else core.logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
+    if (up) logger.info(`Redis at ${where} is back: calls that need shared state work again`);
+    else logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
   });
   const file = context.inline.length > 0 ? undefined : configFile;
   // Why the file's last edit was refused, until one applies: /readyz and the admin page say it, as the log does.
@@ -474,7 +475,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   }
 
   // `codemux forget` on this machine reaches this instance through its admin socket, and any instance of the store through Redis.
-  const localAdmin = await openLocalAdmin(core, { url: http.url, home: codemuxHome() }).catch(async (error: unknown) => {
+  const localAdmin = await openLocalAdmin(core, { url: http.url, home: codemuxHome(), logger }).catch(async (error: unknown) => {
     await http.close();
     await core.close();
     await shared.close();

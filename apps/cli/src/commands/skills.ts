@@ -1,4 +1,4 @@
-import { CLI_HINTS, type Codemux } from "@codemux/server";
+import { CLI_HINTS, type CodemuxPorts } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
 import { loadCodemuxConfig } from "../codemux-config";
@@ -42,7 +42,7 @@ export function registerSkills(program: Command, context: RunContext): void {
     .option("--json", "machine-readable output")
     .action(async (options: { json?: boolean }, command: Command) => {
       await withSkills(command, context, async (core) => {
-        const listed = core.services.skills.list(core.session().principal);
+        const listed = core.skills(core.session().principal);
         if (options.json) {
           context.stdout.write(
             `${JSON.stringify(
@@ -83,7 +83,7 @@ export function registerSkills(program: Command, context: RunContext): void {
  * config's `store`): listed, saved and deleted there, as every instance sees them. Only the skills go
  * through Redis here: a one-shot command takes no queued jobs and keeps no results there.
  */
-async function withSkills(command: Command, context: RunContext, work: (core: Codemux) => Promise<void>): Promise<void> {
+async function withSkills(command: Command, context: RunContext, work: (core: CodemuxPorts) => Promise<void>): Promise<void> {
   const { config } = command.optsWithGlobals<GlobalOptions>();
   const loaded = await loadCodemuxConfig({ configPath: config, inline: context.inline });
   const shared = await openStoreClient(storeSettingOf({}, loaded.raw, loaded.file), {

@@ -1,10 +1,11 @@
 import { ADMIN_SCOPE, hasScope, type SessionInfo } from "@codemux/core";
-import { callRequest, errorText, searchCatalog, type Codemux } from "@codemux/server";
+import { REST_HINTS, callRequest, errorText, searchCatalog } from "@codemux/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FailureLimit } from "../auth/failure-limit";
 import type { Identity } from "../auth/identity";
 import { readBody } from "../body";
+import type { HttpCore } from "../context";
 import { HttpError } from "../errors";
 import { toHttpError } from "../rest-errors";
 import { ANONYMOUS_PRINCIPAL } from "../tokens";
@@ -49,7 +50,7 @@ const MAX_FORM_BYTES = 256 * 1024;
 const SEARCH_LIMIT = 20;
 
 export interface AdminUiOptions {
-  core: Codemux;
+  core: HttpCore;
   /** The calls the page shows: recorded by middleware the core was composed with (see `httpCallRecorders`). */
   activity: ActivityLog;
   sources: UiSources;
@@ -165,7 +166,7 @@ export class AdminUi {
         return show(
           "Servers",
           "./",
-          serversPage(core.status(), session, (server) => core.scan.report(server)),
+          serversPage(core.status(), session, (server) => core.scanReport(server)),
         );
       case "tools":
         return show("Tools", "tools", toolsPage(param("q"), await this.#search(param("q"), session)));
@@ -195,7 +196,7 @@ export class AdminUi {
           "Approvals",
           "approvals",
           sources.approvals
-            ? approvalsPage(await sources.approvals.pending(), (n) => core.catalog.get(n), session)
+            ? approvalsPage(await sources.approvals.pending(), (n) => core.tools().get(n), session)
             : html`<p class="notice">${NO_APPROVALS}</p>`,
         );
       case "principals":
@@ -214,9 +215,9 @@ export class AdminUi {
         return redirect(res, "login");
       case "restart": {
         const server = form.get("server") ?? "";
-        if (!core.pool.names.includes(server))
+        if (!core.status().some((s) => s.name === server))
           throw new HttpError("NOT_FOUND", `There is no server "${server.slice(0, 80)}" to restart; reload the Servers page.`);
-        const { restart } = core.admin;
+        const { restart } = core;
         if (!restart) throw new HttpError("NOT_IMPLEMENTED", "This server pool cannot restart one server; restart codemux instead.");
         await restart(server);
         return redirect(res, "./");
@@ -287,26 +288,30 @@ export class AdminUi {
 
   async #search(query: string, session: UiSession): Promise<SafeHtml> {
     if (!query.trim()) return searchResults(query, undefined);
-    const { services } = this.#options.core;
-    const answer = await searchCatalog(services, { query, limit: SEARCH_LIMIT, detail: "summary" }, this.#options.principalSession(session.identity));
+    // The search answer itself carries no hints: any front end's services serve.
+    const answer = await searchCatalog(
+      this.#options.core.servicesFor(REST_HINTS),
+      { query, limit: SEARCH_LIMIT, detail: "summary" },
+      this.#options.principalSession(session.identity),
+    );
     return searchResults(query, answer);
   }
 
   async #tool(name: string, session: UiSession, call?: { outcome: CallOutcome; values: URLSearchParams }): Promise<SafeHtml> {
-    const { pipeline, namespace } = this.#options.core.services;
+    const { core } = this.#options;
     const as = this.#options.principalSession(session.identity);
-    const entry = await pipeline.resolveFor(name, as);
-    return toolPage({ entry, typescript: namespace.source(entry.moduleSpecifier, as) ?? "", session, call });
+    const entry = await core.resolve(name, as);
+    return toolPage({ entry, typescript: core.moduleSource(entry.moduleSpecifier, as) ?? "", session, call });
   }
 
   /** Runs a call from the Tools page's form through the whole pipeline, as the signed-in admin, with origin "ui". */
   async #call(form: URLSearchParams, session: UiSession): Promise<SafeHtml> {
     const name = form.get("name") ?? "";
-    const { pipeline } = this.#options.core.services;
+    const { core } = this.#options;
     const as = this.#options.principalSession(session.identity);
-    const entry = await pipeline.resolveFor(name, as);
+    const entry = await core.resolve(name, as);
     try {
-      const result = await pipeline.call(callRequest({ name, args: argumentsOf(entry.tool.inputSchema, form) }, { session: as, origin: "ui" }));
+      const result = await core.call(callRequest({ name, args: argumentsOf(entry.tool.inputSchema, form) }, { session: as, origin: "ui" }));
       return await this.#tool(name, session, { outcome: { result }, values: form });
     } catch (error) {
       return this.#tool(name, session, { outcome: { error: errorText(error) }, values: form });

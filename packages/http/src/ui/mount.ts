@@ -1,11 +1,11 @@
 import type { SessionInfo } from "@codemux/core";
-import type { Codemux } from "@codemux/server";
 import { hostname } from "node:os";
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Authenticator } from "../auth/authenticator";
 import type { FailureLimit } from "../auth/failure-limit";
 import type { Identity } from "../auth/identity";
+import type { HttpCore } from "../context";
 import type { Metrics } from "../metrics";
 import type { ResolvedOptions } from "../options";
 import type { ActivityLog } from "./activity";
@@ -13,7 +13,7 @@ import { AdminUi } from "./admin-ui";
 
 /** The admin page of one HTTP server, wired to its auth and options (the one call `CodemuxHttpServer` makes). */
 export function mountAdminUi(deps: {
-  core: Codemux;
+  core: HttpCore;
   options: ResolvedOptions;
   auth: Authenticator;
   principalSession: (identity: Identity) => SessionInfo;

@@ -398,6 +398,22 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     expect(await startsOf([a, b], handed)).toBe(1);
   });
 
+  it("keeps a jobs output that waits on a job another instance runs waiting through a Redis restart", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1 } });
+    const b = await instance("b", { jobs: { maxConcurrent: 1 } });
+    jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 4_000, steps: 4 }, background: true }));
+    // a is full: b takes this one from the shared queue, and a waits on it by reading its shared record.
+    const handed = jobId(await a.text("call_tool", { name: "bad__slow", args: { ms: 3_000, steps: 3 }, background: true }));
+    await until(async () => jobOf(await b.call("jobs", { action: "output", ids: [handed], wait_up_to: 0 })).status === "running");
+    const waiting = a.call("jobs", { action: "output", ids: [handed], wait_up_to: 30 });
+    await redis.kill();
+    // Away for a few of the wait's polls (the fault itself, not a measure).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await redis.restart();
+    expect(jobOf(await waiting).status).toBe("completed");
+  });
+
   it("hands a job back when it restarts with the same id after it took the job and stopped before starting it, and then runs it", async () => {
     next();
     const { share, queue } = await writer("q");
