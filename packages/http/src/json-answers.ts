@@ -11,6 +11,7 @@ import {
   type RequestId,
   type WebStandardStreamableHTTPServerTransportOptions,
 } from "@modelcontextprotocol/server";
+import { hasSdkStreams, type SdkStreams } from "./sdk-internals";
 
 /** Whether a session's POSTs may be answered as JSON without the SDK's SSE stream: on unless `CODEMUX_JSON_ANSWERS=0` (or `false`, `off`). */
 export function jsonAnswersOn(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -19,14 +20,6 @@ export function jsonAnswersOn(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** What a POST taken past the SDK's stream comes back as: its one answer, or the SSE stream it had to open. */
 export type PlainOutcome = { message: JSONRPCMessage } | { response: Response };
-
-/** The SDK transport's stream bookkeeping, which a fallback joins so the stream is the SDK's from then on (checked at construction). */
-interface SdkStreams {
-  _streamMapping: Map<string, { controller?: ReadableStreamDefaultController<Uint8Array>; encoder?: TextEncoder; cleanup: () => void }>;
-  _requestToStreamMapping: Map<RequestId, string>;
-  writePrimingEvent(controller: ReadableStreamDefaultController<Uint8Array>, encoder: TextEncoder, streamId: string, protocolVersion: string): Promise<void>;
-  startKeepAlive(controller: ReadableStreamDefaultController<Uint8Array>, encoder: TextEncoder): ReturnType<typeof setInterval> | undefined;
-}
 
 interface Pending {
   resolve(outcome: PlainOutcome): void;
@@ -58,16 +51,8 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
 
   constructor(options: WebStandardStreamableHTTPServerTransportOptions) {
     super(options);
-    const sdk = this as unknown as Partial<SdkStreams>;
     // A stateful, unchecked-Host transport with the stream internals this SDK version has; anything else keeps the SDK's path.
-    this.#usable =
-      options.sessionIdGenerator !== undefined &&
-      !options.enableJsonResponse &&
-      !options.enableDnsRebindingProtection &&
-      sdk._streamMapping instanceof Map &&
-      sdk._requestToStreamMapping instanceof Map &&
-      typeof sdk.writePrimingEvent === "function" &&
-      typeof sdk.startKeepAlive === "function";
+    this.#usable = options.sessionIdGenerator !== undefined && !options.enableJsonResponse && !options.enableDnsRebindingProtection && hasSdkStreams(this);
   }
 
   override setSupportedProtocolVersions(versions: string[]): void {
