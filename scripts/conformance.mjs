@@ -11,17 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./lib/workspace.mjs";
-import { namePrefixes, startNameShim } from "./conformance/name-shim.mjs";
-import {
-  CLI_PATH,
-  FIXTURE_PATH,
-  SERVER_NAME,
-  startCodemux,
-  startFixture,
-  TASKS_FIXTURE_PATH,
-  TASKS_SERVER_NAME,
-  TASKS_TOOLS,
-} from "./conformance/processes.mjs";
+import { CLI_PATH, FIXTURE_PATH, startStack, TASKS_FIXTURE_PATH } from "./conformance/processes.mjs";
 import { runTasksSuite } from "./conformance/tasks-suite.mjs";
 import { installReferee, REFEREE, requiredServerScenarios, runLogged } from "./conformance/referee.mjs";
 import { runClientSuite } from "./conformance/client-suite.mjs";
@@ -86,21 +76,15 @@ async function main() {
   }
   const referee = await installReferee();
   const dir = mkdtempSync(join(tmpdir(), "codemux-conformance-run-"));
-  const children = [];
-  let shim;
+  let stack;
   let failed = false;
   try {
-    const fixture = await startFixture();
-    children.push(fixture.child);
-    const codemux = await startCodemux({ fixtureUrl: fixture.url, dir });
-    children.push(codemux.child);
-    const tasksPrefixes = Object.fromEntries(TASKS_TOOLS.map((tool) => [tool, `${TASKS_SERVER_NAME}__`]));
-    shim = await startNameShim({ target: codemux.url, prefix: namePrefixes(`${SERVER_NAME}__`, tasksPrefixes) });
+    stack = await startStack(dir);
     const sections = [];
     for (const revision of REVISIONS) {
       const outDir = join(dir, `results-${revision}`);
       const log = join(dir, `referee-${revision}.log`);
-      const { code, timedOut } = await runReferee({ referee, url: shim.url, revision, outDir, log });
+      const { code, timedOut } = await runReferee({ referee, url: stack.url, revision, outDir, log });
       console.log(`\n== ${revision} ==\n${summary(log)}`);
       const results = readResults(outDir);
       if (timedOut) {
@@ -120,7 +104,7 @@ async function main() {
       const required = await requiredServerScenarios(referee, revision);
       sections.push(readmeLines({ revision, required, results, expected }));
     }
-    const tasks = await runTasksSuite({ referee, url: `${shim.url}/mcp`, dir });
+    const tasks = await runTasksSuite({ referee, url: `${stack.url}/mcp`, dir });
     if (!tasks.ok) failed = true;
     sections.push(tasks.lines);
     const headers = await runHeadersSuite({ referee, dir });
@@ -133,8 +117,7 @@ async function main() {
       console.error("\nThe README's conformance section is out of date: run `pnpm conformance --write-readme` and commit README.md.");
     }
   } finally {
-    await shim?.close();
-    for (const child of children) child.kill();
+    await stack?.close();
     if (!failed) rmSync(dir, { recursive: true, force: true });
   }
   if (failed) process.exitCode = 1;

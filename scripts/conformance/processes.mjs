@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "../lib/workspace.mjs";
+import { namePrefixes, startNameShim } from "./name-shim.mjs";
 
 export const FIXTURE_PATH = join(root, "packages", "test-servers", "dist", "conformance-everything-server.js");
 export const CLI_PATH = join(root, "apps", "cli", "dist", "index.js");
@@ -75,4 +76,26 @@ export async function startCodemux({ fixtureUrl, dir }) {
   const url = output().match(/serving (http:\/\/127\.0\.0\.1:\d+)\/mcp/)?.[1];
   if (!url) throw new Error(`codemux did not say where it serves. Its output:\n${output()}`);
   return { child, url };
+}
+
+/** The everything-server, and codemux in front of it and of the tasks fixture, behind the name shim (`url`); `close()` ends all three. */
+export async function startStack(dir) {
+  const children = [];
+  let shim;
+  const close = async () => {
+    await shim?.close();
+    for (const child of children) child.kill();
+  };
+  try {
+    const fixture = await startFixture();
+    children.push(fixture.child);
+    const codemux = await startCodemux({ fixtureUrl: fixture.url, dir });
+    children.push(codemux.child);
+    const tasksPrefixes = Object.fromEntries(TASKS_TOOLS.map((tool) => [tool, `${TASKS_SERVER_NAME}__`]));
+    shim = await startNameShim({ target: codemux.url, prefix: namePrefixes(`${SERVER_NAME}__`, tasksPrefixes) });
+    return { url: shim.url, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -94,24 +94,16 @@ async function main() {
   const { mkdtempSync, rmSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const { installReferee } = await import("./referee.mjs");
-  const { namePrefixes, startNameShim } = await import("./name-shim.mjs");
-  const { SERVER_NAME, startCodemux, startFixture, TASKS_SERVER_NAME, TASKS_TOOLS } = await import("./processes.mjs");
+  const { startStack } = await import("./processes.mjs");
   const referee = await installReferee();
   const dir = mkdtempSync(join(tmpdir(), "codemux-conformance-tasks-"));
-  const children = [];
-  let shim;
+  let stack;
   let ok = false;
   try {
-    const fixture = await startFixture();
-    children.push(fixture.child);
-    const codemux = await startCodemux({ fixtureUrl: fixture.url, dir });
-    children.push(codemux.child);
-    const tasksPrefixes = Object.fromEntries(TASKS_TOOLS.map((tool) => [tool, `${TASKS_SERVER_NAME}__`]));
-    shim = await startNameShim({ target: codemux.url, prefix: namePrefixes(`${SERVER_NAME}__`, tasksPrefixes) });
-    ({ ok } = await runTasksSuite({ referee, url: `${shim.url}/mcp`, dir }));
+    stack = await startStack(dir);
+    ({ ok } = await runTasksSuite({ referee, url: `${stack.url}/mcp`, dir }));
   } finally {
-    await shim?.close();
-    for (const child of children) child.kill();
+    await stack?.close();
     if (ok) rmSync(dir, { recursive: true, force: true });
   }
   if (!ok) process.exitCode = 1;

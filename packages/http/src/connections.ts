@@ -204,27 +204,12 @@ export class ConnectionGuard {
 
   /** Closes the longest idle connection of an address past its share; false when there is none. */
   #reclaim(): boolean {
-    let oldest: Socket | undefined;
-    let oldestSince = Number.POSITIVE_INFINITY;
-    for (const open of this.#open.values()) {
-      if (open.size <= this.#options.maxPerAddress) continue;
-      for (const socket of open) {
-        const since = this.#idleSince.get(socket);
-        if (since !== undefined && since < oldestSince) {
-          oldest = socket;
-          oldestSince = since;
-        }
-      }
-    }
-    if (oldest === undefined) return false;
-    this.#release(oldest);
-    oldest.destroy();
-    this.#options.onIdleClosed?.();
-    return true;
+    const over = [...this.#open.values()].filter((open) => open.size > this.#options.maxPerAddress);
+    return this.#closeIdle(over.flatMap((open) => [...open]));
   }
 
   /** Closes the connection of `open` idle the longest (one that answered a request and runs none now); false when none is idle. */
-  #closeIdle(open: Set<Socket>): boolean {
+  #closeIdle(open: Iterable<Socket>): boolean {
     let oldest: Socket | undefined;
     let oldestSince = Number.POSITIVE_INFINITY;
     for (const socket of open) {
