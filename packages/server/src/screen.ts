@@ -139,7 +139,7 @@ export class ToolScreen {
   /** Each server's tools as it last listed them, to screen again after an approval. */
   readonly #listed = new Map<string, ToolDefinition[]>();
   readonly #instructions = new Map<string, { text: string; definition: { instructions: string }; scan: Scanned | undefined }>();
-  /** Held items of principals' own instances (per-principal credentials), by server and principal: `kind id` of each. */
+  /** Principals' own instances (per-principal credentials), by server and principal: `listed:KIND` once a kind was listed, `held:KIND ID` per held item (apart, so that an empty id is never the marker). */
   readonly #ownHeld = new Map<string, Set<string>>();
   readonly #reports = new Map<string, ServerScan>();
 
@@ -227,8 +227,8 @@ export class ToolScreen {
     if (owner !== undefined) {
       if (this.#ownHeld.size >= OWNERS) this.#ownHeld.clear();
       const key = `${server}\n${owner}`;
-      const known = [...(this.#ownHeld.get(key) ?? [])].filter((k) => !k.startsWith(`${kind} `));
-      this.#ownHeld.set(key, new Set([...known, `${kind} `, ...reported.filter((l) => l.held).map((l) => `${kind} ${l.id}`)]));
+      const known = [...(this.#ownHeld.get(key) ?? [])].filter((k) => k !== `listed:${kind}` && !k.startsWith(`held:${kind} `));
+      this.#ownHeld.set(key, new Set([...known, `listed:${kind}`, ...reported.filter((l) => l.held).map((l) => `held:${kind} ${l.id}`)]));
       return shown;
     }
     const report = this.#reports.get(server) ?? { server, verdict: "clean", instructions: undefined, tools: [], items: [] };
@@ -247,8 +247,8 @@ export class ToolScreen {
     if (this.#reports.get(server)?.items.some((l) => l.kind === kind && l.id === id && l.held)) return true;
     if (owner === undefined) return false;
     const own = this.#ownHeld.get(`${server}\n${owner}`);
-    if (!own?.has(`${kind} `)) return undefined;
-    return own.has(`${kind} ${id}`);
+    if (!own?.has(`listed:${kind}`)) return undefined;
+    return own.has(`held:${kind} ${id}`);
   }
 
   /**
