@@ -263,7 +263,7 @@ export function registerServe(program: Command, context: RunContext): void {
         });
       }
       try {
-        await serveStdio(core, { signal: stop.signal, onFirstRequest: begin });
+        await serveStdio(core.sessions, { signal: stop.signal, onFirstRequest: begin });
       } finally {
         watcher?.close();
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
