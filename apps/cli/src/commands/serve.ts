@@ -23,12 +23,11 @@ import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { codemuxHome, VERSION } from "@codemux/server";
-import { loadCodemuxConfig } from "../codemux-config";
+import { loadCodemuxConfig, openSharedState, storeSettingOf } from "@codemux/runtime";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { openLocalAdmin } from "../local-admin";
 import { terminalStatus } from "../status";
-import { openSharedState, storeSettingOf } from "../shared-state";
 import { levelSink, loggerSink } from "../logger";
 import {
   claimPidfile,
