@@ -108,7 +108,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, { body, reques
   const id = newSessionId(gateway.options.scaleOut);
   ctx.log.session = id.slice(0, 8);
   let added = false;
-  const server = createSessionServer(gateway.core, {
+  const server = createSessionServer(gateway.core.sessions, {
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
@@ -144,7 +144,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, { body, reques
 
 /** `--stateless`: a fresh transport and server per POST, running as the principal's one session. */
 async function handleStateless(gateway: Gateway, ctx: RequestContext, { body, request }: Post): Promise<void> {
-  const server = createSessionServer(gateway.core, {
+  const server = createSessionServer(gateway.core.sessions, {
     session: gateway.principalSession(ctx.identity),
     endsWithServer: false,
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),

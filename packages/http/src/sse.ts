@@ -21,7 +21,7 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   const transport = new SseServerTransport({ endpoint, stream: ctx.res, sessionId: id });
   gateway.sessions.reserve(ctx.principal);
   ctx.log.session = id.slice(0, 8);
-  const server = createSessionServer(gateway.core, {
+  const server = createSessionServer(gateway.core.sessions, {
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });

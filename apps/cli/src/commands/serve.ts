@@ -282,7 +282,7 @@ async function serveOverStdio(command: Command, context: RunContext, serveOption
     void showStatus(core, file, command.optsWithGlobals<GlobalOptions>());
   }
   try {
-    await serveStdio(core, { signal: stop.signal, onFirstRequest: begin });
+    await serveStdio(core.sessions, { signal: stop.signal, onFirstRequest: begin });
   } finally {
     watcher?.close();
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
