@@ -2,7 +2,7 @@
  * What the codemux CLI runs: one start of codemux from its config, read once (`loadCodemuxConfig`), composed
  * by `startCodemux` from the pool, the server, the plugins, the jobs and the shared state (`openSharedState`).
  */
-export { loadCodemuxConfig, misspelledKeys, type CodemuxConfig, type LoadConfigOptions } from "./config";
+export { loadCodemuxConfig, type CodemuxConfig, type LoadConfigOptions } from "./config";
 export { RuntimeError, type RuntimeErrorCode } from "./errors";
 export { addCounts } from "./forget-shared";
 export { forgetOffline } from "./forget";
