@@ -6,14 +6,12 @@ import {
   type Logger,
   type RateBuckets,
   type RecordTable,
-  type SecretMask,
   type SharedLists,
   type Store,
-  type ToolCallMiddleware,
 } from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import type { HttpSettings, UiSources } from "@codemux/http";
+import { httpCallRecorders, type HttpCallRecorders, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
 import {
   Codemux,
@@ -63,8 +61,8 @@ export interface StartOptions {
   shared?: SharedState;
   /** Served to several principals (HTTP with more than one token, a token file, or OAuth): the built-in default keeps their memories apart. */
   manyPrincipals?: boolean;
-  /** A front end's own middleware (the HTTP server's recorders), made with the core's mask and composed into its pipeline after the plugins' and the jobs'. */
-  frontEnd?: (mask: SecretMask) => ToolCallMiddleware[];
+  /** Serving over HTTP: the HTTP server's call recorders (/metrics, the admin page's Activity) are made with the core's mask, their middleware composed after the plugins' and the jobs'. */
+  recordCalls?: boolean;
   /** The tool surface: "code" (the default) or another mode the server knows. */
   mode?: string;
   /** The folder the built-in default serves and servers without `roots` are told; default the current folder. */
@@ -89,6 +87,8 @@ export interface Started {
   http: HttpSettings;
   ui: UiSources;
   jobs?: JobManager;
+  /** The HTTP server's call recorders, with `recordCalls`: the `CodemuxHttpServer` is given the same ones. */
+  recorders?: HttpCallRecorders;
   /** Starts the servers (and the jobs' recovery) when `deferStart` held them back; once. */
   begin: () => void;
   /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
@@ -156,6 +156,7 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
         jobsAtOnce: (session) => link.grant(session)?.concurrentJobs,
       })
     : undefined;
+  const recorders = options.recordCalls ? httpCallRecorders({ mask: plugins?.mask ?? NO_MASK }) : undefined;
   const core = new Codemux({
     config,
     link,
@@ -184,7 +185,7 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
     ...(options.serving ? spillOf(options.spillBytes ?? serving.spillBytes) : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(options.frontEnd?.(plugins?.mask ?? NO_MASK) ?? [])],
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(recorders?.middleware ?? [])],
     // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
     ...(plugins ? { mask: plugins.mask } : {}),
     ...(loaded.policies ? { policies: loaded.policies } : {}),
@@ -228,7 +229,18 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
     read: () => readRawConfig(configFile),
     scanMode: configFile ? (config) => scanModeOf(config, configFile) : undefined,
   });
-  return { core, config: loaded, logger, level, http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
+  return {
+    core,
+    config: loaded,
+    logger,
+    level,
+    http,
+    ui: uiSources(plugins, jobs),
+    ...(jobs ? { jobs: jobs.manager } : {}),
+    ...(recorders ? { recorders } : {}),
+    begin,
+    reloader,
+  };
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
