@@ -295,14 +295,14 @@ describe.each([{ callLane: true }, { callLane: false }])("the downstream era (ca
     for (const request of seen.slice(1)) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
   });
 
-  it("of a 2026 server takes the SDK path, not the lane: its calls carry the SDK's numeric progress tokens, not the lane's", async () => {
+  it("of a 2026 server takes the lane too when it is on: its calls carry the lane's progress tokens, else the SDK's numbers", async () => {
     const pool = await startPool(
       [{ ...rawSpec("m"), transport: { type: "stdio", command: process.execPath, args: [modernServerPath, "--legacy", "reject"], env: {} } }],
       { callLane },
     );
     const seen = JSON.parse(textOf(await pool.callTool("m", "whoami")));
     expect(seen).toMatchObject({ era: "modern" });
-    expect(seen.progressToken).toEqual(expect.any(Number));
+    expect(seen.progressToken).toEqual(callLane ? expect.stringMatching(/^codemux-\d+$/) : expect.any(Number));
     expect(pool.status()[0]?.protocol).toBe("2026-07-28");
   });
 });
