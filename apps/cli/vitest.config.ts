@@ -1,3 +1,14 @@
+import { defineConfig, mergeConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared";
 
-export default sharedTestConfig;
+export default mergeConfig(
+  sharedTestConfig,
+  defineConfig({
+    test: {
+      // A hang guard, not a measure: a test may start codemux several times, ~0.6 s of CPU each (Node 20 compiling
+      // the 2 MB bundle), seconds each under CI's lanes-off pass beside the conformance stream.
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
+    },
+  }),
+);

@@ -193,7 +193,6 @@ describe("the call lane (stdio)", () => {
     }
   });
 
-  // The SDK client drops progress that arrives in the same read as its answer (it hands progress over a microtask late).
   it("passes progress messages through, and survives an onprogress that throws", async () => {
     const pool = await startPool([rawSpec("r")], { callLane: true });
     const progress: unknown[] = [];
