@@ -1,7 +1,8 @@
 import type { JobRunner, MetaTool, TaskStore, ToolCallMiddleware } from "@codemux/core";
 import { join } from "node:path";
 import { agentMetaTool } from "./agent";
-import { JobManager, type JobManagerOptions, type RecoveryReport } from "./job-manager";
+import { JobManager, type JobManagerOptions } from "./job-manager";
+import type { RecoveryReport } from "./recovery";
 import { jobsMetaTool } from "./meta-tools";
 import type { TaskStoreOptions } from "./task-options";
 import type { TaskQuestionBoard } from "./task-extension";

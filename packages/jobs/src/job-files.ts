@@ -1,7 +1,7 @@
-import type { ToolResult } from "@codemux/core";
+import type { Logger, ToolResult } from "@codemux/core";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { journalPaths } from "./journal";
+import { INLINE_RESULT_BYTES, type journalPaths } from "./journal";
 import { TERMINAL, type JobRecord } from "./types";
 
 const CANCEL_POLL_MS = 1_000;
@@ -20,6 +20,19 @@ export class JobFiles {
     await mkdir(this.paths.results, { recursive: true, mode: 0o700 });
     await writeFile(join(this.paths.results, ref), json, { mode: 0o600 });
     return ref;
+  }
+
+  /** What a job's end line keeps of its result: the result, or nothing once it went to its file (`record.resultRef` names it). */
+  async keep(record: JobRecord, result: ToolResult, logger: Logger): Promise<ToolResult | undefined> {
+    const json = JSON.stringify(result);
+    if (json.length <= INLINE_RESULT_BYTES) return result;
+    try {
+      record.resultRef = await this.writeResult(record.id, json);
+      return undefined;
+    } catch (error) {
+      logger.warn(`jobs: cannot keep the result of ${record.id} in a file (${(error as Error).message}); it is kept in the journal line.`);
+      return result;
+    }
   }
 
   /** A result kept in its file; a file that cannot be read says why. */

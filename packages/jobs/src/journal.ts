@@ -316,6 +316,12 @@ export async function compactJournal(
   }
 }
 
+/** A job's first journal line; `taken` when it came from the shared queue (restarted before it starts, this instance hands it back). */
+export function createdLine(record: JobRecord, options: { taken?: true } = {}): JournalEvent {
+  const { id, kind, description, principal, session, request, pid } = record;
+  return { t: "created", id, ts: record.createdAt, kind, description, principal, session, request, pid, ...options };
+}
+
 export function isExpired(job: JobRecord, now: number, retentionMs: number): boolean {
   return job.endedAt !== undefined && now - job.endedAt > retentionMs;
 }

@@ -1,13 +1,18 @@
-import type { BackgroundWork, JobQueue, JobShare, Logger, SessionInfo } from "@codemux/core";
+import { isSharedStateDown, type BackgroundWork, type JobQueue, type JobShare, type Logger, type SessionInfo } from "@codemux/core";
 import { seconds } from "./format";
 import type { LiveJob } from "./live-job";
 import { PORTABLE_KINDS, type PortableRunner, type QueuedPayload } from "./portable";
 import { SHARE_TTL_SLACK_MS } from "./shared-records";
 import { jobOrigin } from "./tracing";
+import { pollUntil, type WaitBounds } from "./waits";
 import { TERMINAL, type JobRecord, type JournalEvent } from "./types";
 
 const TAKEN_NEVER_RAN =
   "No codemux instance ran this job: it left the shared queue without an instance claiming it (the one that took it stopped first); it never ran: submit it again.";
+/** How long a drain keeps trying to hand a queued job back to the shared queue (a Redis just back, its queue connection not yet), and the pause between tries: well inside serve's 30 s drain. */
+const HAND_BACK_WAIT_MS = 10_000;
+const HAND_BACK_RETRY_MS = 250;
+const SHARED_WAIT_POLL_MS = 500;
 /** A principal's jobs read from the shared records at most. */
 const MAX_SHARED_LISTED = 200;
 /** Ids of one `jobs` request read from the share one by one at most (output takes 20). */
@@ -18,6 +23,18 @@ export interface TakenJob {
   request: Record<string, unknown>;
   session: SessionInfo;
   trace: unknown;
+}
+
+/** The work of a job taken from the shared queue: its request, run by this instance's runner in the job's own session. */
+export function takenWork(record: JobRecord, { request, session }: TakenJob, run: PortableRunner): BackgroundWork {
+  return {
+    kind: record.kind,
+    description: record.description,
+    request,
+    session,
+    run: ({ signal, progress, job, jobRunMs }) =>
+      run({ kind: record.kind, request }, { session, origin: "job", signal, progress, job, ...(jobRunMs !== undefined ? { jobRunMs } : {}) }),
+  };
 }
 
 /** What the shared queue needs of the job manager: its records, its journal, and running a job it took. */
@@ -66,6 +83,33 @@ export class SharedQueue {
 
   roomChanged(): void {
     this.#attached?.queue.roomChanged();
+  }
+
+  /** Waits for jobs other instances run by reading their shared records again (every half second), until `ended`, the time passes or the signal aborts. */
+  async waitElsewhere(ids: string[], ended: () => boolean, bounds: WaitBounds): Promise<void> {
+    const principals = new Set(ids.flatMap((id) => this.#host.jobs.get(id)?.principal ?? []));
+    const refresh = async () => {
+      // The shared store away for a moment (Redis restarting) is no answer: wait on, within the same bounds.
+      for (const principal of principals)
+        await this.refresh(principal, []).catch((error: unknown) => {
+          if (!isSharedStateDown(error)) throw error;
+        });
+    };
+    await pollUntil(ended, refresh, { ...bounds, everyMs: SHARED_WAIT_POLL_MS, now: () => this.#host.now() });
+  }
+
+  /** Puts a job queued here back in the shared queue at a drain, trying again for a while; rejects with the last error once that is over. */
+  async handBack(queue: JobQueue, record: JobRecord, work: BackgroundWork): Promise<void> {
+    // A Redis just back may not have the queue's connection up yet: the drain's budget allows a few tries before giving up.
+    const giveUpAt = Date.now() + HAND_BACK_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.add(queue, record, work);
+      } catch (error) {
+        if (Date.now() >= giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, HAND_BACK_RETRY_MS));
+      }
+    }
   }
 
   /**

@@ -185,6 +185,7 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
       }
       return send(message, options);
     };
+    answersAfterNotifications(transport);
     if (this.client.getProtocolEra() !== "modern") return;
     completeByDefault(transport);
     // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
@@ -426,6 +427,20 @@ function completeByDefault(transport: Transport): void {
   transport.onmessage = (message, extra) => {
     withResultType((message as { result?: unknown }).result);
     deliver(message, extra);
+  };
+}
+
+/**
+ * The SDK hands a notification (progress) to its handler a microtask after it arrives, an answer at once,
+ * and drops a call's progress handler with its answer: a server's last progress, read in the same chunk
+ * as the answer, was lost or came after it. Answers wait one microtask too, so each message is handled in the order it came.
+ */
+function answersAfterNotifications(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    if ("id" in message && !("method" in message)) queueMicrotask(() => deliver(message, extra));
+    else deliver(message, extra);
   };
 }
 
