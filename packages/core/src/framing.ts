@@ -25,7 +25,7 @@ function plainRequestMeta(meta: unknown): boolean {
 }
 
 /** A result's `_meta` a schema would accept unchanged: the server's name and version (strings) under its key, nothing else. */
-function plainResultMeta(meta: unknown): boolean {
+export function plainResultMeta(meta: unknown): boolean {
   if (!isRecord(meta)) return false;
   for (const key in meta) if (key !== SERVER_INFO_META_KEY) return false;
   const info = meta[SERVER_INFO_META_KEY];

@@ -9,15 +9,13 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
-import type { ToolResult } from "@codemux/core";
+import { plainResultMeta, type ToolResult } from "@codemux/core";
 import type { ChannelCall, ChannelRequest, DownstreamChannel } from "./channel";
 import { HEADER_MISMATCH, type ChannelClient, type ModernCall, type SdkChannel } from "./sdk-channel";
 
 /** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
 const ID_PREFIX = "codemux-";
 const PROGRESS_KEYS = new Set(["progressToken", "progress", "total", "message"]);
-/** Where a 2026 server names itself in a result's `_meta` (the SDK v2 server stamps every answer with it). */
-const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
 
 type Message = JSONRPCMessage & {
   id?: unknown;
@@ -382,6 +380,20 @@ function isPlainProgress(params: Record<string, unknown>): boolean {
  * (images, annotations, `_meta`, unknown keys, a missing `content`) goes through the codec.
  */
 export function isPlainCallToolResult(value: unknown): value is ToolResult {
+  return plainResult(value, false);
+}
+
+/**
+ * What the client's 2026 codec takes as a complete answer and returns unchanged but for `resultType`, checked without zod:
+ * `resultType: "complete"`, plain text content, `isError` a boolean, `structuredContent` an object, and at most the
+ * server's name and version in `_meta` (as an SDK v2 server stamps every answer). Anything else goes through the codec.
+ */
+export function isPlainModernCallToolResult(value: unknown): boolean {
+  return isRecord(value) && value.resultType === "complete" && plainResult(value, true);
+}
+
+/** Plain text content, a boolean `isError`, an object `structuredContent`; on 2026, `resultType` and the server's `_meta` too. */
+function plainResult(value: unknown, modern: boolean): boolean {
   if (!isRecord(value)) return false;
   let content = false;
   for (const key in value) {
@@ -394,47 +406,13 @@ export function isPlainCallToolResult(value: unknown): value is ToolResult {
       if (typeof value.isError !== "boolean") return false;
     } else if (key === "structuredContent") {
       if (!isRecord(value.structuredContent)) return false;
-    } else {
+    } else if (modern && key === "_meta") {
+      if (!plainResultMeta(value._meta)) return false;
+    } else if (!(modern && key === "resultType")) {
       return false;
     }
   }
   return content;
-}
-
-/**
- * What the client's 2026 codec takes as a complete answer and returns unchanged but for `resultType`, checked without zod:
- * `resultType: "complete"`, plain text content, `isError` a boolean, `structuredContent` an object, and at most the
- * server's name and version in `_meta` (as an SDK v2 server stamps every answer). Anything else goes through the codec.
- */
-export function isPlainModernCallToolResult(value: unknown): boolean {
-  if (!isRecord(value) || value.resultType !== "complete") return false;
-  let content = false;
-  for (const key in value) {
-    if (key === "content") {
-      const blocks = value.content;
-      if (!Array.isArray(blocks)) return false;
-      for (const block of blocks) if (!isPlainTextBlock(block)) return false;
-      content = true;
-    } else if (key === "isError") {
-      if (typeof value.isError !== "boolean") return false;
-    } else if (key === "structuredContent") {
-      if (!isRecord(value.structuredContent)) return false;
-    } else if (key === "_meta") {
-      if (!isPlainServerInfoMeta(value._meta)) return false;
-    } else if (key !== "resultType") {
-      return false;
-    }
-  }
-  return content;
-}
-
-function isPlainServerInfoMeta(meta: unknown): boolean {
-  if (!isRecord(meta)) return false;
-  for (const key in meta) if (key !== SERVER_INFO_KEY) return false;
-  const info = meta[SERVER_INFO_KEY];
-  if (!isRecord(info) || typeof info.name !== "string" || typeof info.version !== "string") return false;
-  for (const key in info) if (key !== "name" && key !== "version") return false;
-  return true;
 }
 
 function isPlainTextBlock(block: unknown): boolean {
