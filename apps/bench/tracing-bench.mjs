@@ -103,7 +103,7 @@ async function run(root, mode, calls) {
   core.start();
   await core.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "tracing-bench", version: "1.0.0" });
   await client.connect(clientSide);
   const call = () => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });

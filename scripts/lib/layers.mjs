@@ -15,6 +15,8 @@ export const ALLOWED_IMPORTS = {
   jobs: ["core"],
   server: ["core", "catalog", "codegen", "sandbox", "pool"],
   http: ["core", "catalog", "codegen", "sandbox", "pool", "server"],
+  // What the CLI runs: the composition of everything below it but the test servers.
+  runtime: ["core", "catalog", "codegen", "sandbox", "pool", "server", "http", "hooks", "jobs", "redis"],
   "test-servers": [],
 };
 

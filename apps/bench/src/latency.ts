@@ -358,7 +358,7 @@ export async function runHops(): Promise<HopReport> {
   core.start();
   await core.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "codemux-bench", version: "1.0.0" });
   await client.connect(clientSide);
   const sandbox = new Sandbox();

@@ -1,5 +1,6 @@
 import { PluginConfigError } from "@codemux/hooks";
 import { ConfigError } from "@codemux/pool";
+import { RuntimeError } from "@codemux/runtime";
 import { constants } from "node:os";
 
 /** A failure the user caused or can fix; printed as one sentence, with an exit code (2: usage, as the README says). */
@@ -31,7 +32,7 @@ export class DaemonRunningError extends UsageError {
   }
 }
 
-/** A config error is the user's to fix: exit 2 with its sentence. */
+/** A config error (or a setting, store or root a start refused) is the user's to fix: exit 2 with its sentence. */
 export function isUsageFailure(error: unknown): error is Error {
-  return error instanceof UsageError || ConfigError.isInstance(error) || PluginConfigError.isInstance(error);
+  return error instanceof UsageError || ConfigError.isInstance(error) || PluginConfigError.isInstance(error) || RuntimeError.isInstance(error);
 }

@@ -3,7 +3,7 @@ import { CommanderError } from "commander";
 import type { RunContext } from "./context";
 import { isUsageFailure } from "./errors";
 import { buildProgram } from "./program";
-import { startTracing, stopTracing } from "./tracing";
+import { startTracing, stopTracing } from "@codemux/runtime";
 
 /** Runs the command line; resolves with the exit code. A failure is one sentence on stderr, never a stack trace. */
 async function main(argv: string[]): Promise<number> {

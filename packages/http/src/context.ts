@@ -26,10 +26,10 @@ export interface RequestContext {
 }
 
 /**
- * What the HTTP front end uses of a core (a `Codemux` is one): MCP sessions over it, calls, what is served,
- * administration (reload, restart, forget, the login callbacks), and forgetting what the admin page recorded.
+ * What the HTTP front end uses of a core (a `Codemux` is one): MCP sessions over it (its session port), calls,
+ * what is served, administration (reload, restart, forget, the login callbacks), and forgetting what the admin page recorded.
  */
-export type HttpCore = SessionHost & CodemuxCalls & CodemuxQueries & CodemuxAdmin & Pick<CodemuxLifecycle, "onForget">;
+export type HttpCore = CodemuxCalls & CodemuxQueries & CodemuxAdmin & Pick<CodemuxLifecycle, "onForget"> & { readonly sessions: SessionHost };
 
 /** What the routes share: the core, the options, the sessions and the metrics. */
 export interface Gateway {

@@ -65,7 +65,7 @@ export class ModernMcp {
       ? gateway.core.onToolsChanged(() => this.#bus.publish({ kind: "tools_list_changed" }))
       : () => undefined;
     // So are the servers' resource and prompt list changes and resource updates (a client hears only what its listen filter names).
-    this.#stopChanges = gateway.core.features.onChange((change, owner) => {
+    this.#stopChanges = gateway.core.sessions.features.onChange((change, owner) => {
       if (change.kind === "resources") this.#bus.publish({ kind: "resources_list_changed" }, owner);
       else if (change.kind === "prompts") this.#bus.publish({ kind: "prompts_list_changed" }, owner);
       else this.#bus.publish({ kind: "resource_updated", uri: change.uri }, owner);
@@ -154,7 +154,7 @@ export class ModernMcp {
     const identity = ctx.authInfo?.extra?.identity as Identity | undefined;
     // The gateway authenticated every request before this: a missing identity is a bug, never an anonymous caller.
     if (!identity) throw new Error("a 2026-07-28 request reached the MCP handler without an identity");
-    const server = createSessionServer(gateway.core, {
+    const server = createSessionServer(gateway.core.sessions, {
       era: "modern",
       session: gateway.principalSession(identity),
       endsWithServer: false,

@@ -92,7 +92,7 @@ describe("a shared 2025 server that asks, over stdio (it cannot say which call a
     try {
       const parked = await modernCall(alice, "p__ask", { message: "alice's, answered late" });
       expect(parked.resultType).toBe("input_required");
-      expect(s.core.parkedCalls.size).toBe(1);
+      expect(s.core.sessions.parkedCalls.size).toBe(1);
       // A call of bob's runs and answers meanwhile, and his own question reaches him.
       expect(textOf(await bob.call("p__slow", { ms: 1 }))).toBe("slept");
       expect(JSON.parse(textOf(await bob.call("p__ask", { message: "bob's own" })))).toEqual({ action: "accept", content: { answer: "bob's" } });

@@ -96,7 +96,7 @@ const stdioSessions: Array<Promise<void>> = [];
 function stdioSession(served: () => Served): () => PipeTransport {
   return () => {
     const [toServer, fromServer] = [new PassThrough(), new PassThrough()];
-    stdioSessions.push(serveStdio(served().core, { stdin: toServer, stdout: fromServer }));
+    stdioSessions.push(serveStdio(served().core.sessions, { stdin: toServer, stdout: fromServer }));
     return new PipeTransport(fromServer, toServer);
   };
 }

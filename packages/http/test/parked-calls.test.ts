@@ -22,7 +22,7 @@ describe("a 2025 server that asks mid-call, under 2026-07-28 clients", () => {
     try {
       const result = await client.callTool(call("ask", { message: "asked mid-call" }));
       expect(JSON.parse(textOf(result))).toEqual({ action: "accept", content: { answer: "parked answer" } });
-      expect(s.core.parkedCalls.size).toBe(0);
+      expect(s.core.sessions.parkedCalls.size).toBe(0);
     } finally {
       await client.close();
     }
@@ -62,7 +62,7 @@ describe("a 2025 server that asks mid-call, under 2026-07-28 clients", () => {
       const asked = (await client.callTool(call("ask", { message: "never answered" }), { allowInputRequired: true })) as Asked;
       expect(asked.resultType).toBe("input_required");
       expect(textOf(await client.callTool(call("inflight")))).toBe("2");
-      await until(() => s.core.parkedCalls.size === 0);
+      await until(() => s.core.sessions.parkedCalls.size === 0);
       await until(async () => textOf(await client.callTool(call("inflight"))) === "1");
       const late = {
         ...call("ask", { message: "never answered" }),
@@ -90,7 +90,7 @@ describe("a 2025 server that asks mid-call, under 2026-07-28 clients", () => {
       // Its first question, answered: from now on the server gets one call at a time.
       expect(JSON.parse(textOf(await answering.callTool(call("ask", { message: "first" }))))).toMatchObject({ action: "accept" });
       expect(((await alice.callTool(call("ask", { message: "parked" }), { allowInputRequired: true })) as Asked).resultType).toBe("input_required");
-      expect(patient.core.parkedCalls.size).toBe(1);
+      expect(patient.core.sessions.parkedCalls.size).toBe(1);
       expect(textOf(await bob.callTool(call("slow", { ms: 1 })))).toBe("slept");
     } finally {
       await Promise.all([answering.close(), alice.close(), bob.close()]);

@@ -106,7 +106,7 @@ describe("a 2025 server that asks during a prompt, a resource read or a completi
     try {
       expect(promptText(await client.getPrompt({ name: "s__ask", arguments: { message: "prompt?" } }))).toEqual(accepted("parked yes"));
       expect(resourceText(await client.readResource({ uri: "asking://ask/read%3F" }))).toEqual(accepted("parked yes"));
-      expect(s.core.parkedCalls.size).toBe(0);
+      expect(s.core.sessions.parkedCalls.size).toBe(0);
       await expect(client.complete({ ref: { type: "ref/prompt", name: "s__ask" }, argument: { name: "message", value: "comp" } })).rejects.toThrow(
         /codemux cannot send elicitation\/create to this client: it speaks MCP 2026-07-28/,
       );

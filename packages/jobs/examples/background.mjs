@@ -22,7 +22,7 @@ await jobs.recover();
 
 // Any transport works; an in-memory pair keeps the example self-contained.
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-await createSessionServer(core).connect(serverSide);
+await createSessionServer(core.sessions).connect(serverSide);
 const client = new Client({ name: "example", version: "1.0.0" });
 await client.connect(clientSide);
 

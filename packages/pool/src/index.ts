@@ -44,7 +44,6 @@ export type {
   RelayContext,
   RememberedEra,
   RetryHints,
-  ServerConnection,
   ServerRequestRelay,
   ServerState,
   ServerStatus,

@@ -26,7 +26,7 @@ async function open(path) {
   core.start();
   await core.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(clientSide);
   return { core, client };

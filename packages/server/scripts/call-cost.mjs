@@ -59,7 +59,7 @@ stdout.on("data", (chunk) => {
     waiting.delete(message.id);
   }
 });
-const serving = serveStdio(core, { stdin, stdout, fastLane: process.env.SDK !== "1" });
+const serving = serveStdio(core.sessions, { stdin, stdout, fastLane: process.env.SDK !== "1" });
 const request = (id, method, params) =>
   new Promise((resolve) => {
     waiting.set(id, resolve);

@@ -16,7 +16,6 @@ import type { CodemuxOptions } from "./codemux-options";
 import { composeCodemux } from "./compose";
 import { maskedStatus } from "./downstream-mask";
 import { BadRequestError } from "./errors";
-import type { McpFeatures } from "./mcp-features";
 import type { Access } from "./policy/access";
 import type { CatalogView } from "./policy/catalog-view";
 import type { PolicyConfig } from "./policy/config";
@@ -25,10 +24,9 @@ import type { ToolCallPipeline } from "./pipeline/pipeline";
 import type { Readiness } from "./readiness";
 import type { AnswerHints } from "./render/hints";
 import type { ClientRelay } from "./relay";
-import type { ParkedCalls } from "./park";
-import type { RequestStates } from "./signed-state";
 import type { KeptResult, ResultOwner, ResultStore } from "./results";
 import type { CodemuxServices } from "./services";
+import type { SessionHost } from "./session";
 import { forgetResultFiles } from "./surfaces/dispatch-files";
 import type { ListedSkill, SkillLibrary } from "./skills/library";
 import type { SnippetHost } from "./snippets";
@@ -140,7 +138,7 @@ interface CodemuxEvents {
  * await core.close();
  */
 export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls, CodemuxQueries, CodemuxAdmin, CodemuxLifecycle {
-  readonly options: CodemuxOptions;
+  readonly #options: CodemuxOptions;
   readonly mode: string;
   readonly logger: Logger;
   readonly clock: () => number;
@@ -151,17 +149,15 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   /** Routes the servers' sampling, elicitation and roots requests to the client whose call caused them. */
   readonly relay: ClientRelay;
   readonly results: ResultStore;
-  /** Resources, prompts, completions and logging of every server, for every session. */
-  readonly features: McpFeatures;
   readonly readiness: Readiness;
   /** The scanner's verdicts on what the servers list, and what of it the model is shown. */
   readonly scan: ToolScreen;
   /** What each session may see and call, under the config's policies. */
   readonly access: Access;
-  /** What surfaces, meta-tools and front ends are given. */
-  readonly services: Omit<CodemuxServices, "hints">;
-  readonly requestStates: RequestStates;
-  readonly parkedCalls: ParkedCalls;
+  /** The session port: what MCP sessions over this core (`createSessionServer`, `serveStdio`, the HTTP server's) are given. */
+  readonly sessions: SessionHost;
+  /** What surfaces and meta-tools are given (a front end gets them through `servicesFor`). */
+  readonly #services: Omit<CodemuxServices, "hints">;
   /** What masks downstream text outside call results (`CodemuxOptions.mask`). */
   readonly mask: SecretMask;
   readonly #snippets: SnippetHost;
@@ -179,18 +175,21 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   constructor(options: CodemuxOptions) {
     super();
     this.setMaxListeners(0);
-    this.options = options;
+    this.#options = options;
     this.#config = options.config;
     this.#policies = options.policies;
     this.dataDir = options.dataDir;
-    const parts = composeCodemux(options, { config: () => this.#config, surface: (mode) => this.surface(mode), status: () => this.status() });
+    const parts = composeCodemux(options, {
+      config: () => this.#config,
+      surface: (mode) => this.surface(mode),
+      status: () => this.status(),
+      onToolsChanged: (listener) => this.onToolsChanged(listener),
+    });
     this.mode = parts.mode;
     this.logger = parts.logger;
     this.clock = parts.clock;
     this.mask = parts.mask;
     this.#surfaceFactories = parts.surfaceFactories;
-    this.requestStates = parts.requestStates;
-    this.parkedCalls = parts.parkedCalls;
     this.relay = parts.relay;
     this.results = parts.results;
     this.pool = parts.pool;
@@ -199,10 +198,10 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
     this.readiness = parts.readiness;
     this.access = parts.access;
     this.pipeline = parts.pipeline;
-    this.features = parts.features;
     this.#snippets = parts.snippets;
     this.#skills = parts.skills;
-    this.services = parts.services;
+    this.#services = parts.services;
+    this.sessions = parts.sessions;
     this.readiness.on("toolsChanged", () => this.emit("toolsChanged"));
   }
 
@@ -250,7 +249,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   }
 
   moduleSource(specifier: string, session: SessionInfo): string | undefined {
-    return this.services.namespace.source(specifier, session);
+    return this.#services.namespace.source(specifier, session);
   }
 
   keep(tool: string, text: string, owner: ResultOwner): Promise<KeptResult> {
@@ -258,7 +257,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   }
 
   servicesFor(hints: AnswerHints): CodemuxServices {
-    return { ...this.services, hints };
+    return { ...this.#services, hints };
   }
 
   tools(session?: SessionInfo): CatalogView {
@@ -290,7 +289,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   }
 
   get generatedModules(): CodemuxServices["namespace"]["generated"] {
-    return this.services.namespace.generated;
+    return this.#services.namespace.generated;
   }
 
   onToolsChanged(listener: () => void): () => void {
@@ -315,7 +314,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
   async reload(config: PoolConfig): Promise<PoolUpdate> {
     if (!this.pool.update) throw new BadRequestError("This pool cannot be reloaded; restart codemux to apply the new config.");
     // Read first: a config whose policies are wrong is not applied at all, and the last good one keeps serving.
-    const policies = this.options.reloadPolicies ? await this.options.reloadPolicies() : undefined;
+    const policies = this.#options.reloadPolicies ? await this.#options.reloadPolicies() : undefined;
     const previous = this.#config;
     // Servers restarted by the update ask for their roots while it runs: they must get the new config's.
     this.#config = config;
@@ -326,7 +325,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
       this.#config = previous;
       throw error;
     }
-    const policiesChanged = this.options.reloadPolicies !== undefined && JSON.stringify(policies) !== JSON.stringify(this.#policies);
+    const policiesChanged = this.#options.reloadPolicies !== undefined && JSON.stringify(policies) !== JSON.stringify(this.#policies);
     if (policiesChanged) {
       this.#policies = policies;
       this.access.update(policies);
@@ -359,7 +358,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
     if (!surface) {
       const factory = this.#surfaceFactories[name];
       if (!factory) throw new BadRequestError(`Unknown mode "${name}"; modes: ${Object.keys(this.#surfaceFactories).join(", ")}.`);
-      surface = factory({ services: this.services, metaTools: this.options.metaTools ?? [], ...(options.hints ? { hints: options.hints } : {}) });
+      surface = factory({ services: this.#services, metaTools: this.#options.metaTools ?? [], ...(options.hints ? { hints: options.hints } : {}) });
       this.#surfaces.set(key, surface);
     }
     return surface;
@@ -415,7 +414,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
     };
     for (const forgetter of this.#forgettersBefore) add(await forgetter(principal, reach));
     add({ results: await this.results.forget(principal), skills: await this.#skills.forget(principal) });
-    if (this.options.dispatchFiles?.resultFileDir) add({ resultFiles: await forgetResultFiles(this.options.dispatchFiles, principal) });
+    if (this.#options.dispatchFiles?.resultFileDir) add({ resultFiles: await forgetResultFiles(this.#options.dispatchFiles, principal) });
     // Its own server instances and what they kept for it, and its logins: said only when it had some.
     add(Object.fromEntries(Object.entries((await this.pool.forgetPrincipal?.(principal)) ?? {}).filter(([, count]) => count > 0)));
     for (const forgetter of this.#forgetters) add(await forgetter(principal, reach));

@@ -1,8 +1,9 @@
-import { NO_MASK, silentLogger, type Logger, type SecretMask, type Surface } from "@codemux/core";
+import { LOCAL_PRINCIPAL, NO_MASK, silentLogger, type Logger, type SecretMask, type Surface } from "@codemux/core";
 import { Catalog } from "@codemux/catalog";
 import { ModuleTree } from "@codemux/codegen";
 import { DEFAULT_CALL_TIMEOUT_MS, ServerPool, denyReason, type PoolConfig, type ServerStatus } from "@codemux/pool";
 import { HOST_CALL_GLOBAL } from "@codemux/sandbox";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,6 +24,7 @@ import { ResultStore } from "./results";
 import { retentionFor } from "./retention";
 import { ToolScreen } from "./screen";
 import type { CodemuxServices } from "./services";
+import type { SessionHost } from "./session";
 import { RequestStates, STATE_KEY_VARIABLE } from "./signed-state";
 import { SkillLibrary } from "./skills/library";
 import { PROJECT_SKILLS_DIR } from "./skills/names";
@@ -33,11 +35,12 @@ import { BUILT_IN_SURFACES } from "./surfaces/index";
 import type { SurfaceFactory } from "./surfaces/surface";
 import type { ToolPool } from "./tool-pool";
 
-/** What the services ask of the core that holds them: the config in force (a reload changes it), its surfaces, its masked status. */
+/** What the services ask of the core that holds them: the config in force (a reload changes it), its surfaces, its masked status, word of tool changes. */
 export interface CoreView {
   config(): PoolConfig;
   surface(mode?: string): Surface;
   status(): ServerStatus[];
+  onToolsChanged(listener: () => void): () => void;
 }
 
 /** The services of one core, as `composeCodemux` builds them. */
@@ -61,6 +64,8 @@ export interface CoreParts {
   snippets: SnippetHost;
   skills: SkillLibrary;
   services: Omit<CodemuxServices, "hints">;
+  /** The session port: what MCP sessions are given. */
+  sessions: SessionHost;
 }
 
 /**
@@ -217,6 +222,20 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
     requestStates,
     surface: (name) => core.surface(name),
   };
+  const sessions: SessionHost = {
+    surface: (name) => core.surface(name),
+    session: () => ({ id: randomUUID(), principal: LOCAL_PRINCIPAL }),
+    clock,
+    logger,
+    onToolsChanged: (listener) => core.onToolsChanged(listener),
+    loaded: () => readiness.loaded(),
+    features,
+    requestStates,
+    parkedCalls,
+    taskStore: options.taskStore,
+    serverSkills,
+    skills,
+  };
   return {
     mode,
     logger,
@@ -237,5 +256,6 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
     snippets,
     skills,
     services,
+    sessions,
   };
 }

@@ -18,6 +18,7 @@ import {
   type ClientPeer,
   type ExtensionTask,
   type InputResume,
+  type Logger,
   type RequestContext,
   type SessionInfo,
   type Surface,
@@ -41,27 +42,35 @@ import { serveSkills } from "./skills/upstream";
 import { tracing } from "@codemux/pool";
 import { VERSION } from "./version";
 
-/** What a session needs of codemux (the `Codemux` wiring root is one): its surfaces, new sessions, the features and word of tool changes. */
+/**
+ * The session port: what an MCP session (stdio, HTTP, SSE, a 2026-07-28 request) needs of a core, and nothing
+ * else. The composition makes it (`core.sessions`); `createSessionServer` and `serveStdio` take it.
+ */
 export interface SessionHost {
+  /** The surface of a mode (the core's own when absent). */
   surface(mode?: string): Surface;
+  /** A new session of the one local user. */
   session(): SessionInfo;
-  readonly features: McpFeatures;
   /** Milliseconds since the epoch, for when an answer was processed. */
   readonly clock: () => number;
-  readonly options: { taskStore?: TaskStoreFactory | undefined };
+  /** Where protocol errors and the stdio session's close are logged (debug). */
+  readonly logger: Logger;
+  /** Tells `listener` each time the set of tools changes; returns the call that stops it. */
+  onToolsChanged(listener: () => void): () => void;
+  /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
+  loaded(): Promise<void>;
+  /** Resources, prompts, completions and logging of every server, attached to each session; their changes for clients that listen. */
+  readonly features: Pick<McpFeatures, "attach" | "onChange">;
   /** Checks the requestState a 2026-07-28 client echoes on a retry (codemux signed it when a downstream server asked). */
   readonly requestStates: RequestStates;
   /** Calls of 2026-07-28 clients parked on a 2025 server's question, until the client's retry answers it. */
   readonly parkedCalls: ParkedCalls;
-  /** The catalog cache's load at start (servers' tools and instructions from the last run); sessions made before it resolves miss what it holds. */
-  readonly readiness?: { loaded(): Promise<void> };
-  on(event: "toolsChanged", listener: () => void): unknown;
-  off(event: "toolsChanged", listener: () => void): unknown;
-  /** The downstream servers' skills, served to clients of the skills extension; no skills methods without them. */
-  readonly services?: {
-    readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled">;
-    readonly skills?: Pick<SkillLibrary, "list">;
-  };
+  /** Each session's tasks (background jobs); without it, task-augmented calls run as plain ones. */
+  readonly taskStore: TaskStoreFactory | undefined;
+  /** The downstream servers' skills, served to clients of the skills extension. */
+  readonly serverSkills: Pick<ServerSkills, "shownEntries" | "shownEntry" | "settled">;
+  /** The principals' saved skills, served beside them in mode code. */
+  readonly skills: Pick<SkillLibrary, "list">;
 }
 
 export interface SessionServerOptions {
@@ -104,7 +113,7 @@ export type ProtocolEra = "legacy" | "modern";
  * mode, over the shared core. Nothing mode-specific lives here.
  *
  * @example
- * const server = createSessionServer(core);
+ * const server = createSessionServer(core.sessions);
  * await server.connect(new StdioServerTransport(process.stdin, process.stdout));
  */
 export function createSessionServer(core: SessionHost, options: SessionServerOptions = {}): Server {
@@ -135,7 +144,7 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   const who = options.session ?? core.session();
   const instructions = surface.instructions(who);
   let session: SessionInfo | undefined;
-  const taskStore = core.options.taskStore?.({
+  const taskStore = core.taskStore?.({
     surface,
     session: () => session as SessionInfo,
     notify: (task) => void server.notification({ method: "notifications/tasks/status", params: task }).catch(() => undefined),
@@ -175,16 +184,14 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
   };
   // The skills extension (skills/upstream.ts): the skills of the servers this session's policies show, and in mode code
   // the principal's saved skills, which run through execute_code (skills/saved-entries.ts).
-  const saved = surface.name === "code" ? core.services?.skills : undefined;
+  const saved = surface.name === "code" ? core.skills : undefined;
   const forgetFeatures = core.features.attach(server, current, {
     endsSession: options.endsWithServer ?? true,
     ...(era === "modern" ? { requested: asRequested, asking } : {}),
     ...(saved ? { local: (uri: string, who: SessionInfo) => readSavedSkillFile(saved.list(who.principal), uri) } : {}),
   });
-  if (core.services) {
-    const own = saved ? { saved: (who: SessionInfo) => saved.list(who.principal) } : {};
-    serveSkills(server, { skills: core.services.serverSkills, session: asRequested, modern: era === "modern", ...own });
-  }
+  const own = saved ? { saved: (who: SessionInfo) => saved.list(who.principal) } : {};
+  serveSkills(server, { skills: core.serverSkills, session: asRequested, modern: era === "modern", ...own });
   // The surface's tools are the protocol's, typed by codemux's own contracts rather than the SDK's.
   server.setRequestHandler("tools/list", async (_request, ctx) => ({ tools: (await surface.listTools(asRequested(ctx))) as never }));
   serveTaskMethods(server, era === "modern", taskStore);
@@ -279,10 +286,10 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
     clearTimeout(timer);
     timer = setTimeout(() => void server.sendToolListChanged().catch(() => undefined), LIST_CHANGED_DEBOUNCE_MS);
   };
-  core.on("toolsChanged", notify);
+  const stopNotifying = core.onToolsChanged(notify);
   server.onclose = () => {
     clearTimeout(timer);
-    core.off("toolsChanged", notify);
+    stopNotifying();
     forgetFeatures();
   };
   return { server, callTool };
@@ -306,7 +313,7 @@ class OfferedNames {
   #generation = 0;
 
   constructor(core: SessionHost) {
-    core.on("toolsChanged", () => {
+    core.onToolsChanged(() => {
       this.#generation++;
       this.#sets = new WeakMap();
     });

@@ -1,6 +1,6 @@
-import { isSwitchedOff, type Logger } from "@codemux/core";
 import type { Transport } from "@modelcontextprotocol/server";
 import { serveStdio as serveBothEras } from "@modelcontextprotocol/server/stdio";
+import { serverLaneOn } from "./connect";
 import { attachFastLane, type FastLane } from "./fast-lane";
 import { createSession, type ProtocolEra, type SessionHost } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
@@ -31,17 +31,17 @@ export interface ServeStdioOptions {
  *
  * @example
  * const core = new Codemux({ config });
- * await serveStdio(core, { onFirstRequest: () => core.start() });
+ * await serveStdio(core.sessions, { onFirstRequest: () => core.start() });
  * await core.close();
  */
-export async function serveStdio(core: SessionHost & { logger: Logger }, streams: ServeStdioOptions = {}): Promise<void> {
+export async function serveStdio(core: SessionHost, streams: ServeStdioOptions = {}): Promise<void> {
   const wire = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
-  const useLane = streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE);
+  const useLane = serverLaneOn(streams.fastLane);
   const lanes: FastLane[] = [];
   const served = serveBothEras(
     async ({ era }) => {
       // The instructions a client reads at its first exchange include what the servers said last run (the catalog cache).
-      await core.readiness?.loaded();
+      await core.loaded();
       const session = createSession(core, { era: era as ProtocolEra });
       const { server } = session;
       server.onerror = (error) => core.logger.debug(`protocol: ${error.message}`);

@@ -5,7 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, createSessionServer, policiesOf } from "../src/index";
-import { config, node, textOf } from "./helpers";
+import { config, node, textOf, servicesOf } from "./helpers";
 
 /**
  * MCP Apps through codemux without a browser: two servers whose app has the same ui:// URI, in modes
@@ -45,7 +45,7 @@ const peerOf = (capabilities: Record<string, unknown>) => ({
 
 async function open(mode: "code" | "passthrough", capabilities: Record<string, unknown>): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { mode }).connect(serverSide);
+  await createSessionServer(core.sessions, { mode }).connect(serverSide);
   const client = new Client({ name: "host", version: "1.0.0" }, { capabilities });
   await client.connect(clientSide);
   return client;
@@ -179,9 +179,9 @@ describe("MCP Apps under a policy", () => {
       expect(listed).toContain("a__refresh_sales");
       expect(listed.filter((n) => n.startsWith("b__"))).toEqual([]);
     }
-    const resources = await core.features.listResources(session);
+    const resources = await servicesOf(core).features.listResources(session);
     expect(resources.map((r) => r.uri).filter((u) => u.startsWith("ui://"))).toEqual(["ui://a/charts/sales.html"]);
-    await expect(core.features.readResource("ui://b/charts/sales.html", { session, origin: "resources/read" })).rejects.toThrow(
+    await expect(servicesOf(core).features.readResource("ui://b/charts/sales.html", { session, origin: "resources/read" })).rejects.toThrow(
       /No server offers the resource/,
     );
     const refused = await core.surface("passthrough").callTool("b__refresh_sales", { region: "x" }, { session, origin: "passthrough" });

@@ -19,7 +19,7 @@ afterAll(async () => {
 /** A 2025-era client session of `principal` that answers each question with `answer` once `ready()` resolves, recording what it was asked. */
 async function caller(principal: string, answer: string, ready: () => Promise<void>): Promise<{ client: Client; asked: string[] }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { session: core.session(principal) }).connect(serverSide);
+  await createSessionServer(core.sessions, { session: core.session(principal) }).connect(serverSide);
   const client = new Client({ name: "caller", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   const asked: string[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (request) => {

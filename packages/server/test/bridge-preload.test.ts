@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from "vitest";
 import { Codemux } from "../src/index";
-import { config } from "./helpers";
+import { config, servicesOf } from "./helpers";
 
 // Replaces a global a module captures when it is evaluated: the bridge's ToolError extends Error.
 const PATCH = "(globalThis as { Error: unknown }).Error = class Patched {};\nexport {};";
@@ -12,5 +12,5 @@ afterAll(() => core.close());
 it("builds the bridge into each run's engine before the run (evaluated before the snippet's own imports)", async () => {
   await core.ready();
   const code = 'import "mcp/patch";\nimport { ToolError } from "mcp/bridge";\nexport default Object.getPrototypeOf(ToolError).name;';
-  for (let i = 0; i < 2; i++) expect(await core.services.snippets.execute(code, { session: core.session() })).toMatchObject({ ok: true, result: "Error" });
+  for (let i = 0; i < 2; i++) expect(await servicesOf(core).snippets.execute(code, { session: core.session() })).toMatchObject({ ok: true, result: "Error" });
 });

@@ -55,7 +55,7 @@ async function swapper({ mode, path, outside, text = "" }: { mode: "file" | "fol
 /** A client of the dispatch surface as `principal`. */
 async function as(principal: string): Promise<(args: Record<string, unknown>) => Promise<CallToolResult>> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { session: core.session(principal) }).connect(serverSide);
+  await createSessionServer(core.sessions, { session: core.session(principal) }).connect(serverSide);
   const client = new Client({ name: principal, version: "1.0.0" });
   await client.connect(clientSide);
   clients.push(client);
@@ -159,7 +159,7 @@ describe("dispatch call: argumentsFile and resultToFile", () => {
     bare.start();
     try {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await createSessionServer(bare).connect(serverSide);
+      await createSessionServer(bare.sessions).connect(serverSide);
       const client = new Client({ name: "bare", version: "1.0.0" });
       await client.connect(clientSide);
       const call = async (args: Record<string, unknown>) =>

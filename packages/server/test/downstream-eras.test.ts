@@ -39,7 +39,7 @@ async function listeningCodemux(name: string): Promise<{ core: Codemux; client: 
   await core.ready(10_000);
   await until(async () => (await requests(log)).some((r) => r.method === "subscriptions/listen"));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name, version: "1.0.0" });
   return { core, client, connect: () => client.connect(clientSide) };
 }
@@ -100,7 +100,7 @@ describe("downstream eras through codemux", () => {
     await core.ready(10_000);
     const whoami = async (capabilities: Record<string, object>) => {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await createSessionServer(core).connect(serverSide);
+      await createSessionServer(core.sessions).connect(serverSide);
       const client = new Client({ name: "caller", version: "1.0.0" }, { capabilities });
       await client.connect(clientSide);
       const result = await client.callTool({ name: "call_tool", arguments: { name: "m__whoami", args: {} } });

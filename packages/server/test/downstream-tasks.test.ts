@@ -12,7 +12,7 @@ const asked: string[] = [];
 /** A 2025 client of codemux; `elicitation` accepts every question with ok: true. */
 async function caller(elicitation: boolean): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "caller", version: "1.0.0" }, { capabilities: elicitation ? { elicitation: {} } : {} });
   if (elicitation)
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -67,7 +67,7 @@ describe("a 2026-07-28 server's tasks, followed inside the call", () => {
 
   it("a person who takes longer than the call timeout to answer a task's question still gets the task's result", async () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core).connect(serverSide);
+    await createSessionServer(core.sessions).connect(serverSide);
     const client = new Client({ name: "slow-answerer", version: "1.0.0" }, { capabilities: { elicitation: {} } });
     // 2.5 s to answer, against the server's 2 s call timeout: answering is the task moving, not standing still.
     client.setRequestHandler(ElicitRequestSchema, async () => {

@@ -295,7 +295,7 @@ describe("which calls take the fast lane (in process)", () => {
     const { core } = fakeCore();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const session = createSession(core);
+    const session = createSession(core.sessions);
     const transport = new StdioServerTransport(stdin, stdout);
     await session.server.connect(transport);
     const lane = attachFastLane(session, transport);
@@ -323,7 +323,7 @@ describe("which calls take the fast lane (in process)", () => {
     const { core } = fakeCore({ ...silentLogger, debug: (line) => lines.push(line) });
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const serving = serveStdio(core, { stdin, stdout, ...(fastLane === undefined ? {} : { fastLane }) });
+    const serving = serveStdio(core.sessions, { stdin, stdout, ...(fastLane === undefined ? {} : { fastLane }) });
     const { request } = wire(stdin, stdout);
     await request(1, "initialize", initialize);
     await request(2, "tools/call", echo);
@@ -358,7 +358,7 @@ describe("which calls take the fast lane (in process)", () => {
     const { core, aborted } = fakeCore();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const session = createSession(core);
+    const session = createSession(core.sessions);
     const transport = new StdioServerTransport(stdin, stdout, { drainTimeoutMs: 10 });
     await session.server.connect(transport);
     const lane = attachFastLane(session, transport);

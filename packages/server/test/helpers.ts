@@ -5,7 +5,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Codemux, createSessionServer, type CodemuxOptions } from "../src/index";
+import { Codemux, createSessionServer, type CodemuxOptions, type CodemuxServices } from "../src/index";
+import { CODE_HINTS } from "../src/render/hints";
 
 const require = createRequire(import.meta.url);
 
@@ -36,7 +37,7 @@ export async function connect(options: CodemuxOptions): Promise<Harness> {
   const core = new Codemux({ poolOptions: { backoff: { initialMs: 50, maxMs: 200 } }, ...options });
   core.start();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
   const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -54,4 +55,9 @@ export async function connect(options: CodemuxOptions): Promise<Harness> {
 
 export function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/** The services a core's surfaces and meta-tools are given (its `servicesFor`, as mode code's hints name them). */
+export function servicesOf(core: Codemux): CodemuxServices {
+  return core.servicesFor(CODE_HINTS);
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Codemux, type ToolPool } from "../src/index";
-import { config, connect, misbehaving } from "./helpers";
+import { config, connect, misbehaving, servicesOf } from "./helpers";
 
 const ECHO = {
   name: "echo",
@@ -93,7 +93,7 @@ describe("a snippet's calls and their signals", () => {
     ]);
     try {
       const code = `const calls = [1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) }));\n__host_call("m__hang", {});\nexport default (await Promise.all(calls)).length;`;
-      const run = await c.services.snippets.execute(code, { session: c.session() });
+      const run = await servicesOf(c).snippets.execute(code, { session: c.session() });
       expect(run).toMatchObject({ ok: true, result: 3 });
       expect(poolSignals).toHaveLength(4);
       expect(new Set(poolSignals).size).toBe(1);
@@ -120,7 +120,7 @@ describe("a snippet's calls and their signals", () => {
     });
     try {
       const code = `export default (await Promise.all([1, 2, 3].map((i) => __host_call("m__echo", { text: String(i) })))).length;`;
-      expect(await c.services.snippets.execute(code, { session: c.session() })).toMatchObject({ ok: true, result: 3 });
+      expect(await servicesOf(c).snippets.execute(code, { session: c.session() })).toMatchObject({ ok: true, result: 3 });
       expect(poolSignals[0]).toBe(own.signal);
       // A copied context keeps the call's own signal, and the pool gets it.
       expect(poolSignals[1]).toBe(seen[1]);

@@ -42,7 +42,7 @@ async function legacyCaller(
   { ready = async () => undefined, capabilities = { elicitation: {}, sampling: {} } }: CallerOptions = {},
 ): Promise<Caller> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { session: { id: `session-${principal}`, principal } }).connect(serverSide);
+  await createSessionServer(core.sessions, { session: { id: `session-${principal}`, principal } }).connect(serverSide);
   const client = new Client({ name: principal, version: "1.0.0" }, { capabilities });
   const asked: string[] = [];
   if (capabilities.elicitation)
@@ -159,7 +159,7 @@ describe("a 2026 server's questions (input_required) under 2025-era clients", ()
 describe("a 2026 server's URL-mode elicitation under a 2025-11-25 client", () => {
   it("carries an elicitationId, which 2025-11-25 requires and 2026-07-28 dropped: a new one each time it is asked", async () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core, { session: { id: "session-url", principal: "token:url" } }).connect(serverSide);
+    await createSessionServer(core.sessions, { session: { id: "session-url", principal: "token:url" } }).connect(serverSide);
     const client = new Client({ name: "url", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
     const asked: Array<Record<string, unknown>> = [];
     client.setRequestHandler(ElicitRequestSchema, async (request) => {

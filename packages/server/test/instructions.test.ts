@@ -28,7 +28,7 @@ const servers = {
 /** The instructions a client gets at initialize from a session of `core` (as `who`, or the local user). */
 async function instructionsOf(core: Codemux, who?: SessionInfo): Promise<string | undefined> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, who ? { session: who } : {}).connect(serverSide);
+  await createSessionServer(core.sessions, who ? { session: who } : {}).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
   const text = client.getInstructions();
@@ -82,7 +82,7 @@ describe("downstream servers' instructions", () => {
     const probed = new Codemux({ config: config(servers), dataDir: join(dir, "stdio-probed"), cacheDir });
     const [stdin, stdout] = [new PassThrough(), new PassThrough()];
     let started = false;
-    const serving = serveStdio(probed, { stdin, stdout, onFirstRequest: () => (started = true) });
+    const serving = serveStdio(probed.sessions, { stdin, stdout, onFirstRequest: () => (started = true) });
     const _meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
     stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } })}\n`);
     let line = "";

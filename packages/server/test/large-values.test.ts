@@ -2,7 +2,7 @@ import type { ExecuteResult } from "@codemux/sandbox";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { executionBody, executionResult, MemoryStore } from "../src/index";
 import { executionJson } from "../src/render/text";
-import { config, connect, textOf, type Harness } from "./helpers";
+import { config, connect, textOf, type Harness, servicesOf } from "./helpers";
 
 // Issue 43 item 11: a snippet's small value that expands (one array referenced two million times) must not be parsed and
 // written again on the host's event loop, where every other client waits for it.
@@ -16,7 +16,7 @@ describe("a snippet value that expands", () => {
   it("is answered from the JSON the sandbox wrote: the host parses no large text on its event loop", async () => {
     const parse = vi.spyOn(JSON, "parse");
     const stringify = vi.spyOn(JSON, "stringify");
-    const keep = vi.spyOn(h.core.services.results, "keep");
+    const keep = vi.spyOn(servicesOf(h.core).results, "keep");
     try {
       const code = 'const one = [["a", 1]]; export default Array.from({ length: 400000 }, () => one);';
       const result = await h.call("execute_code", { code });

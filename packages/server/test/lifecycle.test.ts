@@ -182,7 +182,7 @@ describe("sessions", () => {
   it("serves several client sessions from one pool and catalog", async () => {
     const h = await open({ config: config({ m: misbehaving() }) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(h.core).connect(serverSide);
+    await createSessionServer(h.core.sessions).connect(serverSide);
     const second = new Client({ name: "second", version: "1.0.0" });
     await second.connect(clientSide);
     const [a, b] = await Promise.all([

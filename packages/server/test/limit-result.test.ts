@@ -4,11 +4,10 @@ import { Codemux, MemoryStore } from "../src/index";
 import { CODE_HINTS } from "../src/render/hints";
 import { limitResult } from "../src/render/limit-result";
 import { estimateTokens } from "@codemux/core";
-import { config } from "./helpers";
+import { config, servicesOf } from "./helpers";
 
 const core = new Codemux({ config: config({}), largeResultBytes: 1000, resultStore: new MemoryStore() });
-const limit = (result: CallToolResult) =>
-  limitResult({ ...core.services, hints: CODE_HINTS }, { tool: "t__x", result, owner: { id: "me", principal: "local" } });
+const limit = (result: CallToolResult) => limitResult(core.servicesFor(CODE_HINTS), { tool: "t__x", result, owner: { id: "me", principal: "local" } });
 
 /** Structured content that counts how often it is stringified. */
 function counted(value: Record<string, unknown>): { structured: Record<string, unknown>; times: () => number } {
@@ -52,7 +51,7 @@ describe("a kept result", () => {
     const result = await limit({ content: [{ type: "text", text: JSON.stringify({ result: lines.join("\n"), stdout: "" }) }] });
     const id = /res_[0-9a-f]+/.exec(JSON.stringify(result))?.[0];
     expect(id).toBeDefined();
-    const kept = await core.services.results.read(id as string, "me");
+    const kept = await servicesOf(core).results.read(id as string, "me");
     const keptLines = kept.split("\n");
     for (const line of lines) expect(keptLines).toContain(line);
     expect(keptLines.filter((l) => l.includes("MATCH"))).toHaveLength(3);

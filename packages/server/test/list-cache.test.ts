@@ -3,7 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ListPromptsRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { Codemux } from "../src/index";
-import { config } from "./helpers";
+import { config, servicesOf } from "./helpers";
 
 // A 2025 server that marks every answer cacheable for an hour: SDK v2's client would keep them, codemux must not.
 const HINT = { ttlMs: 3_600_000, cacheScope: "public" as const };
@@ -38,13 +38,14 @@ describe("lists and reads through the downstream client", () => {
     core.start();
     await core.ready(5_000);
     const session = core.session();
-    expect((await core.features.listResources(session)).map((r) => r.name)).toEqual(["first"]);
-    expect((await core.features.listPrompts(session)).map((p) => p.name)).toEqual(["c__p1"]);
+    const { features } = servicesOf(core);
+    expect((await features.listResources(session)).map((r) => r.name)).toEqual(["first"]);
+    expect((await features.listPrompts(session)).map((p) => p.name)).toEqual(["c__p1"]);
     server.state.resources.push("second");
     server.state.prompts.push("p2");
-    expect((await core.features.listResources(session)).map((r) => r.name)).toEqual(["first", "second"]);
-    expect((await core.features.listPrompts(session)).map((p) => p.name)).toEqual(["c__p1", "c__p2"]);
-    const read = async () => JSON.stringify(await core?.features.readResource("test://first", { session, origin: "resources/read" }));
+    expect((await features.listResources(session)).map((r) => r.name)).toEqual(["first", "second"]);
+    expect((await features.listPrompts(session)).map((p) => p.name)).toEqual(["c__p1", "c__p2"]);
+    const read = async () => JSON.stringify(await features.readResource("test://first", { session, origin: "resources/read" }));
     expect(await read()).toContain("read 1");
     expect(await read()).toContain("read 2");
   });

@@ -20,7 +20,7 @@ const clients: Client[] = [];
 
 async function client(capabilities: Record<string, unknown>): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const c = new Client({ name: "test", version: "1.0.0" }, { capabilities });
   await c.connect(clientSide);
   clients.push(c);

@@ -11,7 +11,7 @@ const clients: Client[] = [];
 /** A client session on the shared core; `sampling` answers sampling requests with its own text, `elicitation` accepts with a name. */
 async function client(name: string, options: { sampling?: string; elicitation?: boolean } = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const c = new Client(
     { name, version: "1.0.0" },
     { capabilities: { ...(options.sampling ? { sampling: {} } : {}), ...(options.elicitation ? { elicitation: {} } : {}) } },

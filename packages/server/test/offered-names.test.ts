@@ -18,7 +18,7 @@ afterEach(async () => {
 
 async function clientOf(core: Codemux, session: SessionInfo): Promise<(name: string, args?: Record<string, unknown>) => Promise<string>> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { session }).connect(serverSide);
+  await createSessionServer(core.sessions, { session }).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
   closing.push(() => client.close());

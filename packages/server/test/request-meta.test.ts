@@ -14,7 +14,7 @@ describe("_meta on tools/call answers: the request's id, when it was processed, 
 
   const clientOf = async (principal: string): Promise<Client> => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core, { session: { id: `session-${principal}`, principal } }).connect(serverSide);
+    await createSessionServer(core.sessions, { session: { id: `session-${principal}`, principal } }).connect(serverSide);
     const client = new Client({ name: principal, version: "1.0.0" });
     await client.connect(clientSide);
     clients.push(client);

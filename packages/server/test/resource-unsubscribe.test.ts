@@ -34,7 +34,7 @@ async function codemuxOver(name: string, server: { command: string; args: string
   const clients: Client[] = [];
   const open = async () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core).connect(serverSide);
+    await createSessionServer(core.sessions).connect(serverSide);
     const client = new Client({ name: `${name}-${clients.length}`, version: "1.0.0" });
     await client.connect(clientSide);
     clients.push(client);

@@ -7,7 +7,7 @@ import { skillServerPath, until } from "@codemux/test-servers";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScanMode } from "../src/index";
-import { config, connect, node, textOf, type Harness } from "./helpers";
+import { config, connect, node, textOf, type Harness, servicesOf } from "./helpers";
 
 /** Resources, templates and prompts are scanned as tools are (security.scan): hidden characters go, what the scan rates high is held back. */
 const listingServer = fileURLToPath(new URL("./fixtures/listing-server.mjs", import.meta.url));
@@ -117,7 +117,10 @@ describe("security.scan over downstream servers' skills", () => {
     });
     const h = harness;
     await h.core.ready();
-    const skills = () => h.core.services.serverSkills.list(h.core.session()).flatMap((s) => s.skills);
+    const skills = () =>
+      servicesOf(h.core)
+        .serverSkills.list(h.core.session())
+        .flatMap((s) => s.skills);
     await until(() => skills().some((s) => s.name === "tidy"));
     expect(skills().map((s) => s.name)).not.toContain("poisoned");
     expect(skills().find((s) => s.name === "tidy")?.description).toBe("Tidy a folder.");
@@ -138,7 +141,11 @@ describe("security.scan over downstream servers' skills", () => {
       harness = await connect({ config: config({ sk: node(skillServerPath, "--name", "sk", "--poisoned-body") }), mode: "code", scan: { mode }, dataDir: dir });
       const h = harness;
       await h.core.ready();
-      await until(() => h.core.services.serverSkills.list(h.core.session()).some((s) => s.skills.some((k) => k.name === "lint")));
+      await until(() =>
+        servicesOf(h.core)
+          .serverSkills.list(h.core.session())
+          .some((s) => s.skills.some((k) => k.name === "lint")),
+      );
       const read = async (name: string) =>
         textOf((await h.client.callTool({ name: "read_module", arguments: { specifier: `mcp/server-skills/sk/${name}` } })) as CallToolResult);
       const lint = await read("lint");

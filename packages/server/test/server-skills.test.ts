@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, policiesOf } from "../src/index";
-import { config, connect, node, textOf } from "./helpers";
+import { config, connect, node, textOf, servicesOf } from "./helpers";
 
 /**
  * Downstream servers' skills (the skills extension of 2026-07-28, served by SDK v2's SkillCatalog over stdio):
@@ -28,7 +28,7 @@ beforeAll(async () => {
   core = new Codemux({ config: config(servers), dataDir: dir, ...(policies ? { policies } : {}) });
   core.start();
   await core.ready(10_000);
-  await until(() => core.services.serverSkills.list(core.session()).length === 3);
+  await until(() => servicesOf(core).serverSkills.list(core.session()).length === 3);
 });
 afterAll(async () => {
   await core.close();
@@ -101,7 +101,9 @@ describe("skills of downstream servers", () => {
   });
 
   it("are bounded: a server's skills beyond 200 are left out, and a SKILL.md listed larger than 256 KiB is refused before it is read", async () => {
-    const many = core.services.serverSkills.list(core.session()).find((s) => s.server === "many");
+    const many = servicesOf(core)
+      .serverSkills.list(core.session())
+      .find((s) => s.server === "many");
     expect(many?.skills).toHaveLength(200);
     const large = await run("read_module", { specifier: "mcp/server-skills/docs/acme/large" });
     expect(large.isError).toBe(true);
@@ -151,8 +153,12 @@ describe("skills of downstream servers", () => {
       own.start();
       await own.ready(10_000);
       // Both listing connections reported their tools together; once the shared server's skills are in, mine's would be too.
-      await until(() => own.services.serverSkills.list(alice).length > 0);
-      expect(own.services.serverSkills.list(alice).map((s) => s.server)).toEqual(["shared"]);
+      await until(() => servicesOf(own).serverSkills.list(alice).length > 0);
+      expect(
+        servicesOf(own)
+          .serverSkills.list(alice)
+          .map((s) => s.server),
+      ).toEqual(["shared"]);
       expect(warnings.filter((w) => w.includes("could not list its skills"))).toEqual([]);
     } finally {
       await own.close();

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { config, connect, misbehaving, textOf, type Harness } from "./helpers";
+import { config, connect, misbehaving, textOf, type Harness, servicesOf } from "./helpers";
 
 const haveRedis = haveProgram("redis-server", "redis-server");
 
@@ -28,7 +28,7 @@ describe.skipIf(!haveRedis)("saved skills in a shared store (two cores on one re
     expect(await connection.ready(5000)).toBe(true);
     const shelf = new RedisSkillShelf(connection);
     const harness = await connect({ config: config({ bad: misbehaving() }), dataDir: join(dir, name), sharedSkills: shelf });
-    await harness.core.services.skills.refresh();
+    await servicesOf(harness.core).skills.refresh();
     closers.unshift(harness, shelf, connection);
     return harness;
   };
@@ -52,14 +52,14 @@ describe.skipIf(!haveRedis)("saved skills in a shared store (two cores on one re
 
   it("saves into the shared store, not the data folder, and the other core imports it once told", async () => {
     expect(textOf(await a.call("save_skill", { name: "greet", code: skill("greet", "hello"), description: "Greets." }))).toContain("Saved mcp/skills/greet");
-    await until(() => b.core.services.skills.get("local", "greet") !== undefined);
+    await until(() => servicesOf(b.core).skills.get("local", "greet") !== undefined);
     expect((await run(b, "greet")).result).toBe("hello: hi");
     await expect(readdir(join(dir, "a", "skills"))).rejects.toThrow(/ENOENT/);
   });
 
   it("refuses a save over a skill another instance saved unheard, says so, and then has the other's", async () => {
     expect(textOf(await a.call("save_skill", { name: "race", code: skill("race", "first"), description: "Races." }))).toContain("Saved");
-    await until(() => b.core.services.skills.get("local", "race") !== undefined);
+    await until(() => servicesOf(b.core).skills.get("local", "race") !== undefined);
     // A third instance saves "race" without its change message reaching anyone (a message still on its way).
     const key = (await raw.client.keys("skills-test:skills:of:*"))[0] as string;
     const theirs = JSON.parse((await raw.client.hget(key, "race"))?.slice(2) ?? "{}") as Record<string, unknown>;
@@ -79,9 +79,9 @@ describe.skipIf(!haveRedis)("saved skills in a shared store (two cores on one re
     const key = (await raw.client.keys("skills-test:skills:of:*"))[0] as string;
     const greet = JSON.parse((await raw.client.hget(key, "greet"))?.slice(2) ?? "{}") as Record<string, unknown>;
     await raw.client.hset(key, "planted", `1\n${JSON.stringify({ ...greet, name: "planted", principal: "mallory" })}`);
-    await b.core.services.skills.refresh();
-    expect(b.core.services.skills.get("local", "planted")).toBeUndefined();
-    expect(b.core.services.skills.get("mallory", "planted")).toBeUndefined();
-    expect(b.core.services.skills.get("local", "greet")).toBeDefined();
+    await servicesOf(b.core).skills.refresh();
+    expect(servicesOf(b.core).skills.get("local", "planted")).toBeUndefined();
+    expect(servicesOf(b.core).skills.get("mallory", "planted")).toBeUndefined();
+    expect(servicesOf(b.core).skills.get("local", "greet")).toBeDefined();
   });
 });

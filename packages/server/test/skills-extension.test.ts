@@ -5,7 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionInfo } from "@codemux/core";
 import { Codemux, createSessionServer } from "../src/index";
-import { config, node } from "./helpers";
+import { config, node, servicesOf } from "./helpers";
 
 /**
  * The Skills extension served upstream, in process (apps/cli's skills-extension test runs it over stdio and HTTP):
@@ -20,7 +20,7 @@ beforeAll(async () => {
   });
   core.start();
   await core.ready(20_000);
-  await until(() => core.services.serverSkills.list(core.session()).length === 1);
+  await until(() => servicesOf(core).serverSkills.list(core.session()).length === 1);
 }, 30_000);
 afterAll(async () => {
   await core.close();
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 async function connected(mode = "code", session?: SessionInfo): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core, { mode, ...(session ? { session } : {}) }).connect(serverSide);
+  await createSessionServer(core.sessions, { mode, ...(session ? { session } : {}) }).connect(serverSide);
   const client = new Client({ name: "host", version: "1.0.0" });
   await client.connect(clientSide);
   return client;
@@ -83,7 +83,7 @@ describe("codemux's saved skills, served in mode code", () => {
   const code = "export async function addOne(input: { n: number }): Promise<number> {\n  return input.n + 1;\n}\n";
 
   it("lists a principal's saved skill as an Agent Skill whose SKILL.md says how to run it, its source beside it, both verified", async () => {
-    await core.services.skills.save(alice.principal, { name: "addOne", code, description: "Add one to a number: the first step of counting." });
+    await servicesOf(core).skills.save(alice.principal, { name: "addOne", code, description: "Add one to a number: the first step of counting." });
     const client = await connected("code", alice);
     const skills = new SkillsClient(client);
     const entry = (await skills.list()).skills.find((s) => s.uri === "skill://codemux.saved/add-one/SKILL.md") as Skill;

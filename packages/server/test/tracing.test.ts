@@ -13,7 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, createSessionServer, policiesOf } from "../src/index";
-import { config, misbehaving, node, textOf } from "./helpers";
+import { config, misbehaving, node, servicesOf, textOf } from "./helpers";
 
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -82,7 +82,7 @@ describe("spans of requests beyond tools, and of the relay", () => {
   it("a resources/read and a prompts/get are CLIENT spans whose context reaches the server in the request's _meta, with no argument value", async () => {
     exporter.reset();
     const session = other.session();
-    const read = await other.features.readResource("file:///notes.txt?token=s3cr3t", { session, origin: "resources/read" });
+    const read = await servicesOf(other).features.readResource("file:///notes.txt?token=s3cr3t", { session, origin: "resources/read" });
     const [readSpan] = exporter.getFinishedSpans().filter((span) => span.attributes["mcp.method.name"] === "resources/read");
     expect(readSpan?.kind).toBe(SpanKind.CLIENT);
     expect(readSpan?.name).toBe("resources/read file:///notes.txt?token=***");
@@ -90,7 +90,7 @@ describe("spans of requests beyond tools, and of the relay", () => {
     expect(read.contents.map((c) => ("text" in c ? c.text : ""))).toContain(traceparentOf(readSpan));
 
     exporter.reset();
-    const prompt = await other.features.getPrompt({ name: "l__summarize", arguments: { text: "private words" } }, { session });
+    const prompt = await servicesOf(other).features.getPrompt({ name: "l__summarize", arguments: { text: "private words" } }, { session });
     const [promptSpan] = named(exporter.getFinishedSpans(), "prompts/get summarize");
     expect(promptSpan?.kind).toBe(SpanKind.CLIENT);
     expect(promptSpan?.attributes).toMatchObject({ "mcp.method.name": "prompts/get", "gen_ai.prompt.name": "summarize", "codemux.server": "l" });
@@ -100,7 +100,7 @@ describe("spans of requests beyond tools, and of the relay", () => {
 
   it("a server's question is a relay span under the call that it came during; once it has asked, a call waits for its turn in a span", async () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(other).connect(serverSide);
+    await createSessionServer(other.sessions).connect(serverSide);
     const client = new Client({ name: "asked", version: "1.0.0" }, { capabilities: { elicitation: {} } });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "yes" } }));
     await client.connect(clientSide);

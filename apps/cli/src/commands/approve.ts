@@ -2,9 +2,9 @@ import { approvePins, filePinBook, listPending, pinFileOfConfig, sharedPinBook, 
 import type { RecordTable } from "@codemux/core";
 import type { Command } from "commander";
 import { dirname, resolve } from "node:path";
-import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { openStoreClient, readRawConfig, storeSettingOf, type StoreFlags } from "@codemux/runtime";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
-import { openStoreClient, storeSettingOf, type StoreFlags } from "../shared-state";
 import { codemuxHome, findConfigFile } from "@codemux/server";
 
 /**

@@ -1,13 +1,9 @@
 import { isPrincipalId, principalOfName } from "@codemux/core";
-import { createJobs } from "@codemux/jobs";
-import { Codemux, codemuxHome, type ForgetReport } from "@codemux/server";
+import { addCounts, forgetOffline, loadCodemuxConfig, openStoreClient, storeSettingOf, type StoreFlags } from "@codemux/runtime";
+import { codemuxHome, type ForgetReport } from "@codemux/server";
 import type { Command } from "commander";
-import { loadCodemuxConfig, type CodemuxConfig } from "../codemux-config";
-import { forgetAlso, pluginsOf, type GlobalOptions, type RunContext } from "../context";
-import { defaultConfig } from "../default-config";
-import { addCounts } from "../forget-shared";
+import type { GlobalOptions, RunContext } from "../context";
 import { answers, forgetThrough, localInstances, type LocalInstance } from "../local-admin";
-import { openStoreClient, storeSettingOf, type SharedState, type StoreFlags } from "../shared-state";
 import { UsageError } from "../errors";
 import { cliLogger } from "../logger";
 
@@ -68,7 +64,7 @@ export function registerForget(program: Command, context: RunContext): void {
           });
           addCounts(report, forgotten);
         }
-        addCounts(report, await forgetOffline(principal, { loaded, shared }));
+        addCounts(report, await forgetOffline(principal, { config: loaded, shared, logger: cliLogger("warn") }));
         const parts = Object.entries(report)
           .filter(([kind]) => !REACH.has(kind))
           .map(([kind, count]) => `${count} ${(KINDS[kind] ?? [kind, kind])[count === 1 ? 0 : 1]}`);
@@ -93,38 +89,4 @@ function unreachable(instance: LocalInstance, principal: string): UsageError {
   return new UsageError(
     `codemux runs at ${instance.url} (pid ${instance.pid}) and holds what it keeps in memory, but ${instance.socket ? "does not answer on its admin socket" : "has no admin socket"}, so nothing was deleted: ask it (curl -X DELETE ${instance.url}/v1/principals/${encodeURIComponent(principal)} -H "Authorization: Bearer $ADMIN_TOKEN", a token with the admin scope), or stop it, and run codemux forget again.`,
   );
-}
-
-/** Opens codemux's data folder (and the shared store) without starting a server, and deletes what they keep for `principal`; asks the store's instances. */
-async function forgetOffline(principal: string, { loaded, shared }: { loaded: CodemuxConfig; shared: SharedState }): Promise<ForgetReport> {
-  const logger = cliLogger("warn");
-  const { raw, file } = loaded;
-  const plugins = await pluginsOf({
-    config: raw && file ? { raw, file } : undefined,
-    logger,
-    retention: loaded.retention,
-    // The memory plugin's memories in Redis, forgotten on every instance.
-    ...(shared.memories ? { sharedLists: shared.memories } : {}),
-  });
-  const jobs = createJobs({ dataDir: codemuxHome(), logger });
-  // The servers are never started: their entries say which keep a folder per principal (the built-in default's memory, served to several).
-  const config = loaded.servers ?? defaultConfig({ manyPrincipals: true });
-  const core = new Codemux({
-    config,
-    dataDir: codemuxHome(),
-    logger,
-    ...(loaded.dispatchFiles ? { dispatchFiles: loaded.dispatchFiles } : {}),
-    // Kept results in Redis: the core's result store finds the principal's through whichever instance kept them.
-    ...(shared.resultStore ? { resultStore: shared.resultStore } : {}),
-    // Saved skills in Redis: the library deletes the principal's there.
-    ...(shared.skillShelf ? { sharedSkills: shared.skillShelf } : {}),
-  });
-  forgetAlso(core, { jobs, plugins, logger, ...(shared.connection ? { shared } : {}) });
-  try {
-    return await core.forget(principal);
-  } finally {
-    await jobs.close();
-    await plugins?.close();
-    await core.close();
-  }
 }

@@ -1,4 +1,4 @@
-import { closestNames, isLoopback } from "@codemux/core";
+import { closestNames, isLoopback, type Logger } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,
@@ -10,6 +10,7 @@ import {
   trustedProxyList,
   watchConfig,
   type HttpCallRecorders,
+  type HttpServeOptions,
   type HttpSettings,
   type OAuthOptions,
   type TokenSpec,
@@ -23,12 +24,11 @@ import { existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { codemuxHome, VERSION } from "@codemux/server";
-import { loadCodemuxConfig } from "../codemux-config";
+import { loadCodemuxConfig, openSharedState, storeSettingOf, type CodemuxConfig, type ConfigReload, type SharedState, type Started } from "@codemux/runtime";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
 import { openLocalAdmin } from "../local-admin";
 import { terminalStatus } from "../status";
-import { openSharedState, storeSettingOf } from "../shared-state";
 import { levelSink, loggerSink } from "../logger";
 import {
   claimPidfile,
@@ -107,9 +107,29 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 /** `codemux serve` (the default command): MCP over stdio until the client disconnects, or over HTTP with --http. */
 export function registerServe(program: Command, context: RunContext): void {
-  program
+  const serve = program
     .command("serve", { isDefault: true })
-    .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --")
+    .description("serve MCP over stdio (the default command), or over HTTP with --http; servers may follow after --");
+  withLimitOptions(withSharingOptions(withListenOptions(serve)))
+    .addHelpText("after", SERVE_HELP)
+    .allowExcessArguments(true)
+    .action(async (serveOptions: ServeOptions, command: Command) => {
+      // Without this, a mistyped command would be taken as the default one and start a server.
+      const [word] = command.args;
+      if (word !== undefined) {
+        const commands = program.commands.map((c) => c.name());
+        const close = closestNames(word, commands, 1);
+        throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
+      }
+      if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
+      refuseHttpOnlyFlags(serveOptions);
+      await serveOverStdio(command, context, serveOptions);
+    });
+}
+
+/** Where and how `serve --http` listens, and whom it lets in. */
+function withListenOptions(command: Command): Command {
+  return command
     .addOption(
       new Option(
         "--http [addr]",
@@ -143,7 +163,12 @@ export function registerServe(program: Command, context: RunContext): void {
     .option("--insecure-no-auth", "serve a non-loopback address without any token (only behind an authenticating proxy)")
     .option("--no-query-token", "refuse ?apikey=TOKEN; accept tokens only in headers")
     .option("--debug-exec", "keep each snippet, its bundle and source map in ~/.codemux/debug/exec (CODEMUX_DEBUG_EXEC=1 does it over stdio only)")
-    .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)")
+    .option("--stateless", "no MCP sessions: a fresh transport per POST, for load balancers (GET /mcp answers 405)");
+}
+
+/** What several instances of `serve --http` share, and which browsers and proxies it trusts. */
+function withSharingOptions(command: Command): Command {
+  return command
     .option(
       "--store <store>",
       "with --http: where state shared by several instances lives: files (the default) or redis://[:PASSWORD@]HOST:PORT[/DB] (rediss:// for TLS); also $CODEMUX_STORE or the config's store",
@@ -171,7 +196,12 @@ export function registerServe(program: Command, context: RunContext): void {
         "--trusted-proxy <addr>",
         "a reverse proxy (IP or CIDR, repeatable) whose X-Forwarded-For names the client; also http.trustedProxies in the config",
       ).argParser(collect),
-    )
+    );
+}
+
+/** The routes served, the limits, how results come back, the config watch and the background mode. */
+function withLimitOptions(command: Command): Command {
+  return command
     .option("--compat-routes", "also serve seed 002's REST paths (/retrieve_tools, /describe_tools, /call, /exec, /tools, /call/:name, /restart, /health)")
     .option("--no-sse", "do not serve legacy HTTP+SSE (/sse, /messages)")
     .option("--no-rest", "do not serve the REST gateway (/v1)")
@@ -198,78 +228,74 @@ export function registerServe(program: Command, context: RunContext): void {
     )
     .option("--watch", "apply edits of the config file without a restart (the default whenever a config file is served)")
     .option("--no-watch", "do not watch the config file")
-    .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart")
-    .addHelpText("after", SERVE_HELP)
-    .allowExcessArguments(true)
-    .action(async (serveOptions: ServeOptions, command: Command) => {
-      // Without this, a mistyped command would be taken as the default one and start a server.
-      const [word] = command.args;
-      if (word !== undefined) {
-        const commands = program.commands.map((c) => c.name());
-        const close = closestNames(word, commands, 1);
-        throw new UsageError(`unknown command "${word}"${close.length ? `, did you mean \`${close[0]}\`?` : ""} Commands: ${commands.join(", ")}.`);
-      }
-      if (serveOptions.http !== undefined) return serveHttp(command, context, serveOptions);
-      for (const flag of [
-        "detach",
-        "stateless",
-        "compatRoutes",
-        "tokenFile",
-        "token",
-        "cors",
-        "trustedProxy",
-        "publicUrl",
-        "oauthIssuer",
-        "store",
-        "storePrefix",
-        "instanceId",
-        "instanceUrl",
-      ] as const) {
-        if (serveOptions[flag] !== undefined)
-          throw new UsageError(
-            `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
-          );
-      }
-      const options = command.optsWithGlobals<GlobalOptions>();
-      const { core, config, logger, begin, reloader } = await startCore(command, context, {
-        defaultLevel: "info",
-        serving: true,
-        // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
-        deferStart: true,
-        ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
-        ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
-      });
-      const file = context.inline.length > 0 ? undefined : config.file;
-      const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(logger) }) : undefined;
-      if (watcher) logger.info(`watching ${file}: edits apply without a restart`);
-      // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
-      const stop = new AbortController();
-      const onSignal = (signal: NodeJS.Signals) => {
-        context.exitCode = signalExitCode(signal);
-        stop.abort();
-      };
-      // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
-      process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
-      if (process.stdin.isTTY) {
-        // Someone at a terminal, not a client's probe: start now to show the servers' state.
-        begin();
-        void core.ready().then(async () => {
-          // A client starts codemux in a folder of its own: the snippet names the config this run found.
-          const args = [
-            ...(file ? ["--config", file] : ["--root", resolve(options.root ?? ".")]),
-            ...(options.mode !== "code" ? ["--mode", options.mode] : []),
-          ];
-          process.stderr.write(`${await terminalStatus(core, args, core.config.source)}\n`);
-        });
-      }
-      try {
-        await serveStdio(core, { signal: stop.signal, onFirstRequest: begin });
-      } finally {
-        watcher?.close();
-        process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
-        await core.close();
-      }
-    });
+    .option("--detach", "with --http: run in the background (pidfile under $CODEMUX_HOME/run); see codemux status, stop, restart");
+}
+
+/** The flags that mean nothing over stdio: a UsageError naming the first one given. */
+function refuseHttpOnlyFlags(serveOptions: ServeOptions): void {
+  for (const flag of [
+    "detach",
+    "stateless",
+    "compatRoutes",
+    "tokenFile",
+    "token",
+    "cors",
+    "trustedProxy",
+    "publicUrl",
+    "oauthIssuer",
+    "store",
+    "storePrefix",
+    "instanceId",
+    "instanceUrl",
+  ] as const) {
+    if (serveOptions[flag] !== undefined)
+      throw new UsageError(
+        `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --http [HOST:]PORT; without it codemux serves one client over stdio.`,
+      );
+  }
+}
+
+/** One client over stdio, until it disconnects or a signal comes. */
+async function serveOverStdio(command: Command, context: RunContext, serveOptions: ServeOptions): Promise<void> {
+  const { core, config, logger, begin, reloader } = await startCore(command, context, {
+    defaultLevel: "info",
+    serving: true,
+    // Nothing starts until the client's first real request: a 2026-07-28 client's probe only asks server/discover, then ends this process.
+    deferStart: true,
+    ...(serveOptions.spillBytes ? { spillBytes: serveOptions.spillBytes } : {}),
+    ...(serveOptions.resultFormat ? { resultFormat: serveOptions.resultFormat } : {}),
+  });
+  const file = context.inline.length > 0 ? undefined : config.file;
+  const watcher = (serveOptions.watch ?? true) && file !== undefined ? watchConfig({ file, core: reloader, log: loggerSink(logger) }) : undefined;
+  if (watcher) logger.info(`watching ${file}: edits apply without a restart`);
+  // A signal ends the session like the client leaving (children are stopped, the one exit site in index.ts is reached), with 130 or 143.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    context.exitCode = signalExitCode(signal);
+    stop.abort();
+  };
+  // `on`, removed in finally: while it is installed the pool's own signal handler stands aside (see HTTP below).
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  if (process.stdin.isTTY) {
+    // Someone at a terminal, not a client's probe: start now to show the servers' state.
+    begin();
+    void showStatus(core, file, command.optsWithGlobals<GlobalOptions>());
+  }
+  try {
+    await serveStdio(core.sessions, { signal: stop.signal, onFirstRequest: begin });
+  } finally {
+    watcher?.close();
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    await core.close();
+  }
+}
+
+/** The servers' state once ready, for someone at a terminal, with the client config snippet that names what this run found. */
+async function showStatus(core: Codemux, file: string | undefined, options: GlobalOptions): Promise<void> {
+  await core.ready();
+  // A client starts codemux in a folder of its own: the snippet names the config this run found.
+  const args = [...(file ? ["--config", file] : ["--root", resolve(options.root ?? ".")]), ...(options.mode !== "code" ? ["--mode", options.mode] : [])];
+  process.stderr.write(`${await terminalStatus(core, args, core.config.source)}\n`);
 }
 
 /**
@@ -322,31 +348,8 @@ function withoutTokenFlags(argv: string[]): string[] {
 }
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
-  const globals = command.optsWithGlobals<GlobalOptions>();
-  let listen: { host: string; port: number };
-  try {
-    // Each part --http gives wins over CODEMUX_HOST / CODEMUX_PORT, which win over the defaults.
-    listen = parseListen(options.http === true ? undefined : options.http, listenFromEnv());
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { tokens, fileTokens, sources } = await collectTokens(options).catch((error: unknown) => {
-    throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
-  });
-  // Read once here: the http section and the store are needed before the start, which is handed the same config.
-  const loaded = await loadCodemuxConfig({ configPath: globals.config, inline: context.inline, serving: true });
+  const { listen, tokens, fileTokens, sources, loaded, auth } = await httpSettings(command, context, options);
   const configFile = loaded.file;
-  const auth = oauthOf(options, loaded.serving?.http ?? {});
-  if (tokens.length + fileTokens === 0 && !auth.oauth && !isLoopback(listen.host) && !options.insecureNoAuth) {
-    throw new UsageError(
-      `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
-    );
-  }
-  try {
-    trustedProxyList(options.trustedProxy ?? []);
-  } catch (error) {
-    throw new UsageError(`--trusted-proxy: ${(error as Error).message}`);
-  }
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
   if (options.detach && !process.env[DAEMON_ENV]) return detach(pidfile, options.token ?? []);
   const shared = await openSharedState(storeSettingOf(options, loaded.raw, configFile), options);
@@ -376,31 +379,9 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
-  // Asked at each (re)connection: a Redis restarted with other settings is noticed too.
-  const checkDurability = () => void shared.connection?.durability().then((warning) => warning && logger.warn(warning));
-  if (shared.connection?.up()) checkDurability();
-  shared.connection?.onStateChange((up, reason) => {
-    const where = shared.connection?.where;
-    if (up) checkDurability();
-    if (up) logger.info(`Redis at ${where} is back: calls that need shared state work again`);
-    else logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
-  });
+  logStoreState(shared, logger);
   const file = context.inline.length > 0 ? undefined : configFile;
-  // Why the file's last edit was refused, until one applies: /readyz and the admin page say it, as the log does.
-  let refused: string | undefined;
-  const noteReload = (result: { ok: true } | { ok: false; error: string }) => (refused = result.ok ? undefined : result.error);
-  const reloadFromFile = file
-    ? async () => {
-        try {
-          const summary = await reloader.reload(await loadConfigFile(file));
-          noteReload({ ok: true });
-          return summary;
-        } catch (error) {
-          noteReload({ ok: false, error: (error as Error).message });
-          throw error;
-        }
-      }
-    : undefined;
+  const reloads = fileReloads(file, reloader);
   const instanceUrl = options.instanceUrl ?? (process.env.CODEMUX_INSTANCE_URL?.trim() || undefined);
   let http: CodemuxHttpServer;
   try {
@@ -411,26 +392,11 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       ...(options.tokenFile ? { tokenFile: options.tokenFile } : {}),
       ...auth,
       ...(instanceUrl ? { instanceUrl } : {}),
-      insecureNoAuth: options.insecureNoAuth ?? false,
-      allowQueryToken: options.queryToken,
-      stateless: options.stateless ?? false,
-      legacySse: options.sse,
-      rest: options.rest,
-      compatRoutes: options.compatRoutes ?? false,
-      corsOrigins: options.cors ?? [],
-      allowedHosts: options.allowedHost ?? [],
-      trustedProxies: [...(settings.trustedProxies ?? []), ...(options.trustedProxy ?? [])],
-      ...(settings.maxConnectionsPerAddress ? { maxConnectionsPerAddress: settings.maxConnectionsPerAddress } : {}),
-      ...(settings.maxSessionsPerPrincipal ? { maxSessionsPerPrincipal: settings.maxSessionsPerPrincipal } : {}),
-      ...(settings.principalLimits ? { principalLimits: settings.principalLimits } : {}),
+      ...httpServerOptions(options, settings, command.optsWithGlobals<GlobalOptions>().mode),
       // --log-level warn keeps the access log (info) out, and error keeps only failures; lines left out are not built.
       log: levelSink(level),
       logLevel: level,
-      ...(globals.mode ? { mode: globals.mode } : {}),
-      ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
-      ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
-      ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
-      ...(reloadFromFile ? { reload: reloadFromFile, reloadRefused: () => refused } : {}),
+      ...(reloads.reload ? { reload: reloads.reload, reloadRefused: reloads.refused } : {}),
       ui,
       ...(recorders ? { recorders } : {}),
       ...(shared.scaleOut ? { scaleOut: shared.scaleOut } : {}),
@@ -440,33 +406,32 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   } catch (error) {
     await core.close();
     await shared.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE")
-      throw new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
-    if (code === "EACCES" || code === "EADDRNOTAVAIL")
-      throw new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
-    // A bad option value (a --public-url with a path) is the user's to fix: exit 2.
-    if (HttpError.isInstance(error) || error instanceof RangeError) throw new UsageError(error.message);
-    throw error;
+    throw bindError(error, listen);
   }
 
+  // `codemux forget` on this machine reaches this instance through its admin socket, and any instance of the store through Redis.
+  const { daemonPidfile, localAdmin } = await registerLocally({ http, core, shared, logger }, { file, listen, sources });
+  shared.forgetRequests?.answer((principal) => core.forget(principal, { elsewhere: false }));
+
+  const watching = (options.watch ?? true) && file !== undefined;
+  const watcher = watching ? watchConfig({ file, core: reloader, log: http.options.log, onResult: reloads.note }) : undefined;
+  announce(http, { auth, watching: watching ? file : undefined });
+
+  await untilSignal(() => drainAndClose(options.drainMs ?? DRAIN_MS_DEFAULT, { watcher, localAdmin, jobs, http, core, shared, daemonPidfile }));
+}
+
+/**
+ * This instance's pidfile (when it runs detached) and its admin socket, through which `codemux forget` on this
+ * machine reaches it; a failure closes what started and says why.
+ */
+async function registerLocally(
+  { http, core, shared, logger }: { http: CodemuxHttpServer; core: Codemux; shared: SharedState; logger: Logger },
+  { file, listen, sources }: { file: string | undefined; listen: { host: string }; sources: TokenSources },
+): Promise<{ daemonPidfile: string | undefined; localAdmin: { close(): Promise<void> } }> {
   const daemonPidfile = process.env[DAEMON_ENV];
   if (daemonPidfile) {
     try {
-      await claimPidfile(daemonPidfile, {
-        pid: process.pid,
-        url: http.url,
-        configPath: file ?? null,
-        logFile: logFilePath(daemonPidfile),
-        startedAt: new Date().toISOString(),
-        version: VERSION,
-        argv: process.argv.slice(1),
-        cwd: process.cwd(),
-        listenEnv: listenEnvOf(process.env),
-        listen: { host: listen.host, port: http.port },
-        auth: sources,
-        process: (await processIdentity(process.pid)) ?? null,
-      });
+      await claimPidfile(daemonPidfile, await daemonInfo({ url: http.url, port: http.port, file, listen, sources, logFile: logFilePath(daemonPidfile) }));
     } catch (error) {
       await http.close();
       await core.close();
@@ -474,7 +439,6 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     }
   }
 
-  // `codemux forget` on this machine reaches this instance through its admin socket, and any instance of the store through Redis.
   const localAdmin = await openLocalAdmin(core, { url: http.url, home: codemuxHome(), logger }).catch(async (error: unknown) => {
     await http.close();
     await core.close();
@@ -485,25 +449,30 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
       1,
     );
   });
-  shared.forgetRequests?.answer((principal) => core.forget(principal, { elsewhere: false }));
+  return { daemonPidfile, localAdmin };
+}
 
-  const watching = (options.watch ?? true) && file !== undefined;
-  const watcher = watching ? watchConfig({ file, core: reloader, log: http.options.log, onResult: noteReload }) : undefined;
-  const names = http.tokenNames;
-  const notes = [
-    `${names.length} token${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : auth.oauth ? "" : ", no auth"}`,
-    auth.oauth ? `OAuth tokens of ${auth.oauth.issuer}` : undefined,
-    watching ? `watching ${file}` : undefined,
-  ].filter(Boolean);
-  process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1, admin page ${http.url}/ui; ${notes.join("; ")})\n`);
-
-  // Kept installed until shutdown ends (not `once`): the pool's own handler stands aside only while another listener exists.
-  let onSignal: () => void = () => undefined;
-  await new Promise<void>((resolveStop) => {
-    onSignal = () => resolveStop();
-    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
-  });
-  const drainMs = options.drainMs ?? DRAIN_MS_DEFAULT;
+/** On SIGTERM: finish calls in flight for at most `drainMs`, then close everything, the pidfile last; past the bound and a margin the process exits. */
+async function drainAndClose(
+  drainMs: number,
+  {
+    watcher,
+    localAdmin,
+    jobs,
+    http,
+    core,
+    shared,
+    daemonPidfile,
+  }: {
+    watcher: { close(): void } | undefined;
+    localAdmin: { close(): Promise<void> };
+    jobs: Started["jobs"];
+    http: CodemuxHttpServer;
+    core: Codemux;
+    shared: SharedState;
+    daemonPidfile: string | undefined;
+  },
+): Promise<void> {
   process.stderr.write(`codemux: draining (finishing calls in flight, at most ${drainMs} ms)\n`);
   // A downstream server or Redis that will not close must not keep the process past its bound.
   setTimeout(() => process.exit(1), drainMs + CLOSE_MARGIN_MS).unref();
@@ -517,6 +486,175 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     await shared.close();
   } finally {
     if (daemonPidfile) releasePidfile(daemonPidfile);
+  }
+}
+
+/** What `serve --http` reads before it starts: the address, the tokens, the config (once) and its OAuth; a mistake in any is a UsageError. */
+async function httpSettings(
+  command: Command,
+  context: RunContext,
+  options: ServeOptions,
+): Promise<{
+  listen: { host: string; port: number };
+  tokens: TokenSpec[];
+  fileTokens: number;
+  sources: TokenSources;
+  loaded: CodemuxConfig;
+  auth: { publicUrl?: string; oauth?: OAuthOptions };
+}> {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  let listen: { host: string; port: number };
+  try {
+    // Each part --http gives wins over CODEMUX_HOST / CODEMUX_PORT, which win over the defaults.
+    listen = parseListen(options.http === true ? undefined : options.http, listenFromEnv());
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { tokens, fileTokens, sources } = await collectTokens(options).catch((error: unknown) => {
+    throw HttpError.isInstance(error) ? new UsageError(error.message) : error;
+  });
+  // Read once here: the http section and the store are needed before the start, which is handed the same config.
+  const loaded = await loadCodemuxConfig({ configPath: globals.config, inline: context.inline, serving: true });
+  const auth = oauthOf(options, loaded.serving?.http ?? {});
+  if (tokens.length + fileTokens === 0 && !auth.oauth && !isLoopback(listen.host) && !options.insecureNoAuth) {
+    throw new UsageError(
+      `refusing to serve ${listen.host}:${listen.port} without a token: anyone who can reach it could run tools. Set --token, --token-file or CODEMUX_TOKEN, bind 127.0.0.1, or pass --insecure-no-auth if a proxy in front authenticates.`,
+    );
+  }
+  try {
+    trustedProxyList(options.trustedProxy ?? []);
+  } catch (error) {
+    throw new UsageError(`--trusted-proxy: ${(error as Error).message}`);
+  }
+  return { listen, tokens, fileTokens, sources, loaded, auth };
+}
+
+/** The HTTP server's options the flags and the config's http section give (the flags' routes and limits, the config's proxies and per-principal limits). */
+function httpServerOptions(options: ServeOptions, settings: HttpSettings, mode: string | undefined): HttpServeOptions {
+  return {
+    insecureNoAuth: options.insecureNoAuth ?? false,
+    allowQueryToken: options.queryToken,
+    stateless: options.stateless ?? false,
+    legacySse: options.sse,
+    rest: options.rest,
+    compatRoutes: options.compatRoutes ?? false,
+    corsOrigins: options.cors ?? [],
+    allowedHosts: options.allowedHost ?? [],
+    trustedProxies: [...(settings.trustedProxies ?? []), ...(options.trustedProxy ?? [])],
+    ...(settings.maxConnectionsPerAddress ? { maxConnectionsPerAddress: settings.maxConnectionsPerAddress } : {}),
+    ...(settings.maxSessionsPerPrincipal ? { maxSessionsPerPrincipal: settings.maxSessionsPerPrincipal } : {}),
+    ...(settings.principalLimits ? { principalLimits: settings.principalLimits } : {}),
+    ...(mode ? { mode } : {}),
+    ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+    ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
+    ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
+  };
+}
+
+/** Says when the store goes away and comes back, and checks its durability at each (re)connection: a Redis restarted with other settings is noticed too. */
+function logStoreState(shared: SharedState, logger: Logger): void {
+  const checkDurability = () => void shared.connection?.durability().then((warning) => warning && logger.warn(warning));
+  if (shared.connection?.up()) checkDurability();
+  shared.connection?.onStateChange((up, reason) => {
+    const where = shared.connection?.where;
+    if (up) checkDurability();
+    if (up) logger.info(`Redis at ${where} is back: calls that need shared state work again`);
+    else logger.warn(`Redis at ${where} went away${reason ? ` (${reason})` : ""}: calls that need shared state fail until it is back; reconnecting`);
+  });
+}
+
+/**
+ * /restart's reload of the served file, and why its last edit was refused until one applies (/readyz and the
+ * admin page say it, as the log does); `note` is the file watch's, so both keep the same state.
+ */
+function fileReloads(
+  file: string | undefined,
+  reloader: Started["reloader"],
+): { reload?: () => Promise<ConfigReload>; refused: () => string | undefined; note: (result: { ok: true } | { ok: false; error: string }) => void } {
+  let refused: string | undefined;
+  const note = (result: { ok: true } | { ok: false; error: string }) => {
+    refused = result.ok ? undefined : result.error;
+  };
+  const reload = file
+    ? async () => {
+        try {
+          const summary = await reloader.reload(await loadConfigFile(file));
+          note({ ok: true });
+          return summary;
+        } catch (error) {
+          note({ ok: false, error: (error as Error).message });
+          throw error;
+        }
+      }
+    : undefined;
+  return { ...(reload ? { reload } : {}), refused: () => refused, note };
+}
+
+/** A failure to bind or a bad option value as the user's to fix (exit 2); anything else as it is. */
+function bindError(error: unknown, listen: { host: string; port: number }): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE")
+    return new UsageError(`${listen.host}:${listen.port} is in use; pick another port with --http HOST:PORT (or :0 for any free one).`);
+  if (code === "EACCES" || code === "EADDRNOTAVAIL")
+    return new UsageError(`cannot bind ${listen.host}:${listen.port} (${code}); use another address or a port above 1023.`);
+  // A bad option value (a --public-url with a path) is the user's to fix: exit 2.
+  if (HttpError.isInstance(error) || error instanceof RangeError) return new UsageError(error.message);
+  return error;
+}
+
+/** What a detached daemon writes in its pidfile: where it serves, how it was started, and who it is. */
+async function daemonInfo({
+  url,
+  port,
+  file,
+  listen,
+  sources,
+  logFile,
+}: {
+  url: string;
+  port: number;
+  file: string | undefined;
+  listen: { host: string };
+  sources: TokenSources;
+  logFile: string;
+}): Promise<DaemonInfo> {
+  return {
+    pid: process.pid,
+    url,
+    configPath: file ?? null,
+    logFile,
+    startedAt: new Date().toISOString(),
+    version: VERSION,
+    argv: process.argv.slice(1),
+    cwd: process.cwd(),
+    listenEnv: listenEnvOf(process.env),
+    listen: { host: listen.host, port },
+    auth: sources,
+    process: (await processIdentity(process.pid)) ?? null,
+  };
+}
+
+/** The one line `serve --http` prints once it serves: its URLs, its tokens, OAuth and the config watch. */
+function announce(http: CodemuxHttpServer, { auth, watching }: { auth: { oauth?: OAuthOptions }; watching: string | undefined }): void {
+  const names = http.tokenNames;
+  const notes = [
+    `${names.length} token${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : auth.oauth ? "" : ", no auth"}`,
+    auth.oauth ? `OAuth tokens of ${auth.oauth.issuer}` : undefined,
+    watching ? `watching ${watching}` : undefined,
+  ].filter(Boolean);
+  process.stderr.write(`codemux: serving ${http.url}/mcp (REST ${http.url}/v1, admin page ${http.url}/ui; ${notes.join("; ")})\n`);
+}
+
+/** Waits for SIGINT or SIGTERM, then runs `shutdown`; the handler stays installed until it ends (not `once`): the pool's own stands aside only while another listener exists. */
+async function untilSignal(shutdown: () => Promise<void>): Promise<void> {
+  let onSignal: () => void = () => undefined;
+  await new Promise<void>((resolveStop) => {
+    onSignal = () => resolveStop();
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  });
+  try {
+    await shutdown();
+  } finally {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
   }
 }

@@ -1,10 +1,9 @@
 import { CLI_HINTS, type CodemuxPorts } from "@codemux/server";
 import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
-import { loadCodemuxConfig } from "../codemux-config";
+import { loadCodemuxConfig, openStoreClient, storeSettingOf } from "@codemux/runtime";
 import { withCore, type GlobalOptions, type RunContext } from "../context";
 import { UsageError } from "../errors";
-import { openStoreClient, storeSettingOf } from "../shared-state";
 import { printAnswer } from "./shared";
 
 /** `codemux skills save|list|delete`: the skills snippets import from mcp/skills/<name>, as save_skill keeps them. */

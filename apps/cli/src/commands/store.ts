@@ -4,9 +4,9 @@ import { FileStore, codemuxHome, findConfigFile } from "@codemux/server";
 import type { Command } from "commander";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { readRawConfig, type GlobalOptions, type RunContext } from "../context";
+import { openStoreClient, readRawConfig, storeSettingOf, type StoreFlags } from "@codemux/runtime";
+import type { GlobalOptions, RunContext } from "../context";
 import { UsageError } from "../errors";
-import { openStoreClient, storeSettingOf, type StoreFlags } from "../shared-state";
 
 /** `codemux store import`: moves what the files store holds (the catalog cache) into the Redis store the flags, environment or config name. */
 export function registerStore(program: Command, context: RunContext): void {

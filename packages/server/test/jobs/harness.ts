@@ -63,7 +63,7 @@ export async function connect(
   const clients: Client[] = [];
   const attach = async (client: Client, session?: SessionInfo) => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core, session ? { session } : {}).connect(serverSide);
+    await createSessionServer(core.sessions, session ? { session } : {}).connect(serverSide);
     await client.connect(clientSide);
     clients.push(client);
     return client;

@@ -28,7 +28,7 @@ async function connectWithTasks(): Promise<{ client: Client; jobs: Jobs }> {
     taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
   });
   core.start();
-  const server = createSessionServer(core);
+  const server = createSessionServer(core.sessions);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "tasks-test", version: "1.0.0" });

@@ -11,7 +11,7 @@ import { connect, filesystem, misbehaving, tempDir, textOf, type Harness } from 
 /** A second client on the harness's core, as another principal (what a token's name is over HTTP). */
 async function asPrincipal(harness: Harness, principal: string): Promise<(name: string, args?: Record<string, unknown>) => Promise<CallToolResult>> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(harness.core, { session: { id: `${principal}-session`, principal } }).connect(serverSide);
+  await createSessionServer(harness.core.sessions, { session: { id: `${principal}-session`, principal } }).connect(serverSide);
   const client = new Client({ name: principal, version: "1.0.0" });
   await client.connect(clientSide);
   return async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;

@@ -45,7 +45,7 @@ export async function connect(
   core.start();
   await core.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = connectClient(options);
   await client.connect(clientSide);
   return {

@@ -48,7 +48,7 @@ async function serve(plugins: unknown) {
   await core.ready();
   await loaded.toolsChanged(core.catalog.entries());
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSessionServer(core).connect(serverSide);
+  await createSessionServer(core.sessions).connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(clientSide);
   stop = async () => {

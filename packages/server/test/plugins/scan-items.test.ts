@@ -148,7 +148,7 @@ describe("a held item of a principal's own instance", () => {
       core.start();
       await core.ready(10_000);
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await createSessionServer(core, { session: alice }).connect(serverSide);
+      await createSessionServer(core.sessions, { session: alice }).connect(serverSide);
       await client.connect(clientSide);
       // Asked for before any list: the principal's instance is listed first, and the held ones are refused.
       await expect(client.getPrompt({ name: "mine__exfil", arguments: { note: "x" } })).rejects.toThrow(/No prompt "mine__exfil"/);

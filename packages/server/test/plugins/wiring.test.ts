@@ -24,7 +24,7 @@ describe("loadPlugins wired into codemux as the CLI does", () => {
     await core.ready();
     await plugins.toolsChanged(core.catalog.entries());
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await createSessionServer(core).connect(serverSide);
+    await createSessionServer(core.sessions).connect(serverSide);
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(clientSide);
 

@@ -18,7 +18,8 @@ import {
   type StoreSetting,
 } from "@codemux/redis";
 import { randomBytes } from "node:crypto";
-import { UsageError } from "./errors";
+import { ConfigError } from "@codemux/pool";
+import { RuntimeError } from "./errors";
 
 /** `--store`, `--store-prefix`, `--instance-id`: the flags win over CODEMUX_STORE, CODEMUX_STORE_PREFIX, CODEMUX_INSTANCE_ID, which win over the config's `store`. */
 export interface StoreFlags {
@@ -67,7 +68,7 @@ export function storeSettingOf(flags: StoreFlags, raw: Record<string, unknown> |
   try {
     return parseStoreSetting(url, prefix);
   } catch (error) {
-    if (RedisUrlError.isInstance(error)) throw new UsageError(error.message);
+    if (RedisUrlError.isInstance(error)) throw new RuntimeError("SETTING_INVALID", error.message);
     throw error;
   }
 }
@@ -124,7 +125,7 @@ const ONE_SHOT_CONNECT_MS = 5_000;
 
 /**
  * The store of a one-shot command (skills, approve, forget, store import): nothing on files; on Redis one
- * connection, checked at once (a Redis that refuses or does not answer is a UsageError, `unreachable` saying
+ * connection, checked at once (a Redis that refuses or does not answer is a RuntimeError, `unreachable` saying
  * what the command could not do), whose parts are made only as the command uses them: the job queue (BullMQ)
  * opens at its first use, and this process never registers as an instance.
  */
@@ -138,7 +139,7 @@ export async function openStoreClient(
   const reason = await reachable(connection, waitMs);
   if (reason !== undefined) {
     await connection.close();
-    throw new UsageError(unreachable(connection.where, reason));
+    throw new RuntimeError("STORE_UNREACHABLE", unreachable(connection.where, reason));
   }
   const made: Array<{ close(): Promise<void> }> = [];
   const parts = new Map<string, unknown>();
@@ -257,7 +258,8 @@ function instanceIdOf(flags: StoreFlags): string {
   const given = flags.instanceId ?? nonEmpty(process.env.CODEMUX_INSTANCE_ID);
   if (given === undefined) return randomBytes(4).toString("hex");
   if (!INSTANCE_ID_PATTERN.test(given))
-    throw new UsageError(
+    throw new RuntimeError(
+      "SETTING_INVALID",
       `The instance id "${given.slice(0, 60)}" may hold lowercase letters, digits and "-" (1 to 40, starting with a letter or digit), e.g. codemux-1.`,
     );
   return given;
@@ -271,7 +273,9 @@ function configStore(raw: Record<string, unknown> | undefined, file: string | un
   const object = value as { url?: unknown; prefix?: unknown };
   if (typeof value === "object" && value !== null && typeof object.url === "string" && (object.prefix === undefined || typeof object.prefix === "string"))
     return { url: object.url, ...(object.prefix !== undefined ? { prefix: object.prefix } : {}) };
-  throw new UsageError(`Invalid config ${file}: store: expected "files", a redis:// URL, or { "url": "redis://...", "prefix": "codemux:" }.`);
+  throw new ConfigError(`Invalid config ${file}: store: expected "files", a redis:// URL, or { "url": "redis://...", "prefix": "codemux:" }.`, {
+    ...(file ? { file } : {}),
+  });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
