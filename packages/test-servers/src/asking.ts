@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -28,8 +29,11 @@ import {
   McpError,
   ReadResourceRequestSchema,
   RootsListChangedNotificationSchema,
+  type CallToolRequest,
   type CallToolResult,
   type RequestId,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { flagReader } from "./flags";
@@ -138,33 +142,7 @@ function createAskingServer(): Server {
     { capabilities: { tools: {}, logging: {}, resources: {}, prompts: {}, completions: {} }, ...(instructions ? { instructions } : {}) },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    inflight++;
-    try {
-      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      const token = request.params._meta?.progressToken;
-      if (request.params.name === "progress" && token !== undefined) {
-        await extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken: token, progress: 1, total: 1, message: String(args.message ?? "") },
-        });
-        // Not the last thing before the answer: the downstream SDK client can handle a progress notification after the
-        // response that follows it at once (see server/test/fast-lane.test.ts), which is not what the matrix checks.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        return text("reported");
-      }
-      if (request.params.name === "hang") {
-        // Calls to a server that asks its client may take turns: the caller learns the call arrived from this, not by asking again.
-        if (token !== undefined)
-          await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 0, message: "hanging" } });
-        return await hang(extra.signal);
-      }
-      if (request.params.name === "hanging") return text(JSON.stringify(hangs));
-      return await answer(server, { name: request.params.name, args, id: extra.requestId });
-    } finally {
-      inflight--;
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(server, request, extra));
   server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
     rootsAsks.push(
       server.listRoots().then(
@@ -192,6 +170,41 @@ function createAskingServer(): Server {
     if (argument.value === "fail") throw new McpError(ErrorCode.InvalidParams, `cannot complete from ${JSON.stringify(remembered)}`);
     return { completion: { values: remembered.slice(0, 100) } };
   });
+  serveResources(server);
+  return server;
+}
+
+/** A tools/call: `progress` and `hang` answer here; the rest ask the client or act on this process's state (see `answer`). */
+async function callTool(server: Server, request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
+  inflight++;
+  try {
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const token = request.params._meta?.progressToken;
+    if (request.params.name === "progress" && token !== undefined) {
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: 1, total: 1, message: String(args.message ?? "") },
+      });
+      // Not the last thing before the answer: the downstream SDK client can handle a progress notification after the
+      // response that follows it at once (see server/test/fast-lane.test.ts), which is not what the matrix checks.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return text("reported");
+    }
+    if (request.params.name === "hang") {
+      // Calls to a server that asks its client may take turns: the caller learns the call arrived from this, not by asking again.
+      if (token !== undefined)
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 0, message: "hanging" } });
+      return await hang(extra.signal);
+    }
+    if (request.params.name === "hanging") return text(JSON.stringify(hangs));
+    return await answer(server, { name: request.params.name, args, id: extra.requestId });
+  } finally {
+    inflight--;
+  }
+}
+
+/** Resources whose text the test chooses (`text/<base64url>`), and `ask/<message>`, read after asking the client. */
+function serveResources(server: Server): void {
   // A resource's text is the URI's last segment, base64url-decoded: the test chooses what a read returns. Reading `ask/<message>` asks the client first.
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [{ uri: `${scheme}://text/${Buffer.from("hello").toString("base64url")}`, name: "hello", mimeType: "text/plain" }],
@@ -219,7 +232,6 @@ function createAskingServer(): Server {
       ],
     };
   });
-  return server;
 }
 
 async function answer(server: Server, { name, args, id }: { name: string; args: Record<string, unknown>; id: RequestId }): Promise<CallToolResult> {

@@ -9,6 +9,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
+  type CallToolRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
@@ -16,8 +17,11 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -121,6 +125,87 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     });
   });
 
+/** One tools/call as a tool's handler sees it: its arguments, the request and its `extra`, the server, its tool list and call counts. */
+interface ToolCall {
+  args: Record<string, unknown>;
+  request: CallToolRequest;
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>;
+  server: Server;
+  tools: Tool[];
+  state: { calls: number; cancelled: Array<string | number> };
+}
+
+/** Sleeps `ms` in `steps`, with a progress notification after each when the call asked for progress. */
+async function slowTool({ args, request, extra }: ToolCall): Promise<CallToolResult> {
+  const ms = Number(args.ms ?? 1000);
+  const steps = Math.max(1, Number(args.steps ?? 5));
+  const token = request.params._meta?.progressToken;
+  for (let i = 1; i <= steps; i++) {
+    await sleep(ms / steps, extra.signal);
+    if (token !== undefined) {
+      await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+    }
+  }
+  return text(`slept ${ms} ms`);
+}
+
+/** `bytes` characters of x, or as many numbered lines with `lines`. */
+function hugeTool({ args }: ToolCall): CallToolResult {
+  const bytes = Number(args.bytes);
+  if (!args.lines) return text("x".repeat(bytes));
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 1; size < bytes; i++) {
+    const line = `line ${i}: ${"x".repeat(60)}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return text(lines.join("\n"));
+}
+
+/** Each tool's behaviour, by name (also those not listed without their flag). */
+const HANDLERS: Record<string, (call: ToolCall) => CallToolResult | Promise<CallToolResult>> = {
+  echo: ({ args }) => text(String(args.text)),
+  slow: slowTool,
+  hang: async ({ extra }) => {
+    await sleep(2 ** 30, extra.signal);
+    return text("unreachable");
+  },
+  crash: ({ args }) => process.exit(Number(args.code ?? 1)),
+  noise: ({ args }) => {
+    for (let i = 0; i < Number(args.lines ?? 3); i++) process.stdout.write(`this is not JSON-RPC ${i}\n`);
+    return text("noisy but fine");
+  },
+  huge: hugeTool,
+  fail: ({ args }) => text(String(args.message ?? "the tool failed"), true),
+  throw: ({ args }) => {
+    throw new Error(String(args.message ?? "the tool threw"));
+  },
+  counter: ({ state }) => text(JSON.stringify({ calls: state.calls, pid: process.pid })),
+  cancellations: ({ state }) => text(JSON.stringify({ count: state.cancelled.length, requestIds: state.cancelled, notices: cancelNotices.count })),
+  env: ({ args }) => text(JSON.stringify({ value: process.env[String(args.name)] ?? null })),
+  change_lists: async ({ server }) => {
+    // What a server does when its resources and prompts change, and a resource it serves was updated.
+    await server.sendResourceListChanged();
+    await server.sendPromptListChanged();
+    await server.sendResourceUpdated({ uri: "test://note" });
+    return text("changed");
+  },
+  add_tool: async ({ args, server, tools }) => {
+    tools.push(tool(String(args.name), `A tool added at run time: ${String(args.name)}.`, {}));
+    await server.sendToolListChanged();
+    return text(`added ${String(args.name)}`);
+  },
+  exit_after: ({ args }) => {
+    setTimeout(() => process.exit(0), Number(args.ms ?? 50));
+    return text("exiting soon");
+  },
+  structured: ({ args }) => {
+    const n = Number(args.n);
+    return { content: [{ type: "text", text: JSON.stringify({ n, doubled: n * 2 }) }], structuredContent: { n, doubled: n * 2 } };
+  },
+};
+
 function createMisbehavingServer(flags: Flags): Server {
   const tools = [...baseTools];
   if (flags.badAnnotations)
@@ -128,9 +213,8 @@ function createMisbehavingServer(flags: Flags): Server {
       { ...tool("string_hint", "Its readOnlyHint is a string.", {}), annotations: { readOnlyHint: "true", destructiveHint: false } as never },
       { ...tool("number_title", "Its title is a number.", {}), title: 42 as never },
     );
-  let calls = 0;
   // What a cancellation test needs to see: that notifications/cancelled reached the server, for which calls.
-  const cancelled: Array<string | number> = [];
+  const state = { calls: 0, cancelled: [] as Array<string | number> };
   const server = new Server(
     { name: flags.name, version: "1.0.0" },
     {
@@ -151,76 +235,13 @@ function createMisbehavingServer(flags: Flags): Server {
   }
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    calls += 1;
-    extra.signal.addEventListener("abort", () => cancelled.push(extra.requestId), { once: true });
-    switch (request.params.name) {
-      case "echo":
-        return text(String(args.text));
-      case "slow": {
-        const ms = Number(args.ms ?? 1000);
-        const steps = Math.max(1, Number(args.steps ?? 5));
-        const token = request.params._meta?.progressToken;
-        for (let i = 1; i <= steps; i++) {
-          await sleep(ms / steps, extra.signal);
-          if (token !== undefined) {
-            await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
-          }
-        }
-        return text(`slept ${ms} ms`);
-      }
-      case "hang":
-        await sleep(2 ** 30, extra.signal);
-        return text("unreachable");
-      case "crash":
-        return process.exit(Number(args.code ?? 1));
-      case "noise":
-        for (let i = 0; i < Number(args.lines ?? 3); i++) process.stdout.write(`this is not JSON-RPC ${i}\n`);
-        return text("noisy but fine");
-      case "huge": {
-        const bytes = Number(args.bytes);
-        if (args.lines) {
-          const lines: string[] = [];
-          let size = 0;
-          for (let i = 1; size < bytes; i++) {
-            const line = `line ${i}: ${"x".repeat(60)}`;
-            lines.push(line);
-            size += line.length + 1;
-          }
-          return text(lines.join("\n"));
-        }
-        return text("x".repeat(bytes));
-      }
-      case "fail":
-        return text(String(args.message ?? "the tool failed"), true);
-      case "throw":
-        throw new Error(String(args.message ?? "the tool threw"));
-      case "counter":
-        return text(JSON.stringify({ calls, pid: process.pid }));
-      case "cancellations":
-        return text(JSON.stringify({ count: cancelled.length, requestIds: cancelled, notices: cancelNotices.count }));
-      case "env":
-        return text(JSON.stringify({ value: process.env[String(args.name)] ?? null }));
-      case "change_lists":
-        // What a server does when its resources and prompts change, and a resource it serves was updated.
-        await server.sendResourceListChanged();
-        await server.sendPromptListChanged();
-        await server.sendResourceUpdated({ uri: "test://note" });
-        return text("changed");
-      case "add_tool":
-        tools.push(tool(String(args.name), `A tool added at run time: ${String(args.name)}.`, {}));
-        await server.sendToolListChanged();
-        return text(`added ${String(args.name)}`);
-      case "exit_after":
-        setTimeout(() => process.exit(0), Number(args.ms ?? 50));
-        return text("exiting soon");
-      case "structured": {
-        const n = Number(args.n);
-        return { content: [{ type: "text", text: JSON.stringify({ n, doubled: n * 2 }) }], structuredContent: { n, doubled: n * 2 } };
-      }
-      default:
-        if (tools.some((t) => t.name === request.params.name)) return text(`called ${request.params.name}`);
-        throw new Error(`unknown tool ${request.params.name}`);
-    }
+    state.calls += 1;
+    extra.signal.addEventListener("abort", () => state.cancelled.push(extra.requestId), { once: true });
+    const name = request.params.name;
+    const handler = Object.hasOwn(HANDLERS, name) ? HANDLERS[name] : undefined;
+    if (handler) return handler({ args, request, extra, server, tools, state });
+    if (tools.some((t) => t.name === name)) return text(`called ${name}`);
+    throw new Error(`unknown tool ${name}`);
   });
   return server;
 }

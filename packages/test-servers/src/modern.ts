@@ -16,6 +16,7 @@ import {
   inputRequired,
   ProtocolError,
   Server,
+  type CallToolRequest,
   type CallToolResult,
   type Resource,
   type ServerCapabilities,
@@ -196,97 +197,107 @@ function makeServer(era: string): Server {
     server.setRequestHandler("resources/list", async () => ({ resources }));
     server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
   }
-  if (flags.askBeyondTools) {
-    server.setRequestHandler("prompts/list", async () => ({
-      prompts: [{ name: "ask", description: "Asks the client `message` first.", arguments: [{ name: "message" }] }],
-    }));
-    server.setRequestHandler("prompts/get", async (request, ctx) => {
-      const answered = asked("ask", request.params.arguments?.message ?? "a question", ctx);
-      if (!isAnswer(answered)) return answered;
-      return { messages: [{ role: "user" as const, content: { type: "text" as const, text: textOf(answered) } }] };
-    });
-    server.setRequestHandler("resources/list", async () => ({ resources: [] }));
-    server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [{ uriTemplate: "ask://{message}", name: "ask" }] }));
-    server.setRequestHandler("resources/read", async (request, ctx) => {
-      const { uri } = request.params;
-      const answered = asked("ask", decodeURIComponent(uri.slice("ask://".length)), ctx);
-      if (!isAnswer(answered)) return answered;
-      return { contents: [{ uri, mimeType: "text/plain", text: textOf(answered) }] };
-    });
-  }
-  server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    calls += 1;
-    switch (request.params.name) {
-      case "echo":
-        return text(String(args.text));
-      case "huge":
-        return text("x".repeat(Math.max(0, Math.min(Number(args.bytes) || 0, 10_000_000))));
-      case "whoami":
-        return text(
-          JSON.stringify({
-            era,
-            protocolVersion: server.getNegotiatedProtocolVersion() ?? null,
-            clientCapabilities: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/clientCapabilities"] ?? null,
-            metaKeys: Object.keys(request.params._meta ?? {}),
-            progressToken: request.params._meta?.progressToken ?? null,
-            traceparent: request.params._meta?.traceparent ?? null,
-          }),
-        );
-      case "counter":
-        return text(JSON.stringify({ calls, pid: process.pid }));
-      case "crash":
-        return process.exit(1);
-      case "hang": {
-        hangs.waiting++;
-        const signal = ctx.mcpReq.signal;
-        await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
-        hangs.waiting--;
-        hangs.cancelled++;
-        return text("cancelled");
-      }
-      case "hanging":
-        return text(JSON.stringify(hangs));
-      case "slow": {
-        const ms = Number(args.ms ?? 1000);
-        const steps = Math.max(1, Number(args.steps ?? 5));
-        const token = request.params._meta?.progressToken;
-        for (let i = 1; i <= steps; i++) {
-          await sleep(ms / steps, ctx.mcpReq.signal);
-          if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
-        }
-        return text(`slept ${ms} ms`);
-      }
-      case "throw":
-        throw new Error(String(args.message ?? "the tool threw"));
-      case "fail_rpc":
-        throw new ProtocolError(Number(args.code ?? -32000), String(args.message ?? "failed"), args.data);
-      case "ask":
-      case "ask_url":
-      case "sample":
-      case "roots":
-        return asked(request.params.name, String(args.message ?? "a question"), ctx);
-      case "ask_rounds":
-        return askRounds(Number(args.rounds ?? 2), ctx);
-      case "add_tool":
-        tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
-        if (flags.listChanged) notify("tools", server);
-        return text(`added ${String(args.name)}`);
-      case "end_listens":
-        for (const res of listens) res.destroy();
-        return text(`ended ${listens.size}`);
-      case "update_resource":
-        notify({ uri: String(args.uri) }, server);
-        return text(`updated ${String(args.uri)}`);
-      case "add_resource":
-        resources.push({ uri: String(args.uri), name: String(args.uri) });
-        notify("resources", server);
-        return text(`added ${String(args.uri)}`);
-      default:
-        throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
-    }
-  });
+  if (flags.askBeyondTools) askBeyondTools(server);
+  server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => callTool(request, ctx, { era, server }));
   return server;
+}
+
+/** With `--ask-beyond-tools`: a prompt and a resource template that ask the client first, as the `ask` tool does. */
+function askBeyondTools(server: Server): void {
+  server.setRequestHandler("prompts/list", async () => ({
+    prompts: [{ name: "ask", description: "Asks the client `message` first.", arguments: [{ name: "message" }] }],
+  }));
+  server.setRequestHandler("prompts/get", async (request, ctx) => {
+    const answered = asked("ask", request.params.arguments?.message ?? "a question", ctx);
+    if (!isAnswer(answered)) return answered;
+    return { messages: [{ role: "user" as const, content: { type: "text" as const, text: textOf(answered) } }] };
+  });
+  server.setRequestHandler("resources/list", async () => ({ resources: [] }));
+  server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [{ uriTemplate: "ask://{message}", name: "ask" }] }));
+  server.setRequestHandler("resources/read", async (request, ctx) => {
+    const { uri } = request.params;
+    const answered = asked("ask", decodeURIComponent(uri.slice("ask://".length)), ctx);
+    if (!isAnswer(answered)) return answered;
+    return { contents: [{ uri, mimeType: "text/plain", text: textOf(answered) }] };
+  });
+}
+
+/** Sleeps `ms` in `steps`, with a progress notification after each when the call asked for progress. */
+async function slowTool(args: Record<string, unknown>, request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> {
+  const ms = Number(args.ms ?? 1000);
+  const steps = Math.max(1, Number(args.steps ?? 5));
+  const token = request.params._meta?.progressToken;
+  for (let i = 1; i <= steps; i++) {
+    await sleep(ms / steps, ctx.mcpReq.signal);
+    if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+  }
+  return text(`slept ${ms} ms`);
+}
+
+/** A tools/call: each tool one behaviour a 2026-era test needs (echo, hang until cancelled, ask the client, change the lists...). */
+async function callTool(request: CallToolRequest, ctx: ServerContext, { era, server }: { era: string; server: Server }) {
+  const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+  calls += 1;
+  switch (request.params.name) {
+    case "echo":
+      return text(String(args.text));
+    case "huge":
+      return text("x".repeat(Math.max(0, Math.min(Number(args.bytes) || 0, 10_000_000))));
+    case "whoami":
+      return text(
+        JSON.stringify({
+          era,
+          protocolVersion: server.getNegotiatedProtocolVersion() ?? null,
+          clientCapabilities: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/clientCapabilities"] ?? null,
+          metaKeys: Object.keys(request.params._meta ?? {}),
+          progressToken: request.params._meta?.progressToken ?? null,
+          traceparent: request.params._meta?.traceparent ?? null,
+        }),
+      );
+    case "counter":
+      return text(JSON.stringify({ calls, pid: process.pid }));
+    case "crash":
+      return process.exit(1);
+    case "hang": {
+      hangs.waiting++;
+      const signal = ctx.mcpReq.signal;
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+      hangs.waiting--;
+      hangs.cancelled++;
+      return text("cancelled");
+    }
+    case "hanging":
+      return text(JSON.stringify(hangs));
+    case "slow":
+      return slowTool(args, request, ctx);
+    case "throw":
+      throw new Error(String(args.message ?? "the tool threw"));
+    case "fail_rpc":
+      throw new ProtocolError(Number(args.code ?? -32000), String(args.message ?? "failed"), args.data);
+    case "ask":
+    case "ask_url":
+    case "sample":
+    case "roots":
+      return asked(request.params.name, String(args.message ?? "a question"), ctx);
+    case "ask_rounds":
+      return askRounds(Number(args.rounds ?? 2), ctx);
+    case "add_tool":
+      tools.push({ name: String(args.name), description: `Added at run time: ${String(args.name)}.`, inputSchema: { type: "object", properties: {} } });
+      if (flags.listChanged) notify("tools", server);
+      return text(`added ${String(args.name)}`);
+    case "end_listens":
+      for (const res of listens) res.destroy();
+      return text(`ended ${listens.size}`);
+    case "update_resource":
+      notify({ uri: String(args.uri) }, server);
+      return text(`updated ${String(args.uri)}`);
+    case "add_resource":
+      resources.push({ uri: String(args.uri), name: String(args.uri) });
+      notify("resources", server);
+      return text(`added ${String(args.uri)}`);
+    default:
+      throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
+  }
 }
 
 const answerSchema = { type: "object" as const, properties: { answer: { type: "string" as const } } };

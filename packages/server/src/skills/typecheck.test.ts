@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkSkill } from "./typecheck";
+import { checkSkill, typeCheckSkill } from "./typecheck";
 
 const HOST_SECRET = "HOST-SECRET-4242";
 let dir: string;
@@ -67,5 +67,13 @@ export async function leak(input: { text: string }): Promise<string[]> {
       expect(JSON.stringify(result)).not.toContain(HOST_SECRET);
       expect(JSON.stringify(result)).not.toMatch(/\d+\.\d+\.\d+/);
     }
+  });
+});
+
+describe("typeCheckSkill", () => {
+  it("runs the check in its worker thread, with every function the check calls", async () => {
+    const code = "export async function shout(input: { text: string }): Promise<string> {\n  return input.text.toUpperCase();\n}\n";
+    const result = await typeCheckSkill({ name: "shout", specifier: "mcp/skills/shout", code, modules: {} });
+    expect(result).toEqual({ ok: true, signature: "shout(input: { text: string; }): Promise<string>", imports: [] });
   });
 });

@@ -46,8 +46,9 @@ export function typeCheckSkill(input: SkillCheckInput, options: { timeoutMs?: nu
 }
 
 function runWorker(input: SkillCheckInput, timeoutMs: number): Promise<SkillCheckResult> {
-  // The check runs as its own source in the worker: it refers only to its parameters and globals.
+  // The check runs as its own source in the worker, with the functions it calls: they refer only to their parameters, each other and globals.
   const source = `const { parentPort, workerData } = require("node:worker_threads");
+${CHECK_HELPERS.map(String).join("\n")}
 parentPort.postMessage((${checkSkill.toString()})(require(workerData.typescript), workerData.input, ${MAX_REPORTED_ERRORS}));`;
   return new Promise((resolve) => {
     const worker = new Worker(source, {
@@ -77,7 +78,10 @@ parentPort.postMessage((${checkSkill.toString()})(require(workerData.typescript)
   });
 }
 
-const ROOT = "/codemux-skill/";
+/** Where the skill's program lives in memory (a function, not a constant: the worker gets functions' source alone). */
+function skillRoot(): string {
+  return "/codemux-skill/";
+}
 
 /**
  * The check itself, run inside the worker: the skill and its imports as one strict program in
@@ -105,9 +109,9 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
 
 /** The skill and its imports as one strict program in memory, beside the sandbox's globals; nothing else of the host's files but the compiler's lib typings. */
 function skillProgram(ts: typeof TypeScript, input: SkillCheckInput): { program: TypeScript.Program; skillFile: string } {
-  const globals = `${ROOT}globals.d.ts`;
-  const files = new Map<string, string>(Object.entries(input.modules).map(([specifier, source]) => [`${ROOT}${specifier}.ts`, source]));
-  const skillFile = `${ROOT}${input.specifier}.ts`;
+  const globals = `${skillRoot()}globals.d.ts`;
+  const files = new Map<string, string>(Object.entries(input.modules).map(([specifier, source]) => [`${skillRoot()}${specifier}.ts`, source]));
+  const skillFile = `${skillRoot()}${input.specifier}.ts`;
   files.set(skillFile, input.code);
   // The sandbox's globals besides the ES2022 library.
   files.set(
@@ -124,7 +128,7 @@ function skillProgram(ts: typeof TypeScript, input: SkillCheckInput): { program:
     noEmit: true,
     skipLibCheck: true,
     isolatedModules: true,
-    paths: { "mcp/*": [`${ROOT}mcp/*`] },
+    paths: { "mcp/*": [`${skillRoot()}mcp/*`] },
   };
   return { program: ts.createProgram([skillFile, globals], options, memoryHost(ts, files, options)), skillFile };
 }
@@ -143,13 +147,13 @@ function memoryHost(ts: typeof TypeScript, files: Map<string, string>, options: 
     getDefaultLibFileName: () => libFile,
     getDefaultLibLocation: () => libDir.slice(0, -1),
     writeFile: () => undefined,
-    getCurrentDirectory: () => ROOT.slice(0, -1),
+    getCurrentDirectory: () => skillRoot().slice(0, -1),
     getCanonicalFileName: (name) => name,
     useCaseSensitiveFileNames: () => true,
     getNewLine: () => "\n",
     fileExists: (name) => files.has(name) || (isLib(name) && ts.sys.fileExists(name)),
     readFile: read,
-    directoryExists: (name) => `${name}/`.startsWith(ROOT) || `${name}/` === libDir,
+    directoryExists: (name) => `${name}/`.startsWith(skillRoot()) || `${name}/` === libDir,
     getDirectories: () => [],
     realpath: (name) => name,
   };
@@ -160,7 +164,7 @@ function typeErrors(ts: typeof TypeScript, program: TypeScript.Program, skillFil
   const where = (file: TypeScript.SourceFile | undefined, start: number | undefined): string => {
     if (!file || start === undefined) return "";
     const { line, character } = file.getLineAndCharacterOfPosition(start);
-    return file.fileName === skillFile ? `line ${line + 1}, column ${character + 1}: ` : `${file.fileName.slice(ROOT.length)} line ${line + 1}: `;
+    return file.fileName === skillFile ? `line ${line + 1}, column ${character + 1}: ` : `${file.fileName.slice(skillRoot().length)} line ${line + 1}: `;
   };
   return ts
     .getPreEmitDiagnostics(program)
@@ -210,3 +214,6 @@ function skillImports(ts: typeof TypeScript, source: TypeScript.SourceFile): Ski
   }
   return imports;
 }
+
+/** The functions `checkSkill` calls, sent to the type-checking worker with it. */
+const CHECK_HELPERS = [skillRoot, skillProgram, memoryHost, typeErrors, skillSignature, skillImports];
