@@ -122,155 +122,178 @@ export async function runHttpLatency(options: { seconds?: number } = {}): Promis
   const codemux = await startCodemux(configFile);
   const auth = { authorization: `Bearer ${TOKEN}` };
   try {
-    // Overhead of one call: direct and through codemux in alternating blocks, so load from elsewhere on the machine falls on both alike.
-    const direct = await mcpClient(downstream.url);
-    const via = await mcpClient(`${codemux.url}/mcp`, auth);
-    const callDirect = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
-    const callVia = () => via.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
-    for (let i = 0; i < 20; i++) {
-      await callDirect();
-      await callVia();
-    }
-    const directMs: number[] = [];
-    const viaMs: number[] = [];
-    for (let block = 0; directMs.length < SAMPLES; block++) {
-      const order: Array<[() => Promise<unknown>, number[]]> = [
-        [callDirect, directMs],
-        [callVia, viaMs],
-      ];
-      for (const [call, into] of block % 2 === 0 ? order : order.reverse()) {
-        for (let i = 0; i < BLOCK; i++) into.push((await timed(call))[0]);
-      }
-    }
-    await direct.close();
-    await via.close();
-
+    const { directMs, viaMs } = await callOverhead(downstream.url, `${codemux.url}/mcp`, auth);
     // Timing of refusals (loose: the protection is hashing before comparing, this only shows no gross difference).
-    const refusal = async (token: string) => {
-      const times: number[] = [];
-      for (let i = 0; i < 500; i++)
-        times.push((await timed(() => fetch(`${codemux.url}/v1/tools`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())))[0]);
-      return times.reduce((a, b) => a + b, 0) / times.length;
-    };
-    const sameLengthWrongMs = await refusal(`${TOKEN.slice(0, -1)}x`);
-    const shortWrongMs = await refusal("x");
-
-    // Load.
-    const rssStartMB = rssMB(codemux.child.pid);
-    let rssPeakMB = rssStartMB;
-    const rssTimer = setInterval(() => {
-      rssPeakMB = Math.max(rssPeakMB, rssMB(codemux.child.pid));
-    }, 250);
-    const samples: Record<string, number[]> = { search: [], call: [], exec: [], restSearch: [], restCall: [], restExec: [] };
-    let errors = 0;
-    let wrongAnswers = 0;
-    let busyRetries = 0;
-    /** Retries a snippet the sandbox refused as busy, as a well-behaved client does (bounded). */
-    const retryBusy = async <T>(run: () => Promise<T | "busy">): Promise<T> => {
-      for (let attempt = 0; attempt < 40; attempt++) {
-        const out = await run();
-        if (out !== "busy") return out;
-        busyRetries++;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      throw new Error("the sandbox stayed busy for 10 s");
-    };
-    const firstErrors: string[] = [];
-    const fail = (error: unknown) => {
-      errors++;
-      if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? error.message.slice(0, 300) : String(error));
-    };
-    const clients = await Promise.all(Array.from({ length: MCP_CLIENTS }, () => mcpClient(`${codemux.url}/mcp`, auth)));
-    const deadline = Date.now() + seconds * 1000;
-    const record = async (op: string, fn: () => Promise<boolean>) => {
-      try {
-        const [ms, right] = await timed(fn);
-        samples[op]?.push(ms);
-        if (!right) wrongAnswers++;
-      } catch (error) {
-        fail(error);
-      }
-    };
-    const mcpLoop = async (client: Client, n: number) => {
-      for (let i = 0; Date.now() < deadline; i++) {
-        const tag = `c${n}-${i}`;
-        await record("search", async () =>
-          textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text back", limit: 3 } })).includes("m__echo"),
-        );
-        await record("call", async () => textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: tag } } })) === tag);
-        if (i % 3 === 0) {
-          await record("exec", async () => {
-            const body = await retryBusy(async () => {
-              const out = JSON.parse(
-                textOf(
-                  await client.callTool({
-                    name: "execute_code",
-                    arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` },
-                  }),
-                ),
-              ) as { result?: unknown; error?: { kind?: string; message?: string } };
-              if (out.error?.kind === "queue_full") return "busy";
-              if (out.error) throw new Error(`execute_code failed: ${out.error.message}`);
-              return out;
-            });
-            return body.result === tag;
-          });
-        }
-      }
-    };
-    const post = (path: string, body: unknown) =>
-      fetch(`${codemux.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
-    const restLoop = async (n: number) => {
-      for (let i = 0; Date.now() < deadline; i++) {
-        const tag = `r${n}-${i}`;
-        await record("restSearch", async () => {
-          const res = await fetch(`${codemux.url}/v1/tools?q=echo%20text%20back&limit=3`, { headers: auth });
-          if (!res.ok) throw new Error(`GET /v1/tools answered ${res.status}`);
-          return ((await res.json()) as { tools: Array<{ name: string }> }).tools.some((t) => t.name === "m__echo");
-        });
-        await record("restCall", async () => {
-          const res = await post("/v1/tools/m__echo/call", { text: tag });
-          if (!res.ok) throw new Error(`POST /v1/tools/m__echo/call answered ${res.status}`);
-          return ((await res.json()) as { value: unknown }).value === tag;
-        });
-        if (i % 3 === 0) {
-          await record("restExec", async () => {
-            const body = await retryBusy(async () => {
-              const res = await post("/v1/exec", { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` });
-              if (res.status === 429) return (await res.arrayBuffer(), "busy" as const);
-              if (!res.ok) throw new Error(`POST /v1/exec answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-              return (await res.json()) as { result: unknown };
-            });
-            return body.result === tag;
-          });
-        }
-      }
-    };
-    await Promise.all([...clients.map((c, n) => mcpLoop(c, n)), ...Array.from({ length: REST_CLIENTS }, (_, n) => restLoop(n))]);
-    clearInterval(rssTimer);
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-
+    const sameLengthWrongMs = await refusalMs(codemux.url, `${TOKEN.slice(0, -1)}x`);
+    const shortWrongMs = await refusalMs(codemux.url, "x");
+    const load = await runLoad(codemux, auth, seconds);
     const directP50 = percentile(directMs, 50);
     const viaP50 = percentile(viaMs, 50);
     return {
       call: { directP50Ms: round(directP50, 3), codemuxP50Ms: round(viaP50, 3), overheadP50Ms: round(viaP50 - directP50, 3), samples: SAMPLES },
-      load: {
-        mcpClients: MCP_CLIENTS,
-        restClients: REST_CLIENTS,
-        seconds,
-        ops: Object.fromEntries(Object.entries(samples).map(([op, s]) => [op, stats(s)])),
-        errors,
-        wrongAnswers,
-        busyRetries,
-        firstErrors,
-        rssStartMB,
-        rssPeakMB,
-      },
+      load,
       auth: { sameLengthWrongMs: round(sameLengthWrongMs, 3), shortWrongMs: round(shortWrongMs, 3), samples: 500 },
     };
   } finally {
     codemux.child.kill("SIGTERM");
     downstream.child.kill("SIGTERM");
+  }
+}
+
+/** Overhead of one call: direct and through codemux in alternating blocks, so load from elsewhere on the machine falls on both alike. */
+async function callOverhead(directUrl: string, viaUrl: string, auth: Record<string, string>): Promise<{ directMs: number[]; viaMs: number[] }> {
+  const direct = await mcpClient(directUrl);
+  const via = await mcpClient(viaUrl, auth);
+  const callDirect = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
+  const callVia = () => via.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
+  for (let i = 0; i < 20; i++) {
+    await callDirect();
+    await callVia();
+  }
+  const directMs: number[] = [];
+  const viaMs: number[] = [];
+  for (let block = 0; directMs.length < SAMPLES; block++) {
+    const order: Array<[() => Promise<unknown>, number[]]> = [
+      [callDirect, directMs],
+      [callVia, viaMs],
+    ];
+    for (const [call, into] of block % 2 === 0 ? order : order.reverse()) {
+      for (let i = 0; i < BLOCK; i++) into.push((await timed(call))[0]);
+    }
+  }
+  await direct.close();
+  await via.close();
+  return { directMs, viaMs };
+}
+
+/** Mean time of 500 requests refused for `token`. */
+async function refusalMs(url: string, token: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 500; i++)
+    times.push((await timed(() => fetch(`${url}/v1/tools`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())))[0]);
+  return times.reduce((a, b) => a + b, 0) / times.length;
+}
+
+/** What the load keeps count of: each operation's times, errors (the first few said), wrong answers and retries of a busy sandbox. */
+class LoadTally {
+  readonly samples: Record<string, number[]> = { search: [], call: [], exec: [], restSearch: [], restCall: [], restExec: [] };
+  errors = 0;
+  wrongAnswers = 0;
+  busyRetries = 0;
+  readonly firstErrors: string[] = [];
+
+  /** Times one operation; `fn` says whether its answer was the right one. */
+  async record(op: string, fn: () => Promise<boolean>): Promise<void> {
+    try {
+      const [ms, right] = await timed(fn);
+      this.samples[op]?.push(ms);
+      if (!right) this.wrongAnswers++;
+    } catch (error) {
+      this.errors++;
+      if (this.firstErrors.length < 5) this.firstErrors.push(error instanceof Error ? error.message.slice(0, 300) : String(error));
+    }
+  }
+
+  /** Retries a snippet the sandbox refused as busy, as a well-behaved client does (bounded). */
+  async retryBusy<T>(run: () => Promise<T | "busy">): Promise<T> {
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const out = await run();
+      if (out !== "busy") return out;
+      this.busyRetries++;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error("the sandbox stayed busy for 10 s");
+  }
+}
+
+/** 50 MCP clients and 5 REST clients at once until `seconds` pass, with the server's RSS sampled meanwhile. */
+async function runLoad(codemux: { url: string; child: ChildProcess }, auth: Record<string, string>, seconds: number): Promise<HttpLatencyReport["load"]> {
+  const rssStartMB = rssMB(codemux.child.pid);
+  let rssPeakMB = rssStartMB;
+  const rssTimer = setInterval(() => {
+    rssPeakMB = Math.max(rssPeakMB, rssMB(codemux.child.pid));
+  }, 250);
+  const tally = new LoadTally();
+  const clients = await Promise.all(Array.from({ length: MCP_CLIENTS }, () => mcpClient(`${codemux.url}/mcp`, auth)));
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all([
+    ...clients.map((client, n) => mcpLoop(client, { n, deadline, tally })),
+    ...Array.from({ length: REST_CLIENTS }, (_, n) => restLoop({ url: codemux.url, auth }, { n, deadline, tally })),
+  ]);
+  clearInterval(rssTimer);
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  const { samples, errors, wrongAnswers, busyRetries, firstErrors } = tally;
+  return {
+    mcpClients: MCP_CLIENTS,
+    restClients: REST_CLIENTS,
+    seconds,
+    ops: Object.fromEntries(Object.entries(samples).map(([op, s]) => [op, stats(s)])),
+    errors,
+    wrongAnswers,
+    busyRetries,
+    firstErrors,
+    rssStartMB,
+    rssPeakMB,
+  };
+}
+
+/** One MCP client's loop: a search and a call each round, and a snippet every third. */
+async function mcpLoop(client: Client, { n, deadline, tally }: { n: number; deadline: number; tally: LoadTally }): Promise<void> {
+  for (let i = 0; Date.now() < deadline; i++) {
+    const tag = `c${n}-${i}`;
+    await tally.record("search", async () =>
+      textOf(await client.callTool({ name: "search_tools", arguments: { query: "echo text back", limit: 3 } })).includes("m__echo"),
+    );
+    await tally.record("call", async () => textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: tag } } })) === tag);
+    if (i % 3 !== 0) continue;
+    await tally.record("exec", async () => {
+      const body = await tally.retryBusy(async () => {
+        const out = JSON.parse(
+          textOf(
+            await client.callTool({
+              name: "execute_code",
+              arguments: { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` },
+            }),
+          ),
+        ) as { result?: unknown; error?: { kind?: string; message?: string } };
+        if (out.error?.kind === "queue_full") return "busy";
+        if (out.error) throw new Error(`execute_code failed: ${out.error.message}`);
+        return out;
+      });
+      return body.result === tag;
+    });
+  }
+}
+
+/** One REST client's loop: a search and a call each round, and a snippet every third. */
+async function restLoop(
+  { url, auth }: { url: string; auth: Record<string, string> },
+  { n, deadline, tally }: { n: number; deadline: number; tally: LoadTally },
+): Promise<void> {
+  const post = (path: string, body: unknown) =>
+    fetch(`${url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  for (let i = 0; Date.now() < deadline; i++) {
+    const tag = `r${n}-${i}`;
+    await tally.record("restSearch", async () => {
+      const res = await fetch(`${url}/v1/tools?q=echo%20text%20back&limit=3`, { headers: auth });
+      if (!res.ok) throw new Error(`GET /v1/tools answered ${res.status}`);
+      return ((await res.json()) as { tools: Array<{ name: string }> }).tools.some((t) => t.name === "m__echo");
+    });
+    await tally.record("restCall", async () => {
+      const res = await post("/v1/tools/m__echo/call", { text: tag });
+      if (!res.ok) throw new Error(`POST /v1/tools/m__echo/call answered ${res.status}`);
+      return ((await res.json()) as { value: unknown }).value === tag;
+    });
+    if (i % 3 !== 0) continue;
+    await tally.record("restExec", async () => {
+      const body = await tally.retryBusy(async () => {
+        const res = await post("/v1/exec", { code: `import { echo } from "mcp/servers/m/echo";\nexport default await echo({ text: "${tag}" });` });
+        if (res.status === 429) return (await res.arrayBuffer(), "busy" as const);
+        if (!res.ok) throw new Error(`POST /v1/exec answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+        return (await res.json()) as { result: unknown };
+      });
+      return body.result === tag;
+    });
   }
 }
 

@@ -60,73 +60,11 @@ async function main(): Promise<void> {
       ? `Real catalogs and queries: ${dir}`
       : "No ../shared/benchmarks beside the checkout (or $CODEMUX_BENCH_DIR): token and search-quality figures are skipped.",
   );
-
-  const tokens = dir && runs("tokens") ? await runTokens(dir) : null;
-  if (tokens) {
-    table(`Upfront context (${tokens.servers} real servers, ${tokens.tools} tools; o200k tokens)`, [
-      ["listing every tool directly", tokens.directTokens.toLocaleString("en-US")],
-      ["codemux tools/list (code mode)", tokens.codemuxTokens.toLocaleString("en-US"), `${pct(tokens.reduction)} less`],
-      ["search_tools answer, limit 5 (median)", tokens.searchResponseTokens.median, `max ${tokens.searchResponseTokens.max}`],
-      ["tools found by exact name search", `${tokens.reachedBySearch}/${tokens.tools}`],
-      ["tools called through call_tool", `${tokens.reachedByCall}/${tokens.tools}`],
-    ]);
-    for (const miss of tokens.unreached.slice(0, 10)) log(`    unreached: ${miss}`);
-  }
-
-  const searchQuality = dir && runs("search") ? await runSearchQuality(dir) : null;
-  if (searchQuality) {
-    const { realCatalogs: r, mcpproxy: m } = searchQuality;
-    table(`Search quality: queries.dev.tsv (${r.codemux.queries} queries, ${r.tools} tools)`, [
-      ["codemux hit@1 / hit@5 / MRR", `${r.codemux.hitAt1.toFixed(3)} / ${r.codemux.hitAt5.toFixed(3)} / ${r.codemux.mrr.toFixed(3)}`],
-      ["plain BM25 hit@1 / hit@5 / MRR", `${r.bm25.hitAt1.toFixed(3)} / ${r.bm25.hitAt5.toFixed(3)} / ${r.bm25.mrr.toFixed(3)}`],
-    ]);
-    table(`Search quality: mcpproxy-go golden set (${m.codemux.queries} queries, ${m.tools} tools)`, [
-      ["codemux recall@1 / recall@5 / MRR", `${m.codemux.recallAt1.toFixed(3)} / ${m.codemux.recallAt5.toFixed(3)} / ${m.codemux.mrr.toFixed(3)}`],
-      ["plain BM25 recall@1 / recall@5 / MRR", `${m.bm25.recallAt1.toFixed(3)} / ${m.bm25.recallAt5.toFixed(3)} / ${m.bm25.mrr.toFixed(3)}`],
-      ["first hit relevant: codemux / plain BM25", `${m.codemux.firstRelevant.toFixed(3)} / ${m.bm25.firstRelevant.toFixed(3)}`],
-      ["mcpproxy-go (published) recall@5", "0.681"],
-    ]);
-    for (const miss of r.misses) log(`    not first: "${miss.query}" -> ${miss.got.join(", ")} (want ${miss.expected.join(" | ")})`);
-  }
-
-  const searchScale = runs("scale") ? await runSearchScale() : null;
-  if (searchScale)
-    table(`Search at scale (${searchScale.tools.toLocaleString("en-US")} synthetic tools)`, [
-      ["index build", `${round(searchScale.buildMs, 1)} ms`],
-      ["search p50 / p99", `${round(searchScale.searchP50Ms, 3)} / ${round(searchScale.searchP99Ms, 3)} ms`],
-      ["heap", `${round(searchScale.heapMB, 1)} MB`],
-      ["fresh process: import / first search (reads the tables)", `${round(searchScale.importMs, 1)} / ${round(searchScale.firstSearchMs, 1)} ms`],
-    ]);
-
-  const latency = runs("latency") ? await runLatency() : null;
-  if (latency)
-    table(`Call latency over stdio (${latency.call.samples} calls, echo on a local server)`, [
-      ["direct client p50 / p99", `${latency.call.directP50Ms} / ${latency.call.directP99Ms} ms`],
-      ["through codemux call_tool p50 / p99", `${latency.call.codemuxP50Ms} / ${latency.call.codemuxP99Ms} ms`, `x${latency.call.ratioP50} at p50`],
-      [
-        "5 ms idle before each call: direct / codemux p50",
-        `${latency.call.spacedDirectP50Ms} / ${latency.call.spacedCodemuxP50Ms} ms`,
-        `x${latency.call.spacedRatioP50}`,
-      ],
-    ]);
-  if (latency)
-    table("execute_code over stdio", [
-      ["trivial snippet p50 / p99", `${latency.execute.trivialP50Ms} / ${latency.execute.trivialP99Ms} ms`],
-      [
-        "20 chained calls in one snippet",
-        `${latency.execute.chain20InOneSnippetMs} ms`,
-        `vs ${latency.execute.chain20AsCallToolMs} ms as 20 call_tool round trips (before any model time)`,
-      ],
-      ["100 calls under Promise.all", `${latency.execute.parallel100Ms} ms`],
-      ["ten 400 ms calls awaited together", `${latency.execute.ten400msCallsMs} ms`],
-    ]);
-
-  const sandbox = runs("sandbox") ? await runSandboxLatency() : null;
-  if (sandbox)
-    table(
-      "Sandbox alone (in process)",
-      Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]),
-    );
+  const tokens = dir && runs("tokens") ? await reportTokens(dir) : null;
+  const searchQuality = dir && runs("search") ? await reportSearchQuality(dir) : null;
+  const searchScale = runs("scale") ? await reportSearchScale() : null;
+  const latency = runs("latency") ? await reportLatency() : null;
+  const sandbox = runs("sandbox") ? await reportSandbox() : null;
   const http = runs("http") ? await reportHttpLatency(table) : null;
   const scaleOut = runs("scale-out") ? await reportScaleOut(table) : null;
   const jobSoak = runs("job-soak") ? await reportJobSoak(table) : null;
@@ -155,6 +93,80 @@ async function main(): Promise<void> {
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
   log(`\nWrote ${out} in ${round((performance.now() - started) / 1000, 1)} s.`);
+}
+
+async function reportTokens(dir: string): Promise<TokensReport> {
+  const tokens = await runTokens(dir);
+  table(`Upfront context (${tokens.servers} real servers, ${tokens.tools} tools; o200k tokens)`, [
+    ["listing every tool directly", tokens.directTokens.toLocaleString("en-US")],
+    ["codemux tools/list (code mode)", tokens.codemuxTokens.toLocaleString("en-US"), `${pct(tokens.reduction)} less`],
+    ["search_tools answer, limit 5 (median)", tokens.searchResponseTokens.median, `max ${tokens.searchResponseTokens.max}`],
+    ["tools found by exact name search", `${tokens.reachedBySearch}/${tokens.tools}`],
+    ["tools called through call_tool", `${tokens.reachedByCall}/${tokens.tools}`],
+  ]);
+  for (const miss of tokens.unreached.slice(0, 10)) log(`    unreached: ${miss}`);
+  return tokens;
+}
+
+async function reportSearchQuality(dir: string): Promise<SearchQualityReport> {
+  const searchQuality = await runSearchQuality(dir);
+  const { realCatalogs: r, mcpproxy: m } = searchQuality;
+  table(`Search quality: queries.dev.tsv (${r.codemux.queries} queries, ${r.tools} tools)`, [
+    ["codemux hit@1 / hit@5 / MRR", `${r.codemux.hitAt1.toFixed(3)} / ${r.codemux.hitAt5.toFixed(3)} / ${r.codemux.mrr.toFixed(3)}`],
+    ["plain BM25 hit@1 / hit@5 / MRR", `${r.bm25.hitAt1.toFixed(3)} / ${r.bm25.hitAt5.toFixed(3)} / ${r.bm25.mrr.toFixed(3)}`],
+  ]);
+  table(`Search quality: mcpproxy-go golden set (${m.codemux.queries} queries, ${m.tools} tools)`, [
+    ["codemux recall@1 / recall@5 / MRR", `${m.codemux.recallAt1.toFixed(3)} / ${m.codemux.recallAt5.toFixed(3)} / ${m.codemux.mrr.toFixed(3)}`],
+    ["plain BM25 recall@1 / recall@5 / MRR", `${m.bm25.recallAt1.toFixed(3)} / ${m.bm25.recallAt5.toFixed(3)} / ${m.bm25.mrr.toFixed(3)}`],
+    ["first hit relevant: codemux / plain BM25", `${m.codemux.firstRelevant.toFixed(3)} / ${m.bm25.firstRelevant.toFixed(3)}`],
+    ["mcpproxy-go (published) recall@5", "0.681"],
+  ]);
+  for (const miss of r.misses) log(`    not first: "${miss.query}" -> ${miss.got.join(", ")} (want ${miss.expected.join(" | ")})`);
+  return searchQuality;
+}
+
+async function reportSearchScale(): Promise<SearchScaleReport> {
+  const searchScale = await runSearchScale();
+  table(`Search at scale (${searchScale.tools.toLocaleString("en-US")} synthetic tools)`, [
+    ["index build", `${round(searchScale.buildMs, 1)} ms`],
+    ["search p50 / p99", `${round(searchScale.searchP50Ms, 3)} / ${round(searchScale.searchP99Ms, 3)} ms`],
+    ["heap", `${round(searchScale.heapMB, 1)} MB`],
+    ["fresh process: import / first search (reads the tables)", `${round(searchScale.importMs, 1)} / ${round(searchScale.firstSearchMs, 1)} ms`],
+  ]);
+  return searchScale;
+}
+
+async function reportLatency(): Promise<LatencyReport> {
+  const latency = await runLatency();
+  table(`Call latency over stdio (${latency.call.samples} calls, echo on a local server)`, [
+    ["direct client p50 / p99", `${latency.call.directP50Ms} / ${latency.call.directP99Ms} ms`],
+    ["through codemux call_tool p50 / p99", `${latency.call.codemuxP50Ms} / ${latency.call.codemuxP99Ms} ms`, `x${latency.call.ratioP50} at p50`],
+    [
+      "5 ms idle before each call: direct / codemux p50",
+      `${latency.call.spacedDirectP50Ms} / ${latency.call.spacedCodemuxP50Ms} ms`,
+      `x${latency.call.spacedRatioP50}`,
+    ],
+  ]);
+  table("execute_code over stdio", [
+    ["trivial snippet p50 / p99", `${latency.execute.trivialP50Ms} / ${latency.execute.trivialP99Ms} ms`],
+    [
+      "20 chained calls in one snippet",
+      `${latency.execute.chain20InOneSnippetMs} ms`,
+      `vs ${latency.execute.chain20AsCallToolMs} ms as 20 call_tool round trips (before any model time)`,
+    ],
+    ["100 calls under Promise.all", `${latency.execute.parallel100Ms} ms`],
+    ["ten 400 ms calls awaited together", `${latency.execute.ten400msCallsMs} ms`],
+  ]);
+  return latency;
+}
+
+async function reportSandbox(): Promise<SandboxLatency> {
+  const sandbox = await runSandboxLatency();
+  table(
+    "Sandbox alone (in process)",
+    Object.entries(sandbox).map(([k, v]) => [k, typeof v === "number" ? round(v, 3) : String(v)]),
+  );
+  return sandbox;
 }
 
 await main();

@@ -94,35 +94,8 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
   try {
     redis = await startRedisServer({ appendfsync: "always" });
     instances.push(await start("a"), await start("b"));
-    const acknowledged: string[] = [];
-    const byEra = { "2025": 0, "2026": 0 };
-    let stop = false;
-    // Clients 0 and 1 speak the 2025 era, 2 and 3 the 2026 era; 0 and 2 go to instance a, 1 and 3 to b.
-    const eraOf = (n: number) => (n < 2 ? "2025" : "2026");
-    const worker = async (n: number) => {
-      let at = instances[n % 2] as Instance;
-      let c = await client(at.url, eraOf(n)).catch(() => undefined);
-      while (!stop) {
-        try {
-          if (!c || instances[n % 2] !== at) {
-            at = instances[n % 2] as Instance;
-            await c?.close().catch(() => undefined);
-            c = await client(at.url, eraOf(n));
-          }
-          const answer = await c.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 200 }, background: true } });
-          const id = /job_[0-9a-f]{12}/.exec(JSON.stringify(answer.content))?.[0];
-          if (id && !answer.isError) {
-            acknowledged.push(id);
-            byEra[eraOf(n)]++;
-          } else await sleep(100);
-        } catch {
-          c = undefined;
-          await sleep(200);
-        }
-      }
-      await c?.close().catch(() => undefined);
-    };
-    const workers = Array.from({ length: CLIENTS }, (_, n) => worker(n));
+    const tally: Acknowledged = { ids: [], byEra: { "2025": 0, "2026": 0 }, stop: false };
+    const workers = Array.from({ length: CLIENTS }, (_, n) => soakWorker(n, instances, tally));
     await sleep((seconds * 1000) / 3);
     await redis.kill();
     await sleep(downMs);
@@ -134,33 +107,82 @@ export async function runJobSoak(options: { seconds?: number } = {}): Promise<Jo
     instances[1] = await start("b", b.home);
     faults.push(`instance b killed (SIGKILL) and started again with the same id and home at ${Math.round((2 * seconds) / 3)} s`);
     await sleep((seconds * 1000) / 3);
-    stop = true;
+    tally.stop = true;
     await Promise.all(workers);
-    // Ask for every acknowledged job through instance a until all are terminal (a job whose taker died is handed out
-    // again once its lock lapses, 10 s), at most a minute.
-    const stopped = performance.now();
-    const reader = await client((instances[0] as Instance).url);
-    let count = { terminal: 0, pending: 0, lost: 0, pendingSample: [] as string[] };
-    do {
-      await sleep(1_000);
-      count = { terminal: 0, pending: 0, lost: 0, pendingSample: [] };
-      for (let i = 0; i < acknowledged.length; i += 20) {
-        const ids = acknowledged.slice(i, i + 20);
-        const out = await reader.callTool({ name: "jobs", arguments: { action: "output", ids, wait_up_to: 0 } });
-        for (const job of (out.structuredContent as { jobs: Array<{ id: string; status: string }> }).jobs) {
-          if (TERMINAL.has(job.status)) count.terminal++;
-          else if (job.status === "not_found") count.lost++;
-          else if (++count.pending <= 5) count.pendingSample.push(JSON.stringify(job).slice(0, 300));
-        }
-      }
-    } while (count.pending > 0 && performance.now() - stopped < 60_000);
-    await reader.close();
-    const settledSeconds = Math.round((performance.now() - stopped) / 100) / 10;
-    return { seconds, clients: CLIENTS, acknowledged: acknowledged.length, byEra, ...count, faults, settledSeconds };
+    const { count, settledSeconds } = await settle((instances[0] as Instance).url, tally.ids);
+    return { seconds, clients: CLIENTS, acknowledged: tally.ids.length, byEra: tally.byEra, ...count, faults, settledSeconds };
   } finally {
     for (const instance of instances) instance.child.kill("SIGTERM");
     await redis?.stop();
   }
+}
+
+/** The jobs the instances acknowledged, by the era of the client that started them; `stop` ends the clients' loops. */
+interface Acknowledged {
+  ids: string[];
+  byEra: { "2025": number; "2026": number };
+  stop: boolean;
+}
+
+/** Clients 0 and 1 speak the 2025 era, 2 and 3 the 2026 era; 0 and 2 go to instance a, 1 and 3 to b. */
+const eraOf = (n: number) => (n < 2 ? "2025" : "2026");
+
+/** Client `n`: starts background jobs until told to stop, reconnecting when its instance was replaced or its connection failed. */
+async function soakWorker(n: number, instances: Instance[], tally: Acknowledged): Promise<void> {
+  let at = instances[n % 2] as Instance;
+  let c = await client(at.url, eraOf(n)).catch(() => undefined);
+  while (!tally.stop) {
+    try {
+      if (!c || instances[n % 2] !== at) {
+        at = instances[n % 2] as Instance;
+        await c?.close().catch(() => undefined);
+        c = await client(at.url, eraOf(n));
+      }
+      const answer = await c.callTool({ name: "call_tool", arguments: { name: "m__slow", args: { ms: 200 }, background: true } });
+      const id = /job_[0-9a-f]{12}/.exec(JSON.stringify(answer.content))?.[0];
+      if (id && !answer.isError) {
+        tally.ids.push(id);
+        tally.byEra[eraOf(n)]++;
+      } else await sleep(100);
+    } catch {
+      c = undefined;
+      await sleep(200);
+    }
+  }
+  await c?.close().catch(() => undefined);
+}
+
+type JobCount = { terminal: number; pending: number; lost: number; pendingSample: string[] };
+
+/**
+ * Asks for every acknowledged job through the instance at `url` until all are terminal (a job whose taker died is handed out
+ * again once its lock lapses, 10 s), at most a minute.
+ */
+async function settle(url: string, acknowledged: string[]): Promise<{ count: JobCount; settledSeconds: number }> {
+  const stopped = performance.now();
+  const reader = await client(url);
+  let count: JobCount;
+  do {
+    await sleep(1_000);
+    count = await countJobs(reader, acknowledged);
+  } while (count.pending > 0 && performance.now() - stopped < 60_000);
+  await reader.close();
+  return { count, settledSeconds: Math.round((performance.now() - stopped) / 100) / 10 };
+}
+
+/** The acknowledged jobs as `reader`'s instance reports them now: terminal, pending (the first few shown) or lost. */
+async function countJobs(reader: SoakClient, acknowledged: string[]): Promise<JobCount> {
+  const count: JobCount = { terminal: 0, pending: 0, lost: 0, pendingSample: [] };
+  for (let i = 0; i < acknowledged.length; i += 20) {
+    const ids = acknowledged.slice(i, i + 20);
+    const out = await reader.callTool({ name: "jobs", arguments: { action: "output", ids, wait_up_to: 0 } });
+    for (const job of (out.structuredContent as { jobs: Array<{ id: string; status: string }> }).jobs) {
+      if (TERMINAL.has(job.status)) count.terminal++;
+      else if (job.status === "not_found") count.lost++;
+      else if (++count.pending <= 5) count.pendingSample.push(JSON.stringify(job).slice(0, 300));
+    }
+  }
+  return count;
 }
 
 export async function reportJobSoak(table: Table): Promise<JobSoakReport | null> {

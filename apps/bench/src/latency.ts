@@ -145,15 +145,45 @@ const PARALLEL_CODE = `
 import { echo } from "mcp/servers/m/echo";
 export default (await Promise.all(Array.from({ length: 100 }, (_, i) => echo({ text: String(i) })))).length;`;
 
-/**
- * Call latency through codemux against a direct client and a plain SDK proxy on the same server, and
- * execute_code latencies, all over stdio, warmed, each contender interleaved with its baseline.
- * `CODEMUX_BENCH_PROFILE_DIR` runs codemux under `node --cpu-prof` and writes its profiles there.
- */
-export async function runLatency(): Promise<LatencyReport> {
-  const dir = await mkdtemp(join(tmpdir(), "codemux-latency-"));
-  const configFile = join(dir, "codemux.json");
-  await writeFile(configFile, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+const NO_CALL: LatencyReport["call"] = {
+  directP50Ms: NaN,
+  directP99Ms: NaN,
+  codemuxP50Ms: NaN,
+  codemuxP99Ms: NaN,
+  ratioP50: NaN,
+  plainProxyP50Ms: NaN,
+  plainProxyRatioP50: NaN,
+  spacedDirectP50Ms: NaN,
+  spacedCodemuxP50Ms: NaN,
+  spacedRatioP50: NaN,
+  samples: 0,
+  warmupCalls: WARMUP_CALLS,
+};
+
+const NO_EXECUTE: LatencyReport["execute"] = {
+  trivialP50Ms: NaN,
+  trivialP99Ms: NaN,
+  chain20InOneSnippetMs: NaN,
+  chain20AsCallToolMs: NaN,
+  chainRatio: NaN,
+  parallel100Ms: NaN,
+  directParallel100Ms: NaN,
+  parallelCallsPerSecond: NaN,
+  directParallelCallsPerSecond: NaN,
+  parallelRateRatio: NaN,
+  ten400msCallsMs: NaN,
+  samples: 0,
+};
+
+/** The clients measured: the server directly, through a plain SDK proxy, through codemux, and through a baseline build of codemux when one is named. */
+interface Contenders {
+  direct: Client;
+  plain: Client;
+  client: Client;
+  baseline: Client | undefined;
+}
+
+async function startContenders(dir: string, configFile: string): Promise<Contenders> {
   const proxyFile = join(dir, "plain-proxy.mjs");
   await writeFile(proxyFile, plainProxySource());
   const profileDir = process.env.CODEMUX_BENCH_PROFILE_DIR;
@@ -167,134 +197,26 @@ export async function runLatency(): Promise<LatencyReport> {
   // A before/after comparison in one run: another build of the CLI measured interleaved with this one.
   const baselineCli = process.env.CODEMUX_BENCH_BASELINE_CLI;
   const baseline = baselineCli ? await connectCommand(process.execPath, [baselineCli, "--config", configFile, "--log-level", "error"]) : undefined;
+  return { direct, plain, client, baseline };
+}
+
+/**
+ * Call latency through codemux against a direct client and a plain SDK proxy on the same server, and
+ * execute_code latencies, all over stdio, warmed, each contender interleaved with its baseline.
+ * `CODEMUX_BENCH_PROFILE_DIR` runs codemux under `node --cpu-prof` and writes its profiles there.
+ */
+export async function runLatency(): Promise<LatencyReport> {
+  const dir = await mkdtemp(join(tmpdir(), "codemux-latency-"));
+  const configFile = join(dir, "codemux.json");
+  await writeFile(configFile, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
+  const contenders = await startContenders(dir, configFile);
+  const { direct, plain, client, baseline } = contenders;
   try {
-    const directCall = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
-    const plainCall = () => plain.callTool({ name: "echo", arguments: { text: "ping" } });
-    const viaCall = () => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
     // CODEMUX_BENCH_LATENCY=call measures only the call_tool rows.
     const only = process.env.CODEMUX_BENCH_LATENCY;
-
-    let call: LatencyReport["call"] = {
-      directP50Ms: NaN,
-      directP99Ms: NaN,
-      codemuxP50Ms: NaN,
-      codemuxP99Ms: NaN,
-      ratioP50: NaN,
-      plainProxyP50Ms: NaN,
-      plainProxyRatioP50: NaN,
-      spacedDirectP50Ms: NaN,
-      spacedCodemuxP50Ms: NaN,
-      spacedRatioP50: NaN,
-      samples: 0,
-      warmupCalls: WARMUP_CALLS,
-    };
-    if (!only || only === "call") {
-      const baseCall = baseline ? () => baseline.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }) : undefined;
-      const contenders = [directCall, plainCall, viaCall, ...(baseCall ? [baseCall] : [])];
-      for (const fn of contenders) await warm(fn, WARMUP_CALLS);
-      const [d, p, v, b] = await interleaved(contenders, ROUNDS, CALLS_PER_ROUND);
-      if (b)
-        log(
-          `  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`,
-        );
-      const p50 = (s: number[] | undefined) => percentile(s!, 50);
-      const [sd, sv] = await spaced([directCall, viaCall], SPACED_CALLS, SPACED_GAP_MS);
-      call = {
-        directP50Ms: round(p50(d), 3),
-        directP99Ms: round(percentile(d!, 99), 3),
-        codemuxP50Ms: round(p50(v), 3),
-        codemuxP99Ms: round(percentile(v!, 99), 3),
-        ratioP50: round(p50(v) / p50(d)),
-        plainProxyP50Ms: round(p50(p), 3),
-        plainProxyRatioP50: round(p50(p) / p50(d)),
-        spacedDirectP50Ms: round(p50(sd), 3),
-        spacedCodemuxP50Ms: round(p50(sv), 3),
-        spacedRatioP50: round(p50(sv) / p50(sd)),
-        samples: ROUNDS * CALLS_PER_ROUND,
-        warmupCalls: WARMUP_CALLS,
-      };
-      log(
-        `  ratios (call, interleaved, warmed by ${WARMUP_CALLS} calls): codemux/direct x${call.ratioP50}, plain SDK proxy/direct x${call.plainProxyRatioP50}, codemux/plain proxy x${round(p50(v) / p50(p))}`,
-      );
-    }
-
-    if (only === "call")
-      return {
-        call,
-        hops: null,
-        execute: {
-          trivialP50Ms: NaN,
-          trivialP99Ms: NaN,
-          chain20InOneSnippetMs: NaN,
-          chain20AsCallToolMs: NaN,
-          chainRatio: NaN,
-          parallel100Ms: NaN,
-          directParallel100Ms: NaN,
-          parallelCallsPerSecond: NaN,
-          directParallelCallsPerSecond: NaN,
-          parallelRateRatio: NaN,
-          ten400msCallsMs: NaN,
-          samples: 0,
-        },
-      };
-    const chain = await execute(client, CHAIN_CODE);
-    if (chain.body.result !== "20") throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
-    const trivial = () => execute(client, "export default 1 + 1");
-    const chainInSnippet = () => execute(client, CHAIN_CODE);
-    const chainAsRoundTrips = async () => {
-      let text = "0";
-      for (let i = 0; i < 20; i++)
-        text = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: String(Number(text) + 1) } } }));
-    };
-    const parallelInSnippet = () => execute(client, PARALLEL_CODE);
-    const directParallel = () => Promise.all(Array.from({ length: 100 }, (_, i) => direct.callTool({ name: "echo", arguments: { text: String(i) } })));
-
-    await warm(trivial, Math.ceil(WARMUP_CALLS / 3));
-    await warm(chainInSnippet, Math.ceil(WARMUP_CALLS / 30));
-    await warm(chainAsRoundTrips, Math.ceil(WARMUP_CALLS / 60));
-    await warm(parallelInSnippet, Math.ceil(WARMUP_CALLS / 100));
-    await warm(directParallel, Math.ceil(WARMUP_CALLS / 100));
-    if (baseline) {
-      const baseTrivial = () => execute(baseline, "export default 1 + 1");
-      const baseChain = () => execute(baseline, CHAIN_CODE);
-      const baseParallel = () => execute(baseline, PARALLEL_CODE);
-      for (const fn of [baseTrivial, baseChain, baseParallel]) await warm(fn, 100);
-      const [tb, ta] = await interleaved([baseTrivial, trivial], ROUNDS, 30);
-      const [cb, ca] = await interleaved([baseChain, chainInSnippet], ROUNDS, 3);
-      const [pb, pa] = await interleaved([baseParallel, parallelInSnippet], ROUNDS, 3);
-      const pair = (label: string, before: number[] | undefined, after: number[] | undefined) =>
-        `${label} ${round(percentile(before!, 50), 3)} -> ${round(percentile(after!, 50), 3)} ms`;
-      log(`  before/after (p50, interleaved): ${pair("trivial", tb, ta)}; ${pair("20-call chain", cb, ca)}; ${pair("100 parallel", pb, pa)}`);
-    }
-    const [t] = await interleaved([trivial], ROUNDS, 30);
-    const [cs, cr] = await interleaved([chainInSnippet, chainAsRoundTrips], SNIPPET_ROUNDS, 1);
-    const [ps, pd] = await interleaved([parallelInSnippet, directParallel], SNIPPET_ROUNDS, 1);
-    const slow = await execute(
-      client,
-      `
-      import { slow } from "mcp/servers/m/slow";
-      await Promise.all(Array.from({ length: 10 }, () => slow({ ms: 400, steps: 1 })));
-      export default "done";`,
-    );
-
-    const med = (s: number[] | undefined) => percentile(s!, 50);
-    const execute_: LatencyReport["execute"] = {
-      trivialP50Ms: round(med(t), 3),
-      trivialP99Ms: round(percentile(t!, 99), 3),
-      chain20InOneSnippetMs: round(med(cs)),
-      chain20AsCallToolMs: round(med(cr)),
-      chainRatio: round(med(cs) / med(cr)),
-      parallel100Ms: round(med(ps)),
-      directParallel100Ms: round(med(pd)),
-      parallelCallsPerSecond: Math.round(100_000 / med(ps)),
-      directParallelCallsPerSecond: Math.round(100_000 / med(pd)),
-      parallelRateRatio: round(med(pd) / med(ps)),
-      ten400msCallsMs: round(slow.ms),
-      samples: ROUNDS * 30,
-    };
-    log(
-      `  ratios (snippets, interleaved): 20-call chain/20 round trips x${execute_.chainRatio}; 100 parallel in a snippet ${execute_.parallelCallsPerSecond}/s vs direct ${execute_.directParallelCallsPerSecond}/s = ${execute_.parallelRateRatio} of the direct rate; trivial execute_code p50 ${execute_.trivialP50Ms} ms`,
-    );
+    const call = !only || only === "call" ? await measureCalls(contenders) : NO_CALL;
+    if (only === "call") return { call, hops: null, execute: NO_EXECUTE };
+    const execute_ = await measureSnippets(contenders);
     const hops = await runHops();
     log(
       `  hops (in process, p50 us): pool call ${hops.poolCallUs}; surface call_tool ${hops.surfaceCallToolUs}; SDK client over in-memory ${hops.inMemoryCallToolUs}; in a chain: call ${hops.chainCallInPipelineUs}, gap between calls ${hops.chainGapBetweenCallsUs}, start to first call ${hops.chainStartToFirstCallUs}; sandbox alone: trivial ${hops.sandboxTrivialUs}, per host call ${hops.sandboxPerSequentialHostCallUs}`,
@@ -304,6 +226,110 @@ export async function runLatency(): Promise<LatencyReport> {
     await Promise.all([client.close(), plain.close(), direct.close(), baseline?.close()]);
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** call_tool through codemux against the direct client and the plain proxy: interleaved, then spaced by idle gaps. */
+async function measureCalls({ direct, plain, client, baseline }: Contenders): Promise<LatencyReport["call"]> {
+  const directCall = () => direct.callTool({ name: "echo", arguments: { text: "ping" } });
+  const plainCall = () => plain.callTool({ name: "echo", arguments: { text: "ping" } });
+  const viaCall = () => client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } });
+  const baseCall = baseline ? () => baseline.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "ping" } } }) : undefined;
+  const contenders = [directCall, plainCall, viaCall, ...(baseCall ? [baseCall] : [])];
+  for (const fn of contenders) await warm(fn, WARMUP_CALLS);
+  const [d, p, v, b] = await interleaved(contenders, ROUNDS, CALLS_PER_ROUND);
+  if (b)
+    log(
+      `  before/after (call_tool p50, interleaved): baseline build ${round(percentile(b, 50), 3)} ms = x${round(percentile(b, 50) / percentile(d!, 50))} direct; this build ${round(percentile(v!, 50), 3)} ms = x${round(percentile(v!, 50) / percentile(d!, 50))} direct`,
+    );
+  const p50 = (s: number[] | undefined) => percentile(s!, 50);
+  const [sd, sv] = await spaced([directCall, viaCall], SPACED_CALLS, SPACED_GAP_MS);
+  const call = {
+    directP50Ms: round(p50(d), 3),
+    directP99Ms: round(percentile(d!, 99), 3),
+    codemuxP50Ms: round(p50(v), 3),
+    codemuxP99Ms: round(percentile(v!, 99), 3),
+    ratioP50: round(p50(v) / p50(d)),
+    plainProxyP50Ms: round(p50(p), 3),
+    plainProxyRatioP50: round(p50(p) / p50(d)),
+    spacedDirectP50Ms: round(p50(sd), 3),
+    spacedCodemuxP50Ms: round(p50(sv), 3),
+    spacedRatioP50: round(p50(sv) / p50(sd)),
+    samples: ROUNDS * CALLS_PER_ROUND,
+    warmupCalls: WARMUP_CALLS,
+  };
+  log(
+    `  ratios (call, interleaved, warmed by ${WARMUP_CALLS} calls): codemux/direct x${call.ratioP50}, plain SDK proxy/direct x${call.plainProxyRatioP50}, codemux/plain proxy x${round(p50(v) / p50(p))}`,
+  );
+  return call;
+}
+
+/** execute_code: a trivial snippet, a 20-call chain in one snippet against 20 round trips, 100 calls in parallel against the direct client, ten slow calls at once. */
+async function measureSnippets({ direct, client, baseline }: Contenders): Promise<LatencyReport["execute"]> {
+  const chain = await execute(client, CHAIN_CODE);
+  if (chain.body.result !== "20") throw new Error(`chain returned ${JSON.stringify(chain.body)}`);
+  const trivial = () => execute(client, "export default 1 + 1");
+  const chainInSnippet = () => execute(client, CHAIN_CODE);
+  const chainAsRoundTrips = async () => {
+    let text = "0";
+    for (let i = 0; i < 20; i++)
+      text = textOf(await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: String(Number(text) + 1) } } }));
+  };
+  const parallelInSnippet = () => execute(client, PARALLEL_CODE);
+  const directParallel = () => Promise.all(Array.from({ length: 100 }, (_, i) => direct.callTool({ name: "echo", arguments: { text: String(i) } })));
+
+  await warm(trivial, Math.ceil(WARMUP_CALLS / 3));
+  await warm(chainInSnippet, Math.ceil(WARMUP_CALLS / 30));
+  await warm(chainAsRoundTrips, Math.ceil(WARMUP_CALLS / 60));
+  await warm(parallelInSnippet, Math.ceil(WARMUP_CALLS / 100));
+  await warm(directParallel, Math.ceil(WARMUP_CALLS / 100));
+  if (baseline) await compareSnippets(baseline, { trivial, chainInSnippet, parallelInSnippet });
+  const [t] = await interleaved([trivial], ROUNDS, 30);
+  const [cs, cr] = await interleaved([chainInSnippet, chainAsRoundTrips], SNIPPET_ROUNDS, 1);
+  const [ps, pd] = await interleaved([parallelInSnippet, directParallel], SNIPPET_ROUNDS, 1);
+  const slow = await execute(
+    client,
+    `
+      import { slow } from "mcp/servers/m/slow";
+      await Promise.all(Array.from({ length: 10 }, () => slow({ ms: 400, steps: 1 })));
+      export default "done";`,
+  );
+
+  const med = (s: number[] | undefined) => percentile(s!, 50);
+  const execute_: LatencyReport["execute"] = {
+    trivialP50Ms: round(med(t), 3),
+    trivialP99Ms: round(percentile(t!, 99), 3),
+    chain20InOneSnippetMs: round(med(cs)),
+    chain20AsCallToolMs: round(med(cr)),
+    chainRatio: round(med(cs) / med(cr)),
+    parallel100Ms: round(med(ps)),
+    directParallel100Ms: round(med(pd)),
+    parallelCallsPerSecond: Math.round(100_000 / med(ps)),
+    directParallelCallsPerSecond: Math.round(100_000 / med(pd)),
+    parallelRateRatio: round(med(pd) / med(ps)),
+    ten400msCallsMs: round(slow.ms),
+    samples: ROUNDS * 30,
+  };
+  log(
+    `  ratios (snippets, interleaved): 20-call chain/20 round trips x${execute_.chainRatio}; 100 parallel in a snippet ${execute_.parallelCallsPerSecond}/s vs direct ${execute_.directParallelCallsPerSecond}/s = ${execute_.parallelRateRatio} of the direct rate; trivial execute_code p50 ${execute_.trivialP50Ms} ms`,
+  );
+  return execute_;
+}
+
+/** The same snippets on a baseline build, interleaved with this one's, logged as before -> after. */
+async function compareSnippets(
+  baseline: Client,
+  after: { trivial: () => Promise<unknown>; chainInSnippet: () => Promise<unknown>; parallelInSnippet: () => Promise<unknown> },
+): Promise<void> {
+  const baseTrivial = () => execute(baseline, "export default 1 + 1");
+  const baseChain = () => execute(baseline, CHAIN_CODE);
+  const baseParallel = () => execute(baseline, PARALLEL_CODE);
+  for (const fn of [baseTrivial, baseChain, baseParallel]) await warm(fn, 100);
+  const [tb, ta] = await interleaved([baseTrivial, after.trivial], ROUNDS, 30);
+  const [cb, ca] = await interleaved([baseChain, after.chainInSnippet], ROUNDS, 3);
+  const [pb, pa] = await interleaved([baseParallel, after.parallelInSnippet], ROUNDS, 3);
+  const pair = (label: string, before: number[] | undefined, now: number[] | undefined) =>
+    `${label} ${round(percentile(before!, 50), 3)} -> ${round(percentile(now!, 50), 3)} ms`;
+  log(`  before/after (p50, interleaved): ${pair("trivial", tb, ta)}; ${pair("20-call chain", cb, ca)}; ${pair("100 parallel", pb, pa)}`);
 }
 
 const median = (samples: number[]) => round(percentile(samples, 50) * 1000, 1);

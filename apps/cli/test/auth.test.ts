@@ -71,58 +71,77 @@ async function login(name = "p", configFile = config): Promise<{ code: number; s
 }
 
 describe("codemux auth", () => {
-  it("login through the browser flow, a call with the token, a refresh after expiry, logout and needs login again", async () => {
-    const before = await codemux(["list"]);
-    expect(before.code).toBe(1);
-    expect(before.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(no login yet\): run `codemux auth login p`$/m);
-    expect(before.stdout).toMatch(/^\s*bad\s+ready/m);
-    expect((await codemux(["auth", "status"])).stdout).toBe("p  needs login: run codemux auth login p\n");
+  // One story in steps, each a test of its own, in order: a CLI start costs seconds on a loaded machine.
+  describe("login through the browser flow, a call with the token, a refresh after expiry, logout and needs login again", () => {
+    let token: string;
 
-    const loggedIn = await login();
-    expect(loggedIn.code).toBe(0);
-    expect(loggedIn.stdout).toContain("Open this URL to log in to p (waiting up to 300 s):");
-    expect(loggedIn.stdout).toMatch(/code_challenge_method=S256/);
-    expect(loggedIn.stdout).toContain(`resource=${encodeURIComponent(server.url)}`);
-    expect(loggedIn.stdout).toContain(
-      `Logged in to p: logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR). Stored in ${join(home, "data", "auth", "p.json")}.`,
-    );
-    expect(loggedIn.page).toContain("codemux is logged in to p. You can close this tab.");
-    expect(statSync(join(home, "data", "auth")).mode & 0o777).toBe(0o700);
-    expect(statSync(join(home, "data", "auth", "p.json")).mode & 0o777).toBe(0o600);
-    const token = (JSON.parse(readFileSync(join(home, "data", "auth", "p.json"), "utf8")) as { tokens: { access_token: string } }).tokens.access_token;
+    it("needs a login before the first", async () => {
+      const before = await codemux(["list"]);
+      expect(before.code).toBe(1);
+      expect(before.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(no login yet\): run `codemux auth login p`$/m);
+      expect(before.stdout).toMatch(/^\s*bad\s+ready/m);
+      expect((await codemux(["auth", "status"])).stdout).toBe("p  needs login: run codemux auth login p\n");
+    });
 
-    const status = await codemux(["auth", "status"]);
-    expect(status.stdout).toBe(
-      "p  logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR)\n",
-    );
-    expect(status.stdout).not.toContain(token);
+    it("logs in through the browser flow and stores the login privately", async () => {
+      const loggedIn = await login();
+      expect(loggedIn.code).toBe(0);
+      expect(loggedIn.stdout).toContain("Open this URL to log in to p (waiting up to 300 s):");
+      expect(loggedIn.stdout).toMatch(/code_challenge_method=S256/);
+      expect(loggedIn.stdout).toContain(`resource=${encodeURIComponent(server.url)}`);
+      expect(loggedIn.stdout).toContain(
+        `Logged in to p: logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR). Stored in ${join(home, "data", "auth", "p.json")}.`,
+      );
+      expect(loggedIn.page).toContain("codemux is logged in to p. You can close this tab.");
+      expect(statSync(join(home, "data", "auth")).mode & 0o777).toBe(0o700);
+      expect(statSync(join(home, "data", "auth", "p.json")).mode & 0o777).toBe(0o600);
+      token = (JSON.parse(readFileSync(join(home, "data", "auth", "p.json"), "utf8")) as { tokens: { access_token: string } }).tokens.access_token;
 
-    const called = await codemux(["call", "p__whoami"]);
-    expect(called).toMatchObject({ code: 0 });
-    expect(called.stdout).toMatch(/^client [\w-]+\n$/);
-    expect(server.calls()).toBe(1);
+      const status = await codemux(["auth", "status"]);
+      expect(status.stdout).toBe(
+        "p  logged in, access token expires in 60 min; refreshed automatically; client registered by dynamic client registration (DCR)\n",
+      );
+      expect(status.stdout).not.toContain(token);
+    });
 
-    server.auth.expireAccessTokens();
-    const afterExpiry = await codemux(["call", "p__whoami"]);
-    expect(afterExpiry.stdout).toMatch(/^client [\w-]+\n$/);
-    expect(server.auth.refreshes).toBe(1);
-    expect(readFileSync(join(home, "data", "auth", "p.json"), "utf8")).not.toContain(token);
+    it("calls with the token, and refreshes it after it expires", async () => {
+      const called = await codemux(["call", "p__whoami"]);
+      expect(called).toMatchObject({ code: 0 });
+      expect(called.stdout).toMatch(/^client [\w-]+\n$/);
+      expect(server.calls()).toBe(1);
 
-    server.auth.revokeAll();
-    const revoked = await codemux(["list"]);
-    expect(revoked.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(the login expired and could not be refreshed\): run `codemux auth login p`$/m);
-    expect(revoked.stdout).toMatch(/^\s*bad\s+ready/m);
+      server.auth.expireAccessTokens();
+      const afterExpiry = await codemux(["call", "p__whoami"]);
+      expect(afterExpiry.stdout).toMatch(/^client [\w-]+\n$/);
+      expect(server.auth.refreshes).toBe(1);
+      expect(readFileSync(join(home, "data", "auth", "p.json"), "utf8")).not.toContain(token);
+    });
 
-    expect((await login()).code).toBe(0);
-    expect((await codemux(["call", "p__whoami"])).stdout).toMatch(/^client /);
-    const out = await codemux(["auth", "logout", "p"]);
-    expect(out.stdout).toBe(`Logged out of p: deleted ${join(home, "data", "auth", "p.json")}.\n`);
-    expect((await codemux(["auth", "logout", "p"])).stdout).toBe("p had no stored login.\n");
-    const refused = await codemux(["call", "p__whoami"]);
-    expect(refused.code).toBe(1);
-    expect(refused.stdout).toContain('Server "p" is unavailable: needs login (no login yet): run `codemux auth login p`');
-    const after = await codemux(["list"]);
-    expect(after.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(no login yet\): run `codemux auth login p`$/m);
+    it("needs a login again once the login is revoked", async () => {
+      server.auth.revokeAll();
+      const revoked = await codemux(["list"]);
+      expect(revoked.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(the login expired and could not be refreshed\): run `codemux auth login p`$/m);
+      expect(revoked.stdout).toMatch(/^\s*bad\s+ready/m);
+    });
+
+    it("logs in again and calls", async () => {
+      expect((await login()).code).toBe(0);
+      expect((await codemux(["call", "p__whoami"])).stdout).toMatch(/^client /);
+    });
+
+    it("logs out, once", async () => {
+      const out = await codemux(["auth", "logout", "p"]);
+      expect(out.stdout).toBe(`Logged out of p: deleted ${join(home, "data", "auth", "p.json")}.\n`);
+      expect((await codemux(["auth", "logout", "p"])).stdout).toBe("p had no stored login.\n");
+    });
+
+    it("needs a login again after the logout", async () => {
+      const refused = await codemux(["call", "p__whoami"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain('Server "p" is unavailable: needs login (no login yet): run `codemux auth login p`');
+      const after = await codemux(["list"]);
+      expect(after.stdout).toMatch(/^\s*p\s+failed\s+0 tools\s+needs login \(no login yet\): run `codemux auth login p`$/m);
+    });
   });
 
   it("says which client codemux is at the authorization server: the configured client ID metadata document where it takes them (CIMD)", async () => {

@@ -9,7 +9,13 @@ describe("jsonRpcMessage", () => {
     const request = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a", arguments: {}, _meta: { progressToken: "p" } } };
     const notification = { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } };
     const result = { jsonrpc: "2.0", id: "x", result: { content: [] } };
-    for (const message of [request, notification, result]) expect(jsonRpcMessage(message, refusing)).toBe(message);
+    // As a 2026-era server stamps every answer.
+    const stamped = {
+      jsonrpc: "2.0",
+      id: 2,
+      result: { content: [], resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" } } },
+    };
+    for (const message of [request, notification, result, stamped]) expect(jsonRpcMessage(message, refusing)).toBe(message);
   });
 
   it("leaves every other shape to the protocol's schema", () => {
@@ -23,6 +29,10 @@ describe("jsonRpcMessage", () => {
       { jsonrpc: "2.0", id: 1, method: "m", params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "t" } } } },
       { jsonrpc: "2.0", id: 1, method: "m", params: { _meta: JSON.parse('{"__proto__": {"x": 1}}') } },
       { jsonrpc: "2.0", id: 1, result: { _meta: {} } },
+      { jsonrpc: "2.0", id: 1, result: { _meta: { "io.modelcontextprotocol/serverInfo": { name: "s" } } } },
+      { jsonrpc: "2.0", id: 1, result: { _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1", title: "t" } } } },
+      { jsonrpc: "2.0", id: 1, result: { _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" }, other: 1 } } },
+      { jsonrpc: "2.0", id: 1, result: { _meta: JSON.parse('{"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "__proto__": {}}') } },
       { jsonrpc: "2.0", id: 1, error: { code: -32600, message: "bad" } },
     ];
     for (const message of odd) expect(jsonRpcMessage(message, refusing)).toBeUndefined();

@@ -1,5 +1,7 @@
 /** The `_meta` key of a request that belongs to an MCP task (protocol 2025-11-25). */
 const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
+/** Where a 2026-era server names itself in a result's `_meta` (an SDK v2 server stamps every answer with it). */
+const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);
 
@@ -22,6 +24,16 @@ function plainRequestMeta(meta: unknown): boolean {
   return meta.progressToken === undefined || isProgressToken(meta.progressToken);
 }
 
+/** A result's `_meta` a schema would accept unchanged: the server's name and version (strings) under its key, nothing else. */
+function plainResultMeta(meta: unknown): boolean {
+  if (!isRecord(meta)) return false;
+  for (const key in meta) if (key !== SERVER_INFO_META_KEY) return false;
+  const info = meta[SERVER_INFO_META_KEY];
+  if (!isRecord(info) || typeof info.name !== "string" || typeof info.version !== "string") return false;
+  for (const key in info) if (key !== "name" && key !== "version") return false;
+  return true;
+}
+
 /**
  * The part of a schema `jsonRpcMessage` uses (zod's `safeParse`, as the SDK's `JSONRPCMessageSchema`
  * has it): core depends on no schema library, so the caller hands in the protocol's schema.
@@ -32,7 +44,8 @@ export interface MessageSchema<T> {
 
 /**
  * A JSON-RPC message as `schema` takes it, or undefined when it refuses it. The common shapes (a
- * request with at most a progress token in its `_meta`, a notification, a result without `_meta`)
+ * request with at most a progress token in its `_meta`, a notification, a result without `_meta` or
+ * with only the server's name and version in it, as a 2026-era server stamps each)
  * are recognized without the schema, which costs more than the rest of a proxied call; they are
  * shapes every MCP message schema accepts unchanged, so what is accepted and refused stays exactly
  * the schema's.
@@ -52,7 +65,8 @@ function plainJsonRpcMessage(value: unknown): boolean {
       params === undefined || (isRecord(params) && (!("_meta" in params) || (request && isProgressToken(value.id) && plainRequestMeta(params._meta))));
     return plainParams && onlyKeys(value, REQUEST_KEYS) && (!request || isId(value.id));
   }
-  return "result" in value && isId(value.id) && isRecord(value.result) && !("_meta" in value.result) && onlyKeys(value, RESULT_KEYS);
+  const result = value.result;
+  return isId(value.id) && isRecord(result) && (!("_meta" in result) || plainResultMeta(result._meta)) && onlyKeys(value, RESULT_KEYS);
 }
 
 export interface LineSplitterOptions {

@@ -32,6 +32,8 @@ export interface Store {
   /** Live entries, oldest first; only this owner's (and shared ones) when an owner is given. */
   list(options?: { owner?: string }): Promise<StoreEntry[]>;
   delete(key: string): Promise<void>;
+  /** Deletes an entry; true when this call deleted it (a shared store: false when another instance deleted it first). */
+  remove?(key: string): Promise<boolean>;
   /** Deletes every entry this store wrote. */
   clear(): Promise<void>;
 }

@@ -65,97 +65,121 @@ export async function wrapWithProxy<S extends WrappableMcpServer | WrappableServ
   await host.start();
   marked[WRAPPED] = true;
 
-  const serverName = sanitize(options.name ?? ownName ?? "server");
-  const sessionId = randomUUID();
-  const peer = peerOf(low);
-  const definitions = new Map<string, ToolInfo>();
-  let listed = false;
-
-  const definitionOf = async (tool: string, extra: RawExtra): Promise<ToolInfo | undefined> => {
-    if (!definitions.has(tool) || !listed) {
-      const list = handlers.get("tools/list");
-      if (list) {
-        try {
-          const answer = (await list({ method: "tools/list", params: {} }, extra)) as { tools?: ToolInfo[] };
-          definitions.clear();
-          for (const t of answer.tools ?? []) definitions.set(t.name, t);
-          listed = true;
-        } catch {
-          // Without a definition the call still runs; plugins see `{}` annotations.
-        }
-      }
-    }
-    return definitions.get(tool);
-  };
-  const forget = () => {
-    listed = false;
-  };
-
-  const wrap =
-    (raw: RawHandler): RawHandler =>
-    async (request, extra) => {
-      const params = request.params ?? {};
-      // Task-augmented calls answer with a task, not a result: they pass as they are.
-      if (params.task !== undefined || host.chain.empty) return raw(request, extra);
-      const tool = String(params.name);
-      const definition = await definitionOf(tool, extra);
-      try {
-        const ctx: CallContext = {
-          entry: {
-            qualifiedName: `${serverName}__${tool}`,
-            server: serverName,
-            name: tool,
-            functionName: tool,
-            moduleSpecifier: "",
-            signature: "",
-            summary: "",
-            tool: definition ?? { name: tool, inputSchema: { type: "object" } },
-          } as CatalogEntry,
-          annotations: definition?.annotations ?? {},
-          arguments: isObject(params.arguments) ? params.arguments : {},
-          origin: "call_tool",
-          session: { id: extra.sessionId ?? sessionId, principal: (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? "local", peer },
-          signal: extra.signal ?? extra.mcpReq?.signal,
-          progress: undefined,
-          timeoutMs: undefined,
-          job: undefined,
-          requestId: undefined,
-          state: new Map(),
-        };
-        return await host.chain.run(
-          ctx,
-          async (call) => (await raw({ ...request, params: { ...params, arguments: call.arguments } }, extra)) as ToolResult,
-          definition,
-        );
-      } catch (error) {
-        // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
-        if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies ToolResult;
-        throw error;
-      }
-    };
-
+  const tools = new ListedTools(handlers);
+  const caller = { serverName: sanitize(options.name ?? ownName ?? "server"), sessionId: randomUUID(), peer: peerOf(low) };
+  const wrap = (raw: RawHandler) => wrapCall(raw, { host, tools, caller });
   const set = handlers.set.bind(handlers);
   // McpServer installs its tools/call handler on the first registerTool, maybe after wrapping: catch it there.
   handlers.set = (method: string, handler: RawHandler) => set(method, method === "tools/call" ? wrap(handler) : handler);
   const existing = handlers.get("tools/call");
   if (existing) set("tools/call", wrap(existing));
-
-  for (const target of [low, server] as Array<{ sendToolListChanged?: () => unknown }>) {
-    const send = target.sendToolListChanged?.bind(target);
-    if (send) target.sendToolListChanged = () => (forget(), send());
-  }
-  // Registering a tool changes the list even before a client is connected (no notification then).
-  const mcp = server as unknown as { registerTool?: (...args: unknown[]) => unknown; tool?: (...args: unknown[]) => unknown };
-  for (const method of ["registerTool", "tool"] as const) {
-    const original = mcp[method]?.bind(server);
-    if (original && low !== (server as unknown)) mcp[method] = (...args: unknown[]) => (forget(), original(...args));
-  }
+  forgetOnListChange(server, low, () => tools.forget());
   const close = low.close.bind(low);
   low.close = async () => {
     await close();
     await host.close();
   };
   return server;
+}
+
+/** The server's tool definitions as its own tools/list answers, read again once the list changed. */
+class ListedTools {
+  readonly #definitions = new Map<string, ToolInfo>();
+  #listed = false;
+
+  constructor(readonly handlers: Map<string, RawHandler>) {}
+
+  async of(tool: string, extra: RawExtra): Promise<ToolInfo | undefined> {
+    if (!this.#definitions.has(tool) || !this.#listed) {
+      const list = this.handlers.get("tools/list");
+      if (list) {
+        try {
+          const answer = (await list({ method: "tools/list", params: {} }, extra)) as { tools?: ToolInfo[] };
+          this.#definitions.clear();
+          for (const t of answer.tools ?? []) this.#definitions.set(t.name, t);
+          this.#listed = true;
+        } catch {
+          // Without a definition the call still runs; plugins see `{}` annotations.
+        }
+      }
+    }
+    return this.#definitions.get(tool);
+  }
+
+  forget(): void {
+    this.#listed = false;
+  }
+}
+
+/** Who calls, as the plugins see it: the server's name in `server__tool`, the session a request without one gets, the client. */
+interface Caller {
+  serverName: string;
+  sessionId: string;
+  peer: ClientPeer;
+}
+
+/** A tools/call handler with the plugins' chain around it. */
+function wrapCall(raw: RawHandler, { host, tools, caller }: { host: PluginHost; tools: ListedTools; caller: Caller }): RawHandler {
+  return async (request, extra) => {
+    const params = request.params ?? {};
+    // Task-augmented calls answer with a task, not a result: they pass as they are.
+    if (params.task !== undefined || host.chain.empty) return raw(request, extra);
+    const tool = String(params.name);
+    const definition = await tools.of(tool, extra);
+    try {
+      return await host.chain.run(
+        callContext({ tool, definition, params, extra }, caller),
+        async (call) => (await raw({ ...request, params: { ...params, arguments: call.arguments } }, extra)) as ToolResult,
+        definition,
+      );
+    } catch (error) {
+      // A refusal is an answer the model can read, as codemux gives it, not a protocol error.
+      if (HooksError.isInstance(error)) return { content: [{ type: "text", text: error.message }], isError: true } satisfies ToolResult;
+      throw error;
+    }
+  };
+}
+
+/** The call as the plugins' chain takes it. */
+function callContext(
+  { tool, definition, params, extra }: { tool: string; definition: ToolInfo | undefined; params: NonNullable<RawRequest["params"]>; extra: RawExtra },
+  { serverName, sessionId, peer }: Caller,
+): CallContext {
+  return {
+    entry: {
+      qualifiedName: `${serverName}__${tool}`,
+      server: serverName,
+      name: tool,
+      functionName: tool,
+      moduleSpecifier: "",
+      signature: "",
+      summary: "",
+      tool: definition ?? { name: tool, inputSchema: { type: "object" } },
+    } as CatalogEntry,
+    annotations: definition?.annotations ?? {},
+    arguments: isObject(params.arguments) ? params.arguments : {},
+    origin: "call_tool",
+    session: { id: extra.sessionId ?? sessionId, principal: (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? "local", peer },
+    signal: extra.signal ?? extra.mcpReq?.signal,
+    progress: undefined,
+    timeoutMs: undefined,
+    job: undefined,
+    requestId: undefined,
+    state: new Map(),
+  };
+}
+
+/** Calls `forget` whenever the tool list changes: a list-changed notification, or a tool registered (even before a client is connected). */
+function forgetOnListChange(server: WrappableMcpServer | WrappableServer, low: WrappableServer, forget: () => void): void {
+  for (const target of [low, server] as Array<{ sendToolListChanged?: () => unknown }>) {
+    const send = target.sendToolListChanged?.bind(target);
+    if (send) target.sendToolListChanged = () => (forget(), send());
+  }
+  const mcp = server as unknown as { registerTool?: (...args: unknown[]) => unknown; tool?: (...args: unknown[]) => unknown };
+  for (const method of ["registerTool", "tool"] as const) {
+    const original = mcp[method]?.bind(server);
+    if (original && low !== (server as unknown)) mcp[method] = (...args: unknown[]) => (forget(), original(...args));
+  }
 }
 
 function lowLevel(server: WrappableMcpServer | WrappableServer): WrappableServer {

@@ -1,9 +1,7 @@
 import { isSwitchedOff } from "@codemux/core";
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   isJsonContentType,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
@@ -102,7 +100,7 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
 
   override async send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
     if (this.#pending.size > 0) {
-      const answer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+      const answer = isAnswer(message);
       const id = answer ? message.id : options?.relatedRequestId;
       const pending = id === undefined ? undefined : this.#pending.get(id);
       if (id !== undefined && pending) {
@@ -185,4 +183,13 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
   #sdk(): SdkStreams {
     return this as unknown as SdkStreams;
   }
+}
+
+/**
+ * Whether an outgoing message is an answer (a result or an error for an id): told by its keys, not by the SDK's
+ * schemas, since what is sent here was built by the SDK's server or the server lane, never taken from a client.
+ */
+function isAnswer(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+  const m = message as { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+  return m.method === undefined && (typeof m.id === "string" || typeof m.id === "number") && (m.result !== undefined || m.error !== undefined);
 }

@@ -1,4 +1,4 @@
-import { createSessionServer } from "@codemux/server";
+import { createSessionServer, openSessionServer } from "@codemux/server";
 import { isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { answerForOtherInstance, newSessionId } from "./affinity";
 import { sessionFields } from "./auth/identity";
@@ -108,7 +108,7 @@ async function openSession(gateway: Gateway, ctx: RequestContext, { body, reques
   const id = newSessionId(gateway.options.scaleOut);
   ctx.log.session = id.slice(0, 8);
   let added = false;
-  const server = createSessionServer(gateway.core.sessions, {
+  const { server, connect } = openSessionServer(gateway.core.sessions, {
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
@@ -129,7 +129,8 @@ async function openSession(gateway: Gateway, ctx: RequestContext, { body, reques
   // Set before connect: the SDK chains it with its own close handling.
   transport.onclose = () => gateway.sessions.delete(id);
   server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
-  await server.connect(transport);
+  const lane = await connect(transport);
+  if (lane) session.lane = lane;
   const end = gateway.sessions.begin(session);
   ctx.res.once("close", end);
   try {

@@ -1,3 +1,4 @@
+import type { FastLane } from "@codemux/server";
 import type { Server, Transport } from "@modelcontextprotocol/server";
 import type { Identity } from "./auth/identity";
 import { DrainingError, SessionLimitError, type SessionRefusal } from "./errors";
@@ -15,6 +16,8 @@ export interface HttpSession {
   expiresAt?: number;
   /** Requests in flight; a session is never expired while one is. Open streams are not counted: an idle session expires with them. */
   active: number;
+  /** What the server lane has answered on this session (2025 era, lane on): for tests and diagnostics. */
+  lane?: FastLane;
 }
 
 /** A new session owned by the request's principal, living no longer than its credential. */

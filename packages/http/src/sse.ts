@@ -1,4 +1,4 @@
-import { createSessionServer } from "@codemux/server";
+import { openSessionServer } from "@codemux/server";
 import { answerForOtherInstance, newSessionId } from "./affinity";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
@@ -21,7 +21,7 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
   const transport = new SseServerTransport({ endpoint, stream: ctx.res, sessionId: id });
   gateway.sessions.reserve(ctx.principal);
   ctx.log.session = id.slice(0, 8);
-  const server = createSessionServer(gateway.core.sessions, {
+  const { server, connect } = openSessionServer(gateway.core.sessions, {
     session: { id, ...sessionFields(ctx.identity) },
     ...(gateway.options.mode ? { mode: gateway.options.mode } : {}),
   });
@@ -41,7 +41,8 @@ export async function openSseSession(gateway: Gateway, ctx: RequestContext): Pro
     void server.close().catch(() => undefined);
   });
   server.onerror = (error) => gateway.warn("mcp protocol error", { session: id.slice(0, 8), error: error.message.slice(0, 300) });
-  await server.connect(transport);
+  const lane = await connect(transport);
+  if (lane) session.lane = lane;
 }
 
 /** `POST /messages?sessionId=`: one message of a legacy SSE session, from the principal that opened it. */

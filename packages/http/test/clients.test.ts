@@ -131,9 +131,20 @@ describe("MCP clients over HTTP", () => {
   });
 
   it("a second GET stream on one session is refused with 409", async () => {
-    const { client, transport } = await streamable(s, TOKENS.alice);
-    // The SDK client opened the standalone GET stream after initialize; wait until it is there.
-    await new Promise((r) => setTimeout(r, 200));
+    // The SDK client opens the standalone GET stream after initialize: its answer says it is there.
+    let streamOpen!: () => void;
+    const opened = new Promise<void>((resolve) => (streamOpen = resolve));
+    const client = new Client({ name: "test", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+      requestInit: { headers: bearer(TOKENS.alice) },
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        if ((init?.method ?? "GET") === "GET" && response.ok) streamOpen();
+        return response;
+      },
+    });
+    await client.connect(transport);
+    await opened;
     const second = await raw(`${s.url}/mcp`, {
       headers: { ...bearer(TOKENS.alice), accept: "text/event-stream", "mcp-session-id": transport.sessionId as string, "mcp-protocol-version": "2025-06-18" },
     });

@@ -1,5 +1,6 @@
 import { askingServerPath } from "@codemux/test-servers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -19,11 +20,13 @@ afterAll(async () => {
 });
 afterEach(() => {
   delete process.env.CODEMUX_JSON_ANSWERS;
+  delete process.env.CODEMUX_SERVER_LANE;
 });
 
-/** A raw session opened with the switch `on` or off: its headers for later POSTs. */
-async function open(on: boolean): Promise<Record<string, string>> {
+/** A raw session opened with the JSON-answer switch `on` or off (and the server lane `lane`): its headers for later POSTs. */
+async function open(on: boolean, lane = true): Promise<Record<string, string>> {
   process.env.CODEMUX_JSON_ANSWERS = on ? "1" : "0";
+  process.env.CODEMUX_SERVER_LANE = lane ? "1" : "0";
   const init = await raw(`${s.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...bearer(TOKENS.alice) }, body: INIT });
   expect(init.status).toBe(200);
   const headers = { ...MCP_HEADERS, ...bearer(TOKENS.alice), "mcp-session-id": String(init.headers["mcp-session-id"]), "mcp-protocol-version": "2025-06-18" };
@@ -42,8 +45,8 @@ const callTool = (id: number, name: string, args: Record<string, unknown>) => ({
 const untimed = (key: string, value: unknown) => (key === "codemux/durationMs" || key === "codemux/processedAt" ? "-" : value);
 
 /** What a client sees of each POST: status, content type, and the JSON-RPC messages (SSE events' data, or the body). */
-async function observe(on: boolean): Promise<unknown[]> {
-  const headers = await open(on);
+async function observe(on: boolean, lane = true): Promise<unknown[]> {
+  const headers = await open(on, lane);
   const posts: Array<{ headers?: Record<string, string>; body: unknown }> = [
     { body: { jsonrpc: "2.0", id: 1, method: "ping" } },
     { body: { jsonrpc: "2.0", id: 2, method: "tools/list" } },
@@ -79,8 +82,12 @@ async function observe(on: boolean): Promise<unknown[]> {
         : null;
     seen.push({ status: res.status, type, messages: JSON.parse(JSON.stringify(messages), untimed) });
   }
+  lanes.push(s.http.sessions.all().find((one) => one.id === headers["mcp-session-id"])?.lane?.calls);
   return seen;
 }
+
+/** The server lane's call count of each session `observe` opened (undefined: the session has no lane). */
+const lanes: Array<number | undefined> = [];
 
 describe("answers without the SDK's SSE stream (CODEMUX_JSON_ANSWERS)", () => {
   it("give the same statuses, content types, answers and errors as the SDK's path", async () => {
@@ -89,11 +96,11 @@ describe("answers without the SDK's SSE stream (CODEMUX_JSON_ANSWERS)", () => {
     expect(on).toEqual(off);
     // The one-request answers are plain JSON, the progress call an SSE stream, on both paths.
     expect(on[2]).toMatchObject({ status: 200, type: "application/json", messages: { id: 3, result: { content: [{ text: "plain" }] } } });
-    // Progress first, the answer last (how many progress notifications arrive depends on the pool's lane, not on this switch).
-    const progressed = on[12] as { type: string; messages: Array<{ method?: string; id?: number }> };
+    // Every progress notification the server sent, in order, then the answer, whichever path the pool's call took (CODEMUX_CALL_LANE).
+    const progressed = on[12] as { type: string; messages: Array<{ method?: string; id?: number; params?: { progress?: number } }> };
     expect(progressed.type).toBe("text/event-stream");
-    expect(progressed.messages[0]).toMatchObject({ method: "notifications/progress" });
-    expect(progressed.messages.at(-1)).toMatchObject({ id: 13 });
+    expect(progressed.messages.map((m) => m.method ?? `answer ${m.id}`)).toEqual(["notifications/progress", "notifications/progress", "answer 13"]);
+    expect(progressed.messages.slice(0, 2).map((m) => m.params?.progress)).toEqual([1, 2]);
   });
 
   it.each([true, false])("keep progress and questions working for an SDK client (switch on: %s)", async (on) => {
@@ -111,13 +118,44 @@ describe("answers without the SDK's SSE stream (CODEMUX_JSON_ANSWERS)", () => {
         onprogress: (p) => progress.push(p.progress),
       })) as CallToolResult;
       expect(textOf(slow)).toBe("slept 20 ms");
-      // In order, whatever the pool's lane lets through before the answer.
-      expect(progress.length).toBeGreaterThan(0);
-      expect(progress).toEqual([...progress].sort((a, b) => a - b));
+      // Every one the server sent, in order, before the answer, whichever path the pool's call took (CODEMUX_CALL_LANE).
+      expect(progress).toEqual([1, 2, 3]);
       const asking = (await client.callTool({ name: "call_tool", arguments: { name: "a__ask", args: { message: "sure?" } } })) as CallToolResult;
       expect(asked).toEqual(["sure?"]);
       expect(textOf(asking)).toContain("yes");
       expect(textOf((await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "hi" } } })) as CallToolResult)).toBe("hi");
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("the server lane on HTTP sessions (CODEMUX_SERVER_LANE)", () => {
+  it.each([true, false])("answers every POST as the SDK's server does (JSON answers on: %s)", async (json) => {
+    lanes.length = 0;
+    const on = await observe(json, true);
+    const off = await observe(json, false);
+    expect(on).toEqual(off);
+    // The plain tools/call requests (ids 3-6, 13, 14) took the lane; the one with params that are no object did not.
+    expect(lanes).toEqual([6, undefined]);
+  });
+
+  it.each([true, false])("takes a legacy SSE session's calls, with the same answers (lane on: %s)", async (lane) => {
+    process.env.CODEMUX_SERVER_LANE = lane ? "1" : "0";
+    const client = new Client({ name: "sse", version: "1.0.0" });
+    await client.connect(
+      new SSEClientTransport(new URL(`${s.url}/sse`), {
+        requestInit: { headers: bearer(TOKENS.bob) },
+        eventSourceInit: {
+          fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...bearer(TOKENS.bob) } }),
+        },
+      }),
+    );
+    try {
+      const result = (await client.callTool({ name: "call_tool", arguments: { name: "m__echo", args: { text: "over sse" } } })) as CallToolResult;
+      expect(textOf(result)).toBe("over sse");
+      const session = s.http.sessions.all().find((one) => one.kind === "sse" && one.principal.endsWith("bob"));
+      expect(session?.lane?.calls).toBe(lane ? 1 : undefined);
     } finally {
       await client.close();
     }

@@ -35,7 +35,6 @@ describe("config watcher", () => {
     };
     const watcher = watchConfig({ file, core, debounceMs: 100, log: (r) => logs.push(r), onResult: (r) => results.push(r) });
     try {
-      await new Promise((r) => setTimeout(r, 100));
       // An editor's several writes in a row are applied once.
       await writeFile(file, servers(["a"]).slice(0, 5));
       await writeFile(file, servers(["a", "b"]));

@@ -410,9 +410,8 @@ export class ServerConnection extends EventEmitter<ConnectionEvents> {
     if (this.#pending !== sdk) throw new PoolError("NOT_CONNECTED", "codemux is shutting down");
     await sdk.connect(transport, this.spec.connectTimeoutMs, prior && asPrior(prior));
     if (!attempt.reprobed && versionChanged(prior, sdk.serverInfo?.version)) throw new VersionChanged();
-    // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); 2026 servers too (the lane writes 2025 requests).
-    const lane =
-      this.spec.transport.type === "stdio" && sdk.verdict?.kind === "legacy" && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
+    // Picked once: HTTP and SSE keep the SDK's request path (sessions, resumption, per-request HTTP errors); stdio takes the lane in either era.
+    const lane = this.spec.transport.type === "stdio" && sdk.verdict !== undefined && callLaneEnabled(this.options.callLane, this.options.env ?? process.env);
     return { picked: lane ? new LaneChannel(sdk, transport) : sdk, tools: await sdk.listTools(this.spec.connectTimeoutMs) };
   }
 

@@ -65,9 +65,14 @@ export class DownstreamTasks {
     if (!deliver) return;
     transport.onmessage = (message, extra) => {
       const { result } = message as Message;
-      if (result?.resultType === "task") (message as Message).result = { resultType: "complete", content: [], _meta: { [this.#marker]: result } };
+      if (result?.resultType === "task") (message as Message).result = this.taken(result) as Message["result"];
       deliver(message, extra);
     };
+  }
+
+  /** An answer's result as the SDK client is handed it: a task becomes a complete result that carries it (the call lane's answers are taken here too). */
+  taken(result: unknown): unknown {
+    return (result as Message["result"])?.resultType === "task" ? { resultType: "complete", content: [], _meta: { [this.#marker]: result } } : result;
   }
 
   /** The task a call's result stands for, when the server answered with one. */

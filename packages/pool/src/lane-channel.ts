@@ -11,11 +11,13 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ToolResult } from "@codemux/core";
 import type { ChannelCall, ChannelRequest, DownstreamChannel } from "./channel";
-import type { ChannelClient, SdkChannel } from "./sdk-channel";
+import { HEADER_MISMATCH, type ChannelClient, type ModernCall, type SdkChannel } from "./sdk-channel";
 
 /** The lane's request ids and progress tokens: strings, so they never meet the SDK client's numeric ids. */
 const ID_PREFIX = "codemux-";
 const PROGRESS_KEYS = new Set(["progressToken", "progress", "total", "message"]);
+/** Where a 2026 server names itself in a result's `_meta` (the SDK v2 server stamps every answer with it). */
+const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
 
 type Message = JSONRPCMessage & {
   id?: unknown;
@@ -34,7 +36,9 @@ class PendingCall {
   watch: SignalWatch | undefined;
   /** The transport's promise for writing the request. */
   sent: Promise<void> | undefined;
-  resolve: (result: ToolResult) => void = noop;
+  /** On a 2026 connection: the request's params as the SDK channel made them (before the envelope), and the input round they carry. */
+  modern: ModernCall | undefined;
+  resolve: (result: ToolResult | Promise<ToolResult>) => void = noop;
   reject: (error: unknown) => void = noop;
   constructor(
     readonly id: string,
@@ -62,6 +66,12 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  * (only while the call is pending) and rejects, a close rejects with ConnectionClosed, a JSON-RPC error
  * becomes the same ProtocolError, and a result is checked by the client's own era codec (the codec itself
  * for anything but plain text content). Calls sharing a signal share one listener on it, gone once the last settles.
+ *
+ * On a 2026-era connection the request carries what the SDK client writes: the SDK channel's params (the caller's
+ * capabilities, the tasks extension, the input round) under the client's own `_meta` envelope (protocol version,
+ * client info, capabilities), as does a cancellation; an answer other than a plain complete one (a task, `input_required`,
+ * a missing `resultType`, anything the codec must see) is settled by the SDK channel as it settles its own, and a tool
+ * that marks `x-mcp-header` parameters, or a `HeaderMismatch` answer, takes the SDK channel's path.
  */
 export class LaneChannel implements DownstreamChannel {
   readonly #pending = new Map<string, PendingCall>();
@@ -77,11 +87,17 @@ export class LaneChannel implements DownstreamChannel {
   readonly #watches = new Map<AbortSignal, SignalWatch>();
   /** The last send's promise, so that calls sharing it share one rejection handler. */
   #lastSent: Promise<void> | undefined;
+  /** The connection speaks the 2026-07-28 era (picked at connect, fixed for its life). */
+  readonly #modern: boolean;
+  /** The SDK client's `_meta` envelope of that era, under every message the lane sends (none on a 2025 connection). */
+  readonly #envelope: Readonly<Record<string, unknown>> | undefined;
 
   /** Make it once `sdk` is connected to `transport`: the lane wraps the handlers the SDK installed. */
   constructor(sdk: SdkChannel, transport: Transport) {
     this.#sdk = sdk;
     this.#transport = transport;
+    this.#modern = sdk.client?.getProtocolEra() === "modern";
+    this.#envelope = this.#modern ? sdk.client.envelope() : undefined;
     const toSdk = transport.onmessage;
     const sdkClose = transport.onclose;
     transport.onmessage = (message, extra) => {
@@ -138,7 +154,13 @@ export class LaneChannel implements DownstreamChannel {
     return this.#pending.size;
   }
 
+  /** Whether the connection speaks the 2026-07-28 era, whose requests carry the SDK's `_meta` envelope. */
+  get modern(): boolean {
+    return this.#modern;
+  }
+
   callTool(request: ChannelCall): Promise<ToolResult> {
+    if (this.#modern && this.#sdk.marksHeaders(request.name)) return this.#sdk.callTool(request);
     return new Promise<ToolResult>((resolve, reject) => {
       if (this.#closed) return reject(new Error("Not connected"));
       const signal = request.signal;
@@ -158,11 +180,13 @@ export class LaneChannel implements DownstreamChannel {
         jsonrpc: "2.0",
         id,
         method: "tools/call",
-        params: {
-          name: request.name,
-          arguments: request.arguments,
-          _meta: request.traceMeta ? { ...request.traceMeta, progressToken: id } : { progressToken: id },
-        },
+        params: this.#modern
+          ? this.#modernParams(call)
+          : {
+              name: request.name,
+              arguments: request.arguments,
+              _meta: request.traceMeta ? { ...request.traceMeta, progressToken: id } : { progressToken: id },
+            },
       });
       call.sent = sent;
       // A transport that writes a tick's messages together answers them with one promise: one handler for all.
@@ -171,6 +195,14 @@ export class LaneChannel implements DownstreamChannel {
         sent.catch((error: unknown) => this.#sendFailed(sent, error));
       }
     });
+  }
+
+  /** A 2026 call's params: the SDK channel's, with the progress token, under the SDK client's envelope (the call's own keys win, as in the SDK). */
+  #modernParams(call: PendingCall): Record<string, unknown> {
+    const modern = this.#sdk.modernCall(call.request);
+    call.modern = modern;
+    const { params } = modern;
+    return { ...params, _meta: { ...this.#envelope, ...params._meta, progressToken: call.id } };
   }
 
   /** The request of every call still waiting on this write was not sent: each fails with the write's error. */
@@ -203,15 +235,29 @@ export class LaneChannel implements DownstreamChannel {
   #answer(call: PendingCall, message: Message): void {
     this.#finish(call);
     if (message.error !== undefined) {
-      call.reject(ProtocolError.fromError(message.error.code, message.error.message, message.error.data));
+      const error = ProtocolError.fromError(message.error.code, message.error.message, message.error.data);
+      if (this.#modern && error.code === HEADER_MISMATCH) call.resolve(this.#sdk.retryHeaderMismatch(call.request));
+      else call.reject(error);
       return;
     }
     const result = message.result;
+    if (this.#modern) {
+      if (isPlainModernCallToolResult(result)) {
+        const { resultType: _, ...complete } = result as Record<string, unknown>;
+        call.resolve(complete as ToolResult);
+        return;
+      }
+      const settled = this.#sdk.settleModern(call.request, call.modern as ModernCall, result);
+      if (settled instanceof SdkError) call.reject(settled);
+      else call.resolve(settled);
+      return;
+    }
     if (isPlainCallToolResult(result)) {
       call.resolve(result);
       return;
     }
-    const checked = this.#sdk.client.checkCallToolResult(result);
+    // Without `modern`, the check settles at once: an SdkError or the result.
+    const checked = this.#sdk.client.checkCallToolResult(result) as ToolResult | SdkError;
     if (checked instanceof SdkError) call.reject(checked);
     else call.resolve(checked);
   }
@@ -283,7 +329,10 @@ export class LaneChannel implements DownstreamChannel {
   #cancel(call: PendingCall, reason: unknown): void {
     if (this.#pending.get(call.id) !== call) return;
     this.#finish(call);
-    this.#transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: call.id, reason: String(reason) } }).catch(() => undefined);
+    const params: Record<string, unknown> = { requestId: call.id, reason: String(reason) };
+    // A 2026 server reads the envelope on every message, as the SDK client sends it.
+    if (this.#envelope) params._meta = { ...this.#envelope };
+    this.#transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => undefined);
     call.reject(asSdkError(reason));
   }
 
@@ -350,6 +399,42 @@ export function isPlainCallToolResult(value: unknown): value is ToolResult {
     }
   }
   return content;
+}
+
+/**
+ * What the client's 2026 codec takes as a complete answer and returns unchanged but for `resultType`, checked without zod:
+ * `resultType: "complete"`, plain text content, `isError` a boolean, `structuredContent` an object, and at most the
+ * server's name and version in `_meta` (as an SDK v2 server stamps every answer). Anything else goes through the codec.
+ */
+export function isPlainModernCallToolResult(value: unknown): boolean {
+  if (!isRecord(value) || value.resultType !== "complete") return false;
+  let content = false;
+  for (const key in value) {
+    if (key === "content") {
+      const blocks = value.content;
+      if (!Array.isArray(blocks)) return false;
+      for (const block of blocks) if (!isPlainTextBlock(block)) return false;
+      content = true;
+    } else if (key === "isError") {
+      if (typeof value.isError !== "boolean") return false;
+    } else if (key === "structuredContent") {
+      if (!isRecord(value.structuredContent)) return false;
+    } else if (key === "_meta") {
+      if (!isPlainServerInfoMeta(value._meta)) return false;
+    } else if (key !== "resultType") {
+      return false;
+    }
+  }
+  return content;
+}
+
+function isPlainServerInfoMeta(meta: unknown): boolean {
+  if (!isRecord(meta)) return false;
+  for (const key in meta) if (key !== SERVER_INFO_KEY) return false;
+  const info = meta[SERVER_INFO_KEY];
+  if (!isRecord(info) || typeof info.name !== "string" || typeof info.version !== "string") return false;
+  for (const key in info) if (key !== "name" && key !== "version") return false;
+  return true;
 }
 
 function isPlainTextBlock(block: unknown): boolean {

@@ -14,15 +14,21 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
-import type { ClientCapabilities, ToolResult } from "@codemux/core";
+import type { ClientCapabilities, InputRound, ToolResult } from "@codemux/core";
 import type { CallerSession, ChannelCall, ChannelRequest, DownstreamChannel, DownstreamNotification } from "./channel";
 import { DEFAULT_PROBE_TIMEOUT_MS, MAX_TOOL_LIST_PAGES } from "./defaults";
 import { CLIENT_CAPABILITIES_KEY, DownstreamTasks } from "./downstream-task";
 import { LooseToolsPageSchema, cleanTools } from "./tool-definitions";
-import { CodecClient } from "./sdk-internals";
+import { CodecClient, type InputRequiredDecoded } from "./sdk-internals";
 import type { RequestId, StreamRequests } from "./stream-requests";
 
 /** The `_meta` key that carries a 2026-era request's client capabilities. */
+
+/** A 2026 server's `tools/call` params for a call (before the SDK's envelope and progress token), and the input round they carry. */
+export interface ModernCall {
+  params: CallToolRequestParams;
+  round: InputRound | undefined;
+}
 
 /** A request a server sends its client (sampling, elicitation, roots). */
 export interface ServerRequest {
@@ -59,7 +65,7 @@ const noProgress = () => undefined;
 /** Server requests whose stream is known but that were not handled yet, at most (a server that never has them handled cannot grow the map). */
 const MAX_CARRIED = 1_000;
 /** `HeaderMismatch` (SEP-2243): the HTTP headers and the body disagree, or a required one is missing. */
-const HEADER_MISMATCH = -32020;
+export const HEADER_MISMATCH = -32020;
 /** Whether a tool's input schema names an `x-mcp-header` anywhere (the SDK works out where, and whether validly). */
 const marksHeaders = (tool: Tool): boolean => JSON.stringify(tool.inputSchema).includes('"x-mcp-header"');
 /** An `input_required` answer as a tool result (empty content), so that nothing on the way back trips over it. */
@@ -70,12 +76,17 @@ const withContent = (result: ToolResult): ToolResult => (result.resultType === "
  * subclasses: `sdk-internals.ts`) opened to the call lane, so that the lane accepts and refuses exactly what the request path does.
  */
 export class ChannelClient extends CodecClient {
-  /** A `tools/call` result as the request path takes it: decoded, then validated; the SdkError the request path would raise when refused. */
-  checkCallToolResult(raw: unknown): ToolResult | SdkError {
+  /**
+   * A `tools/call` result as the request path takes it: decoded, then validated; the SdkError the request path would raise when
+   * refused. A 2026 server's `input_required` is the caller's when `modern.takesInput` (as `allowInputRequired` hands it over),
+   * else settled as the request path settles it (a rejection: this client fulfils none itself).
+   */
+  checkCallToolResult(raw: unknown, modern?: { params: Record<string, unknown>; takesInput: boolean }): ToolResult | SdkError | Promise<unknown> {
     const codec = this.wireCodec();
     const decoded = codec.decodeResult("tools/call", raw);
     if (decoded.kind === "invalid") return decoded.error;
-    // Only a 2026-era server answers input_required; the lane runs on 2025 connections.
+    if (decoded.kind === "input_required" && modern)
+      return modern.takesInput ? (inputRequiredValue(decoded) as ToolResult) : this.refuseInputRequired(decoded, modern.params);
     if (decoded.kind !== "complete") return new SdkError(SdkErrorCode.UnsupportedResultType, `Unsupported result type '${decoded.kind}' for tools/call`);
     const checked = codec.validateResult("tools/call", decoded.result);
     // The 2025 codec has checked that structuredContent is an object.
@@ -174,6 +185,7 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
       }
       return send(message, options);
     };
+    answersAfterNotifications(transport);
     if (this.client.getProtocolEra() !== "modern") return;
     completeByDefault(transport);
     // Only a 2026 server is told codemux takes tasks (a 2025 one never is, so none of its answers is read as one).
@@ -202,21 +214,15 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
   }
 
   callTool(call: ChannelCall): Promise<ToolResult> {
+    return this.#callTool(call, false);
+  }
+
+  /** `retried`: a 2026 call already sent again after a `HeaderMismatch` (it is not sent a third time). */
+  #callTool(call: ChannelCall, retried: boolean): Promise<ToolResult> {
     // v2 removes its abort listener once the request settles: the caller's signal (maybe shared by many calls) is given as it is.
     // The 2025 codec has checked that structuredContent is an object: the SDK's result is a ToolResult.
-    // A 2026 server learns the calling client's capabilities from each request; a 2025 one never gets the key.
-    // It also learns that codemux takes tasks: a call answered with one is followed to its end (downstream-task.ts).
     const modern = this.client.getProtocolEra() === "modern";
-    const own = call.clientCapabilities ?? this.#declared;
-    // A 2026 client that did not declare the extension is not declared to take tasks for (a server that needs it answers -32021).
-    const caps = modern
-      ? { _meta: { ...call.traceMeta, [CLIENT_CAPABILITIES_KEY]: call.downstreamTask === "undeclared" ? own : DownstreamTasks.declare(own) } }
-      : call.traceMeta
-        ? { _meta: call.traceMeta }
-        : {};
-    // The caller answers input_required itself (to the client whose call it is): the SDK's handlers, which know no call, never see it.
-    const round = modern && call.inputRequired ? call.inputRequired : undefined;
-    const params = { name: call.name, arguments: call.arguments, ...caps, ...round };
+    const { params, round } = modern ? this.modernCall(call) : { params: legacyParams(call), round: undefined };
     const options = {
       ...(round ? { allowInputRequired: true } : {}),
       timeout: call.timeoutMs,
@@ -226,26 +232,66 @@ export class SdkChannel implements DownstreamChannel, StreamRequests {
       ...(call.signal ? { signal: call.signal } : {}),
     };
     const answer = this.#sentFor(call.caller, () =>
-      modern ? this.#callModern(params, options) : this.client.request({ method: "tools/call", params }, options),
+      modern ? this.#callModern(params, options, retried) : this.client.request({ method: "tools/call", params }, options),
     ) as Promise<ToolResult>;
     if (!modern) return answer;
-    return answer.then((result) => {
-      const task = this.#tasks.taskOf(result);
-      if (!task) return round ? withContent(result) : result;
-      const capabilities = call.clientCapabilities ?? this.#declared;
-      const taker = call.downstreamTask;
-      // The caller's client takes tasks: a task of codemux's own follows this one, with that task's signal, progress and questions.
-      if (typeof taker === "object")
-        return this.#tasks.handOver(this.client, task, {
-          capabilities,
-          take: (follow) =>
-            taker.take((own) => follow({ timeoutMs: call.timeoutMs, capabilities, signal: own.signal, onprogress: own.onprogress, ask: own.ask })),
-        });
-      // The task is this call's: its questions are the caller's.
-      const onrequest = this.#onrequest;
-      const ask = onrequest && ((request: ServerRequest, signal: AbortSignal) => onrequest(request, signal, call.caller));
-      return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask, capabilities });
-    });
+    return answer.then((result) => this.#settledModern(call, round, result));
+  }
+
+  /**
+   * A 2026 server's `tools/call` params for `call` (before the SDK's envelope and progress token), and the input round they carry.
+   * A 2026 server learns the calling client's capabilities from each request, and that codemux takes tasks: a call answered
+   * with one is followed to its end (downstream-task.ts). The caller answers input_required itself (to the client whose call it
+   * is), when it gives a round: the SDK's handlers, which know no call, never see it.
+   */
+  modernCall(call: ChannelCall): ModernCall {
+    const own = call.clientCapabilities ?? this.#declared;
+    // A 2026 client that did not declare the extension is not declared to take tasks for (a server that needs it answers -32021).
+    const caps = call.downstreamTask === "undeclared" ? own : DownstreamTasks.declare(own);
+    const round = call.inputRequired;
+    return { params: { name: call.name, arguments: call.arguments, _meta: { ...call.traceMeta, [CLIENT_CAPABILITIES_KEY]: caps }, ...round }, round };
+  }
+
+  /** Whether a 2026 server's tool marks parameters with `x-mcp-header`: its calls take this path (`#callModern`). */
+  marksHeaders(tool: string): boolean {
+    return this.#headerTools.has(tool);
+  }
+
+  /**
+   * The raw result of a 2026 `tools/call` the call lane sent as `modernCall` made it, settled as this path settles its own: a task taken
+   * off and a missing resultType read as complete (as this channel's transport hooks do), decoded and checked by the client's
+   * codec, then followed or handed over when it is a task.
+   */
+  settleModern(call: ChannelCall, { params, round }: ModernCall, raw: unknown): ToolResult | SdkError | Promise<ToolResult> {
+    const checked = this.client.checkCallToolResult(withResultType(this.#tasks.taken(raw)), { params, takesInput: round !== undefined });
+    if (checked instanceof SdkError || checked instanceof Promise) return checked as SdkError | Promise<ToolResult>;
+    return this.#settledModern(call, round, checked);
+  }
+
+  /** The call lane's 2026 call answered `HeaderMismatch`: the list is read again (the connection told too) and the call sent once more on this path, as `#callModern` does. */
+  async retryHeaderMismatch(call: ChannelCall): Promise<ToolResult> {
+    this.#ontoolschanged();
+    await this.listTools(call.timeoutMs);
+    return this.#callTool(call, true);
+  }
+
+  /** A 2026 call's checked result: the call's own answer, or the task it stands for followed or handed over. */
+  #settledModern(call: ChannelCall, round: InputRound | undefined, result: ToolResult): ToolResult | Promise<ToolResult> {
+    const task = this.#tasks.taskOf(result);
+    if (!task) return round ? withContent(result) : result;
+    const capabilities = call.clientCapabilities ?? this.#declared;
+    const taker = call.downstreamTask;
+    // The caller's client takes tasks: a task of codemux's own follows this one, with that task's signal, progress and questions.
+    if (typeof taker === "object")
+      return this.#tasks.handOver(this.client, task, {
+        capabilities,
+        take: (follow) =>
+          taker.take((own) => follow({ timeoutMs: call.timeoutMs, capabilities, signal: own.signal, onprogress: own.onprogress, ask: own.ask })),
+      });
+    // The task is this call's: its questions are the caller's.
+    const onrequest = this.#onrequest;
+    const ask = onrequest && ((request: ServerRequest, signal: AbortSignal) => onrequest(request, signal, call.caller));
+    return this.#tasks.follow(this.client, task, { timeoutMs: call.timeoutMs, signal: call.signal, onprogress: call.onprogress, ask, capabilities });
   }
 
   request(call: ChannelRequest): Promise<Record<string, unknown>> {
@@ -379,9 +425,43 @@ function completeByDefault(transport: Transport): void {
   const deliver = transport.onmessage;
   if (!deliver) return;
   transport.onmessage = (message, extra) => {
-    const { result } = message as { result?: unknown };
-    if (typeof result === "object" && result !== null && !Array.isArray(result) && !("resultType" in result))
-      (result as Record<string, unknown>).resultType = "complete";
+    withResultType((message as { result?: unknown }).result);
     deliver(message, extra);
+  };
+}
+
+/**
+ * The SDK hands a notification (progress) to its handler a microtask after it arrives, an answer at once,
+ * and drops a call's progress handler with its answer: a server's last progress, read in the same chunk
+ * as the answer, was lost or came after it. Answers wait one microtask too, so each message is handled in the order it came.
+ */
+function answersAfterNotifications(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    if ("id" in message && !("method" in message)) queueMicrotask(() => deliver(message, extra));
+    else deliver(message, extra);
+  };
+}
+
+/** A result object without `resultType` is given `complete` (in place, as the SDK client then reads it). */
+function withResultType(result: unknown): unknown {
+  if (typeof result === "object" && result !== null && !Array.isArray(result) && !("resultType" in result))
+    (result as Record<string, unknown>).resultType = "complete";
+  return result;
+}
+
+/** A 2025 server's `tools/call` params: its name and arguments, and the trace context when the call is traced. */
+function legacyParams(call: ChannelCall): CallToolRequestParams {
+  return { name: call.name, arguments: call.arguments, ...(call.traceMeta ? { _meta: call.traceMeta } : {}) };
+}
+
+/** An `input_required` answer as the request path hands it to a caller that takes them (`allowInputRequired`): the SDK's manual-mode value. */
+function inputRequiredValue(decoded: InputRequiredDecoded): Record<string, unknown> {
+  return {
+    resultType: "input_required",
+    inputRequests: decoded.inputRequests,
+    ...(decoded.requestState !== undefined && { requestState: decoded.requestState }),
+    ...(decoded._meta !== undefined && { _meta: decoded._meta }),
   };
 }

@@ -45,9 +45,9 @@ async function requestId(pool: ServerPool, server: string): Promise<unknown> {
 
 // The SDK's semantics, held on both channels whatever CODEMUX_CALL_LANE says: the lane must answer as the SDK does.
 describe.each([
-  { channel: "the call lane", callLane: true, ids: expect.stringMatching(/^codemux-\d+$/), everyProgress: true },
-  { channel: "the SDK client", callLane: false, ids: expect.any(Number), everyProgress: false },
-])("tools/call on stdio through $channel", ({ callLane, ids, everyProgress }) => {
+  { channel: "the call lane", callLane: true, ids: expect.stringMatching(/^codemux-\d+$/) },
+  { channel: "the SDK client", callLane: false, ids: expect.any(Number) },
+])("tools/call on stdio through $channel", ({ callLane, ids }) => {
   const start = (specs: ServerSpec[]) => startPool(specs, { callLane });
 
   it("times out as the SDK does and cancels the call downstream exactly once", async () => {
@@ -84,9 +84,20 @@ describe.each([
     const result = await pool.callTool("m", "slow", { ms: 1200, steps: 8 }, { onprogress: (p) => progress.push(p) });
     expect(textOf(result)).toBe("slept 1200 ms");
     const all = Array.from({ length: 8 }, (_, i) => ({ progress: i + 1, total: 8 }));
-    // The SDK client hands progress over a microtask late: the last one, when it comes in the same read as the answer, is dropped.
-    expect(progress).toEqual(everyProgress ? all : all.slice(0, progress.length));
+    // Every one, also the last, read in the same chunk as the answer (sdk-channel.ts: answersAfterNotifications).
+    expect(progress).toEqual(all);
     expect((await cancellations(pool, "m")).notices).toBe(0);
+  });
+
+  it("hands every progress to onprogress before the answer when the server writes them all at once", async () => {
+    const pool = await start([rawSpec("r")]);
+    const seen: string[] = [];
+    const result = await pool.callTool("r", "progress", { steps: 5 }, { onprogress: (p) => seen.push(`progress ${p.progress}`) }).then((r) => {
+      seen.push("answer");
+      return r;
+    });
+    expect(textOf(result)).toBe("done");
+    expect(seen).toEqual(["progress 1", "progress 2", "progress 3", "progress 4", "progress 5", "answer"]);
   });
 
   it("cancels on abort once, and sends nothing for calls that finished before the signal aborted", async () => {
@@ -284,14 +295,14 @@ describe.each([{ callLane: true }, { callLane: false }])("the downstream era (ca
     for (const request of seen.slice(1)) expect(request.meta.filter((key) => key.startsWith("io.modelcontextprotocol/"))).toEqual([]);
   });
 
-  it("of a 2026 server takes the SDK path, not the lane: its calls carry the SDK's numeric progress tokens, not the lane's", async () => {
+  it("of a 2026 server takes the lane too when it is on: its calls carry the lane's progress tokens, else the SDK's numbers", async () => {
     const pool = await startPool(
       [{ ...rawSpec("m"), transport: { type: "stdio", command: process.execPath, args: [modernServerPath, "--legacy", "reject"], env: {} } }],
       { callLane },
     );
     const seen = JSON.parse(textOf(await pool.callTool("m", "whoami")));
     expect(seen).toMatchObject({ era: "modern" });
-    expect(seen.progressToken).toEqual(expect.any(Number));
+    expect(seen.progressToken).toEqual(callLane ? expect.stringMatching(/^codemux-\d+$/) : expect.any(Number));
     expect(pool.status()[0]?.protocol).toBe("2026-07-28");
   });
 });

@@ -54,6 +54,8 @@ export { retentionFor, retentionOf, type Retention, type RetentionTimes } from "
 export { checkServer, searchCatalog, type SearchAnswer, type SearchDetail, type SearchRequest } from "./search";
 export type { CodemuxServices } from "./services";
 export { createSessionServer } from "./session";
+export { openSessionServer, type ConnectableSession, type SessionServerLaneOptions } from "./connect";
+export type { FastLane } from "./fast-lane";
 export type { ProtocolEra, SessionHost, SessionServerOptions } from "./session";
 export { parkInstanceOf } from "./signed-state";
 export { skillsFolder } from "./skills/library";

@@ -113,24 +113,31 @@ export class ResultStore {
     return text;
   }
 
-  /** Deletes every result `principal`'s sessions kept (in a shared store, through whichever instance kept it); returns how many. */
+  /**
+   * Deletes every result `principal`'s sessions kept (in a shared store, through whichever instance kept it); returns how many.
+   * In a shared store a result is counted by the instance whose delete removed it, so instances forgetting at once count it once.
+   */
   async forget(principal: string): Promise<number> {
-    const forgotten = new Set<string>();
-    for (const [handle, kept] of this.#results) {
-      if (kept.principal !== principal) continue;
-      this.#delete(handle, kept);
-      forgotten.add(handle);
+    const mine = [...this.#results].filter(([, kept]) => kept.principal === principal);
+    for (const [handle, kept] of mine) this.#drop(handle, kept);
+    if (!this.#store.shared) {
+      await Promise.all(mine.map(([handle]) => this.#store.delete(handle).catch(() => undefined)));
+      return mine.length;
     }
-    if (!this.#store.shared) return forgotten.size;
+    let forgotten = 0;
+    const seen = new Set<string>();
+    for (const [handle] of mine) {
+      seen.add(handle);
+      if (await this.#removeShared(handle)) forgotten++;
+    }
     for (const entry of await this.#store.list()) {
       const handle = entry.key.slice(0, -".meta".length);
-      if (!entry.key.endsWith(".meta") || forgotten.has(handle)) continue;
+      if (!entry.key.endsWith(".meta") || seen.has(handle)) continue;
       const text = await this.#store.read(entry.key, entry.owner !== undefined ? { owner: entry.owner } : {});
       if (text === undefined || (JSON.parse(text) as Partial<KeptResult>).principal !== principal) continue;
-      await Promise.all([this.#store.delete(handle), this.#store.delete(entry.key)]);
-      forgotten.add(handle);
+      if (await this.#removeShared(handle)) forgotten++;
     }
-    return forgotten.size;
+    return forgotten;
   }
 
   /** Forgets every result; a shared store's entries stay for the other instances and expire on their own. */
@@ -154,9 +161,21 @@ export class ResultStore {
     for (const [handle, kept] of this.#results) if (kept.expiresAt <= now) this.#delete(handle, kept);
   }
 
-  #delete(handle: string, kept: KeptResult): void {
+  /** Deletes a kept result's text and facts from a shared store; true when this call removed its facts. */
+  async #removeShared(handle: string): Promise<boolean> {
+    await this.#store.delete(handle);
+    if (this.#store.remove) return await this.#store.remove(metaKey(handle));
+    await this.#store.delete(metaKey(handle));
+    return true;
+  }
+
+  #drop(handle: string, kept: KeptResult): void {
     this.#results.delete(handle);
     this.#bytes -= kept.bytes;
+  }
+
+  #delete(handle: string, kept: KeptResult): void {
+    this.#drop(handle, kept);
     void this.#store.delete(handle).catch(() => undefined);
     if (this.#store.shared) void this.#store.delete(metaKey(handle)).catch(() => undefined);
   }

@@ -1,6 +1,6 @@
-import { isSwitchedOff } from "@codemux/core";
 import type { Transport } from "@modelcontextprotocol/server";
 import { serveStdio as serveBothEras } from "@modelcontextprotocol/server/stdio";
+import { serverLaneOn } from "./connect";
 import { attachFastLane, type FastLane } from "./fast-lane";
 import { createSession, type ProtocolEra, type SessionHost } from "./session";
 import { StdioServerTransport } from "./stdio-transport";
@@ -36,7 +36,7 @@ export interface ServeStdioOptions {
  */
 export async function serveStdio(core: SessionHost, streams: ServeStdioOptions = {}): Promise<void> {
   const wire = new StdioServerTransport(streams.stdin ?? process.stdin, streams.stdout ?? process.stdout);
-  const useLane = streams.fastLane ?? !isSwitchedOff(process.env.CODEMUX_SERVER_LANE);
+  const useLane = serverLaneOn(streams.fastLane);
   const lanes: FastLane[] = [];
   const served = serveBothEras(
     async ({ era }) => {

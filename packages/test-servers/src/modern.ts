@@ -4,7 +4,7 @@
  * (`serveStdio`) or Streamable HTTP (`--http PORT`, `createMcpHandler`); `--legacy reject` refuses
  * 2025 openings (modern-only), `--legacy serve` (the default) serves both eras. `--log FILE` appends
  * `PID METHOD` for every request it receives (and `PID listen-resources [URIS]` after a listen), so a test can count
- * processes and probes. Its `ask`,
+ * processes and probes. `slow` reports progress, `throw` and `fail_rpc` fail, `hang` waits for its cancellation. Its `ask`,
  * `sample`, `roots` and `ask_rounds` tools ask their client the 2026 way (`input_required`, then the retry).
  * `--list-changed` declares list changes (tools, resources, prompts) and resource subscriptions: `add_tool`,
  * `add_resource` and `update_resource` then tell the listen streams. `--ask-beyond-tools` declares
@@ -76,6 +76,14 @@ const logMessage = (message: { method?: string; params?: { notifications?: { res
   if (message?.method === "subscriptions/listen") log(`listen-resources ${JSON.stringify(message.params?.notifications?.resourceSubscriptions ?? [])}`);
 };
 
+/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new Error("cancelled"));
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("cancelled"))), { once: true });
+  });
+
 /** The `hang` calls waiting now, and those their client cancelled. */
 const hangs = { waiting: 0, cancelled: 0 };
 
@@ -90,6 +98,17 @@ const tools: Tool[] = [
   { name: "counter", description: "Count calls since this process started; also returns the pid.", inputSchema: { type: "object", properties: {} } },
   { name: "crash", description: "Exit the process in the middle of the call.", inputSchema: { type: "object", properties: {} } },
   { name: "hang", description: "Answer only when cancelled (the request's signal aborts).", inputSchema: { type: "object", properties: {} } },
+  {
+    name: "slow",
+    description: "Sleep `ms` (default 1000) in `steps` (default 5), with a progress notification after each; answer `slept MS ms`.",
+    inputSchema: { type: "object", properties: { ms: { type: "number" }, steps: { type: "number" } } },
+  },
+  { name: "throw", description: "Fail with a thrown Error of `message`.", inputSchema: { type: "object", properties: { message: { type: "string" } } } },
+  {
+    name: "fail_rpc",
+    description: "Fail with a JSON-RPC error of `code`, `message` and `data`.",
+    inputSchema: { type: "object", properties: { code: { type: "number" }, message: { type: "string" }, data: {} } },
+  },
   {
     name: "hanging",
     description: "How many `hang` calls wait now, and how many were cancelled since the process started.",
@@ -228,6 +247,20 @@ function makeServer(era: string): Server {
       }
       case "hanging":
         return text(JSON.stringify(hangs));
+      case "slow": {
+        const ms = Number(args.ms ?? 1000);
+        const steps = Math.max(1, Number(args.steps ?? 5));
+        const token = request.params._meta?.progressToken;
+        for (let i = 1; i <= steps; i++) {
+          await sleep(ms / steps, ctx.mcpReq.signal);
+          if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+        }
+        return text(`slept ${ms} ms`);
+      }
+      case "throw":
+        throw new Error(String(args.message ?? "the tool threw"));
+      case "fail_rpc":
+        throw new ProtocolError(Number(args.code ?? -32000), String(args.message ?? "failed"), args.data);
       case "ask":
       case "ask_url":
       case "sample":

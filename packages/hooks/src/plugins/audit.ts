@@ -57,6 +57,64 @@ function lineFacts(line: string): { principal: string; time: number } | undefine
   }
 }
 
+/** What an audit line says besides the call: who refused or answered, the error, the result's size. */
+interface LineExtra {
+  by?: string;
+  error?: string;
+  resultBytes?: number;
+}
+
+/** The audit line of a call: its arguments as they came in (digested, and written masked when asked), its outcome and duration. */
+function auditLine(
+  call: PluginCall,
+  extra: LineExtra & { outcome: AuditLine["outcome"] },
+  how: { now: number; redactor: RecordRedactor; includeArguments: boolean },
+): AuditLine {
+  const { now, redactor } = how;
+  const args = (call.state.get(STATE) as Record<string, unknown> | undefined) ?? call.arguments;
+  const rule = call.state.get(POLICY_RULE_STATE);
+  return {
+    time: new Date(now).toISOString(),
+    id: call.id,
+    principal: call.principal,
+    session: call.session.id,
+    origin: call.origin,
+    server: call.server,
+    tool: call.tool,
+    argsDigest: digestOf(args),
+    ...(how.includeArguments ? { arguments: redactor.value(args, { keys: true }).value } : {}),
+    durationMs: Math.max(0, now - call.startedAt),
+    outcome: extra.outcome,
+    ...(extra.by ? { by: extra.by } : {}),
+    ...(typeof rule === "string" ? { rule } : {}),
+    ...(extra.error ? { error: redactor.text(extra.error.slice(0, 300)).text } : {}),
+    resultBytes: extra.resultBytes ?? 0,
+  };
+}
+
+/** Removes the lines older than their principal's retention; resolves with how many went (none when the file cannot be rewritten, said in the log). */
+async function pruneLines(
+  writer: RotatingFile,
+  { keepFor, now, logger }: { keepFor: (principal: string) => number | undefined; now: number; logger: PluginInitContext["logger"] | undefined },
+): Promise<number> {
+  try {
+    return await writer.filter((line) => {
+      const facts = lineFacts(line);
+      const ms = facts && keepFor(facts.principal);
+      return facts !== undefined && ms !== undefined && now - facts.time > ms;
+    });
+  } catch (error) {
+    logger?.warn(`audit: could not remove lines past their retention (${(error as Error).message}); tried again within the hour.`);
+    return 0;
+  }
+}
+
+/** The audit file: `file` (relative to the config's folder), else `audit/audit.jsonl` in codemux's folder. */
+function auditFile(file: string | undefined, ctx: PluginInitContext): string {
+  if (!file) return join(ctx.dataDir, "audit", "audit.jsonl");
+  return isAbsolute(file) ? file : resolve(ctx.configDir, file);
+}
+
 /**
  * `audit`: one JSON line per call to a size-rotated file. Highest priority, so it sees refusals
  * and cache hits of every other plugin; never blocks a call (lines are written in the background).
@@ -69,45 +127,13 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
   let logger: PluginInitContext["logger"] | undefined;
   const redactor = options.redactor ?? new Redactor();
 
-  const write = (call: PluginCall, outcome: AuditLine["outcome"], extra: { by?: string; error?: string; resultBytes?: number }) => {
-    const args = (call.state.get(STATE) as Record<string, unknown> | undefined) ?? call.arguments;
-    const rule = call.state.get(POLICY_RULE_STATE);
-    const line: AuditLine = {
-      time: new Date(clock()).toISOString(),
-      id: call.id,
-      principal: call.principal,
-      session: call.session.id,
-      origin: call.origin,
-      server: call.server,
-      tool: call.tool,
-      argsDigest: digestOf(args),
-      ...(options.includeArguments ? { arguments: redactor.value(args, { keys: true }).value } : {}),
-      durationMs: Math.max(0, clock() - call.startedAt),
-      outcome,
-      ...(extra.by ? { by: extra.by } : {}),
-      ...(typeof rule === "string" ? { rule } : {}),
-      ...(extra.error ? { error: redactor.text(extra.error.slice(0, 300)).text } : {}),
-      resultBytes: extra.resultBytes ?? 0,
-    };
-    writer?.append(JSON.stringify(line));
+  const includeArguments = options.includeArguments === true;
+  const write = (call: PluginCall, outcome: AuditLine["outcome"], extra: LineExtra) => {
+    writer?.append(JSON.stringify(auditLine(call, { ...extra, outcome }, { now: clock(), redactor, includeArguments })));
   };
 
   /** Removes the lines older than their principal's retention; resolves with how many went. */
-  const prune = async (): Promise<number> => {
-    const keepFor = retentionMs;
-    if (!writer || !keepFor) return 0;
-    const now = clock();
-    try {
-      return await writer.filter((line) => {
-        const facts = lineFacts(line);
-        const ms = facts && keepFor(facts.principal);
-        return facts !== undefined && ms !== undefined && now - facts.time > ms;
-      });
-    } catch (error) {
-      logger?.warn(`audit: could not remove lines past their retention (${(error as Error).message}); tried again within the hour.`);
-      return 0;
-    }
-  };
+  const prune = async (): Promise<number> => (writer && retentionMs ? pruneLines(writer, { keepFor: retentionMs, now: clock(), logger }) : 0);
 
   return {
     name: "audit",
@@ -117,7 +143,7 @@ export function auditPlugin(options: AuditOptions = {}): Plugin & { flush(): Pro
     },
     init(ctx) {
       clock = ctx.clock;
-      const file = options.file ? (isAbsolute(options.file) ? options.file : resolve(ctx.configDir, options.file)) : join(ctx.dataDir, "audit", "audit.jsonl");
+      const file = auditFile(options.file, ctx);
       writer = new RotatingFile({ file, maxBytes: options.maxBytes ?? 10 * 1024 * 1024, files: options.files ?? 5 });
       writer.onError = (error) =>
         ctx.logger.warn(`audit: cannot write ${file} (${(error as Error).message}); audit lines are being lost until it is writable.`);

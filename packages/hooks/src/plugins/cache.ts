@@ -1,7 +1,7 @@
 import { globMatcher, type Store, type ToolResult } from "@codemux/core";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical";
-import type { Plugin, PluginMetrics } from "../types";
+import type { Plugin, PluginCall, PluginMetrics } from "../types";
 
 export interface CacheOptions {
   /** How long a result stays; default 60 000 ms. */
@@ -33,6 +33,73 @@ interface Entry {
   expiresAt: number;
 }
 
+/** This instance's own entries, bounded in bytes: the least recently used go first. */
+class MemoryEntries {
+  readonly #entries = new Map<string, Entry>();
+  #bytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The entry of `key`, moved to the end (the most recently used). */
+  use(key: string): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.json.length;
+  }
+
+  /** Keeps an entry, then drops the least recently used until the total fits. */
+  set(key: string, entry: Entry): void {
+    this.drop(key);
+    this.#entries.set(key, entry);
+    this.#bytes += entry.json.length;
+    for (const oldest of this.#entries.keys()) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.drop(oldest);
+    }
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  /** Drops the entries whose key starts with `prefix`; how many went. */
+  dropPrefixed(prefix: string): number {
+    let gone = 0;
+    for (const key of [...this.#entries.keys()]) {
+      if (!key.startsWith(prefix)) continue;
+      this.drop(key);
+      gone++;
+    }
+    return gone;
+  }
+}
+
+/** The key of a call: its principal (unless entries are shared across principals), its tool and its arguments' canonical JSON; none when they are too long. */
+function cacheKey(call: PluginCall, perPrincipal: boolean): string | undefined {
+  const args = canonicalJson(call.arguments, MAX_KEY_CHARS);
+  if (args === undefined) return undefined;
+  // The principal as a JSON string: no name, however odd, can end where another begins.
+  return `${perPrincipal ? JSON.stringify(call.principal) : ""}\u0000${call.name}\u0000${args}`;
+}
+
 /**
  * `cache`: answers repeated calls of read-only (or listed) tools from memory for a TTL, keyed by
  * the principal, the tool and its arguments' canonical JSON (sorted keys), bounded in bytes with LRU eviction.
@@ -44,20 +111,13 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
   const maxEntryBytes = Math.min(options.maxEntryBytes ?? 1024 * 1024, maxBytes);
   const listed = globMatcher(options.tools);
   const excluded = globMatcher(options.exclude);
-  const entries = new Map<string, Entry>();
-  let bytes = 0;
+  const perPrincipal = options.perPrincipal !== false;
+  const entries = new MemoryEntries(maxBytes);
   let clock: () => number = Date.now;
   let metrics: PluginMetrics | undefined;
   let shared: Store | undefined;
   // In a shared store an entry is its principal's alone, as in memory, unless entries are shared across principals.
-  const owner = (principal: string): { owner?: string } => (options.perPrincipal === false ? {} : { owner: principal });
-
-  const drop = (key: string) => {
-    const entry = entries.get(key);
-    if (!entry) return;
-    entries.delete(key);
-    bytes -= entry.json.length;
-  };
+  const owner = (principal: string): { owner?: string } => (perPrincipal ? { owner: principal } : {});
 
   return {
     name: "cache",
@@ -66,22 +126,14 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       return entries.size;
     },
     get bytes() {
-      return bytes;
+      return entries.bytes;
     },
     clear() {
       entries.clear();
-      bytes = 0;
     },
     forget(principal) {
       // This instance's own entries; a shared store's are deleted by whoever forgets there (they carry their owner).
-      const start = `${JSON.stringify(principal)}\u0000`;
-      let gone = 0;
-      for (const key of [...entries.keys()]) {
-        if (!key.startsWith(start)) continue;
-        drop(key);
-        gone++;
-      }
-      return gone;
+      return entries.dropPrefixed(`${JSON.stringify(principal)}\u0000`);
     },
     init(ctx) {
       clock = ctx.clock;
@@ -91,23 +143,17 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
     async beforeCall(call) {
       if (excluded(call.name)) return;
       if (!listed(call.name) && !(options.readOnly !== false && call.annotations.readOnlyHint === true)) return;
-      const args = canonicalJson(call.arguments, MAX_KEY_CHARS);
-      if (args === undefined) return;
-      // The principal as a JSON string: no name, however odd, can end where another begins.
-      const key = `${options.perPrincipal === false ? "" : JSON.stringify(call.principal)}\u0000${call.name}\u0000${args}`;
-      const entry = shared ? await sharedEntry(shared, key, owner(call.principal)) : entries.get(key);
+      const key = cacheKey(call, perPrincipal);
+      if (key === undefined) return;
+      // Least recently used goes first: a hit moves to the end (of this instance's own entries; a shared store keeps none here).
+      const entry = shared ? await sharedEntry(shared, key, owner(call.principal)) : entries.use(key);
       if (entry && entry.expiresAt > clock()) {
-        // Least recently used goes first: a hit moves to the end (of this instance's own entries; a shared store keeps none here).
-        if (!shared) {
-          entries.delete(key);
-          entries.set(key, entry);
-        }
         call.logField("cache", "hit");
         metrics?.increment("codemux_cache_hits_total", { server: call.server });
         const result = JSON.parse(entry.json) as ToolResult;
         return { action: "respond", result: { ...result, _meta: { ...result._meta, [CACHE_META]: "hit" } } };
       }
-      if (entry && !shared) drop(key);
+      if (entry && !shared) entries.drop(key);
       call.state.set(KEY, key);
       metrics?.increment("codemux_cache_misses_total", { server: call.server });
     },
@@ -118,13 +164,7 @@ export function cachePlugin(options: CacheOptions = {}): Plugin & { readonly siz
       if (json.length > maxEntryBytes) return;
       // Shared by every instance (Redis bounds it by the TTL); a cache that cannot be written is only a miss next time.
       if (shared) return void (await shared.write(sharedKey(key), json, { ttlMs, ...owner(call.principal) }).catch(() => undefined));
-      drop(key);
       entries.set(key, { json, expiresAt: clock() + ttlMs });
-      bytes += json.length;
-      for (const oldest of entries.keys()) {
-        if (bytes <= maxBytes) break;
-        drop(oldest);
-      }
     },
   };
 }

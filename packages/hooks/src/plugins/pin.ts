@@ -1,9 +1,10 @@
-import { type Logger, type ScanFinding, type ScanVerdict, verdictAtLeast } from "@codemux/core";
+import type { Logger, ScanFinding, ScanVerdict } from "@codemux/core";
 import { isAbsolute, join, resolve } from "node:path";
 import { PluginRefusedError } from "../errors";
 import { filePinBook, sharedPinBook, type PinBook } from "../pin-book";
-import { changedFields, hashDefinition, keptDefinition, MAX_KEPT_FINDINGS, type PinFile, type PinRecord } from "../pin-store";
-import type { Plugin, PluginMetrics, ToolInfo } from "../types";
+import { hashDefinition, keptDefinition, type PinFile, type PinRecord } from "../pin-store";
+import type { BeforeCallResult, Plugin, PluginCall, PluginInitContext, PluginMetrics, ToolInfo } from "../types";
+import { type HashedDefinition, judge, type Judging, type Verdict } from "./pin-judge";
 
 export interface PinOptions {
   /** The pin file; `pins.json` under the data dir by default; relative to the config's folder. */
@@ -67,24 +68,11 @@ export function pinFilePath(options: { file?: string | undefined; configDir: str
   return isAbsolute(options.file) ? options.file : resolve(options.configDir, options.file);
 }
 
-/** Who approves and where: a caller reached over HTTP cannot run the CLI on the gateway's host, so the admin page comes first. */
-function approvedBy(target: string): string {
-  return `an admin of this codemux approves it on the admin page (/ui, Approvals) or with \`codemux approve ${target}\` on the machine codemux runs on.`;
-}
-
 /** The pin file a config file names (`plugins.pin.file`), else the default; for `codemux approve`. */
 export function pinFileOfConfig(options: { config: unknown; configDir: string; dataDir: string }): string {
   const section = (options.config as { plugins?: { pin?: { file?: unknown } } } | undefined)?.plugins?.pin;
   const file = typeof section?.file === "string" ? section.file : undefined;
   return pinFilePath({ file, configDir: options.configDir, dataDir: options.dataDir });
-}
-
-type Verdict = { ok: true } | { ok: false; reason: string };
-
-/** The `definition` field of a pin record, when the definition is small enough to keep. */
-function kept(definition: ToolInfo): { definition?: Record<string, unknown> } {
-  const value = keptDefinition(definition);
-  return value ? { definition: value } : {};
 }
 
 /**
@@ -95,30 +83,92 @@ function kept(definition: ToolInfo): { definition?: Record<string, unknown> } {
 export function pinPlugin(
   options: PinOptions = {},
 ): Plugin & PinScreen & { see(tools: readonly SeenTool[]): Promise<void>; readonly book: PinBook | undefined } {
-  let book: PinBook | undefined;
-  let pins: PinFile = { version: 1, tools: {} };
-  let clock: () => number = Date.now;
-  let logger: Logger | undefined;
-  let metrics: PluginMetrics | undefined;
-  let saving: Promise<void> = Promise.resolve();
-  // A definition object stays the same until its server lists tools again: hash it (and copy what is kept of it) once.
-  const hashes = new WeakMap<object, ReturnType<typeof hashDefinition> & { kept: { definition?: Record<string, unknown> } }>();
-  const hashOf = (definition: ToolInfo) => {
-    let hashed = hashes.get(definition);
-    if (!hashed) hashes.set(definition, (hashed = { ...hashDefinition(definition), kept: kept(definition) }));
-    return hashed;
+  const guard = new PinGuard(options);
+  return {
+    name: "pin",
+    priority: 850,
+    failClosed: true,
+    get book() {
+      return guard.book;
+    },
+    init: (ctx) => guard.init(ctx),
+    see: (tools) => guard.see(tools),
+    screen: (tools) => guard.screen(tools),
+    holdItems: (scope, flagged) => guard.holdItems(scope, flagged),
+    onRelease: (listener) => guard.onRelease(listener),
+    written: () => guard.written(),
+    beforeCall: (call) => guard.beforeCall(call),
+    close: () => guard.close(),
   };
+}
 
-  const now = () => new Date(clock()).toISOString();
-  const trusted = (server: string) => Object.values(pins.tools).some((r) => r.server === server && r.hash !== undefined);
+/**
+ * The pin plugin's state: the pin book and the pins as last read, the tools and items held back from
+ * the model, and the listeners told when one may be shown again (see `pinPlugin`).
+ */
+class PinGuard {
+  book: PinBook | undefined;
+  readonly #options: PinOptions;
+  readonly #changes: boolean;
+  #pins: PinFile = { version: 1, tools: {} };
+  #clock: () => number = Date.now;
+  #logger: Logger | undefined;
+  #metrics: PluginMetrics | undefined;
+  #saving: Promise<void> = Promise.resolve();
+  // A definition object stays the same until its server lists tools again: hash it (and copy what is kept of it) once.
+  readonly #hashes = new WeakMap<object, HashedDefinition>();
+  /** Tools held back from the model, by name: the definition the server lists now (what a call of it is judged by). */
+  readonly #withheld = new Map<string, { server: string; definition: ToolInfo; scan: SeenTool["scan"] }>();
+  /** Items held back from the model, by name: the definition listed now, which an approval must name. */
+  readonly #withheldItems = new Map<string, { server: string; kind: HeldItemKind; definition: ToolInfo }>();
+  readonly #releaseListeners: Array<() => void> = [];
+  #recheck: NodeJS.Timeout | undefined;
+
+  constructor(options: PinOptions) {
+    this.#options = options;
+    this.#changes = options.changes !== false;
+  }
+
+  async init(ctx: PluginInitContext): Promise<void> {
+    this.#clock = ctx.clock;
+    this.#logger = ctx.logger;
+    this.#metrics = ctx.metrics;
+    // With a shared table (Redis) every instance pins and approves the same records; else the pin file.
+    this.book = ctx.pinRecords
+      ? sharedPinBook(ctx.pinRecords)
+      : filePinBook(pinFilePath({ file: this.#options.file, configDir: ctx.configDir, dataDir: ctx.dataDir }));
+    this.#pins = await this.book.load();
+  }
+
+  #hashOf(definition: ToolInfo): HashedDefinition {
+    let hashed = this.#hashes.get(definition);
+    if (!hashed) {
+      const kept = keptDefinition(definition);
+      hashed = { ...hashDefinition(definition), kept: kept ? { definition: kept } : {} };
+      this.#hashes.set(definition, hashed);
+    }
+    return hashed;
+  }
+
+  /** Records the definition; the verdict for a call of it. */
+  #judge({ name, server, definition, scan }: { name: string; server: string; definition: ToolInfo; scan: SeenTool["scan"] }, dirty: string[]): Verdict {
+    const judging: Judging = {
+      pins: this.#pins,
+      scan: this.#options.scan === true,
+      changes: this.#changes,
+      quarantineNewServers: this.#options.quarantineNewServers === true,
+      now: () => new Date(this.#clock()).toISOString(),
+    };
+    return judge(judging, { name, server, hashed: this.#hashOf(definition), scan }, dirty);
+  }
 
   /** Writes the records of these tools over the book's current content, but keeps an approval of what this one saw pending. */
-  const save = (names: string[]) => {
-    const records = Object.fromEntries(names.map((n) => [n, pins.tools[n]]));
-    saving = saving.then(async () => {
-      if (!book) return;
+  #save(names: string[]): Promise<void> {
+    const records = Object.fromEntries(names.map((n) => [n, this.#pins.tools[n]]));
+    this.#saving = this.#saving.then(async () => {
+      if (!this.book) return;
       try {
-        pins = await book.update(names, (name, current) => {
+        this.#pins = await this.book.update(names, (name, current) => {
           const mine = records[name];
           // Another process approved the very definition this one holds pending since this one read it: the approval stands.
           if (!mine || (current?.hash !== undefined && current.hash === mine.pending?.hash)) return undefined;
@@ -127,234 +177,133 @@ export function pinPlugin(
           return mine;
         });
       } catch (error) {
-        logger?.warn(`pin: ${(error as Error).message}`);
+        this.#logger?.warn(`pin: ${(error as Error).message}`);
       }
     });
-    return saving;
-  };
+    return this.#saving;
+  }
 
-  const changes = options.changes !== false;
-  /** Tools held back from the model, by name: the definition the server lists now (what a call of it is judged by). */
-  const withheld = new Map<string, { server: string; definition: ToolInfo; scan: SeenTool["scan"] }>();
-  /** Items held back from the model, by name: the definition listed now, which an approval must name. */
-  const withheldItems = new Map<string, { server: string; kind: HeldItemKind; definition: ToolInfo }>();
-  const releaseListeners: Array<() => void> = [];
-  let recheck: NodeJS.Timeout | undefined;
-
-  /** Records the definition; the verdict for a call of it. */
-  const judge = (name: string, server: string, definition: ToolInfo, dirty: string[], scan?: SeenTool["scan"]): Verdict => {
-    const { hash, fields, kept: keep } = hashOf(definition);
-    let record: PinRecord | undefined = pins.tools[name];
-    const flagged = options.scan === true && verdictAtLeast(scan?.verdict, "high");
-    if (flagged) {
-      // Approved as it is now (codemux approve): the approval covers this definition. Pinned on first sight only: ask.
-      if (record?.hash === hash && record.approvedAt !== undefined && !record.pending) return { ok: true };
-      const findings = scan!.findings.filter((f) => verdictAtLeast(f.severity, "high")).slice(0, MAX_KEPT_FINDINGS);
-      const reason =
-        record?.hash !== undefined && record.hash !== hash && changes
-          ? "changed"
-          : record?.hash === undefined && record?.pending?.reason === "new server"
-            ? "new server"
-            : "scan";
-      if (record?.pending?.hash !== hash) {
-        pins.tools[name] = {
-          ...(record ?? { server, firstSeen: now() }),
-          pending: { hash, fields, seenAt: now(), reason, findings, ...keep },
-        };
-        dirty.push(name);
-      }
-      const keptBlocked = pins.tools[name]!.pending?.keptBlockedAt !== undefined;
-      const what = findings.map((f) => `${f.rule} in ${f.path}`).join(", ");
-      return {
-        ok: false,
-        reason: keptBlocked
-          ? `${name} is quarantined: codemux's scan found text aimed at the model in its definition (${what}), and an admin chose to keep it blocked. It was not called. To allow it after all: codemux approve ${name}`
-          : `${name} is quarantined: codemux's scan found text aimed at the model in its definition (${what}). It was not called, and the model is not shown its text. If the definition is harmless, the user can approve it with: codemux approve ${name}`,
-      };
-    }
-    if (record?.hash === undefined && record?.pending?.reason === "scan") {
-      // Held only for what the scan found, which is gone: as if seen for the first time.
-      delete pins.tools[name];
-      record = undefined;
-      dirty.push(name);
-    }
-    if (!changes) {
-      // The scan's own book: only what the scan holds is recorded; a definition no longer flagged needs no approval.
-      if (record?.pending?.reason === "scan") {
-        delete record.pending;
-        dirty.push(name);
-      }
-      return { ok: true };
-    }
-    if (!record) {
-      if (options.quarantineNewServers && !trusted(server)) {
-        pins.tools[name] = { server, firstSeen: now(), pending: { hash, fields, seenAt: now(), reason: "new server", ...keep } };
-        dirty.push(name);
-        return {
-          ok: false,
-          reason: `${name} is quarantined: server "${server}" is new, and new servers wait for approval (plugins.pin.quarantineNewServers). It was not called. If the server is trusted, ${approvedBy(server)}`,
-        };
-      }
-      pins.tools[name] = { server, hash, fields, firstSeen: now(), ...keep };
-      dirty.push(name);
-      return { ok: true };
-    }
-    if (record.hash === hash) {
-      // A file from before definitions were kept gets its approved one, so that a later change can be shown as a diff.
-      if (record.pending || (!record.definition && keep.definition)) {
-        delete record.pending;
-        Object.assign(record, keep);
-        dirty.push(name);
-      }
-      return { ok: true };
-    }
-    if (record.pending?.hash !== hash || record.pending.reason === "scan") {
-      record.pending = { hash, fields, seenAt: now(), reason: record.hash === undefined ? "new server" : "changed", ...keep };
-      dirty.push(name);
-    }
-    const keptBlocked = record.pending?.keptBlockedAt !== undefined;
-    if (record.hash === undefined) {
-      return {
-        ok: false,
-        reason: keptBlocked
-          ? `${name} is quarantined: server "${server}" is new, and an admin chose to keep it blocked. It was not called. To allow it after all, ${approvedBy(server)}`
-          : `${name} is quarantined: server "${server}" is new and waits for approval. It was not called. If the server is trusted, ${approvedBy(server)}`,
-      };
-    }
-    const changed = `${changedFields(record.fields, fields).join(", ") || "definition"} changed`;
-    return {
-      ok: false,
-      reason: keptBlocked
-        ? `${name} is quarantined: its definition changed since codemux pinned it (${changed}), and an admin chose to keep the new definition blocked. It was not called. To allow it after all, ${approvedBy(name)}`
-        : `${name} is quarantined: its definition changed since codemux pinned it (${changed}), which is how a server can swap a trusted tool for a harmful one. It was not called. If the change is expected, ${approvedBy(name)}`,
-    };
-  };
-
-  const release = () => {
-    for (const listener of releaseListeners) listener();
-  };
+  #release(): void {
+    for (const listener of this.#releaseListeners) listener();
+  }
 
   /** While some tool is withheld, reads the pins again now and then: an approval made elsewhere releases it without a call. */
-  const scheduleRecheck = () => {
-    if (recheck || (withheld.size === 0 && withheldItems.size === 0) || !book || releaseListeners.length === 0) return;
-    recheck = setTimeout(async () => {
-      recheck = undefined;
+  #scheduleRecheck(): void {
+    const book = this.book;
+    if (this.#recheck || (this.#withheld.size === 0 && this.#withheldItems.size === 0) || !book || this.#releaseListeners.length === 0) return;
+    this.#recheck = setTimeout(async () => {
+      this.#recheck = undefined;
       try {
-        await saving;
-        const fresh = await book!.load();
-        const freed = [...withheld, ...withheldItems].some(([name, w]) => {
+        await this.#saving;
+        const fresh = await book.load();
+        const freed = [...this.#withheld, ...this.#withheldItems].some(([name, w]) => {
           const record = fresh.tools[name];
-          return record?.hash === hashOf(w.definition).hash && !record.pending;
+          return record?.hash === this.#hashOf(w.definition).hash && !record.pending;
         });
-        pins = fresh;
-        if (freed) release();
+        this.#pins = fresh;
+        if (freed) this.#release();
       } catch (error) {
-        logger?.warn(`pin: ${(error as Error).message}`);
+        this.#logger?.warn(`pin: ${(error as Error).message}`);
       }
-      scheduleRecheck();
-    }, options.recheckMs ?? 2_000);
-    recheck.unref();
-  };
+      this.#scheduleRecheck();
+    }, this.#options.recheckMs ?? 2_000);
+    this.#recheck.unref();
+  }
 
-  return {
-    name: "pin",
-    priority: 850,
-    failClosed: true,
-    get book() {
-      return book;
-    },
-    async init(ctx) {
-      clock = ctx.clock;
-      logger = ctx.logger;
-      metrics = ctx.metrics;
-      // With a shared table (Redis) every instance pins and approves the same records; else the pin file.
-      book = ctx.pinRecords ? sharedPinBook(ctx.pinRecords) : filePinBook(pinFilePath({ file: options.file, configDir: ctx.configDir, dataDir: ctx.dataDir }));
-      pins = await book.load();
-    },
-    async see(tools) {
-      const dirty: string[] = [];
-      // A withheld tool was judged by `screen` on the definition its server lists; the catalog may show the approved one instead.
-      for (const t of tools) if (!withheld.has(t.qualifiedName)) judge(t.qualifiedName, t.server, t.tool, dirty, t.scan);
-      if (dirty.length) await save(dirty);
-    },
-    screen(tools) {
-      const dirty: string[] = [];
-      const held: Withheld = new Map();
-      const servers = new Set(tools.map((t) => t.server));
-      for (const [name, w] of withheld) if (servers.has(w.server)) withheld.delete(name);
-      for (const t of tools) {
-        if (judge(t.qualifiedName, t.server, t.tool, dirty, t.scan).ok) continue;
-        withheld.set(t.qualifiedName, { server: t.server, definition: t.tool, scan: t.scan });
-        const record = pins.tools[t.qualifiedName];
-        // A changed tool shows its approved definition (its name is what was approved); else nothing of it reaches the model.
-        held.set(t.qualifiedName, record?.hash !== undefined && record.definition?.name === t.tool.name ? (record.definition as ToolInfo) : undefined);
+  async see(tools: readonly SeenTool[]): Promise<void> {
+    const dirty: string[] = [];
+    // A withheld tool was judged by `screen` on the definition its server lists; the catalog may show the approved one instead.
+    for (const t of tools)
+      if (!this.#withheld.has(t.qualifiedName)) this.#judge({ name: t.qualifiedName, server: t.server, definition: t.tool, scan: t.scan }, dirty);
+    if (dirty.length) await this.#save(dirty);
+  }
+
+  screen(tools: readonly SeenTool[]): Withheld {
+    const dirty: string[] = [];
+    const held: Withheld = new Map();
+    const servers = new Set(tools.map((t) => t.server));
+    for (const [name, w] of this.#withheld) if (servers.has(w.server)) this.#withheld.delete(name);
+    for (const t of tools) {
+      if (this.#judge({ name: t.qualifiedName, server: t.server, definition: t.tool, scan: t.scan }, dirty).ok) continue;
+      this.#withheld.set(t.qualifiedName, { server: t.server, definition: t.tool, scan: t.scan });
+      const record = this.#pins.tools[t.qualifiedName];
+      // A changed tool shows its approved definition (its name is what was approved); else nothing of it reaches the model.
+      held.set(t.qualifiedName, record?.hash !== undefined && record.definition?.name === t.tool.name ? (record.definition as ToolInfo) : undefined);
+    }
+    if (dirty.length) void this.#save(dirty);
+    this.#scheduleRecheck();
+    return held;
+  }
+
+  holdItems(scope: { server: string; kind: HeldItemKind; complete: boolean }, flagged: readonly SeenItem[]): ReadonlySet<string> {
+    const held = new Set<string>();
+    if (this.#options.scan !== true) return held;
+    const dirty: string[] = [];
+    const names = new Set(flagged.map((f) => f.name));
+    for (const [name, w] of this.#withheldItems) if (w.server === scope.server && w.kind === scope.kind && !names.has(name)) this.#withheldItems.delete(name);
+    if (scope.complete) this.#forgetUnflagged(scope, names, dirty);
+    for (const item of flagged) {
+      const definition = item.definition as unknown as ToolInfo;
+      if (this.#judge({ name: item.name, server: item.server, definition, scan: item.scan }, dirty).ok) continue;
+      const record = this.#pins.tools[item.name];
+      if (record && record.kind !== item.kind) {
+        record.kind = item.kind;
+        if (!dirty.includes(item.name)) dirty.push(item.name);
       }
-      if (dirty.length) void save(dirty);
-      scheduleRecheck();
-      return held;
-    },
-    holdItems(scope, flagged) {
-      const held = new Set<string>();
-      if (options.scan !== true) return held;
-      const dirty: string[] = [];
-      const names = new Set(flagged.map((f) => f.name));
-      for (const [name, w] of withheldItems) if (w.server === scope.server && w.kind === scope.kind && !names.has(name)) withheldItems.delete(name);
-      if (scope.complete) {
-        // What waited of this kind and is no longer flagged as listed now (changed or gone) waits no more: the next flag asks afresh.
-        for (const [name, record] of Object.entries(pins.tools)) {
-          if (record.kind !== scope.kind || record.server !== scope.server || !record.pending || names.has(name)) continue;
-          // Kept without `pending` (a record the book can write; a flag of it later asks afresh).
-          delete record.pending;
-          dirty.push(name);
-        }
-      }
-      for (const item of flagged) {
-        const definition = item.definition as unknown as ToolInfo;
-        if (judge(item.name, item.server, definition, dirty, item.scan).ok) continue;
-        const record = pins.tools[item.name];
-        if (record && record.kind !== item.kind) {
-          record.kind = item.kind;
-          if (!dirty.includes(item.name)) dirty.push(item.name);
-        }
-        withheldItems.set(item.name, { server: item.server, kind: item.kind, definition });
-        held.add(item.name);
-      }
-      if (dirty.length) void save(dirty);
-      scheduleRecheck();
-      return held;
-    },
-    onRelease(listener) {
-      releaseListeners.push(listener);
-      scheduleRecheck();
-    },
-    written: () => saving,
-    async beforeCall(call) {
-      // Pinning for the scan alone: only a tool held back has anything to judge (the rest of the calls pay one lookup).
-      if (!call.definition || (!changes && !withheld.has(call.name))) return;
-      // The model may see the approved definition of a tool held back: the call is judged by the one its server lists now.
-      const held = withheld.get(call.name);
-      const definition = held?.definition ?? call.definition;
-      const dirty: string[] = [];
-      let verdict = judge(call.name, call.server, definition, dirty, held?.scan);
-      if (!verdict.ok && book) {
-        // The user may have approved it since (codemux approve, or another instance): read the pins again first.
-        await saving;
-        pins = await book.load();
-        dirty.length = 0;
-        verdict = judge(call.name, call.server, definition, dirty, held?.scan);
-        if (verdict.ok && held) release();
-      }
-      if (dirty.length) await save(dirty);
-      if (verdict.ok) return;
-      call.logField("quarantined", true);
-      metrics?.increment("codemux_quarantined_calls_total", { server: call.server });
-      return { action: "abort", error: new PluginRefusedError("pin", verdict.reason, { code: "QUARANTINED" }) };
-    },
-    async close() {
-      clearTimeout(recheck);
-      recheck = undefined;
-      releaseListeners.length = 0;
-      await saving;
-    },
-  };
+      this.#withheldItems.set(item.name, { server: item.server, kind: item.kind, definition });
+      held.add(item.name);
+    }
+    if (dirty.length) void this.#save(dirty);
+    this.#scheduleRecheck();
+    return held;
+  }
+
+  /** What waited of this kind and is no longer flagged as listed now (changed or gone) waits no more: the next flag asks afresh. */
+  #forgetUnflagged(scope: { server: string; kind: HeldItemKind }, flagged: ReadonlySet<string>, dirty: string[]): void {
+    for (const [name, record] of Object.entries(this.#pins.tools)) {
+      if (record.kind !== scope.kind || record.server !== scope.server || !record.pending || flagged.has(name)) continue;
+      // Kept without `pending` (a record the book can write; a flag of it later asks afresh).
+      delete record.pending;
+      dirty.push(name);
+    }
+  }
+
+  onRelease(listener: () => void): void {
+    this.#releaseListeners.push(listener);
+    this.#scheduleRecheck();
+  }
+
+  written(): Promise<void> {
+    return this.#saving;
+  }
+
+  async beforeCall(call: PluginCall): Promise<BeforeCallResult | undefined> {
+    // Pinning for the scan alone: only a tool held back has anything to judge (the rest of the calls pay one lookup).
+    if (!call.definition || (!this.#changes && !this.#withheld.has(call.name))) return;
+    // The model may see the approved definition of a tool held back: the call is judged by the one its server lists now.
+    const held = this.#withheld.get(call.name);
+    const definition = held?.definition ?? call.definition;
+    const dirty: string[] = [];
+    let verdict = this.#judge({ name: call.name, server: call.server, definition, scan: held?.scan }, dirty);
+    if (!verdict.ok && this.book) {
+      // The user may have approved it since (codemux approve, or another instance): read the pins again first.
+      await this.#saving;
+      this.#pins = await this.book.load();
+      dirty.length = 0;
+      verdict = this.#judge({ name: call.name, server: call.server, definition, scan: held?.scan }, dirty);
+      if (verdict.ok && held) this.#release();
+    }
+    if (dirty.length) await this.#save(dirty);
+    if (verdict.ok) return;
+    call.logField("quarantined", true);
+    this.#metrics?.increment("codemux_quarantined_calls_total", { server: call.server });
+    return { action: "abort", error: new PluginRefusedError("pin", verdict.reason, { code: "QUARANTINED" }) };
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#recheck);
+    this.#recheck = undefined;
+    this.#releaseListeners.length = 0;
+    await this.#saving;
+  }
 }

@@ -39,7 +39,6 @@ export interface LoginOptions {
 export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
   const { randomBytes } = await import("node:crypto");
   const state = randomBytes(32).toString("base64url");
-  const registry = options.callbacks?.registry;
   const ended = new AbortController();
   // The public route forgets the state at once when the login is cancelled, not only once this function unwinds.
   const loginEnded = options.signal ? AbortSignal.any([ended.signal, options.signal]) : ended.signal;
@@ -51,38 +50,10 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       }
     : await loopbackCallback(options, state);
   callback.answer.catch(() => undefined);
-  let stop: ((error: Error) => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    stop = reject;
-  });
-  stopped.catch(() => undefined);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
-  const timer = setTimeout(
-    () =>
-      stop?.(
-        new Error(
-          `No answer from the browser within ${Math.round(timeoutMs / 1000)} s; ${options.callbacks ? "call the tool again for a new login link" : `run codemux auth login ${options.server} again`}.`,
-        ),
-      ),
-    timeoutMs,
-  );
-  const onAbort = () => stop?.(new Error("The login was cancelled."));
-  options.signal?.addEventListener("abort", onAbort, { once: true });
+  const stop = loginStop(options);
   try {
     options.onListening?.(callback.redirectUrl);
-    const provider = new FileOAuthProvider({
-      server: options.server,
-      url: options.url,
-      dir: options.dir,
-      ...(options.settings ? { settings: options.settings } : {}),
-      ...(registry?.clientMetadataUrl ? { clientMetadataUrl: registry.clientMetadataUrl } : {}),
-      login: {
-        redirectUrl: callback.redirectUrl,
-        state,
-        // Through codemux's public route the principal is sent to codemux's own page first, which binds its browser to this login.
-        onAuthorizationUrl: registry ? (url) => options.onAuthorizationUrl(registry.startUrl(state, url)) : options.onAuthorizationUrl,
-      },
-    });
+    const provider = loginProvider(options, { redirectUrl: callback.redirectUrl, state });
     await provider.prepareLogin();
     // What the server itself says first, unauthenticated: where its metadata is, and the scope it wants (with what the last login had).
     const challenge = await challengeOf(options.url, options.fetch ?? fetch);
@@ -93,33 +64,83 @@ export async function loginServer(options: LoginOptions): Promise<AuthRecord> {
       ...(scope ? { scope } : {}),
       ...(options.fetch ? { fetchFn: options.fetch } : {}),
     };
-    const first = await auth(provider, common);
-    if (first !== "AUTHORIZED") {
-      const { code, iss, finished } = await Promise.race([callback.answer, stopped]);
-      try {
-        const second = await auth(provider, { ...common, authorizationCode: code, ...(iss === undefined ? {} : { iss }) }).catch((error: unknown) => {
-          throw IssuerMismatchError.isInstance(error) && error.kind === "authorization_response" ? issuerRefusal(options, error) : error;
-        });
-        if (second !== "AUTHORIZED") throw new Error(`The authorization server did not accept the login of "${options.server}".`);
-        finished();
-      } catch (error) {
-        finished(error as Error);
-        throw error;
-      }
+    if ((await auth(provider, common)) !== "AUTHORIZED") {
+      const answer = await Promise.race([callback.answer, stop.stopped]);
+      await exchangeCode(options, { provider, common, answer });
     }
-    const record = await readAuthRecord(options.dir, options.server);
-    if (!record?.tokens) throw new Error(`The login of "${options.server}" finished without tokens.`);
-    if (record.scope === scope) return record;
-    const stored = { ...record, ...(scope ? { scope } : {}) };
-    if (!scope) delete stored.scope;
-    await writeAuthRecord(options.dir, stored);
-    return stored;
+    return await recordWithScope(options, scope);
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
+    stop.dispose();
     ended.abort();
     await callback.close();
   }
+}
+
+/** What ends a login before the browser comes back: its time running out, or its signal; `stopped` rejects saying which. */
+function loginStop(options: LoginOptions): { stopped: Promise<never>; dispose: () => void } {
+  let stop: ((error: Error) => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    stop = reject;
+  });
+  stopped.catch(() => undefined);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
+  const again = options.callbacks ? "call the tool again for a new login link" : `run codemux auth login ${options.server} again`;
+  const timer = setTimeout(() => stop?.(new Error(`No answer from the browser within ${Math.round(timeoutMs / 1000)} s; ${again}.`)), timeoutMs);
+  const onAbort = () => stop?.(new Error("The login was cancelled."));
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  return {
+    stopped,
+    dispose: () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** The OAuth provider of this login: its tokens and client go to the login files; the browser is sent to the callback. */
+function loginProvider(options: LoginOptions, login: { redirectUrl: string; state: string }): FileOAuthProvider {
+  const registry = options.callbacks?.registry;
+  return new FileOAuthProvider({
+    server: options.server,
+    url: options.url,
+    dir: options.dir,
+    ...(options.settings ? { settings: options.settings } : {}),
+    ...(registry?.clientMetadataUrl ? { clientMetadataUrl: registry.clientMetadataUrl } : {}),
+    login: {
+      ...login,
+      // Through codemux's public route the principal is sent to codemux's own page first, which binds its browser to this login.
+      onAuthorizationUrl: registry ? (url) => options.onAuthorizationUrl(registry.startUrl(login.state, url)) : options.onAuthorizationUrl,
+    },
+  });
+}
+
+/** Exchanges the code the browser brought back for tokens; the callback's page says how it went. */
+async function exchangeCode(
+  options: LoginOptions,
+  { provider, common, answer }: { provider: FileOAuthProvider; common: Parameters<typeof auth>[1]; answer: LoginCallbackAnswer },
+): Promise<void> {
+  const { code, iss, finished } = answer;
+  try {
+    const second = await auth(provider, { ...common, authorizationCode: code, ...(iss === undefined ? {} : { iss }) }).catch((error: unknown) => {
+      throw IssuerMismatchError.isInstance(error) && error.kind === "authorization_response" ? issuerRefusal(options, error) : error;
+    });
+    if (second !== "AUTHORIZED") throw new Error(`The authorization server did not accept the login of "${options.server}".`);
+    finished();
+  } catch (error) {
+    finished(error as Error);
+    throw error;
+  }
+}
+
+/** The stored record of the login, with the scope it was granted kept for the next one. */
+async function recordWithScope(options: LoginOptions, scope: string | undefined): Promise<AuthRecord> {
+  const record = await readAuthRecord(options.dir, options.server);
+  if (!record?.tokens) throw new Error(`The login of "${options.server}" finished without tokens.`);
+  if (record.scope === scope) return record;
+  const stored = { ...record, ...(scope ? { scope } : {}) };
+  if (!scope) delete stored.scope;
+  await writeAuthRecord(options.dir, stored);
+  return stored;
 }
 
 /** How long the unauthenticated first request of a login may take. */

@@ -77,16 +77,37 @@ parentPort.postMessage((${checkSkill.toString()})(require(workerData.typescript)
   });
 }
 
+const ROOT = "/codemux-skill/";
+
 /**
  * The check itself, run inside the worker: the skill and its imports as one strict program in
  * memory; the skill must export a function named like it, taking at most one typed input and
  * returning a typed output (not `any`).
  */
 export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErrors: number): SkillCheckResult {
-  const root = "/codemux-skill/";
-  const globals = `${root}globals.d.ts`;
-  const files = new Map<string, string>(Object.entries(input.modules).map(([specifier, source]) => [`${root}${specifier}.ts`, source]));
-  const skillFile = `${root}${input.specifier}.ts`;
+  const { program, skillFile } = skillProgram(ts, input);
+  const errors = typeErrors(ts, program, skillFile);
+  if (errors.length)
+    return { ok: false, typeErrors: true, errors: errors.slice(0, maxErrors).concat(errors.length > maxErrors ? [`(${errors.length - maxErrors} more)`] : []) };
+  const source = program.getSourceFile(skillFile);
+  const checker = program.getTypeChecker();
+  const moduleSymbol = source ? checker.getSymbolAtLocation(source) : undefined;
+  const exported = moduleSymbol ? checker.getExportsOfModule(moduleSymbol).find((s) => s.name === input.name) : undefined;
+  if (!source || !exported)
+    return {
+      ok: false,
+      errors: [`The skill must export a function named ${input.name}: export async function ${input.name}(input: { ... }): Promise<...> { ... }`],
+    };
+  const signature = skillSignature(ts, checker, { name: input.name, exported, source });
+  if (!signature.ok) return { ok: false, errors: [signature.error] };
+  return { ok: true, signature: signature.text.slice(0, 1000), imports: skillImports(ts, source) };
+}
+
+/** The skill and its imports as one strict program in memory, beside the sandbox's globals; nothing else of the host's files but the compiler's lib typings. */
+function skillProgram(ts: typeof TypeScript, input: SkillCheckInput): { program: TypeScript.Program; skillFile: string } {
+  const globals = `${ROOT}globals.d.ts`;
+  const files = new Map<string, string>(Object.entries(input.modules).map(([specifier, source]) => [`${ROOT}${specifier}.ts`, source]));
+  const skillFile = `${ROOT}${input.specifier}.ts`;
   files.set(skillFile, input.code);
   // The sandbox's globals besides the ES2022 library.
   files.set(
@@ -103,14 +124,18 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
     noEmit: true,
     skipLibCheck: true,
     isolatedModules: true,
-    paths: { "mcp/*": [`${root}mcp/*`] },
+    paths: { "mcp/*": [`${ROOT}mcp/*`] },
   };
-  // The program sees only these modules and the compiler's own lib typings: no path a skill names reaches the host's files.
+  return { program: ts.createProgram([skillFile, globals], options, memoryHost(ts, files, options)), skillFile };
+}
+
+/** A compiler host over `files` alone, and the compiler's own lib typings: no path a skill names reaches the host's files. */
+function memoryHost(ts: typeof TypeScript, files: Map<string, string>, options: TypeScript.CompilerOptions): TypeScript.CompilerHost {
   const libFile = ts.getDefaultLibFilePath(options);
   const libDir = libFile.slice(0, libFile.lastIndexOf("/") + 1);
   const isLib = (name: string) => name.startsWith(libDir) && /^lib(\.[a-z0-9]+)*\.d\.ts$/.test(name.slice(libDir.length));
   const read = (name: string) => files.get(name) ?? (isLib(name) ? ts.sys.readFile(name) : undefined);
-  const host: TypeScript.CompilerHost = {
+  return {
     getSourceFile: (name, language) => {
       const text = read(name);
       return text === undefined ? undefined : ts.createSourceFile(name, text, language, true);
@@ -118,57 +143,60 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
     getDefaultLibFileName: () => libFile,
     getDefaultLibLocation: () => libDir.slice(0, -1),
     writeFile: () => undefined,
-    getCurrentDirectory: () => root.slice(0, -1),
+    getCurrentDirectory: () => ROOT.slice(0, -1),
     getCanonicalFileName: (name) => name,
     useCaseSensitiveFileNames: () => true,
     getNewLine: () => "\n",
     fileExists: (name) => files.has(name) || (isLib(name) && ts.sys.fileExists(name)),
     readFile: read,
-    directoryExists: (name) => `${name}/`.startsWith(root) || `${name}/` === libDir,
+    directoryExists: (name) => `${name}/`.startsWith(ROOT) || `${name}/` === libDir,
     getDirectories: () => [],
     realpath: (name) => name,
   };
-  const program = ts.createProgram([skillFile, globals], options, host);
+}
+
+/** The program's errors, each with where it is (the skill's line and column, or an imported module's line). */
+function typeErrors(ts: typeof TypeScript, program: TypeScript.Program, skillFile: string): string[] {
   const where = (file: TypeScript.SourceFile | undefined, start: number | undefined): string => {
     if (!file || start === undefined) return "";
     const { line, character } = file.getLineAndCharacterOfPosition(start);
-    return file.fileName === skillFile ? `line ${line + 1}, column ${character + 1}: ` : `${file.fileName.slice(root.length)} line ${line + 1}: `;
+    return file.fileName === skillFile ? `line ${line + 1}, column ${character + 1}: ` : `${file.fileName.slice(ROOT.length)} line ${line + 1}: `;
   };
-  const errors = ts
+  return ts
     .getPreEmitDiagnostics(program)
     .filter((d) => d.category === ts.DiagnosticCategory.Error)
     .map((d) => `${where(d.file, d.start)}${ts.flattenDiagnosticMessageText(d.messageText, " ").slice(0, 500)}`);
-  if (errors.length)
-    return { ok: false, typeErrors: true, errors: errors.slice(0, maxErrors).concat(errors.length > maxErrors ? [`(${errors.length - maxErrors} more)`] : []) };
+}
 
-  const source = program.getSourceFile(skillFile);
-  const checker = program.getTypeChecker();
-  const moduleSymbol = source ? checker.getSymbolAtLocation(source) : undefined;
-  const exported = moduleSymbol ? checker.getExportsOfModule(moduleSymbol).find((s) => s.name === input.name) : undefined;
-  if (!source || !exported)
-    return {
-      ok: false,
-      errors: [`The skill must export a function named ${input.name}: export async function ${input.name}(input: { ... }): Promise<...> { ... }`],
-    };
+/** The exported function's signature as shown to the model: one function, at most one typed input, a typed output; else why not. */
+function skillSignature(
+  ts: typeof TypeScript,
+  checker: TypeScript.TypeChecker,
+  { name, exported, source }: { name: string; exported: TypeScript.Symbol; source: TypeScript.SourceFile },
+): { ok: true; text: string } | { ok: false; error: string } {
   const type = checker.getTypeOfSymbolAtLocation(exported, source);
   const [signature, ...overloads] = type.getCallSignatures();
-  if (!signature || overloads.length) return { ok: false, errors: [`${input.name} must be one function (not ${signature ? "overloaded" : "a value"}).`] };
+  if (!signature || overloads.length) return { ok: false, error: `${name} must be one function (not ${signature ? "overloaded" : "a value"}).` };
   const show = (t: TypeScript.Type) =>
     checker.typeToString(t, undefined, ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType);
   const parameters = signature.getParameters();
   if (parameters.length > 1)
-    return { ok: false, errors: [`${input.name} takes ${parameters.length} parameters; give it one input object, so it is called like a tool.`] };
+    return { ok: false, error: `${name} takes ${parameters.length} parameters; give it one input object, so it is called like a tool.` };
   const shownParameters: string[] = [];
   for (const parameter of parameters) {
     const parameterType = checker.getTypeOfSymbolAtLocation(parameter, source);
-    if (parameterType.flags & ts.TypeFlags.Any) return { ok: false, errors: [`The input of ${input.name} is typed any; declare its type.`] };
+    if (parameterType.flags & ts.TypeFlags.Any) return { ok: false, error: `The input of ${name} is typed any; declare its type.` };
     shownParameters.push(`${parameter.name}: ${show(parameterType)}`);
   }
   const returned = signature.getReturnType();
   const awaited = checker.getAwaitedType(returned) ?? returned;
   if (returned.flags & ts.TypeFlags.Any || awaited.flags & ts.TypeFlags.Any)
-    return { ok: false, errors: [`The output of ${input.name} is typed any; declare its type.`] };
+    return { ok: false, error: `The output of ${name} is typed any; declare its type.` };
+  return { ok: true, text: `${name}(${shownParameters.join(", ")}): ${show(returned)}` };
+}
 
+/** What the skill imports (and re-exports): each module with the names it takes. */
+function skillImports(ts: typeof TypeScript, source: TypeScript.SourceFile): SkillImport[] {
   const imports: SkillImport[] = [];
   for (const statement of source.statements) {
     if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
@@ -180,5 +208,5 @@ export function checkSkill(ts: typeof TypeScript, input: SkillCheckInput, maxErr
       for (const element of bindings.elements) names.push((element.propertyName ?? element.name).text);
     imports.push({ specifier, names });
   }
-  return { ok: true, signature: `${input.name}(${shownParameters.join(", ")}): ${show(returned)}`.slice(0, 1000), imports };
+  return imports;
 }

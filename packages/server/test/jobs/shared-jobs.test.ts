@@ -163,9 +163,8 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await a.text("call_tool", { name: "bad__hang", args: {}, background: true });
     const waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
     await a.jobs.close();
-    // Past the bound before any instance with room exists (a wait, not a measure).
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    await instance("b", { jobs: { maxWaitMs: 1_000 } });
+    // b's clock runs 1.2 s ahead: the job is past its bound before any instance with room exists.
+    await instance("b", { jobs: { maxWaitMs: 1_000, now: () => Date.now() + 1_200 } });
     // c only reads: it takes nothing from the queue, so the job is ended by the instance that took it.
     const c = await instance("c", { queue: false });
     await until(async () => jobOf(await c.call("jobs", { action: "output", ids: [waiting], wait_up_to: 0 })).status === "failed");
