@@ -6,14 +6,12 @@ import {
   type Logger,
   type RateBuckets,
   type RecordTable,
-  type SecretMask,
   type SharedLists,
   type Store,
-  type ToolCallMiddleware,
 } from "@codemux/core";
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
-import type { HttpSettings, UiSources } from "@codemux/http";
+import { httpCallRecorders, type HttpCallRecorders, type HttpSettings, type UiSources } from "@codemux/http";
 import { createJobs, jobsListing, type JobManager, type Jobs } from "@codemux/jobs";
 import {
   Codemux,
@@ -64,8 +62,8 @@ export interface StartOptions {
   shared?: SharedState;
   /** Served to several principals (HTTP with more than one token, a token file, or OAuth): the built-in default keeps their memories apart. */
   manyPrincipals?: boolean;
-  /** A front end's own middleware (the HTTP server's recorders), made with the core's mask and composed into its pipeline after the plugins' and the jobs'. */
-  frontEnd?: (mask: SecretMask) => ToolCallMiddleware[];
+  /** Serving over HTTP: the HTTP server's call recorders (/metrics, the admin page's Activity) are made with the core's mask, their middleware composed after the plugins' and the jobs'. */
+  recordCalls?: boolean;
   /** The tool surface: "code" (the default) or another mode the server knows. */
   mode?: string;
   /** The folder the built-in default serves and servers without `roots` are told; default the current folder. */
@@ -90,6 +88,8 @@ export interface Started {
   http: HttpSettings;
   ui: UiSources;
   jobs?: JobManager;
+  /** The HTTP server's call recorders, with `recordCalls`: the `CodemuxHttpServer` is given the same ones. */
+  recorders?: HttpCallRecorders;
   /** Starts the servers (and the jobs' recovery) when `deferStart` held them back; once. */
   begin: () => void;
   /** Applies the edited config file: servers, policies and plugins as one change (the file watch, /restart). */
@@ -125,6 +125,7 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
   const plugins = await pluginsFor(loaded, options, { logger, keep: link.keep });
   masking = plugins;
   const jobs = jobsOf(loaded, options, { logger, plugins, link });
+  const recorders = options.recordCalls ? httpCallRecorders({ mask: plugins?.mask ?? NO_MASK }) : undefined;
   const core = new Codemux({
     config,
     link,
@@ -152,7 +153,7 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
     ...(options.serving ? spillOf(options.spillBytes ?? serving.spillBytes) : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    ...extensionsOf(plugins, jobs, options.frontEnd),
+    ...extensionsOf(plugins, jobs, recorders),
     ...(loaded.policies ? { policies: loaded.policies } : {}),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
@@ -162,20 +163,36 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
   wire(core, { jobs, plugins, logger, shared: options.shared });
   // Shared skills are read before serving; Redis not there yet: served from what arrives once it is (the shelf re-reads on reconnect).
   await core.refreshSkills().catch((error: Error) => logger.warn(`skills: ${error.message}`));
-  let begun = false;
-  const begin = () => {
-    if (begun) return;
-    begun = true;
-    core.start({ warmSandbox: options.serving === true });
-    // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
-    void jobs?.recover().catch(() => undefined);
-  };
+  const begin = beginOnce(core, jobs, options.serving === true);
   if (!options.deferStart) begin();
   const reloader = configReloader(core, plugins, {
     read: () => readRawConfig(configFile),
     scanMode: configFile ? (config) => scanModeOf(config, configFile) : undefined,
   });
-  return { core, config: loaded, logger, level, http: serving.http, ui: uiSources(plugins, jobs), ...(jobs ? { jobs: jobs.manager } : {}), begin, reloader };
+  return {
+    core,
+    config: loaded,
+    logger,
+    level,
+    http: serving.http,
+    ui: uiSources(plugins, jobs),
+    ...(jobs ? { jobs: jobs.manager } : {}),
+    ...(recorders ? { recorders } : {}),
+    begin,
+    reloader,
+  };
+}
+
+/** Starts the servers (warming the sandbox when serving) and the jobs' recovery, once. */
+function beginOnce(core: Codemux, jobs: Jobs | undefined, serving: boolean): () => void {
+  let begun = false;
+  return () => {
+    if (begun) return;
+    begun = true;
+    core.start({ warmSandbox: serving });
+    // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
+    void jobs?.recover().catch(() => undefined);
+  };
 }
 
 /** The plugins of a start: the config's, loaded even without a plugins section when serving (an edit may turn them on), on the shared store's parts. */
@@ -239,10 +256,10 @@ function sharedOptions(shared: SharedState | undefined): Partial<CodemuxOptions>
   };
 }
 
-/** The core's middleware (the plugins', the jobs', the front end's), its mask, and the meta-tools the jobs and plugins add. */
-function extensionsOf(plugins: LoadedPlugins | undefined, jobs: Jobs | undefined, frontEnd: StartOptions["frontEnd"]): Partial<CodemuxOptions> {
+/** The core's middleware (the plugins', the jobs', the HTTP server's call recorders), its mask, and the meta-tools the jobs and plugins add. */
+function extensionsOf(plugins: LoadedPlugins | undefined, jobs: Jobs | undefined, recorders: HttpCallRecorders | undefined): Partial<CodemuxOptions> {
   return {
-    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(frontEnd?.(plugins?.mask ?? NO_MASK) ?? [])],
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(recorders?.middleware ?? [])],
     // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
     ...(plugins ? { mask: plugins.mask } : {}),
     ...(jobs

@@ -2,14 +2,12 @@ import { closestNames, isLoopback, type Logger } from "@codemux/core";
 import {
   CodemuxHttpServer,
   HttpError,
-  httpCallRecorders,
   listenFromEnv,
   parseListen,
   parseTokenArg,
   parseTokenFile,
   trustedProxyList,
   watchConfig,
-  type HttpCallRecorders,
   type HttpServeOptions,
   type HttpSettings,
   type OAuthOptions,
@@ -356,8 +354,6 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
   if (shared.connection && !shared.connection.up())
     process.stderr.write(`codemux: Redis at ${shared.connection.where} is not reachable yet; serving, and reconnecting in the background.\n`);
 
-  // The HTTP server's call recorders (/metrics, the admin page's Activity): their middleware is composed into the core's pipeline.
-  let recorders: HttpCallRecorders | undefined;
   const {
     core,
     logger,
@@ -366,6 +362,7 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ui,
     jobs,
     reloader,
+    recorders,
   } = await startCore(command, context, {
     defaultLevel: "info",
     serving: true,
@@ -375,7 +372,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     ...(options.debugExec ? { keepBundlesDir: join(codemuxHome(), "debug", "exec") } : {}),
     shared,
     config: loaded,
-    frontEnd: (mask) => (recorders = httpCallRecorders({ mask })).middleware,
+    // The HTTP server's call recorders (/metrics, the admin page's Activity): their middleware is composed into the core's pipeline.
+    recordCalls: true,
     // A token file may gain tokens and OAuth admits any subject: either may serve several principals.
     manyPrincipals: tokens.length + fileTokens > 1 || options.tokenFile !== undefined || auth.oauth !== undefined,
   });
