@@ -12,11 +12,12 @@ import {
 import { markSelf, parseJsonc, type PoolConfig, readConfigText } from "@codemux/pool";
 import { Redactor, loadPlugins, type LoadedPlugins, type ResultKeeper } from "@codemux/hooks";
 import { httpCallRecorders, type HttpCallRecorders, type HttpSettings, type UiSources } from "@codemux/http";
-import { createJobs, jobsListing, type JobManager } from "@codemux/jobs";
+import { createJobs, jobsListing, type JobManager, type Jobs } from "@codemux/jobs";
 import {
   Codemux,
   CoreLink,
   codemuxHome,
+  type CodemuxOptions,
   type CodemuxLifecycle,
   policiesOf,
   retentionFor,
@@ -115,53 +116,24 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
   for (const warning of loaded.servers ? loaded.warnings : [...(config.warnings ?? []), ...loaded.warnings]) logger.warn(warning);
   if (config.source === "built-in default" && options.manyPrincipals)
     logger.info(`the built-in default serves several principals: each gets a memory server and graph of its own (under ${graphsFolder()})`);
-  const { file: configFile, raw, retention } = loaded;
+  const { file: configFile, retention } = loaded;
   const serving = loaded.serving ?? { http: {}, jobs: {} };
   // Plugins and jobs are made before the core (their middleware goes into it); they reach its result store and policies through the link it binds.
   const link = new CoreLink();
   // The config's `tracing` may turn traces on, before anything that makes spans starts (the OTEL_* variables may have already).
   await startTracing(process.env, loaded.tracing);
-  const plugins = await pluginsOf({
-    config: raw && configFile ? { raw, file: configFile } : undefined,
-    // Serving from a file: loaded even without a plugins section, so that an edit can turn plugins on.
-    reloadable: options.serving === true,
-    logger,
-    retention,
-    keep: link.keep,
-    ...(options.shared?.rateBuckets ? { rateBuckets: options.shared.rateBuckets } : {}),
-    ...(options.shared?.pluginStore ? { sharedStore: options.shared.pluginStore } : {}),
-    ...(options.shared?.pinRecords ? { pinRecords: options.shared.pinRecords } : {}),
-    ...(options.shared?.memories ? { sharedLists: options.shared.memories } : {}),
-    ...(configFile ? { scanMode: (config: unknown) => scanModeOf(config, configFile) } : {}),
-  });
+  const plugins = await pluginsFor(loaded, options, { logger, keep: link.keep });
   masking = plugins;
-  const scanMode = loaded.scan;
-  const http = serving.http;
-  // Background jobs only when serving: a one-shot command would end its own jobs when it exits.
-  const jobs = options.serving
-    ? createJobs({
-        dataDir: codemuxHome(),
-        ...(options.deferStart ? { openLater: true } : {}),
-        ...serving.jobs,
-        logger,
-        retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
-        // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.
-        redactor: plugins?.records ?? new Redactor(),
-        ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
-        ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
-        // A policy's jobs at once, counted on every instance together.
-        ...(options.shared?.jobSlots ? { slots: options.shared.jobSlots } : {}),
-        ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
-        // The policies live in the core, made just below; a job starts only once it serves.
-        jobsAtOnce: (session) => link.grant(session)?.concurrentJobs,
-      })
-    : undefined;
+  const jobs = jobsOf(loaded, options, { logger, plugins, link });
   const recorders = options.recordCalls ? httpCallRecorders({ mask: plugins?.mask ?? NO_MASK }) : undefined;
   const core = new Codemux({
     config,
     link,
     // The pin plugin judges what the scan flags (and changed definitions): the model sees the approved definition or nothing.
-    scan: { mode: scanMode, ...(plugins ? { gate: (tools) => plugins.screen(tools), itemGate: (scope, flagged) => plugins.holdItems(scope, flagged) } : {}) },
+    scan: {
+      mode: loaded.scan,
+      ...(plugins ? { gate: (tools) => plugins.screen(tools), itemGate: (scope, flagged) => plugins.holdItems(scope, flagged) } : {}),
+    },
     // What a server whose entry sets no `roots` is told when it asks: --root, or the folder the built-in default serves.
     ...(options.root !== undefined || config.source === "built-in default" ? { root: builtInRoot(options) } : {}),
     ...(options.mode ? { mode: options.mode } : {}),
@@ -174,56 +146,24 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
     ...keepBundles(options),
     dataDir: codemuxHome(),
     ...cacheOf(options.cache !== false, options.shared),
-    ...(options.shared?.resultStore ? { resultStore: options.shared.resultStore } : {}),
-    ...(options.shared?.skillShelf ? { sharedSkills: options.shared.skillShelf } : {}),
-    // A policy's calls per minute, counted on every instance together.
-    ...(options.shared?.rateBuckets ? { policyBuckets: options.shared.rateBuckets } : {}),
-    ...(options.shared?.scaleOut ? { instanceId: options.shared.instanceId } : {}),
+    ...sharedOptions(options.shared),
     ...(loaded.serving?.stateKey !== undefined && !process.env.CODEMUX_STATE_KEY ? { stateKey: loaded.serving.stateKey } : {}),
     // Client configs can set environment variables where they cannot add flags.
     ...(options.refreshCache || process.env.CODEMUX_REFRESH_CACHE === "1" ? { refreshCache: true } : {}),
     ...cacheTtlOf(process.env.CODEMUX_CATALOG_CACHE_TTL_MS),
     // A one-shot command prints the whole result: a handle would die with the process. --spill-bytes wins over the config's.
     ...(options.serving ? spillOf(options.spillBytes ?? serving.spillBytes) : { largeResultBytes: Number.POSITIVE_INFINITY }),
-    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(recorders?.middleware ?? [])],
-    // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
-    ...(plugins ? { mask: plugins.mask } : {}),
+    ...extensionsOf(plugins, jobs, recorders),
     ...(loaded.policies ? { policies: loaded.policies } : {}),
     // A reload (the file watch, /restart) reads the policies again with the servers; a mistake keeps the last good ones.
     ...(options.serving && configFile
       ? { reloadPolicies: async () => policiesOf(parseJsonc(await readConfigText(configFile), configFile).value, configFile) }
       : {}),
-    ...(jobs
-      ? {
-          jobs: jobs.runner,
-          // Plugins' own tools (memory's `memory`) are listed beside the meta-tools, only when such a plugin is on.
-          metaTools: [...jobs.metaTools, ...(plugins?.metaTools ?? [])],
-          taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
-        }
-      : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
-        { metaTools: [jobsListing(), ...(plugins?.metaTools ?? [])] }),
   });
-  // Running jobs are journaled as interrupted while the servers are still there.
-  if (jobs) core.onClose(() => jobs.close(), { before: true });
-  forgetAlso(core, { jobs, plugins, logger, ...(options.shared ? { shared: options.shared } : {}) });
-  shareJobQueue(jobs, core, options.shared);
-  if (plugins) {
-    // pin records every tool's definition as the catalog changes, not only at its first call.
-    core.onToolsChanged(() => void plugins.toolsChanged(core.tools().entries()));
-    // An approval (here, by codemux approve, or on another instance) shows a tool held back again.
-    plugins.onRelease(() => core.rescreen());
-    core.onClose(() => plugins.close());
-  }
+  wire(core, { jobs, plugins, logger, shared: options.shared });
   // Shared skills are read before serving; Redis not there yet: served from what arrives once it is (the shelf re-reads on reconnect).
   await core.refreshSkills().catch((error: Error) => logger.warn(`skills: ${error.message}`));
-  let begun = false;
-  const begin = () => {
-    if (begun) return;
-    begun = true;
-    core.start({ warmSandbox: options.serving === true });
-    // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
-    void jobs?.recover().catch(() => undefined);
-  };
+  const begin = beginOnce(core, jobs, options.serving === true);
   if (!options.deferStart) begin();
   const reloader = configReloader(core, plugins, {
     read: () => readRawConfig(configFile),
@@ -234,13 +174,122 @@ export async function startCodemux(loaded: CodemuxConfig, options: StartOptions)
     config: loaded,
     logger,
     level,
-    http,
+    http: serving.http,
     ui: uiSources(plugins, jobs),
     ...(jobs ? { jobs: jobs.manager } : {}),
     ...(recorders ? { recorders } : {}),
     begin,
     reloader,
   };
+}
+
+/** Starts the servers (warming the sandbox when serving) and the jobs' recovery, once. */
+function beginOnce(core: Codemux, jobs: Jobs | undefined, serving: boolean): () => void {
+  let begun = false;
+  return () => {
+    if (begun) return;
+    begun = true;
+    core.start({ warmSandbox: serving });
+    // Jobs that a dead process left running are marked interrupted now, not at the first jobs call.
+    void jobs?.recover().catch(() => undefined);
+  };
+}
+
+/** The plugins of a start: the config's, loaded even without a plugins section when serving (an edit may turn them on), on the shared store's parts. */
+async function pluginsFor(
+  loaded: CodemuxConfig,
+  options: Pick<StartOptions, "serving" | "shared">,
+  { logger, keep }: { logger: Logger; keep: ResultKeeper["keep"] },
+): Promise<LoadedPlugins | undefined> {
+  const { file: configFile, raw, retention } = loaded;
+  const shared = options.shared;
+  return await pluginsOf({
+    config: raw && configFile ? { raw, file: configFile } : undefined,
+    reloadable: options.serving === true,
+    logger,
+    retention,
+    keep,
+    ...(shared?.rateBuckets ? { rateBuckets: shared.rateBuckets } : {}),
+    ...(shared?.pluginStore ? { sharedStore: shared.pluginStore } : {}),
+    ...(shared?.pinRecords ? { pinRecords: shared.pinRecords } : {}),
+    ...(shared?.memories ? { sharedLists: shared.memories } : {}),
+    ...(configFile ? { scanMode: (config: unknown) => scanModeOf(config, configFile) } : {}),
+  });
+}
+
+/** Background jobs, only when serving (a one-shot command would end its own jobs when it exits). */
+function jobsOf(
+  loaded: CodemuxConfig,
+  options: StartOptions,
+  { logger, plugins, link }: { logger: Logger; plugins: LoadedPlugins | undefined; link: CoreLink },
+): Jobs | undefined {
+  if (!options.serving) return undefined;
+  const serving = loaded.serving ?? { http: {}, jobs: {} };
+  const { http } = serving;
+  const { retention } = loaded;
+  return createJobs({
+    dataDir: codemuxHome(),
+    ...(options.deferStart ? { openLater: true } : {}),
+    ...serving.jobs,
+    logger,
+    retentionFor: (principal) => retentionFor(retention, "jobsMs", principal),
+    // The journal masks arguments as the audit plugin does: by the redact plugin's patterns while it is on.
+    redactor: plugins?.records ?? new Redactor(),
+    ...(http.maxJobsPerPrincipal ? { maxQueuedPerPrincipal: http.maxJobsPerPrincipal } : {}),
+    ...(options.shared?.jobShare ? { share: options.shared.jobShare } : {}),
+    // A policy's jobs at once, counted on every instance together.
+    ...(options.shared?.jobSlots ? { slots: options.shared.jobSlots } : {}),
+    ...(http.principalLimits ? { principalLimits: http.principalLimits } : {}),
+    // The policies live in the core, made after; a job starts only once it serves.
+    jobsAtOnce: (session) => link.grant(session)?.concurrentJobs,
+  });
+}
+
+/** What the core keeps in the shared store: kept results, saved skills, the policies' call counts, and this instance's id. */
+function sharedOptions(shared: SharedState | undefined): Partial<CodemuxOptions> {
+  return {
+    ...(shared?.resultStore ? { resultStore: shared.resultStore } : {}),
+    ...(shared?.skillShelf ? { sharedSkills: shared.skillShelf } : {}),
+    // A policy's calls per minute, counted on every instance together.
+    ...(shared?.rateBuckets ? { policyBuckets: shared.rateBuckets } : {}),
+    ...(shared?.scaleOut ? { instanceId: shared.instanceId } : {}),
+  };
+}
+
+/** The core's middleware (the plugins', the jobs', the HTTP server's call recorders), its mask, and the meta-tools the jobs and plugins add. */
+function extensionsOf(plugins: LoadedPlugins | undefined, jobs: Jobs | undefined, recorders: HttpCallRecorders | undefined): Partial<CodemuxOptions> {
+  return {
+    middleware: [...(plugins ? [plugins.middleware] : []), ...(jobs ? [jobs.middleware] : []), ...(recorders?.middleware ?? [])],
+    // Log lines, prompts, questions and the rest of what servers send outside results: masked as results are.
+    ...(plugins ? { mask: plugins.mask } : {}),
+    ...(jobs
+      ? {
+          jobs: jobs.runner,
+          // Plugins' own tools (memory's `memory`) are listed beside the meta-tools, only when such a plugin is on.
+          metaTools: [...jobs.metaTools, ...(plugins?.metaTools ?? [])],
+          taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
+        }
+      : // Listed all the same, so that `list` measures the upfront tool list a client of `serve` gets.
+        { metaTools: [jobsListing(), ...(plugins?.metaTools ?? [])] }),
+  };
+}
+
+/** Ties the jobs and plugins to the core's lifecycle, its forgetting and its catalog; with a shared store, the shared job queue. */
+function wire(
+  core: Codemux,
+  { jobs, plugins, logger, shared }: { jobs: Jobs | undefined; plugins: LoadedPlugins | undefined; logger: Logger; shared: SharedState | undefined },
+): void {
+  // Running jobs are journaled as interrupted while the servers are still there.
+  if (jobs) core.onClose(() => jobs.close(), { before: true });
+  forgetAlso(core, { jobs, plugins, logger, ...(shared ? { shared } : {}) });
+  shareJobQueue(jobs, core, shared);
+  if (plugins) {
+    // pin records every tool's definition as the catalog changes, not only at its first call.
+    core.onToolsChanged(() => void plugins.toolsChanged(core.tools().entries()));
+    // An approval (here, by codemux approve, or on another instance) shows a tool held back again.
+    plugins.onRelease(() => core.rescreen());
+    core.onClose(() => plugins.close());
+  }
 }
 
 /** The config file's `plugins` section, loaded; undefined when it has none. */
