@@ -75,18 +75,45 @@ export interface CoreParts {
  * the last run cached, and the skill library checks a skill against the module namespace (made from the library).
  */
 export function composeCodemux(options: CodemuxOptions, core: CoreView): CoreParts {
-  const mask = options.mask ?? NO_MASK;
-  const logger = options.logger ?? silentLogger;
+  const basics = composeBasics(options);
+  const calls = composeCalls(options, core, basics);
+  const modules = composeModules(options, basics, calls);
+  return {
+    ...basics,
+    ...calls,
+    ...modules,
+    services: servicesOf(options, core, basics, calls, modules),
+    sessions: sessionHostOf(options, core, basics, calls, modules),
+  };
+}
+
+type Basics = Pick<CoreParts, "mode" | "logger" | "clock" | "mask" | "surfaceFactories" | "requestStates" | "parkedCalls">;
+type Calls = Pick<CoreParts, "relay" | "results" | "pool" | "catalog" | "scan" | "readiness" | "access" | "pipeline"> & { tree: ModuleTree };
+type Modules = Pick<CoreParts, "features" | "snippets" | "skills"> & { serverSkills: ServerSkills; namespace: ModuleNamespace; largeResultBytes: number };
+
+/** The options' defaults, the mode checked, and the 2026-07-28 request states and parked calls. */
+function composeBasics(options: CodemuxOptions): Basics {
   const clock = options.clock ?? Date.now;
   const surfaceFactories = { ...BUILT_IN_SURFACES, ...options.surfaces };
   const mode = options.mode ?? "code";
   if (!surfaceFactories[mode]) throw new BadRequestError(`Unknown mode "${mode}"; modes: ${Object.keys(surfaceFactories).join(", ")}.`);
-  // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
-  const requestStates = new RequestStates({ key: options.stateKey ?? process.env[STATE_KEY_VARIABLE], clock });
-  const parkedCalls = new ParkedCalls({
-    ...(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs }),
-    ...(options.instanceId === undefined ? {} : { instance: options.instanceId }),
-  });
+  return {
+    mode,
+    logger: options.logger ?? silentLogger,
+    clock,
+    mask: options.mask ?? NO_MASK,
+    surfaceFactories,
+    // Instances behind one balancer must share the key, or a retry that reaches another is refused (see docs/design/input-required.md).
+    requestStates: new RequestStates({ key: options.stateKey ?? process.env[STATE_KEY_VARIABLE], clock }),
+    parkedCalls: new ParkedCalls({
+      ...(options.parkedCallTtlMs === undefined ? {} : { ttlMs: options.parkedCallTtlMs }),
+      ...(options.instanceId === undefined ? {} : { instance: options.instanceId }),
+    }),
+  };
+}
+
+/** The downstream side and the call path: the relay, kept results, the pool and its readiness, access and the pipeline. */
+function composeCalls(options: CodemuxOptions, core: CoreView, { logger, clock, mask }: Basics): Calls {
   const specOf = (server: string) => core.config().servers.find((s) => s.name === server);
   const rootUri = options.root === undefined ? undefined : pathToFileURL(resolve(options.root)).href;
   const relay = new ClientRelay({
@@ -157,6 +184,12 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
       return spec ? denyReason(spec.tools, tool) : undefined;
     },
   });
+  return { relay, results, pool, catalog, scan, readiness, access, pipeline, tree };
+}
+
+/** What models and clients read besides calls: the MCP features, servers' and saved skills, the module namespace and snippets. */
+function composeModules(options: CodemuxOptions, { logger, clock, mask }: Basics, calls: Calls): Modules {
+  const { pool, catalog, access, readiness, pipeline, relay, results, scan, tree } = calls;
   const largeResultBytes = options.largeResultBytes ?? DEFAULT_LARGE_RESULT_BYTES;
   const features = new McpFeatures({ pool, catalog, access, readiness, pipeline, relay, results, largeResultBytes, logger, mask, screen: scan });
   const serverSkills = new ServerSkills({ pool, catalog, access, logger, screen: scan });
@@ -200,62 +233,50 @@ export function composeCodemux(options: CodemuxOptions, core: CoreView): CorePar
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     ...(options.keepBundlesDir ? { keepBundlesDir: options.keepBundlesDir } : {}),
   });
-  const services: Omit<CodemuxServices, "hints"> = {
-    logger,
-    catalog,
-    access,
-    mask,
-    readiness,
+  return { features, serverSkills, skills, namespace, snippets, largeResultBytes };
+}
+
+/** The services meta-tools are handed (`ctx.services`). */
+function servicesOf(options: CodemuxOptions, core: CoreView, basics: Basics, calls: Calls, modules: Modules): Omit<CodemuxServices, "hints"> {
+  const { pool } = calls;
+  return {
+    logger: basics.logger,
+    catalog: calls.catalog,
+    access: calls.access,
+    mask: basics.mask,
+    readiness: calls.readiness,
     // Why a server is down, as meta-tools answer it, is masked as `status()` is.
     pool: maskedPoolView({ pool, status: () => core.status() }),
-    pipeline,
-    namespace,
-    snippets,
-    results,
-    largeResultBytes,
+    pipeline: calls.pipeline,
+    namespace: modules.namespace,
+    snippets: modules.snippets,
+    results: calls.results,
+    largeResultBytes: modules.largeResultBytes,
     resultFormat: options.resultFormat ?? "json",
     dispatchFiles: options.dispatchFiles,
-    skills,
-    serverSkills,
-    features,
+    skills: modules.skills,
+    serverSkills: modules.serverSkills,
+    features: modules.features,
     jobs: options.jobs,
-    requestStates,
+    requestStates: basics.requestStates,
     surface: (name) => core.surface(name),
   };
-  const sessions: SessionHost = {
+}
+
+/** The session port: what MCP sessions are given. */
+function sessionHostOf(options: CodemuxOptions, core: CoreView, basics: Basics, calls: Calls, modules: Modules): SessionHost {
+  return {
     surface: (name) => core.surface(name),
     session: () => ({ id: randomUUID(), principal: LOCAL_PRINCIPAL }),
-    clock,
-    logger,
+    clock: basics.clock,
+    logger: basics.logger,
     onToolsChanged: (listener) => core.onToolsChanged(listener),
-    loaded: () => readiness.loaded(),
-    features,
-    requestStates,
-    parkedCalls,
+    loaded: () => calls.readiness.loaded(),
+    features: modules.features,
+    requestStates: basics.requestStates,
+    parkedCalls: basics.parkedCalls,
     taskStore: options.taskStore,
-    serverSkills,
-    skills,
-  };
-  return {
-    mode,
-    logger,
-    clock,
-    mask,
-    surfaceFactories,
-    requestStates,
-    parkedCalls,
-    relay,
-    results,
-    pool,
-    catalog,
-    scan,
-    readiness,
-    access,
-    pipeline,
-    features,
-    snippets,
-    skills,
-    services,
-    sessions,
+    serverSkills: modules.serverSkills,
+    skills: modules.skills,
   };
 }
