@@ -77,14 +77,8 @@ export interface CoreParts {
 export function composeCodemux(options: CodemuxOptions, core: CoreView): CoreParts {
   const basics = composeBasics(options);
   const calls = composeCalls(options, core, basics);
-  const modules = composeModules(options, basics, calls);
-  return {
-    ...basics,
-    ...calls,
-    ...modules,
-    services: servicesOf(options, core, basics, calls, modules),
-    sessions: sessionHostOf(options, core, basics, calls, modules),
-  };
+  const parts = { ...basics, ...calls, ...composeModules(options, basics, calls) };
+  return { ...parts, services: servicesOf(options, core, parts), sessions: sessionHostOf(options, core, parts) };
 }
 
 type Basics = Pick<CoreParts, "mode" | "logger" | "clock" | "mask" | "surfaceFactories" | "requestStates" | "parkedCalls">;
@@ -237,46 +231,45 @@ function composeModules(options: CodemuxOptions, { logger, clock, mask }: Basics
 }
 
 /** The services meta-tools are handed (`ctx.services`). */
-function servicesOf(options: CodemuxOptions, core: CoreView, basics: Basics, calls: Calls, modules: Modules): Omit<CodemuxServices, "hints"> {
-  const { pool } = calls;
+function servicesOf(options: CodemuxOptions, core: CoreView, parts: Basics & Calls & Modules): Omit<CodemuxServices, "hints"> {
   return {
-    logger: basics.logger,
-    catalog: calls.catalog,
-    access: calls.access,
-    mask: basics.mask,
-    readiness: calls.readiness,
+    logger: parts.logger,
+    catalog: parts.catalog,
+    access: parts.access,
+    mask: parts.mask,
+    readiness: parts.readiness,
     // Why a server is down, as meta-tools answer it, is masked as `status()` is.
-    pool: maskedPoolView({ pool, status: () => core.status() }),
-    pipeline: calls.pipeline,
-    namespace: modules.namespace,
-    snippets: modules.snippets,
-    results: calls.results,
-    largeResultBytes: modules.largeResultBytes,
+    pool: maskedPoolView({ pool: parts.pool, status: () => core.status() }),
+    pipeline: parts.pipeline,
+    namespace: parts.namespace,
+    snippets: parts.snippets,
+    results: parts.results,
+    largeResultBytes: parts.largeResultBytes,
     resultFormat: options.resultFormat ?? "json",
     dispatchFiles: options.dispatchFiles,
-    skills: modules.skills,
-    serverSkills: modules.serverSkills,
-    features: modules.features,
+    skills: parts.skills,
+    serverSkills: parts.serverSkills,
+    features: parts.features,
     jobs: options.jobs,
-    requestStates: basics.requestStates,
+    requestStates: parts.requestStates,
     surface: (name) => core.surface(name),
   };
 }
 
 /** The session port: what MCP sessions are given. */
-function sessionHostOf(options: CodemuxOptions, core: CoreView, basics: Basics, calls: Calls, modules: Modules): SessionHost {
+function sessionHostOf(options: CodemuxOptions, core: CoreView, parts: Basics & Calls & Modules): SessionHost {
   return {
     surface: (name) => core.surface(name),
     session: () => ({ id: randomUUID(), principal: LOCAL_PRINCIPAL }),
-    clock: basics.clock,
-    logger: basics.logger,
+    clock: parts.clock,
+    logger: parts.logger,
     onToolsChanged: (listener) => core.onToolsChanged(listener),
-    loaded: () => calls.readiness.loaded(),
-    features: modules.features,
-    requestStates: basics.requestStates,
-    parkedCalls: basics.parkedCalls,
+    loaded: () => parts.readiness.loaded(),
+    features: parts.features,
+    requestStates: parts.requestStates,
+    parkedCalls: parts.parkedCalls,
     taskStore: options.taskStore,
-    serverSkills: modules.serverSkills,
-    skills: modules.skills,
+    serverSkills: parts.serverSkills,
+    skills: parts.skills,
   };
 }
