@@ -26,8 +26,8 @@ Config: --config FILE, else $CODEMUX_CONFIG, else ./codemux.json, else ~/.codemu
 (what codemux install writes; $CODEMUX_HOME moves it), else the built-in default (a filesystem
 server on --root, the current directory by default, and a memory server).
 Environment: CODEMUX_CONFIG, CODEMUX_LOG_LEVEL, CODEMUX_REFRESH_CACHE=1, CODEMUX_CATALOG_CACHE_TTL_MS,
-CODEMUX_HOME (default ~/.codemux); CODEMUX_CALL_LANE=0, CODEMUX_SERVER_LANE=0 and
-CODEMUX_SANDBOX_FAST_PATH=0 for debugging (docs/debugging.md).
+CODEMUX_HOME (default ~/.codemux); CODEMUX_CALL_LANE=0, CODEMUX_SERVER_LANE=0,
+CODEMUX_SANDBOX_FAST_PATH=0 and CODEMUX_JSON_ANSWERS=0 for debugging (docs/debugging.md).
 
 Examples:
   codemux                                          serve over stdio (add this to your MCP client)

@@ -486,6 +486,11 @@ describe("codemux commands", () => {
       "./codemux.json",
       "~/.codemux/codemux.json",
       "built-in",
+      // Every switch the README's environment list names for debugging.
+      "CODEMUX_CALL_LANE=0",
+      "CODEMUX_SERVER_LANE=0",
+      "CODEMUX_SANDBOX_FAST_PATH=0",
+      "CODEMUX_JSON_ANSWERS=0",
     ])
       expect(stdout).toContain(word);
   });
