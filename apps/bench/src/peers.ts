@@ -66,6 +66,9 @@ export interface PeerRow {
 export interface PeersReport {
   machine: { cpu: string; cores: number; memGB: number; node: string; date: string };
   quick: boolean;
+  /** The rounds and budgets the run had (see `peersBudget`). */
+  rounds: number;
+  budget: Block["budget"];
   rows: PeerRow[];
 }
 
@@ -109,6 +112,17 @@ const endsWith = (tools: string[], base: string) => {
   return name;
 };
 
+/**
+ * fetch, with each POST left without the transport's one long-lived signal: undici keeps an abort listener on that signal
+ * per fetch until the request is collected, and thousands of them (with a warning printed for each past 1,500) made every
+ * call of the bench's own client slower, the gateway's p50 with it. The GET stream keeps the signal (closing ends it).
+ */
+const postsUnsignalled = (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+  if (init.method !== "POST") return fetch(input, init);
+  const { signal: _signal, ...rest } = init;
+  return fetch(input, rest);
+};
+
 /** An SDK 1.x client over `wire`; tools named by `toolOf` (the gateway's name for echo / huge), or through code mode's call_tool. */
 async function mcpConnect(
   url: string,
@@ -119,9 +133,10 @@ async function mcpConnect(
   const client = new Client({ name: "codemux-bench-peers", version: "1.0.0" });
   const transport =
     wire === "streamable"
-      ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
+      ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch: postsUnsignalled })
       : new SSEClientTransport(new URL(url), {
           requestInit: { headers },
+          fetch: postsUnsignalled,
           eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
         });
   await client.connect(transport);
@@ -375,11 +390,39 @@ async function measure(started: Started, { entry, payload, clients, budget, roun
 
 const round2 = (n: number) => round(n, 2);
 
+/** A count from the environment: a positive number, else the default (a typo must not run a 0-call block). */
+function envCount(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not "${raw}"`);
+  return value;
+}
+
+/**
+ * The rounds, budgets and client counts of a run: the defaults (or quick mode's), each overridable for a longer,
+ * steadier run: CODEMUX_BENCH_PEERS_ROUNDS, _WARM_SECONDS, _CALLS (one client's), _SECONDS (50 clients'), _CLIENTS ("1", "50" or "1,50").
+ */
+export function peersBudget(quick: boolean): { rounds: number; budget: Block["budget"]; clientCounts: number[] } {
+  const base = quick ? { rounds: 1, calls: 300, seconds: 3, warmSeconds: 1 } : { rounds: 3, calls: 1000, seconds: 10, warmSeconds: 3 };
+  const clientCounts = (process.env.CODEMUX_BENCH_PEERS_CLIENTS ?? "1,50").split(",").map((n) => Number(n.trim()));
+  if (clientCounts.some((n) => n !== 1 && n !== 50))
+    throw new Error(`CODEMUX_BENCH_PEERS_CLIENTS takes 1, 50 or "1,50", not "${process.env.CODEMUX_BENCH_PEERS_CLIENTS}"`);
+  return {
+    rounds: Math.round(envCount("CODEMUX_BENCH_PEERS_ROUNDS", base.rounds)),
+    budget: {
+      calls: Math.round(envCount("CODEMUX_BENCH_PEERS_CALLS", base.calls)),
+      seconds: envCount("CODEMUX_BENCH_PEERS_SECONDS", base.seconds),
+      warmSeconds: envCount("CODEMUX_BENCH_PEERS_WARM_SECONDS", base.warmSeconds),
+    },
+    clientCounts,
+  };
+}
+
 /** Runs every gateway, `rounds` times interleaved (the order turns each round). */
 export async function runPeers(options: { quick?: boolean; only?: string } = {}): Promise<PeersReport> {
   const quick = options.quick ?? false;
-  const rounds = quick ? 1 : 3;
-  const budget = quick ? { calls: 300, seconds: 3, warmSeconds: 1 } : { calls: 1000, seconds: 10, warmSeconds: 3 };
+  const { rounds, budget, clientCounts } = peersBudget(quick);
   const filters = (options.only ?? "")
     .toLowerCase()
     .split(",")
@@ -391,7 +434,7 @@ export async function runPeers(options: { quick?: boolean; only?: string } = {})
     const order = chosen.map((_, i) => chosen[(i + r) % chosen.length] as Entry);
     for (const entry of order) {
       for (const payload of ["echo", "20KB"] as const) {
-        for (const clients of entry.load ? [1, 50] : [1]) {
+        for (const clients of (entry.load ? [1, 50] : [1]).filter((n) => clientCounts.includes(n))) {
           // A fresh gateway per block: peak RSS is the block's, and no block inherits another's garbage.
           let started: Started;
           try {
@@ -423,6 +466,8 @@ export async function runPeers(options: { quick?: boolean; only?: string } = {})
       date: new Date().toISOString(),
     },
     quick,
+    rounds,
+    budget,
     rows,
   };
 }
@@ -443,7 +488,7 @@ export function peersMarkdown(report: PeersReport): string {
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
   const lines = [
-    `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memGB} GB, Node ${report.machine.node}; ${report.machine.date}; ${report.quick ? "quick mode (1 round, 300 calls / 3 s after 1 s of warm-up calls)" : "3 rounds interleaved, 1,000 calls / 10 s after 3 s of warm-up calls"}.`,
+    `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memGB} GB, Node ${report.machine.node}; ${report.machine.date}; ${report.quick ? "quick mode, " : ""}${report.rounds === 1 ? "1 round" : `${report.rounds} rounds interleaved`}, ${report.budget.calls.toLocaleString("en-US")} calls / ${report.budget.seconds} s after ${report.budget.warmSeconds} s of warm-up calls.`,
     `Load average (1 min) at the start of the blocks: ${range(report.rows.map((r) => r.load1))}.`,
     "",
     "| gateway | wire | downstream era | answer | clients | calls/s | p50 ms | p99 ms | gateway CPU µs/call | peak RSS MB | errors |",
