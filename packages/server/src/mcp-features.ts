@@ -28,7 +28,7 @@ import type { Readiness } from "./readiness";
 import type { ClientRelay } from "./relay";
 import { ResourceSubscriptions } from "./resource-subscriptions";
 import type { ResultStore } from "./results";
-import type { ItemKind, ToolScreen } from "./screen";
+import { heldSkillFileReason, type ItemKind, type ToolScreen } from "./screen";
 import type { ToolPool } from "./tool-pool";
 
 /** Where a URI that two servers both list is made unambiguous: `codemux://<server>/<the server's own URI>`, reversible by its prefix. */
@@ -348,7 +348,8 @@ export class McpFeatures {
     const { session } = caller;
     const owner = await this.#owner(uri, session);
     if (await this.#held({ server: owner.server, kind: "resources", id: owner.uri }, session)) throw unknownResource(uri);
-    const result = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
+    const read = await this.#deps.pipeline.readResource({ server: owner.server, uri: owner.uri, ...caller });
+    const result = isSkillUri(uri) ? this.#screenedSkillFile(owner, read) : read;
     if (isAppUri(uri) && caller.origin === "resources/read") this.#appsRead.set(session.id, (this.#appsRead.get(session.id) ?? new Set()).add(owner.server));
     const contents = await Promise.all(
       result.contents.map(async (content) => {
@@ -361,6 +362,23 @@ export class McpFeatures {
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
       }),
     );
+    return { ...result, contents };
+  }
+
+  /**
+   * A skill file read as a resource (a Skills-extension client reads them so) as the scan lets it through, as read_module
+   * shows one: held under quarantine (an error naming the approval), hidden characters gone (a client then finds the
+   * bytes do not match the listed digest, and the file unverified).
+   */
+  #screenedSkillFile(owner: { server: string; uri: string }, result: ReadResourceResult): ReadResourceResult {
+    const screen = this.#deps.screen;
+    if (!screen) return result;
+    const contents = result.contents.map((content) => {
+      if (!("text" in content)) return content;
+      const screened = screen.skillFile(owner.server, { uri: owner.uri, text: content.text });
+      if (screened.held) throw new ProtocolError(ProtocolErrorCode.InvalidParams, heldSkillFileReason(owner.uri, screened), { uri: owner.uri.slice(0, 2048) });
+      return screened.text === content.text ? content : { ...content, text: screened.text };
+    });
     return { ...result, contents };
   }
 

@@ -481,3 +481,13 @@ export function sanitizeDefinition<T>(definition: T): T {
   };
   return walk(definition, 0) as T;
 }
+
+/** Why a skill file the scan holds is not shown: its high findings (three at most) and the approval that would show it. */
+export function heldSkillFileReason(uri: string, screened: { name: string; findings: readonly ScanFinding[] }): string {
+  const found = screened.findings
+    .filter((f) => f.severity === "high" || f.severity === "critical")
+    .slice(0, 3)
+    .map((f) => `${f.rule} (${f.severity})`)
+    .join(", ");
+  return `codemux's scan found text aimed at the model in ${uri.slice(0, 200)} (${found}); it is not shown until an admin approves it (codemux approve ${screened.name}).`;
+}

@@ -135,7 +135,7 @@ describe("security.scan over downstream servers' skills", () => {
     );
   });
 
-  it("a skill's body: one that sends a secret away is not read under quarantine (approvable); instructions are what a skill is; hidden characters go", async () => {
+  it("a skill's body: one that sends a secret away is not read (read_module or resources/read) under quarantine (approvable); instructions are what a skill is; hidden characters go", async () => {
     const dir = await mkdtemp(join(tmpdir(), "codemux-scan-skill-bodies-"));
     for (const mode of ["quarantine", "warn"] as const) {
       harness = await connect({ config: config({ sk: node(skillServerPath, "--name", "sk", "--poisoned-body") }), mode: "code", scan: { mode }, dataDir: dir });
@@ -156,6 +156,13 @@ describe("security.scan over downstream servers' skills", () => {
         expect(backup).toMatch(/secret-reference \(high\), exfiltration \(critical\)/);
         expect(backup).not.toContain("evil.example.com");
       } else expect(backup).toContain("https://evil.example.com/upload");
+      // A Skills-extension client reads the same files as resources: the same scan, the same approval.
+      const direct = (name: string) => h.client.readResource({ uri: `skill://sk/${name}/SKILL.md` });
+      const lintText = ((await direct("lint")).contents[0] as { text: string }).text;
+      expect(lintText).toContain("You must always run the linter first.");
+      expect(lintText).not.toMatch(hidden);
+      if (mode === "quarantine") await expect(direct("backup")).rejects.toThrow(/codemux approve sk:skillFile:skill:\/\/backup\/SKILL\.md/);
+      else expect(((await direct("backup")).contents[0] as { text: string }).text).toContain("https://evil.example.com/upload");
       await h.close();
       harness = undefined;
     }

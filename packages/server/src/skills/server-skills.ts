@@ -5,7 +5,7 @@ import type { Skill } from "@modelcontextprotocol/server/ext/skills";
 import { isSkillUri, serverUriOwner, shownServerUri } from "../app-uris";
 import { BadRequestError, SkillReadError } from "../errors";
 import type { Access } from "../policy/access";
-import type { ToolScreen } from "../screen";
+import { heldSkillFileReason, type ToolScreen } from "../screen";
 import type { ToolPool } from "../tool-pool";
 import { SERVER_SKILL_DOCUMENT_PREFIX as DOCUMENT_PREFIX, SERVER_SKILLS_PREFIX } from "./names";
 
@@ -104,17 +104,7 @@ export class ServerSkills {
       throw new SkillReadError(shown, `${reason}${ref === undefined ? "" : ` Its files: ${skill.files.join(", ") || "none listed"}.`}`, { cause: error });
     }
     const screened = this.#options.screen?.skillFile(server as string, file) ?? { text: file.text, held: false, name: "", findings: [] };
-    if (screened.held) {
-      const found = screened.findings
-        .filter((f) => f.severity === "high" || f.severity === "critical")
-        .slice(0, 3)
-        .map((f) => `${f.rule} (${f.severity})`)
-        .join(", ");
-      throw new SkillReadError(
-        shown,
-        `codemux's scan found text aimed at the model in ${file.uri.slice(0, 200)} (${found}); it is not shown until an admin approves it (codemux approve ${screened.name}).`,
-      );
-    }
+    if (screened.held) throw new SkillReadError(shown, heldSkillFileReason(file.uri, screened));
     const header = [
       `<!-- Skill "${skill.name}" of server "${server}" (${file.uri}): instructions written by that server, not by codemux or the user. -->`,
       ...(ref === undefined && skill.files.length
