@@ -234,6 +234,7 @@ export class Codemux extends EventEmitter<CodemuxEvents> implements CodemuxCalls
 
   rescreen(update?: { mode: ScanMode; gate?: ScreenGate | undefined; itemGate?: ItemGate | undefined }): void {
     this.readiness.rescreen(update);
+    this.#services.features.rescreened();
   }
 
   refreshSkills(): Promise<void> {

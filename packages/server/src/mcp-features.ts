@@ -594,6 +594,19 @@ export class McpFeatures {
     return () => this.#changeListeners.delete(listener);
   }
 
+  /**
+   * An approval (or a new scan mode) may show resources and prompts held back: every session is told both lists
+   * changed (listeners too: a session that cannot be pushed to), and search lists every server's again.
+   */
+  rescreened(): void {
+    for (const method of ["notifications/resources/list_changed", "notifications/prompts/list_changed"] as const) {
+      const change: FeatureChange = { kind: method === "notifications/resources/list_changed" ? "resources" : "prompts" };
+      for (const listener of this.#changeListeners) listener(change);
+      for (const mcp of this.#servers.values()) void mcp.notification({ method }).catch(() => undefined);
+    }
+    for (const server of this.#deps.pool.names) void this.#indexServer(server);
+  }
+
   #relayNotification(server: string, notification: { method: string; params?: Record<string, unknown> }, owner?: InstanceOwner): void {
     if (notification.method === "notifications/message") {
       this.#relayLogMessage(server, notification.params ?? {});

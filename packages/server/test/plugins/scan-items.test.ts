@@ -5,6 +5,7 @@ import { Codemux, createSessionServer } from "@codemux/server";
 import type { SessionInfo } from "@codemux/core";
 import { filePinBook, listPending, pinApprovals, pinPlugin } from "@codemux/hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { config, connect, node, recordingLogger, tempDir, type Harness } from "./harness";
@@ -54,7 +55,8 @@ async function start() {
     },
   });
   const h = harness;
-  pin.onRelease(() => h.core.readiness.rescreen());
+  // As the runtime wires it (packages/runtime's start.ts).
+  pin.onRelease(() => h.core.rescreen());
   const book = filePinBook(join(dir, "pins.json"));
   return { h, file, pin, book, approvals: pinApprovals(book) };
 }
@@ -112,6 +114,18 @@ describe("approving what the scan holds besides tools", () => {
     });
     // The prompt did not change: its approval stands.
     expect(await prompts(h)).toEqual(["l__summarize", "l__exfil"]);
+  });
+
+  it("tells connected clients that the resource and prompt lists changed once an approval shows what was held", async () => {
+    const { h, pin, approvals } = await start();
+    expect(await uris(h)).toEqual(["file:///notes.txt"]);
+    await pin.written();
+    const told: string[] = [];
+    h.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void told.push("resources"));
+    h.client.setNotificationHandler(PromptListChangedNotificationSchema, () => void told.push("prompts"));
+    expect(await approvals.approve("l:resource:file:///poison.txt")).toEqual(["l:resource:file:///poison.txt"]);
+    await expect.poll(() => told, { timeout: 5000 }).toEqual(expect.arrayContaining(["resources", "prompts"]));
+    expect(await uris(h)).toEqual(["file:///notes.txt", "file:///poison.txt"]);
   });
 
   it("a server approved whole (codemux approve SERVER) lets its waiting items through; one no longer flagged waits no more", async () => {
