@@ -199,3 +199,54 @@ describe("a 2026 server's task, passed up to a 2026 client that declared the Tas
     await plain.client.close();
   });
 });
+
+describe("a server's task passed up while the job limits hold codemux's task in the queue", () => {
+  let dir: string;
+  let jobs: Jobs;
+  let core: Codemux;
+  let http: CodemuxHttpServer;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "codemux-tasks-queued-"));
+    // One job at a time: a second task waits in the queue while the first runs.
+    jobs = createJobs({ dataDir: dir, maxConcurrent: 1 });
+    core = new Codemux({
+      config: config({ t: { command: process.execPath, args: [conformanceTasksServerPath] } }),
+      mode: "passthrough",
+      dataDir: dir,
+      jobs: jobs.runner,
+      metaTools: jobs.metaTools,
+      middleware: [jobs.middleware],
+      taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
+    });
+    core.start();
+    await core.ready();
+    http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
+    await http.listen();
+  });
+  afterAll(async () => {
+    await http?.close();
+    await jobs?.close();
+    await core?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("cancelled before it ran, it still cancels the server's task (which runs from the call on)", async () => {
+    const tasks = await taskClient(http.url, TOKENS.alice);
+    const count = async () => Number(textOf(await tasks.client.callTool({ name: "t__cancellations", arguments: {} })));
+    const running = (await tasks.startTask("t__slow_compute", { seconds: 60, label: "runs" })).taskId as string;
+    const queued = (await tasks.startTask("t__slow_compute", { seconds: 60, label: "waits" })).taskId as string;
+    expect(jobs.manager.get(queued, "token:alice")?.status).toBe("queued");
+    const before = await count();
+    await tasks.cancel(queued);
+    expect((await until(tasks, queued, ["cancelled", "completed", "failed"])).status).toBe("cancelled");
+    let after = before;
+    for (let i = 0; i < 200 && after === before; i++) {
+      after = await count();
+      if (after === before) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(after).toBe(before + 1);
+    expect(jobs.manager.get(running, "token:alice")?.status).toBe("running");
+    await tasks.cancel(running);
+    await tasks.client.close();
+  });
+});

@@ -32,25 +32,40 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
     if (task.status === "failed") return { ...task, error: { code: INTERNAL_ERROR, message: job.error ?? `The task ended ${job.status}.` } };
     return task;
   };
-  /** Starts `run` as a job of kind `task` of the session's principal, durable before it resolves; its questions wait on the task. */
+  /**
+   * Starts `run` as a job of kind `task` of the session's principal, durable before it resolves; its questions wait on the task.
+   * `follows`: `run` follows a server's task that already runs, so a job that ends without running it (cancelled while
+   * the principal's limits held it in the queue, or its codemux closing first) still runs it, given up at once: that cancels the server's task.
+   */
   const start = async (
     { name, arguments: args, capabilities }: { name: string; arguments: Record<string, unknown>; capabilities: ClientCapabilities | undefined },
     run: TaskRun,
+    { follows = false }: { follows?: boolean } = {},
   ) => {
     await manager.ready();
     const who = session();
     const asked = new TaskQuestions(capabilities, manager.now);
     const peer = asked.peer();
+    let ran = false;
     const { id } = await manager.start({
       kind: "task",
       description: name,
       request: { name, args },
       session: who,
-      run: ({ signal, progress }) => run({ signal, progress, peer }),
+      run: ({ signal, progress }) => {
+        ran = true;
+        return run({ signal, progress, peer });
+      },
     });
     questions.set(id, asked);
     // Questions live while the job runs; its end (or a journal already closed) lets them go.
-    void manager.wait([id], { timeoutMs: FOREVER_MS }).finally(() => questions.delete(id));
+    void manager
+      .wait([id], { timeoutMs: FOREVER_MS })
+      .finally(() => {
+        questions.delete(id);
+        if (follows && !ran) return run({ signal: AbortSignal.abort(), progress: () => undefined, peer });
+      })
+      .catch(() => undefined);
     const job = manager.get(id, who.principal);
     if (!job) throw new JobsError("NOT_FOUND", `Task ${id} vanished as it was made.`);
     return extensionTask(job, manager.retentionOf(job), asked);
@@ -63,7 +78,7 @@ export function jobTaskExtension(manager: JobManager, options: TaskStoreOptions,
       );
     },
     followTask({ run, ...call }) {
-      return start(call, run);
+      return start(call, run, { follows: true });
     },
     async getTask(taskId) {
       await manager.ready();
