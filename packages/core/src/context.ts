@@ -67,6 +67,12 @@ export type ToolCallMiddleware = (ctx: CallContext, next: NextCall) => Promise<T
 export const POLICY_RULE_STATE = "codemux/policyRule";
 
 /**
+ * Set (true) in the `state` of the second pass of a call whose server answered with a task codemux took: the pass around
+ * the task's result. The call was admitted at its first pass, so plugins' `beforeCall` (limits, refusals) is not run again.
+ */
+export const FOLLOWED_TASK_STATE = "codemux/followedTask";
+
+/**
  * A middleware that also hears of calls refused before the chain runs (by a policy), so that it can
  * record them (the audit log); it must not answer or throw.
  */

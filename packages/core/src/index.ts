@@ -1,6 +1,7 @@
 export { isLoopback } from "./address";
 export { composeMiddleware } from "./compose";
 export {
+  FOLLOWED_TASK_STATE,
   POLICY_RULE_STATE,
   type CallContext,
   type CallOrigin,

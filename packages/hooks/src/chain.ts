@@ -1,4 +1,4 @@
-import { composeMiddleware, type CallContext, type Logger, type NextCall, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
+import { composeMiddleware, FOLLOWED_TASK_STATE, type CallContext, type Logger, type NextCall, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
 import { randomUUID } from "node:crypto";
 import { HooksError, PluginFailedError, PluginRefusedError } from "./errors";
 import type { BeforeCallResult, CallSession, Observability, Plugin, PluginCall, ToolHints, ToolInfo } from "./types";
@@ -95,7 +95,8 @@ export class PluginChain {
     return async (ctx, next) => {
       const call = this.#views.get(ctx) as CallView;
       let outcome: Outcome | undefined;
-      if (plugin.beforeCall) {
+      // A taken task's result comes in a second pass of its call, which was admitted (and counted) at its first.
+      if (plugin.beforeCall && ctx.state.get(FOLLOWED_TASK_STATE) !== true) {
         const before = plugin.beforeCall.bind(plugin);
         const answer = await this.#invoke(plugin, "beforeCall", call, () => before(call), checkBefore);
         if (!answer.ok) {

@@ -1,4 +1,6 @@
 import { Client, fromJsonSchema, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { ToolCallMiddleware } from "@codemux/core";
+import { pluginMiddleware } from "@codemux/hooks";
 import { createJobs, type Jobs } from "@codemux/jobs";
 import { Codemux } from "@codemux/server";
 import { conformanceTasksServerPath, recordTasks } from "@codemux/test-servers";
@@ -64,41 +66,54 @@ const errorOf = (attempt: Promise<unknown>) =>
     (e: unknown) => e as { code?: number; message?: string; data?: unknown },
   );
 
+/** A passthrough codemux with jobs over the conformance tasks server, served over HTTP to alice and bob; `close` ends it all. */
+async function tasksGateway(
+  prefix: string,
+  { jobLimits = {}, middleware = [] }: { jobLimits?: { maxConcurrent?: number }; middleware?: ToolCallMiddleware[] } = {},
+) {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const jobs = createJobs({ dataDir: dir, ...jobLimits });
+  const core = new Codemux({
+    config: config({ t: { command: process.execPath, args: [conformanceTasksServerPath] } }),
+    mode: "passthrough",
+    dataDir: dir,
+    jobs: jobs.runner,
+    metaTools: jobs.metaTools,
+    middleware: [jobs.middleware, ...middleware],
+    taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
+  });
+  core.start();
+  await core.ready();
+  const http = new CodemuxHttpServer(core, {
+    port: 0,
+    tokens: [
+      { name: "alice", token: TOKENS.alice },
+      { name: "bob", token: TOKENS.bob },
+    ],
+    log: () => undefined,
+  });
+  await http.listen();
+  return {
+    jobs,
+    http,
+    close: async () => {
+      await http.close();
+      await jobs.close();
+      await core.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe("a 2026 server's task, passed up to a 2026 client that declared the Tasks extension (passthrough)", () => {
-  let dir: string;
-  let jobs: Jobs;
-  let core: Codemux;
+  let gateway: Awaited<ReturnType<typeof tasksGateway>>;
   let http: CodemuxHttpServer;
+  let jobs: Jobs;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "codemux-tasks-up-"));
-    jobs = createJobs({ dataDir: dir });
-    core = new Codemux({
-      config: config({ t: { command: process.execPath, args: [conformanceTasksServerPath] } }),
-      mode: "passthrough",
-      dataDir: dir,
-      jobs: jobs.runner,
-      metaTools: jobs.metaTools,
-      middleware: [jobs.middleware],
-      taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
-    });
-    core.start();
-    await core.ready();
-    http = new CodemuxHttpServer(core, {
-      port: 0,
-      tokens: [
-        { name: "alice", token: TOKENS.alice },
-        { name: "bob", token: TOKENS.bob },
-      ],
-      log: () => undefined,
-    });
-    await http.listen();
+    gateway = await tasksGateway("codemux-tasks-up-");
+    ({ http, jobs } = gateway);
   });
-  afterAll(async () => {
-    await http?.close();
-    await jobs?.close();
-    await core?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => gateway?.close());
 
   it("the call answers with codemux's own task (working, durable at once), which completes with the server's result", async () => {
     const tasks = await taskClient(http.url, TOKENS.alice);
@@ -157,12 +172,7 @@ describe("a 2026 server's task, passed up to a 2026 client that declared the Tas
     const taskId = (await tasks.startTask("t__slow_compute", { seconds: 60, label: "cancel me" })).taskId as string;
     expect(await tasks.cancel(taskId)).toMatchObject({});
     expect((await until(tasks, taskId, ["cancelled", "completed", "failed"])).status).toBe("cancelled");
-    let after = before;
-    for (let i = 0; i < 200 && after === before; i++) {
-      after = await count();
-      if (after === before) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(after).toBe(before + 1);
+    await expect.poll(count, { timeout: 10_000 }).toBe(before + 1);
     // A terminal task's cancel is acknowledged the same way.
     expect(await tasks.cancel(taskId)).toMatchObject({});
     await tasks.client.close();
@@ -200,34 +210,37 @@ describe("a 2026 server's task, passed up to a 2026 client that declared the Tas
   });
 });
 
-describe("a server's task passed up while the job limits hold codemux's task in the queue", () => {
-  let dir: string;
-  let jobs: Jobs;
-  let core: Codemux;
+describe("a server's task passed up, with job limits and plugins", () => {
+  /** The labels of the calls the plugin admitted, and the texts of the results it saw. */
+  const admitted: string[] = [];
+  const answered: string[] = [];
+  const plugins = pluginMiddleware([
+    {
+      name: "counter",
+      beforeCall: (call) => void (call.name === "t__slow_compute" && admitted.push(String(call.arguments.label))),
+      afterCall: (call, result) => void (call.name === "t__slow_compute" && answered.push(textOf(result))),
+    },
+  ]);
+  let gateway: Awaited<ReturnType<typeof tasksGateway>>;
   let http: CodemuxHttpServer;
+  let jobs: Jobs;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "codemux-tasks-queued-"));
     // One job at a time: a second task waits in the queue while the first runs.
-    jobs = createJobs({ dataDir: dir, maxConcurrent: 1 });
-    core = new Codemux({
-      config: config({ t: { command: process.execPath, args: [conformanceTasksServerPath] } }),
-      mode: "passthrough",
-      dataDir: dir,
-      jobs: jobs.runner,
-      metaTools: jobs.metaTools,
-      middleware: [jobs.middleware],
-      taskStore: ({ session, notify, surface }) => jobs.taskStore({ surface, session, onStatus: notify }),
-    });
-    core.start();
-    await core.ready();
-    http = new CodemuxHttpServer(core, { port: 0, tokens: [{ name: "alice", token: TOKENS.alice }], log: () => undefined });
-    await http.listen();
+    gateway = await tasksGateway("codemux-tasks-queued-", { jobLimits: { maxConcurrent: 1 }, middleware: [plugins] });
+    ({ http, jobs } = gateway);
   });
   afterAll(async () => {
-    await http?.close();
-    await jobs?.close();
-    await core?.close();
-    await rm(dir, { recursive: true, force: true });
+    await gateway?.close();
+    await plugins.close();
+  });
+
+  it("a plugin admits the call once (a limit counts it once) and sees the task's result after it", async () => {
+    const tasks = await taskClient(http.url, TOKENS.alice);
+    const taskId = (await tasks.startTask("t__slow_compute", { seconds: 0.2, label: "once" })).taskId as string;
+    expect((await until(tasks, taskId, ["completed", "failed", "cancelled"])).status).toBe("completed");
+    await expect.poll(() => answered).toContain("computed once");
+    expect(admitted.filter((label) => label === "once")).toEqual(["once"]);
+    await tasks.client.close();
   });
 
   it("cancelled before it ran, it still cancels the server's task (which runs from the call on)", async () => {
@@ -239,12 +252,7 @@ describe("a server's task passed up while the job limits hold codemux's task in 
     const before = await count();
     await tasks.cancel(queued);
     expect((await until(tasks, queued, ["cancelled", "completed", "failed"])).status).toBe("cancelled");
-    let after = before;
-    for (let i = 0; i < 200 && after === before; i++) {
-      after = await count();
-      if (after === before) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(after).toBe(before + 1);
+    await expect.poll(count, { timeout: 10_000 }).toBe(before + 1);
     expect(jobs.manager.get(running, "token:alice")?.status).toBe("running");
     await tasks.cancel(running);
     await tasks.client.close();

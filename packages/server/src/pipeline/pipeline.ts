@@ -2,6 +2,7 @@ import {
   composeMiddleware,
   APP_ORIGIN,
   NO_MASK,
+  FOLLOWED_TASK_STATE,
   POLICY_RULE_STATE,
   TokenBuckets,
   type RateBuckets,
@@ -144,7 +145,9 @@ export class ToolCallPipeline {
    */
   async followed(request: CallRequest, follow: () => Promise<ToolResult>): Promise<ToolResult> {
     const entry = await this.resolve(request.name);
-    return composeMiddleware(this.#middleware, () => follow())(new PipelineContext(entry, request));
+    const ctx = new PipelineContext(entry, request);
+    ctx.state.set(FOLLOWED_TASK_STATE, true);
+    return composeMiddleware(this.#middleware, () => follow())(ctx);
   }
 
   /** One downstream call, start to end. */
