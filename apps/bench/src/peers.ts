@@ -390,12 +390,13 @@ async function measure(started: Started, { entry, payload, clients, budget, roun
 
 const round2 = (n: number) => round(n, 2);
 
-/** A count from the environment: a positive number, else the default (a typo must not run a 0-call block). */
-function envCount(name: string, fallback: number): number {
+/** A count from the environment: a positive number (a whole one with `whole`), else the default (a typo must not run a 0-call block). */
+function envCount(name: string, fallback: number, { whole = false }: { whole?: boolean } = {}): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not "${raw}"`);
+  if (!Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value)))
+    throw new Error(`${name} must be a positive ${whole ? "whole " : ""}number, not "${raw}"`);
   return value;
 }
 
@@ -409,9 +410,9 @@ export function peersBudget(quick: boolean): { rounds: number; budget: Block["bu
   if (clientCounts.some((n) => n !== 1 && n !== 50))
     throw new Error(`CODEMUX_BENCH_PEERS_CLIENTS takes 1, 50 or "1,50", not "${process.env.CODEMUX_BENCH_PEERS_CLIENTS}"`);
   return {
-    rounds: Math.round(envCount("CODEMUX_BENCH_PEERS_ROUNDS", base.rounds)),
+    rounds: envCount("CODEMUX_BENCH_PEERS_ROUNDS", base.rounds, { whole: true }),
     budget: {
-      calls: Math.round(envCount("CODEMUX_BENCH_PEERS_CALLS", base.calls)),
+      calls: envCount("CODEMUX_BENCH_PEERS_CALLS", base.calls, { whole: true }),
       seconds: envCount("CODEMUX_BENCH_PEERS_SECONDS", base.seconds),
       warmSeconds: envCount("CODEMUX_BENCH_PEERS_WARM_SECONDS", base.warmSeconds),
     },
