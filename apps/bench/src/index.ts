@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
+import { reportCliStart, type CliStartReport } from "./cli-start";
 import { reportHttpLatency, type HttpLatencyReport } from "./http-latency";
 import { reportJobSoak, type JobSoakReport } from "./job-soak";
 import { reportScaleOut, type ScaleOutReport } from "./scale-out";
@@ -29,9 +30,10 @@ interface BenchReport {
   jobSoak: JobSoakReport | null;
   scan: ScanBenchReport | null;
   peers: PeersReport | null;
+  cliStart: CliStartReport | null;
 }
 
-/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, job-soak, journal, formats, scan, peers). */
+/** CODEMUX_BENCH_ONLY=latency,sandbox runs only those sections (tokens, search, scale, latency, sandbox, http, scale-out, job-soak, journal, formats, scan, peers, start). */
 const only = new Set(
   (process.env.CODEMUX_BENCH_ONLY ?? "")
     .split(",")
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
   if (runs("formats")) await reportResultFormats(table);
   const scan = runs("scan") ? await reportScan(table, dir) : null;
   const peers = runs("peers") ? await reportPeers(table, quick) : null;
+  const cliStart = runs("start") ? await reportCliStart(table) : null;
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     jobSoak,
     scan,
     peers,
+    cliStart,
   };
   // An ignored path: a bench run must not rewrite a tracked file.
   const out = join(repoRoot(), "apps/bench/results/latest.json");
