@@ -1,4 +1,4 @@
-import { build, stop, type BuildOptions, type Message, type Plugin } from "esbuild";
+import type { BuildOptions, Message, Plugin } from "esbuild";
 import { BundleGate } from "./bundle-gate.js";
 import {
   DEFAULT_BUNDLE_TIMEOUT_MS,
@@ -12,6 +12,10 @@ import {
 import { resolveSpecifier, showSpecifier } from "./module-path.js";
 import { formatBytes } from "./output-buffer.js";
 import type { ModuleResolver, ModuleSuggester, SandboxErrorInfo } from "./types.js";
+
+/** esbuild, loaded at the first snippet that needs it: most runs of the CLI (`list`, `call`, `status`) never bundle, and its loading is ~10 % of a start. */
+let loadedEsbuild: Promise<typeof import("esbuild")> | undefined;
+const esbuild = () => (loadedEsbuild ??= import("esbuild"));
 
 /** esbuild namespace of every module in a bundle; none of them lives on disk. */
 export const VIRTUAL_NAMESPACE = "codemux-sandbox";
@@ -112,7 +116,7 @@ async function bundleOnce(input: BundleInput): Promise<BundleOutcome | "service_
   try {
     const unavailable = /\bimport\b/.test(input.code) ? await checkImports(input) : undefined;
     if (unavailable) return { ok: false, error: unavailable };
-    const output = await build({
+    const output = await (await esbuild()).build({
       ...commonOptions(input),
       sourcemap: "external",
       sourcesContent: false,
@@ -138,7 +142,9 @@ async function bundleOnce(input: BundleInput): Promise<BundleOutcome | "service_
 async function restartService(generation: number): Promise<void> {
   if (generation === serviceGeneration) {
     serviceGeneration++;
-    restarting = Promise.resolve(stop()).catch(() => undefined);
+    restarting = esbuild()
+      .then(({ stop }) => stop())
+      .catch(() => undefined);
   }
   await restarting;
 }
@@ -166,6 +172,7 @@ function commonOptions(input: BundleInput): BuildOptions {
  * line; `import type` and imports of known modules pass. esbuild's own parser finds them, in linear time.
  */
 async function checkImports(input: BundleInput): Promise<SandboxErrorInfo | undefined> {
+  const { build } = await esbuild();
   try {
     await build({
       ...commonOptions(input),
