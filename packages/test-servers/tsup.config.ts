@@ -19,10 +19,6 @@ export default defineConfig([
     entry: { ...servers, "conformance-everything-server": "vendor/conformance-everything-server.ts" },
     // The vendored conformance fixture stays as upstream wrote it, so it gets no types (and no type check).
     dts: { entry: servers },
-    // The tests start these servers hundreds of times: with their dependencies inside, each start reads and
-    // compiles one file instead of ~100 from node_modules (~35 % less CPU a start on Node 20).
-    noExternal: [/^(?!node:)/],
-    banner: { js: 'import { createRequire as __serverCreateRequire } from "node:module"; const require = __serverCreateRequire(import.meta.url);' },
   }),
   // The app server's view and the browser tests' host page, for the browser: one script each, everything inside.
   {
