@@ -47,6 +47,8 @@ export interface Admission {
 export class ConnectionGuard {
   readonly #options: ConnectionGuardOptions;
   readonly #trusted: BlockList;
+  /** False without `--trusted-proxy`: no address is then checked against the list (the check builds a SocketAddress each time). */
+  readonly #anyTrusted: boolean;
   readonly #open = new Map<string, Set<Socket>>();
   /** The address each connection counts against (none yet for a trusted proxy's before its first request, or one past the limit). */
   readonly #owner = new WeakMap<Socket, string>();
@@ -67,6 +69,7 @@ export class ConnectionGuard {
   constructor(options: ConnectionGuardOptions) {
     this.#options = options;
     this.#trusted = trustedProxyList(options.trustedProxies);
+    this.#anyTrusted = options.trustedProxies.length > 0;
   }
 
   /** A new connection: given its deadline, counted against its peer (a trusted proxy's waits for its requests), or made to wait or refused past the limit. */
@@ -246,6 +249,7 @@ export class ConnectionGuard {
   }
 
   #isTrusted(address: string): boolean {
+    if (!this.#anyTrusted) return false;
     const family = isIP(address);
     return family !== 0 && this.#trusted.check(address, family === 6 ? "ipv6" : "ipv4");
   }
