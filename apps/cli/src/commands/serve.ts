@@ -25,6 +25,7 @@ import { codemuxHome, VERSION } from "@codemux/server";
 import { loadCodemuxConfig, openSharedState, storeSettingOf, type CodemuxConfig, type ConfigReload, type SharedState, type Started } from "@codemux/runtime";
 import { startCore, type GlobalOptions, type RunContext } from "../context";
 import { DaemonRunningError, signalExitCode, UsageError } from "../errors";
+import { jitBudget, tuneJit } from "../jit";
 import { openLocalAdmin } from "../local-admin";
 import { terminalStatus } from "../status";
 import { levelSink, loggerSink } from "../logger";
@@ -346,6 +347,8 @@ function withoutTokenFlags(argv: string[]): string[] {
 }
 
 async function serveHttp(command: Command, context: RunContext, options: ServeOptions): Promise<void> {
+  // Checked before anything starts; applied once listening (see jit.ts).
+  const budget = jitBudget();
   const { listen, tokens, fileTokens, sources, loaded, auth } = await httpSettings(command, context, options);
   const configFile = loaded.file;
   const pidfile = pidfilePath(configFile ?? (context.inline.length ? `inline:${context.inline.join(" ")}` : undefined));
@@ -401,6 +404,8 @@ async function serveHttp(command: Command, context: RunContext, options: ServeOp
     });
     await http.listen();
     shared.registry?.start(instanceUrl ?? http.url);
+    const tuned = tuneJit(budget);
+    logger.debug(tuned === undefined ? "V8's interrupt budget left as it is" : `V8's interrupt budget set to ${tuned} bytes (CODEMUX_JIT_BUDGET)`);
   } catch (error) {
     await core.close();
     await shared.close();
