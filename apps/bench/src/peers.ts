@@ -253,30 +253,33 @@ const entries: Entry[] = [
   { name: "codemux passthrough", wire: "streamable", era: "2026", load: true, start: () => codemux("2026", "streamable", { mode: "passthrough" }) },
   // An older build beside this one, in the same interleaved rounds (before/after a change on one loaded machine).
   ...baselineEntries(process.env.CODEMUX_BENCH_BASELINE_CLI),
-  {
-    name: "mcp-hub 4.2.1",
-    wire: "sse",
-    era: "2025",
-    load: true,
-    start: async () => {
-      const dir = await mkdtemp(join(tmpdir(), "codemux-bench-hub-"));
-      const config = join(dir, "mcp-servers.json");
-      await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
-      const port = await freePort();
-      const child = launch([binOf("mcp-hub"), "--port", String(port), "--config", config], { HOME: dir, XDG_STATE_HOME: dir, XDG_DATA_HOME: dir });
-      child.stderr?.resume();
-      const connect = () => mcpConnect(`http://127.0.0.1:${port}/mcp`, "sse");
-      await ready(
-        async () => {
-          const c = await connect();
-          await c.close();
-        },
-        child,
-        "mcp-hub",
-      );
-      return { child, pid: child.pid, connect };
-    },
-  },
+  // In front of either era's server: a 2026-era server also serves mcp-hub's 2025 client, so both rows cost the same server.
+  ...(["2025", "2026"] as const).map(
+    (era): Entry => ({
+      name: "mcp-hub 4.2.1",
+      wire: "sse",
+      era,
+      load: true,
+      start: async () => {
+        const dir = await mkdtemp(join(tmpdir(), "codemux-bench-hub-"));
+        const config = join(dir, "mcp-servers.json");
+        await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [serverOf(era)] } } }));
+        const port = await freePort();
+        const child = launch([binOf("mcp-hub"), "--port", String(port), "--config", config], { HOME: dir, XDG_STATE_HOME: dir, XDG_DATA_HOME: dir });
+        child.stderr?.resume();
+        const connect = () => mcpConnect(`http://127.0.0.1:${port}/mcp`, "sse");
+        await ready(
+          async () => {
+            const c = await connect();
+            await c.close();
+          },
+          child,
+          "mcp-hub",
+        );
+        return { child, pid: child.pid, connect };
+      },
+    }),
+  ),
   ...(["streamable", "sse"] as const).map(
     (wire): Entry => ({
       name: "mcp-proxy 6.7.19",
