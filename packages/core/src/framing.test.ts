@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isProgressToken, jsonRpcMessage, type MessageSchema } from "./framing";
+import { isProgressToken, jsonRpcMessage, withoutServerInfo, type MessageSchema } from "./framing";
 
 /** A schema that refuses everything, so what passes is what jsonRpcMessage recognizes without one. */
 const refusing: MessageSchema<unknown> = { safeParse: () => ({ success: false }) };
@@ -50,5 +50,22 @@ describe("jsonRpcMessage", () => {
       false,
       false,
     ]);
+  });
+});
+
+describe("withoutServerInfo", () => {
+  const info = { "io.modelcontextprotocol/serverInfo": { name: "downstream", version: "2.0.0" } };
+
+  it("drops the name a 2026-era server stamped, keeping every other _meta key, and _meta itself when nothing else is left", () => {
+    const content = [{ type: "text", text: "hi" }];
+    expect(withoutServerInfo({ content, _meta: { ...info, "vendor/trace": "abc" } })).toEqual({ content, _meta: { "vendor/trace": "abc" } });
+    expect(withoutServerInfo({ content, _meta: info })).toEqual({ content });
+  });
+
+  it("returns the same object when there is nothing to drop", () => {
+    const plain = { content: [], _meta: { "codemux/bytes": 2 } };
+    expect(withoutServerInfo(plain)).toBe(plain);
+    const none = { messages: [] };
+    expect(withoutServerInfo(none)).toBe(none);
   });
 });

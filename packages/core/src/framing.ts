@@ -35,6 +35,18 @@ export function plainResultMeta(meta: unknown): boolean {
 }
 
 /**
+ * A downstream server's answer without the name and version a 2026-era server stamps into its `_meta`: relayed by
+ * codemux, the answer is codemux's (its SDK stamps codemux's own for a 2026-07-28 client). The same object when there is none.
+ */
+export function withoutServerInfo<T extends object>(result: T): T {
+  const meta = (result as { _meta?: unknown })._meta;
+  if (!isRecord(meta) || !Object.hasOwn(meta, SERVER_INFO_META_KEY)) return result;
+  const { [SERVER_INFO_META_KEY]: _downstream, ...rest } = meta;
+  const { _meta: _stamped, ...answer } = result as { _meta?: unknown };
+  return (Object.keys(rest).length > 0 ? { ...answer, _meta: rest } : answer) as T;
+}
+
+/**
  * The part of a schema `jsonRpcMessage` uses (zod's `safeParse`, as the SDK's `JSONRPCMessageSchema`
  * has it): core depends on no schema library, so the caller hands in the protocol's schema.
  */

@@ -15,7 +15,7 @@ export {
 export { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, isPrincipalId, principalOfName, tokenPrincipal } from "./principal";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { globMatcher } from "./glob";
-export { LineSplitter, isProgressToken, jsonRpcMessage, plainResultMeta, type LineSplitterOptions, type MessageSchema } from "./framing";
+export { LineSplitter, isProgressToken, jsonRpcMessage, plainResultMeta, withoutServerInfo, type LineSplitterOptions, type MessageSchema } from "./framing";
 export {
   defineMetaTool,
   type BackgroundWork,

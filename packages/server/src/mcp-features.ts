@@ -1,4 +1,14 @@
-import { APP_MIME_TYPE, type CallOrigin, type InputResume, type Logger, SEPARATOR, type SecretMask, type SessionInfo, splitQualifiedName } from "@codemux/core";
+import {
+  APP_MIME_TYPE,
+  type CallOrigin,
+  type InputResume,
+  type Logger,
+  SEPARATOR,
+  type SecretMask,
+  type SessionInfo,
+  splitQualifiedName,
+  withoutServerInfo,
+} from "@codemux/core";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -362,7 +372,7 @@ export class McpFeatures {
         return { ...content, uri, text: `${preview}\n[resource of ${kept.bytes} bytes kept as "${kept.handle}"; read_result pages through it]` };
       }),
     );
-    return { ...result, contents };
+    return { ...withoutServerInfo(result), contents };
   }
 
   /**
@@ -448,7 +458,7 @@ export class McpFeatures {
   #ask(server: string, request: Parameters<ToolCallPipeline["request"]>[1], caller: PipelineRequest): Promise<Record<string, unknown>> {
     return this.#masked(
       this.#deps.relay.during(server, { session: caller.session, name: request.method, signal: caller.signal }, () =>
-        this.#deps.pipeline.request(server, request, caller),
+        this.#deps.pipeline.request(server, request, caller).then(withoutServerInfo),
       ),
     );
   }

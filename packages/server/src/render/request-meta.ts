@@ -1,4 +1,4 @@
-import type { ToolResult } from "@codemux/core";
+import { withoutServerInfo, type ToolResult } from "@codemux/core";
 
 /** Keys of `_meta` on every tools/call answer, under codemux's prefix (MCP's key format: `prefix/name`, and `codemux` is no MCP-reserved label). */
 export const META_REQUEST_ID = "codemux/requestId";
@@ -13,14 +13,16 @@ export interface AnsweredRequest {
 }
 
 /**
- * The answer with its request's id, start and duration in `_meta`, over any the result came with: a new object
+ * The answer with its request's id, start and duration in `_meta`, over any the result came with but the downstream
+ * server's name and version (the answer is codemux's): a new object
  * each time, so a result a middleware keeps and hands to another caller (a cache) never carries one request's id to another.
  */
 export function withRequestMeta(result: ToolResult, request: AnsweredRequest): ToolResult {
+  const answer = withoutServerInfo(result);
   return {
-    ...result,
+    ...answer,
     _meta: {
-      ...result._meta,
+      ...answer._meta,
       [META_REQUEST_ID]: request.id,
       [META_PROCESSED_AT]: new Date(request.startedAt).toISOString(),
       [META_DURATION_MS]: Math.max(0, request.endedAt - request.startedAt),
