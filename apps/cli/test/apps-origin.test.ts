@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopAll } from "./serve-cli";
 
 /**
  * An MCP App's calls through a running codemux with its plugins: the audit log records them with origin `app`,
@@ -39,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await host?.close().catch(() => undefined);
-  for (const child of started) child.kill("SIGTERM");
+  await stopAll(started);
   await rm(dir, { recursive: true, force: true });
 });
 

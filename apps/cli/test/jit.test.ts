@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UsageError } from "../src/errors";
 import { JIT_BUDGET_DEFAULT, jitBudget } from "../src/jit";
 import { runCli } from "./run-cli";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopAll } from "./serve-cli";
 
 describe("CODEMUX_JIT_BUDGET", () => {
   it("is 8,000 bytes by default, a whole number of bytes when given, and off leaves V8's own", () => {
@@ -42,7 +42,7 @@ describe("codemux serve --http and CODEMUX_JIT_BUDGET", () => {
     await writeFile(config, JSON.stringify({ mcpServers: { m: { command: process.execPath, args: [misbehavingServerPath] } } }));
   });
   afterAll(async () => {
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    await stopAll(started, "SIGKILL");
     await rm(dir, { recursive: true, force: true });
   });
 

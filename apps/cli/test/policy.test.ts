@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopAll } from "./serve-cli";
 
 const require = createRequire(import.meta.url);
 const fsServer = join(dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist", "index.js");
@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 const started: ChildProcess[] = [];
 afterAll(async () => {
-  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+  await stopAll(started, "SIGKILL");
   await rm(dir, { recursive: true, force: true });
 });
 

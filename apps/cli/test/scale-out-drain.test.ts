@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callInFlight } from "./in-flight";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopAll } from "./serve-cli";
 
 const TOKEN = "drain-scale-out-token-0123456789";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -29,7 +29,7 @@ describe.skipIf(!haveProgram("redis-server", "redis-server"))("an instance drain
   }, 30_000);
 
   afterAll(async () => {
-    for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+    await stopAll(started, "SIGKILL");
     await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });

@@ -18,3 +18,23 @@ export function serveCli(
     child.on("exit", (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
   });
 }
+
+/**
+ * Signals every child still running and resolves once all have exited (SIGKILL after `graceMs`): a codemux
+ * drains and writes its catalog cache as it stops, so its folder is removed after this, never while it writes.
+ */
+export async function stopAll(children: readonly ChildProcess[], signal: NodeJS.Signals = "SIGTERM", graceMs = 10_000): Promise<void> {
+  await Promise.all(
+    children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      return new Promise<void>((exited) => {
+        const kill = setTimeout(() => child.kill("SIGKILL"), graceMs);
+        child.once("exit", () => {
+          clearTimeout(kill);
+          exited();
+        });
+        child.kill(signal);
+      });
+    }),
+  );
+}

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "./run-cli";
-import { serveCli } from "./serve-cli";
+import { serveCli, stopAll } from "./serve-cli";
 
 /**
  * The Skills extension (SEP-2640) served upstream: codemux over stdio and HTTP, to SDK v2 clients of both eras
@@ -41,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-  for (const child of started) child.kill("SIGTERM");
+  await stopAll(started);
   await rm(dir, { recursive: true, force: true });
 });
 
