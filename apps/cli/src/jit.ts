@@ -5,7 +5,7 @@ import { UsageError } from "./errors";
  * V8's interrupt budget once `serve --http` listens: how much bytecode a function runs before V8 looks
  * at optimizing it (V8's default is 67,584 bytes, the same for every program). A call through codemux
  * runs many small functions once each, so with the default they are still being compiled thousands of
- * calls after a start; at 8,000 the first 3,000 calls of one client cost about a fifth less CPU in all
+ * calls after a start; at 8,000 the first 3,000 calls of one client cost 10-20 % less CPU in all
  * and steady state is unchanged (docs/perf/peers.md, "Warm-up"). Set after the start, not before it,
  * so the start's own code (run once) is not optimized for nothing.
  */
