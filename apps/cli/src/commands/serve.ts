@@ -58,8 +58,11 @@ Over HTTP (one server for many clients; see packages/http/README.md):
     --oauth-issuer https://login.example.com            OAuth 2.1 access tokens beside the token file (re-read on change)
   CODEMUX_HOST=0.0.0.0 CODEMUX_PORT=8080 codemux serve --http   the address from the environment (a container's);
                                                         what --http gives wins, part by part
-Each principal holds at most a quarter of the sessions and of the job queue, each address 32 connections;
-the config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").
+Each principal holds at most a quarter of the sessions and of the job queue, each address a quarter of the
+connections (256); the session and connection shares are lent while no one else needs them (packages/http/README.md).
+The config's "http" section changes that ("limits") and names reverse proxies ("trustedProxies").
+Once listening, V8 optimizes the call path sooner: CODEMUX_JIT_BUDGET=off keeps V8's default, a number
+(1000 to 1000000) sets another budget (docs/debugging.md).
 Several instances behind one balancer share the key signing the states handed to clients: $CODEMUX_STATE_KEY,
 or "stateKey": "\${VAR}" in the config (no flag takes it: a command line shows in ps).`;
 
