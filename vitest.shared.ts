@@ -1,13 +1,17 @@
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Test files left out of a run, as paths under the package (`test/install.test.ts`), comma-separated. Only CI's
- * lanes-off pass sets it (.ci/run), for files that make no tool call: they have no lane to switch off.
+ * Test files left out of a run, as paths from the repository's root (`apps/cli/test/install.test.ts`), comma-separated;
+ * each suite leaves out those under its own folder. Only CI's lanes-off pass sets it (.ci/run), for files whose promises
+ * are not about a call's path.
  */
+const root = fileURLToPath(new URL(".", import.meta.url));
 const skipped = (process.env.CODEMUX_TEST_SKIP ?? "")
   .split(",")
-  .map((file) => file.trim())
-  .filter(Boolean);
+  .map((file) => relative(process.cwd(), `${root}/${file.trim()}`))
+  .filter((file) => file !== "" && !file.startsWith(".."));
 
 /** Test settings every package shares; a package config only adds what differs. */
 export const sharedTestConfig = defineConfig({
