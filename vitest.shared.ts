@@ -1,4 +1,4 @@
-import { relative } from "node:path";
+import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 
@@ -10,7 +10,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const root = fileURLToPath(new URL(".", import.meta.url));
 const skipped = (process.env.CODEMUX_TEST_SKIP ?? "")
   .split(",")
-  .map((file) => relative(process.cwd(), `${root}/${file.trim()}`))
+  .map((file) => relative(process.cwd(), resolve(root, file.trim())))
   .filter((file) => file !== "" && !file.startsWith(".."));
 
 /** Test settings every package shares; a package config only adds what differs. */

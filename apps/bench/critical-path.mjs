@@ -36,6 +36,8 @@ net.Socket.prototype.emit = function (ev, ...args) {
 };
 process.on("exit", () => {
   const tail = rows.slice(-Number(process.env.CP_LAST ?? 2000));
+  // Nothing timed (no request reached a stdio server, or its answer went out on another request's stream): say so.
+  if (tail.length === 0) return writeFileSync(process.env.CP_OUT ?? "/tmp/cp.out", "no call timed\n", { flag: "a" });
   const med = (i) => tail.map((r) => r[i]).sort((a, b) => a - b)[Math.floor(tail.length / 2)];
   writeFileSync(
     process.env.CP_OUT ?? "/tmp/cp.out",

@@ -14,25 +14,22 @@ const env26 = (caps, extra = {}) => ({
   "io.modelcontextprotocol/clientCapabilities": caps,
   ...extra,
 });
+/** An echo call, with `_meta` when given. */
+const call = (id, _meta) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "ping" }, ...(_meta ? { _meta } : {}) } });
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const variants = {
-  "26 as codemux": (id) => ({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name: "echo", arguments: { text: "ping" }, _meta: env26({ extensions: { "io.modelcontextprotocol/tasks": {} } }, { progressToken: id }) },
-  }),
-  "26 no token": (id) => ({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name: "echo", arguments: { text: "ping" }, _meta: env26({ extensions: { "io.modelcontextprotocol/tasks": {} } }) },
-  }),
-  "26 bare caps": (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "ping" }, _meta: env26({}) } }),
-  "25 token": (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "ping" }, _meta: { progressToken: id } } }),
-  "25 plain": (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "ping" } } }),
+  "26 as codemux": (id) => call(id, env26(TASKS, { progressToken: id })),
+  "26 no token": (id) => call(id, env26(TASKS)),
+  "26 bare caps": (id) => call(id, env26({})),
+  "25 token": (id) => call(id, { progressToken: id }),
+  "25 plain": (id) => call(id),
 };
-const N = Number(process.argv[2] ?? 4000),
-  rounds = Number(process.argv[3] ?? 5);
+const N = Number(process.argv[2] ?? 4000);
+const rounds = Number(process.argv[3] ?? 5);
+if (!Number.isInteger(N) || N < 1 || !Number.isInteger(rounds) || rounds < 1) {
+  console.error("usage: node bench/server-era-cost.mjs [calls per round, a whole number] [rounds, a whole number]");
+  process.exit(2);
+}
 const start = async (era) => {
   const child = spawn(process.execPath, [modernServerPath], { stdio: ["pipe", "pipe", "inherit"] });
   let buf = "";
@@ -73,7 +70,7 @@ let id = 0;
 for (const v of Object.keys(variants))
   for (let i = 0; i < 3000; i++) {
     const r = await procs[v].ask(variants[v](++id));
-    if (i === 0 && !r.result) console.log(v, JSON.stringify(r));
+    if (i === 0 && !r.result) throw new Error(`${v}: the server answered ${JSON.stringify(r).slice(0, 300)}`);
   }
 const res = Object.fromEntries(Object.keys(variants).map((v) => [v, { cpu: [], lat: [] }]));
 const names = Object.keys(variants);
