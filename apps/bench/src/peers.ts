@@ -4,7 +4,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,7 +18,9 @@ import { percentile, round } from "./stats";
  * answer, 1 and 50 SDK 1.x clients (each its own session), Streamable HTTP and legacy SSE.
  * Every gateway is started afresh for each block and the blocks are interleaved across rounds, so
  * load from elsewhere on the machine falls on all alike. CPU is the gateway process's own
- * (utime + stime from /proc, its stdio children not included), peak RSS its VmHWM.
+ * (utime + stime from /proc, its stdio children not included), peak RSS its VmHWM; the server's
+ * (the processes below the gateway) and the bench's own clients' CPU per call are beside it, as the
+ * three share the machine's cores: at 50 clients the calls/s follow the sum.
  */
 
 const TOKEN = "bench-peers-0123456789abcdef";
@@ -59,6 +61,13 @@ export interface PeerRow {
   p99Ms: number;
   /** Gateway CPU per call in µs (utime + stime of its process over the block). */
   cpuPerCallUs: number | null;
+  /**
+   * The downstream server's CPU per call in µs (the processes below the gateway; for the direct client, below the bench):
+   * what a gateway's requests cost the server, which shares the machine's cores with it.
+   */
+  serverCpuPerCallUs?: number | null;
+  /** The bench's own CPU per call in µs (its clients parse the gateway's answers): the third share of the cores. */
+  clientCpuPerCallUs?: number | null;
   peakRssMB: number | null;
   load1: number;
 }
@@ -80,6 +89,35 @@ function binOf(pkg: string): string {
   const bin = typeof manifest.bin === "string" ? manifest.bin : (Object.values(manifest.bin)[0] as string);
   return join(dir, bin);
 }
+
+/** The process ids below `pid` (children, theirs, ...), from /proc (Linux); none when it has gone. */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const next = [pid];
+  while (next.length > 0) {
+    const at = next.pop() as number;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${at}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children = "";
+      try {
+        children = readFileSync(`/proc/${at}/task/${task}/children`, "utf8");
+      } catch {}
+      for (const child of children.split(" ").filter(Boolean).map(Number)) {
+        found.push(child);
+        next.push(child);
+      }
+    }
+  }
+  return found;
+}
+
+/** utime + stime of the processes below `pid` in seconds: a gateway's stdio servers (and any shell between). */
+const treeCpuSeconds = (pid: number): number => descendants(pid).reduce((sum, child) => sum + (cpuSeconds(child) || 0), 0);
 
 /** utime + stime of a process in seconds, from /proc (Linux). */
 function cpuSeconds(pid: number | undefined): number {
@@ -353,6 +391,9 @@ async function measure(started: Started, { entry, payload, clients, budget, roun
   const times: number[] = [];
   const load1 = round2(loadavg()[0] ?? 0);
   const cpuStart = cpuSeconds(started.pid);
+  const serverRoot = started.pid ?? process.pid;
+  const serverCpuStart = treeCpuSeconds(serverRoot);
+  const clientCpuStart = process.cpuUsage();
   const t0 = performance.now();
   const deadline = t0 + budget.seconds * 1000;
   await Promise.all(
@@ -371,6 +412,9 @@ async function measure(started: Started, { entry, payload, clients, budget, roun
   );
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(started.pid) - cpuStart;
+  const serverCpu = treeCpuSeconds(serverRoot) - serverCpuStart;
+  const clientCpuUsage = process.cpuUsage(clientCpuStart);
+  const perCall = (seconds: number) => (Number.isNaN(seconds) || times.length === 0 ? null : Math.round((seconds / times.length) * 1e6));
   await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
   return {
     gateway: entry.name,
@@ -385,7 +429,9 @@ async function measure(started: Started, { entry, payload, clients, budget, roun
     callsPerSecond: Math.round(times.length / elapsed),
     p50Ms: round(percentile(times, 50), 3),
     p99Ms: round(percentile(times, 99), 3),
-    cpuPerCallUs: Number.isNaN(cpu) || times.length === 0 ? null : Math.round((cpu / times.length) * 1e6),
+    cpuPerCallUs: perCall(cpu),
+    serverCpuPerCallUs: perCall(serverCpu),
+    clientCpuPerCallUs: perCall((clientCpuUsage.user + clientCpuUsage.system) / 1e6),
     peakRssMB: peakRssMB(started.pid),
     load1,
   };
@@ -451,7 +497,7 @@ export async function runPeers(options: { quick?: boolean; only?: string } = {})
             const row = await measure(started, { entry, payload, clients, budget, roundNo: r + 1 });
             rows.push(row);
             process.stdout.write(
-              `  peers r${r + 1} ${entry.name} (${entry.wire}, ${entry.era}) ${payload} x${clients}: ${row.callsPerSecond}/s p50 ${row.p50Ms} ms, ${row.cpuPerCallUs ?? "-"} µs CPU/call, errors ${row.errors}${row.firstError ? ` (${row.firstError})` : ""}, load ${row.load1}\n`,
+              `  peers r${r + 1} ${entry.name} (${entry.wire}, ${entry.era}) ${payload} x${clients}: ${row.callsPerSecond}/s p50 ${row.p50Ms} ms, ${row.cpuPerCallUs ?? "-"} µs CPU/call (server ${row.serverCpuPerCallUs ?? "-"}, client ${row.clientCpuPerCallUs ?? "-"}), errors ${row.errors}${row.firstError ? ` (${row.firstError})` : ""}, load ${row.load1}\n`,
             );
           } finally {
             started.child.kill("SIGTERM");
@@ -495,8 +541,8 @@ export function peersMarkdown(report: PeersReport): string {
     `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memGB} GB, Node ${report.machine.node}; ${report.machine.date}; ${report.quick ? "quick mode, " : ""}${report.rounds === 1 ? "1 round" : `${report.rounds} rounds interleaved`}, ${report.budget.calls.toLocaleString("en-US")} calls / ${report.budget.seconds} s after ${report.budget.warmSeconds} s of warm-up calls.`,
     `Load average (1 min) at the start of the blocks: ${range(report.rows.map((r) => r.load1))}.`,
     "",
-    "| gateway | wire | downstream era | answer | clients | calls/s | p50 ms | p99 ms | gateway CPU µs/call | peak RSS MB | errors |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| gateway | wire | downstream era | answer | clients | calls/s | p50 ms | p99 ms | gateway CPU µs/call | server CPU µs/call | client CPU µs/call | peak RSS MB | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const rows of groups.values()) {
     const f = rows[0] as PeerRow;
@@ -506,6 +552,12 @@ export function peersMarkdown(report: PeersReport): string {
         0,
       )} | ${range(rows.map((r) => r.p50Ms))} | ${range(rows.map((r) => r.p99Ms))} | ${range(
         rows.map((r) => r.cpuPerCallUs ?? Number.NaN),
+        0,
+      )} | ${range(
+        rows.map((r) => r.serverCpuPerCallUs ?? Number.NaN),
+        0,
+      )} | ${range(
+        rows.map((r) => r.clientCpuPerCallUs ?? Number.NaN),
         0,
       )} | ${range(
         rows.map((r) => r.peakRssMB ?? Number.NaN),
@@ -530,7 +582,7 @@ export async function reportPeers(table: Table, quick: boolean): Promise<PeersRe
     report.rows.map((r): [string, string, string] => [
       `${r.gateway} ${r.wire} ${r.era} ${r.payload} x${r.clients} r${r.round}`,
       `${r.callsPerSecond}/s`,
-      `p50 ${r.p50Ms} p99 ${r.p99Ms} ms, CPU ${r.cpuPerCallUs ?? "-"} µs/call, RSS ${r.peakRssMB ?? "-"} MB, errors ${r.errors}`,
+      `p50 ${r.p50Ms} p99 ${r.p99Ms} ms, CPU ${r.cpuPerCallUs ?? "-"} µs/call (server ${r.serverCpuPerCallUs ?? "-"}, client ${r.clientCpuPerCallUs ?? "-"}), RSS ${r.peakRssMB ?? "-"} MB, errors ${r.errors}`,
     ]),
   );
   const out = join(repoRoot(), "apps/bench/results/peers.md");

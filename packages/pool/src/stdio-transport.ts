@@ -48,7 +48,7 @@ export class ChildProcessTransport implements Transport {
   #closing: Promise<void> | undefined;
   /** The group got its SIGTERM (from close(), or when the leader exited); nothing sends another. */
   #terminated = false;
-  /** The messages sent in this tick, not yet written. */
+  /** The messages sent in this turn of the event loop, not yet written. */
   #batch: OutgoingBatch | undefined;
 
   constructor(
@@ -131,17 +131,19 @@ export class ChildProcessTransport implements Transport {
     } catch (error) {
       return Promise.reject(error);
     }
-    // Messages sent in the same tick (a snippet's Promise.all) leave as one string in one write: one
-    // syscall, and no per-message chunk for the stream to queue and hand to writev.
+    // Messages sent in the same turn of the event loop (a snippet's Promise.all; under load, the calls of
+    // every client whose request was read in one poll) leave as one string in one write: one syscall and
+    // one wake-up of the server for all of them, and no per-message chunk for the stream to queue and hand
+    // to writev. setImmediate, not nextTick: the flush waits for the poll phase's other callbacks, not longer.
     if (this.#batch === undefined) {
       this.#batch = new OutgoingBatch();
-      process.nextTick(this.#flush);
+      setImmediate(this.#flush);
     }
     this.#batch.text += line;
     return this.#batch.written;
   }
 
-  /** Writes the tick's messages; their senders' promise settles once the stream took them (after a drain when it is full). */
+  /** Writes the turn's messages; their senders' promise settles once the stream took them (after a drain when it is full). */
   readonly #flush = (): void => {
     const batch = this.#batch;
     if (batch === undefined) return;
@@ -193,7 +195,7 @@ export class ChildProcessTransport implements Transport {
       this.#terminated = true;
       signalGroup(child, "SIGTERM");
     };
-    // Messages sent in this tick still go out before stdin ends.
+    // Messages sent in this turn still go out before stdin ends.
     this.#flush();
     child.stdin?.end();
     if (!(await within(STDIN_CLOSE_GRACE_MS))) {
@@ -232,7 +234,7 @@ export class ChildProcessTransport implements Transport {
   }
 }
 
-/** The text of the messages sent in one tick, and the promise their senders share. */
+/** The text of the messages sent in one turn of the event loop, and the promise their senders share. */
 class OutgoingBatch {
   text = "";
   done: () => void = () => undefined;

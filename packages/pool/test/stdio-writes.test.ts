@@ -37,6 +37,39 @@ describe("the stdio client transport's writes", () => {
     }
   });
 
+  it("sends the messages of separate callbacks of one turn of the event loop (many clients' requests read in one poll) in one write", async () => {
+    const transport = new ChildProcessTransport({ type: "stdio", command: process.execPath, args: [rawServer], env: {} });
+    const answered = new Set<unknown>();
+    let all: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      all = resolve;
+    });
+    transport.onmessage = (message) => {
+      answered.add((message as { id?: unknown }).id);
+      if (answered.size === 10) all();
+    };
+    await transport.start();
+    const write = vi.spyOn(Socket.prototype, "_write" as never);
+    const writev = vi.spyOn(Socket.prototype, "_writev" as never);
+    try {
+      // Ten callbacks of one check phase, each a macrotask of its own as an HTTP request's handler is: a flush on the
+      // next tick would write after each of them.
+      const sent = await new Promise<Array<Promise<void>>>((resolve) => {
+        const sends: Array<Promise<void>> = [];
+        for (let i = 0; i < 10; i++)
+          setImmediate(() => {
+            sends.push(transport.send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "echo", arguments: { text: `m${i}` } } }));
+            if (sends.length === 10) resolve(sends);
+          });
+      });
+      await Promise.all(sent);
+      await done;
+      expect(write.mock.calls.length + writev.mock.calls.length).toBe(1);
+    } finally {
+      await transport.close();
+    }
+  });
+
   it("a tick's messages larger than the pipe's buffer all arrive, and their sends settle", async () => {
     const transport = new ChildProcessTransport({ type: "stdio", command: process.execPath, args: [rawServer], env: {} });
     const answers = new Map<unknown, string>();
