@@ -106,7 +106,9 @@ function descendants(pid: number): number[] {
       let children = "";
       try {
         children = readFileSync(`/proc/${at}/task/${task}/children`, "utf8");
-      } catch {}
+      } catch {
+        // The thread ended between the two reads: it has no children left to count.
+      }
       for (const child of children.split(" ").filter(Boolean).map(Number)) {
         found.push(child);
         next.push(child);
