@@ -63,6 +63,33 @@ describe("SseServerTransport", () => {
     await reader.cancel();
   });
 
+  it("answers a post's 202 after the work its message started in that turn, not before", async () => {
+    const order: string[] = [];
+    let transport: SseServerTransport | undefined;
+    const server = createServer((req, res) => {
+      if (req.method === "GET") {
+        transport = new SseServerTransport({ endpoint: "/messages", stream: res, sessionId: "a.1" });
+        // As codemux's session does: the call reaches the pool a few promise turns after the message arrives.
+        transport.onmessage = () => void Promise.resolve().then(() => Promise.resolve().then(() => order.push("handed on")));
+        void transport.start();
+        return;
+      }
+      const writeHead = res.writeHead.bind(res);
+      res.writeHead = ((...args: Parameters<typeof writeHead>) => (order.push("202"), writeHead(...args))) as typeof res.writeHead;
+      let text = "";
+      req.on("data", (chunk: Buffer) => (text += chunk));
+      req.on("end", () => transport?.post(JSON.parse(text), res));
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const stream = await fetch(`${url}/sse`);
+    await events((stream.body as ReadableStream<Uint8Array>).getReader(), 1);
+    const posted = await fetch(`${url}/messages`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
+    expect(posted.status).toBe(202);
+    expect(order).toEqual(["handed on", "202"]);
+  });
+
   it("refuses a body that is no JSON-RPC message with a JSON-RPC 400, passing nothing on", async () => {
     const s = await serve();
     const stream = await fetch(`${s.url}/sse`);
