@@ -15,6 +15,7 @@ export {
 export { ANONYMOUS_PRINCIPAL, LOCAL_PRINCIPAL, isPrincipalId, principalOfName, tokenPrincipal } from "./principal";
 export { CodemuxError, ERROR_BRAND, isCodemuxError, type CodemuxErrorOptions, type ErrorClass } from "./errors";
 export { globMatcher } from "./glob";
+export { atTurnEnd, type TurnRound } from "./turn";
 export { LineSplitter, isProgressToken, jsonRpcMessage, plainResultMeta, withoutServerInfo, type LineSplitterOptions, type MessageSchema } from "./framing";
 export {
   defineMetaTool,

@@ -1,3 +1,4 @@
+import { atTurnEnd } from "@codemux/core";
 import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -63,14 +64,14 @@ describe("SseServerTransport", () => {
     await reader.cancel();
   });
 
-  it("answers a post's 202 after the work its message started in that turn, not before", async () => {
+  it("answers a post's 202 after the downstream write its message started in that turn, not before", async () => {
     const order: string[] = [];
     let transport: SseServerTransport | undefined;
     const server = createServer((req, res) => {
       if (req.method === "GET") {
         transport = new SseServerTransport({ endpoint: "/messages", stream: res, sessionId: "a.1" });
-        // As codemux's session does: the call reaches the pool a few promise turns after the message arrives.
-        transport.onmessage = () => void Promise.resolve().then(() => Promise.resolve().then(() => order.push("handed on")));
+        // As codemux's session does: the call reaches the pool a few promise turns after the message arrives, and the pool writes at the turn's end.
+        transport.onmessage = () => void Promise.resolve().then(() => Promise.resolve().then(() => atTurnEnd(() => order.push("downstream write"))));
         void transport.start();
         return;
       }
@@ -87,7 +88,7 @@ describe("SseServerTransport", () => {
     await events((stream.body as ReadableStream<Uint8Array>).getReader(), 1);
     const posted = await fetch(`${url}/messages`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
     expect(posted.status).toBe(202);
-    expect(order).toEqual(["handed on", "202"]);
+    expect(order).toEqual(["downstream write", "202"]);
   });
 
   it("refuses a body that is no JSON-RPC message with a JSON-RPC 400, passing nothing on", async () => {

@@ -1,3 +1,4 @@
+import { atTurnEnd } from "@codemux/core";
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 import type { ServerResponse } from "node:http";
 import { sendRpcError } from "./respond";
@@ -49,10 +50,10 @@ export class SseServerTransport implements Transport {
       return;
     }
     this.onmessage?.(message);
-    // The 202 leaves at the end of this turn, with the downstream write the message started (the pool flushes
-    // its writes then): written first, it woke the client while the call had yet to reach its server (one
-    // client: p50 −35 µs, docs/perf/peers.md). Not a later turn: that cost 10-25 µs of CPU a call at 50 clients.
-    setImmediate(() => res.writeHead(202).end("Accepted"));
+    // The 202 leaves at the end of this turn, after the downstream write the message started: written first,
+    // it woke the client while the call had yet to reach its server (one client: p50 about 50 µs lower,
+    // docs/perf/peers.md). Not a later turn: that cost 10-25 µs of CPU a call at 50 clients.
+    atTurnEnd(() => res.writeHead(202).end("Accepted"), "client");
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

@@ -1,4 +1,4 @@
-import { LineSplitter, jsonRpcMessage } from "@codemux/core";
+import { LineSplitter, atTurnEnd, jsonRpcMessage } from "@codemux/core";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import type { ChildProcess } from "node:child_process";
@@ -134,10 +134,11 @@ export class ChildProcessTransport implements Transport {
     // Messages sent in the same turn of the event loop (a snippet's Promise.all; under load, the calls of
     // every client whose request was read in one poll) leave as one string in one write: one syscall and
     // one wake-up of the server for all of them, and no per-message chunk for the stream to queue and hand
-    // to writev. setImmediate, not nextTick: the flush waits for the poll phase's other callbacks, not longer.
+    // to writev. At the end of the turn (check phase), not nextTick: the flush waits for the poll phase's other
+    // callbacks, not longer; and before the turn's acknowledgements to clients (atTurnEnd's rounds).
     if (this.#batch === undefined) {
       this.#batch = new OutgoingBatch();
-      setImmediate(this.#flush);
+      atTurnEnd(this.#flush);
     }
     this.#batch.text += line;
     return this.#batch.written;
