@@ -42,6 +42,40 @@ describe("ActivityLog", () => {
     expect(log.forget("token:alice")).toBe(0);
   });
 
+  it("keeps newest-first order, lookups and forgetting right once the ring has wrapped", async () => {
+    const log = new ActivityLog();
+    const record = log.middleware();
+    const principal = (i: number) => (i % 3 === 0 ? "token:bob" : "token:alice");
+    for (let i = 0; i < MAX_ACTIVITY + 7; i++) await record(callOf({ i }, "m__echo", principal(i)), () => answer(String(i)));
+    const ids = log.list().map((entry) => entry.id);
+    expect(ids).toEqual(Array.from({ length: MAX_ACTIVITY }, (_, k) => MAX_ACTIVITY + 7 - k));
+    expect(log.get(8)?.result).toContain('"7"');
+    expect(log.get(7)).toBeUndefined();
+    const bobs = log.list((entry) => entry.principal === "token:bob").map((entry) => entry.id);
+    expect(log.forget("token:alice")).toBe(MAX_ACTIVITY - bobs.length);
+    expect(log.list().map((entry) => entry.id)).toEqual(bobs);
+    await record(callOf({ i: "after" }), () => answer("after"));
+    expect(log.list().map((entry) => entry.id)).toEqual([MAX_ACTIVITY + 8, ...bobs]);
+  });
+
+  it("reads the same as JSON as through its fields, time included", async () => {
+    const log = new ActivityLog(() => Date.UTC(2026, 11, 7, 8, 30));
+    await log.middleware()(callOf({ q: "x", token: "t-1" }), () => answer("y"));
+    const [entry] = log.list();
+    expect(JSON.parse(JSON.stringify(entry))).toEqual({
+      id: 1,
+      time: "2026-12-07T08:30:00.000Z",
+      principal: "token:alice",
+      tool: "m__echo",
+      origin: "rest",
+      durationMs: 0,
+      outcome: "ok",
+      bytes: entry?.bytes,
+      arguments: '{"q":"x","token":"***"}',
+      result: '{"content":[{"type":"text","text":"y"}]}',
+    });
+  });
+
   it("records a call that threw, with its message, and passes the error on", async () => {
     const log = new ActivityLog();
     await expect(log.middleware()(callOf({}), () => Promise.reject(new Error("server went away")))).rejects.toThrow("server went away");

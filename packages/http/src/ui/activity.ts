@@ -45,7 +45,9 @@ export function activityLazyByDefault(env: NodeJS.ProcessEnv = process.env): boo
  * with arguments and results masked (secret-named keys, and secret-shaped text) before they are kept.
  */
 export class ActivityLog {
+  /** A ring: `#entries[#start]` is the oldest of `#entries.length` (at most `MAX_ACTIVITY`) kept, so a call adds without moving the others. */
   readonly #entries: ActivityEntry[] = [];
+  #start = 0;
   #next = 1;
   readonly #now: () => number;
   readonly #mask: SecretMask;
@@ -80,8 +82,9 @@ export class ActivityLog {
   /** Newest first, those `keep` lets through, at most `limit`. */
   list(keep: (entry: ActivityEntry) => boolean = () => true, limit = MAX_ACTIVITY): ActivityEntry[] {
     const out: ActivityEntry[] = [];
-    for (let i = this.#entries.length - 1; i >= 0 && out.length < limit; i--) {
-      const entry = this.#entries[i] as ActivityEntry;
+    const count = this.#entries.length;
+    for (let i = count - 1; i >= 0 && out.length < limit; i--) {
+      const entry = this.#entries[(this.#start + i) % count] as ActivityEntry;
       if (keep(entry)) out.push(entry);
     }
     return out;
@@ -90,8 +93,9 @@ export class ActivityLog {
   /** Drops every call of `principal` (`codemux forget`); returns how many went. */
   forget(principal: string): number {
     const before = this.#entries.length;
-    const kept = this.#entries.filter((entry) => entry.principal !== principal);
+    const kept = this.list((entry) => entry.principal !== principal).reverse();
     this.#entries.splice(0, before, ...kept);
+    this.#start = 0;
     return before - kept.length;
   }
 
@@ -99,61 +103,110 @@ export class ActivityLog {
     return this.#entries.find((e) => e.id === id);
   }
 
+  #keep(entry: ActivityEntry): void {
+    if (this.#entries.length < MAX_ACTIVITY) this.#entries.push(entry);
+    else {
+      this.#entries[this.#start] = entry;
+      this.#start = (this.#start + 1) % MAX_ACTIVITY;
+    }
+  }
+
   #add(ctx: CallContext, call: { started: number; outcome: ActivityEntry["outcome"]; result?: ToolResult; error?: unknown }): void {
     const errorText = call.error === undefined ? "" : call.error instanceof Error ? call.error.message : String(call.error);
-    const head = {
+    const head: Head = {
       id: this.#next++,
-      time: new Date(call.started).toISOString(),
+      started: call.started,
       principal: ctx.session.principal,
       tool: ctx.entry.qualifiedName,
       origin: String(ctx.origin),
       durationMs: Math.max(0, this.#now() - call.started),
       outcome: call.outcome,
     };
-    if (this.#lazy) this.#entries.push(this.#lazyEntry(head, { args: ctx.arguments, result: call.result, errorText }));
-    else {
-      const resultText = call.result ? JSON.stringify(call.result) : "";
-      this.#entries.push({
-        ...head,
-        bytes: Buffer.byteLength(resultText),
-        arguments: this.#masked(JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
-        result: this.#masked(call.result ? resultText : errorText),
-      });
+    if (this.#lazy) {
+      // Bounded copies taken now (the call's objects are not kept: they may be large, and may change after the call).
+      const kept = { args: boundedCopy(ctx.arguments), result: call.result ? boundedCopy(call.result) : undefined, errorText };
+      this.#keep(new LazyEntry(head, kept, this.#mask));
+      return;
     }
-    if (this.#entries.length > MAX_ACTIVITY) this.#entries.splice(0, this.#entries.length - MAX_ACTIVITY);
+    const resultText = call.result ? JSON.stringify(call.result) : "";
+    const { started, ...rest } = head;
+    this.#keep({
+      ...rest,
+      time: new Date(started).toISOString(),
+      bytes: Buffer.byteLength(resultText),
+      arguments: masked(this.#mask, JSON.stringify(maskKeys(ctx.arguments, 0)) ?? "{}"),
+      result: masked(this.#mask, call.result ? resultText : errorText),
+    });
+  }
+}
+
+/** What an entry knows of its call at once; `started` is shown as `time`. */
+type Head = Omit<ActivityEntry, "time" | "bytes" | "arguments" | "result"> & { started: number };
+
+/**
+ * An entry whose `time`, `arguments` and `result` are text made on first read (masked), from the bounded
+ * copies it was given. A class, not an object with accessors defined per entry: adding one stays a few
+ * allocations on the answer's path. `toJSON` gives the fields as the eager entry has them.
+ */
+class LazyEntry implements ActivityEntry {
+  readonly id: number;
+  readonly principal: string;
+  readonly tool: string;
+  readonly origin: string;
+  readonly durationMs: number;
+  readonly outcome: ActivityEntry["outcome"];
+  readonly bytes: number;
+  readonly #started: number;
+  readonly #arguments: Kept;
+  readonly #result: Kept | undefined;
+  readonly #errorText: string;
+  readonly #mask: SecretMask;
+  #time: string | undefined;
+  #argumentsText: string | undefined;
+  #resultText: string | undefined;
+
+  constructor(head: Head, { args, result, errorText }: { args: Kept; result: Kept | undefined; errorText: string }, mask: SecretMask) {
+    this.id = head.id;
+    this.principal = head.principal;
+    this.tool = head.tool;
+    this.origin = head.origin;
+    this.durationMs = head.durationMs;
+    this.outcome = head.outcome;
+    this.bytes = result?.bytes ?? 0;
+    this.#started = head.started;
+    this.#arguments = args;
+    this.#result = result;
+    this.#errorText = errorText;
+    this.#mask = mask;
   }
 
-  /**
-   * An entry whose `arguments` and `result` are masked text made on first read, from bounded copies
-   * taken now (the call's objects are not kept: they may be large, and may change after the call).
-   */
-  #lazyEntry(
-    head: Omit<ActivityEntry, "bytes" | "arguments" | "result">,
-    { args, result, errorText }: { args: unknown; result: ToolResult | undefined; errorText: string },
-  ): ActivityEntry {
-    const keptArguments = boundedCopy(args);
-    const keptResult = result ? boundedCopy(result) : undefined;
-    let argumentsText: string | undefined;
-    let resultText: string | undefined;
-    const masked = (kept: Kept) => this.#masked(JSON.stringify(kept.value) ?? "{}", kept.chars);
-    return Object.defineProperties(
-      { ...head, bytes: keptResult?.bytes ?? 0 },
-      {
-        arguments: { enumerable: true, get: () => (argumentsText ??= masked({ ...keptArguments, value: maskKeys(keptArguments.value, 0) })) },
-        result: { enumerable: true, get: () => (resultText ??= keptResult ? masked(keptResult) : this.#masked(errorText)) },
-      },
-    ) as ActivityEntry;
+  get time(): string {
+    return (this.#time ??= new Date(this.#started).toISOString());
   }
 
-  /**
-   * Cut first, then masked (by the redact plugin's patterns and the built-in ones): the patterns are linear, and run on bounded text.
-   * `total`: the whole JSON's length when `text` is a bounded copy's (a lower bound: escapes not counted).
-   */
-  #masked(text: string, total = text.length): string {
-    const more = Math.max(total, text.length) - MAX_KEPT_CHARS;
-    const cut = more > 0 ? `${text.slice(0, MAX_KEPT_CHARS)}… (${total > text.length ? "about " : ""}${more} more characters not kept)` : text;
-    return redactSecrets(this.#mask.text(cut));
+  get arguments(): string {
+    return (this.#argumentsText ??= masked(this.#mask, JSON.stringify(maskKeys(this.#arguments.value, 0)) ?? "{}", this.#arguments.chars));
   }
+
+  get result(): string {
+    const result = this.#result;
+    return (this.#resultText ??= result ? masked(this.#mask, JSON.stringify(result.value) ?? "{}", result.chars) : masked(this.#mask, this.#errorText));
+  }
+
+  toJSON(): ActivityEntry {
+    const { id, time, principal, tool, origin, durationMs, outcome, bytes } = this;
+    return { id, time, principal, tool, origin, durationMs, outcome, bytes, arguments: this.arguments, result: this.result };
+  }
+}
+
+/**
+ * Cut first, then masked (by the redact plugin's patterns and the built-in ones): the patterns are linear, and run on bounded text.
+ * `total`: the whole JSON's length when `text` is a bounded copy's (a lower bound: escapes not counted).
+ */
+function masked(mask: SecretMask, text: string, total = text.length): string {
+  const more = Math.max(total, text.length) - MAX_KEPT_CHARS;
+  const cut = more > 0 ? `${text.slice(0, MAX_KEPT_CHARS)}… (${total > text.length ? "about " : ""}${more} more characters not kept)` : text;
+  return redactSecrets(mask.text(cut));
 }
 
 /** The value with every secret-named key's value replaced (`password`, `apiKey`, `token`...). */
