@@ -254,12 +254,18 @@ async function codemux(era: "2025" | "2026", wire: Wire, { mode, cli = cliPath()
 
 function baselineEntries(cli: string | undefined): Entry[] {
   if (!cli) return [];
-  return (["2025", "2026"] as const).map((era) => ({
+  return (
+    [
+      ["streamable", "2025"],
+      ["streamable", "2026"],
+      ["sse", "2025"],
+    ] as const
+  ).map(([wire, era]) => ({
     name: "codemux baseline passthrough",
-    wire: "streamable",
+    wire,
     era,
     load: true,
-    start: () => codemux(era, "streamable", { mode: "passthrough", cli }),
+    start: () => codemux(era, wire, { mode: "passthrough", cli }),
   }));
 }
 
