@@ -1,6 +1,6 @@
 import { atTurnEnd } from "@codemux/core";
 import type { JSONRPCMessage } from "@modelcontextprotocol/server";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SseServerTransport } from "./sse-transport";
@@ -13,19 +13,31 @@ afterEach(async () => {
   }
 });
 
-/** A server whose GET opens one transport and whose POST hands its JSON body to that transport; returns what it saw. */
-async function serve(): Promise<{ url: string; transport: () => SseServerTransport; received: JSONRPCMessage[]; closes: () => number }> {
+/**
+ * A server whose GET opens one transport and whose POST hands its JSON body to that transport; returns what it saw.
+ * `taken`: also called with each message handed on; `posted`: sees each post's response first.
+ */
+async function serve({ taken, posted }: { taken?: () => void; posted?: (res: ServerResponse) => void } = {}): Promise<{
+  url: string;
+  transport: () => SseServerTransport;
+  received: JSONRPCMessage[];
+  closes: () => number;
+}> {
   let transport: SseServerTransport | undefined;
   let closes = 0;
   const received: JSONRPCMessage[] = [];
   const server = createServer((req, res) => {
     if (req.method === "GET") {
       transport = new SseServerTransport({ endpoint: "/messages?apikey=k", stream: res, sessionId: "a.0f3c" });
-      transport.onmessage = (message) => received.push(message);
+      transport.onmessage = (message) => {
+        received.push(message);
+        taken?.();
+      };
       transport.onclose = () => closes++;
       void transport.start();
       return;
     }
+    posted?.(res);
     let text = "";
     req.on("data", (chunk: Buffer) => (text += chunk));
     req.on("end", () => transport?.post(JSON.parse(text), res));
@@ -66,27 +78,17 @@ describe("SseServerTransport", () => {
 
   it("answers a post's 202 after the downstream write its message started in that turn, not before", async () => {
     const order: string[] = [];
-    let transport: SseServerTransport | undefined;
-    const server = createServer((req, res) => {
-      if (req.method === "GET") {
-        transport = new SseServerTransport({ endpoint: "/messages", stream: res, sessionId: "a.1" });
-        // As codemux's session does: the call reaches the pool a few promise turns after the message arrives, and the pool writes at the turn's end.
-        transport.onmessage = () => void Promise.resolve().then(() => Promise.resolve().then(() => atTurnEnd(() => order.push("downstream write"))));
-        void transport.start();
-        return;
-      }
-      const writeHead = res.writeHead.bind(res);
-      res.writeHead = ((...args: Parameters<typeof writeHead>) => (order.push("202"), writeHead(...args))) as typeof res.writeHead;
-      let text = "";
-      req.on("data", (chunk: Buffer) => (text += chunk));
-      req.on("end", () => transport?.post(JSON.parse(text), res));
+    const s = await serve({
+      // As codemux's session does: the call reaches the pool a few promise turns after the message arrives, and the pool writes at the turn's end.
+      taken: () => void Promise.resolve().then(() => Promise.resolve().then(() => atTurnEnd(() => order.push("downstream write")))),
+      posted: (res) => {
+        const writeHead = res.writeHead.bind(res);
+        res.writeHead = ((...args: Parameters<typeof writeHead>) => (order.push("202"), writeHead(...args))) as typeof res.writeHead;
+      },
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const stream = await fetch(`${url}/sse`);
+    const stream = await fetch(`${s.url}/sse`);
     await events((stream.body as ReadableStream<Uint8Array>).getReader(), 1);
-    const posted = await fetch(`${url}/messages`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
+    const posted = await fetch(`${s.url}/messages`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
     expect(posted.status).toBe(202);
     expect(order).toEqual(["downstream write", "202"]);
   });
