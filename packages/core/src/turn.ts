@@ -3,6 +3,8 @@
  * first `"downstream"` (the pool's batched writes to its servers), then `"client"` (what tells a client its
  * message was taken, such as a legacy SSE post's 202). A message's downstream write thus leaves before the
  * acknowledgement that would wake its client, and the turn's writes of every kind share one immediate.
+ * The queue is this copy of `@codemux/core`'s: packages that load two installed copies get the order within each
+ * (only the timing of a 202 is at stake).
  */
 export type TurnRound = "downstream" | "client";
 
