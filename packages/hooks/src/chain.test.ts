@@ -1,5 +1,5 @@
 import { composeMiddleware, silentLogger, type CallContext, type CatalogEntry, type ToolCallMiddleware, type ToolResult } from "@codemux/core";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { PluginChain, SHORT_CIRCUIT_META } from "./chain";
 import { PluginFailedError } from "./errors";
 import type { Plugin } from "./types";
@@ -116,5 +116,27 @@ describe("PluginChain compiles plugins to the pipeline's middleware model", () =
       throw new Error("down");
     });
     expect(textOf(await failing(context({})))).toBe("rescued");
+  });
+
+  it("a hook that answers at once is checked at once, with no timer; one that answers a promise still races its budget", async () => {
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      const now: Plugin = { name: "now", beforeCall: () => ({ action: "continue", arguments: { text: "at once" } }), afterCall: () => undefined };
+      expect(textOf(await pipeline([now], [])(context({ text: "x" })))).toBe("at once");
+      expect(timers).not.toHaveBeenCalled();
+      const later: Plugin = { name: "later", beforeCall: async () => ({ action: "continue", arguments: { text: "later" } }) };
+      expect(textOf(await pipeline([later], [])(context({ text: "x" })))).toBe("later");
+      expect(timers).toHaveBeenCalledTimes(1);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
+  it("a call is named only when something reads its id, and keeps that name", async () => {
+    const ids: string[] = [];
+    const reader: Plugin = { name: "reader", beforeCall: (call) => void ids.push(call.id), afterCall: (call) => void ids.push(call.id) };
+    await pipeline([reader], [])(context({ text: "x" }));
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[1]).toBe(ids[0]);
   });
 });

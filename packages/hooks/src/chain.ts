@@ -15,6 +15,8 @@ export interface ChainOptions {
 }
 
 type Outcome = { result: ToolResult } | { error: unknown };
+/** One hook of one plugin, on one call. */
+type HookRun = { plugin: Plugin; hook: "beforeCall" | "afterCall" | "onError"; call: CallView };
 type Invoked<T> = { ok: true; value: T } | { ok: false; reason: string; error: unknown };
 
 /** Plugins in run order: priority, highest first; equal priorities keep their given order. */
@@ -98,7 +100,8 @@ export class PluginChain {
       // A taken task's result comes in a second pass of its call, which was admitted (and counted) at its first.
       if (plugin.beforeCall && ctx.state.get(FOLLOWED_TASK_STATE) !== true) {
         const before = plugin.beforeCall.bind(plugin);
-        const answer = await this.#invoke(plugin, "beforeCall", call, () => before(call), checkBefore);
+        const invoked = this.#invoke({ plugin, hook: "beforeCall", call }, () => before(call), checkBefore);
+        const answer = invoked instanceof Promise ? await invoked : invoked;
         if (!answer.ok) {
           if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "beforeCall", answer.reason, { cause: answer.error }) };
         } else if (answer.value?.action === "respond") {
@@ -119,7 +122,8 @@ export class PluginChain {
         if (plugin.afterCall) {
           const after = plugin.afterCall.bind(plugin);
           const result: ToolResult = outcome.result;
-          const answer: Invoked<ToolResult> = await this.#invoke(plugin, "afterCall", call, () => after(call, result), checkResult);
+          const invoked = this.#invoke({ plugin, hook: "afterCall", call }, () => after(call, result), checkResult);
+          const answer: Invoked<ToolResult> = invoked instanceof Promise ? await invoked : invoked;
           if (!answer.ok) {
             if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "afterCall", answer.reason, { cause: answer.error, after: true }) };
           } else if (answer.value) outcome = { result: answer.value };
@@ -127,7 +131,7 @@ export class PluginChain {
       } else if (plugin.onError) {
         const onError = plugin.onError.bind(plugin);
         const error: unknown = outcome.error;
-        const answer: Invoked<ToolResult | Error> = await this.#invoke(plugin, "onError", call, () => onError(call, error), checkErrorAnswer);
+        const answer: Invoked<ToolResult | Error> = await this.#invoke({ plugin, hook: "onError", call }, () => onError(call, error), checkErrorAnswer);
         if (answer.ok && answer.value) outcome = answer.value instanceof Error ? { error: answer.value } : { result: answer.value };
       }
       if ("error" in outcome) throw outcome.error;
@@ -135,36 +139,54 @@ export class PluginChain {
     };
   }
 
-  async #invoke<T>(plugin: Plugin, hook: string, call: CallView, run: () => unknown, check: (value: unknown) => T | undefined): Promise<Invoked<T>> {
-    const budget = plugin.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
+  /**
+   * Runs one hook under its time budget. A hook that answers at once (most do: the pin plugin's lookup) is
+   * checked at once, with no timer; one that answers a promise races it.
+   */
+  #invoke<T>(hook: HookRun, run: () => unknown, check: (value: unknown) => T | undefined): Invoked<T> | Promise<Invoked<T>> {
+    let value: unknown;
+    try {
+      value = run();
+    } catch (error) {
+      return this.#failed(hook, { ok: false, reason: reasonOf(error), error });
+    }
+    return isThenable(value) ? this.#invokeLater(hook, value, check) : this.#checked(hook, value, check);
+  }
+
+  async #invokeLater<T>(hook: HookRun, pending: PromiseLike<unknown>, check: (value: unknown) => T | undefined): Promise<Invoked<T>> {
+    const budget = hook.plugin.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
-    let answer: Invoked<T>;
+    let value: unknown;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new HookTimeout(budget)), budget);
       });
-      const value = await Promise.race([Promise.resolve().then(run), timeout]);
-      const checked = check(value);
-      answer =
-        checked === undefined && value !== undefined
-          ? { ok: false, reason: `answered ${describe(value)}, which is not a valid answer`, error: undefined }
-          : { ok: true, value: checked as T };
+      value = await Promise.race([pending, timeout]);
     } catch (error) {
-      answer = {
-        ok: false,
-        reason:
-          error instanceof HookTimeout ? `timed out after ${budget} ms` : error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300),
-        error,
-      };
+      return this.#failed(hook, { ok: false, reason: error instanceof HookTimeout ? `timed out after ${budget} ms` : reasonOf(error), error });
     } finally {
       clearTimeout(timer);
     }
-    if (!answer.ok) {
-      this.#logger.warn(
-        `plugin "${plugin.name}" ${hook} failed on ${call.name} (call ${call.id}): ${answer.reason}${plugin.failClosed ? "; it is fail-closed, so the call stops" : "; the call goes on without it"}`,
-      );
-      this.#count("codemux_plugin_failures_total", { plugin: plugin.name, hook });
+    return this.#checked(hook, value, check);
+  }
+
+  #checked<T>(hook: HookRun, value: unknown, check: (value: unknown) => T | undefined): Invoked<T> {
+    let checked: T | undefined;
+    try {
+      checked = check(value);
+    } catch (error) {
+      return this.#failed(hook, { ok: false, reason: reasonOf(error), error });
     }
+    if (checked === undefined && value !== undefined)
+      return this.#failed(hook, { ok: false, reason: `answered ${describe(value)}, which is not a valid answer`, error: undefined });
+    return { ok: true, value: checked as T };
+  }
+
+  #failed<T>({ plugin, hook, call }: HookRun, answer: Invoked<T> & { ok: false }): Invoked<T> {
+    this.#logger.warn(
+      `plugin "${plugin.name}" ${hook} failed on ${call.name} (call ${call.id}): ${answer.reason}${plugin.failClosed ? "; it is fail-closed, so the call stops" : "; the call goes on without it"}`,
+    );
+    this.#count("codemux_plugin_failures_total", { plugin: plugin.name, hook });
     return answer;
   }
 
@@ -204,7 +226,7 @@ class HookTimeout extends Error {
 
 /** The live view a plugin gets: arguments as they stand, and a place for log fields. */
 class CallView implements PluginCall {
-  readonly id = randomUUID();
+  #id: string | undefined;
   readonly name: string;
   readonly server: string;
   readonly tool: string;
@@ -230,6 +252,12 @@ class CallView implements PluginCall {
     this.principal = ctx.session.principal;
     this.signal = ctx.signal;
     this.state = ctx.state;
+  }
+
+  /** Made when first read (a log line, a record): most calls are never named. */
+  get id(): string {
+    this.#id ??= randomUUID();
+    return this.#id;
   }
 
   get arguments(): Record<string, unknown> {
@@ -268,6 +296,14 @@ function checkResult(value: unknown): ToolResult | undefined {
 
 function checkErrorAnswer(value: unknown): ToolResult | Error | undefined {
   return value instanceof Error ? value : checkResult(value);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300);
 }
 
 function describe(value: unknown): string {

@@ -45,6 +45,7 @@ export class PluginHost {
   readonly #options: PluginHostOptions;
   #observability: Observability | undefined;
   #started: Promise<void> | undefined;
+  #ready = false;
   #closed = false;
 
   constructor(plugins: readonly Plugin[], options: PluginHostOptions = {}) {
@@ -70,8 +71,15 @@ export class PluginHost {
 
   /** Runs every plugin's `init` once, in priority order; a failing init stops start-up with the plugin's name. */
   start(): Promise<void> {
-    this.#started ??= this.#init();
+    this.#started ??= this.#init().then(() => {
+      this.#ready = true;
+    });
     return this.#started;
+  }
+
+  /** Whether every plugin's `init` has succeeded: a call then need not wait on `start`. */
+  get ready(): boolean {
+    return this.#ready;
   }
 
   /** Deletes what each plugin keeps for `principal`; counts by plugin name (`{ audit: 12 }`). */

@@ -1,4 +1,4 @@
-import type { CallContext, NextCall, RefusalObserver, ToolCallMiddleware } from "@codemux/core";
+import type { CallContext, NextCall, RefusalObserver, ToolCallMiddleware, ToolResult } from "@codemux/core";
 import { PluginHost, type PluginHostOptions } from "./host";
 import type { Observability, Plugin } from "./types";
 
@@ -46,13 +46,17 @@ export function pluginMiddleware(plugins: readonly Plugin[], options: PluginHost
 
 /** The middleware of the plugins a source holds: each call runs, start to end, on the chain in force when it began. */
 export function middlewareOf(source: GenerationSource): PluginMiddleware {
-  const middleware = async (ctx: CallContext, next: NextCall) => {
+  // Not async itself: with no plugin in force a call is handed on without the turns an async function's returned promise costs.
+  const middleware = (ctx: CallContext, next: NextCall): Promise<ToolResult> => {
     const generation = source.current();
+    return generation.host.chain.empty ? next(ctx) : runOn(generation, ctx, next);
+  };
+  const runOn = async (generation: PluginGeneration, ctx: CallContext, next: NextCall): Promise<ToolResult> => {
     const { host } = generation;
-    if (host.chain.empty) return next(ctx);
     const leave = generation.enter();
     try {
-      await host.start();
+      // Once started, a call does not wait a turn on start's settled promise.
+      if (!host.ready) await host.start();
       return await host.chain.run(ctx, next);
     } finally {
       leave();

@@ -102,6 +102,9 @@ export function pinPlugin(
   };
 }
 
+/** One definition as the pin book judges it: whose it is, and the scanner's verdict on it when there is one. */
+type Judged = { name: string; server: string; definition: ToolInfo; scan: SeenTool["scan"] };
+
 /**
  * The pin plugin's state: the pin book and the pins as last read, the tools and items held back from
  * the model, and the listeners told when one may be shown again (see `pinPlugin`).
@@ -151,7 +154,7 @@ class PinGuard {
   }
 
   /** Records the definition; the verdict for a call of it. */
-  #judge({ name, server, definition, scan }: { name: string; server: string; definition: ToolInfo; scan: SeenTool["scan"] }, dirty: string[]): Verdict {
+  #judge({ name, server, definition, scan }: Judged, dirty: string[]): Verdict {
     const judging: Judging = {
       pins: this.#pins,
       scan: this.#options.scan === true,
@@ -277,20 +280,30 @@ class PinGuard {
     return this.#saving;
   }
 
-  async beforeCall(call: PluginCall): Promise<BeforeCallResult | undefined> {
+  beforeCall(call: PluginCall): BeforeCallResult | undefined | Promise<BeforeCallResult | undefined> {
     // Pinning for the scan alone: only a tool held back has anything to judge (the rest of the calls pay one lookup).
     if (!call.definition || (!this.#changes && !this.#withheld.has(call.name))) return;
     // The model may see the approved definition of a tool held back: the call is judged by the one its server lists now.
     const held = this.#withheld.get(call.name);
-    const definition = held?.definition ?? call.definition;
+    const seen = { name: call.name, server: call.server, definition: held?.definition ?? call.definition, scan: held?.scan };
     const dirty: string[] = [];
-    let verdict = this.#judge({ name: call.name, server: call.server, definition, scan: held?.scan }, dirty);
+    const verdict = this.#judge(seen, dirty);
+    // A pinned definition that has not changed answers at once: the chain then waits no turn and sets no timer for it.
+    if (verdict.ok && dirty.length === 0) return;
+    return this.#beforeCallRead(call, seen, { verdict, dirty });
+  }
+
+  /** The rest of `beforeCall` when a pin must be written or read again. */
+  async #beforeCallRead(call: PluginCall, seen: Judged, first: { verdict: Verdict; dirty: string[] }): Promise<BeforeCallResult | undefined> {
+    const held = this.#withheld.has(call.name);
+    let { verdict } = first;
+    const { dirty } = first;
     if (!verdict.ok && this.book) {
       // The user may have approved it since (codemux approve, or another instance): read the pins again first.
       await this.#saving;
       this.#pins = await this.book.load();
       dirty.length = 0;
-      verdict = this.#judge({ name: call.name, server: call.server, definition, scan: held?.scan }, dirty);
+      verdict = this.#judge(seen, dirty);
       if (verdict.ok && held) this.#release();
     }
     if (dirty.length) await this.#save(dirty);
