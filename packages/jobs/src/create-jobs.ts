@@ -48,7 +48,8 @@ export interface Jobs {
 export function createJobs(options: JobsOptions): Jobs {
   const { dataDir, agent, agentMaxTurns, ...managerOptions } = options;
   const manager = new JobManager({ ...managerOptions, dir: join(dataDir, "jobs") });
-  const middleware: ToolCallMiddleware = async (ctx, next) => {
+  // Not async: a call outside a job is handed on as it is, without the two turns an async function's returned promise costs.
+  const middleware: ToolCallMiddleware = (ctx, next) => {
     const id = manager.jobForCall(ctx);
     if (!id) return next(ctx);
     return manager.recordCall(id, { tool: ctx.entry.qualifiedName, args: ctx.arguments, origin: ctx.origin }, () => next(ctx));
