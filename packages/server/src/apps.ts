@@ -103,7 +103,8 @@ export async function callListedTool(
     const handling = downstreamTaskHandling(services, call, request);
     if (handling !== undefined) call.downstreamTask = handling;
     const result = await services.pipeline.call(call);
-    return await limitResult(services, { tool: called, result, owner: request.session });
+    const limited = limitResult(services, { tool: called, result, owner: request.session });
+    return limited instanceof Promise ? await limited : limited;
   } catch (error) {
     return passedUp(error, { tool: name, request, states: services.requestStates }) ?? missingCapabilityUp(error, request) ?? errorResult(error, services);
   }

@@ -244,11 +244,18 @@ export function createSession(core: SessionHost, options: SessionServerOptions =
       ? inboundSpan({ params, requestId: extra.requestId, surface: surface.name, era, principal: current.principal }, () => plainAnswer(params, extra))
       : plainAnswer(params, extra);
   // A name this client is not offered gets the JSON-RPC error both eras' specs ask for, naming only what its tools/list has.
-  const callTool: Session["callTool"] = async (params, extra) => {
-    // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
-    const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
-    if (!appCall) await offeredNames(core).check(surface, callerOf(extra), params.name);
-    return era === "modern" ? (answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra)) : answer(params, extra);
+  const callTool: Session["callTool"] = (params, extra) => {
+    const go = () =>
+      era === "modern" ? (answerAsTask(taskStore?.extension, params, extra.peer?.capabilities()) ?? answer(params, extra)) : answer(params, extra);
+    try {
+      // An app calls its server's tools by their own names (not listed): the surface answers whether one is its (see apps.ts).
+      const appCall = rendersApps(callerOf(extra)) && !params.name.includes(SEPARATOR);
+      const checking = appCall ? undefined : offeredNames(core).check(surface, callerOf(extra), params.name);
+      // A name in the set remembered for this client starts its call in this turn, not after an async function's turns.
+      return checking === undefined ? go() : checking.then(go);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
   /** The log of the latest call this server answers (over HTTP a 2026-07-28 server answers exactly one). */
   let requestLog: ServerContext["mcpReq"]["log"] | undefined;
@@ -319,11 +326,19 @@ class OfferedNames {
     });
   }
 
-  /** Throws the unknown-tool error unless `session`'s client is offered `name` by `surface`. */
-  async check(surface: Surface, session: SessionInfo, name: string): Promise<void> {
+  /**
+   * Rejects with the unknown-tool error unless `session`'s client is offered `name` by `surface`; undefined
+   * (no promise to wait on) when the set remembered for this client has the name.
+   */
+  check(surface: Surface, session: SessionInfo, name: string): Promise<void> | undefined {
     const key = offeredKey(session);
-    if (key !== undefined && this.#sets.get(surface)?.get(key)?.has(name)) return;
-    // Not in the set (or none yet): the list as it is now decides, and names what is offered when refused.
+    if (key !== undefined && this.#sets.get(surface)?.get(key)?.has(name)) return undefined;
+    return this.#checkListed(surface, session, name);
+  }
+
+  /** Not in the set (or none yet): the list as it is now decides, and names what is offered when refused. */
+  async #checkListed(surface: Surface, session: SessionInfo, name: string): Promise<void> {
+    const key = offeredKey(session);
     const generation = this.#generation;
     const offered = (await surface.listTools(session)).map((tool) => tool.name);
     if (key !== undefined && generation === this.#generation) {

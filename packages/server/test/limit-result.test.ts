@@ -30,6 +30,15 @@ describe("limitResult measures a result once", () => {
     expect(result._meta).toMatchObject({ "codemux/bytes": Buffer.byteLength(joined, "utf8"), "codemux/estimatedTokens": estimateTokens(joined) });
   });
 
+  it("answers a result small enough to go as it is without a promise, and a kept one through one", async () => {
+    const small = limit({ content: [{ type: "text", text: "hi" }] });
+    expect(small).not.toBeInstanceOf(Promise);
+    expect(small).toMatchObject({ content: [{ type: "text", text: "hi" }], _meta: { "codemux/bytes": 2 } });
+    const kept = limit({ content: [{ type: "text", text: "x".repeat(2000) }] });
+    expect(kept).toBeInstanceOf(Promise);
+    expect(JSON.stringify(await kept)).toContain("too large to show whole");
+  });
+
   it("stringifies structured content once, for its size and its measure alike", async () => {
     const small = counted({ a: 1 });
     await limit({ content: [], structuredContent: small.structured });

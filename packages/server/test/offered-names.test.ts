@@ -4,6 +4,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Codemux, createSessionServer, policiesOf } from "../src/index";
+import { createSession } from "../src/session";
 import { config, misbehaving, textOf } from "./helpers";
 
 /**
@@ -64,5 +65,21 @@ describe("the unknown-tool check of a call", () => {
     // A server removed: its tools are unknown at once.
     await core.reload(config({}));
     await expect(x("m__echo", { text: "gone" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool "m__echo"') });
+  });
+
+  it("starts a call whose name is in the caller's set in the same turn, with no wait before it", async () => {
+    const core = new Codemux({ config: config({ m: misbehaving() }), mode: "passthrough" });
+    closing.push(() => core.close());
+    core.start();
+    await core.ready();
+    const session = createSession(core.sessions, { session: { id: "s", principal: "local" } });
+    const extra = { signal: new AbortController().signal, requestId: 1, sendNotification: async () => undefined };
+    const params = { name: "m__echo", arguments: { text: "hi" } };
+    // The first call lists the tools (a wait); the set it leaves answers the next one's check at once.
+    expect(textOf((await session.callTool(params, extra)) as CallToolResult)).toBe("hi");
+    const callTool = vi.spyOn(core.surface("passthrough"), "callTool");
+    const answer = session.callTool(params, { ...extra, requestId: 2 });
+    expect(callTool).toHaveBeenCalledTimes(1);
+    expect(textOf((await answer) as CallToolResult)).toBe("hi");
   });
 });

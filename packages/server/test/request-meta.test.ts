@@ -4,6 +4,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Codemux, createSessionServer } from "../src/index";
+import { isoTime, META_PROCESSED_AT, withRequestMeta } from "../src/render/request-meta";
 import { config, misbehaving } from "./helpers";
 
 describe("_meta on tools/call answers: the request's id, when it was processed, how long it took", () => {
@@ -69,5 +70,26 @@ describe("_meta on tools/call answers: the request's id, when it was processed, 
     expect(answer._meta).toMatchObject({ other: "kept" });
     expect(answer._meta?.["codemux/requestId"]).not.toBe("someone-elses");
     expect(answer._meta?.["codemux/durationMs"]).not.toBe(123456);
+  });
+});
+describe("isoTime", () => {
+  it("writes what toISOString writes, across seconds, milliseconds and the layouts it leaves to it", () => {
+    const start = Date.UTC(2026, 11, 31, 23, 59, 58, 990);
+    const times = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, -1, -62_198_755_200_000, 1.5];
+    for (let ms = start; ms < start + 2_100; ms += 7) times.push(ms);
+    // The same second again after another: the cached prefix must follow the second asked, not the last one made.
+    times.push(start, start + 1_500, start);
+    for (const ms of times) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it("throws as toISOString does for a time that is not one", () => {
+    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe("withRequestMeta", () => {
+  it("stamps the start as ISO text", () => {
+    const answer = withRequestMeta({ content: [] }, { id: "1", startedAt: Date.UTC(2026, 0, 2, 3, 4, 5, 67), endedAt: Date.UTC(2026, 0, 2, 3, 4, 5, 70) });
+    expect(answer._meta?.[META_PROCESSED_AT]).toBe("2026-01-02T03:04:05.067Z");
   });
 });

@@ -30,7 +30,13 @@ export interface ResultLimits {
  * its size and estimated tokens; a smaller one gets its size in `_meta`. Data: each front end writes
  * the notice in its own words (`limitResult` for MCP, JSON for REST).
  */
-export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): Promise<LimitedResult> {
+export function keepIfLarge(limits: ResultLimits, options: LimitOptions): Promise<LimitedResult> {
+  const limited = limitedNow(limits, options);
+  return limited instanceof Promise ? limited : Promise.resolve(limited);
+}
+
+/** `keepIfLarge` without a promise for a result small enough to go as it is (most): the caller then waits no turn for it. */
+function limitedNow(limits: ResultLimits, options: LimitOptions): LimitedResult | Promise<LimitedResult> {
   const { tool, result, owner } = options;
   // Structured content is stringified at most once, for its size and for the kept text alike.
   const structured = structuredJson(result);
@@ -38,6 +44,10 @@ export async function keepIfLarge(limits: ResultLimits, options: LimitOptions): 
     return { kept: undefined, result: withSize(result, structured) };
   const text = resultText(result, structured);
   if (!text) return { kept: undefined, result };
+  return keep(limits, { tool, result, owner }, text);
+}
+
+async function keep(limits: ResultLimits, { tool, result, owner }: LimitOptions, text: string): Promise<LimitedResult> {
   const kept = await limits.results.keep(tool, text, owner);
   const preview = previewOf(text);
   return {
@@ -111,9 +121,18 @@ export function keptNotice(limited: Extract<LimitedResult, { kept: KeptResult }>
   };
 }
 
-/** `keepIfLarge`, written for a model: the result with its size, or the notice of the kept one. One step of every MCP answer that carries a tool's result. */
-export async function limitResult(services: ResultLimits & { hints: AnswerHints; resultFormat?: ResultFormat }, options: LimitOptions): Promise<ToolResult> {
-  const limited = await keepIfLarge(services, options);
+/**
+ * `keepIfLarge`, written for a model: the result with its size, or the notice of the kept one. One step of every MCP
+ * answer that carries a tool's result; a promise only when the result is kept (a small one is answered in this turn).
+ */
+export function limitResult(services: LimitServices, options: LimitOptions): ToolResult | Promise<ToolResult> {
+  const limited = limitedNow(services, options);
+  return limited instanceof Promise ? limited.then((kept) => written(services, options, kept)) : written(services, options, limited);
+}
+
+type LimitServices = ResultLimits & { hints: AnswerHints; resultFormat?: ResultFormat };
+
+function written(services: LimitServices, options: LimitOptions, limited: LimitedResult): ToolResult {
   if (limited.kept) return keptNotice(limited, options.tool, services.hints);
   if (services.resultFormat !== "toon") return limited.result;
   const toon = asToon(limited.result);

@@ -24,9 +24,14 @@ export const passthroughSurface: SurfaceFactory = ({ services: shared, hints }):
       const downstream = [...services.access.catalog(session).entries(), ...appOnlyTools(services, session)].map(listedTool);
       return [...downstream, ...meta.definitions()];
     },
-    callTool: async (name, args, request) => {
-      if (meta.has(name) && !services.access.catalog(request.session).get(name)) return meta.call(name, args, request);
-      return callListedTool(services, { name, args, request, origin: "passthrough" });
+    // Not async: the call's promise is handed back as it is, without the turns an async function's returned promise costs.
+    callTool: (name, args, request) => {
+      try {
+        if (meta.has(name) && !services.access.catalog(request.session).get(name)) return meta.call(name, args, request);
+        return callListedTool(services, { name, args, request, origin: "passthrough" });
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
   };
 };
