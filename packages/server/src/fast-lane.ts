@@ -52,33 +52,47 @@ export function attachFastLane(session: Session, transport: Transport): FastLane
         await server.notification(notification, { relatedRequestId: id });
       },
     };
-    let answer: Promise<unknown>;
+    // One reaction per call, not a chain of then, catch and finally: the answer is written in the turn its result arrives.
+    const sendFailed = (error: unknown) => server.onerror?.(new Error(`Failed to send response: ${error}`));
+    const answered = (message: JSONRPCMessage | undefined): void => {
+      if (inflight.get(id) === controller) inflight.delete(id);
+      if (message === undefined) return;
+      try {
+        transport.send(message).catch(sendFailed);
+      } catch (error) {
+        sendFailed(error);
+      }
+    };
+    // The SDK's own error answer, expression for expression (protocol.js _onrequest); a thrown null or undefined answers as an internal error.
+    const failed = (error: { code?: unknown; message?: string; data?: unknown } | null | undefined): void =>
+      answered(
+        signal.aborted
+          ? undefined
+          : ({
+              jsonrpc: "2.0",
+              id,
+              error: {
+                code: Number.isSafeInteger(error?.code) ? error?.code : ProtocolErrorCode.InternalError,
+                message: error?.message ?? "Internal error",
+                ...(error?.data !== undefined && { data: error.data }),
+              },
+            } as JSONRPCMessage),
+      );
+    let called: Promise<unknown>;
     try {
-      answer = session.callTool(params, extra).then(checkedResult);
+      called = session.callTool(params, extra);
     } catch (error) {
-      answer = Promise.reject(error);
+      called = Promise.reject(error);
     }
-    answer
-      .then(
-        (result) => (signal.aborted ? undefined : transport.send({ result, jsonrpc: "2.0", id } as JSONRPCMessage)),
-        // The SDK's own error answer, expression for expression (protocol.js _onrequest).
-        (error) =>
-          signal.aborted
-            ? undefined
-            : transport.send({
-                jsonrpc: "2.0",
-                id,
-                error: {
-                  code: Number.isSafeInteger(error.code) ? error.code : ProtocolErrorCode.InternalError,
-                  message: error.message ?? "Internal error",
-                  ...(error.data !== undefined && { data: error.data }),
-                },
-              } as JSONRPCMessage),
-      )
-      .catch((error) => server.onerror?.(new Error(`Failed to send response: ${error}`)))
-      .finally(() => {
-        if (inflight.get(id) === controller) inflight.delete(id);
-      });
+    called.then((result) => {
+      let checked: unknown;
+      try {
+        checked = checkedResult(result);
+      } catch (error) {
+        return failed(error as Error);
+      }
+      answered(signal.aborted ? undefined : ({ result: checked, jsonrpc: "2.0", id } as JSONRPCMessage));
+    }, failed);
   };
 
   transport.onmessage = (message, extra) => {

@@ -354,6 +354,31 @@ describe("which calls take the fast lane (in process)", () => {
     }
   });
 
+  it("tells the server's onerror of an answer it could not send, and answers the next call", async () => {
+    const { core } = fakeCore();
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = createSession(core.sessions);
+    const transport = new StdioServerTransport(stdin, stdout, { drainTimeoutMs: 10 });
+    await session.server.connect(transport);
+    const lane = attachFastLane(session, transport);
+    const errors: string[] = [];
+    session.server.onerror = (error) => void errors.push(error.message);
+    const { send, request } = wire(stdin, stdout);
+    await request(1, "initialize", initialize);
+    const write = transport.send.bind(transport);
+    transport.send = async () => {
+      throw new Error("pipe gone");
+    };
+    send({ id: 2, method: "tools/call", params: echo });
+    await expect.poll(() => errors).toEqual(["Failed to send response: Error: pipe gone"]);
+    transport.send = write;
+    expect(await request(3, "tools/call", echo)).toMatchObject({ id: 3, result: { content: [{ type: "text", text: "hi" }] } });
+    expect(lane.calls).toBe(2);
+    stdin.end();
+    await core.close();
+  });
+
   it("aborts a call in flight when the connection closes, and when it is cancelled, as the SDK does", async () => {
     const { core, aborted } = fakeCore();
     const stdin = new PassThrough();
