@@ -289,6 +289,19 @@ describe("which calls take the fast lane (in process)", () => {
   }
 
   const initialize = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+
+  /** A session on in-process pipes with the lane in front, after initialize. */
+  async function initializedLane(core: Codemux) {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const session = createSession(core.sessions);
+    const transport = new StdioServerTransport(stdin, stdout, { drainTimeoutMs: 10 });
+    await session.server.connect(transport);
+    const lane = attachFastLane(session, transport);
+    const { request } = wire(stdin, stdout);
+    await request(1, "initialize", initialize);
+    return { stdin, stdout, session, transport, lane };
+  }
   const echo = { name: "call_tool", arguments: { name: "m__echo", args: { text: "hi" } } };
 
   it("takes a plain call after initialize, and leaves calls before initialize, task-augmented, related-task and invalid ones to the SDK", async () => {
@@ -356,16 +369,10 @@ describe("which calls take the fast lane (in process)", () => {
 
   it("tells the server's onerror of an answer it could not send, and answers the next call", async () => {
     const { core } = fakeCore();
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const session = createSession(core.sessions);
-    const transport = new StdioServerTransport(stdin, stdout, { drainTimeoutMs: 10 });
-    await session.server.connect(transport);
-    const lane = attachFastLane(session, transport);
+    const { stdin, stdout, session, transport, lane } = await initializedLane(core);
     const errors: string[] = [];
     session.server.onerror = (error) => void errors.push(error.message);
     const { send, request } = wire(stdin, stdout);
-    await request(1, "initialize", initialize);
     const write = transport.send.bind(transport);
     transport.send = async () => {
       throw new Error("pipe gone");
@@ -381,14 +388,8 @@ describe("which calls take the fast lane (in process)", () => {
 
   it("aborts a call in flight when the connection closes, and when it is cancelled, as the SDK does", async () => {
     const { core, aborted } = fakeCore();
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const session = createSession(core.sessions);
-    const transport = new StdioServerTransport(stdin, stdout, { drainTimeoutMs: 10 });
-    await session.server.connect(transport);
-    const lane = attachFastLane(session, transport);
-    const { send, request } = wire(stdin, stdout);
-    await request(1, "initialize", initialize);
+    const { stdin, stdout, lane } = await initializedLane(core);
+    const { send } = wire(stdin, stdout);
     const hang = { name: "call_tool", arguments: { name: "m__hang" } };
     send({ id: 2, method: "tools/call", params: hang });
     send({ method: "notifications/cancelled", params: { requestId: 2, reason: "no longer needed" } });
