@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { headerViewOn, RawHeaderView, rawHeaders } from "./header-view";
 import { JsonAnswerTransport } from "./json-answers";
 
 /**
@@ -9,6 +10,8 @@ import { JsonAnswerTransport } from "./json-answers";
 export const PLAIN_JSON_WINDOW_MS = 1000;
 
 const FALLBACK_ORIGIN = "http://codemux.invalid";
+/** Read once: `CODEMUX_HEADER_VIEW` is a process's setting. */
+const HEADER_VIEW = headerViewOn();
 const WINDOW_OVER = Symbol("window over");
 const NOT_YET = Symbol("not yet");
 const EVENT_MESSAGE = Buffer.from("event: message\n");
@@ -63,10 +66,9 @@ export interface Exchange {
  * `body: null` makes an SDK that would read the body anyway see an empty one (a 400), never the socket.
  * `signal`, when given, is the request's (the 2026-07-28 handler cancels a call and ends a listen stream by it).
  */
-export function webRequestOf(req: IncomingMessage, signal?: AbortSignal): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+export function webRequestOf(req: IncomingMessage, signal?: AbortSignal, view = HEADER_VIEW): Request {
+  // The seam of `CODEMUX_HEADER_VIEW`: a view over Node's raw headers, or undici's `Headers` of them.
+  const headers = view ? new RawHeaderView(req.rawHeaders) : rawHeaders(req.rawHeaders);
   // Origin-form only: a target like `//host/x` or `http://host/x` must not choose the URL's origin.
   const target = req.url?.startsWith("/") && !req.url.startsWith("//") ? req.url : "/";
   const head = { method: (req.method ?? "GET").toUpperCase(), url: `${originOf(req.headers.host)}${target}`, headers, body: null, signal };
