@@ -132,6 +132,19 @@ describe("PluginChain compiles plugins to the pipeline's middleware model", () =
     }
   });
 
+  it("a hook whose answer throws when its then is read is a failed hook, not a failed call", async () => {
+    const trap: Plugin = {
+      name: "trap",
+      beforeCall: () =>
+        Object.defineProperty({}, "then", {
+          get() {
+            throw new Error("no then here");
+          },
+        }) as never,
+    };
+    expect(textOf(await pipeline([trap], [])(context({ text: "x" })))).toBe("x");
+  });
+
   it("a call is named only when something reads its id, and keeps that name", async () => {
     const ids: string[] = [];
     const reader: Plugin = { name: "reader", beforeCall: (call) => void ids.push(call.id), afterCall: (call) => void ids.push(call.id) };

@@ -145,12 +145,15 @@ export class PluginChain {
    */
   #invoke<T>(hook: HookRun, run: () => unknown, check: (value: unknown) => T | undefined): Invoked<T> | Promise<Invoked<T>> {
     let value: unknown;
+    let later: boolean;
     try {
       value = run();
+      // Inside the try: reading `then` runs whatever getter the hook's answer has.
+      later = isThenable(value);
     } catch (error) {
       return this.#failed(hook, { ok: false, reason: reasonOf(error), error });
     }
-    return isThenable(value) ? this.#invokeLater(hook, value, check) : this.#checked(hook, value, check);
+    return later ? this.#invokeLater(hook, value as PromiseLike<unknown>, check) : this.#checked(hook, value, check);
   }
 
   async #invokeLater<T>(hook: HookRun, pending: PromiseLike<unknown>, check: (value: unknown) => T | undefined): Promise<Invoked<T>> {
