@@ -2,7 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { Codemux, MemoryStore } from "../src/index";
 import { CODE_HINTS } from "../src/render/hints";
-import { limitResult } from "../src/render/limit-result";
+import { keepIfLarge, limitResult } from "../src/render/limit-result";
 import { estimateTokens } from "@codemux/core";
 import { config, servicesOf } from "./helpers";
 
@@ -37,6 +37,16 @@ describe("limitResult measures a result once", () => {
     const kept = limit({ content: [{ type: "text", text: "x".repeat(2000) }] });
     expect(kept).toBeInstanceOf(Promise);
     expect(JSON.stringify(await kept)).toContain("too large to show whole");
+  });
+
+  it("keepIfLarge answers a result it cannot measure with a rejected promise, not a throw", async () => {
+    const broken = Object.defineProperty({}, "content", {
+      get() {
+        throw new Error("unreadable");
+      },
+    }) as CallToolResult;
+    const limited = keepIfLarge(core.servicesFor(CODE_HINTS), { tool: "t__x", result: broken, owner: { id: "me", principal: "local" } });
+    await expect(limited).rejects.toThrow("unreadable");
   });
 
   it("stringifies structured content once, for its size and its measure alike", async () => {

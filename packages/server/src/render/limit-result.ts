@@ -31,8 +31,13 @@ export interface ResultLimits {
  * the notice in its own words (`limitResult` for MCP, JSON for REST).
  */
 export function keepIfLarge(limits: ResultLimits, options: LimitOptions): Promise<LimitedResult> {
-  const limited = limitedNow(limits, options);
-  return limited instanceof Promise ? limited : Promise.resolve(limited);
+  try {
+    const limited = limitedNow(limits, options);
+    return limited instanceof Promise ? limited : Promise.resolve(limited);
+  } catch (error) {
+    // A promise, as it was when this was an async function: a caller's catch sees every failure.
+    return Promise.reject(error);
+  }
 }
 
 /** `keepIfLarge` without a promise for a result small enough to go as it is (most): the caller then waits no turn for it. */
