@@ -36,7 +36,7 @@ export async function bridgeRequest(transport: WebStandardStreamableHTTPServerTr
   const request = exchange.request ?? webRequestOf(req);
   if (req.method === "POST" && transport instanceof JsonAnswerTransport) {
     // The seam of `CODEMUX_JSON_ANSWERS`: the answer itself, with no SSE stream made and read back (see JsonAnswerTransport).
-    const plain = transport.answerPlain(request, body, exchange.windowMs ?? PLAIN_JSON_WINDOW_MS);
+    const plain = transport.answerPlain(request, body, { windowMs: exchange.windowMs ?? PLAIN_JSON_WINDOW_MS, oneRequest: exchange.oneRequest === true });
     if (plain) {
       const outcome = await plain;
       if ("message" in outcome) return sendMessage(exchange.res, transport.sessionId, outcome.message);
@@ -55,6 +55,8 @@ export interface Exchange {
   /** The request head already built for this request (`webRequestOf(req)`), so it is built once per POST. */
   request?: Request;
   windowMs?: number;
+  /** The body is known to be one JSON-RPC request by the SDK's schema (the era check tested it). */
+  oneRequest?: boolean;
   /** The session's event store: the events of an answer sent as plain JSON are discarded from it (no client can resume that stream). */
   events?: { discard(eventId: string): boolean };
 }

@@ -6,6 +6,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type RequestId,
   type WebStandardStreamableHTTPServerTransportOptions,
 } from "@modelcontextprotocol/server";
@@ -66,9 +67,14 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
   /**
    * Takes a POST past the SDK's stream when it is one request the SDK would accept as it is (the
    * checks of its `handlePostRequest`, in its order of precedence, all passing); undefined means
-   * "use `handleRequest`". `windowMs` bounds how long the answer may take before the SSE stream opens.
+   * "use `handleRequest`". `windowMs` bounds how long the answer may take before the SSE stream opens;
+   * `oneRequest` says the body already passed the SDK's JSON-RPC request schema (it is not checked twice).
    */
-  answerPlain(request: Request, body: unknown, windowMs: number): Promise<PlainOutcome> | undefined {
+  answerPlain(
+    request: Request,
+    body: unknown,
+    { windowMs, oneRequest = false }: { windowMs: number; oneRequest?: boolean },
+  ): Promise<PlainOutcome> | undefined {
     if (!this.#usable || this.#isClosed || this.#challenged || this.sessionId === undefined) return undefined;
     const headers = request.headers;
     const accept = headers.get("accept");
@@ -78,8 +84,9 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
     const version = headers.get("mcp-protocol-version");
     if (version !== null && !this.#versions.includes(version)) return undefined;
     if (typeof body !== "object" || body === null || Array.isArray(body) || (body as { method?: unknown }).method === "initialize") return undefined;
-    if (!isJSONRPCRequest(body)) return undefined;
-    const id = body.id;
+    if (!oneRequest && !isJSONRPCRequest(body)) return undefined;
+    const message = body as JSONRPCRequest;
+    const id = message.id;
     if (this.#pending.has(id) || this.#sdk()._requestToStreamMapping.has(id)) return undefined;
     return new Promise<PlainOutcome>((resolve) => {
       const pending: Pending = {
@@ -89,7 +96,7 @@ export class JsonAnswerTransport extends WebStandardStreamableHTTPServerTranspor
       };
       this.#pending.set(id, pending);
       try {
-        this.onmessage?.(body, { request });
+        this.onmessage?.(message, { request });
       } catch (error) {
         clearTimeout(pending.timer);
         this.#pending.delete(id);

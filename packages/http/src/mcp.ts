@@ -4,6 +4,7 @@ import { answerForOtherInstance, newSessionId } from "./affinity";
 import { sessionFields } from "./auth/identity";
 import { readJson } from "./body";
 import { bridgeRequest, webRequestOf } from "./bridge";
+import { legacyAtOnce } from "./era";
 import type { Gateway, RequestContext } from "./context";
 import { BoundedEventStore, discardJsonEventsByDefault } from "./event-store";
 import { HttpError } from "./errors";
@@ -43,11 +44,12 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
   if (method === "POST") {
     const body = await readJson(ctx.req, gateway.options.maxBodyBytes);
     ctx.rpcIds = requestIds(body);
-    // The SDK's own classification, so codemux and its handler never disagree on a request's era.
+    // The SDK's own classification (its common case told at once), so codemux and its handler never disagree on a request's era.
     const request = webRequestOf(ctx.req);
-    if (!(await isLegacyRequest(request, body))) return gateway.modern.serve(ctx, body);
+    const oneRequest = legacyAtOnce(request, body);
+    if (!oneRequest && !(await isLegacyRequest(request, body))) return gateway.modern.serve(ctx, body);
     if (gateway.options.stateless) return handleStateless(gateway, ctx, { body, request });
-    return handleSessionful(gateway, ctx, { body, request });
+    return handleSessionful(gateway, ctx, { body, request, oneRequest });
   }
   if ((method === "GET" || method === "DELETE") && isModernRevision(ctx.req.headers["mcp-protocol-version"])) {
     // -32600 (the request is invalid), not -32000: 2026-07-28 gives the -32000 range its own meanings (-32020 to -32022).
@@ -71,10 +73,12 @@ export async function handleMcp(gateway: Gateway, ctx: RequestContext): Promise<
 interface Post {
   body: unknown;
   request?: Request;
+  /** The era check found the body to be one JSON-RPC request by the SDK's schema (see `legacyAtOnce`). */
+  oneRequest?: boolean;
 }
 
 /** A 2025 client's request on its session, or the initialize that opens one. */
-async function handleSessionful(gateway: Gateway, ctx: RequestContext, { body, request }: Post): Promise<void> {
+async function handleSessionful(gateway: Gateway, ctx: RequestContext, { body, request, oneRequest }: Post): Promise<void> {
   const method = ctx.req.method ?? "GET";
   const id = sessionHeader(ctx);
   if (id === undefined) {
@@ -93,7 +97,14 @@ async function handleSessionful(gateway: Gateway, ctx: RequestContext, { body, r
   if (method === "GET") gateway.sessions.touch(session);
   else ctx.res.once("close", gateway.sessions.begin(session));
   const transport = session.transport as WebStandardStreamableHTTPServerTransport;
-  await bridgeRequest(transport, { req: ctx.req, res: ctx.res, body, ...(request ? { request } : {}), ...eventsOf(transport) });
+  await bridgeRequest(transport, {
+    req: ctx.req,
+    res: ctx.res,
+    body,
+    ...(request ? { request } : {}),
+    ...(oneRequest ? { oneRequest } : {}),
+    ...eventsOf(transport),
+  });
 }
 
 /** Each session's event store, when answers sent as plain JSON discard their events (`CODEMUX_JSON_EVENTS` is not `keep`). */

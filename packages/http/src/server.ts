@@ -33,6 +33,8 @@ import { SessionTable } from "./sessions";
 import { openSseSession, postSseMessage } from "./sse";
 
 const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, X-API-Key, X-Request-Id";
+/** COMMON_HEADERS as pairs, made once: they are set on every response. */
+const COMMON_HEADER_LIST = Object.entries(COMMON_HEADERS);
 const CORS_EXPOSE_HEADERS = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id, Retry-After";
 
 /** Adds fields to every request's log line (a plugin's tenant, a trace id). Must be cheap and must not throw. */
@@ -367,7 +369,7 @@ export class CodemuxHttpServer {
     let principal: string | undefined;
     let route = "other";
     res.setHeader("x-request-id", requestId);
-    for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    for (const [name, value] of COMMON_HEADER_LIST) res.setHeader(name, value);
     // With tracing on, the request is a SERVER span continuing the caller's traceparent header; its handling runs in the span's context.
     const traced = tracing() ? startHttpSpan(req, maskTarget(req.url ?? "").split("?", 1)[0] as string) : undefined;
     let path = "";

@@ -56,16 +56,16 @@ async function sseText(outcome: PlainOutcome): Promise<string> {
 describe("JsonAnswerTransport", () => {
   it("hands a request's answer back as the message, with no stream made", async () => {
     const { transport } = await session();
-    const outcome = await transport.answerPlain(head(), call(1, "quiet"), 60_000);
+    const outcome = await transport.answerPlain(head(), call(1, "quiet"), { windowMs: 60_000 });
     expect(outcome).toEqual({ message: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "quiet done" }] } } });
-    expect(await transport.answerPlain(head(), { jsonrpc: "2.0", id: 2, method: "no/such" }, 60_000)).toMatchObject({
+    expect(await transport.answerPlain(head(), { jsonrpc: "2.0", id: 2, method: "no/such" }, { windowMs: 60_000 })).toMatchObject({
       message: { id: 2, error: { code: -32601 } },
     });
   });
 
   it("opens the SDK's resumable stream when a notification comes before the answer: priming event, the notification, the answer", async () => {
     const { transport } = await session();
-    const text = await sseText((await transport.answerPlain(head(), call(3, "chatty"), 60_000)) as PlainOutcome);
+    const text = await sseText((await transport.answerPlain(head(), call(3, "chatty"), { windowMs: 60_000 })) as PlainOutcome);
     const events = text.split("\n\n").filter(Boolean);
     expect(events[0]).toMatch(/^id: \S+\ndata: $/);
     expect(events[1]).toContain('"method":"notifications/message"');
@@ -75,7 +75,7 @@ describe("JsonAnswerTransport", () => {
 
   it("opens the stream when the answer is slower than the window, and the answer follows on it", async () => {
     const { transport, release } = await session();
-    const outcome = (await transport.answerPlain(head(), call(4, "held"), 5)) as PlainOutcome;
+    const outcome = (await transport.answerPlain(head(), call(4, "held"), { windowMs: 5 })) as PlainOutcome;
     release();
     const text = await sseText(outcome);
     expect(text).toMatch(/^id: \S+\ndata: \n\n/);
@@ -84,7 +84,7 @@ describe("JsonAnswerTransport", () => {
 
   it("lets a client that lost that stream resume it: the answer comes on the replay (Last-Event-ID)", async () => {
     const { transport, release } = await session();
-    const outcome = (await transport.answerPlain(head(), call(7, "held"), 5)) as { response: Response };
+    const outcome = (await transport.answerPlain(head(), call(7, "held"), { windowMs: 5 })) as { response: Response };
     const reader = (outcome.response.body as ReadableStream<Uint8Array>).getReader();
     const priming = new TextDecoder().decode((await reader.read()).value);
     const lastEventId = /^id: (\S+)\n/.exec(priming)?.[1] as string;
@@ -101,22 +101,22 @@ describe("JsonAnswerTransport", () => {
 
   it("ends a waiting request's stream when the session closes", async () => {
     const { transport } = await session();
-    const waiting = transport.answerPlain(head(), call(5, "held"), 60_000) as Promise<PlainOutcome>;
+    const waiting = transport.answerPlain(head(), call(5, "held"), { windowMs: 60_000 }) as Promise<PlainOutcome>;
     await transport.close();
     expect(await sseText(await waiting)).toMatch(/^id: \S+\ndata: \n\n$/);
   });
 
   it("leaves to the SDK what it would check or refuse: another session, an unknown version, a batch, no SSE in Accept, initialize", async () => {
     const { transport } = await session();
-    expect(transport.answerPlain(head({ ...HEADERS, "mcp-session-id": "other" }), call(6, "quiet"), 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head({ ...HEADERS, "mcp-protocol-version": "1999-01-01" }), call(6, "quiet"), 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head({ ...HEADERS, accept: "application/json" }), call(6, "quiet"), 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head({ ...HEADERS, "content-type": "text/plain" }), call(6, "quiet"), 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head(), [call(6, "quiet")], 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head(), { jsonrpc: "2.0", id: 6, method: "tools/call", params: "x" }, 60_000)).toBeUndefined();
-    expect(transport.answerPlain(head(), { jsonrpc: "2.0", id: 6, method: "initialize", params: {} }, 60_000)).toBeUndefined();
+    expect(transport.answerPlain(head({ ...HEADERS, "mcp-session-id": "other" }), call(6, "quiet"), { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head({ ...HEADERS, "mcp-protocol-version": "1999-01-01" }), call(6, "quiet"), { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head({ ...HEADERS, accept: "application/json" }), call(6, "quiet"), { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head({ ...HEADERS, "content-type": "text/plain" }), call(6, "quiet"), { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head(), [call(6, "quiet")], { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head(), { jsonrpc: "2.0", id: 6, method: "tools/call", params: "x" }, { windowMs: 60_000 })).toBeUndefined();
+    expect(transport.answerPlain(head(), { jsonrpc: "2.0", id: 6, method: "initialize", params: {} }, { windowMs: 60_000 })).toBeUndefined();
     await transport.close();
-    expect(transport.answerPlain(head(), call(6, "quiet"), 60_000)).toBeUndefined();
+    expect(transport.answerPlain(head(), call(6, "quiet"), { windowMs: 60_000 })).toBeUndefined();
   });
 
   it("is on unless CODEMUX_JSON_ANSWERS says 0, false or off", () => {

@@ -9,6 +9,16 @@ describe("metric labels", () => {
     expect(counter.render()).toEqual(["# HELP t_total test", "# TYPE t_total counter", 't_total{tool="a\\\\b\\n\\"c\\""} 1', 't_total{tool="m__echo"} 1']);
   });
 
+  it("are written in name order whatever order they were given in, and one order or another is one series", () => {
+    const counter = new Counter("t_total", "test");
+    counter.inc({ status: "200", route: "mcp", method: "POST" });
+    counter.inc({ method: "POST", route: "mcp", status: "200" });
+    counter.inc({ route: "mcp", method: "POST", status: "200" });
+    counter.inc({ b: "2", a: "1" });
+    counter.inc();
+    expect(counter.render().slice(2)).toEqual(['t_total{method="POST",route="mcp",status="200"} 3', 't_total{a="1",b="2"} 1', "t_total 1"]);
+  });
+
   it("keep a value's first 200 characters: values that differ only past them share one series", () => {
     const histogram = new Histogram("t_seconds", "test", [1]);
     const long = "x".repeat(200);
