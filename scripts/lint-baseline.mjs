@@ -3,28 +3,33 @@
 // warning, while the same rules stay errors for every other (new) file. Run it after fixing
 // findings to shrink the list: `pnpm lint:baseline`. It never adds a rule, only downgrades; overrides
 // that configure a rule for a set of files (not a baseline's "warn") are kept as they are.
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const configPath = resolve(root, "biome.json");
-const config = JSON.parse(readFileSync(configPath, "utf8"));
+const original = readFileSync(configPath, "utf8");
+const config = JSON.parse(original);
 const isBaseline = (override) => Object.values(override.linter?.rules ?? {}).every((group) => Object.values(group).every((level) => level === "warn"));
 const kept = (config.overrides ?? []).filter((override) => !isBaseline(override));
 config.overrides = kept;
 writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
 
+// Biome from the workspace's own install (pnpm may not be on PATH); exit 0 (no error) or 1 (errors found) is an answer,
+// anything else (not installed, crashed) leaves biome.json as it was: an empty baseline would turn every finding into an error.
 let output = "";
-try {
-  output = execFileSync("pnpm", ["exec", "biome", "lint", "--reporter=github", "--max-diagnostics=none", "."], {
-    cwd: root,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-} catch (error) {
-  output = error.stdout ?? "";
+const run = spawnSync(resolve(root, "node_modules/.bin/biome"), ["lint", "--reporter=github", "--max-diagnostics=none", "."], {
+  cwd: root,
+  encoding: "utf8",
+  maxBuffer: 64 * 1024 * 1024,
+});
+if (run.error || (run.status !== 0 && run.status !== 1)) {
+  writeFileSync(configPath, original);
+  console.error(`lint-baseline: biome did not run (${run.error?.message ?? `exit ${run.status}`}); biome.json is unchanged.`);
+  process.exit(1);
 }
+output = run.stdout;
 
 /** rule ("group/name") -> files with a finding of it */
 const byRule = new Map();
