@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { authority, hostOfHeader, isWildcard } from "./address";
 import { principalSessionId, sharedStateMetrics, sharedStateOf } from "./affinity";
-import { Authenticator } from "./auth/authenticator";
+import { Authenticator, type Authenticated } from "./auth/authenticator";
 import { FailureLimit } from "./auth/failure-limit";
 import { sessionFields, type Identity } from "./auth/identity";
 import { LOGIN_START_PATH, LoginCallbackRoute } from "./auth/login-callback";
@@ -445,7 +445,8 @@ export class CodemuxHttpServer {
       // The admin page signs its browsers in with a cookie of its own, not a bearer token.
       if (route === "ui") return await this.#ui.handle(req, res, url);
       if (route === "other") throw notFound(path);
-      const auth = await this.#authenticate(req, { url, path, client: admission.client });
+      const authenticating = this.#authenticate(req, { url, path, client: admission.client });
+      const auth = authenticating instanceof Promise ? await authenticating : authenticating;
       principal = auth.identity.principal;
       const ctx: RequestContext = { req, res, url, requestId, principal, identity: auth.identity, queryToken: auth.queryToken, log };
       entry.ctx = ctx;
@@ -571,19 +572,27 @@ export class CodemuxHttpServer {
     res.setHeader("access-control-max-age", "600");
   }
 
-  async #authenticate(
-    req: IncomingMessage,
-    target: { url: URL; path: string; client: string },
-  ): Promise<{ identity: Identity; queryToken: string | undefined }> {
-    try {
-      const auth = await this.#auth.authenticate(req, target);
-      this.#guard.authenticated(req.socket);
-      return auth;
-    } catch (error) {
+  /** The request's identity (at once for a static token, see `Authenticator.authenticate`); failures are counted for /metrics. */
+  #authenticate(req: IncomingMessage, target: { url: URL; path: string; client: string }): Authenticated | Promise<Authenticated> {
+    const counted = (error: unknown): never => {
       if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.metrics.counter("codemux_auth_failures_total", "").inc();
       if (error instanceof HeldBackError) this.metrics.counter("codemux_auth_held_back_total", "").inc();
       throw error;
+    };
+    let auth: Authenticated | Promise<Authenticated>;
+    try {
+      auth = this.#auth.authenticate(req, target);
+    } catch (error) {
+      return counted(error);
     }
+    if (!(auth instanceof Promise)) {
+      this.#guard.authenticated(req.socket);
+      return auth;
+    }
+    return auth.then((proved) => {
+      this.#guard.authenticated(req.socket);
+      return proved;
+    }, counted);
   }
 }
 

@@ -32,6 +32,12 @@ const MAX_TOKEN_FILE_BYTES = 1024 * 1024;
 /** Where the protected-resource metadata of a path is (RFC 9728 §3.1): `/mcp` has its own, the rest share the root one. */
 export const METADATA_PATH = "/.well-known/oauth-protected-resource";
 
+/** What `authenticate` proves: the identity, and the token when it came in the query string (`?apikey=`). */
+export interface Authenticated {
+  identity: Identity;
+  queryToken: string | undefined;
+}
+
 /**
  * Who a request is: a static token (from the flags, the environment or the token file, which is
  * re-read when it changes), an OAuth access token of the configured authorization server, or
@@ -107,10 +113,11 @@ export class Authenticator {
    * The identity of a request to `path` from the client address `client`; throws the 401/403/503 to answer with its
    * `WWW-Authenticate`, or the 429 of an address held back for too many failed tokens (its token is not checked then).
    */
-  async authenticate(
-    req: IncomingMessage,
-    target: { url: URL; path: string; client: string },
-  ): Promise<{ identity: Identity; queryToken: string | undefined }> {
+  /**
+   * The identity a request's credential proves, or the 401 or 429 (`HeldBackError`) to answer with. A static token is
+   * answered at once, without a promise (it is every call's first step); an OAuth access token is checked asynchronously.
+   */
+  authenticate(req: IncomingMessage, target: { url: URL; path: string; client: string }): Authenticated | Promise<Authenticated> {
     const { url, path, client } = target;
     if (!this.required) return { identity: { principal: ANONYMOUS_PRINCIPAL }, queryToken: undefined };
     const credential = this.credentialOf(req, url);
@@ -118,14 +125,19 @@ export class Authenticator {
       throw this.#unauthorized(path, { message: "A valid token is required: send Authorization: Bearer TOKEN (or X-API-Key: TOKEN)." });
     const waitMs = this.#options.failures.waitMs(client);
     if (waitMs > 0) throw new HeldBackError(client, Math.ceil(waitMs / 1000));
-    try {
-      // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
-      const identity = await this.identify(credential.token, path, { oauth: credential.bearer });
-      return { identity, queryToken: credential.fromQuery ? credential.token : undefined };
-    } catch (error) {
+    // An access token goes only in the Authorization header (RFC 6750 §2.1): never logged as a query string.
+    const queryToken = credential.fromQuery ? credential.token : undefined;
+    const failed = (error: unknown): never => {
       if (HttpError.isInstance(error) && error.code === "UNAUTHORIZED") this.#options.failures.failed(client, credential.token);
       throw error;
+    };
+    let identity: Identity | Promise<Identity>;
+    try {
+      identity = this.#identify(credential.token, path, { oauth: credential.bearer });
+    } catch (error) {
+      return failed(error);
     }
+    return identity instanceof Promise ? identity.then((proved) => ({ identity: proved, queryToken }), failed) : { identity, queryToken };
   }
 
   /** The credential a request presents: a bearer token, else `X-API-Key`, else `?apikey=` where allowed; undefined for none. */
@@ -144,6 +156,11 @@ export class Authenticator {
    * to answer with. The admin page's sign-in checks its token here, as every request's is.
    */
   async identify(presented: string, path: string, options: { oauth: boolean } = { oauth: true }): Promise<Identity> {
+    return this.#identify(presented, path, options);
+  }
+
+  /** `identify`, with a static token's identity (or its 401) given at once and only an OAuth token's as a promise. */
+  #identify(presented: string, path: string, options: { oauth: boolean }): Identity | Promise<Identity> {
     const match = this.#tokens.verify(presented);
     if (match) {
       if (match.expiresAt !== undefined && match.expiresAt <= this.#now()) {
@@ -156,12 +173,10 @@ export class Authenticator {
       return { principal, ...rest };
     }
     if (this.#oauth && options.oauth && OAuthVerifier.looksLikeJwt(presented)) {
-      try {
-        return await this.#oauth.verify(presented);
-      } catch (error) {
+      return this.#oauth.verify(presented).catch((error: unknown) => {
         if (error instanceof BearerError) throw this.#unauthorized(path, { error: error.oauthError, message: error.message, scope: error.scope });
         throw error;
-      }
+      });
     }
     throw this.#unauthorized(path, { error: "invalid_token", message: "The token is not valid: send Authorization: Bearer TOKEN with a current token." });
   }
