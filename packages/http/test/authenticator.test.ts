@@ -36,7 +36,7 @@ describe("Authenticator.authenticate with static tokens", () => {
     let thrown: unknown;
     for (let i = 0; i < 50 && failures.waitMs(target.client) === 0; i++) {
       try {
-        auth.authenticate(request(`Bearer wrong-${i}`), target);
+        void auth.authenticate(request(`Bearer wrong-${i}`), target);
       } catch (error) {
         thrown = error;
       }
