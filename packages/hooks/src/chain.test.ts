@@ -132,6 +132,31 @@ describe("PluginChain compiles plugins to the pipeline's middleware model", () =
     }
   });
 
+  it("a plugin with only a beforeCall that answers at once hands the call on without an async step: one reaction around the tool's answer", async () => {
+    const chain = new PluginChain(
+      [
+        { name: "pin", beforeCall: () => undefined },
+        { name: "pin2", beforeCall: () => ({ action: "continue" }) },
+      ],
+      {
+        logger: silentLogger,
+      },
+    );
+    let settled = false;
+    void chain
+      .run(context({ text: "x" }), () => Promise.resolve(text("x")))
+      .then(() => {
+        settled = true;
+      });
+    // Microtask turns until the caller sees the answer: 2 here, 4 with async steps and an async run around them.
+    let turns = 0;
+    while (!settled && turns < 20) {
+      await null;
+      turns++;
+    }
+    expect(turns).toBe(2);
+  });
+
   it("a hook whose answer throws when its then is read is a failed hook, not a failed call", async () => {
     const trap: Plugin = {
       name: "trap",

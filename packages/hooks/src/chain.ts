@@ -61,18 +61,26 @@ export class PluginChain {
    * Runs the plugins around one call. `definition` is the tool's as the plugins see it: the catalog
    * entry's by default; wrapWithProxy passes undefined when its server did not list the tool.
    */
-  async run(ctx: CallContext, next: NextCall, definition: ToolInfo | undefined = ctx.entry.tool): Promise<ToolResult> {
+  run(ctx: CallContext, next: NextCall, definition: ToolInfo | undefined = ctx.entry.tool): Promise<ToolResult> {
     const call = new CallView(ctx, definition, this.#clock());
     this.#views.set(ctx, call);
-    let outcome: Outcome;
+    let steps: Promise<ToolResult>;
     try {
-      outcome = { result: await this.#steps(ctx, next) };
+      steps = this.#steps(ctx, next);
     } catch (error) {
-      outcome = { error };
+      steps = Promise.reject(error);
     }
-    this.#record(call, outcome);
-    if ("error" in outcome) throw outcome.error;
-    return outcome.result;
+    // One reaction, not an async wrapper: the call's outcome is recorded, then handed on as it was.
+    return steps.then(
+      (result) => {
+        this.#record(call, { result });
+        return result;
+      },
+      (error: unknown) => {
+        this.#record(call, { error });
+        throw error;
+      },
+    );
   }
 
   /** Tells the plugins that record refusals of a call the host refused before the chain; a failing one is logged and skipped. */
@@ -94,22 +102,14 @@ export class PluginChain {
    * change the arguments, answer, or refuse), then the rest of the chain, then its afterCall or onError on the way out.
    */
   #step(plugin: Plugin): ToolCallMiddleware {
+    if (!plugin.afterCall && !plugin.onError) return this.#beforeOnly(plugin);
     return async (ctx, next) => {
       const call = this.#views.get(ctx) as CallView;
       let outcome: Outcome | undefined;
       // A taken task's result comes in a second pass of its call, which was admitted (and counted) at its first.
       if (plugin.beforeCall && ctx.state.get(FOLLOWED_TASK_STATE) !== true) {
-        const before = plugin.beforeCall.bind(plugin);
-        const invoked = this.#invoke({ plugin, hook: "beforeCall", call }, () => before(call), checkBefore);
-        const answer = invoked instanceof Promise ? await invoked : invoked;
-        if (!answer.ok) {
-          if (plugin.failClosed) outcome = { error: new PluginFailedError(plugin.name, "beforeCall", answer.reason, { cause: answer.error }) };
-        } else if (answer.value?.action === "respond") {
-          outcome = { result: { ...answer.value.result, _meta: { ...answer.value.result._meta, [SHORT_CIRCUIT_META]: plugin.name } } };
-        } else if (answer.value?.action === "abort") {
-          this.#count("codemux_plugin_refusals_total", { plugin: plugin.name });
-          outcome = { error: refusal(plugin.name, answer.value.error) };
-        } else if (answer.value?.arguments) ctx.arguments = answer.value.arguments;
+        const invoked = this.#before(plugin, call);
+        outcome = this.#beforeOutcome(plugin, ctx, invoked instanceof Promise ? await invoked : invoked);
       }
       if (!outcome) {
         try {
@@ -137,6 +137,48 @@ export class PluginChain {
       if ("error" in outcome) throw outcome.error;
       return outcome.result;
     };
+  }
+
+  /**
+   * The step of a plugin with only a beforeCall (the pin plugin's): no async wrapper around the rest of the chain, whose
+   * own promise is handed on when the hook lets the call through, in the same turn when the hook answered at once.
+   */
+  #beforeOnly(plugin: Plugin): ToolCallMiddleware {
+    return (ctx, next) => {
+      const proceed = (outcome: Outcome | undefined): Promise<ToolResult> => {
+        if (outcome) return "error" in outcome ? Promise.reject(outcome.error) : Promise.resolve(outcome.result);
+        try {
+          return next(ctx);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+      if (!plugin.beforeCall || ctx.state.get(FOLLOWED_TASK_STATE) === true) return proceed(undefined);
+      const invoked = this.#before(plugin, this.#views.get(ctx) as CallView);
+      if (invoked instanceof Promise) return invoked.then((answer) => proceed(this.#beforeOutcome(plugin, ctx, answer)));
+      return proceed(this.#beforeOutcome(plugin, ctx, invoked));
+    };
+  }
+
+  #before(plugin: Plugin, call: CallView): Invoked<BeforeCallResult | undefined> | Promise<Invoked<BeforeCallResult | undefined>> {
+    const before = (plugin.beforeCall as NonNullable<Plugin["beforeCall"]>).bind(plugin);
+    return this.#invoke({ plugin, hook: "beforeCall", call }, () => before(call), checkBefore);
+  }
+
+  /** What a beforeCall's answer makes of the call: an answer, a refusal, a failure (fail-closed), or undefined to go on (with its arguments). */
+  #beforeOutcome(plugin: Plugin, ctx: CallContext, answer: Invoked<BeforeCallResult | undefined>): Outcome | undefined {
+    if (!answer.ok) {
+      return plugin.failClosed ? { error: new PluginFailedError(plugin.name, "beforeCall", answer.reason, { cause: answer.error }) } : undefined;
+    }
+    if (answer.value?.action === "respond") {
+      return { result: { ...answer.value.result, _meta: { ...answer.value.result._meta, [SHORT_CIRCUIT_META]: plugin.name } } };
+    }
+    if (answer.value?.action === "abort") {
+      this.#count("codemux_plugin_refusals_total", { plugin: plugin.name });
+      return { error: refusal(plugin.name, answer.value.error) };
+    }
+    if (answer.value?.arguments) ctx.arguments = answer.value.arguments;
+    return undefined;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Counter, Histogram } from "../src/metrics";
+import type { CallContext, ToolResult } from "@codemux/core";
+import { callMetricsMiddleware, Counter, Histogram, Metrics } from "../src/metrics";
 
 describe("metric labels", () => {
   it("are escaped as Prometheus' text format asks (backslash, newline, double quote), and plain ones are kept as they are", () => {
@@ -25,5 +26,27 @@ describe("metric labels", () => {
     histogram.observe({ route: `${long}a` }, 0.5);
     histogram.observe({ route: `${long}b` }, 0.5);
     expect(histogram.render()).toContain(`t_seconds_count{route="${long}"} 2`);
+  });
+});
+
+describe("callMetricsMiddleware", () => {
+  const ctx = { entry: { server: "m" }, origin: "call_tool" } as unknown as CallContext;
+  const ok: ToolResult = { content: [{ type: "text", text: "x" }] };
+
+  it("counts calls, errors (an isError result, a rejection, a throw) and latency per server and origin, and hands each outcome on", async () => {
+    const metrics = new Metrics();
+    const middleware = callMetricsMiddleware(metrics);
+    expect(await middleware(ctx, () => Promise.resolve(ok))).toBe(ok);
+    expect(await middleware(ctx, () => Promise.resolve({ ...ok, isError: true }))).toMatchObject({ isError: true });
+    await expect(middleware(ctx, () => Promise.reject(new Error("down")))).rejects.toThrow("down");
+    await expect(
+      middleware(ctx, () => {
+        throw new Error("at once");
+      }),
+    ).rejects.toThrow("at once");
+    const text = metrics.render();
+    expect(text).toContain('codemux_tool_calls_total{origin="call_tool",server="m"} 4');
+    expect(text).toContain('codemux_tool_errors_total{origin="call_tool",server="m"} 3');
+    expect(text).toContain('codemux_tool_call_duration_seconds_count{server="m"} 4');
   });
 });
