@@ -112,10 +112,8 @@ export class Authenticator {
   /**
    * The identity of a request to `path` from the client address `client`; throws the 401/403/503 to answer with its
    * `WWW-Authenticate`, or the 429 of an address held back for too many failed tokens (its token is not checked then).
-   */
-  /**
-   * The identity a request's credential proves, or the 401 or 429 (`HeldBackError`) to answer with. A static token is
-   * answered at once, without a promise (it is every call's first step); an OAuth access token is checked asynchronously.
+   * A static token is answered at once, without a promise (it is every call's first step); an OAuth access token is
+   * checked asynchronously.
    */
   authenticate(req: IncomingMessage, target: { url: URL; path: string; client: string }): Authenticated | Promise<Authenticated> {
     const { url, path, client } = target;
