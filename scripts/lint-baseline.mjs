@@ -18,8 +18,8 @@ writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
 
 // Biome from the workspace's own install (pnpm may not be on PATH); exit 0 (no error) or 1 (errors found) is an answer,
 // anything else (not installed, crashed) leaves biome.json as it was: an empty baseline would turn every finding into an error.
-let output = "";
-const run = spawnSync(resolve(root, "node_modules/.bin/biome"), ["lint", "--reporter=github", "--max-diagnostics=none", "."], {
+const biome = resolve(root, "node_modules/.bin/biome");
+const run = spawnSync(biome, ["lint", "--reporter=github", "--max-diagnostics=none", "."], {
   cwd: root,
   encoding: "utf8",
   maxBuffer: 64 * 1024 * 1024,
@@ -29,7 +29,7 @@ if (run.error || (run.status !== 0 && run.status !== 1)) {
   console.error(`lint-baseline: biome did not run (${run.error?.message ?? `exit ${run.status}`}); biome.json is unchanged.`);
   process.exit(1);
 }
-output = run.stdout;
+const output = run.stdout;
 
 /** rule ("group/name") -> files with a finding of it */
 const byRule = new Map();
@@ -49,7 +49,7 @@ const baseline = [...byRule.entries()]
 config.overrides = [...kept, ...baseline];
 writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
 // In biome's own layout, so `pnpm format:check` passes on the file this wrote.
-spawnSync(resolve(root, "node_modules/.bin/biome"), ["format", "--write", configPath], { cwd: root, stdio: "ignore" });
+spawnSync(biome, ["format", "--write", configPath], { cwd: root, stdio: "ignore" });
 for (const { includes, linter } of baseline) {
   const [group, rules] = Object.entries(linter.rules)[0];
   console.log(`${group}/${Object.keys(rules)[0]}: ${includes.length} file(s) kept as warnings`);

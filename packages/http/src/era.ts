@@ -1,5 +1,6 @@
 import { isSwitchedOff } from "@codemux/core";
 import { isJSONRPCRequest, PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import { FIRST_MODERN_REVISION } from "./modern";
 
 /** Whether a plain 2025-era request is told apart without the SDK's full classification: on unless `CODEMUX_ERA_AT_ONCE=0` (or `false`, `off`). */
 export function eraAtOnceOn(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -10,7 +11,7 @@ export function eraAtOnceOn(env: NodeJS.ProcessEnv = process.env): boolean {
 const ERA_AT_ONCE = eraAtOnceOn();
 
 /** The versions an `MCP-Protocol-Version` header may name, exactly, for a request to be 2025-era at once: the SDK's own before 2026-07-28. */
-const LEGACY_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < "2026-07-28"));
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < FIRST_MODERN_REVISION));
 
 /**
  * Whether a POST is one 2025-era request (a session's) for certain, as the SDK's `isLegacyRequest` would decide, which

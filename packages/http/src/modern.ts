@@ -11,7 +11,7 @@ import { sendJson } from "./respond";
 import type { ScaleOut } from "./scale-out";
 
 /** The first protocol revision served without sessions; a GET or DELETE naming it (or a later one) asks for what that era has not. */
-const FIRST_MODERN_REVISION = "2026-07-28";
+export const FIRST_MODERN_REVISION = "2026-07-28";
 
 /** Whether an `MCP-Protocol-Version` header names the 2026-07-28 revision or a later one. */
 export function isModernRevision(header: string | string[] | undefined): boolean {
