@@ -140,9 +140,9 @@ export class SharedQueue {
   }
 
   /** Ends a job waiting in the shared queue once it is past its bound, unless an instance took it. */
-  watch(record: JobRecord): void {
+  watch(record: JobRecord, atLeastMs = 0): void {
     clearTimeout(this.#waitTimers.get(record.id));
-    const timer = setTimeout(() => void this.expire(record), Math.max(0, record.createdAt + this.maxWaitMs - this.#host.now()));
+    const timer = setTimeout(() => void this.expire(record), Math.max(atLeastMs, record.createdAt + this.maxWaitMs - this.#host.now()));
     timer.unref();
     this.#waitTimers.set(record.id, timer);
   }
@@ -153,7 +153,8 @@ export class SharedQueue {
     if (!this.#attached || TERMINAL.has(record.status)) return;
     const removed = await this.#attached.queue.remove(record.id).catch(() => undefined);
     if (removed) return this.endNeverRan(record, "failed", { error: this.waitedTooLong() });
-    if (removed === undefined) return;
+    // Redis did not answer (down, or past the store's bound on a loaded machine): asked again shortly, never left waiting unbounded.
+    if (removed === undefined) return this.watch(record, SHARED_WAIT_POLL_MS);
     // Out of the queue: an instance took it, and its record says so from the moment it did. A record still waiting means the
     // instance that took it stopped before it could claim it (or Redis lost the queue): no one runs it.
     const text = await this.#host.share.get(record.id).catch(() => null);
