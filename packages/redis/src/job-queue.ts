@@ -91,12 +91,12 @@ export class RedisJobQueue implements JobQueue {
   }
 
   async remove(id: string): Promise<boolean> {
-    // 1 when removed; 0 when locked (an instance took it) or already gone.
-    return (
-      (await this.#redis.run(`take job ${id} out of the Redis queue`, () => this.#queue.remove(id), {
-        name: "redis take job",
-        attributes: { "db.operation.name": "take job", "codemux.job": id },
-      })) === 1
+    // BullMQ answers 0 for a job an instance holds, and 1 for one it removed or no longer has (taken, run and removed once
+    // ended): only a job still here counts. One taken and ended between the two commands (a round trip) would count too.
+    return await this.#redis.run(
+      `take job ${id} out of the Redis queue`,
+      async (client) => (await client.exists(this.#queue.toKey(id))) === 1 && (await this.#queue.remove(id)) === 1,
+      { name: "redis take job", attributes: { "db.operation.name": "take job", "codemux.job": id } },
     );
   }
 

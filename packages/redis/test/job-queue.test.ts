@@ -48,12 +48,17 @@ describe.skipIf(!haveRedis)("the shared job queue (BullMQ), against a real redis
     expect(await a.queue.remove("job_00000000000a")).toBe(false);
     release();
     expect(ranOn).toEqual(["b:job_00000000000a"]);
+    // Ended on b and gone from the queue (BullMQ itself answers 1 for a job it no longer has): not taken out by a.
+    await until(async () => (await a.connection.client.exists("codemux:queue:jobs:job_00000000000a")) === 0);
+    expect(await a.queue.remove("job_00000000000a")).toBe(false);
   });
 
   it("takes a waiting job out of the queue (a cancel before any instance took it), so no instance runs it", async () => {
     const a = await instance("cancel-test:");
     await a.queue.add({ id: "job_00000000000b", payload: "{}" });
     expect(await a.queue.remove("job_00000000000b")).toBe(true);
+    expect(await a.queue.remove("job_00000000000b")).toBe(false);
+    expect(await a.queue.remove("job_never_queued")).toBe(false);
     const ran: string[] = [];
     const b = await instance("cancel-test:");
     b.queue.work({ concurrency: 1, hasRoom: () => true, run: async (id) => void ran.push(id) });

@@ -45,6 +45,10 @@ export interface RedisServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and data folder. */
   restart(): Promise<void>;
+  /** Stops it answering (SIGSTOP) until `resume()`: a server that is up but too slow for every command's bound. */
+  pause(): void;
+  /** Lets a paused server answer again (SIGCONT); the commands sent meanwhile then run. */
+  resume(): void;
   /** Kills it and removes its folder. */
   stop(): Promise<void>;
 }
@@ -98,7 +102,10 @@ export async function startRedisServer(options: { appendfsync?: "always" | "ever
     dir,
     kill,
     restart: launch,
+    pause: () => void child?.kill("SIGSTOP"),
+    resume: () => void child?.kill("SIGCONT"),
     stop: async () => {
+      child?.kill("SIGCONT");
       await kill();
       await rm(dir, { recursive: true, force: true });
     },

@@ -161,6 +161,47 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await a.call("jobs", { action: "cancel", ids: [holding] });
   });
 
+  it("ends a job past its bound failed when Redis is too slow to answer its removal, once Redis answers again", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    const holding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const recordOf = (id: string) => a.jobs.manager.all().find((job) => job.id === id);
+    // A job cancelled while it waits first: Redis then knows the removal's script, so the removal that goes unanswered below runs late.
+    const cancelled = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "cancelled" }, background: true }));
+    await a.call("jobs", { action: "cancel", ids: [cancelled] });
+    let waiting = "";
+    for (let attempt = 0; attempt < 3; attempt++) {
+      waiting = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "never" }, background: true }));
+      if (recordOf(waiting)?.inSharedQueue === true) break;
+      await a.call("jobs", { action: "cancel", ids: [waiting] });
+    }
+    expect(recordOf(waiting)?.inSharedQueue).toBe(true);
+    // Up but answering nothing across the bound and past the store's 2 s command bound: the removal goes unanswered, then runs late.
+    redis.pause();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
+      expect(recordOf(waiting)?.status).toBe("queued");
+    } finally {
+      redis.resume();
+    }
+    await until(() => recordOf(waiting)?.status === "failed");
+    expect(recordOf(waiting)?.error).toBe("No codemux instance had room for this job within 1.0 s; it never ran: submit it again when fewer jobs run.");
+    await a.call("jobs", { action: "cancel", ids: [holding] });
+  });
+
+  it("leaves a job another instance took and finished within the bound as it ended there, once the bound is past", async () => {
+    next();
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_500 } });
+    const holding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    await instance("b");
+    const moved = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "moved" }, background: true }));
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [moved], wait_up_to: 20 })).status).toBe("completed");
+    // Its record on a still says it waits in the shared queue: a's timer fires at the bound, and the queue no longer has it.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(jobOf(await a.call("jobs", { action: "output", ids: [moved], wait_up_to: 0 }))).toMatchObject({ status: "completed" });
+    await a.call("jobs", { action: "cancel", ids: [holding] });
+  });
+
   it("ends a job past its bound when any instance reads it, once the instance that queued it is gone", async () => {
     next();
     const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
