@@ -196,6 +196,8 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await instance("b");
     const moved = jobId(await a.text("call_tool", { name: "bad__echo", args: { text: "moved" }, background: true }));
     expect(jobOf(await a.call("jobs", { action: "output", ids: [moved], wait_up_to: 20 })).status).toBe("completed");
+    // A cancel from a, which queued it, finds it ended.
+    expect(textOf(await a.call("jobs", { action: "cancel", ids: [moved] }))).toMatch(/had already ended \(completed\); nothing to cancel/);
     // Its record on a still says it waits in the shared queue: a's timer fires at the bound, and the queue no longer has it.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(jobOf(await a.call("jobs", { action: "output", ids: [moved], wait_up_to: 0 }))).toMatchObject({ status: "completed" });
