@@ -161,7 +161,10 @@ export class SharedQueue {
     if (text === null) return;
     const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
     if (shared && !(shared.status === "queued" && (shared.inSharedQueue || !(await this.#claimerAlive(shared))))) return;
-    await this.endNeverRan(record, "failed", { error: TAKEN_NEVER_RAN });
+    // Claimed by an instance that stopped before starting it; else no instance claimed it within the bound (a removal of ours that
+    // Redis ran after its answer was given up takes it out unclaimed: seen in CI).
+    const claimed = shared !== undefined && !shared.inSharedQueue;
+    await this.endNeverRan(record, "failed", { error: claimed ? TAKEN_NEVER_RAN : this.waitedTooLong() });
   }
 
   /** Whether the instance that claimed a job (taken, not started) still runs; true when it cannot be told. */

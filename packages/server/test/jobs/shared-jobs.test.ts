@@ -93,6 +93,20 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     return waiting;
   }
 
+  /** Instance a, its one slot held by a job that hangs, and a job of its waiting in the shared queue; `ends()` waits for that job to end failed at its 1 s bound. */
+  async function oneWaiting() {
+    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
+    const holding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
+    const waiting = await queuedShared(a);
+    const record = () => a.jobs.manager.all().find((job) => job.id === waiting);
+    const ends = async () => {
+      await until(() => record()?.status === "failed");
+      expect(record()?.error).toBe("No codemux instance had room for this job within 1.0 s; it never ran: submit it again when fewer jobs run.");
+      await a.call("jobs", { action: "cancel", ids: [holding] });
+    };
+    return { waiting, record, ends };
+  }
+
   it("shows a job's transcript and its result over 256 KiB, run on one instance, to its owner through another, and to no one else", async () => {
     next();
     const a = await instance("a");
@@ -172,21 +186,29 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
 
   it("ends a job past its bound failed when Redis is too slow to answer its removal, once Redis answers again", async () => {
     next();
-    const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 1_000 } });
-    const holding = jobId(await a.text("call_tool", { name: "bad__hang", args: {}, background: true }));
-    const recordOf = (id: string) => a.jobs.manager.all().find((job) => job.id === id);
-    const waiting = await queuedShared(a);
+    const { record, ends } = await oneWaiting();
     // Up but answering nothing across the bound and past the store's 2 s command bound: the removal goes unanswered.
     redis.pause();
     try {
       await new Promise((resolve) => setTimeout(resolve, 3_200));
-      expect(recordOf(waiting)?.status).toBe("queued");
+      expect(record()?.status).toBe("queued");
     } finally {
       redis.resume();
     }
-    await until(() => recordOf(waiting)?.status === "failed");
-    expect(recordOf(waiting)?.error).toBe("No codemux instance had room for this job within 1.0 s; it never ran: submit it again when fewer jobs run.");
-    await a.call("jobs", { action: "cancel", ids: [holding] });
+    await ends();
+  });
+
+  it("ends a job that left the shared queue unclaimed (a removal Redis ran after its answer was given up) with the bound's sentence", async () => {
+    next();
+    const { waiting, ends } = await oneWaiting();
+    // Out of the queue with no instance claiming it, as a removal of a's own does when Redis runs it after a's 2 s bound gave up.
+    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
+    closers.push(() => connection.close());
+    expect(await connection.ready(5000)).toBe(true);
+    const queue = await RedisJobQueue.open(connection);
+    closers.push(() => queue.close());
+    expect(await queue.remove(waiting)).toBe(true);
+    await ends();
   });
 
   it("leaves a job another instance took and finished within the bound as it ended there, once the bound is past", async () => {
