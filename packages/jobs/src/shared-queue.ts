@@ -8,7 +8,7 @@ import { pollUntil, type WaitBounds } from "./waits";
 import { TERMINAL, type JobRecord, type JournalEvent } from "./types";
 
 const TAKEN_NEVER_RAN =
-  "No codemux instance ran this job: it left the shared queue without an instance claiming it (the one that took it stopped first); it never ran: submit it again.";
+  "No codemux instance ran this job: the instance that took it from the shared queue stopped before starting it; it never ran: submit it again.";
 /** How long a drain keeps trying to hand a queued job back to the shared queue (a Redis just back, its queue connection not yet), and the pause between tries: well inside serve's 30 s drain. */
 const HAND_BACK_WAIT_MS = 10_000;
 const HAND_BACK_RETRY_MS = 250;
