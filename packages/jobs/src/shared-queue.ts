@@ -155,14 +155,13 @@ export class SharedQueue {
     if (removed) return this.endNeverRan(record, "failed", { error: this.waitedTooLong() });
     // Redis did not answer (down, or past the store's bound on a loaded machine): asked again shortly, never left waiting unbounded.
     if (removed === undefined) return this.watch(record, SHARED_WAIT_POLL_MS);
-    // Out of the queue: an instance took it, and its record says so from the moment it did. A record still waiting means the
-    // instance that took it stopped before it could claim it (or Redis lost the queue): no one runs it.
+    // Not taken out here: an instance took it, and its record says so from the moment it claims it. A record still waiting in
+    // the queue means no instance claimed it (a removal of ours Redis ran after its answer was given up, seen in CI, or a queue
+    // Redis lost); one claimed by an instance no longer running means that one stopped before starting it. No one runs it.
     const text = await this.#host.share.get(record.id).catch(() => null);
     if (text === null) return;
     const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
     if (shared && !(shared.status === "queued" && (shared.inSharedQueue || !(await this.#claimerAlive(shared))))) return;
-    // Claimed by an instance that stopped before starting it; else no instance claimed it within the bound (a removal of ours that
-    // Redis ran after its answer was given up takes it out unclaimed: seen in CI).
     const claimed = shared !== undefined && !shared.inSharedQueue;
     await this.endNeverRan(record, "failed", { error: claimed ? TAKEN_NEVER_RAN : this.waitedTooLong() });
   }
