@@ -159,7 +159,8 @@ export class SharedQueue {
     // the queue means no instance claimed it (a removal of ours Redis ran after its answer was given up, seen in CI, or a queue
     // Redis lost); one claimed by an instance no longer running means that one stopped before starting it. No one runs it.
     const text = await this.#host.share.get(record.id).catch(() => null);
-    if (text === null) return;
+    // Its record not read (Redis away again, or written in a format this instance cannot read): asked again, as above.
+    if (text === null) return this.watch(record, SHARED_WAIT_POLL_MS);
     const shared = text === undefined ? undefined : (JSON.parse(text) as JobRecord);
     if (shared && !(shared.status === "queued" && (shared.inSharedQueue || !(await this.#claimerAlive(shared))))) return;
     const claimed = shared !== undefined && !shared.inSharedQueue;

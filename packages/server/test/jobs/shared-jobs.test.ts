@@ -212,6 +212,27 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     await ends();
   });
 
+  it("ends a job that left the shared queue unclaimed once its shared record can be read again, when it could not be at the bound", async () => {
+    next();
+    const { waiting, record, ends } = await oneWaiting();
+    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
+    closers.push(() => connection.close());
+    expect(await connection.ready(5000)).toBe(true);
+    const queue = await RedisJobQueue.open(connection);
+    closers.push(() => queue.close());
+    expect(await queue.remove(waiting)).toBe(true);
+    // Its shared record unreadable across the bound (a format this instance does not know): the removal answers "not there"
+    // and the read that would tell why fails.
+    const key = `${connection.prefix}job:${waiting}`;
+    const kept = await connection.run("read", (client) => client.get(key));
+    expect(kept).toEqual(expect.any(String));
+    await connection.run("write", (client) => client.set(key, JSON.stringify({ v: 999 }), "KEEPTTL"));
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    expect(record()?.status).toBe("queued");
+    await connection.run("write", (client) => client.set(key, kept as string, "KEEPTTL"));
+    await ends();
+  });
+
   it("leaves a job another instance took and finished within the bound as it ended there, once the bound is past", async () => {
     next();
     const a = await instance("a", { jobs: { maxConcurrent: 1, maxWaitMs: 3_000 } });
