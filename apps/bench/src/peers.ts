@@ -1,15 +1,12 @@
 import { freePort, misbehavingServerPath, modernServerPath } from "@codemux/test-servers";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
-import { textOf } from "./client";
+import { Worker } from "node:worker_threads";
 import { cliPath, repoRoot } from "./paths";
+import { closedLoop, connectTo, type ClientSpec, type LoopBudget, type LoopResult, type Payload } from "./peers-client";
 import { percentile, round } from "./stats";
 
 /**
@@ -24,17 +21,15 @@ import { percentile, round } from "./stats";
  */
 
 const TOKEN = "bench-peers-0123456789abcdef";
-const HUGE_BYTES = 20_000;
 
-type Payload = "echo" | "20KB";
 type Wire = "streamable" | "sse" | "rest" | "stdio";
 
 interface Started {
   child: ChildProcess;
   /** The process whose CPU and RSS are the gateway's (undefined for the direct client). */
   pid: number | undefined;
-  /** A new client; resolves with a function making one call and checking its answer. */
-  connect: () => Promise<{ call: (payload: Payload, tag: string) => Promise<boolean>; close: () => Promise<void> }>;
+  /** How a client connects (handed to the worker threads that run the clients). */
+  client: ClientSpec;
 }
 
 interface Entry {
@@ -143,58 +138,6 @@ function peakRssMB(pid: number | undefined): number | null {
   }
 }
 
-const argsOf = (payload: Payload, tag: string) => (payload === "echo" ? { text: tag } : { bytes: HUGE_BYTES });
-const rightAnswer = (payload: Payload, tag: string, text: string) => (payload === "echo" ? text === tag : text.length === HUGE_BYTES);
-
-const endsWith = (tools: string[], base: string) => {
-  const name = tools.find((t) => t === base || t.endsWith(`__${base}`) || t.endsWith(`_${base}`) || t.endsWith(`.${base}`));
-  if (!name) throw new Error(`no tool named like ${base} among ${tools.join(", ")}`);
-  return name;
-};
-
-/**
- * fetch, with each POST left without the transport's one long-lived signal: undici keeps an abort listener on that signal
- * per fetch until the request is collected, and thousands of them (with a warning printed for each past 1,500) made every
- * call of the bench's own client slower, the gateway's p50 with it. The GET stream keeps the signal (closing ends it).
- */
-const postsUnsignalled = (input: string | URL, init: RequestInit = {}): Promise<Response> => {
-  if (init.method !== "POST") return fetch(input, init);
-  const { signal: _signal, ...rest } = init;
-  return fetch(input, rest);
-};
-
-/** An SDK 1.x client over `wire`; tools named by `toolOf` (the gateway's name for echo / huge), or through code mode's call_tool. */
-async function mcpConnect(
-  url: string,
-  wire: "streamable" | "sse",
-  { headers = {}, codeMode = false }: { headers?: Record<string, string>; codeMode?: boolean } = {},
-) {
-  const toolOf = endsWith;
-  const client = new Client({ name: "codemux-bench-peers", version: "1.0.0" });
-  const transport =
-    wire === "streamable"
-      ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch: postsUnsignalled })
-      : new SSEClientTransport(new URL(url), {
-          requestInit: { headers },
-          fetch: postsUnsignalled,
-          eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
-        });
-  await client.connect(transport);
-  const names = codeMode ? [] : (await client.listTools()).tools.map((t) => t.name);
-  const echo = codeMode ? "m__echo" : toolOf(names, "echo");
-  const huge = codeMode ? "m__huge" : toolOf(names, "huge");
-  return {
-    call: async (payload: Payload, tag: string) => {
-      const name = payload === "echo" ? echo : huge;
-      const result = codeMode
-        ? await client.callTool({ name: "call_tool", arguments: { name, args: argsOf(payload, tag) } })
-        : await client.callTool({ name, arguments: argsOf(payload, tag) });
-      return rightAnswer(payload, tag, textOf(result));
-    },
-    close: () => client.close(),
-  };
-}
-
 /** Retries `connect` until the gateway answers (it may still be starting its downstream). */
 async function ready<T>(connect: () => Promise<T>, child: ChildProcess, what: string): Promise<T> {
   const deadline = Date.now() + 30_000;
@@ -228,28 +171,13 @@ async function codemux(era: "2025" | "2026", wire: Wire, { mode, cli = cliPath()
   child.stderr?.resume();
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${TOKEN}` };
-  const connect = async () => {
-    if (wire === "rest") {
-      return {
-        call: async (payload: Payload, tag: string) => {
-          const res = await fetch(`${base}/v1/tools/m__${payload === "echo" ? "echo" : "huge"}/call`, {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json" },
-            body: JSON.stringify(argsOf(payload, tag)),
-          });
-          if (!res.ok) throw new Error(`REST answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-          const { value } = (await res.json()) as { value: unknown };
-          return rightAnswer(payload, tag, typeof value === "string" ? value : textOf(value));
-        },
-        close: async () => undefined,
-      };
-    }
-    const mcpWire = wire === "sse" ? "sse" : "streamable";
-    return mcpConnect(`${base}/${mcpWire === "sse" ? "sse" : "mcp"}`, mcpWire, { headers, codeMode: mode === "code" });
-  };
+  const client: ClientSpec =
+    wire === "rest"
+      ? { kind: "rest", base, headers }
+      : { kind: "mcp", url: `${base}/${wire === "sse" ? "sse" : "mcp"}`, wire: wire === "sse" ? "sse" : "streamable", headers, codeMode: mode === "code" };
   // Ready when an MCP client gets in (a REST client alone would not wait for the port).
-  await ready(async () => (await mcpConnect(`${base}/mcp`, "streamable", { headers, codeMode: true })).close(), child, "codemux");
-  return { child, pid: child.pid, connect };
+  await ready(async () => (await connectTo({ kind: "mcp", url: `${base}/mcp`, wire: "streamable", headers, codeMode: true })).close(), child, "codemux");
+  return { child, pid: child.pid, client };
 }
 
 function baselineEntries(cli: string | undefined): Entry[] {
@@ -280,15 +208,7 @@ const entries: Entry[] = [
       return {
         child,
         pid: undefined,
-        connect: async () => {
-          const client = new Client({ name: "codemux-bench-peers", version: "1.0.0" });
-          await client.connect(new StdioClientTransport({ command: process.execPath, args: [misbehavingServerPath], stderr: "ignore" }));
-          return {
-            call: async (payload: Payload, tag: string) =>
-              rightAnswer(payload, tag, textOf(await client.callTool({ name: payload === "echo" ? "echo" : "huge", arguments: argsOf(payload, tag) }))),
-            close: () => client.close(),
-          };
-        },
+        client: { kind: "stdio", command: process.execPath, args: [misbehavingServerPath] },
       };
     },
   },
@@ -313,16 +233,9 @@ const entries: Entry[] = [
         const port = await freePort();
         const child = launch([binOf("mcp-hub"), "--port", String(port), "--config", config], { HOME: dir, XDG_STATE_HOME: dir, XDG_DATA_HOME: dir });
         child.stderr?.resume();
-        const connect = () => mcpConnect(`http://127.0.0.1:${port}/mcp`, "sse");
-        await ready(
-          async () => {
-            const c = await connect();
-            await c.close();
-          },
-          child,
-          "mcp-hub",
-        );
-        return { child, pid: child.pid, connect };
+        const client: ClientSpec = { kind: "mcp", url: `http://127.0.0.1:${port}/mcp`, wire: "sse" };
+        await ready(async () => (await connectTo(client)).close(), child, "mcp-hub");
+        return { child, pid: child.pid, client };
       },
     }),
   ),
@@ -336,9 +249,9 @@ const entries: Entry[] = [
         const port = await freePort();
         const child = launch([binOf("mcp-proxy"), "--port", String(port), "--host", "127.0.0.1", "--", process.execPath, misbehavingServerPath]);
         child.stderr?.resume();
-        const connect = () => mcpConnect(`http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire);
-        await ready(async () => (await connect()).close(), child, "mcp-proxy");
-        return { child, pid: child.pid, connect };
+        const client: ClientSpec = { kind: "mcp", url: `http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire };
+        await ready(async () => (await connectTo(client)).close(), child, "mcp-proxy");
+        return { child, pid: child.pid, client };
       },
     }),
   ),
@@ -362,9 +275,9 @@ const entries: Entry[] = [
           "none",
         ]);
         child.stderr?.resume();
-        const connect = () => mcpConnect(`http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire);
-        await ready(async () => (await connect()).close(), child, "supergateway");
-        return { child, pid: child.pid, connect };
+        const client: ClientSpec = { kind: "mcp", url: `http://127.0.0.1:${port}/${wire === "sse" ? "sse" : "mcp"}`, wire };
+        await ready(async () => (await connectTo(client)).close(), child, "supergateway");
+        return { child, pid: child.pid, client };
       },
     }),
   ),
@@ -378,52 +291,74 @@ interface Block {
   roundNo: number;
 }
 
-async function measure(started: Started, { entry, payload, clients, budget, roundNo }: Block): Promise<PeerRow> {
-  let errors = 0;
-  let firstError: string | undefined;
-  const fail = (error: unknown) => {
-    errors++;
-    firstError ??= error instanceof Error ? error.message.slice(0, 200) : String(error);
-  };
-  // A client the gateway refuses to connect counts as an error (a session limit binding, say) and takes no part.
-  const opened = await Promise.all(Array.from({ length: clients }, () => started.connect().catch((error: unknown) => (fail(error), undefined))));
-  const conns = opened.filter((c) => c !== undefined);
-  // Warm-up, the same for every gateway: each client calls for `warmSeconds` (at least 5 calls), so the figures are the
-  // steady state of a gateway that runs for days (its JIT has compiled the call path), not its first thousand calls.
-  const warmUntil = performance.now() + budget.warmSeconds * 1000;
-  await Promise.all(
-    conns.map(async (c, n) => {
-      for (let i = 0; i < 5 || performance.now() < warmUntil; i++) await c.call(payload, `w${n}-${i}`).catch(() => false);
-    }),
+/**
+ * The block's clients, spread over worker threads (`CODEMUX_BENCH_PEERS_CLIENT_THREADS`, default 2): in one event loop, 50
+ * SDK clients took a whole core (their CPU a call times the calls/s came to 0.95-1.04 s a second), so the 50-client calls/s
+ * measured the bench's own loop more than the gateway. Connected and warmed up first; the loop and the clocks start together.
+ */
+async function clientThreads(spec: ClientSpec, clients: number, { payload, warmSeconds }: { payload: Payload; warmSeconds: number }) {
+  const threads = Math.min(clients, envCount("CODEMUX_BENCH_PEERS_CLIENT_THREADS", 2, { whole: true }));
+  const workers = Array.from(
+    { length: threads },
+    (_, t) =>
+      new Worker(new URL("./peers-worker.js", import.meta.url), {
+        workerData: { spec, clients: Math.floor(clients / threads) + (t < clients % threads ? 1 : 0), payload, warmSeconds, prefix: `t${t}-` },
+      }),
   );
-  const times: number[] = [];
+  const next = (worker: Worker) =>
+    new Promise<unknown>((resolve, reject) => {
+      const fail = (error: unknown) => reject(error instanceof Error ? error : new Error(`a client thread stopped (${String(error)})`));
+      worker.once("error", fail);
+      worker.once("exit", fail);
+      worker.once("message", (message: unknown) => {
+        worker.off("error", fail);
+        worker.off("exit", fail);
+        resolve(message);
+      });
+    });
+  try {
+    await Promise.all(workers.map(next));
+  } catch (error) {
+    await Promise.all(workers.map((w) => w.terminate()));
+    throw error;
+  }
+  return {
+    run: async (until: LoopBudget): Promise<LoopResult> => {
+      const results = workers.map(next);
+      for (const w of workers) w.postMessage(until);
+      const done = (await Promise.all(results)) as LoopResult[];
+      return {
+        times: done.flatMap((r) => r.times),
+        errors: done.reduce((sum, r) => sum + r.errors, 0),
+        ...(done.find((r) => r.firstError) ? { firstError: done.find((r) => r.firstError)?.firstError } : {}),
+      };
+    },
+    close: () => Promise.all(workers.map((w) => new Promise((resolve) => (w.threadId === -1 ? resolve(undefined) : w.once("exit", resolve))))),
+  };
+}
+
+async function measure(started: Started, { entry, payload, clients, budget, roundNo }: Block): Promise<PeerRow> {
+  // A client the gateway refuses to connect counts as an error (a session limit binding, say) and takes no part. Warm-up, the
+  // same for every gateway: each client calls for `warmSeconds` (at least 5 calls), so the figures are the steady state of a
+  // gateway that runs for days (its JIT has compiled the call path), not its first thousand calls.
+  // One client stays in this thread, its code compiled by the blocks before (a fresh thread's would be cold at 1,000 calls).
+  const loop =
+    clients === 1
+      ? await closedLoop(started.client, 1, { payload, warmSeconds: budget.warmSeconds })
+      : await clientThreads(started.client, clients, { payload, warmSeconds: budget.warmSeconds });
   const load1 = round2(loadavg()[0] ?? 0);
   const cpuStart = cpuSeconds(started.pid);
   const serverRoot = started.pid ?? process.pid;
   const serverCpuStart = treeCpuSeconds(serverRoot);
   const clientCpuStart = process.cpuUsage();
   const t0 = performance.now();
-  const deadline = t0 + budget.seconds * 1000;
-  await Promise.all(
-    conns.map(async (c, n) => {
-      for (let i = 0; clients === 1 ? i < budget.calls : performance.now() < deadline; i++) {
-        const s = performance.now();
-        try {
-          const right = await c.call(payload, `c${n}-${i}`);
-          if (!right) throw new Error("wrong answer");
-          times.push(performance.now() - s);
-        } catch (error) {
-          fail(error);
-        }
-      }
-    }),
-  );
+  const { times, errors, firstError } = await loop.run(clients === 1 ? { calls: budget.calls } : { seconds: budget.seconds });
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(started.pid) - cpuStart;
   const serverCpu = treeCpuSeconds(serverRoot) - serverCpuStart;
   const clientCpuUsage = process.cpuUsage(clientCpuStart);
   const perCall = (seconds: number) => (Number.isNaN(seconds) || times.length === 0 ? null : Math.round((seconds / times.length) * 1e6));
-  await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
+  await loop.close();
   return {
     gateway: entry.name,
     wire: entry.wire,
