@@ -107,6 +107,20 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
     return { waiting, record, ends };
   }
 
+  /**
+   * Takes job `id` out of the shared queue behind its instance's back, through a queue of its own on the same Redis, with no
+   * instance claiming it: as a removal of the instance's own does when Redis runs it after the instance's 2 s bound gave up.
+   */
+  async function outOfQueue(id: string): Promise<RedisConnection> {
+    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
+    closers.push(() => connection.close());
+    expect(await connection.ready(5000)).toBe(true);
+    const queue = await RedisJobQueue.open(connection);
+    closers.push(() => queue.close());
+    expect(await queue.remove(id)).toBe(true);
+    return connection;
+  }
+
   it("shows a job's transcript and its result over 256 KiB, run on one instance, to its owner through another, and to no one else", async () => {
     next();
     const a = await instance("a");
@@ -202,25 +216,14 @@ describe.skipIf(!haveRedis)("jobs shared by two instances through a real redis-s
   it("ends a job that left the shared queue unclaimed (a removal Redis ran after its answer was given up) with the bound's sentence", async () => {
     next();
     const { waiting, ends } = await oneWaiting();
-    // Out of the queue with no instance claiming it, as a removal of a's own does when Redis runs it after a's 2 s bound gave up.
-    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
-    closers.push(() => connection.close());
-    expect(await connection.ready(5000)).toBe(true);
-    const queue = await RedisJobQueue.open(connection);
-    closers.push(() => queue.close());
-    expect(await queue.remove(waiting)).toBe(true);
+    await outOfQueue(waiting);
     await ends();
   });
 
   it("ends a job that left the shared queue unclaimed once its shared record can be read again, when it could not be at the bound", async () => {
     next();
     const { waiting, record, ends } = await oneWaiting();
-    const connection = await RedisConnection.open({ url: redis.url, prefix: `shared-jobs-${test}:` });
-    closers.push(() => connection.close());
-    expect(await connection.ready(5000)).toBe(true);
-    const queue = await RedisJobQueue.open(connection);
-    closers.push(() => queue.close());
-    expect(await queue.remove(waiting)).toBe(true);
+    const connection = await outOfQueue(waiting);
     // Its shared record unreadable across the bound (a format this instance does not know): the removal answers "not there"
     // and the read that would tell why fails.
     const key = `${connection.prefix}job:${waiting}`;
