@@ -6,7 +6,7 @@ import { textOf } from "./client";
 
 /** The peers section's clients: how one connects to a gateway, as data a worker thread can be handed. */
 
-export const HUGE_BYTES = 20_000;
+const HUGE_BYTES = 20_000;
 
 export type Payload = "echo" | "20KB";
 
@@ -22,8 +22,8 @@ export interface PeerClient {
   close: () => Promise<void>;
 }
 
-export const argsOf = (payload: Payload, tag: string) => (payload === "echo" ? { text: tag } : { bytes: HUGE_BYTES });
-export const rightAnswer = (payload: Payload, tag: string, text: string) => (payload === "echo" ? text === tag : text.length === HUGE_BYTES);
+const argsOf = (payload: Payload, tag: string) => (payload === "echo" ? { text: tag } : { bytes: HUGE_BYTES });
+const rightAnswer = (payload: Payload, tag: string, text: string) => (payload === "echo" ? text === tag : text.length === HUGE_BYTES);
 
 const endsWith = (tools: string[], base: string) => {
   const name = tools.find((t) => t === base || t.endsWith(`__${base}`) || t.endsWith(`_${base}`) || t.endsWith(`.${base}`));

@@ -327,11 +327,8 @@ async function clientThreads(spec: ClientSpec, clients: number, { payload, warmS
       const results = workers.map(next);
       for (const w of workers) w.postMessage(until);
       const done = (await Promise.all(results)) as LoopResult[];
-      return {
-        times: done.flatMap((r) => r.times),
-        errors: done.reduce((sum, r) => sum + r.errors, 0),
-        ...(done.find((r) => r.firstError) ? { firstError: done.find((r) => r.firstError)?.firstError } : {}),
-      };
+      const firstError = done.find((r) => r.firstError)?.firstError;
+      return { times: done.flatMap((r) => r.times), errors: done.reduce((sum, r) => sum + r.errors, 0), ...(firstError ? { firstError } : {}) };
     },
     close: () => Promise.all(workers.map((w) => new Promise((resolve) => (w.threadId === -1 ? resolve(undefined) : w.once("exit", resolve))))),
   };
