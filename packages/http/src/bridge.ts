@@ -198,10 +198,11 @@ function sendJson(res: ServerResponse, response: Response, data: Buffer): void {
 
 function sendMessage(res: ServerResponse, sessionId: string | undefined, message: JSONRPCMessage): void {
   if (res.destroyed) return;
-  const data = Buffer.from(JSON.stringify(message));
+  // A string, not a Buffer: Node writes the head and a string body as one chunk (one write, no copy into a Buffer first).
+  const text = JSON.stringify(message);
   if (sessionId !== undefined) res.setHeader("mcp-session-id", sessionId);
-  res.writeHead(200, { "content-type": "application/json", "content-length": data.length });
-  res.end(data);
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
 }
 
 function copyHeaders(res: ServerResponse, headers: Headers): void {

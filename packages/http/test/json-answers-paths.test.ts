@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { INIT, MCP_HEADERS, TOKENS, bearer, misbehaving, raw, serve, textOf, type Served } from "./helpers";
 
@@ -127,6 +128,38 @@ describe("answers without the SDK's SSE stream (CODEMUX_JSON_ANSWERS)", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("a JSON answer on the wire", () => {
+  it("leaves as one piece, head and body together (no copy of the body into a Buffer), its length counted in bytes", async () => {
+    const headers = await open(true);
+    // What server-side sockets (they have a `server`) are handed to write for the one POST, empty pieces left out
+    // (Node's `end` adds one); the test's own client is skipped.
+    const pieces: number[] = [];
+    type Chunk = { chunk: unknown };
+    const size = (chunk: unknown) => (typeof chunk === "string" ? chunk.length : (chunk as Uint8Array).byteLength);
+    const proto = Socket.prototype as unknown as { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown };
+    const { _write, _writev } = proto;
+    proto._write = function (this: Socket & { server?: unknown }, ...args: unknown[]) {
+      if (this.server && size(args[0]) > 0) pieces.push(1);
+      return _write.apply(this, args);
+    };
+    proto._writev = function (this: Socket & { server?: unknown }, ...args: unknown[]) {
+      if (this.server) pieces.push((args[0] as Chunk[]).filter((c) => size(c.chunk) > 0).length);
+      return _writev.apply(this, args);
+    };
+    const text = `é✓ ${"x".repeat(20_000)} 🙂`;
+    try {
+      const res = await raw(`${s.url}/mcp`, { method: "POST", headers, body: JSON.stringify(callTool(1, "m__echo", { text })) });
+      expect(res.headers["content-type"]).toBe("application/json");
+      expect(Number(res.headers["content-length"])).toBe(Buffer.byteLength(res.body));
+      expect(JSON.parse(res.body).result.content[0].text).toBe(text);
+    } finally {
+      proto._write = _write;
+      proto._writev = _writev;
+    }
+    expect(pieces).toEqual([1]);
   });
 });
 
