@@ -43,7 +43,15 @@ describe("ArgumentValidator", () => {
     expect(problemsOf(new ArgumentValidator({ patternBudgetMs: 0 }), schema, { code: "abc" })).toEqual([
       "the values took longer than 0 ms in all to match the tool's patterns; send fewer, shorter or simpler values",
     ]);
-    expect(problemsOf(validator, schema, { code: "abc" })).toEqual([]);
+    // The next validation has its own budget. Its one test of "abc" is timed on the wall clock, which a loaded machine can
+    // stall past the per-value limit (CI saw it once): a stall says so in its own words and is tried again, a budget
+    // left spent would say the budget's sentence every time.
+    let problems = problemsOf(validator, schema, { code: "abc" });
+    for (let attempt = 1; attempt < 3 && problems.length > 0; attempt++) {
+      expect(problems).toEqual([expect.stringMatching(/^a value took longer than 50 ms/)]);
+      problems = problemsOf(validator, schema, { code: "abc" });
+    }
+    expect(problems).toEqual([]);
   });
 });
 
