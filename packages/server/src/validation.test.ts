@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentsError } from "./errors";
 import { ArgumentValidator, omitNulls } from "./validation";
@@ -43,9 +44,8 @@ describe("ArgumentValidator", () => {
     expect(problemsOf(new ArgumentValidator({ patternBudgetMs: 0 }), schema, { code: "abc" })).toEqual([
       "the values took longer than 0 ms in all to match the tool's patterns; send fewer, shorter or simpler values",
     ]);
-    // The next validation has its own budget. Its one test of "abc" is timed on the wall clock, which a loaded machine can
-    // stall past the per-value limit (CI saw it once): a stall says so in its own words and is tried again, a budget
-    // left spent would say the budget's sentence every time.
+    // The next validation has its own budget. A stall of the wall clock past the per-value limit (CI saw one) is tried
+    // again by the validator and here; a budget left spent would say the budget's sentence every time.
     let problems = problemsOf(validator, schema, { code: "abc" });
     for (let attempt = 1; attempt < 3 && problems.length > 0; attempt++) {
       expect(problems).toEqual([expect.stringMatching(/^a value took longer than 50 ms/)]);
@@ -53,6 +53,48 @@ describe("ArgumentValidator", () => {
     }
     expect(problems).toEqual([]);
   });
+});
+
+describe("a schema pattern's time limit, on the wall clock", () => {
+  // Fibonacci backtracking: 25 a's take a few milliseconds to fail, 40 take minutes.
+  const schema = { type: "object", properties: { s: { type: "string", pattern: "^(a|aa)*c$" } } };
+
+  it("refuses a value that is slow to match, after a second try", () => {
+    expect(problemsOf(new ArgumentValidator(), schema, { s: `${"a".repeat(40)}b` })).toEqual([
+      "a value took longer than 50 ms to match the tool's pattern /^(a|aa)*c$/; send a shorter or simpler value",
+    ]);
+  });
+
+  it("does not refuse a value because the process was stalled while matching it", async () => {
+    // A child validates a value that takes ~4 ms to fail the pattern, again and again, and is stopped for 150 ms
+    // (SIGSTOP) in the middle: every answer must still be the pattern's own problem, none "took longer than 50 ms".
+    const script = `
+      import { ArgumentValidator } from ${JSON.stringify(new URL("./validation.ts", import.meta.url).pathname)};
+      const validator = new ArgumentValidator({ patternBudgetMs: 60_000 });
+      const schema = ${JSON.stringify(schema)};
+      const answers = new Map();
+      const validate = () => { try { validator.validate("t__x", schema, { s: "a".repeat(25) + "b" }); return "valid"; } catch (e) { return String(e.problems); } };
+      validate();
+      process.stdout.write("ready\\n");
+      for (const end = performance.now() + 700; performance.now() < end; ) { const a = validate(); answers.set(a, (answers.get(a) ?? 0) + 1); }
+      process.stdout.write(JSON.stringify([...answers]) + "\\n");
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    for (const end = Date.now() + 20_000; !out.includes("ready") && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 150));
+    child.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, 150));
+    child.kill("SIGCONT");
+    await exited;
+    const answers = new Map<string, number>(JSON.parse(out.split("\n")[1] ?? "[]") as Array<[string, number]>);
+    expect([...answers.keys()]).toEqual(['s: must match pattern "^(a|aa)*c$"']);
+    expect(answers.get('s: must match pattern "^(a|aa)*c$"')).toBeGreaterThan(20);
+  }, 30_000);
 });
 
 describe("omitNulls: null for an optional parameter that cannot hold it means omitted", () => {
