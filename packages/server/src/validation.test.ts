@@ -69,7 +69,7 @@ describe("a schema pattern's time limit, on the wall clock", () => {
     // A child validates a value that takes ~4 ms to fail the pattern, again and again, and is stopped for 150 ms
     // (SIGSTOP) in the middle: every answer must still be the pattern's own problem, none "took longer than 50 ms".
     const script = `
-      import { ArgumentValidator } from ${JSON.stringify(new URL("./validation.ts", import.meta.url).pathname)};
+      import { ArgumentValidator } from ${JSON.stringify(new URL("./validation.ts", import.meta.url).href)};
       const validator = new ArgumentValidator({ patternBudgetMs: 60_000 });
       const schema = ${JSON.stringify(schema)};
       const answers = new Map();
