@@ -177,4 +177,60 @@ describe("PluginChain compiles plugins to the pipeline's middleware model", () =
     expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(ids[1]).toBe(ids[0]);
   });
+
+  it("keeps a call's view only while the call runs: dropped when it answers, fails, or its next step throws at once", async () => {
+    const before: Plugin = { name: "before", beforeCall: () => undefined };
+    const around: Plugin = { name: "around", beforeCall: () => undefined, afterCall: () => undefined };
+    for (const plugins of [[before], [around], [before, around]]) {
+      const chain = new PluginChain(plugins, { logger: silentLogger });
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const running = chain.run(context({ text: "x" }), async (ctx) => {
+        await gate;
+        return text(String(ctx.arguments.text));
+      });
+      expect(chain.running).toBe(1);
+      release();
+      expect(textOf(await running)).toBe("x");
+      expect(chain.running).toBe(0);
+      await expect(chain.run(context({ text: "x" }), async () => Promise.reject(new Error("down")))).rejects.toThrow("down");
+      expect(chain.running).toBe(0);
+      const throwing = () => {
+        throw new Error("at once");
+      };
+      await expect(chain.run(context({ text: "x" }), throwing)).rejects.toThrow("at once");
+      expect(chain.running).toBe(0);
+    }
+  });
+
+  it("a context run again while its first run is still going keeps the second run's view when the first ends", async () => {
+    const around: Plugin = { name: "around", beforeCall: () => undefined, afterCall: () => undefined };
+    const chain = new PluginChain([around], { logger: silentLogger });
+    const ctx = context({ text: "x" });
+    const gated = () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { gate, release };
+    };
+    const one = gated();
+    const two = gated();
+    const first = chain.run(ctx, async () => {
+      await one.gate;
+      return text("first");
+    });
+    const second = chain.run(ctx, async () => {
+      await two.gate;
+      return text("second");
+    });
+    one.release();
+    expect(textOf(await first)).toBe("first");
+    expect(chain.running).toBe(1);
+    two.release();
+    expect(textOf(await second)).toBe("second");
+    expect(chain.running).toBe(0);
+  });
 });

@@ -41,8 +41,12 @@ export class PluginChain {
   readonly #observability: () => Observability | undefined;
   /** The plugins compiled to middleware, first outermost, around the rest of the pipeline. */
   readonly #steps: (ctx: CallContext, next: NextCall) => Promise<ToolResult>;
-  /** Each running call's view, shared by the plugins' steps. */
-  readonly #views = new WeakMap<CallContext, CallView>();
+  /**
+   * Each running call's view, shared by the plugins' steps; dropped when the call ends. Not a WeakMap left to the
+   * collector: V8's young-generation collections copy an entry's value even when its key is dead, so every call's
+   * view (its context, session, signal) outlived the call (docs/perf/peers.md, "What outlives a scavenge").
+   */
+  readonly #views = new Map<CallContext, CallView>();
 
   constructor(plugins: readonly Plugin[], options: ChainOptions) {
     this.plugins = orderPlugins(plugins).filter((p) => p.beforeCall || p.afterCall || p.onError || p.onRefused);
@@ -55,6 +59,11 @@ export class PluginChain {
 
   get empty(): boolean {
     return this.plugins.length === 0;
+  }
+
+  /** How many calls' contexts are running on the chain now (a context run again while it runs counts once). */
+  get running(): number {
+    return this.#views.size;
   }
 
   /**
@@ -70,17 +79,24 @@ export class PluginChain {
     } catch (error) {
       steps = Promise.reject(error);
     }
-    // One reaction, not an async wrapper: the call's outcome is recorded, then handed on as it was.
+    // One reaction, not an async wrapper: the call's view is dropped and its outcome recorded, then handed on as it was.
     return steps.then(
       (result) => {
+        this.#end(ctx, call);
         this.#record(call, { result });
         return result;
       },
       (error: unknown) => {
+        this.#end(ctx, call);
         this.#record(call, { error });
         throw error;
       },
     );
+  }
+
+  /** Drops a call's view (unless a run of the same context replaced it, which drops its own). */
+  #end(ctx: CallContext, call: CallView): void {
+    if (this.#views.get(ctx) === call) this.#views.delete(ctx);
   }
 
   /** Tells the plugins that record refusals of a call the host refused before the chain; a failing one is logged and skipped. */
